@@ -1,0 +1,61 @@
+#include "mapped_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace edge {
+
+Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return err(path, ": cannot open: ", std::strerror(errno));
+    struct stat st {};
+    if (fstat(fd, &st) != 0) {
+        const int e = errno;
+        ::close(fd);
+        return err(path, ": cannot stat: ", std::strerror(e));
+    }
+    if (S_ISDIR(st.st_mode)) {
+        ::close(fd);
+        return err(path, ": is a directory, expected a file");
+    }
+    std::shared_ptr<MappedFile> f(new MappedFile());
+    f->path_ = path;
+    f->size_ = size_t(st.st_size);
+    if (f->size_ > 0) {
+        void* p = mmap(nullptr, f->size_, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            const int e = errno;
+            ::close(fd);
+            return err(path, ": cannot memory-map: ", std::strerror(e));
+        }
+        f->data_ = static_cast<uint8_t*>(p);
+    }
+    ::close(fd);
+    f->self_ = f;
+    return f;
+}
+
+MappedFile::~MappedFile() {
+    if (data_) munmap(data_, size_);
+}
+
+std::shared_ptr<uint8_t> MappedFile::share(size_t offset) const {
+    return std::shared_ptr<uint8_t>(self_.lock(), data_ + offset);
+}
+
+Result<std::string> read_text_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return err(path, ": cannot open: ", std::strerror(errno));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+}  // namespace edge

@@ -1,0 +1,39 @@
+// Read-only view of a whole file, memory-mapped (private, copy-on-write so that in-place
+// transforms of mapped tensors never touch the file).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "result.h"
+
+namespace edge {
+
+class MappedFile {
+public:
+    static Result<std::shared_ptr<MappedFile>> open(const std::string& path);
+    ~MappedFile();
+    MappedFile(const MappedFile&) = delete;
+    MappedFile& operator=(const MappedFile&) = delete;
+
+    const uint8_t* data() const { return data_; }
+    uint8_t* mutable_data() const { return data_; }
+    size_t size() const { return size_; }
+    const std::string& path() const { return path_; }
+
+    // A pointer into the mapping that keeps the mapping alive.
+    std::shared_ptr<uint8_t> share(size_t offset) const;
+
+private:
+    MappedFile() = default;
+    uint8_t* data_ = nullptr;
+    size_t size_ = 0;
+    std::string path_;
+    std::weak_ptr<MappedFile> self_;
+};
+
+// Reads a whole (small) file into a string.
+Result<std::string> read_text_file(const std::string& path);
+
+}  // namespace edge

@@ -1,0 +1,128 @@
+// The one IR every importer produces (DESIGN.md): a model = architecture config + named weight
+// tensors + a graph of typed ops + the tokenizer description + printable metadata.
+//
+// Canonical tensor names follow GGUF's llama convention whatever format the model came from:
+//   token_embd.weight, output_norm.weight, output.weight (absent when tied to token_embd),
+//   blk.N.attn_norm.weight, blk.N.attn_q.weight, blk.N.attn_k.weight, blk.N.attn_v.weight,
+//   blk.N.attn_output.weight, blk.N.ffn_norm.weight, blk.N.ffn_gate.weight,
+//   blk.N.ffn_up.weight, blk.N.ffn_down.weight
+// A "layer" (plans, sensitivity, the layer table) is one weight tensor of a linear op, named
+// without the ".weight" suffix: blk.3.attn_q.
+//
+// Conventions inside the IR:
+//   - shapes are outermost first; a linear weight is [out_features, in_features] (y = W x);
+//     token_embd is [vocab, dim].
+//   - Q and K projection rows are in the interleaved-pairs RoPE layout (GGUF/llama2.c/Meta):
+//     rotary pair i of a head is rows (2i, 2i+1). Importers of rotate-half checkpoints
+//     (Hugging Face) permute rows into this layout.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/core/result.h"
+#include "engine/core/tensor.h"
+#include "engine/tokenizer/spec.h"
+
+namespace edge {
+
+struct LlamaConfig {
+    int dim = 0;            // embedding width
+    int hidden_dim = 0;     // FFN intermediate width
+    int n_layers = 0;
+    int n_heads = 0;
+    int n_kv_heads = 0;     // GQA: n_heads % n_kv_heads == 0
+    int head_dim = 0;       // usually dim / n_heads
+    int vocab_size = 0;
+    int context_length = 0; // maximum sequence length the model was trained for
+    int rope_dim = 0;       // rotated dimensions per head (<= head_dim); usually head_dim
+    float rope_theta = 10000.0f;
+    float norm_eps = 1e-5f;
+    bool tied_embeddings = false;  // output head shares token_embd.weight
+
+    int kv_dim() const { return n_kv_heads * head_dim; }
+    int q_dim() const { return n_heads * head_dim; }
+};
+
+enum class OpType : uint8_t {
+    Embedding,
+    RMSNorm,
+    Linear,
+    RoPE,
+    Attention,
+    SwiGLU,
+    Add,
+    Conv2d,
+    BatchNorm,
+    Relu,
+    MaxPool,
+    AvgPool,
+    GlobalAvgPool,
+    Reshape,
+    Pad,
+    MatMul,
+    Softmax,
+};
+const char* op_type_name(OpType t);
+
+struct Op {
+    OpType type;
+    std::string name;                  // canonical layer name for weighted ops (blk.3.attn_q)
+    std::vector<std::string> inputs;   // value names
+    std::vector<std::string> outputs;  // value names
+    std::vector<std::string> weights;  // tensor names
+    std::map<std::string, std::vector<double>> attrs;
+};
+
+struct Graph {
+    std::vector<std::string> inputs;
+    std::vector<std::string> outputs;
+    std::vector<Op> ops;
+};
+
+// The graph of a Llama decoder for `cfg` (the executor follows the same structure).
+Graph build_llama_graph(const LlamaConfig& cfg);
+
+struct Model {
+    std::string architecture = "llama";
+    std::string name;
+    std::string source_path;
+    std::string source_format;  // "gguf", "llama2c", "hf", "onnx", "torchscript", "synth"
+    LlamaConfig config;
+    std::vector<Tensor> tensors;
+    TokenizerSpec tokenizer;
+    std::vector<std::pair<std::string, std::string>> metadata;  // printable, for `info`
+    Graph graph;
+
+    const Tensor* find(std::string_view name) const;
+    Tensor* find_mut(std::string_view name);
+    // The output head: output.weight, or token_embd.weight when tied.
+    const Tensor* output_head() const;
+    int64_t parameter_count() const;  // tied tensors counted once
+    size_t weight_bytes() const;      // bytes as held now
+};
+
+// Checks that a llama model has every tensor the config implies, with the right shapes; the
+// error names the file, the tensor, the expected and the found shape.
+Status validate_llama(const Model& m);
+
+// Fills model.graph from model.config.
+void finalize_llama(Model& m);
+
+// One row per layer (weight tensor of a linear/conv op), in execution order.
+struct LayerInfo {
+    std::string name;    // blk.3.attn_q
+    std::string tensor;  // blk.3.attn_q.weight
+    std::string kind;    // attn_q, attn_k, ..., output, conv
+    int block = -1;      // decoder block index, -1 for non-block layers
+    std::vector<int64_t> shape;
+    int64_t params = 0;
+    size_t bytes = 0;
+    DType type = DType::F32;
+    DType source_type = DType::F32;
+};
+std::vector<LayerInfo> list_layers(const Model& m);
+
+}  // namespace edge

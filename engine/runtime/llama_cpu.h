@@ -1,0 +1,80 @@
+// FP32 reference executor for Llama-architecture models on the CPU: a forward pass with a KV
+// cache, multi-threaded over output rows. Follows build_llama_graph() op for op.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/core/result.h"
+#include "engine/core/thread_pool.h"
+#include "engine/model/ir.h"
+
+namespace edge {
+
+struct RuntimeOptions {
+    int threads = 0;  // <= 0: all hardware threads
+    int max_seq = 0;  // KV cache length; <= 0: the model's context length (capped at 4096)
+};
+
+class LlamaCpu {
+public:
+    // The model must stay alive as long as the executor (it reads weights in place).
+    static Result<std::unique_ptr<LlamaCpu>> create(std::shared_ptr<const Model> model, const RuntimeOptions& opts);
+
+    // Runs one token at position pos (0-based) and returns the logits [vocab] (valid until the
+    // next call).
+    const float* forward(int32_t token, int pos);
+    // Runs n tokens at positions pos..pos+n-1 in one batched pass (prefill). When all_logits is
+    // not null it receives n*vocab logits; the logits of the last token are returned either way.
+    const float* prefill(const int32_t* tokens, int n, int pos, float* all_logits = nullptr);
+
+    const LlamaConfig& config() const { return cfg_; }
+    int max_seq() const { return max_seq_; }
+    int threads() const { return pool_.size(); }
+    size_t kv_cache_bytes() const;
+
+private:
+    LlamaCpu(std::shared_ptr<const Model> m, const RuntimeOptions& o);
+    struct Layer;
+    std::shared_ptr<const Model> model_;
+    LlamaConfig cfg_;
+    int max_seq_;
+    ThreadPool pool_;
+    std::vector<Layer> layers_;
+    const float* embd_ = nullptr;
+    const float* out_norm_ = nullptr;
+    const float* head_ = nullptr;
+    std::vector<float> key_cache_, value_cache_;  // [layer][pos][kv_dim]
+    std::vector<float> rope_cos_, rope_sin_;      // [pos][rope_dim/2]
+    // scratch, sized for a batch
+    int batch_cap_ = 0;
+    std::vector<float> x_, xb_, xb2_, q_, k_, v_, att_, hb_, hb2_, logits_;
+    void ensure_batch(int n);
+    void matmul(float* out, const float* in, const float* w, int n, int in_dim, int out_dim);
+
+public:
+    ~LlamaCpu();
+};
+
+struct SamplingParams {
+    float temperature = 0.0f;  // 0: greedy argmax
+    int top_k = 0;             // 0: off
+    float top_p = 1.0f;        // 1: off
+    uint64_t seed = 42;
+};
+
+class Sampler {
+public:
+    explicit Sampler(const SamplingParams& p);
+    int32_t sample(const float* logits, int n);
+
+private:
+    SamplingParams p_;
+    uint64_t state_;
+    std::vector<std::pair<float, int32_t>> buf_;
+    float next_uniform();
+};
+
+int32_t argmax(const float* v, int n);
+
+}  // namespace edge

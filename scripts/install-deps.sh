@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs every Debian package EdgeStudio needs to build, run and test.
+# Idempotent: packages already present are skipped quickly by apt.
+set -euo pipefail
+PKGS=(build-essential cmake ninja-build pkg-config ccache
+  qt6-base-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools qt6-translations-l10n
+  libqcustomplot-dev libqcustomplot2.1-qt6
+  libtorch-dev liblz4-dev libssh-dev libgtest-dev libgmock-dev libbenchmark-dev
+  nlohmann-json3-dev libcli11-dev libpcre2-dev libssl-dev
+  clang libclang-rt-14-dev
+  openssh-server xvfb xauth fonts-noto-cjk)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  echo "[install-deps] installing: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "[install-deps] all packages present"
+fi
