@@ -1,0 +1,21 @@
+// FP32 CPU kernels used by the reference executor. The dot product is dispatched at run time
+// (AVX2+FMA where the processor has it, a portable unrolled loop otherwise); the rest is plain
+// C++ that the compiler vectorises.
+#pragma once
+#include <cstdint>
+
+namespace edge::kernels {
+
+// Sum of a[i]*b[i] for i < n.
+float dot(const float* a, const float* b, int64_t n);
+// Name of the dot kernel picked for this processor ("avx2-fma" or "portable").
+const char* dot_kernel_name();
+
+// out = x / sqrt(mean(x^2) + eps) * w
+void rmsnorm(float* out, const float* x, const float* w, int n, float eps);
+// In-place softmax over n values.
+void softmax(float* x, int n);
+// a[i] = silu(a[i]) * b[i]
+void swiglu(float* a, const float* b, int n);
+
+}  // namespace edge::kernels

@@ -1,0 +1,188 @@
+#include "llama_cpu.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kernels.h"
+
+namespace edge {
+
+struct LlamaCpu::Layer {
+    const float *attn_norm, *wq, *wk, *wv, *wo, *ffn_norm, *w_gate, *w_up, *w_down;
+};
+
+LlamaCpu::LlamaCpu(std::shared_ptr<const Model> m, const RuntimeOptions& o)
+    : model_(std::move(m)), cfg_(model_->config), max_seq_(0), pool_(o.threads) {}
+
+LlamaCpu::~LlamaCpu() = default;
+
+Result<std::unique_ptr<LlamaCpu>> LlamaCpu::create(std::shared_ptr<const Model> model, const RuntimeOptions& opts) {
+    if (!model) return err("no model given to the CPU executor");
+    EDGE_TRY(validate_llama(*model));
+    std::unique_ptr<LlamaCpu> rt(new LlamaCpu(model, opts));
+    const LlamaConfig& c = rt->cfg_;
+    int max_seq = opts.max_seq > 0 ? opts.max_seq : std::min(c.context_length > 0 ? c.context_length : 2048, 4096);
+    if (max_seq > (1 << 20)) return err("KV cache length ", max_seq, " is absurd");
+    rt->max_seq_ = max_seq;
+
+    const Model& m = *model;
+    auto w = [&](const std::string& n) { return m.find(n)->f32(); };
+    rt->embd_ = w("token_embd.weight");
+    rt->out_norm_ = w("output_norm.weight");
+    rt->head_ = m.output_head()->f32();
+    for (int l = 0; l < c.n_layers; ++l) {
+        const std::string p = "blk." + std::to_string(l) + ".";
+        rt->layers_.push_back(Layer{w(p + "attn_norm.weight"), w(p + "attn_q.weight"), w(p + "attn_k.weight"),
+                                    w(p + "attn_v.weight"), w(p + "attn_output.weight"), w(p + "ffn_norm.weight"),
+                                    w(p + "ffn_gate.weight"), w(p + "ffn_up.weight"), w(p + "ffn_down.weight")});
+    }
+    const size_t kv = size_t(c.n_layers) * size_t(max_seq) * size_t(c.kv_dim());
+    rt->key_cache_.assign(kv, 0.0f);
+    rt->value_cache_.assign(kv, 0.0f);
+
+    // Rotary tables: pair i of every head rotates by pos * theta^(-2i/rope_dim).
+    const int half = c.rope_dim / 2;
+    rt->rope_cos_.resize(size_t(max_seq) * half);
+    rt->rope_sin_.resize(size_t(max_seq) * half);
+    for (int pos = 0; pos < max_seq; ++pos)
+        for (int i = 0; i < half; ++i) {
+            const double freq = std::pow(double(c.rope_theta), -2.0 * i / double(c.rope_dim));
+            const double a = double(pos) * freq;
+            // computed in double then rounded: within float rounding of a float computation
+            rt->rope_cos_[size_t(pos) * half + i] = float(std::cos(float(a)));
+            rt->rope_sin_[size_t(pos) * half + i] = float(std::sin(float(a)));
+        }
+    rt->ensure_batch(1);
+    return rt;
+}
+
+size_t LlamaCpu::kv_cache_bytes() const { return (key_cache_.size() + value_cache_.size()) * sizeof(float); }
+
+void LlamaCpu::ensure_batch(int n) {
+    if (n <= batch_cap_) return;
+    batch_cap_ = n;
+    const size_t N = size_t(n);
+    x_.resize(N * cfg_.dim);
+    xb_.resize(N * std::max(cfg_.dim, cfg_.q_dim()));
+    xb2_.resize(N * cfg_.dim);
+    q_.resize(N * cfg_.q_dim());
+    k_.resize(N * cfg_.kv_dim());
+    v_.resize(N * cfg_.kv_dim());
+    att_.resize(N * size_t(cfg_.n_heads) * max_seq_);
+    hb_.resize(N * cfg_.hidden_dim);
+    hb2_.resize(N * cfg_.hidden_dim);
+    logits_.resize(size_t(cfg_.vocab_size));
+}
+
+// out[t][o] = sum_i w[o][i] * in[t][i] for n tokens; parallel over output rows, and each weight
+// row is reused across a small tile of tokens while it is in cache.
+void LlamaCpu::matmul(float* out, const float* in, const float* w, int n, int in_dim, int out_dim) {
+    const int64_t grain = std::max<int64_t>(1, 16384 / std::max(1, in_dim));
+    pool_.parallel_for(
+        out_dim,
+        [&](int64_t b, int64_t e) {
+            constexpr int kTile = 8;
+            for (int t0 = 0; t0 < n; t0 += kTile) {
+                const int t1 = std::min(n, t0 + kTile);
+                for (int64_t o = b; o < e; ++o) {
+                    const float* row = w + o * int64_t(in_dim);
+                    for (int t = t0; t < t1; ++t)
+                        out[int64_t(t) * out_dim + o] = kernels::dot(row, in + int64_t(t) * in_dim, in_dim);
+                }
+            }
+        },
+        grain);
+}
+
+const float* LlamaCpu::forward(int32_t token, int pos) { return prefill(&token, 1, pos, nullptr); }
+
+const float* LlamaCpu::prefill(const int32_t* tokens, int n, int pos, float* all_logits) {
+    const LlamaConfig& c = cfg_;
+    if (n <= 0) return logits_.data();
+    // Guard rails for programmer errors; user-facing callers check lengths before calling.
+    if (pos < 0 || pos + n > max_seq_) n = std::max(0, max_seq_ - pos);
+    ensure_batch(n);
+    const int D = c.dim, KV = c.kv_dim(), QD = c.q_dim(), F = c.hidden_dim, HD = c.head_dim;
+    const int kv_mul = c.n_heads / c.n_kv_heads;
+    const int half = c.rope_dim / 2;
+    const float inv_sqrt = 1.0f / std::sqrt(float(HD));
+
+    for (int t = 0; t < n; ++t) {
+        int32_t tok = tokens[t];
+        if (tok < 0 || tok >= c.vocab_size) tok = 0;
+        std::memcpy(&x_[size_t(t) * D], embd_ + int64_t(tok) * D, sizeof(float) * D);
+    }
+
+    for (int l = 0; l < c.n_layers; ++l) {
+        const Layer& L = layers_[l];
+        for (int t = 0; t < n; ++t) kernels::rmsnorm(&xb_[size_t(t) * D], &x_[size_t(t) * D], L.attn_norm, D, c.norm_eps);
+        matmul(q_.data(), xb_.data(), L.wq, n, D, QD);
+        matmul(k_.data(), xb_.data(), L.wk, n, D, KV);
+        matmul(v_.data(), xb_.data(), L.wv, n, D, KV);
+
+        // RoPE, interleaved pairs (2i, 2i+1) within each head, then the new K/V into the cache.
+        for (int t = 0; t < n; ++t) {
+            const int p = pos + t;
+            const float* cs = &rope_cos_[size_t(p) * half];
+            const float* sn = &rope_sin_[size_t(p) * half];
+            auto rotate = [&](float* vec, int heads) {
+                for (int h = 0; h < heads; ++h) {
+                    float* hv = vec + size_t(h) * HD;
+                    for (int i = 0; i < half; ++i) {
+                        const float a = hv[2 * i], b = hv[2 * i + 1];
+                        hv[2 * i] = a * cs[i] - b * sn[i];
+                        hv[2 * i + 1] = a * sn[i] + b * cs[i];
+                    }
+                }
+            };
+            rotate(&q_[size_t(t) * QD], c.n_heads);
+            rotate(&k_[size_t(t) * KV], c.n_kv_heads);
+            const size_t off = (size_t(l) * max_seq_ + p) * KV;
+            std::memcpy(&key_cache_[off], &k_[size_t(t) * KV], sizeof(float) * KV);
+            std::memcpy(&value_cache_[off], &v_[size_t(t) * KV], sizeof(float) * KV);
+        }
+
+        // Causal attention: token t (position pos+t) attends to positions 0..pos+t.
+        const float* kc = &key_cache_[size_t(l) * max_seq_ * KV];
+        const float* vc = &value_cache_[size_t(l) * max_seq_ * KV];
+        pool_.parallel_for(int64_t(n) * c.n_heads, [&](int64_t b, int64_t e) {
+            for (int64_t job = b; job < e; ++job) {
+                const int t = int(job / c.n_heads), h = int(job % c.n_heads);
+                const int len = pos + t + 1;
+                const float* qh = &q_[size_t(t) * QD + size_t(h) * HD];
+                float* att = &att_[(size_t(t) * c.n_heads + h) * max_seq_];
+                const int kvh = h / kv_mul;
+                for (int s = 0; s < len; ++s) att[s] = kernels::dot(qh, kc + size_t(s) * KV + size_t(kvh) * HD, HD) * inv_sqrt;
+                kernels::softmax(att, len);
+                float* out = &xb_[size_t(t) * QD + size_t(h) * HD];
+                std::fill(out, out + HD, 0.0f);
+                for (int s = 0; s < len; ++s) {
+                    const float a = att[s];
+                    const float* vs = vc + size_t(s) * KV + size_t(kvh) * HD;
+                    for (int i = 0; i < HD; ++i) out[i] += a * vs[i];
+                }
+            }
+        });
+        matmul(xb2_.data(), xb_.data(), L.wo, n, QD, D);
+        for (size_t i = 0; i < size_t(n) * D; ++i) x_[i] += xb2_[i];
+
+        for (int t = 0; t < n; ++t) kernels::rmsnorm(&xb_[size_t(t) * D], &x_[size_t(t) * D], L.ffn_norm, D, c.norm_eps);
+        matmul(hb_.data(), xb_.data(), L.w_gate, n, D, F);
+        matmul(hb2_.data(), xb_.data(), L.w_up, n, D, F);
+        for (int t = 0; t < n; ++t) kernels::swiglu(&hb_[size_t(t) * F], &hb2_[size_t(t) * F], F);
+        matmul(xb2_.data(), hb_.data(), L.w_down, n, F, D);
+        for (size_t i = 0; i < size_t(n) * D; ++i) x_[i] += xb2_[i];
+    }
+
+    for (int t = 0; t < n; ++t) kernels::rmsnorm(&x_[size_t(t) * D], &x_[size_t(t) * D], out_norm_, D, c.norm_eps);
+    if (all_logits) {
+        matmul(all_logits, x_.data(), head_, n, D, c.vocab_size);
+        std::memcpy(logits_.data(), all_logits + size_t(n - 1) * c.vocab_size, sizeof(float) * c.vocab_size);
+    } else {
+        matmul(logits_.data(), &x_[size_t(n - 1) * D], head_, 1, D, c.vocab_size);
+    }
+    return logits_.data();
+}
+
+}  // namespace edge
