@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Configures and builds EdgeStudio into ./build (Ninja, RelWithDebInfo, ccache when present).
+# Usage: scripts/build.sh [extra cmake -D options...]
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${EDGE_BUILD_DIR:-$root/build}"
+jobs="${EDGE_JOBS:-$(nproc)}"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+cmake --build "$build" -j "$jobs"

@@ -1,0 +1,184 @@
+// Acceptance against ../shared/ASSETS.md: stories260K in GGUF and llama2.c form, the quantized
+// GGUFs made by llama.cpp, the reference greedy continuations and perplexities.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "engine/core/mapped_file.h"
+#include "engine/model/loader.h"
+#include "engine/runtime/llama_cpu.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "engine/validate/perplexity.h"
+#include "test_support.h"
+
+namespace edge {
+namespace {
+
+const std::vector<int32_t> kPromptIds = {1, 403, 407, 261, 378};
+const std::vector<int32_t> kGreedy30 = {432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338, 401, 396, 267,
+                                        337, 410, 408, 419, 292, 411, 322, 265, 282, 295, 433, 426, 385, 328, 432};
+
+struct Loaded {
+    std::shared_ptr<Model> model;
+    std::unique_ptr<Tokenizer> tok;
+    std::unique_ptr<LlamaCpu> rt;
+};
+
+Loaded load(const std::string& path, const std::string& tokenizer = {}) {
+    Loaded l;
+    LoadOptions o;
+    o.tokenizer_path = tokenizer;
+    auto m = load_model(path, o);
+    EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.message());
+    if (!m.ok()) return l;
+    l.model = std::make_shared<Model>(std::move(m).value());
+    auto t = make_tokenizer(l.model->tokenizer);
+    EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.message());
+    if (t.ok()) l.tok = std::move(t).value();
+    auto r = LlamaCpu::create(l.model, {2, 512});
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.message());
+    if (r.ok()) l.rt = std::move(r).value();
+    return l;
+}
+
+std::vector<int32_t> greedy(LlamaCpu& rt, const std::vector<int32_t>& prompt, int n) {
+    const float* logits = rt.prefill(prompt.data(), int(prompt.size()), 0);
+    std::vector<int32_t> out;
+    int pos = int(prompt.size());
+    for (int i = 0; i < n; ++i) {
+        const int32_t t = argmax(logits, rt.config().vocab_size);
+        out.push_back(t);
+        logits = rt.forward(t, pos++);
+    }
+    return out;
+}
+
+std::string decode_all(const Tokenizer& tok, const std::vector<int32_t>& prompt, const std::vector<int32_t>& gen) {
+    std::vector<int32_t> all = prompt;
+    all.insert(all.end(), gen.begin(), gen.end());
+    return tok.decode(all);
+}
+
+const std::string kModels = "models/stories260K/";
+
+TEST(Stories260K, GgufEncodesAndContinuesGreedily) {
+    const std::string path = test::shared(kModels + "stories260K.gguf");
+    EDGE_REQUIRE_SHARED(path);
+    Loaded l = load(path);
+    ASSERT_TRUE(l.rt && l.tok);
+    EXPECT_EQ(l.tok->encode("Once upon a time", true), kPromptIds);
+    EXPECT_EQ(greedy(*l.rt, kPromptIds, 30), kGreedy30);
+    EXPECT_EQ(decode_all(*l.tok, kPromptIds, kGreedy30),
+              "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day,");
+}
+
+TEST(Stories260K, Llama2cBinMatchesGgufLogits) {
+    const std::string gguf = test::shared(kModels + "stories260K.gguf");
+    const std::string bin = test::shared(kModels + "stories260K.bin");
+    const std::string tok = test::shared(kModels + "tok512.bin");
+    EDGE_REQUIRE_SHARED(gguf);
+    EDGE_REQUIRE_SHARED(bin);
+    EDGE_REQUIRE_SHARED(tok);
+    Loaded a = load(gguf), b = load(bin, tok);
+    ASSERT_TRUE(a.rt && b.rt && b.tok);
+    EXPECT_EQ(b.tok->encode("Once upon a time", true), kPromptIds);
+    std::vector<int32_t> seq = kPromptIds;
+    seq.insert(seq.end(), kGreedy30.begin(), kGreedy30.end());
+    const int V = a.rt->config().vocab_size;
+    std::vector<float> la(seq.size() * V), lb(seq.size() * V);
+    a.rt->prefill(seq.data(), int(seq.size()), 0, la.data());
+    b.rt->prefill(seq.data(), int(seq.size()), 0, lb.data());
+    for (size_t p = 0; p < seq.size(); ++p) {
+        float num = 0, den = 0;
+        for (int i = 0; i < V; ++i) {
+            num = std::max(num, std::fabs(la[p * V + i] - lb[p * V + i]));
+            den = std::max(den, std::fabs(lb[p * V + i]));
+        }
+        EXPECT_LE(num / den, 1e-5f) << "position " << p;
+    }
+    EXPECT_EQ(greedy(*b.rt, kPromptIds, 30), kGreedy30);
+}
+
+struct QuantCase {
+    const char* file;
+    const char* text;
+};
+
+class QuantizedGreedy : public ::testing::TestWithParam<QuantCase> {};
+
+TEST_P(QuantizedGreedy, MatchesLlamaCppText) {
+    const std::string path = test::shared(kModels + "llamacpp/" + GetParam().file);
+    EDGE_REQUIRE_SHARED(path);
+    Loaded l = load(path);
+    ASSERT_TRUE(l.rt && l.tok);
+    const auto prompt = l.tok->encode("Once upon a time", true);
+    ASSERT_EQ(prompt, kPromptIds);
+    const std::string text = decode_all(*l.tok, prompt, greedy(*l.rt, prompt, 30));
+    const std::string want = GetParam().text;
+    // llama.cpp's reference is 30 tokens; compare the text it printed as a prefix of ours.
+    EXPECT_EQ(text.substr(0, want.size()), want);
+}
+
+const char* kFp32Text =
+    "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day,";
+
+INSTANTIATE_TEST_SUITE_P(
+    LlamaCpp, QuantizedGreedy,
+    ::testing::Values(QuantCase{"stories260K-F16.gguf", kFp32Text}, QuantCase{"stories260K-BF16.gguf", kFp32Text},
+                      QuantCase{"stories260K-Q8_0.gguf", kFp32Text}, QuantCase{"stories260K-Q5_0.gguf", kFp32Text},
+                      QuantCase{"stories260K-Q4_0.gguf",
+                                "Once upon a time, there was a little girl named Lily. She loved to play outside in "
+                                "the sun. One day, she"},
+                      QuantCase{"stories260K-Q4_1.gguf",
+                                "Once upon a time, there was a little girl named Lily. She loved to play with her toys "
+                                "and her friends. One day, she"}),
+    [](const auto& info) {
+        std::string n = info.param.file;
+        n = n.substr(12, n.size() - 12 - 5);
+        for (char& c : n)
+            if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+        return n;
+    });
+
+double ppl(const std::string& data, PplProtocol p, int max_parts, int64_t* tokens) {
+    const std::string path = test::shared(kModels + "stories260K.gguf");
+    Loaded l = load(path);
+    if (!l.rt) return -1;
+    auto text = read_text_file(test::shared("data/" + data));
+    EXPECT_TRUE(text.ok());
+    PplOptions o;
+    o.protocol = p;
+    o.max_parts = max_parts;
+    auto r = evaluate_perplexity(*l.rt, *l.tok, *text, o);
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.message());
+    if (!r.ok()) return -1;
+    *tokens = r->tokens;
+    return r->perplexity;
+}
+
+TEST(Stories260K, PerplexityStorySample) {
+    EDGE_REQUIRE_SHARED(test::shared("data/tinystories_sample.txt"));
+    int64_t n = 0;
+    const double p = ppl("tinystories_sample.txt", PplProtocol::Story, -1, &n);
+    EXPECT_EQ(n, 1804);
+    EXPECT_NEAR(p, 3.5482, 3.5482 * 1e-3);
+}
+
+TEST(Stories260K, PerplexityParaVal400) {
+    EDGE_REQUIRE_SHARED(test::shared("data/tinystories_val.txt"));
+    int64_t n = 0;
+    const double p = ppl("tinystories_val.txt", PplProtocol::Para, 400, &n);
+    EXPECT_EQ(n, 38675);
+    EXPECT_NEAR(p, 4.2267, 4.2267 * 1e-3);
+}
+
+TEST(Stories260K, PerplexityStreamRuns) {
+    int64_t n = 0;
+    const double p = ppl("tinystories_sample.txt", PplProtocol::Stream, -1, &n);
+    EXPECT_GT(n, 1700);
+    EXPECT_GT(p, 1.5);
+    EXPECT_LT(p, 6.0);
+}
+
+}  // namespace
+}  // namespace edge
