@@ -1,0 +1,166 @@
+#include "hf_config.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace edge {
+
+namespace {
+
+using json = nlohmann::json;
+
+// An integer field: absent or null -> fallback (or an error when required).
+Status get_int(const json& j, const std::string& origin, const char* key, bool required, int fallback, int& out) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) {
+        if (required) return err(origin, ": '", key, "' is missing");
+        out = fallback;
+        return {};
+    }
+    if (!it->is_number_integer()) return err(origin, ": '", key, "' must be an integer, found ", it->dump());
+    const int64_t v = it->get<int64_t>();
+    if (v <= 0 || v > (int64_t(1) << 30)) return err(origin, ": '", key, "' = ", v, " is out of range");
+    out = int(v);
+    return {};
+}
+
+Status get_float(const json& j, const std::string& origin, const char* key, float fallback, float& out) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) {
+        out = fallback;
+        return {};
+    }
+    if (!it->is_number()) return err(origin, ": '", key, "' must be a number, found ", it->dump());
+    const double v = it->get<double>();
+    if (!std::isfinite(v) || v <= 0) return err(origin, ": '", key, "' = ", v, " is out of range");
+    out = float(v);
+    return {};
+}
+
+bool get_bool(const json& j, const char* key, bool fallback) {
+    auto it = j.find(key);
+    return (it != j.end() && it->is_boolean()) ? it->get<bool>() : fallback;
+}
+
+// The first integer of an int or a list of ints (eos_token_id may be a list).
+int first_id(const json& j, const char* key) {
+    auto it = j.find(key);
+    if (it == j.end()) return -1;
+    if (it->is_number_integer()) return int(it->get<int64_t>());
+    if (it->is_array() && !it->empty() && (*it)[0].is_number_integer()) return int((*it)[0].get<int64_t>());
+    return -1;
+}
+
+Result<HfConfig> parse(const json& j, const std::string& origin) {
+    if (!j.is_object()) return err(origin, ": config.json is not a JSON object");
+    HfConfig h;
+    auto arch = j.find("architectures");
+    if (arch != j.end() && arch->is_array() && !arch->empty() && (*arch)[0].is_string()) {
+        h.architecture = (*arch)[0].get<std::string>();
+    } else if (auto mt = j.find("model_type"); mt != j.end() && mt->is_string()) {
+        const std::string t = mt->get<std::string>();
+        if (t == "llama") h.architecture = "LlamaForCausalLM";
+        else if (t == "mistral") h.architecture = "MistralForCausalLM";
+        else if (t == "phi3") h.architecture = "Phi3ForCausalLM";
+        else h.architecture = "model_type " + t;
+    } else {
+        return err(origin, ": neither 'architectures' nor 'model_type' says what model this is");
+    }
+    bool known = false;
+    for (const auto& a : hf_supported_architectures()) known = known || a == h.architecture;
+    if (!known) {
+        std::string list;
+        for (const auto& a : hf_supported_architectures()) list += (list.empty() ? "" : ", ") + a;
+        return err(origin, ": unsupported architecture '", h.architecture, "' (supported: ", list, ")");
+    }
+    h.phi3 = h.architecture == "Phi3ForCausalLM";
+
+    LlamaConfig& c = h.llama;
+    EDGE_TRY(get_int(j, origin, "hidden_size", true, 0, c.dim));
+    EDGE_TRY(get_int(j, origin, "intermediate_size", true, 0, c.hidden_dim));
+    EDGE_TRY(get_int(j, origin, "num_hidden_layers", true, 0, c.n_layers));
+    EDGE_TRY(get_int(j, origin, "num_attention_heads", true, 0, c.n_heads));
+    EDGE_TRY(get_int(j, origin, "num_key_value_heads", false, c.n_heads, c.n_kv_heads));
+    EDGE_TRY(get_int(j, origin, "vocab_size", true, 0, c.vocab_size));
+    if (c.dim % c.n_heads && !j.contains("head_dim"))
+        return err(origin, ": hidden_size ", c.dim, " is not a multiple of num_attention_heads ", c.n_heads);
+    EDGE_TRY(get_int(j, origin, "head_dim", false, c.dim / c.n_heads, c.head_dim));
+    EDGE_TRY(get_int(j, origin, "max_position_embeddings", false, 2048, c.context_length));
+    EDGE_TRY(get_float(j, origin, "rope_theta", 10000.0f, c.rope_theta));
+    EDGE_TRY(get_float(j, origin, "rms_norm_eps", h.phi3 ? 1e-5f : 1e-6f, c.norm_eps));
+    c.tied_embeddings = get_bool(j, "tie_word_embeddings", false);
+    if (c.n_heads % c.n_kv_heads)
+        return err(origin, ": num_attention_heads ", c.n_heads, " is not a multiple of num_key_value_heads ",
+                   c.n_kv_heads);
+
+    float rotary = 1.0f;
+    EDGE_TRY(get_float(j, origin, "partial_rotary_factor", 1.0f, rotary));
+    if (rotary > 1.0f) return err(origin, ": partial_rotary_factor ", rotary, " is above 1");
+    c.rope_dim = int(std::lround(double(c.head_dim) * rotary));
+    if (c.rope_dim <= 0 || c.rope_dim % 2)
+        return err(origin, ": rotary dimension ", c.rope_dim, " (head_dim ", c.head_dim, " x partial_rotary_factor ",
+                   rotary, ") must be positive and even");
+
+    if (auto act = j.find("hidden_act"); act != j.end() && act->is_string() && act->get<std::string>() != "silu")
+        return err(origin, ": hidden_act '", act->get<std::string>(), "' is not supported (Llama uses silu)");
+    if (get_bool(j, "attention_bias", false))
+        return err(origin, ": attention_bias is true; projections with biases are not supported");
+    if (get_bool(j, "mlp_bias", false)) return err(origin, ": mlp_bias is true; MLP biases are not supported");
+    if (auto rs = j.find("rope_scaling"); rs != j.end() && !rs->is_null()) {
+        std::string type = "?";
+        if (rs->is_object()) {
+            for (const char* k : {"rope_type", "type"})
+                if (auto t = rs->find(k); t != rs->end() && t->is_string()) type = t->get<std::string>();
+        }
+        if (type != "default")
+            return err(origin, ": rope_scaling of type '", type,
+                       "' is not supported yet (the executor implements plain RoPE)");
+    }
+    // Sliding-window attention (Mistral): within the window it equals full attention, so the
+    // usable context is capped at the window.
+    if (auto sw = j.find("sliding_window"); sw != j.end() && sw->is_number_integer()) {
+        const int64_t w = sw->get<int64_t>();
+        if (w > 0 && w < c.context_length) {
+            c.context_length = int(w);
+            h.metadata.push_back({"sliding_window", std::to_string(w) + " (context capped to it)"});
+        }
+    }
+    h.bos_id = first_id(j, "bos_token_id");
+    h.eos_id = first_id(j, "eos_token_id");
+
+    h.metadata.insert(h.metadata.begin(), {
+        {"architecture", h.architecture},
+        {"hidden_size", std::to_string(c.dim)},
+        {"intermediate_size", std::to_string(c.hidden_dim)},
+        {"num_hidden_layers", std::to_string(c.n_layers)},
+        {"num_attention_heads", std::to_string(c.n_heads)},
+        {"num_key_value_heads", std::to_string(c.n_kv_heads)},
+        {"head_dim", std::to_string(c.head_dim)},
+        {"vocab_size", std::to_string(c.vocab_size)},
+        {"max_position_embeddings", std::to_string(c.context_length)},
+        {"rope_theta", to_piece(c.rope_theta)},
+        {"rms_norm_eps", to_piece(c.norm_eps)},
+        {"tie_word_embeddings", c.tied_embeddings ? "true" : "false"},
+    });
+    if (auto td = j.find("torch_dtype"); td != j.end() && td->is_string())
+        h.metadata.push_back({"torch_dtype", td->get<std::string>()});
+    return h;
+}
+
+}  // namespace
+
+const std::vector<std::string>& hf_supported_architectures() {
+    static const std::vector<std::string> a = {"LlamaForCausalLM", "MistralForCausalLM", "Phi3ForCausalLM"};
+    return a;
+}
+
+Result<HfConfig> parse_hf_config(const std::string& text, const std::string& origin) {
+    try {
+        const json j = json::parse(text);
+        return parse(j, origin);
+    } catch (const std::exception& ex) {
+        return err(origin, ": cannot read config.json: ", ex.what());
+    }
+}
+
+}  // namespace edge

@@ -1,0 +1,27 @@
+// Hugging Face config.json for Llama-family decoders (internal to engine/model).
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/core/result.h"
+#include "engine/model/ir.h"
+
+namespace edge {
+
+struct HfConfig {
+    std::string architecture;  // architectures[0] (or derived from model_type)
+    bool phi3 = false;         // fused qkv_proj / gate_up_proj
+    LlamaConfig llama;
+    int bos_id = -1, eos_id = -1;
+    std::vector<std::pair<std::string, std::string>> metadata;
+};
+
+// Architectures this importer reads (LlamaForCausalLM, MistralForCausalLM, Phi3ForCausalLM).
+const std::vector<std::string>& hf_supported_architectures();
+
+// Parses config.json text; `origin` (the file path) prefixes every error. Unsupported features
+// (rope_scaling, biases, non-SiLU activations) are refused with a message naming the key.
+Result<HfConfig> parse_hf_config(const std::string& text, const std::string& origin);
+
+}  // namespace edge
