@@ -1,0 +1,59 @@
+// A differentiable Llama forward built from an IR Model with LibTorch (autograd), and a small
+// trainer that updates the IR weights in place. Plain C++ interface: LibTorch stays inside
+// torch_llama.cpp (DESIGN.md: no torch header in any header).
+//
+// The forward follows build_llama_graph() and the IR conventions in ir.h exactly: RMSNorm
+// (x * 1/sqrt(mean(x^2) + eps) * w), interleaved-pair RoPE on the first rope_dim dimensions of
+// every head (pair i = dims (2i, 2i+1), angle pos * theta^(-2i/rope_dim)), GQA attention with a
+// causal mask (query head h reads KV head h / (n_heads / n_kv_heads)), SwiGLU FFN
+// (down(silu(gate x) * up x)), final RMSNorm and the output head (token_embd when tied).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "engine/core/progress.h"
+#include "engine/core/result.h"
+#include "engine/model/ir.h"
+
+namespace edge {
+
+struct TrainOptions {
+    int steps = 200;          // optimizer steps; <= 0: bounded by `seconds` only
+    double seconds = 0.0;     // wall-clock bound; <= 0: none. With both, whichever ends first
+                              // (a step bound alone is deterministic; a time bound is not)
+    float lr = 3e-3f;         // peak learning rate (linear warm-up, cosine decay to lr/10)
+    int warmup_steps = -1;    // < 0: steps/20
+    int batch = 16;           // sequences per step
+    int seq_len = 128;        // tokens per sequence (targets are the next tokens)
+    uint64_t seed = 1;        // batch sampling
+    float weight_decay = 0.0f;
+    float grad_clip = 1.0f;   // global gradient-norm clip; <= 0: off
+    int threads = 0;          // LibTorch intra-op threads; <= 0: leave LibTorch's default
+};
+
+struct TrainReport {
+    int steps = 0;
+    double seconds = 0.0;
+    double first_loss = 0.0;  // mean cross-entropy (nats/token) of the first step
+    double last_loss = 0.0;   // mean over the last min(10, steps) steps
+    int64_t tokens = 0;       // target tokens seen
+};
+
+// Trains every F32 weight of a llama Model in place with AdamW on next-token cross-entropy.
+// Each batch row is a window of seq_len+1 tokens from a randomly chosen sequence (from its start
+// or, for longer sequences, at a random offset); shorter sequences are padded and the padding
+// is not scored. The updated weights get fresh owned buffers, so a mapped file or another Model
+// sharing the buffers is never written. Cancellation via progress returns an error and leaves
+// the model unchanged.
+Status train_llama(Model& m, const std::vector<std::vector<int32_t>>& sequences, const TrainOptions& opts,
+                   Progress* progress = nullptr, TrainReport* report = nullptr);
+
+// Logits of every position of `tokens` (positions 0..n-1), row-major [n][vocab], computed by the
+// LibTorch forward in FP32 — for cross-checking the runtime's executors.
+Result<std::vector<float>> torch_logits(const Model& m, const std::vector<int32_t>& tokens);
+
+// Mean next-token cross-entropy (nats) of the sequences under the LibTorch forward (every token
+// after the first is scored). Sequences longer than the model context are cut.
+Result<double> torch_mean_nll(const Model& m, const std::vector<std::vector<int32_t>>& sequences);
+
+}  // namespace edge
