@@ -1,0 +1,222 @@
+// GGUF -> IR importer for the "llama" architecture: config from llama.* keys, every tensor
+// dequantized to F32 (F32 tensors alias the mapping when aligned), tokenizer.ggml.* into a
+// TokenizerSpec, printable metadata.
+#include <cstring>
+#include <new>
+
+#include "engine/model/ggml_dequant.h"
+#include "engine/model/gguf.h"
+#include "engine/model/loader.h"
+
+namespace edge {
+namespace {
+
+using gguf::File;
+using gguf::Value;
+using gguf::ValueType;
+
+Status read_int(const File& f, const std::string& key, bool required, int& out) {
+    auto v = f.get_int(key);
+    if (!v.ok()) return v.error();
+    if (!v->has_value()) {
+        if (required) return err(f.path, ": required metadata '", key, "' is missing");
+        return {};
+    }
+    if (**v < 0 || **v > INT32_MAX) return err(f.path, ": metadata '", key, "' value ", **v, " is out of range");
+    out = int(**v);
+    return {};
+}
+
+Status read_float(const File& f, const std::string& key, float& out) {
+    auto v = f.get_float(key);
+    if (!v.ok()) return v.error();
+    if (v->has_value()) out = float(**v);
+    return {};
+}
+
+Status read_config(const File& f, Model& m) {
+    LlamaConfig& c = m.config;
+    const std::string p = "llama.";
+    EDGE_TRY(read_int(f, p + "embedding_length", true, c.dim));
+    EDGE_TRY(read_int(f, p + "block_count", true, c.n_layers));
+    EDGE_TRY(read_int(f, p + "feed_forward_length", true, c.hidden_dim));
+    EDGE_TRY(read_int(f, p + "attention.head_count", true, c.n_heads));
+    c.n_kv_heads = c.n_heads;
+    EDGE_TRY(read_int(f, p + "attention.head_count_kv", false, c.n_kv_heads));
+    EDGE_TRY(read_int(f, p + "context_length", false, c.context_length));
+    if (c.n_heads <= 0) return err(f.path, ": llama.attention.head_count is ", c.n_heads);
+    c.head_dim = c.dim / c.n_heads;
+    EDGE_TRY(read_int(f, p + "attention.key_length", false, c.head_dim));
+    c.rope_dim = c.head_dim;
+    EDGE_TRY(read_int(f, p + "rope.dimension_count", false, c.rope_dim));
+    EDGE_TRY(read_float(f, p + "rope.freq_base", c.rope_theta));
+    EDGE_TRY(read_float(f, p + "attention.layer_norm_rms_epsilon", c.norm_eps));
+    // Vocabulary: explicit key, else the token list, else the embedding's outer dimension.
+    EDGE_TRY(read_int(f, p + "vocab_size", false, c.vocab_size));
+    if (c.vocab_size == 0) {
+        if (const Value* t = f.find("tokenizer.ggml.tokens"); t && t->type == ValueType::Array)
+            c.vocab_size = int(std::min<uint64_t>(t->count(), INT32_MAX));
+    }
+    if (c.vocab_size == 0) {
+        if (const auto* e = f.find_tensor("token_embd.weight"); e && e->ne.size() == 2 && e->ne[1] <= INT32_MAX)
+            c.vocab_size = int(e->ne[1]);
+    }
+    c.tied_embeddings = f.find_tensor("output.weight") == nullptr;
+    return {};
+}
+
+Status read_tokenizer(const File& f, TokenizerSpec& t) {
+    auto model = f.get_string("tokenizer.ggml.model");
+    if (!model.ok()) return model.error();
+    if (!model->has_value()) return {};  // no embedded tokenizer
+    t.model = **model;
+    if (t.model != "llama" && t.model != "gpt2")
+        return err(f.path, ": tokenizer model '", t.model, "' is not supported (expected 'llama' or 'gpt2')");
+    t.source = f.path;
+    auto pre = f.get_string("tokenizer.ggml.pre");
+    if (!pre.ok()) return pre.error();
+    if (pre->has_value()) t.pre = **pre;
+
+    const Value* tokens = f.find("tokenizer.ggml.tokens");
+    if (!tokens || tokens->type != ValueType::Array || tokens->elem != ValueType::String)
+        return err(f.path, ": tokenizer.ggml.tokens is missing or not an array of strings");
+    t.tokens = tokens->strings;
+    const uint64_t n = t.tokens.size();
+    auto numeric_array = [&](const char* key, const Value*& out) -> Status {
+        out = f.find(key);
+        if (!out) return {};
+        if (out->type != ValueType::Array || out->elem == ValueType::String || out->elem == ValueType::Array)
+            return err(f.path, ": ", key, " is not a numeric array");
+        if (out->count() != n)
+            return err(f.path, ": ", key, " has ", out->count(), " entries but there are ", n, " tokens");
+        return {};
+    };
+    const Value* scores = nullptr;
+    const Value* types = nullptr;
+    EDGE_TRY(numeric_array("tokenizer.ggml.scores", scores));
+    EDGE_TRY(numeric_array("tokenizer.ggml.token_type", types));
+    if (scores)
+        for (uint64_t i = 0; i < n; ++i) t.scores.push_back(float(scores->float_at(i)));
+    if (types)
+        for (uint64_t i = 0; i < n; ++i) t.token_types.push_back(int32_t(types->int_at(i)));
+    if (const Value* merges = f.find("tokenizer.ggml.merges")) {
+        if (merges->type != ValueType::Array || merges->elem != ValueType::String)
+            return err(f.path, ": tokenizer.ggml.merges is not an array of strings");
+        t.merges = merges->strings;
+    }
+    auto id = [&](const char* key, int& out) -> Status {
+        auto v = f.get_int(key);
+        if (!v.ok()) return v.error();
+        if (!v->has_value()) return {};
+        if (**v < 0 || uint64_t(**v) >= n)
+            return err(f.path, ": ", key, " is ", **v, ", outside the vocabulary of ", n, " tokens");
+        out = int(**v);
+        return {};
+    };
+    EDGE_TRY(id("tokenizer.ggml.bos_token_id", t.bos_id));
+    EDGE_TRY(id("tokenizer.ggml.eos_token_id", t.eos_id));
+    EDGE_TRY(id("tokenizer.ggml.unknown_token_id", t.unk_id));
+    EDGE_TRY(id("tokenizer.ggml.padding_token_id", t.pad_id));
+    auto flag = [&](const char* key, bool& out) -> Status {
+        auto v = f.get_bool(key);
+        if (!v.ok()) return v.error();
+        if (v->has_value()) out = **v;
+        return {};
+    };
+    EDGE_TRY(flag("tokenizer.ggml.add_bos_token", t.add_bos));
+    // SentencePiece models prepend a space unless told otherwise; byte-level BPE does not.
+    t.add_space_prefix = t.model == "llama";
+    EDGE_TRY(flag("tokenizer.ggml.add_space_prefix", t.add_space_prefix));
+    return {};
+}
+
+void read_metadata(const File& f, Model& m) {
+    m.metadata.emplace_back("gguf.version", std::to_string(f.version));
+    m.metadata.emplace_back("gguf.tensor_count", std::to_string(f.tensors.size()));
+    for (const auto& [k, v] : f.kv) m.metadata.emplace_back(k, v.to_string());
+}
+
+// One tensor into the IR: F32 data aliases the mapping when suitably aligned, everything else is
+// dequantized into owned storage.
+Result<Tensor> import_tensor(const File& f, const gguf::TensorInfo& ti) {
+    Tensor t;
+    t.name = ti.name;
+    t.type = DType::F32;
+    t.source_type = ti.type;
+    t.shape = ti.shape();
+    if (!can_dequantize(ti.type))
+        return err(f.path, ": tensor '", ti.name, "' has type ", dtype_name(ti.type),
+                   ", which cannot be converted to F32");
+    t.nbytes = size_t(ti.n_elements) * sizeof(float);
+    const bool aligned = (reinterpret_cast<uintptr_t>(ti.data) % 32) == 0;
+    if (ti.type == DType::F32 && f.mapping && aligned) {
+        t.data = f.mapping->share(size_t(ti.data - f.mapping->data()));
+        return t;
+    }
+    try {
+        t.data = alloc_aligned(t.nbytes);
+    } catch (const std::bad_alloc&) {
+        return err(f.path, ": out of memory for tensor '", ti.name, "' (", t.nbytes, " bytes as F32)");
+    }
+    Status s = dequantize(ti.type, ti.data, t.f32_mut(), int64_t(ti.n_elements));
+    if (!s.ok()) return err(f.path, ": tensor '", ti.name, "': ", s.message());
+    return t;
+}
+
+}  // namespace
+
+Result<Model> import_gguf(const gguf::File& f, Progress* progress) {
+    Model m;
+    m.source_path = f.path;
+    m.source_format = "gguf";
+    auto arch = f.get_string("general.architecture");
+    if (!arch.ok()) return arch.error();
+    if (!arch->has_value()) return err(f.path, ": general.architecture is missing");
+    if (**arch != "llama")
+        return err(f.path, ": architecture '", **arch, "' is not supported (EdgeStudio imports 'llama' GGUF models)");
+    m.architecture = **arch;
+    auto name = f.get_string("general.name");
+    if (!name.ok()) return name.error();
+    m.name = name->value_or("");
+    EDGE_TRY(read_config(f, m));
+    EDGE_TRY(read_tokenizer(f, m.tokenizer));
+    read_metadata(f, m);
+
+    // Check every shape against the configuration before converting anything big: the tensors
+    // first point at a placeholder byte (validate_llama only needs shapes and non-null data).
+    static uint8_t placeholder = 0;
+    const std::shared_ptr<uint8_t> none(std::shared_ptr<void>{}, &placeholder);
+    m.tensors.reserve(f.tensors.size());
+    for (const auto& ti : f.tensors) {
+        Tensor t;
+        t.name = ti.name;
+        t.source_type = ti.type;
+        t.shape = ti.shape();
+        t.data = none;
+        m.tensors.push_back(std::move(t));
+    }
+    m.config.tied_embeddings = m.find("output.weight") == nullptr;
+    finalize_llama(m);
+    EDGE_TRY(validate_llama(m));
+
+    const size_t n = f.tensors.size();
+    for (size_t k = 0; k < n; ++k) {
+        if (is_cancelled(progress)) return err(f.path, ": loading cancelled");
+        auto t = import_tensor(f, f.tensors[k]);
+        if (!t.ok()) return t.error();
+        m.tensors[k] = std::move(t).value();
+        report(progress, double(k + 1) / double(n ? n : 1), "reading tensor " + f.tensors[k].name);
+    }
+    finalize_llama(m);
+    EDGE_TRY(validate_llama(m));
+    return m;
+}
+
+Result<Model> load_gguf_model(const std::string& path, Progress* progress) {
+    report(progress, 0.0, "reading GGUF header");
+    auto f = gguf::open(path);
+    if (!f.ok()) return f.error();
+    return import_gguf(*f, progress);
+}
+
+}  // namespace edge

@@ -1,0 +1,244 @@
+// Synthetic Llama-shaped models (see synth.h).
+#include "synth.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "engine/core/thread_pool.h"
+#include "engine/model/gguf_writer.h"
+
+namespace edge {
+namespace {
+
+LlamaConfig shape(int dim, int ffn, int layers, int heads, int kv, int vocab, int ctx) {
+    LlamaConfig c;
+    c.dim = dim;
+    c.hidden_dim = ffn;
+    c.n_layers = layers;
+    c.n_heads = heads;
+    c.n_kv_heads = kv;
+    c.head_dim = dim / heads;
+    c.rope_dim = c.head_dim;
+    c.vocab_size = vocab;
+    c.context_length = ctx;
+    c.rope_theta = 10000.0f;
+    c.norm_eps = 1e-5f;
+    return c;
+}
+
+// A tensor to generate: name, shape (outermost first), and whether it is a norm (all ones).
+struct Spec {
+    std::string name;
+    std::vector<int64_t> shape;
+    bool ones = false;
+};
+
+std::vector<Spec> tensor_specs(const LlamaConfig& c, bool tied) {
+    const int64_t D = c.dim, F = c.hidden_dim, V = c.vocab_size, Q = c.q_dim(), KV = c.kv_dim();
+    std::vector<Spec> s;
+    s.push_back({"token_embd.weight", {V, D}});
+    for (int l = 0; l < c.n_layers; ++l) {
+        const std::string p = "blk." + std::to_string(l) + ".";
+        s.push_back({p + "attn_norm.weight", {D}, true});
+        s.push_back({p + "attn_q.weight", {Q, D}});
+        s.push_back({p + "attn_k.weight", {KV, D}});
+        s.push_back({p + "attn_v.weight", {KV, D}});
+        s.push_back({p + "attn_output.weight", {D, Q}});
+        s.push_back({p + "ffn_norm.weight", {D}, true});
+        s.push_back({p + "ffn_gate.weight", {F, D}});
+        s.push_back({p + "ffn_up.weight", {F, D}});
+        s.push_back({p + "ffn_down.weight", {D, F}});
+    }
+    s.push_back({"output_norm.weight", {D}, true});
+    if (!tied) s.push_back({"output.weight", {V, D}});
+    return s;
+}
+
+uint64_t splitmix(uint64_t& x) {
+    uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+// Fills rows [r0, r1) of a [rows, cols] tensor. Each row has its own stream; normals come from
+// Box-Muller on 53-bit uniforms.
+void fill_rows(const Spec& sp, size_t tensor_index, uint64_t seed, float stddev, int64_t cols, int64_t r0,
+               int64_t r1, float* out) {
+    if (sp.ones) {
+        std::fill(out, out + (r1 - r0) * cols, 1.0f);
+        return;
+    }
+    constexpr double kTwoPi = 6.283185307179586;
+    for (int64_t r = r0; r < r1; ++r) {
+        uint64_t state = seed ^ (uint64_t(tensor_index + 1) * 0xd1b54a32d192ed03ull) ^ (uint64_t(r) << 20);
+        splitmix(state);
+        float* y = out + (r - r0) * cols;
+        for (int64_t j = 0; j < cols; j += 2) {
+            const double u1 = (double(splitmix(state) >> 11) + 1.0) * 0x1.0p-53;  // (0, 1]
+            const double u2 = double(splitmix(state) >> 11) * 0x1.0p-53;
+            const double rad = std::sqrt(-2.0 * std::log(u1)) * stddev;
+            y[j] = float(rad * std::cos(kTwoPi * u2));
+            if (j + 1 < cols) y[j + 1] = float(rad * std::sin(kTwoPi * u2));
+        }
+    }
+}
+
+Result<LlamaConfig> resolve(const SynthOptions& o) {
+    LlamaConfig c;
+    if (o.config) {
+        c = *o.config;
+    } else {
+        auto s = find_synth_shape(o.shape);
+        if (!s) {
+            std::string names;
+            for (const auto& x : synth_shapes()) names += (names.empty() ? "" : ", ") + x.name;
+            return err("synth: unknown shape '", o.shape, "' (known: ", names, ")");
+        }
+        c = s->config;
+    }
+    c.tied_embeddings = o.tied_embeddings;
+    if (c.dim <= 0 || c.n_heads <= 0 || c.n_kv_heads <= 0 || c.n_layers <= 0 || c.hidden_dim <= 0 ||
+        c.dim % c.n_heads != 0 || c.n_heads % c.n_kv_heads != 0)
+        return err("synth: inconsistent shape (dim ", c.dim, ", heads ", c.n_heads, ", kv heads ", c.n_kv_heads, ")");
+    if (c.vocab_size < 259 + 64) return err("synth: vocabulary ", c.vocab_size, " is too small (at least 323)");
+    return c;
+}
+
+}  // namespace
+
+const std::vector<SynthShape>& synth_shapes() {
+    static const std::vector<SynthShape> shapes = {
+        {"test-tiny", "dim 32, 2 layers, 4 heads / 2 KV heads, FFN 96, vocab 384", shape(32, 96, 2, 4, 2, 384, 128)},
+        {"stories260k", "stories260K shape: dim 64, 5 layers, 8/4 heads, FFN 172, vocab 512",
+         shape(64, 172, 5, 8, 4, 512, 512)},
+        {"stories15m", "stories15M shape: dim 288, 6 layers, 6 heads, FFN 768, vocab 32000",
+         shape(288, 768, 6, 6, 6, 32000, 256)},
+        {"llama-110m", "stories110M shape: dim 768, 12 layers, 12 heads, FFN 2048, vocab 32000",
+         shape(768, 2048, 12, 12, 12, 32000, 1024)},
+        {"tinyllama-1.1b", "TinyLlama 1.1B shape: dim 2048, 22 layers, 32/4 heads, FFN 5632, vocab 32000",
+         shape(2048, 5632, 22, 32, 4, 32000, 2048)},
+    };
+    return shapes;
+}
+
+std::optional<SynthShape> find_synth_shape(std::string_view name) {
+    for (const auto& s : synth_shapes())
+        if (s.name == name) return s;
+    return std::nullopt;
+}
+
+TokenizerSpec synth_tokenizer(int vocab_size) {
+    TokenizerSpec t;
+    t.model = "llama";
+    t.source = "synth";
+    t.bos_id = 1;
+    t.eos_id = 2;
+    t.unk_id = 0;
+    auto add = [&](std::string piece, float score, int type) {
+        t.tokens.push_back(std::move(piece));
+        t.scores.push_back(score);
+        t.token_types.push_back(type);
+    };
+    add("<unk>", 0.0f, 2);
+    add("<s>", 0.0f, 3);
+    add("</s>", 0.0f, 3);
+    for (int b = 0; b < 256; ++b) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "<0x%02X>", b);
+        add(buf, 0.0f, 6);
+    }
+    // Normal pieces: single characters first, then common words grown one character at a time
+    // (so each piece = an earlier piece + a single character), then every extension of earlier
+    // pieces by a lowercase letter, breadth first, until the vocabulary is full.
+    const std::string sp = "\xe2\x96\x81";  // U+2581, SentencePiece's space marker
+    std::vector<std::string> pieces;
+    std::set<std::string> seen;
+    auto piece = [&](const std::string& p) {
+        if (int(t.tokens.size() + pieces.size()) < vocab_size && seen.insert(p).second) pieces.push_back(p);
+    };
+    piece(sp);
+    for (char c = 'a'; c <= 'z'; ++c) piece(std::string(1, c));
+    for (char c = 'A'; c <= 'Z'; ++c) piece(std::string(1, c));
+    for (char c : std::string("0123456789.,!?'\"-:;()")) piece(std::string(1, c));
+    static const char* kWords[] = {"the", "and", "was", "to", "a", "he", "she", "they", "it", "of", "in", "day",
+                                   "one", "upon", "time", "there", "little", "girl", "boy", "named", "play",
+                                   "with", "her", "his", "said", "happy", "saw", "big", "went", "park"};
+    for (const char* w : kWords) {
+        std::string acc = sp;
+        for (const char* c = w; *c; ++c) piece(acc += *c);
+        std::string bare;
+        for (const char* c = w; *c; ++c) {
+            bare += *c;
+            if (bare.size() > 1) piece(bare);
+        }
+    }
+    for (size_t i = 0; i < pieces.size() && int(t.tokens.size() + pieces.size()) < vocab_size; ++i)
+        for (char c = 'a'; c <= 'z'; ++c) piece(pieces[i] + c);
+    for (size_t i = 0; i < pieces.size(); ++i) add(pieces[i], -float(i), 1);
+    return t;
+}
+
+Status write_synth_model(const SynthOptions& o, Progress* progress) {
+    auto cfg = resolve(o);
+    if (!cfg.ok()) return cfg.error();
+    const LlamaConfig& c = *cfg;
+    if (o.path.empty()) return err("synth: no output path given");
+    gguf::Writer w;
+    const std::string name = o.config ? "synth-custom" : "synth-" + o.shape;
+    gguf::set_llama_metadata(w, c, synth_tokenizer(c.vocab_size), name);
+    w.set("general.description", gguf::Value::of_string("EdgeStudio synthetic model, seed " + std::to_string(o.seed)));
+    const std::vector<Spec> specs = tensor_specs(c, o.tied_embeddings);
+    for (const Spec& s : specs) EDGE_TRY(w.add_tensor(s.name, s.shape.size() == 1 ? DType::F32 : o.type, s.shape));
+    EDGE_TRY(w.open(o.path));
+
+    ThreadPool pool(o.threads);
+    std::vector<float> buf;
+    for (size_t k = 0; k < specs.size(); ++k) {
+        if (is_cancelled(progress)) return err(o.path, ": synth cancelled");
+        const Spec& s = specs[k];
+        const int64_t cols = s.shape.back();
+        const int64_t rows = s.shape.size() == 1 ? 1 : s.shape[0];
+        // Generate and write in chunks of about 4M elements to bound memory.
+        const int64_t chunk_rows = std::max<int64_t>(1, (int64_t(1) << 22) / cols);
+        for (int64_t r0 = 0; r0 < rows; r0 += chunk_rows) {
+            const int64_t r1 = std::min(rows, r0 + chunk_rows);
+            buf.resize(size_t((r1 - r0) * cols));
+            pool.parallel_for(
+                r1 - r0,
+                [&](int64_t a, int64_t b) {
+                    fill_rows(s, k, o.seed, o.stddev, cols, r0 + a, r0 + b, buf.data() + a * cols);
+                },
+                8);
+            EDGE_TRY(w.write_f32(buf.data(), int64_t(buf.size())));
+        }
+        report(progress, double(k + 1) / double(specs.size()), "writing " + s.name);
+    }
+    return w.finish();
+}
+
+Result<Model> make_synth_model(const SynthOptions& o) {
+    auto cfg = resolve(o);
+    if (!cfg.ok()) return cfg.error();
+    Model m;
+    m.config = *cfg;
+    m.name = o.config ? "synth-custom" : "synth-" + o.shape;
+    m.source_format = "synth";
+    m.source_path = m.name;
+    m.tokenizer = synth_tokenizer(m.config.vocab_size);
+    const std::vector<Spec> specs = tensor_specs(m.config, o.tied_embeddings);
+    for (size_t k = 0; k < specs.size(); ++k) {
+        const Spec& s = specs[k];
+        Tensor t = Tensor::alloc(s.name, DType::F32, s.shape);
+        const int64_t cols = s.shape.back();
+        fill_rows(s, k, o.seed, o.stddev, cols, 0, t.numel() / cols, t.f32_mut());
+        m.tensors.push_back(std::move(t));
+    }
+    finalize_llama(m);
+    EDGE_TRY(validate_llama(m));
+    return m;
+}
+
+}  // namespace edge

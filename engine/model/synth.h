@@ -1,0 +1,51 @@
+// Synthetic Llama-shaped models: seeded random weights at named shapes, written as GGUF with a
+// usable SentencePiece-style tokenizer embedded. For tests, benchmarks and memory-planning
+// experiments at real sizes without downloading anything. The text they generate is noise.
+//
+// Weights ~ N(0, stddev) (default 0.02), norm weights 1, so activations stay finite. Each row of
+// each tensor has its own random stream (seed, tensor index, row), so the result does not depend
+// on the number of threads or on how the rows are chunked.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/core/progress.h"
+#include "engine/core/result.h"
+#include "engine/model/ir.h"
+
+namespace edge {
+
+struct SynthShape {
+    std::string name;
+    std::string description;
+    LlamaConfig config;
+};
+// "test-tiny", "stories260k", "stories15m", "llama-110m", "tinyllama-1.1b".
+const std::vector<SynthShape>& synth_shapes();
+std::optional<SynthShape> find_synth_shape(std::string_view name);
+
+struct SynthOptions {
+    std::string shape = "stories260k";
+    std::optional<LlamaConfig> config;  // overrides the named shape when set
+    std::string path;                   // output .gguf
+    DType type = DType::F16;            // F32, F16 or BF16 for the matrices (norms stay F32)
+    uint64_t seed = 1234;
+    float stddev = 0.02f;
+    bool tied_embeddings = false;       // omit output.weight
+    int threads = 0;                    // 0: hardware concurrency
+};
+
+// Generates and writes one tensor at a time; peak memory is a few MB whatever the model size.
+Status write_synth_model(const SynthOptions& opts, Progress* progress = nullptr);
+
+// The same model built in memory as F32 (small shapes only; the path is ignored).
+Result<Model> make_synth_model(const SynthOptions& opts);
+
+// The embedded tokenizer: model "llama"; <unk>=0, <s>=1, </s>=2, byte tokens <0xXX> at id
+// byte+3, then single characters and multi-character pieces, each reachable by merging two
+// earlier pieces, with descending scores. vocab_size must be at least 259 + 64.
+TokenizerSpec synth_tokenizer(int vocab_size);
+
+}  // namespace edge
