@@ -33,12 +33,17 @@ public:
     virtual int32_t byte_token(uint8_t b) const = 0;
     // The vocabulary string of one id ("" when out of range).
     virtual std::string token_text(int32_t id) const = 0;
+    // Where this tokenizer knowingly differs from its file (e.g. a tokenizer.json NFC
+    // normalizer applied as identity), for the user to see; empty when it is exact.
+    virtual std::vector<std::string> notes() const { return {}; }
 };
 
 Result<std::unique_ptr<Tokenizer>> make_tokenizer(const TokenizerSpec& spec);
 
 // llama2.c tokenizer.bin: int32 max_token_len, then per token f32 score, int32 len, bytes.
 // vocab_size comes from the checkpoint header. BOS=1, EOS=2, byte tokens <0xXX> at id byte+3.
+// vocab_size <= 0 reads tokens up to the end of the file. Bytes left over after vocab_size
+// tokens are an error (the tokenizer does not belong to that checkpoint).
 Result<TokenizerSpec> load_llama2c_tokenizer(const std::string& path, int vocab_size);
 
 }  // namespace edge
