@@ -1,5 +1,7 @@
 // Byte-level BPE ("gpt2" specs): the pre-tokenizer regexes, hand-built merges, round trips.
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 
 #include "engine/tokenizer/bpe_trainer.h"
 #include "engine/tokenizer/regex_split.h"
@@ -117,11 +119,37 @@ TEST(ByteLevel, TrainedVocabularyRoundTripsTinyStories) {
             bytes += paras[i].size();
         }
         EXPECT_LT(tokens, bytes / 2) << pre;
+        const auto t0 = std::chrono::steady_clock::now();
+        size_t all = 0;
+        for (const auto& p : paras) all += (*t)->encode(p, false).size();
+        const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::printf("[ speed    ] %s byte-level: %zu tokens in %.3f s: %.0f tokens/s\n", pre, all, sec,
+                    all / sec);
         // The sample's "<|endoftext|>" separators are the control token, which decode drops.
         const auto ids = (*t)->encode(sample, false);
         EXPECT_EQ(std::count(ids.begin(), ids.end(), (*t)->eos_id()), 5);
         EXPECT_EQ((*t)->decode(ids), tok::replace_all(sample, "<|endoftext|>", ""));
         EXPECT_EQ((*t)->encode("<|endoftext|>", false), (std::vector<int32_t>{(*t)->eos_id()}));
+    }
+}
+
+}  // namespace
+}  // namespace edge
+
+namespace edge {
+namespace {
+
+// Arbitrary bytes (invalid UTF-8, NULs, controls) must neither crash nor lose anything.
+TEST(ByteLevel, RandomBytesRoundTrip) {
+    auto t = make_tokenizer(hand_built("llama-bpe"));
+    ASSERT_TRUE(t.ok()) << t.message();
+    uint32_t state = 12345;
+    auto next = [&] { return state = state * 1664525u + 1013904223u; };
+    for (int n = 0; n < 300; ++n) {
+        std::string s(next() % 64, '\0');
+        for (auto& c : s) c = static_cast<char>(next() >> 24);
+        if (s.find("<|eot|>") != std::string::npos) continue;
+        ASSERT_EQ((*t)->decode((*t)->encode(s, false)), s) << n;
     }
 }
 
