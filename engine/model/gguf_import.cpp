@@ -1,6 +1,7 @@
 // GGUF -> IR importer for the "llama" architecture: config from llama.* keys, every tensor
 // dequantized to F32 (F32 tensors alias the mapping when aligned), tokenizer.ggml.* into a
 // TokenizerSpec, printable metadata.
+#include <cstdint>
 #include <cstring>
 #include <new>
 
@@ -108,6 +109,8 @@ Status read_tokenizer(const File& f, TokenizerSpec& t) {
         auto v = f.get_int(key);
         if (!v.ok()) return v.error();
         if (!v->has_value()) return {};
+        // llama.cpp writes "no such token" as -1 stored in a u32 (4294967295): absent, not an error.
+        if (**v == -1 || **v == int64_t(UINT32_MAX)) return {};
         if (**v < 0 || uint64_t(**v) >= n)
             return err(f.path, ": ", key, " is ", **v, ", outside the vocabulary of ", n, " tokens");
         out = int(**v);
