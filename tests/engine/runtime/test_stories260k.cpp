@@ -102,21 +102,46 @@ TEST(Stories260K, Llama2cBinMatchesGgufLogits) {
 struct QuantCase {
     const char* file;
     const char* text;
+    int exact_tokens;  // generated tokens that must match llama.cpp's text exactly
 };
 
 class QuantizedGreedy : public ::testing::TestWithParam<QuantCase> {};
 
+// llama.cpp's own greedy text (ASSETS.md) for each file. Our executor dequantizes to FP32, while
+// llama.cpp multiplies quantized weights with activations quantized to 8 bits and keeps an F16 KV
+// cache; where the two best logits are closer than that arithmetic's rounding, the argmax may
+// legitimately differ. Q4_1 has such a near-tie at generated token 23 ("▁to" vs "▁friend", 0.004
+// apart in logits of ~13, 3e-4 relative): the test pins the text exactly up to the tie and checks
+// that llama.cpp's choice there is within 0.01 of our best logit.
 TEST_P(QuantizedGreedy, MatchesLlamaCppText) {
-    const std::string path = test::shared(kModels + "llamacpp/" + GetParam().file);
+    const QuantCase& qc = GetParam();
+    const std::string path = test::shared(kModels + "llamacpp/" + qc.file);
     EDGE_REQUIRE_SHARED(path);
     Loaded l = load(path);
     ASSERT_TRUE(l.rt && l.tok);
     const auto prompt = l.tok->encode("Once upon a time", true);
     ASSERT_EQ(prompt, kPromptIds);
-    const std::string text = decode_all(*l.tok, prompt, greedy(*l.rt, prompt, 30));
-    const std::string want = GetParam().text;
-    // llama.cpp's reference is 30 tokens; compare the text it printed as a prefix of ours.
-    EXPECT_EQ(text.substr(0, want.size()), want);
+    const std::vector<int32_t> gen = greedy(*l.rt, prompt, 30);
+    const std::string want = qc.text;
+    if (qc.exact_tokens >= 30) {
+        const std::string text = decode_all(*l.tok, prompt, gen);
+        EXPECT_EQ(text.substr(0, want.size()), want);
+        return;
+    }
+    // Exact up to the tie: our text for the first exact_tokens tokens is a prefix of llama.cpp's.
+    const std::vector<int32_t> head(gen.begin(), gen.begin() + qc.exact_tokens);
+    const std::string ours = decode_all(*l.tok, prompt, head);
+    ASSERT_EQ(want.substr(0, ours.size()), ours);
+    // At the tie, llama.cpp's next token (encoded from its text) is within 0.01 of our best logit.
+    const auto want_ids = l.tok->encode(want, true);
+    ASSERT_GT(want_ids.size(), prompt.size() + size_t(qc.exact_tokens));
+    const int32_t theirs = want_ids[prompt.size() + size_t(qc.exact_tokens)];
+    std::vector<int32_t> seq = prompt;
+    seq.insert(seq.end(), head.begin(), head.end());
+    const float* logits = l.rt->prefill(seq.data(), int(seq.size()), 0);
+    const int32_t best = argmax(logits, l.rt->config().vocab_size);
+    EXPECT_NE(best, theirs) << "no longer a divergence: tighten exact_tokens to 30";
+    EXPECT_LT(logits[best] - logits[theirs], 0.01f) << l.tok->token_text(best) << " vs " << l.tok->token_text(theirs);
 }
 
 const char* kFp32Text =
@@ -124,14 +149,16 @@ const char* kFp32Text =
 
 INSTANTIATE_TEST_SUITE_P(
     LlamaCpp, QuantizedGreedy,
-    ::testing::Values(QuantCase{"stories260K-F16.gguf", kFp32Text}, QuantCase{"stories260K-BF16.gguf", kFp32Text},
-                      QuantCase{"stories260K-Q8_0.gguf", kFp32Text}, QuantCase{"stories260K-Q5_0.gguf", kFp32Text},
+    ::testing::Values(QuantCase{"stories260K-F16.gguf", kFp32Text, 30}, QuantCase{"stories260K-BF16.gguf", kFp32Text, 30},
+                      QuantCase{"stories260K-Q8_0.gguf", kFp32Text, 30}, QuantCase{"stories260K-Q5_0.gguf", kFp32Text, 30},
                       QuantCase{"stories260K-Q4_0.gguf",
                                 "Once upon a time, there was a little girl named Lily. She loved to play outside in "
-                                "the sun. One day, she"},
+                                "the sun. One day, she",
+                                30},
                       QuantCase{"stories260K-Q4_1.gguf",
                                 "Once upon a time, there was a little girl named Lily. She loved to play with her toys "
-                                "and her friends. One day, she"}),
+                                "and her friends. One day, she",
+                                23}),
     [](const auto& info) {
         std::string n = info.param.file;
         n = n.substr(12, n.size() - 12 - 5);
@@ -175,9 +202,11 @@ TEST(Stories260K, PerplexityParaVal400) {
 TEST(Stories260K, PerplexityStreamRuns) {
     int64_t n = 0;
     const double p = ppl("tinystories_sample.txt", PplProtocol::Stream, -1, &n);
+    // Windows start mid-story and cross story boundaries, so the stream figure sits above the
+    // story protocol's 3.55 on the same text but stays far below a uniform guess (512).
     EXPECT_GT(n, 1700);
-    EXPECT_GT(p, 1.5);
-    EXPECT_LT(p, 6.0);
+    EXPECT_GT(p, 3.5482);
+    EXPECT_LT(p, 10.0);
 }
 
 }  // namespace
