@@ -24,6 +24,8 @@ const char* dtype_name(DType t) {
         case DType::Q8_K: return "Q8_K";
         case DType::I8: return "I8";
         case DType::I32: return "I32";
+        case DType::QI8: return "QI8";
+        case DType::QI4: return "QI4";
     }
     return "?";
 }
@@ -41,6 +43,7 @@ int64_t dtype_block_elems(DType t) {
         case DType::Q5_K:
         case DType::Q6_K:
         case DType::Q8_K: return 256;
+        case DType::QI4: return 2;  // nominal: the real size comes from Tensor::quant
         default: return 1;
     }
 }
@@ -63,6 +66,8 @@ int64_t dtype_block_bytes(DType t) {
         case DType::Q8_K: return 292;
         case DType::I8: return 1;
         case DType::I32: return 4;
+        case DType::QI8: return 1;  // nominal: the real size comes from Tensor::quant
+        case DType::QI4: return 1;
     }
     return 0;
 }

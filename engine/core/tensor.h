@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/quant_format.h"
+
 namespace edge {
 
 // Element/storage types. The GGUF-style block types are what importers may read; the IR executed
@@ -29,6 +31,10 @@ enum class DType : uint8_t {
     Q8_K,
     I8,
     I32,
+    // EdgeStudio's own quantized storage (engine/quant, docs/quant-formats.md): integer codes +
+    // group scales (+ zero points), laid out as Tensor::quant describes.
+    QI8,  // 8-bit codes
+    QI4,  // 4-bit codes, two per byte
 };
 
 const char* dtype_name(DType t);
@@ -45,6 +51,9 @@ struct Tensor {
     std::vector<int64_t> shape;      // outermost first
     std::shared_ptr<uint8_t> data;   // owned or aliasing a mapping
     size_t nbytes = 0;
+    // Set for QI8/QI4 tensors only: bits, grouping, group size and where codes, scales and zero
+    // points sit inside `data` (engine/core/quant_format.h).
+    std::shared_ptr<const QuantInfo> quant;
 
     int64_t numel() const;
     int64_t rows() const { return shape.empty() ? 1 : numel() / shape.back(); }

@@ -135,9 +135,14 @@ Status validate_llama(const Model& m) {
         EDGE_TRY(need(blk(l, "ffn_down.weight"), {D, F}));
     }
     for (const auto& t : m.tensors) {
-        if (t.type != DType::F32)
+        // Weight matrices may be held as stored (F16, or EdgeStudio's QI8/QI4 with their layout);
+        // norms and everything else must be F32.
+        const bool matrix = t.shape.size() == 2;
+        const bool stored_ok = t.type == DType::F32 || (matrix && (t.type == DType::F16 || t.type == DType::BF16)) ||
+                               (matrix && (t.type == DType::QI8 || t.type == DType::QI4) && t.quant);
+        if (!stored_ok)
             return err(src, ": tensor '", t.name, "' is held as ", dtype_name(t.type),
-                       "; the FP32 executor needs F32");
+                       "; the CPU executor needs F32 (F16, BF16, QI8 or QI4 for weight matrices)");
         if (!t.data) return err(src, ": tensor '", t.name, "' has no data");
     }
     return {};

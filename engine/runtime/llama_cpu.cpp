@@ -5,11 +5,15 @@
 #include <cstring>
 
 #include "kernels.h"
+#include "qkernels.h"
 
 namespace edge {
 
 struct LlamaCpu::Layer {
-    const float *attn_norm, *wq, *wk, *wv, *wo, *ffn_norm, *w_gate, *w_up, *w_down;
+    const float* attn_norm;
+    const Tensor *wq, *wk, *wv, *wo;
+    const float* ffn_norm;
+    const Tensor *w_gate, *w_up, *w_down;
 };
 
 LlamaCpu::LlamaCpu(std::shared_ptr<const Model> m, const RuntimeOptions& o)
@@ -28,14 +32,19 @@ Result<std::unique_ptr<LlamaCpu>> LlamaCpu::create(std::shared_ptr<const Model> 
 
     const Model& m = *model;
     auto w = [&](const std::string& n) { return m.find(n)->f32(); };
-    rt->embd_ = w("token_embd.weight");
+    auto t = [&](const std::string& n) { return m.find(n); };
+    rt->embd_tensor_ = t("token_embd.weight");
+    rt->head_tensor_ = m.output_head();
+    for (const Tensor& x : m.tensors)
+        if (!qkernels::supported(x)) return err(m.source_path, ": tensor '", x.name, "' of type ", dtype_name(x.type), " cannot run on the CPU executor");
+    rt->embd_ = rt->embd_tensor_->type == DType::F32 ? rt->embd_tensor_->f32() : nullptr;
     rt->out_norm_ = w("output_norm.weight");
-    rt->head_ = m.output_head()->f32();
+    rt->head_ = rt->head_tensor_->type == DType::F32 ? rt->head_tensor_->f32() : nullptr;
     for (int l = 0; l < c.n_layers; ++l) {
         const std::string p = "blk." + std::to_string(l) + ".";
-        rt->layers_.push_back(Layer{w(p + "attn_norm.weight"), w(p + "attn_q.weight"), w(p + "attn_k.weight"),
-                                    w(p + "attn_v.weight"), w(p + "attn_output.weight"), w(p + "ffn_norm.weight"),
-                                    w(p + "ffn_gate.weight"), w(p + "ffn_up.weight"), w(p + "ffn_down.weight")});
+        rt->layers_.push_back(Layer{w(p + "attn_norm.weight"), t(p + "attn_q.weight"), t(p + "attn_k.weight"),
+                                    t(p + "attn_v.weight"), t(p + "attn_output.weight"), w(p + "ffn_norm.weight"),
+                                    t(p + "ffn_gate.weight"), t(p + "ffn_up.weight"), t(p + "ffn_down.weight")});
     }
     const size_t kv = size_t(c.n_layers) * size_t(max_seq) * size_t(c.kv_dim());
     rt->key_cache_.assign(kv, 0.0f);
@@ -95,6 +104,13 @@ void LlamaCpu::matmul(float* out, const float* in, const float* w, int n, int in
         grain);
 }
 
+void LlamaCpu::matmul(float* out, const float* in, const Tensor& w, int n) {
+    if (w.type == DType::F32)
+        matmul(out, in, w.f32(), n, int(w.cols()), int(w.rows()));
+    else
+        qkernels::matmul(out, in, w, n, pool_);
+}
+
 const float* LlamaCpu::forward(int32_t token, int pos) { return prefill(&token, 1, pos, nullptr); }
 
 const float* LlamaCpu::prefill(const int32_t* tokens, int n, int pos, float* all_logits) {
@@ -111,15 +127,20 @@ const float* LlamaCpu::prefill(const int32_t* tokens, int n, int pos, float* all
     for (int t = 0; t < n; ++t) {
         int32_t tok = tokens[t];
         if (tok < 0 || tok >= c.vocab_size) tok = 0;
-        std::memcpy(&x_[size_t(t) * D], embd_ + int64_t(tok) * D, sizeof(float) * D);
+        if (embd_)
+            std::memcpy(&x_[size_t(t) * D], embd_ + int64_t(tok) * D, sizeof(float) * D);
+        else
+            qkernels::dequantize_row(*embd_tensor_, tok, &x_[size_t(t) * D]);
     }
 
     for (int l = 0; l < c.n_layers; ++l) {
         const Layer& L = layers_[l];
         for (int t = 0; t < n; ++t) kernels::rmsnorm(&xb_[size_t(t) * D], &x_[size_t(t) * D], L.attn_norm, D, c.norm_eps);
-        matmul(q_.data(), xb_.data(), L.wq, n, D, QD);
-        matmul(k_.data(), xb_.data(), L.wk, n, D, KV);
-        matmul(v_.data(), xb_.data(), L.wv, n, D, KV);
+        if (linear_hook_)
+            for (const char* kind : {"attn_q", "attn_k", "attn_v"}) hook(l, kind, xb_.data(), n, D);
+        matmul(q_.data(), xb_.data(), *L.wq, n);
+        matmul(k_.data(), xb_.data(), *L.wk, n);
+        matmul(v_.data(), xb_.data(), *L.wv, n);
 
         // RoPE, interleaved pairs (2i, 2i+1) within each head, then the new K/V into the cache.
         for (int t = 0; t < n; ++t) {
@@ -164,23 +185,29 @@ const float* LlamaCpu::prefill(const int32_t* tokens, int n, int pos, float* all
                 }
             }
         });
-        matmul(xb2_.data(), xb_.data(), L.wo, n, QD, D);
+        hook(l, "attn_output", xb_.data(), n, QD);
+        matmul(xb2_.data(), xb_.data(), *L.wo, n);
         for (size_t i = 0; i < size_t(n) * D; ++i) x_[i] += xb2_[i];
 
         for (int t = 0; t < n; ++t) kernels::rmsnorm(&xb_[size_t(t) * D], &x_[size_t(t) * D], L.ffn_norm, D, c.norm_eps);
-        matmul(hb_.data(), xb_.data(), L.w_gate, n, D, F);
-        matmul(hb2_.data(), xb_.data(), L.w_up, n, D, F);
+        if (linear_hook_)
+            for (const char* kind : {"ffn_gate", "ffn_up"}) hook(l, kind, xb_.data(), n, D);
+        matmul(hb_.data(), xb_.data(), *L.w_gate, n);
+        matmul(hb2_.data(), xb_.data(), *L.w_up, n);
         for (int t = 0; t < n; ++t) kernels::swiglu(&hb_[size_t(t) * F], &hb2_[size_t(t) * F], F);
-        matmul(xb2_.data(), hb_.data(), L.w_down, n, F, D);
+        hook(l, "ffn_down", hb_.data(), n, F);
+        matmul(xb2_.data(), hb_.data(), *L.w_down, n);
         for (size_t i = 0; i < size_t(n) * D; ++i) x_[i] += xb2_[i];
     }
 
     for (int t = 0; t < n; ++t) kernels::rmsnorm(&x_[size_t(t) * D], &x_[size_t(t) * D], out_norm_, D, c.norm_eps);
     if (all_logits) {
-        matmul(all_logits, x_.data(), head_, n, D, c.vocab_size);
+        hook(-1, "output", x_.data(), n, D);
+        matmul(all_logits, x_.data(), *head_tensor_, n);
         std::memcpy(logits_.data(), all_logits + size_t(n - 1) * c.vocab_size, sizeof(float) * c.vocab_size);
     } else {
-        matmul(logits_.data(), &x_[size_t(n - 1) * D], head_, 1, D, c.vocab_size);
+        hook(-1, "output", &x_[size_t(n - 1) * D], 1, D);
+        matmul(logits_.data(), &x_[size_t(n - 1) * D], *head_tensor_, 1);
     }
     return logits_.data();
 }

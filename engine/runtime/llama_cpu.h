@@ -2,7 +2,9 @@
 // cache, multi-threaded over output rows. Follows build_llama_graph() op for op.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "engine/core/result.h"
@@ -33,6 +35,12 @@ public:
     int threads() const { return pool_.size(); }
     size_t kv_cache_bytes() const;
 
+    // Calibration (engine/quant): called with the input of every linear layer just before it
+    // runs: n tokens x in_dim floats. block is the decoder block (-1 for the output head), kind
+    // the layer kind (attn_q, attn_k, attn_v, attn_output, ffn_gate, ffn_up, ffn_down, output).
+    using LinearHook = std::function<void(int block, std::string_view kind, const float* in, int n, int in_dim)>;
+    void set_linear_hook(LinearHook hook) { linear_hook_ = std::move(hook); }
+
 private:
     LlamaCpu(std::shared_ptr<const Model> m, const RuntimeOptions& o);
     struct Layer;
@@ -44,6 +52,9 @@ private:
     const float* embd_ = nullptr;
     const float* out_norm_ = nullptr;
     const float* head_ = nullptr;
+    const Tensor* embd_tensor_ = nullptr;  // weights held as stored (F32, F16, QI8, QI4)
+    const Tensor* head_tensor_ = nullptr;
+    LinearHook linear_hook_;
     std::vector<float> key_cache_, value_cache_;  // [layer][pos][kv_dim]
     std::vector<float> rope_cos_, rope_sin_;      // [pos][rope_dim/2]
     // scratch, sized for a batch
@@ -51,6 +62,11 @@ private:
     std::vector<float> x_, xb_, xb2_, q_, k_, v_, att_, hb_, hb2_, logits_;
     void ensure_batch(int n);
     void matmul(float* out, const float* in, const float* w, int n, int in_dim, int out_dim);
+    // Dispatches on the weight's type: F32 to the matmul above, others to engine/runtime/qkernels.
+    void matmul(float* out, const float* in, const Tensor& w, int n);
+    void hook(int block, std::string_view kind, const float* in, int n, int in_dim) {
+        if (linear_hook_) linear_hook_(block, kind, in, n, in_dim);
+    }
 
 public:
     ~LlamaCpu();

@@ -1,0 +1,84 @@
+#include "llama2c_q80.h"
+
+#include <cstring>
+
+#include "engine/core/mapped_file.h"
+#include "rtn.h"
+
+namespace edge::quant {
+
+Result<Llama2cQ80> read_llama2c_q80(const std::string& path) {
+    auto mf = MappedFile::open(path);
+    if (!mf.ok()) return mf.error();
+    const uint8_t* p = (*mf)->data();
+    const size_t size = (*mf)->size();
+    if (size < kLlama2cV2HeaderBytes) return err(path, ": ", size, " bytes is too short for a llama2.c v2 header");
+    Llama2cQ80 out;
+    Llama2cV2Header& h = out.header;
+    std::memcpy(&h, p, sizeof h);
+    if (h.magic != kLlama2cMagic) return err(path, ": not a llama2.c v2 export (magic ", h.magic, ")");
+    if (h.version != 2) return err(path, ": llama2.c export version ", h.version, " is not 2 (Q8_0)");
+    if (h.dim <= 0 || h.hidden_dim <= 0 || h.n_layers <= 0 || h.n_heads <= 0 || h.n_kv_heads <= 0 ||
+        h.vocab_size <= 0 || h.group_size <= 0 || h.dim > (1 << 16) || h.hidden_dim > (1 << 18) ||
+        h.n_layers > 1024 || h.vocab_size > (1 << 22) || h.dim % h.n_heads != 0)
+        return err(path, ": implausible llama2.c v2 header (dim ", h.dim, ", hidden ", h.hidden_dim, ", layers ",
+                   h.n_layers, ", heads ", h.n_heads, ", group ", h.group_size, ")");
+    size_t off = kLlama2cV2HeaderBytes;
+    const int64_t D = h.dim, F = h.hidden_dim, L = h.n_layers, V = h.vocab_size;
+    const int64_t kv = D / h.n_heads * h.n_kv_heads;
+    auto take = [&](size_t bytes, const char* what) -> Result<const uint8_t*> {
+        if (bytes > size - off) return err(path, ": truncated at byte ", off, " while reading ", what);
+        const uint8_t* r = p + off;
+        off += bytes;
+        return r;
+    };
+    auto norm = [&](const std::string& name) -> Status {
+        auto r = take(size_t(D) * 4, name.c_str());
+        if (!r.ok()) return r.error();
+        Tensor t = Tensor::zeros_f32(name, {D});
+        std::memcpy(t.data.get(), *r, size_t(D) * 4);
+        out.norms.push_back(std::move(t));
+        return {};
+    };
+    for (int l = 0; l < L; ++l) EDGE_TRY(norm("blk." + std::to_string(l) + ".attn_norm.weight"));
+    for (int l = 0; l < L; ++l) EDGE_TRY(norm("blk." + std::to_string(l) + ".ffn_norm.weight"));
+    EDGE_TRY(norm("output_norm.weight"));
+
+    struct Entry {
+        std::string name;
+        int64_t rows, cols;
+    };
+    std::vector<Entry> order{{"token_embd.weight", V, D}};
+    const std::pair<const char*, std::pair<int64_t, int64_t>> kinds[] = {
+        {"attn_q", {D, D}},   {"attn_k", {kv, D}},  {"attn_v", {kv, D}}, {"attn_output", {D, D}},
+        {"ffn_gate", {F, D}}, {"ffn_down", {D, F}}, {"ffn_up", {F, D}}};
+    for (const auto& [kind, shape] : kinds)
+        for (int l = 0; l < L; ++l)
+            order.push_back({"blk." + std::to_string(l) + "." + kind + ".weight", shape.first, shape.second});
+    if (!h.shared_classifier) order.push_back({"output.weight", V, D});
+
+    QuantSpec spec;
+    spec.bits = 8;
+    spec.grouping = QGrouping::Flat;
+    spec.group_size = h.group_size;
+    for (const Entry& e : order) {
+        auto made = make_quant_tensor(e.name, {e.rows, e.cols}, spec);
+        if (!made.ok()) return err(path, ": ", made.message());
+        Tensor t = std::move(made).value();
+        const QuantInfo& q = *t.quant;
+        const int64_t numel = e.rows * e.cols;
+        if (numel % h.group_size != 0)
+            return err(path, ": ", e.name, " has ", numel, " elements, not a multiple of group ", h.group_size);
+        auto codes = take(size_t(numel), e.name.c_str());
+        if (!codes.ok()) return codes.error();
+        std::memcpy(t.data.get(), *codes, size_t(numel));
+        auto scales = take(size_t(q.n_groups) * 4, e.name.c_str());
+        if (!scales.ok()) return scales.error();
+        std::memcpy(t.data.get() + q.scales_offset, *scales, size_t(q.n_groups) * 4);
+        out.weights.push_back(std::move(t));
+    }
+    if (off != size) return err(path, ": ", size - off, " unexpected bytes after the last tensor");
+    return out;
+}
+
+}  // namespace edge::quant

@@ -1,0 +1,193 @@
+#include "rtn.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "engine/runtime/qkernels.h"
+
+namespace edge::quant {
+
+namespace {
+
+int code_lo(int bits, bool symmetric) { return bits == 8 ? (symmetric ? -127 : -128) : 0; }
+int code_hi(int bits) { return bits == 8 ? 127 : 15; }
+
+}  // namespace
+
+std::string spec_name(const QuantSpec& s) {
+    std::string n = "int" + std::to_string(s.bits) + (s.symmetric ? " sym" : " asym");
+    switch (s.grouping) {
+        case QGrouping::PerChannel: return n + " per-channel";
+        case QGrouping::Group: return n + " g" + std::to_string(s.group_size);
+        case QGrouping::Flat: return n + " flat" + std::to_string(s.group_size);
+    }
+    return n;
+}
+
+GroupParams group_params(const float* w, int64_t n, int bits, bool symmetric) {
+    GroupParams p;
+    if (symmetric) {
+        float amax = 0.0f;
+        for (int64_t i = 0; i < n; ++i) amax = std::max(amax, std::fabs(w[i]));
+        p.scale = bits == 8 ? amax / 127.0f : 2.0f * amax / 15.0f;
+        p.zero = bits == 8 ? 0 : 8;
+        return p;
+    }
+    float lo = 0.0f, hi = 0.0f;
+    for (int64_t i = 0; i < n; ++i) {
+        lo = std::min(lo, w[i]);
+        hi = std::max(hi, w[i]);
+    }
+    const int levels = (1 << bits) - 1;
+    p.scale = (hi - lo) / float(levels);
+    const int clo = code_lo(bits, false), chi = code_hi(bits);
+    p.zero = p.scale > 0.0f ? std::clamp(int(std::nearbyint(-lo / p.scale)) + clo, clo, chi) : (bits == 8 ? 0 : 8);
+    return p;
+}
+
+int quantize_value(float w, const GroupParams& p, int bits, bool symmetric) {
+    if (!(p.scale > 0.0f)) return p.zero;
+    const int clo = bits == 4 && symmetric ? 0 : code_lo(bits, symmetric), chi = code_hi(bits);
+    const int v = int(std::nearbyint(w / p.scale)) + p.zero;
+    return std::clamp(v, clo, chi);
+}
+
+Result<Tensor> make_quant_tensor(const std::string& name, const std::vector<int64_t>& shape, const QuantSpec& spec) {
+    if (shape.empty() || shape.size() > 2) return err(name, ": only 1-D and 2-D tensors can be quantized");
+    for (int64_t d : shape)
+        if (d <= 0) return err(name, ": empty dimension");
+    const int64_t rows = shape.size() == 2 ? shape[0] : 1, cols = shape.back();
+    auto info = std::make_shared<QuantInfo>();
+    info->bits = spec.bits;
+    info->symmetric = spec.symmetric;
+    info->grouping = spec.grouping;
+    info->group_size = spec.group_size;
+    info->method = spec.method;
+    if (const char* why = quant_layout(*info, rows, cols))
+        return err(name, ": cannot quantize a ", rows, "x", cols, " tensor as ", spec_name(spec), ": ", why,
+                   " (", cols, " elements per row)");
+    Tensor t;
+    t.name = name;
+    t.type = spec.bits == 8 ? DType::QI8 : DType::QI4;
+    t.source_type = DType::F32;
+    t.shape = shape;
+    t.nbytes = info->total_bytes;
+    t.data = alloc_aligned(t.nbytes);
+    std::memset(t.data.get(), 0, t.nbytes);
+    if (spec.bits == 4) {
+        // Padding and untouched codes hold the symmetric zero (8) so the padded tail dequantizes to 0.
+        std::memset(t.data.get(), spec.symmetric ? 0x88 : 0x00, info->codes_bytes);
+    }
+    t.quant = std::move(info);
+    return t;
+}
+
+void set_code(Tensor& t, int64_t r, int64_t c, int code) {
+    const QuantInfo& q = *t.quant;
+    uint8_t* base = t.data.get();
+    if (q.bits == 8) {
+        const int64_t off = q.row_mode() ? r * q.row_bytes + c : r * q.cols + c;
+        base[off] = uint8_t(int8_t(code));
+        return;
+    }
+    int64_t blk, j;
+    if (q.row_mode()) {
+        blk = r * q.row_bytes + (c / kQBlock) * (kQBlock / 2);
+        j = c % kQBlock;
+    } else {
+        const int64_t k = r * q.cols + c;
+        blk = (k / kQBlock) * (kQBlock / 2);
+        j = k % kQBlock;
+    }
+    uint8_t& b = base[blk + j % (kQBlock / 2)];
+    if (j < kQBlock / 2)
+        b = uint8_t((b & 0xf0) | (code & 0x0f));
+    else
+        b = uint8_t((b & 0x0f) | ((code & 0x0f) << 4));
+}
+
+void set_group(Tensor& t, int64_t g, const GroupParams& p) {
+    const QuantInfo& q = *t.quant;
+    std::memcpy(t.data.get() + q.scales_offset + size_t(g) * 4, &p.scale, 4);
+    if (!q.symmetric) t.data.get()[q.zeros_offset + size_t(g)] = uint8_t(int8_t(p.zero));
+}
+
+GroupParams get_group(const Tensor& t, int64_t g) {
+    const QuantInfo& q = *t.quant;
+    GroupParams p;
+    std::memcpy(&p.scale, t.data.get() + q.scales_offset + size_t(g) * 4, 4);
+    p.zero = quant_zero(q, t.data.get(), g);
+    return p;
+}
+
+Result<Tensor> quantize_rtn(const std::string& name, const float* w, const std::vector<int64_t>& shape,
+                            const QuantSpec& spec) {
+    auto made = make_quant_tensor(name, shape, spec);
+    if (!made.ok()) return made.error();
+    Tensor t = std::move(made).value();
+    const QuantInfo& q = *t.quant;
+    const int64_t numel = q.rows * q.cols;
+    for (int64_t i = 0; i < numel; ++i)
+        if (!std::isfinite(w[i]))
+            return err(name, ": weight ", i, " (row ", i / q.cols, ", column ", i % q.cols, ") is ", w[i],
+                       "; cannot quantize non-finite weights");
+    // Group g covers a contiguous run of the flattened tensor in every mode: [start, start+len).
+    for (int64_t g = 0; g < q.n_groups; ++g) {
+        int64_t r0, c0, len;
+        if (q.row_mode()) {
+            r0 = g / q.groups_per_row;
+            c0 = (g % q.groups_per_row) * q.group_size;
+            len = std::min(q.group_size, q.cols - c0);
+        } else {
+            const int64_t start = g * q.group_size;
+            r0 = start / q.cols;
+            c0 = start % q.cols;
+            len = std::min(q.group_size, numel - start);
+        }
+        const float* gw = w + r0 * q.cols + c0;
+        const GroupParams p = group_params(gw, len, q.bits, q.symmetric);
+        set_group(t, g, p);
+        for (int64_t k = 0; k < len; ++k) {
+            const int64_t flat = r0 * q.cols + c0 + k;
+            set_code(t, flat / q.cols, flat % q.cols, quantize_value(gw[k], p, q.bits, q.symmetric));
+        }
+    }
+    return t;
+}
+
+Result<Tensor> quantize_rtn(const Tensor& w, const QuantSpec& spec) {
+    if (w.type != DType::F32 || !w.data) return err(w.name, ": RTN needs F32 weights, found ", dtype_name(w.type));
+    return quantize_rtn(w.name, w.f32(), w.shape, spec);
+}
+
+ErrorReport error_report(const Tensor& original, const Tensor& quantized) {
+    ErrorReport r;
+    r.name = original.name;
+    const std::vector<float> deq = qkernels::dequantize(quantized);
+    const std::vector<float> ref = qkernels::dequantize(original);
+    double e2 = 0.0, w2 = 0.0, amax = 0.0;
+    for (size_t i = 0; i < ref.size(); ++i) {
+        const double d = double(ref[i]) - double(deq[i]);
+        e2 += d * d;
+        w2 += double(ref[i]) * double(ref[i]);
+        amax = std::max(amax, std::fabs(double(ref[i])));
+        r.max_abs = std::max(r.max_abs, std::fabs(d));
+    }
+    r.frobenius = std::sqrt(e2);
+    r.relative = w2 > 0 ? r.frobenius / std::sqrt(w2) : 0.0;
+    if (quantized.quant) {
+        const QuantInfo& q = *quantized.quant;
+        if (q.symmetric) {
+            r.delta = q.bits == 8 ? amax / 127.0 : 2.0 * amax / 15.0;
+        } else {
+            for (int64_t g = 0; g < q.n_groups; ++g) r.delta = std::max(r.delta, double(get_group(quantized, g).scale));
+        }
+    }
+    r.bound = r.delta / 2.0 * std::sqrt(double(ref.size()));
+    // float32 rounding of the scale and of w/s may exceed the exact bound by a hair.
+    r.within_bound = r.frobenius <= r.bound * (1.0 + 1e-5) + 1e-12;
+    return r;
+}
+
+}  // namespace edge::quant

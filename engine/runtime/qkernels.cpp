@@ -1,0 +1,238 @@
+#include "qkernels.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+
+#include "engine/core/half.h"
+#include "kernels.h"
+#include "qkernels_impl.h"
+
+namespace edge::qkernels {
+
+using namespace detail;
+
+namespace {
+
+std::atomic<bool> g_force_portable{false};
+
+bool cpu_has_avx2() {
+#if defined(__x86_64__)
+    static const bool has = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    }();
+    return has;
+#else
+    return false;
+#endif
+}
+
+bool use_avx2() { return cpu_has_avx2() && !g_force_portable.load(std::memory_order_relaxed); }
+
+// Row-mode QI tensors whose groups are whole 32-element blocks take the integer path.
+bool integer_path(const Tensor& w) {
+    if ((w.type != DType::QI8 && w.type != DType::QI4) || !w.quant) return false;
+    const QuantInfo& q = *w.quant;
+    return q.row_mode() && (q.grouping == QGrouping::PerChannel || q.group_size % kQBlock == 0);
+}
+
+float row_dot_int(const Tensor& w, int64_t r, const ActsView& x, bool avx2) {
+    const QuantInfo& q = *w.quant;
+    const uint8_t* base = w.data.get();
+#if defined(__x86_64__)
+    if (avx2) return q.bits == 8 ? row_dot_q8_avx2(q, base, r, x) : row_dot_q4_avx2(q, base, r, x);
+#else
+    (void)avx2;
+#endif
+    return q.bits == 8 ? row_dot_q8_portable(q, base, r, x) : row_dot_q4_portable(q, base, r, x);
+}
+
+}  // namespace
+
+namespace detail {
+
+float row_dot_q8_portable(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
+    const int8_t* codes = reinterpret_cast<const int8_t*>(base + r * q.row_bytes);
+    const float* sw = reinterpret_cast<const float*>(base + q.scales_offset) + r * q.groups_per_row;
+    const int8_t* zw = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
+    float acc = 0.0f;
+    for (int64_t b = 0; b < x.blocks; ++b) {
+        int32_t s = 0;
+        const int8_t* c = codes + b * kQBlock;
+        const int8_t* xq = x.q + b * kQBlock;
+        for (int j = 0; j < kQBlock; ++j) s += int32_t(c[j]) * int32_t(xq[j]);
+        const int64_t g = block_group(q, b);
+        if (zw) s -= int32_t(zw[g]) * x.sum[b];
+        acc += sw[g] * x.scale[b] * float(s);
+    }
+    return acc;
+}
+
+float row_dot_q4_portable(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
+    const uint8_t* codes = base + r * q.row_bytes;
+    const float* sw = reinterpret_cast<const float*>(base + q.scales_offset) + r * q.groups_per_row;
+    const int8_t* zw = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
+    float acc = 0.0f;
+    for (int64_t b = 0; b < x.blocks; ++b) {
+        int32_t s = 0;
+        const uint8_t* c = codes + b * (kQBlock / 2);
+        const int8_t* xq = x.q + b * kQBlock;
+        for (int j = 0; j < kQBlock / 2; ++j)
+            s += int32_t(c[j] & 0x0f) * int32_t(xq[j]) + int32_t(c[j] >> 4) * int32_t(xq[j + kQBlock / 2]);
+        const int64_t g = block_group(q, b);
+        s -= int32_t(zw ? zw[g] : 8) * x.sum[b];
+        acc += sw[g] * x.scale[b] * float(s);
+    }
+    return acc;
+}
+
+float dot_f16_portable(const uint16_t* w, const float* x, int64_t n) {
+    float s = 0.0f;
+    for (int64_t i = 0; i < n; ++i) s += f16_to_f32(w[i]) * x[i];
+    return s;
+}
+
+float dot_bf16_portable(const uint16_t* w, const float* x, int64_t n) {
+    float s = 0.0f;
+    for (int64_t i = 0; i < n; ++i) s += bf16_to_f32(w[i]) * x[i];
+    return s;
+}
+
+void quantize_block_portable(const float* x, int64_t n, int8_t* q, float* scale, int32_t* sum) {
+    float amax = 0.0f;
+    for (int64_t i = 0; i < n; ++i) amax = std::max(amax, std::fabs(x[i]));
+    const float d = amax / 127.0f;
+    const float inv = d > 0.0f ? 1.0f / d : 0.0f;
+    int32_t s = 0;
+    for (int64_t i = 0; i < kQBlock; ++i) {
+        const int v = i < n ? int(std::nearbyint(x[i] * inv)) : 0;
+        q[i] = int8_t(std::clamp(v, -127, 127));
+        s += q[i];
+    }
+    *scale = d;
+    *sum = s;
+}
+
+}  // namespace detail
+
+const char* kernel_name() { return use_avx2() ? "avx2" : "portable"; }
+void force_portable(bool on) { g_force_portable.store(on, std::memory_order_relaxed); }
+
+bool supported(const Tensor& w) {
+    switch (w.type) {
+        case DType::F32:
+        case DType::F16:
+        case DType::BF16: return w.data != nullptr;
+        case DType::QI8:
+        case DType::QI4: return w.data != nullptr && w.quant && w.quant->rows * w.quant->cols == w.numel();
+        default: return false;
+    }
+}
+
+void dequantize_row(const Tensor& w, int64_t r, float* out) {
+    const int64_t cols = w.cols();
+    switch (w.type) {
+        case DType::F32: std::memcpy(out, w.f32() + r * cols, sizeof(float) * size_t(cols)); return;
+        case DType::F16:
+        case DType::BF16: {
+            const auto* p = reinterpret_cast<const uint16_t*>(w.data.get()) + r * cols;
+            for (int64_t c = 0; c < cols; ++c) out[c] = w.type == DType::F16 ? f16_to_f32(p[c]) : bf16_to_f32(p[c]);
+            return;
+        }
+        case DType::QI8:
+        case DType::QI4: {
+            const QuantInfo& q = *w.quant;
+            const uint8_t* base = w.data.get();
+            const float* scales = reinterpret_cast<const float*>(base + q.scales_offset);
+            for (int64_t c = 0; c < cols; ++c) {
+                const int64_t g = q.group_of(r, c);
+                out[c] = scales[g] * float(quant_code(q, base, r, c) - quant_zero(q, base, g));
+            }
+            return;
+        }
+        default: std::fill(out, out + cols, 0.0f);
+    }
+}
+
+std::vector<float> dequantize(const Tensor& w) {
+    std::vector<float> out(size_t(w.numel()));
+    const int64_t rows = w.rows(), cols = w.cols();
+    for (int64_t r = 0; r < rows; ++r) dequantize_row(w, r, out.data() + r * cols);
+    return out;
+}
+
+void quantize_acts(const float* x, int64_t n, QActs& out) {
+    out.blocks = (n + kQBlock - 1) / kQBlock;
+    out.q.resize(size_t(out.blocks * kQBlock));
+    out.scale.resize(size_t(out.blocks));
+    out.sum.resize(size_t(out.blocks));
+    for (int64_t b = 0; b < out.blocks; ++b)
+        quantize_block_portable(x + b * kQBlock, std::min(kQBlock, n - b * kQBlock), &out.q[size_t(b * kQBlock)],
+                                &out.scale[size_t(b)], &out.sum[size_t(b)]);
+}
+
+void matmul(float* out, const float* in, const Tensor& w, int n, ThreadPool& pool) {
+    const int64_t out_dim = w.rows(), in_dim = w.cols();
+    const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, in_dim));
+    constexpr int kTile = 8;
+    const bool avx2 = use_avx2();
+    if (integer_path(w)) {
+        // Every token's activations quantized once, then each weight row meets a tile of tokens
+        // while it is in cache.
+        thread_local std::vector<QActs> acts;
+        if (acts.size() < size_t(n)) acts.resize(size_t(n));
+        for (int t = 0; t < n; ++t) quantize_acts(in + int64_t(t) * in_dim, in_dim, acts[size_t(t)]);
+        std::vector<ActsView> views;
+        views.resize(size_t(n));
+        for (int t = 0; t < n; ++t)
+            views[size_t(t)] = ActsView{acts[size_t(t)].q.data(), acts[size_t(t)].scale.data(),
+                                        acts[size_t(t)].sum.data(), acts[size_t(t)].blocks};
+        pool.parallel_for(
+            out_dim,
+            [&](int64_t b, int64_t e) {
+                for (int t0 = 0; t0 < n; t0 += kTile) {
+                    const int t1 = std::min(n, t0 + kTile);
+                    for (int64_t o = b; o < e; ++o)
+                        for (int t = t0; t < t1; ++t) out[int64_t(t) * out_dim + o] = row_dot_int(w, o, views[size_t(t)], avx2);
+                }
+            },
+            grain);
+        return;
+    }
+    pool.parallel_for(
+        out_dim,
+        [&](int64_t b, int64_t e) {
+            thread_local std::vector<float> row;
+            for (int t0 = 0; t0 < n; t0 += kTile) {
+                const int t1 = std::min(n, t0 + kTile);
+                for (int64_t o = b; o < e; ++o) {
+                    const float* wr = nullptr;
+                    if (w.type == DType::F32) {
+                        wr = w.f32() + o * in_dim;
+                    } else if (w.type == DType::F16) {
+                        const auto* h = reinterpret_cast<const uint16_t*>(w.data.get()) + o * in_dim;
+                        for (int t = t0; t < t1; ++t) {
+                            const float* x = in + int64_t(t) * in_dim;
+#if defined(__x86_64__)
+                            out[int64_t(t) * out_dim + o] = avx2 ? dot_f16_avx2(h, x, in_dim) : dot_f16_portable(h, x, in_dim);
+#else
+                            out[int64_t(t) * out_dim + o] = dot_f16_portable(h, x, in_dim);
+#endif
+                        }
+                        continue;
+                    } else {
+                        row.resize(size_t(in_dim));
+                        dequantize_row(w, o, row.data());
+                        wr = row.data();
+                    }
+                    for (int t = t0; t < t1; ++t)
+                        out[int64_t(t) * out_dim + o] = kernels::dot(wr, in + int64_t(t) * in_dim, in_dim);
+                }
+            }
+        },
+        grain);
+}
+
+}  // namespace edge::qkernels

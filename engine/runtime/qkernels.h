@@ -1,0 +1,44 @@
+// CPU kernels for weights held as stored: F16, and EdgeStudio's QI8 / QI4 (quant_format.h).
+//
+// Quantized matmul never dequantizes a whole matrix. For row-mode tensors whose group size is a
+// multiple of 32 (or per channel), the activation vector is quantized once per matmul to int8 in
+// blocks of 32 (scale = max|x|/127, round half to even), and each output is a sum over 32-element
+// blocks of  s_w * s_x * (Σ code·xq − z·Σ xq)  computed with integer dot products
+// (AVX2: _mm256_maddubs_epi16 + _mm256_madd_epi16). Other layouts (flat groups, odd group sizes)
+// dequantize one row at a time into a small buffer and use the FP32 dot. The AVX2/FMA/F16C paths
+// are chosen at run time; the portable path computes the same integer sums.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "engine/core/tensor.h"
+#include "engine/core/thread_pool.h"
+
+namespace edge::qkernels {
+
+// True when the runtime can multiply by a weight tensor of this type in place.
+bool supported(const Tensor& w);
+// Dequantizes row r of a 2-D weight (F32, F16, BF16, QI8, QI4) into out[cols].
+void dequantize_row(const Tensor& w, int64_t r, float* out);
+// The whole tensor as floats (tests, quantizers; never used by the executor).
+std::vector<float> dequantize(const Tensor& w);
+
+// out[t][o] = Σ_i W[o][i] · in[t][i] for n tokens, W = w (shape [out_dim, in_dim]), parallel over
+// output rows. Works for every type supported() accepts (F32 included).
+void matmul(float* out, const float* in, const Tensor& w, int n, ThreadPool& pool);
+
+// Which kernel family the processor gets ("avx2" or "portable"); force_portable for tests.
+const char* kernel_name();
+void force_portable(bool on);
+
+// Activation quantization: n values -> ceil(n/32) blocks of 32 int8 (zero padded), one float
+// scale and one int32 code sum per block.
+struct QActs {
+    std::vector<int8_t> q;
+    std::vector<float> scale;
+    std::vector<int32_t> sum;
+    int64_t blocks = 0;
+};
+void quantize_acts(const float* x, int64_t n, QActs& out);
+
+}  // namespace edge::qkernels

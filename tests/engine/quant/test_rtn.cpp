@@ -1,0 +1,146 @@
+// RTN quantizers and layouts; the llama2.c q80 golden file.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include "engine/quant/llama2c_q80.h"
+#include "engine/quant/rtn.h"
+#include "engine/runtime/qkernels.h"
+#include "test_support.h"
+
+using namespace edge;
+using namespace edge::quant;
+
+namespace {
+
+std::vector<float> random_matrix(int64_t rows, int64_t cols, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> nd(0.0f, 0.05f);
+    std::vector<float> w(size_t(rows * cols));
+    for (auto& v : w) v = nd(rng);
+    w[3] = 0.31f;  // an outlier
+    return w;
+}
+
+// The fp32 weights of a llama2.c v0 checkpoint in the order of the v2 export (test-local reader).
+std::vector<std::vector<float>> read_llama2c_v0_in_export_order(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    int32_t h[7];
+    f.read(reinterpret_cast<char*>(h), sizeof h);
+    const int64_t D = h[0], F = h[1], L = h[2], H = h[3], KVH = h[4], V = std::abs(h[5]);
+    const int64_t kv = D / H * KVH;
+    auto read = [&](int64_t n) {
+        std::vector<float> v(static_cast<size_t>(n));
+        f.read(reinterpret_cast<char*>(v.data()), std::streamsize(n * 4));
+        return v;
+    };
+    auto split = [&](std::vector<float> all, int64_t per) {
+        std::vector<std::vector<float>> out;
+        for (int64_t l = 0; l < L; ++l) out.emplace_back(all.begin() + l * per, all.begin() + (l + 1) * per);
+        return out;
+    };
+    auto emb = read(V * D);
+    read(L * D);  // rms_att
+    auto wq = split(read(L * D * D), D * D), wk = split(read(L * kv * D), kv * D), wv = split(read(L * kv * D), kv * D),
+         wo = split(read(L * D * D), D * D);
+    read(L * D);  // rms_ffn
+    auto w1 = split(read(L * F * D), F * D), w2 = split(read(L * D * F), D * F), w3 = split(read(L * F * D), F * D);
+    std::vector<std::vector<float>> out{emb};
+    for (auto* g : {&wq, &wk, &wv, &wo, &w1, &w2, &w3})
+        for (auto& m : *g) out.push_back(m);
+    return out;
+}
+
+}  // namespace
+
+TEST(QuantRtn, ReproducesLlama2cQ80Exactly) {
+    const std::string q80 = edge::test::shared("models/stories260K/stories260K_q80.bin");
+    const std::string bin = edge::test::shared("models/stories260K/stories260K.bin");
+    EDGE_REQUIRE_SHARED(q80);
+    EDGE_REQUIRE_SHARED(bin);
+    auto golden = read_llama2c_q80(q80);
+    ASSERT_TRUE(golden.ok()) << golden.message();
+    EXPECT_EQ(golden->header.group_size, 32);
+    EXPECT_EQ(golden->header.shared_classifier, 1);
+    const auto fp32 = read_llama2c_v0_in_export_order(bin);
+    ASSERT_EQ(fp32.size(), golden->weights.size());
+    int64_t codes = 0, scales = 0;
+    for (size_t i = 0; i < fp32.size(); ++i) {
+        const Tensor& g = golden->weights[i];
+        QuantSpec spec{8, true, QGrouping::Flat, 32, QMethod::RTN};
+        auto q = quantize_rtn(g.name, fp32[i].data(), g.shape, spec);
+        ASSERT_TRUE(q.ok()) << q.message();
+        const QuantInfo& qi = *q->quant;
+        ASSERT_EQ(qi.total_bytes, g.quant->total_bytes) << g.name;
+        const size_t n = size_t(qi.rows * qi.cols);
+        EXPECT_EQ(std::memcmp(q->data.get(), g.data.get(), n), 0) << g.name << ": int8 codes differ";
+        EXPECT_EQ(std::memcmp(q->data.get() + qi.scales_offset, g.data.get() + qi.scales_offset, size_t(qi.n_groups) * 4), 0)
+            << g.name << ": scales differ";
+        codes += int64_t(n);
+        scales += qi.n_groups;
+    }
+    EXPECT_EQ(codes, 259328);  // every matrix of stories260K
+    EXPECT_EQ(scales, 259328 / 32);
+}
+
+TEST(QuantRtn, EveryLayoutRoundTripsWithinHalfAStep) {
+    const int64_t rows = 7, cols = 172;  // a ragged row length, like stories260K's ffn_down
+    const auto w = random_matrix(rows, cols, 1);
+    for (int bits : {8, 4})
+        for (bool sym : {true, false})
+            for (auto [grouping, gs] : std::vector<std::pair<QGrouping, int64_t>>{
+                     {QGrouping::PerChannel, 0}, {QGrouping::Group, 32}, {QGrouping::Group, 64},
+                     {QGrouping::Group, 128}, {QGrouping::Group, 48}, {QGrouping::Flat, 32}}) {
+                QuantSpec spec{bits, sym, grouping, gs, QMethod::RTN};
+                auto q = quantize_rtn("t", w.data(), {rows, cols}, spec);
+                ASSERT_TRUE(q.ok()) << spec_name(spec) << ": " << q.message();
+                const QuantInfo& qi = *q->quant;
+                const auto deq = qkernels::dequantize(*q);
+                for (int64_t r = 0; r < rows; ++r)
+                    for (int64_t c = 0; c < cols; ++c) {
+                        const GroupParams p = get_group(*q, qi.group_of(r, c));
+                        const float e = std::fabs(deq[size_t(r * cols + c)] - w[size_t(r * cols + c)]);
+                        ASSERT_LE(e, p.scale * 0.5f * 1.0001f + 1e-7f) << spec_name(spec) << " at " << r << "," << c;
+                    }
+                Tensor ref = Tensor::zeros_f32("t", {rows, cols});
+                std::memcpy(ref.data.get(), w.data(), w.size() * 4);
+                const ErrorReport rep = error_report(ref, *q);
+                EXPECT_TRUE(rep.within_bound) << spec_name(spec) << ": " << rep.frobenius << " > " << rep.bound;
+                EXPECT_GT(rep.frobenius, 0.0);
+            }
+}
+
+TEST(QuantRtn, Int4SymmetricUsesDeltaOf2MaxOver15) {
+    const std::vector<float> w{-1.0f, 1.0f, 0.5f, 0.0f, -0.2f, 0.9f, 0.07f, -0.66f};
+    const QuantSpec spec{4, true, QGrouping::PerChannel, 0, QMethod::RTN};
+    auto q = quantize_rtn("t", w.data(), {1, 8}, spec);
+    ASSERT_TRUE(q.ok());
+    const GroupParams p = get_group(*q, 0);
+    EXPECT_FLOAT_EQ(p.scale, 2.0f / 15.0f);
+    EXPECT_LE(quant_code(*q->quant, q->data.get(), 0, 0), 1);   // about -7.5: -8 or -7 (float rounding of Δ)
+    EXPECT_EQ(quant_code(*q->quant, q->data.get(), 0, 1), 15);  // +7.5 -> 8, clamped to 7
+    EXPECT_EQ(quant_code(*q->quant, q->data.get(), 0, 3), 8);   // zero is exact
+    Tensor ref = Tensor::zeros_f32("t", {1, 8});
+    std::memcpy(ref.data.get(), w.data(), 32);
+    const ErrorReport rep = error_report(ref, *q);
+    EXPECT_NEAR(rep.delta, 2.0 / 15.0, 1e-7);
+    EXPECT_TRUE(rep.within_bound);
+}
+
+TEST(QuantRtn, RefusesImpossibleSettingsAndNonFiniteWeights) {
+    auto w = random_matrix(4, 172, 2);
+    auto big = quantize_rtn("blk.0.ffn_down.weight", w.data(), {4, 172}, QuantSpec{4, true, QGrouping::Group, 256, QMethod::RTN});
+    ASSERT_FALSE(big.ok());
+    EXPECT_NE(big.message().find("blk.0.ffn_down.weight"), std::string::npos);
+    EXPECT_NE(big.message().find("larger than a row"), std::string::npos);
+    auto bits = quantize_rtn("x", w.data(), {4, 172}, QuantSpec{3, true, QGrouping::Group, 32, QMethod::RTN});
+    EXPECT_FALSE(bits.ok());
+    w[200] = std::nanf("");
+    auto nan = quantize_rtn("blk.1.attn_q.weight", w.data(), {4, 172}, QuantSpec{});
+    ASSERT_FALSE(nan.ok());
+    EXPECT_NE(nan.message().find("blk.1.attn_q.weight"), std::string::npos);
+    EXPECT_NE(nan.message().find("row 1"), std::string::npos);
+}
