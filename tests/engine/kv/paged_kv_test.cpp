@@ -1,0 +1,193 @@
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <vector>
+
+#include "engine/kv/paged_kv.h"
+#include "engine/kv/waste.h"
+
+using namespace edge::kv;
+
+namespace {
+
+constexpr KvShape kShape{2, 2, 4, 16};  // 2 layers, kv_dim 8, blocks of 16
+
+PagedKv make(int64_t blocks, bool data = true) {
+    auto kv = PagedKv::create(KvConfig{kShape, blocks, data});
+    EXPECT_TRUE(kv.ok()) << (kv.ok() ? "" : kv.message());
+    return std::move(kv.value());
+}
+
+// rows [token][layer][kv_dim] with value = seq * 1e4 + pos * 10 + layer (+0.5 for V)
+struct Rows {
+    std::vector<int32_t> tokens;
+    std::vector<float> k, v;
+};
+Rows rows(int seq, int from, int n, int token_base = 0) {
+    Rows r;
+    const int kvd = kShape.kv_dim();
+    for (int i = 0; i < n; ++i) {
+        r.tokens.push_back(token_base + from + i);
+        for (int l = 0; l < kShape.n_layers; ++l)
+            for (int j = 0; j < kvd; ++j) {
+                r.k.push_back(float(seq * 10000 + (from + i) * 10 + l));
+                r.v.push_back(float(seq * 10000 + (from + i) * 10 + l) + 0.5f);
+            }
+    }
+    return r;
+}
+edge::Result<KvApplied> append(PagedKv& kv, SeqId s, const Rows& r) {
+    return kv.apply(op::Append{s, r.tokens, r.k.data(), r.v.data()});
+}
+
+}  // namespace
+
+TEST(PagedKv, BadConfigurationIsAClearError) {
+    auto zero_block = PagedKv::create(KvConfig{KvShape{2, 2, 4, 0}, 8});
+    ASSERT_FALSE(zero_block.ok());
+    EXPECT_NE(zero_block.message().find("block size"), std::string::npos) << zero_block.message();
+    auto zero_budget = PagedKv::create(KvConfig{kShape, 0});
+    ASSERT_FALSE(zero_budget.ok());
+    EXPECT_NE(zero_budget.message().find("at least one block"), std::string::npos) << zero_budget.message();
+    auto absurd = PagedKv::create(KvConfig{kShape, int64_t(1) << 40});
+    ASSERT_FALSE(absurd.ok());
+    EXPECT_NE(absurd.message().find("absurd"), std::string::npos) << absurd.message();
+    auto absurd_bytes = PagedKv::create(KvConfig{KvShape{4096, 64, 128, 16}, 1 << 20});
+    ASSERT_FALSE(absurd_bytes.ok());
+    EXPECT_FALSE(PagedKv::create(KvConfig{KvShape{0, 2, 4, 16}, 8}).ok());
+    EXPECT_FALSE(PagedKv::create(KvConfig{KvShape{2, -1, 4, 16}, 8}).ok());
+}
+
+TEST(PagedKv, AppendThenReadRowsThroughTheBlockTable) {
+    PagedKv kv = make(8);
+    ASSERT_TRUE(append(kv, 1, rows(1, 0, 37)).ok());
+    EXPECT_EQ(kv.seq_len(1), 37);
+    EXPECT_EQ(kv.block_table(1).size(), 3u);
+    for (int pos = 0; pos < 37; ++pos)
+        for (int l = 0; l < 2; ++l) {
+            EXPECT_EQ(kv.key_row(1, l, pos)[3], float(10000 + pos * 10 + l));
+            EXPECT_EQ(kv.value_row(1, l, pos)[0], float(10000 + pos * 10 + l) + 0.5f);
+        }
+    EXPECT_EQ(kv.key_row(1, 0, 37), nullptr);
+    EXPECT_TRUE(kv.check().ok());
+}
+
+TEST(PagedKv, NoLeakAfterManySequences) {
+    PagedKv kv = make(64, false);
+    for (int round = 0; round < 5; ++round) {
+        for (SeqId s = 0; s < 8; ++s) {
+            Rows r = rows(s, 0, 17 + 13 * s, 1000 * s + round * 100000);
+            ASSERT_TRUE(kv.apply(op::Append{s, r.tokens}).ok());
+        }
+        ASSERT_TRUE(kv.check().ok()) << kv.check().message();
+        for (SeqId s = 0; s < 8; ++s) ASSERT_TRUE(kv.apply(op::Remove{s}).ok());
+        EXPECT_EQ(kv.free_blocks(), 64);
+        ASSERT_TRUE(kv.check().ok());
+    }
+}
+
+TEST(PagedKv, ForkSharesBlocksAndCopiesOnWrite) {
+    PagedKv kv = make(8);
+    ASSERT_TRUE(append(kv, 1, rows(1, 0, 20)).ok());
+    ASSERT_TRUE(kv.apply(op::Fork{1, 2}).ok());
+    const auto t1 = kv.block_table(1);
+    EXPECT_EQ(kv.refcount(t1[0]), 2);
+    EXPECT_EQ(kv.refcount(t1[1]), 2);
+    EXPECT_EQ(kv.free_blocks(), 6);
+    // seq 2 diverges inside the shared partial block: that block is copied, the full one is not
+    auto a = append(kv, 2, rows(2, 20, 3));
+    ASSERT_TRUE(a.ok()) << a.message();
+    EXPECT_EQ(a->cow_copies, 1);
+    EXPECT_EQ(kv.block_table(2)[0], kv.block_table(1)[0]);
+    EXPECT_NE(kv.block_table(2)[1], kv.block_table(1)[1]);
+    EXPECT_EQ(kv.refcount(kv.block_table(1)[0]), 2);
+    EXPECT_EQ(kv.refcount(kv.block_table(1)[1]), 1);
+    EXPECT_EQ(kv.seq_len(1), 20);
+    EXPECT_EQ(kv.seq_len(2), 23);
+    for (int pos = 0; pos < 20; ++pos) EXPECT_EQ(kv.key_row(2, 1, pos)[0], float(10000 + pos * 10 + 1));  // seq 1's rows
+    EXPECT_EQ(kv.key_row(2, 0, 21)[0], float(20000 + 210));
+    // seq 1 now owns its partial block alone: appending writes in place, no copy
+    auto b = append(kv, 1, rows(1, 20, 2));
+    ASSERT_TRUE(b.ok());
+    EXPECT_EQ(b->cow_copies, 0);
+    EXPECT_EQ(kv.key_row(1, 0, 20)[0], float(10000 + 200));
+    EXPECT_TRUE(kv.check().ok()) << kv.check().message();
+    ASSERT_TRUE(kv.apply(op::Remove{1}).ok());
+    ASSERT_TRUE(kv.apply(op::Remove{2}).ok());
+    EXPECT_EQ(kv.free_blocks(), 8);
+}
+
+TEST(PagedKv, PrefixSharingByContentHash) {
+    PagedKv kv = make(16);
+    Rows sys = rows(1, 0, 50);  // 3 full blocks + 2 tokens
+    ASSERT_TRUE(append(kv, 1, sys).ok());
+    const int64_t used_one = 16 - kv.free_blocks();
+    auto at = kv.apply(op::AttachPrefix{2, sys.tokens});
+    ASSERT_TRUE(at.ok());
+    EXPECT_EQ(at->tokens_shared, 48);
+    EXPECT_EQ(16 - kv.free_blocks(), used_one);  // attaching allocates nothing
+    Rows rest = rows(1, 48, 2);
+    ASSERT_TRUE(append(kv, 2, rest).ok());
+    EXPECT_EQ(kv.key_row(2, 1, 47)[0], kv.key_row(1, 1, 47)[0]);
+    EXPECT_EQ(kv.refcount(kv.block_table(1)[2]), 2);
+    // a different token in block 1 breaks the chain from there on
+    Rows other = sys;
+    other.tokens[20] = -5;
+    auto at3 = kv.apply(op::AttachPrefix{3, other.tokens});
+    ASSERT_TRUE(at3.ok());
+    EXPECT_EQ(at3->tokens_shared, 16);
+    // blocks that fill up with the same content after the same prefix are deduplicated
+    PagedKv kv2 = make(16);
+    ASSERT_TRUE(append(kv2, 1, sys).ok());
+    auto dup = append(kv2, 2, sys);
+    ASSERT_TRUE(dup.ok());
+    EXPECT_EQ(dup->dedup_hits, 3);
+    EXPECT_EQ(16 - kv2.free_blocks(), 3 + 2);  // 3 shared full blocks, 2 private partial ones
+    EXPECT_TRUE(kv.check().ok());
+    EXPECT_TRUE(kv2.check().ok());
+    ASSERT_TRUE(kv2.apply(op::Remove{1}).ok());
+    EXPECT_EQ(kv2.seq_len(2), 50);
+    EXPECT_EQ(kv2.key_row(2, 0, 49)[0], float(10000 + 490));
+    ASSERT_TRUE(kv2.apply(op::Remove{2}).ok());
+    EXPECT_EQ(kv2.free_blocks(), 16);
+    EXPECT_TRUE(kv2.check().ok());
+}
+
+TEST(PagedKv, FailedApplyLeavesTheCacheUnchanged) {
+    PagedKv kv = make(3);
+    ASSERT_TRUE(append(kv, 1, rows(1, 0, 40)).ok());
+    const KvUsage before = kv.usage();
+    auto r = append(kv, 1, rows(1, 40, 20));
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.message().find("budget exhausted"), std::string::npos) << r.message();
+    EXPECT_EQ(kv.usage().blocks_used, before.blocks_used);
+    EXPECT_EQ(kv.seq_len(1), 40);
+    EXPECT_TRUE(kv.check().ok());
+    EXPECT_FALSE(kv.apply(op::Remove{9}).ok());
+    EXPECT_FALSE(kv.apply(op::Fork{9, 10}).ok());
+    EXPECT_FALSE(kv.apply(op::Fork{1, 1}).ok());
+    Rows k_only = rows(2, 0, 1);
+    EXPECT_FALSE(kv.apply(op::Append{2, k_only.tokens, k_only.k.data(), nullptr}).ok());
+    EXPECT_FALSE(kv.apply(op::AttachPrefix{1, k_only.tokens}).ok());
+    EXPECT_TRUE(kv.check().ok());
+}
+
+TEST(PagedKvWaste, MixedWorkloadUnderFourPercent) {
+    auto w = measure_waste(KvShape{22, 4, 64, 16}, MixedWorkload{});
+    ASSERT_TRUE(w.ok()) << w.message();
+    EXPECT_LT(w->paged_waste, 0.04);
+    EXPECT_GT(w->contiguous_waste, 0.3);
+    EXPECT_LT(w->paged_peak_bytes, w->contiguous_peak_bytes);
+    MixedWorkload bad;
+    bad.prompt_min = 0;
+    EXPECT_FALSE(measure_waste(KvShape{22, 4, 64, 16}, bad).ok());
+    EXPECT_FALSE(measure_waste(KvShape{22, 4, 64, 0}, MixedWorkload{}).ok());
+}
+
+TEST(PagedKvWaste, PrefixSharingSavesMemory) {
+    auto s = measure_prefix_sharing(kShape, 32, 512, 64, 3);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(s->blocks_unshared, 32 * 36);
+    EXPECT_EQ(s->blocks_shared, 32 + 32 * 4);
+    EXPECT_GT(s->saving(), 0.8);
+}
