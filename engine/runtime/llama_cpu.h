@@ -34,6 +34,10 @@ public:
     int max_seq() const { return max_seq_; }
     int threads() const { return pool_.size(); }
     size_t kv_cache_bytes() const;
+    // Read-only views of the contiguous KV cache of one layer, [max_seq][kv_dim] (positions not yet
+    // run hold zeros); engine/kv captures K/V through these.
+    const float* key_cache(int layer) const { return key_cache_.data() + size_t(layer) * size_t(max_seq_) * size_t(cfg_.kv_dim()); }
+    const float* value_cache(int layer) const { return value_cache_.data() + size_t(layer) * size_t(max_seq_) * size_t(cfg_.kv_dim()); }
 
     // Calibration (engine/quant): called with the input of every linear layer just before it
     // runs: n tokens x in_dim floats. block is the decoder block (-1 for the output head), kind
