@@ -20,6 +20,7 @@ struct Header {
     int32_t dim = 0, hidden = 0, layers = 0, heads = 0, kv_heads = 0, vocab = 0, seq = 0;
     bool shared = true;
     int version = 0;
+    int group = 0;          // v2: int8 group size over each flattened tensor
     size_t weights_at = 0;  // byte offset of the first tensor
 };
 
@@ -64,6 +65,7 @@ struct Part {
     std::vector<int64_t> shape;
     int count;                 // layers (1 for global tensors); 0 = skipped (RoPE tables)
     int64_t skip_floats = 0;   // for skipped parts
+    bool q8 = false;           // v2: int8 values, then one f32 scale per group
 };
 
 std::vector<Part> layout(const Header& h) {
@@ -86,7 +88,7 @@ std::vector<Part> layout(const Header& h) {
         add("output_norm.weight", {D}, 1);
         p.push_back({"freq_cis_real", {}, 0, int64_t(h.seq) * hs / 2});
         p.push_back({"freq_cis_imag", {}, 0, int64_t(h.seq) * hs / 2});
-    } else {  // version 1: norms first, then the matrices, no RoPE tables
+    } else {  // versions 1 and 2: norms first, then the matrices, no RoPE tables
         add("blk.%.attn_norm.weight", {D}, n);
         add("blk.%.ffn_norm.weight", {D}, n);
         add("output_norm.weight", {D}, 1);
@@ -100,6 +102,8 @@ std::vector<Part> layout(const Header& h) {
         add("blk.%.ffn_up.weight", {F, D}, n);
     }
     if (!h.shared) add("output.weight", {V, D}, 1);
+    if (h.version == 2)
+        for (Part& part : p) part.q8 = part.shape.size() == 2;
     return p;
 }
 
@@ -111,9 +115,12 @@ int64_t numel(const std::vector<int64_t>& s) {
 
 // Exact file size the header implies (dimensions are bounded by implausible(), so no overflow).
 uint64_t expected_size(const Header& h) {
-    uint64_t floats = 0;
-    for (const Part& p : layout(h)) floats += p.count ? uint64_t(numel(p.shape)) * uint64_t(p.count) : uint64_t(p.skip_floats);
-    return h.weights_at + floats * 4;
+    uint64_t bytes = 0;
+    for (const Part& p : layout(h)) {
+        const uint64_t n = p.count ? uint64_t(numel(p.shape)) * uint64_t(p.count) : uint64_t(p.skip_floats);
+        bytes += p.q8 ? n + 4 * (n / uint64_t(h.group)) : 4 * n;
+    }
+    return h.weights_at + bytes;
 }
 
 std::string layer_name(const std::string& pattern, int l) {
@@ -151,16 +158,19 @@ Result<Model> load_llama2c_model(const std::string& path, const std::string& tok
     Header h;
     if (size >= 8 && rd_i32(d) == int32_t(kLlama2cMagic)) {
         const int32_t version = rd_i32(d + 4);
-        if (version == 2)
-            return err(path, ": llama2.c version 2 (int8, Q8_0-style groups) checkpoints are not supported yet; "
-                             "export it as fp32 (llama2.c export.py --version 0 or 1) or use a GGUF file");
-        if (version != 1) return err(path, ": unknown llama2.c checkpoint version ", version, " (supported: 0, 1)");
+        if (version != 1 && version != 2)
+            return err(path, ": unknown llama2.c checkpoint version ", version, " (supported: 0, 1, 2)");
         if (size < 256) return err(path, ": truncated llama2.c v1 header (", size, " bytes, expected 256)");
         h = read_legacy(d + 8);
         h.vocab = std::abs(rd_i32(d + 28));
         h.shared = d[36] != 0;
-        h.version = 1;
+        h.version = version;
         h.weights_at = 256;
+        if (version == 2) {
+            h.group = rd_i32(d + 37);  // packed right after the shared-classifier byte
+            if (h.group <= 0 || h.group > (1 << 20))
+                return err(path, ": llama2.c v2 group size ", h.group, " is invalid");
+        }
     } else {
         if (size < 28) return err(path, ": too short for a llama2.c checkpoint (", size, " bytes; header is 28)");
         h = read_legacy(d);
@@ -169,6 +179,11 @@ Result<Model> load_llama2c_model(const std::string& path, const std::string& tok
         return err(path, ": not a valid llama2.c checkpoint: ", why, " (dim ", h.dim, ", hidden_dim ", h.hidden,
                    ", n_layers ", h.layers, ", n_heads ", h.heads, ", n_kv_heads ", h.kv_heads, ", vocab_size ",
                    h.vocab, ", seq_len ", h.seq, ")");
+    if (h.version == 2)
+        for (const Part& p : layout(h))
+            if (p.q8 && numel(p.shape) % h.group)
+                return err(path, ": llama2.c v2 tensor ", layer_name(p.name, 0), " ", numel(p.shape),
+                           " elements is not a multiple of the group size ", h.group);
     const uint64_t want = expected_size(h);
     if (want != size)
         return err(path, ": llama2.c header (dim ", h.dim, ", hidden_dim ", h.hidden, ", n_layers ", h.layers,
@@ -205,7 +220,22 @@ Result<Model> load_llama2c_model(const std::string& path, const std::string& tok
             continue;
         }
         const size_t bytes = size_t(numel(p.shape)) * 4;
-        for (int l = 0; l < p.count; ++l) {
+        for (int l = 0; l < p.count && p.q8; ++l) {  // v2: int8 then one scale per group, dequantized
+            const int64_t n = numel(p.shape);
+            Tensor t = Tensor::alloc(layer_name(p.name, l), DType::F32, p.shape);
+            t.source_type = DType::I8;
+            const int8_t* q = reinterpret_cast<const int8_t*>(d + off);
+            const uint8_t* scales = d + off + size_t(n);
+            float* w = t.f32_mut();
+            for (int64_t g = 0; g < n / h.group; ++g) {
+                float sc;
+                std::memcpy(&sc, scales + 4 * g, 4);
+                for (int64_t i = g * h.group; i < (g + 1) * h.group; ++i) w[i] = float(q[i]) * sc;
+            }
+            off += size_t(n) + 4 * size_t(n / h.group);
+            m.tensors.push_back(std::move(t));
+        }
+        for (int l = 0; l < p.count && !p.q8; ++l) {
             Tensor t;
             t.name = layer_name(p.name, l);
             t.type = t.source_type = DType::F32;
@@ -228,7 +258,9 @@ Result<Model> load_llama2c_model(const std::string& path, const std::string& tok
     }
 
     m.metadata = {
-        {"format", h.version == 0 ? "llama2.c v0 (legacy fp32)" : "llama2.c v1 (fp32)"},
+        {"format", h.version == 0   ? "llama2.c v0 (legacy fp32)"
+                   : h.version == 1 ? "llama2.c v1 (fp32)"
+                                    : "llama2.c v2 (int8, group " + std::to_string(h.group) + ", dequantized to F32)"},
         {"dim", std::to_string(h.dim)},
         {"hidden_dim", std::to_string(h.hidden)},
         {"n_layers", std::to_string(h.layers)},

@@ -3,7 +3,9 @@
 //       vocab_size < 0 = separate classifier; fp32 tensors in llama2.c order, then the RoPE
 //       tables freq_cis_real/imag (skipped).
 //   v1/v2: 256-byte header starting with the uint32 magic 0x616b3432 and an int32 version;
-//       v1 = fp32 (norms first), v2 = int8 groups (not supported yet).
+//       v1 = fp32 (norms first); v2 = norms in fp32, then each matrix as int8 values followed by
+//       one f32 scale per group (group size: int32 at byte 37) over the flattened tensor; the
+//       importer dequantizes v2 to F32 (source_type I8).
 #pragma once
 #include <cstddef>
 #include <cstdint>

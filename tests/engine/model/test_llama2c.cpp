@@ -2,6 +2,8 @@
 // here, and bad inputs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -176,13 +178,44 @@ TEST(Llama2c, BadFilesGetClearErrors) {
     expect("v9.bin", v9, {"version 9"});
 }
 
-TEST(Llama2c, Version2Int8IsRefusedClearly) {
+TEST(Llama2c, Version2Int8DequantizesWithinHalfAStep) {
     const std::string q80 = test::shared(kDir + "stories260K_q80.bin");
+    const std::string gguf = test::shared(kDir + "stories260K.gguf");
     EDGE_REQUIRE_SHARED(q80);
-    auto r = load_model(q80);
-    ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.message().find(q80), std::string::npos) << r.message();
-    EXPECT_NE(r.message().find("version 2"), std::string::npos) << r.message();
+    EDGE_REQUIRE_SHARED(gguf);
+    auto ref = load_gguf_model(gguf);
+    ASSERT_TRUE(ref.ok()) << ref.message();
+    auto m = load_model(q80);
+    ASSERT_TRUE(m.ok()) << m.message();
+    EXPECT_FALSE(m->tokenizer.empty());  // tok512.bin beside it
+    EXPECT_EQ(m->config.dim, 64);
+    EXPECT_TRUE(m->config.tied_embeddings);
+    for (const Tensor& t : m->tensors) {
+        const Tensor* r = ref->find(t.name);
+        ASSERT_NE(r, nullptr) << t.name;
+        ASSERT_EQ(r->shape, t.shape) << t.name;
+        if (t.shape.size() == 1) {  // norms stay fp32
+            EXPECT_EQ(t.source_type, DType::F32) << t.name;
+            for (int64_t i = 0; i < t.numel(); ++i) ASSERT_EQ(t.f32()[i], r->f32()[i]) << t.name;
+            continue;
+        }
+        EXPECT_EQ(t.source_type, DType::I8) << t.name;
+        // Groups of 32 over the flattened tensor, scale = max|w| / 127: error <= scale / 2.
+        for (int64_t g = 0; g < t.numel() / 32; ++g) {
+            float mx = 0;
+            for (int64_t i = g * 32; i < g * 32 + 32; ++i) mx = std::max(mx, std::fabs(r->f32()[i]));
+            for (int64_t i = g * 32; i < g * 32 + 32; ++i)
+                ASSERT_LE(std::fabs(t.f32()[i] - r->f32()[i]), mx / 127.0f * 0.5f * 1.001f + 1e-12f)
+                    << t.name << "[" << i << "]";
+        }
+    }
+    const auto dir = test::temp_dir("l2c");
+    std::vector<char> cut = slurp(q80);
+    cut.resize(cut.size() - 32);
+    spit(dir / "q80cut.bin", cut);
+    auto bad = load_model((dir / "q80cut.bin").string());
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.message().find("truncated"), std::string::npos) << bad.message();
 }
 
 }  // namespace
