@@ -171,21 +171,20 @@ Result<TensorInfo> read_tensor_info(Cursor& c, uint64_t index, const std::string
     if (!nd.ok()) return nd.error();
     if (*nd > kMaxDims)
         return err(name, ": ", tn, " has ", *nd, " dimensions (at most ", kMaxDims, " are allowed)");
-    uint64_t n = 1;
-    bool overflow = false;
+    // The product of the non-zero dimensions must fit an int64 (Tensor::numel multiplies in any
+    // order); a zero dimension makes the tensor empty.
+    uint64_t nonzero = 1;
+    bool overflow = false, empty = false;
     for (uint32_t d = 0; d < *nd; ++d) {
         auto e = c.scalar<uint64_t>(tn + " dimension " + std::to_string(d));
         if (!e.ok()) return e.error();
-        if (*e > uint64_t(INT64_MAX))
-            return err(name, ": ", tn, " dimension ", d, " is ", *e, ", which is absurd");
         t.ne.push_back(*e);
-        if (!overflow && mul_overflows(n, *e, &n)) overflow = true;
+        if (*e == 0) empty = true;
+        else if (mul_overflows(nonzero, *e, &nonzero) || nonzero > uint64_t(INT64_MAX)) overflow = true;
     }
-    // A zero dimension makes the product zero whatever overflowed before it.
-    for (uint64_t e : t.ne)
-        if (e == 0) overflow = false, n = 0;
     if (overflow)
         return err(name, ": ", tn, " dimensions ", dims_str(t.ne), " overflow a 64-bit element count");
+    const uint64_t n = empty ? 0 : nonzero;
     auto ty = c.scalar<uint32_t>(tn + " type");
     if (!ty.ok()) return ty.error();
     const GgmlType* gt = ggml_type(*ty);
