@@ -12,6 +12,7 @@
 #include "engine/model/gguf_writer.h"
 #include "engine/model/loader.h"
 #include "engine/model/synth.h"
+#include "engine/tokenizer/tokenizer.h"
 #include "test_support.h"
 
 namespace edge {
@@ -172,6 +173,15 @@ TEST(GgufSynth, RoundTripsThroughTheImporter) {
         have.insert(p);
     }
     EXPECT_EQ(tok.tokens.size(), 2000u);
+
+    // The embedded tokenizer is usable: text round-trips, common words become single pieces.
+    auto t = make_tokenizer(synth_tokenizer(32000));
+    ASSERT_TRUE(t.ok()) << t.message();
+    const std::string text = "Once upon a time, there was a little girl named Lily. \xe4\xbd\xa0!";
+    const auto ids = (*t)->encode(text, true);
+    EXPECT_EQ(ids.front(), 1);
+    EXPECT_LT(ids.size(), text.size() / 2);
+    EXPECT_EQ((*t)->decode(ids), text);
 }
 
 TEST(GgufSynth, TiedModelAndExportRoundTrip) {
