@@ -1,0 +1,261 @@
+#include "edgeq.h"
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "engine/core/mapped_file.h"
+
+namespace edge {
+
+namespace {
+
+using nlohmann::json;
+
+std::optional<DType> dtype_from_name(const std::string& s) {
+    for (int i = 0; i <= int(DType::QI4); ++i)
+        if (s == dtype_name(DType(i))) return DType(i);
+    return std::nullopt;
+}
+
+void put_strings(std::string& out, const std::vector<std::string>& v) {
+    for (const std::string& s : v) {
+        const uint32_t n = uint32_t(s.size());
+        out.append(reinterpret_cast<const char*>(&n), 4);
+        out += s;
+    }
+}
+
+json config_json(const LlamaConfig& c) {
+    return json{{"dim", c.dim},
+                {"hidden_dim", c.hidden_dim},
+                {"n_layers", c.n_layers},
+                {"n_heads", c.n_heads},
+                {"n_kv_heads", c.n_kv_heads},
+                {"head_dim", c.head_dim},
+                {"vocab_size", c.vocab_size},
+                {"context_length", c.context_length},
+                {"rope_dim", c.rope_dim},
+                {"rope_theta", c.rope_theta},
+                {"norm_eps", c.norm_eps},
+                {"tied_embeddings", c.tied_embeddings}};
+}
+
+}  // namespace
+
+bool is_edgeq(const uint8_t* head, size_t n) { return n >= 8 && std::memcmp(head, kEdgeqMagic, 8) == 0; }
+
+Status save_edgeq(const Model& m, const std::string& path, Progress* progress) {
+    try {
+        json meta;
+        meta["architecture"] = m.architecture;
+        meta["name"] = m.name;
+        meta["source_format"] = m.source_format;
+        meta["config"] = config_json(m.config);
+        json md = json::array();
+        for (const auto& [k, v] : m.metadata) md.push_back({k, v});
+        meta["metadata"] = md;
+        const TokenizerSpec& t = m.tokenizer;
+        meta["tokenizer"] = {{"model", t.model},       {"pre", t.pre},         {"scores", t.scores},
+                             {"token_types", t.token_types}, {"n_tokens", t.tokens.size()},
+                             {"n_merges", t.merges.size()},  {"bos_id", t.bos_id},   {"eos_id", t.eos_id},
+                             {"unk_id", t.unk_id},       {"pad_id", t.pad_id},   {"add_bos", t.add_bos},
+                             {"add_space_prefix", t.add_space_prefix}, {"hf_json", t.hf_json}};
+        json tensors = json::array();
+        uint64_t off = 0;
+        for (const Tensor& x : m.tensors) {
+            if (!x.data) return err(path, ": tensor '", x.name, "' has no data to save");
+            json e{{"name", x.name}, {"type", dtype_name(x.type)}, {"source_type", dtype_name(x.source_type)},
+                   {"shape", x.shape}, {"offset", off}, {"nbytes", x.nbytes}};
+            if (x.quant)
+                e["quant"] = {{"bits", x.quant->bits},
+                              {"symmetric", x.quant->symmetric},
+                              {"grouping", int(x.quant->grouping)},
+                              {"group_size", x.quant->group_size},
+                              {"method", int(x.quant->method)}};
+            tensors.push_back(e);
+            off = quant_align64(off + x.nbytes);
+        }
+        meta["tensors"] = tensors;
+        const std::string meta_s = meta.dump(-1, ' ', false, json::error_handler_t::replace);
+        std::string strings;
+        put_strings(strings, t.tokens);
+        put_strings(strings, t.merges);
+
+        EdgeqHeader h{};
+        std::memcpy(h.magic, kEdgeqMagic, 8);
+        h.version = kEdgeqVersion;
+        h.header_bytes = sizeof h;
+        h.meta_offset = sizeof h;
+        h.meta_bytes = meta_s.size();
+        h.strings_offset = h.meta_offset + h.meta_bytes;
+        h.strings_bytes = strings.size();
+        h.data_offset = quant_align64(h.strings_offset + h.strings_bytes);
+        h.data_bytes = off;
+
+        // Written beside the target and renamed over it, so a failed save never loses a file.
+        const std::string tmp = path + ".partial";
+        {
+            std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+            if (!f) return err(path, ": cannot open for writing");
+            f.write(reinterpret_cast<const char*>(&h), sizeof h);
+            f.write(meta_s.data(), std::streamsize(meta_s.size()));
+            f.write(strings.data(), std::streamsize(strings.size()));
+            const std::string zeros(64, '\0');
+            f.write(zeros.data(), std::streamsize(h.data_offset - h.strings_offset - h.strings_bytes));
+            uint64_t pos = 0;
+            for (size_t i = 0; i < m.tensors.size(); ++i) {
+                const Tensor& x = m.tensors[i];
+                f.write(reinterpret_cast<const char*>(x.data.get()), std::streamsize(x.nbytes));
+                pos += x.nbytes;
+                const uint64_t next = quant_align64(pos);
+                f.write(zeros.data(), std::streamsize(next - pos));
+                pos = next;
+                report(progress, double(i + 1) / double(m.tensors.size()), "writing tensors");
+            }
+            if (!f) return err(path, ": write failed (disk full?)");
+        }
+        std::error_code ec;
+        std::filesystem::rename(tmp, path, ec);
+        if (ec) return err(path, ": cannot move the written file into place: ", ec.message());
+        return {};
+    } catch (const std::exception& e) {
+        return err(path, ": cannot save: ", e.what());
+    }
+}
+
+Result<Model> load_edgeq_model(const std::string& path, Progress* progress) {
+    auto mf = MappedFile::open(path);
+    if (!mf.ok()) return mf.error();
+    const std::shared_ptr<MappedFile> map = *mf;
+    const uint8_t* p = map->data();
+    const uint64_t size = map->size();
+    EdgeqHeader h{};
+    if (size < sizeof h || !is_edgeq(p, size)) return err(path, ": not an EdgeStudio quantized model (.edgeq)");
+    std::memcpy(&h, p, sizeof h);
+    if (h.version != kEdgeqVersion) return err(path, ": .edgeq version ", h.version, " is not supported (expected 1)");
+    auto in_file = [&](uint64_t o, uint64_t n) { return o <= size && n <= size - o; };
+    if (!in_file(h.meta_offset, h.meta_bytes) || !in_file(h.strings_offset, h.strings_bytes) ||
+        !in_file(h.data_offset, h.data_bytes) || h.data_offset % 64 != 0)
+        return err(path, ": section offsets run past the end of the file (", size, " bytes): truncated?");
+    try {
+        const json meta = json::parse(p + h.meta_offset, p + h.meta_offset + h.meta_bytes, nullptr, false);
+        if (meta.is_discarded() || !meta.is_object()) return err(path, ": the metadata section is not valid JSON");
+        Model m;
+        m.source_path = path;
+        m.source_format = "edgeq";
+        m.architecture = meta.value("architecture", "llama");
+        m.name = meta.value("name", "");
+        const json& c = meta.at("config");
+        LlamaConfig& cfg = m.config;
+        cfg.dim = c.at("dim");
+        cfg.hidden_dim = c.at("hidden_dim");
+        cfg.n_layers = c.at("n_layers");
+        cfg.n_heads = c.at("n_heads");
+        cfg.n_kv_heads = c.at("n_kv_heads");
+        cfg.head_dim = c.at("head_dim");
+        cfg.vocab_size = c.at("vocab_size");
+        cfg.context_length = c.at("context_length");
+        cfg.rope_dim = c.at("rope_dim");
+        cfg.rope_theta = c.at("rope_theta");
+        cfg.norm_eps = c.at("norm_eps");
+        cfg.tied_embeddings = c.at("tied_embeddings");
+        for (const json& kv : meta.at("metadata")) m.metadata.emplace_back(kv.at(0), kv.at(1));
+        m.metadata.emplace_back("edgeq.source_format", meta.value("source_format", ""));
+
+        const json& t = meta.at("tokenizer");
+        TokenizerSpec& tok = m.tokenizer;
+        tok.model = t.at("model");
+        tok.pre = t.at("pre");
+        tok.scores = t.at("scores").get<std::vector<float>>();
+        tok.token_types = t.at("token_types").get<std::vector<int32_t>>();
+        tok.bos_id = t.at("bos_id");
+        tok.eos_id = t.at("eos_id");
+        tok.unk_id = t.at("unk_id");
+        tok.pad_id = t.at("pad_id");
+        tok.add_bos = t.at("add_bos");
+        tok.add_space_prefix = t.at("add_space_prefix");
+        tok.hf_json = t.at("hf_json");
+        tok.source = path;
+        const uint64_t n_tokens = t.at("n_tokens"), n_merges = t.at("n_merges");
+        uint64_t so = h.strings_offset;
+        const uint64_t send = h.strings_offset + h.strings_bytes;
+        auto get_strings = [&](uint64_t n, std::vector<std::string>& out) -> Status {
+            if (n > h.strings_bytes / 4) return err(path, ": tokenizer string count ", n, " is absurd");
+            out.reserve(size_t(n));
+            for (uint64_t i = 0; i < n; ++i) {
+                uint32_t len = 0;
+                if (send - so < 4) return err(path, ": tokenizer strings truncated at string ", i);
+                std::memcpy(&len, p + so, 4);
+                so += 4;
+                if (send - so < len) return err(path, ": tokenizer string ", i, " runs past its section");
+                out.emplace_back(reinterpret_cast<const char*>(p + so), len);
+                so += len;
+            }
+            return {};
+        };
+        EDGE_TRY(get_strings(n_tokens, tok.tokens));
+        EDGE_TRY(get_strings(n_merges, tok.merges));
+
+        const json& tensors = meta.at("tensors");
+        size_t i = 0;
+        for (const json& e : tensors) {
+            Tensor x;
+            x.name = e.at("name");
+            const auto type = dtype_from_name(e.at("type"));
+            const auto src = dtype_from_name(e.value("source_type", "F32"));
+            if (!type) return err(path, ": tensor '", x.name, "' has unknown type ", e.at("type").dump());
+            x.type = *type;
+            x.source_type = src.value_or(*type);
+            x.shape = e.at("shape").get<std::vector<int64_t>>();
+            for (int64_t d : x.shape)
+                if (d <= 0 || d > (int64_t(1) << 32)) return err(path, ": tensor '", x.name, "' has a bad shape");
+            const uint64_t off = e.at("offset"), nbytes = e.at("nbytes");
+            if (off % 64 != 0 || off > h.data_bytes || nbytes > h.data_bytes - off)
+                return err(path, ": tensor '", x.name, "' lies outside the data section");
+            x.nbytes = size_t(nbytes);
+            size_t expect = 0;
+            if (e.contains("quant")) {
+                if (x.type != DType::QI8 && x.type != DType::QI4)
+                    return err(path, ": tensor '", x.name, "' has quantization parameters but type ", dtype_name(x.type));
+                const json& q = e.at("quant");
+                auto info = std::make_shared<QuantInfo>();
+                info->bits = q.at("bits");
+                info->symmetric = q.at("symmetric");
+                const int grouping = q.at("grouping"), method = q.at("method");
+                if (grouping < 0 || grouping > 2 || method < 0 || method > 2)
+                    return err(path, ": tensor '", x.name, "' has unknown grouping or method");
+                info->grouping = QGrouping(grouping);
+                info->method = QMethod(method);
+                info->group_size = q.at("group_size");
+                if ((info->bits == 8) != (x.type == DType::QI8))
+                    return err(path, ": tensor '", x.name, "' says ", info->bits, " bits but type ", dtype_name(x.type));
+                const int64_t rows = x.shape.size() == 2 ? x.shape[0] : 1;
+                if (x.shape.empty() || x.shape.size() > 2) return err(path, ": tensor '", x.name, "' must be 1-D or 2-D");
+                if (const char* why = quant_layout(*info, rows, x.shape.back()))
+                    return err(path, ": tensor '", x.name, "': ", why);
+                expect = info->total_bytes;
+                x.quant = std::move(info);
+            } else {
+                if (x.type == DType::QI8 || x.type == DType::QI4)
+                    return err(path, ": tensor '", x.name, "' is ", dtype_name(x.type), " without quantization parameters");
+                if (dtype_block_elems(x.type) != 1) return err(path, ": tensor '", x.name, "' has unsupported type ", dtype_name(x.type));
+                expect = dtype_bytes(x.type, x.numel());
+            }
+            if (expect != x.nbytes)
+                return err(path, ": tensor '", x.name, "' holds ", x.nbytes, " bytes but its type and shape need ", expect);
+            x.data = map->share(size_t(h.data_offset + off));
+            m.tensors.push_back(std::move(x));
+            report(progress, double(++i) / double(tensors.size()), "mapping tensors");
+        }
+        finalize_llama(m);
+        EDGE_TRY(validate_llama(m));
+        return m;
+    } catch (const std::exception& e) {
+        return err(path, ": malformed .edgeq metadata: ", e.what());
+    }
+}
+
+}  // namespace edge

@@ -1,0 +1,35 @@
+// The quantized model file (.edgeq): any IR Model — F32, F16, QI8 and QI4 tensors — with its
+// config, tokenizer and metadata, written by `quantize` and read by load_model (tensors alias the
+// memory mapping: nothing is dequantized or copied at load). Layout (little-endian), see
+// docs/quant-formats.md:
+//   EdgeqHeader (64 bytes, static_assert)
+//   meta      JSON (UTF-8): config, metadata, tokenizer scalars, tensor table
+//   strings   tokenizer tokens then merges: u32 length + bytes each (may be any bytes)
+//   data      every tensor at a 64-byte aligned offset from data_offset
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "engine/core/progress.h"
+#include "engine/core/result.h"
+#include "engine/model/ir.h"
+
+namespace edge {
+
+struct EdgeqHeader {
+    char magic[8];            // "EDGEQM\0\1"
+    uint32_t version;         // 1
+    uint32_t header_bytes;    // 64
+    uint64_t meta_offset, meta_bytes;
+    uint64_t strings_offset, strings_bytes;
+    uint64_t data_offset, data_bytes;
+};
+static_assert(sizeof(EdgeqHeader) == 64, "the .edgeq header is 64 bytes");
+inline constexpr char kEdgeqMagic[8] = {'E', 'D', 'G', 'E', 'Q', 'M', '\0', '\1'};
+inline constexpr uint32_t kEdgeqVersion = 1;
+
+bool is_edgeq(const uint8_t* head, size_t n);
+Status save_edgeq(const Model& m, const std::string& path, Progress* progress = nullptr);
+Result<Model> load_edgeq_model(const std::string& path, Progress* progress = nullptr);
+
+}  // namespace edge

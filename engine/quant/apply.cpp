@@ -1,0 +1,207 @@
+#include "apply.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include "engine/core/half.h"
+#include "engine/core/thread_pool.h"
+#include "methods.h"
+
+namespace edge::quant {
+
+namespace {
+
+const char* method_tag(QMethod m) { return m == QMethod::AWQ ? " awq" : m == QMethod::GPTQ ? " gptq" : " rtn"; }
+
+// An F32 tensor this function may modify (copies shared storage first).
+Tensor& writable(Model& m, const std::string& name, std::map<std::string, bool>& owned) {
+    Tensor& t = *m.find_mut(name);
+    if (!owned[name]) {
+        Tensor c = Tensor::alloc(t.name, DType::F32, t.shape);
+        std::memcpy(c.data.get(), t.data.get(), t.nbytes);
+        c.source_type = t.source_type;
+        t = std::move(c);
+        owned[name] = true;
+    }
+    return t;
+}
+
+Tensor to_f16(const Tensor& w) {
+    Tensor h = Tensor::alloc(w.name, DType::F16, w.shape);
+    h.source_type = w.source_type;
+    auto* p = reinterpret_cast<uint16_t*>(h.data.get());
+    for (int64_t i = 0; i < w.numel(); ++i) p[i] = f32_to_f16(w.f32()[i]);
+    return h;
+}
+
+struct AwqGroup {
+    const char* input;                 // capture key
+    std::vector<const char*> kinds;    // layers reading that input
+    const char* prev_norm;             // RMSNorm weight to divide (or null)
+    const char* prev_linear;           // linear whose rows to divide (or null)
+};
+
+}  // namespace
+
+Result<QuantizeResult> apply_plan(const Model& model, const Plan& plan, const CalibSet* calib, Progress* progress,
+                                  const ApplyOptions& opts) {
+    auto resolved = resolve_plan(model, plan);
+    if (!resolved.ok()) return resolved.error();
+    const std::vector<LayerChoice>& choices = *resolved;
+    for (const LayerChoice& c : choices) {
+        const Tensor* t = model.find(c.tensor);
+        if (c.precision != Precision::FP32 && (!t || t->type != DType::F32))
+            return err(c.layer, ": is held as ", t ? dtype_name(t->type) : "nothing", "; quantization starts from F32 weights");
+    }
+    bool needs_calib = false;
+    for (const LayerChoice& c : choices)
+        needs_calib |= (c.precision == Precision::INT8 || c.precision == Precision::INT4) && c.spec.method != QMethod::RTN;
+    if (needs_calib && (!calib || calib->sequences.empty()))
+        return err(plan.source, ": awq and gptq need calibration text (none given, or it gave no sequences)");
+
+    QuantizeResult res;
+    if (calib && !calib->warning.empty()) res.warnings.push_back(calib->warning);
+    res.model = model;  // tensors share storage until changed
+    Model& out = res.model;
+    std::map<std::string, bool> owned;
+    std::map<std::string, double> alpha_of;
+    ThreadPool pool(opts.threads);
+    const LlamaConfig& cfg = model.config;
+
+    auto convert = [&](const LayerChoice& c) -> Status {
+        Tensor& t = *out.find_mut(c.tensor);
+        LayerReport rep;
+        rep.layer = c.layer;
+        rep.bytes_before = t.nbytes;
+        rep.awq_alpha = alpha_of.count(c.layer) ? alpha_of[c.layer] : -1.0;
+        if (c.precision == Precision::FP32) {
+            rep.format = "fp32";
+        } else if (c.precision == Precision::FP16) {
+            rep.format = "fp16";
+            Tensor h = to_f16(t);
+            rep.error = error_report(t, h);
+            t = std::move(h);
+        } else {
+            Result<Tensor> q = Error{};
+            if (c.spec.method == QMethod::GPTQ) {
+                const std::string key = capture_key(c.kind);
+                auto in = quant::capture_block_inputs(std::make_shared<const Model>(out), *calib, c.block, opts.threads, progress);
+                if (!in.ok()) return in.error();
+                const Captured& x = (*in)[key];
+                if (x.rows == 0) return err(c.layer, ": no calibration inputs were captured");
+                q = quantize_gptq(t.name, t.f32(), t.rows(), t.cols(), hessian_from_inputs(x.x.data(), x.rows, x.dim),
+                                  c.spec, plan.gptq, &pool);
+            } else {
+                QuantSpec s = c.spec;
+                q = quantize_rtn(t, s);
+                if (q.ok() && c.spec.method == QMethod::AWQ) {
+                    auto info = std::make_shared<QuantInfo>(*q->quant);
+                    info->method = QMethod::AWQ;
+                    q->quant = info;
+                }
+            }
+            if (!q.ok()) return err(c.layer, ": ", q.message());
+            rep.format = spec_name(c.spec) + method_tag(c.spec.method);
+            rep.error = error_report(t, *q);
+            const QuantInfo& qi = *q->quant;
+            const float* sc = reinterpret_cast<const float*>(q->data.get() + qi.scales_offset);
+            rep.scale_min = 0.0f;
+            for (int64_t g = 0; g < qi.n_groups; ++g) {
+                const float s = std::fabs(sc[g]);
+                rep.scale_max = std::max(rep.scale_max, s);
+                if (s > 0 && (rep.scale_min == 0.0f || s < rep.scale_min)) rep.scale_min = s;
+            }
+            q->source_type = t.source_type;
+            t = std::move(q).value();
+        }
+        rep.bytes_after = t.nbytes;
+        res.layers.push_back(std::move(rep));
+        return {};
+    };
+
+    const std::vector<AwqGroup> groups = {
+        {"attn", {"attn_q", "attn_k", "attn_v"}, "attn_norm", nullptr},
+        {"ffn", {"ffn_gate", "ffn_up"}, "ffn_norm", nullptr},
+        {"ffn_down", {"ffn_down"}, nullptr, "ffn_up"},
+        // attention output follows V only when every head has its own V (no GQA sharing).
+        {"attn_output", {"attn_output"}, nullptr, cfg.q_dim() == cfg.kv_dim() ? "attn_v" : nullptr},
+    };
+
+    for (int b = -1; b < cfg.n_layers; ++b) {
+        const int block = b < cfg.n_layers - 1 ? b + 1 : -1;  // blocks 0..L-1, then the head (-1)
+        if (is_cancelled(progress)) return err("quantization cancelled");
+        std::vector<const LayerChoice*> mine;
+        for (const LayerChoice& c : choices)
+            if (c.block == block) mine.push_back(&c);
+        auto choice_of = [&](const std::string& kind) -> const LayerChoice* {
+            for (const LayerChoice* c : mine)
+                if (c->kind == kind) return c;
+            return nullptr;
+        };
+        bool any_awq = false;
+        for (const LayerChoice* c : mine)
+            any_awq |= c->spec.method == QMethod::AWQ && (c->precision == Precision::INT8 || c->precision == Precision::INT4);
+        if (any_awq && block >= 0) {
+            auto inputs = capture_block_inputs(std::make_shared<const Model>(out), *calib, block, opts.threads, progress);
+            if (!inputs.ok()) return inputs.error();
+            const std::string pre = "blk." + std::to_string(block) + ".";
+            for (const AwqGroup& g : groups) {
+                std::vector<AwqMember> members;
+                bool searched_any = false;
+                for (const char* kind : g.kinds) {
+                    const LayerChoice* c = choice_of(kind);
+                    const Tensor* t = out.find(pre + kind + ".weight");
+                    if (!c || !t) continue;
+                    AwqMember m;
+                    m.w = t->f32();
+                    m.rows = t->rows();
+                    m.spec = c->spec;
+                    m.searched = c->spec.method == QMethod::AWQ &&
+                                 (c->precision == Precision::INT8 || c->precision == Precision::INT4);
+                    if (!m.searched) m.spec = QuantSpec{4, true, QGrouping::PerChannel, 0, QMethod::RTN};
+                    searched_any |= m.searched;
+                    members.push_back(m);
+                }
+                if (!searched_any || (!g.prev_norm && !g.prev_linear)) continue;
+                const Captured& x = (*inputs)[g.input];
+                const int64_t in = x.dim;
+                auto found = awq_search(members, in, x.x.data(), x.rows, plan.awq);
+                if (!found.ok()) return err(pre, g.input, ": ", found.message());
+                const std::vector<float>& s = found->scales;
+                for (const char* kind : g.kinds) {
+                    if (!out.find(pre + kind + ".weight")) continue;
+                    Tensor& t = writable(out, pre + kind + ".weight", owned);
+                    for (int64_t r = 0; r < t.rows(); ++r)
+                        for (int64_t i = 0; i < in; ++i) t.f32_mut()[r * in + i] *= s[size_t(i)];
+                    alpha_of[pre + kind] = found->alpha;
+                }
+                if (g.prev_norm) {
+                    Tensor& n = writable(out, pre + g.prev_norm + ".weight", owned);
+                    for (int64_t i = 0; i < in; ++i) n.f32_mut()[i] /= s[size_t(i)];
+                } else {
+                    Tensor& p = writable(out, pre + g.prev_linear + ".weight", owned);
+                    for (int64_t r = 0; r < in; ++r)
+                        for (int64_t i = 0; i < p.cols(); ++i) p.f32_mut()[r * p.cols() + i] /= s[size_t(r)];
+                }
+            }
+        }
+        // ffn_up must be converted after ffn_down's AWQ folded into it: all folding is done above.
+        for (const LayerChoice* c : mine) EDGE_TRY(convert(*c));
+        report(progress, double(b + 2) / double(cfg.n_layers + 1), "quantizing");
+    }
+    for (const LayerReport& r : res.layers) {
+        if (!r.error.within_bound && r.format.find("rtn") != std::string::npos && r.format.find("asym") == std::string::npos)
+            res.warnings.push_back(r.layer + ": RTN error " + std::to_string(r.error.frobenius) + " exceeds the bound " +
+                                   std::to_string(r.error.bound));
+        if (r.scale_min > 0 && r.scale_max / r.scale_min > 1e6)
+            res.warnings.push_back(r.layer + ": scale dynamic range " + std::to_string(r.scale_max / r.scale_min) +
+                                   " exceeds 1e6");
+    }
+    out.metadata.emplace_back("quant.plan", plan.source);
+    finalize_llama(out);
+    return res;
+}
+
+}  // namespace edge::quant

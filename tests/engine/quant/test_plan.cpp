@@ -1,0 +1,85 @@
+// Plans: parsing, resolution against a model, refusals that name what is wrong.
+#include <gtest/gtest.h>
+
+#include "engine/model/loader.h"
+#include "engine/quant/plan.h"
+#include "test_support.h"
+
+using namespace edge;
+using namespace edge::quant;
+
+namespace {
+Model stories() {
+    auto m = load_model(edge::test::shared("models/stories260K/stories260K.gguf"));
+    EXPECT_TRUE(m.ok()) << m.message();
+    return std::move(m).value();
+}
+}  // namespace
+
+TEST(QuantPlan, GlobMatching) {
+    EXPECT_TRUE(glob_match("blk.*.ffn_down", "blk.3.ffn_down"));
+    EXPECT_TRUE(glob_match("blk.?.attn_*", "blk.0.attn_output"));
+    EXPECT_FALSE(glob_match("blk.*.ffn_down", "blk.3.ffn_up"));
+    EXPECT_TRUE(glob_match("*", "output"));
+    EXPECT_FALSE(glob_match("blk.1*", "output"));
+}
+
+TEST(QuantPlan, ResolvesRulesPatternsAndKeep) {
+    EDGE_REQUIRE_SHARED(edge::test::shared("models/stories260K/stories260K.gguf"));
+    const Model m = stories();
+    auto p = parse_plan(R"({"version":1,
+        "default":{"precision":"int4","method":"rtn","group_size":32},
+        "layers":{"blk.*.ffn_down":{"precision":"int8","group_size":"channel"},
+                  "blk.0.attn_q":{"precision":"fp16"}},
+        "keep":["output"]})");
+    ASSERT_TRUE(p.ok()) << p.message();
+    auto r = resolve_plan(m, *p);
+    ASSERT_TRUE(r.ok()) << r.message();
+    int seen = 0;
+    for (const LayerChoice& c : *r) {
+        if (c.layer == "blk.2.ffn_down") {
+            EXPECT_EQ(c.precision, Precision::INT8);
+            EXPECT_EQ(c.spec.grouping, QGrouping::PerChannel);
+            ++seen;
+        } else if (c.layer == "blk.0.attn_q") {
+            EXPECT_EQ(c.precision, Precision::FP16);
+            ++seen;
+        } else if (c.layer == "output") {
+            EXPECT_EQ(c.precision, Precision::FP32);
+            ++seen;
+        } else if (c.layer == "blk.4.attn_v") {
+            EXPECT_EQ(c.precision, Precision::INT4);
+            EXPECT_EQ(c.spec.group_size, 32);
+            ++seen;
+        }
+    }
+    EXPECT_EQ(seen, 4);
+    auto round = parse_plan(plan_to_json(*p));
+    ASSERT_TRUE(round.ok()) << round.message();
+    EXPECT_EQ(round->rules.size(), 2u);
+}
+
+TEST(QuantPlan, RefusesUnknownLayersAndImpossibleSettings) {
+    EDGE_REQUIRE_SHARED(edge::test::shared("models/stories260K/stories260K.gguf"));
+    const Model m = stories();
+    auto expect_error = [&](const std::string& json, const std::string& needle) {
+        auto p = parse_plan(json, "bad.plan.json");
+        if (p.ok()) {
+            auto r = resolve_plan(m, *p);
+            ASSERT_FALSE(r.ok()) << json;
+            EXPECT_NE(r.message().find(needle), std::string::npos) << r.message();
+        } else {
+            EXPECT_NE(p.message().find(needle), std::string::npos) << p.message();
+        }
+    };
+    expect_error(R"({"layers":{"blk.9.attn_q":{"precision":"int8"}}})", "blk.9.attn_q");
+    expect_error(R"({"keep":["blk.7.*"]})", "blk.7.*");
+    expect_error(R"({"default":{"precision":"int4","group_size":256}})", "larger than a row");
+    expect_error(R"({"layers":{"blk.*.ffn_down":{"precision":"int4","group_size":256}}})", "blk.0.ffn_down");
+    expect_error(R"({"default":{"precision":"int3"}})", "int3");
+    expect_error(R"({"default":{"precision":"fp16","method":"gptq"}})", "impossible");
+    expect_error(R"({"default":{"precision":"int4","method":"gptq","grouping":"flat"}})", "flat");
+    expect_error(R"({"default":{"precision":"int4","bogus":1}})", "bogus");
+    expect_error(R"({"layerz":{}})", "layerz");
+    expect_error("{not json", "not valid JSON");
+}
