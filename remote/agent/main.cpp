@@ -1,0 +1,75 @@
+// edge-agent: the board-side program. It speaks the EdgeStudio protocol on stdin/stdout, so it
+// runs under an SSH exec channel and never opens a port. Diagnostics go to stderr.
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+
+#include "remote/agent/session.h"
+#include "remote/protocol/handshake.h"
+
+namespace {
+
+void usage() {
+    std::fprintf(stderr,
+                 "usage: edge-agent [--root DIR] [--threads N] [--max-seq N] [--lock FILE] [--max-frame BYTES]\n"
+                 "                  [--sys DIR] [--proc DIR] [--version]\n"
+                 "Speaks the EdgeStudio protocol (version %u) on stdin/stdout.\n",
+                 edge::proto::kProtocolVersion);
+}
+
+bool parse_int(const char* s, long long lo, long long hi, long long& out) {
+    char* end = nullptr;
+    errno = 0;
+    long long v = std::strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return false;
+    out = v;
+    return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::signal(SIGPIPE, SIG_IGN);  // a vanished client is a write error, not a kill
+    edge::agent::SessionOptions opts;
+    opts.lock_path = "/tmp/edge-agent-" + std::to_string(::getuid()) + ".lock";
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        auto value = [&]() -> const char* {
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "edge-agent: %s needs a value\n", a.c_str());
+                std::exit(64);
+            }
+            return argv[++i];
+        };
+        long long n = 0;
+        if (a == "--version") {
+            std::printf("edge-agent %s (protocol %u)\n", edge::agent::kAgentVersion, edge::proto::kProtocolVersion);
+            return 0;
+        } else if (a == "--help" || a == "-h") {
+            usage();
+            return 0;
+        } else if (a == "--root") {
+            opts.worker.root = value();
+        } else if (a == "--lock") {
+            opts.lock_path = value();
+        } else if (a == "--sys") {
+            opts.sys_root = value();
+        } else if (a == "--proc") {
+            opts.proc_root = value();
+        } else if (a == "--threads" && parse_int(value(), 0, 1024, n)) {
+            opts.worker.threads = static_cast<int>(n);
+        } else if (a == "--max-seq" && parse_int(value(), 0, 1 << 20, n)) {
+            opts.worker.max_seq = static_cast<int>(n);
+        } else if (a == "--max-frame" && parse_int(value(), 1024, 1ll << 31, n)) {
+            opts.max_frame = static_cast<uint32_t>(n);
+        } else {
+            std::fprintf(stderr, "edge-agent: bad argument '%s'\n", a.c_str());
+            usage();
+            return 64;
+        }
+    }
+    return edge::agent::run_session(STDIN_FILENO, STDOUT_FILENO, opts);
+}

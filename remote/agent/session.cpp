@@ -1,0 +1,155 @@
+#include "remote/agent/session.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "engine/runtime/device.h"
+#include "engine/telemetry/system_info.h"
+#include "remote/protocol/handshake.h"
+
+namespace edge::agent {
+namespace {
+
+// Holds an exclusive flock for the session's lifetime; false when another process holds it.
+class BoardLock {
+public:
+    bool acquire(const std::string& path) {
+        if (path.empty()) return true;
+        fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (fd_ < 0) {
+            std::fprintf(stderr, "edge-agent: cannot open lock %s: %s (continuing unlocked)\n", path.c_str(),
+                         std::strerror(errno));
+            return true;
+        }
+        return ::flock(fd_, LOCK_EX | LOCK_NB) == 0;
+    }
+    ~BoardLock() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+
+private:
+    int fd_ = -1;
+};
+
+std::string host_name() {
+    char buf[256] = {};
+    if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+    return buf;
+}
+
+// Reads until n raw bytes are buffered; false on end of input or a read error.
+bool read_raw(int fd, proto::FrameReader& reader, size_t n, std::vector<uint8_t>& out) {
+    uint8_t buf[4096];
+    for (;;) {
+        if (auto b = reader.take_raw(n)) {
+            out = std::move(*b);
+            return true;
+        }
+        ssize_t r = ::read(fd, buf, sizeof buf);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;
+        reader.feed(buf, static_cast<size_t>(r));
+    }
+}
+
+}  // namespace
+
+int run_session(int in_fd, int out_fd, const SessionOptions& opts) {
+    proto::FrameReader reader(opts.max_frame);
+    FrameWriter out(out_fd, opts.max_frame);
+    std::vector<uint8_t> hs;
+    if (!read_raw(in_fd, reader, proto::kHandshakeRequestBytes, hs)) {
+        std::fprintf(stderr, "edge-agent: input closed before the handshake\n");
+        return kExitBadHandshake;
+    }
+    auto version = proto::decode_handshake_request(hs);
+    if (!version.ok()) {
+        std::fprintf(stderr, "edge-agent: %s\n", version.message().c_str());
+        return kExitBadHandshake;
+    }
+    proto::HandshakeReply reply{proto::HandshakeStatus::Welcome, proto::kProtocolVersion, version.value()};
+    BoardLock lock;
+    int code = kExitOk;
+    if (version.value() != proto::kProtocolVersion) {
+        reply.status = proto::HandshakeStatus::VersionMismatch;
+        code = kExitVersionMismatch;
+    } else if (!lock.acquire(opts.lock_path)) {
+        reply.status = proto::HandshakeStatus::Busy;
+        code = kExitBusy;
+    }
+    auto rb = proto::encode_handshake_reply(reply);
+    if (!out.send_raw(rb.data(), rb.size()).ok()) return kExitIoError;
+    if (code != kExitOk) {
+        std::fprintf(stderr, "edge-agent: %s\n", proto::describe(reply).c_str());
+        return code;
+    }
+
+    BoardSensors sensors(opts.sys_root, opts.proc_root);
+    proto::Hello hello;
+    hello.role = "agent";
+    hello.software_version = kAgentVersion;
+    hello.hostname = host_name();
+    hello.cpu_model = cpu_model();
+    hello.cpu_threads = static_cast<uint32_t>(cpu_count());
+    hello.mem_total_bytes = sensors.mem_total_bytes().value_or(0);
+    DeviceReport dev = probe_devices();
+    hello.backend = "cpu (FP32 reference executor)";
+    hello.backend += dev.cuda_usable ? "; CUDA " + dev.cuda_name + " present (not yet used by the agent)"
+                                     : "; CUDA: " + dev.reason;
+    if (!out.send(hello).ok()) return kExitIoError;
+
+    TelemetryPump pump(out);
+    Worker worker(out, pump, sensors, opts.worker);
+    (void)out.send(proto::LogLine{0, proto::LogLevel::Info, {}, {}, "edge-agent " + std::string(kAgentVersion) +
+                                                                    " ready; sensors: " + sensors.describe()});
+    uint8_t buf[64 << 10];
+    for (;;) {
+        // Drain every whole frame buffered so far.
+        for (;;) {
+            auto m = reader.next();
+            if (!m.ok()) {
+                std::fprintf(stderr, "edge-agent: %s\n", m.message().c_str());
+                (void)out.send(proto::ErrorMsg{0, proto::ErrorCode::Protocol, m.message()});
+                worker.cancel();
+                return kExitProtocolError;
+            }
+            if (!m.value()) break;
+            proto::Message& msg = *m.value();
+            if (auto* l = std::get_if<proto::LoadEngine>(&msg)) {
+                worker.submit(std::move(*l));
+            } else if (auto* w = std::get_if<proto::RunWorkload>(&msg)) {
+                worker.submit(std::move(*w));
+            } else if (auto* s = std::get_if<proto::Stop>(&msg)) {
+                size_t n = worker.cancel();
+                worker.wait_idle();
+                pump.flush();
+                std::string detail = std::to_string(n) + " request(s) cancelled";
+                if (s->scope == proto::StopScope::Shutdown) detail += "; agent exiting";
+                (void)out.send(proto::Ack{s->request_id, proto::MsgType::Stop, detail});
+                if (s->scope == proto::StopScope::Shutdown) return kExitOk;
+            } else if (std::holds_alternative<proto::Hello>(msg) || std::holds_alternative<proto::ErrorMsg>(msg)) {
+                // The studio's hello and errors are informational.
+            } else {
+                (void)out.send(proto::ErrorMsg{0, proto::ErrorCode::BadRequest,
+                                               std::string("agent does not accept ") +
+                                                   proto::msg_type_name(proto::type_of(msg)) + " frames"});
+            }
+        }
+        ssize_t r = ::read(in_fd, buf, sizeof buf);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;  // end of input: the client went away
+        reader.feed(buf, static_cast<size_t>(r));
+        if (out.broken()) break;
+    }
+    worker.cancel();
+    worker.wait_idle();
+    pump.flush();
+    return kExitOk;
+}
+
+}  // namespace edge::agent

@@ -1,0 +1,250 @@
+#include "remote/agent/worker.h"
+
+#include <filesystem>
+#include <time.h>
+
+#include "engine/model/loader.h"
+#include "engine/runtime/llama_cpu.h"
+#include "engine/telemetry/memory.h"
+#include "engine/telemetry/stopwatch.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "remote/agent/sha256.h"
+
+namespace edge::agent {
+
+struct Worker::Loaded {
+    std::shared_ptr<const Model> model;
+    std::unique_ptr<Tokenizer> tokenizer;
+    std::unique_ptr<LlamaCpu> exe;
+    std::string path;
+};
+
+namespace {
+
+uint64_t realtime_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+std::string hex(const proto::Sha256& h) { return proto::to_hex(h.data(), h.size()); }
+
+// Process and board readings change slowly; refreshed at most every 50 ms while tokens stream.
+class SystemCache {
+public:
+    explicit SystemCache(const BoardSensors& s) : sensors_(s) {}
+    void fill(proto::TelemetrySample& t) {
+        if (!fresh_ || age_.millis() > 50) {
+            auto m = process_memory();
+            rss_ = m.ok ? std::optional<uint64_t>(static_cast<uint64_t>(m.rss_bytes)) : std::nullopt;
+            board_ = sensors_.read();
+            age_.restart();
+            fresh_ = true;
+        }
+        t.rss_bytes = rss_;
+        t.mem_available_bytes = board_.mem_available_bytes;
+        t.power_w = board_.power_w;
+        t.temperature_c = board_.temperature_c;
+    }
+
+private:
+    const BoardSensors& sensors_;
+    Stopwatch age_;
+    bool fresh_ = false;
+    std::optional<uint64_t> rss_;
+    BoardReading board_;
+};
+
+}  // namespace
+
+Worker::Worker(FrameWriter& out, TelemetryPump& pump, const BoardSensors& sensors, WorkerOptions opts)
+    : out_(out), pump_(pump), sensors_(sensors), opts_(std::move(opts)) {
+    thread_ = std::thread([this] { loop(); });
+}
+
+Worker::~Worker() {
+    cancel();
+    {
+        std::lock_guard lk(mu_);
+        stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+}
+
+void Worker::submit(Request r) {
+    {
+        std::lock_guard lk(mu_);
+        queue_.push_back(std::move(r));
+    }
+    cv_.notify_all();
+}
+
+size_t Worker::cancel() {
+    std::lock_guard lk(mu_);
+    size_t n = queue_.size() + (busy_ ? 1 : 0);
+    queue_.clear();
+    if (busy_) cancel_ = true;
+    return n;
+}
+
+void Worker::wait_idle() {
+    std::unique_lock lk(mu_);
+    cv_.wait(lk, [&] { return queue_.empty() && !busy_; });
+}
+
+void Worker::loop() {
+    std::unique_lock lk(mu_);
+    for (;;) {
+        cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
+        if (stop_) return;
+        Request r = std::move(queue_.front());
+        queue_.pop_front();
+        busy_ = true;
+        cancel_ = false;
+        lk.unlock();
+        const std::string& tp = std::visit([](const auto& q) -> const std::string& { return q.traceparent; }, r);
+        auto ctx = proto::parse_traceparent(tp);
+        trace_ = ctx.ok() ? ctx.value() : proto::TraceContext{};
+        trace_.span_id = proto::new_span_id();  // this operation's span, child of the caller's
+        if (!tp.empty() && !ctx.ok()) log(proto::LogLevel::Warn, ctx.message() + " (ignored)");
+        if (auto* l = std::get_if<proto::LoadEngine>(&r)) load(*l);
+        if (auto* w = std::get_if<proto::RunWorkload>(&r)) run(*w);
+        lk.lock();
+        busy_ = false;
+        cv_.notify_all();
+    }
+}
+
+void Worker::log(proto::LogLevel level, const std::string& text) {
+    proto::LogLine l;
+    l.timestamp_ns = realtime_ns();
+    l.level = level;
+    l.trace_id = trace_.trace_id;
+    l.span_id = trace_.span_id;
+    l.text = text;
+    (void)out_.send(l);
+}
+
+void Worker::fail(uint32_t request_id, proto::ErrorCode code, const std::string& message) {
+    log(proto::LogLevel::Error, message);
+    (void)out_.send(proto::ErrorMsg{request_id, code, message});
+}
+
+void Worker::load(const proto::LoadEngine& r) {
+    namespace fs = std::filesystem;
+    fs::path path = r.path;
+    if (path.is_relative()) path = fs::path(opts_.root) / path;
+    std::string p = path.string();
+    Stopwatch sw;
+    if (r.expected_sha256) {
+        std::error_code ec;
+        if (!fs::is_regular_file(path, ec))
+            return fail(r.request_id, proto::ErrorCode::LoadFailed,
+                        p + ": expected a file to verify its SHA-256 (folders cannot be verified)");
+        auto h = sha256_file(p);
+        if (!h.ok()) return fail(r.request_id, proto::ErrorCode::LoadFailed, h.message());
+        if (h.value() != *r.expected_sha256)
+            return fail(r.request_id, proto::ErrorCode::LoadFailed,
+                        p + ": SHA-256 mismatch: expected " + hex(*r.expected_sha256) + ", found " + hex(h.value()) +
+                            " (the file on the board is not the one deployed)");
+        log(proto::LogLevel::Info, p + ": SHA-256 verified");
+    }
+    loaded_.reset();  // free the previous model before loading the next
+    LoadOptions lo;
+    if (!r.tokenizer_path.empty()) {
+        fs::path t = r.tokenizer_path;
+        lo.tokenizer_path = (t.is_relative() ? fs::path(opts_.root) / t : t).string();
+    }
+    auto m = load_model(p, lo);
+    if (!m.ok()) return fail(r.request_id, proto::ErrorCode::LoadFailed, m.message());
+    auto l = std::make_unique<Loaded>();
+    l->model = std::make_shared<const Model>(std::move(m).value());
+    l->path = p;
+    auto tok = make_tokenizer(l->model->tokenizer);
+    if (!tok.ok()) return fail(r.request_id, proto::ErrorCode::LoadFailed, p + ": tokenizer: " + tok.message());
+    l->tokenizer = std::move(tok).value();
+    auto exe = LlamaCpu::create(l->model, RuntimeOptions{opts_.threads, opts_.max_seq});
+    if (!exe.ok()) return fail(r.request_id, proto::ErrorCode::LoadFailed, p + ": " + exe.message());
+    l->exe = std::move(exe).value();
+    std::string detail = p + ": " + l->model->source_format + ", " + std::to_string(l->model->parameter_count()) +
+                         " parameters, " + std::to_string(l->exe->threads()) + " threads, KV " +
+                         std::to_string(l->exe->max_seq()) + " positions, loaded in " +
+                         std::to_string(static_cast<int>(sw.millis())) + " ms";
+    loaded_ = std::move(l);
+    log(proto::LogLevel::Info, detail);
+    (void)out_.send(proto::Ack{r.request_id, proto::MsgType::LoadEngine, detail});
+}
+
+void Worker::run(const proto::RunWorkload& r) {
+    if (!loaded_)
+        return fail(r.request_id, proto::ErrorCode::NotLoaded, "run-workload: no engine is loaded (send load-engine first)");
+    if (r.prompts.empty()) return fail(r.request_id, proto::ErrorCode::BadRequest, "run-workload: no prompts");
+    pump_.set_rate_hz(r.telemetry_hz == 0 ? kMaxTelemetryHz : r.telemetry_hz);
+    LlamaCpu& exe = *loaded_->exe;
+    const Tokenizer& tok = *loaded_->tokenizer;
+    const int vocab = exe.config().vocab_size, max_seq = exe.max_seq();
+    const uint32_t kv_total = static_cast<uint32_t>((max_seq + kKvBlockTokens - 1) / kKvBlockTokens);
+    SystemCache sys(sensors_);
+    SamplingParams sp{r.temperature, r.top_k, r.top_p, r.seed};
+    log(proto::LogLevel::Info, "run " + std::to_string(r.request_id) + ": " + std::to_string(r.prompts.size()) +
+                                   " prompt(s), up to " + std::to_string(r.max_tokens) + " tokens each");
+    uint64_t total_tokens = 0;
+    Stopwatch total;
+    size_t done = 0;
+    for (size_t i = 0; i < r.prompts.size() && !cancel_; ++i, ++done) {
+        Sampler sampler(sp);
+        std::vector<int32_t> ids = tok.encode(r.prompts[i], true);
+        if (ids.empty()) ids.push_back(tok.bos_id() >= 0 ? tok.bos_id() : 0);
+        if (static_cast<int>(ids.size()) >= max_seq)
+            return fail(r.request_id, proto::ErrorCode::RunFailed,
+                        "prompt " + std::to_string(i) + " has " + std::to_string(ids.size()) +
+                            " tokens, the KV cache holds " + std::to_string(max_seq));
+        Stopwatch sw;
+        const float* logits = exe.prefill(ids.data(), static_cast<int>(ids.size()), 0);
+        int pos = static_cast<int>(ids.size());
+        int32_t prev = ids.back();
+        std::string text;
+        uint32_t gen = 0;
+        double ttft = 0, last = 0;
+        while (gen < r.max_tokens && pos < max_seq && !cancel_) {
+            int32_t next = sampler.sample(logits, vocab);
+            double now = sw.millis();
+            if (next == tok.eos_id()) break;
+            ++gen;
+            if (gen == 1) ttft = now;
+            text += tok.piece(next, prev);
+            prev = next;
+            proto::TelemetrySample s;
+            s.timestamp_ns = realtime_ns();
+            s.request_id = r.request_id;
+            s.prompt_index = static_cast<uint32_t>(i);
+            s.tokens_generated = gen;
+            s.token_latency_ms = now - last;
+            s.ttft_ms = ttft;
+            if (gen > 1) s.tpot_ms = (now - ttft) / (gen - 1);
+            s.tokens_per_s = now > 0 ? gen * 1000.0 / now : 0.0;
+            uint32_t used = static_cast<uint32_t>((pos + kKvBlockTokens - 1) / kKvBlockTokens);
+            s.kv_blocks_used = used;
+            s.kv_blocks_free = kv_total - std::min(used, kv_total);
+            // The FP32 executor's contiguous cache has no hit rate, evictions or compression:
+            // those stay absent until the paged KV cache serves the agent.
+            sys.fill(s);
+            pump_.push(std::move(s));
+            last = now;
+            if (gen < r.max_tokens) logits = exe.forward(next, pos++);
+        }
+        total_tokens += gen;
+        double ms = sw.millis();
+        (void)out_.send(proto::RunResult{r.request_id, static_cast<uint32_t>(i), static_cast<uint32_t>(ids.size()), gen,
+                                         ttft, ms > 0 ? gen * 1000.0 / ms : 0.0, text});
+    }
+    pump_.flush();
+    std::string detail = std::to_string(done) + "/" + std::to_string(r.prompts.size()) + " prompt(s), " +
+                         std::to_string(total_tokens) + " tokens in " + std::to_string(static_cast<int>(total.millis())) +
+                         " ms" + (cancel_ ? " (cancelled)" : "");
+    log(proto::LogLevel::Info, "run " + std::to_string(r.request_id) + ": " + detail);
+    (void)out_.send(proto::Ack{r.request_id, proto::MsgType::RunWorkload, detail});
+}
+
+}  // namespace edge::agent

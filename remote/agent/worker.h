@@ -1,0 +1,66 @@
+// The agent's worker thread: it owns the model and the executor, and serves LoadEngine and
+// RunWorkload requests one at a time from a queue. Results, log lines and errors go out through
+// the FrameWriter; per-token telemetry goes to the TelemetryPump.
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <variant>
+
+#include "remote/agent/board_sensors.h"
+#include "remote/agent/frame_writer.h"
+#include "remote/agent/telemetry_pump.h"
+#include "remote/protocol/trace.h"
+
+namespace edge::agent {
+
+struct WorkerOptions {
+    std::string root = ".";  // relative engine paths resolve against it
+    int threads = 0;         // executor threads (<= 0: all)
+    int max_seq = 0;         // KV length (<= 0: the model's context, capped by the runtime)
+};
+
+inline constexpr int kKvBlockTokens = 16;  // KV positions reported as blocks of this many
+
+class Worker {
+public:
+    Worker(FrameWriter& out, TelemetryPump& pump, const BoardSensors& sensors, WorkerOptions opts);
+    ~Worker();  // cancels and joins
+    Worker(const Worker&) = delete;
+    Worker& operator=(const Worker&) = delete;
+
+    using Request = std::variant<proto::LoadEngine, proto::RunWorkload>;
+    void submit(Request r);
+    // Cancels the running request (between tokens) and drops queued ones; returns how many.
+    size_t cancel();
+    // Waits until the queue is empty and nothing runs.
+    void wait_idle();
+
+private:
+    struct Loaded;
+    void loop();
+    void load(const proto::LoadEngine& r);
+    void run(const proto::RunWorkload& r);
+    void log(proto::LogLevel level, const std::string& text);
+    void fail(uint32_t request_id, proto::ErrorCode code, const std::string& message);
+
+    FrameWriter& out_;
+    TelemetryPump& pump_;
+    const BoardSensors& sensors_;
+    WorkerOptions opts_;
+    std::unique_ptr<Loaded> loaded_;
+    proto::TraceContext trace_{};  // of the request being served (span_id: the agent's span)
+
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::deque<Request> queue_;
+    bool busy_ = false, stop_ = false;
+    std::atomic<bool> cancel_{false};
+    std::thread thread_;
+};
+
+}  // namespace edge::agent
