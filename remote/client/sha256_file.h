@@ -1,0 +1,18 @@
+// SHA-256 of local files and buffers with OpenSSL's EVP interface (libcrypto).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "engine/core/result.h"
+
+namespace edge::remote {
+
+using Digest = std::array<uint8_t, 32>;
+
+Result<Digest> sha256_of_file(const std::string& path);
+Digest sha256_of(const void* data, size_t n);
+std::string digest_hex(const Digest& d);
+Result<Digest> digest_from_hex(const std::string& hex);
+
+}  // namespace edge::remote

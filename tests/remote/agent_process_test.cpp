@@ -1,0 +1,273 @@
+// edge-agent as a real subprocess over pipes: a stories260K workload with telemetry, version
+// mismatch, busy, malformed frames from either side, bad hashes, cancel and end of input.
+#include <gtest/gtest.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "remote/client/agent_link.h"
+#include "remote/client/sha256_file.h"
+#include "remote/protocol/trace.h"
+#include "remote_test_util.h"
+#include "test_support.h"
+
+using namespace edge;
+using namespace edge::proto;
+
+namespace {
+
+std::string model_path() { return test::shared("models/stories260K/stories260K.gguf"); }
+
+std::vector<std::string> agent_argv(const std::filesystem::path& dir) {
+    return {EDGE_AGENT_PATH, "--lock", (dir / "agent.lock").string(), "--threads", "1", "--root", dir.string()};
+}
+
+std::unique_ptr<remote::AgentLink> open_agent(const std::filesystem::path& dir) {
+    auto t = remote::start_local_agent(agent_argv(dir));
+    EXPECT_TRUE(t.ok()) << t.message();
+    if (!t.ok()) return nullptr;
+    auto l = remote::AgentLink::open(std::move(t).value());
+    EXPECT_TRUE(l.ok()) << l.message();
+    return l.ok() ? std::move(l).value() : nullptr;
+}
+
+uint64_t realtime_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+}  // namespace
+
+namespace edge::test {
+
+Collected collect(remote::AgentLink& link, uint32_t id, int timeout_ms) {
+    Collected c;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (std::chrono::steady_clock::now() < deadline) {
+        auto m = link.receive(200);
+        EXPECT_TRUE(m.ok()) << m.message();
+        if (!m.ok()) break;
+        if (!m.value()) continue;
+        Message& msg = *m.value();
+        if (auto* b = std::get_if<TelemetryBatch>(&msg)) {
+            if (!b->samples.empty())
+                c.ages_ms.push_back((double(realtime_ns()) - double(b->samples.back().timestamp_ns)) / 1e6);
+            c.batches.push_back(std::move(*b));
+        } else if (auto* r = std::get_if<RunResult>(&msg)) {
+            c.results.push_back(*r);
+        } else if (auto* l = std::get_if<LogLine>(&msg)) {
+            c.logs.push_back(*l);
+        } else if (auto* a = std::get_if<Ack>(&msg); a && a->request_id == id) {
+            c.ack = *a;
+            break;
+        } else if (auto* e = std::get_if<ErrorMsg>(&msg); e && e->request_id == id) {
+            c.error = *e;
+            break;
+        }
+    }
+    return c;
+}
+
+void expect_live_telemetry(const Collected& c, size_t prompts) {
+    ASSERT_TRUE(c.ack.has_value()) << (c.error ? c.error->message : "no ack");
+    ASSERT_EQ(c.results.size(), prompts);
+    ASSERT_FALSE(c.batches.empty());
+    size_t samples = 0;
+    for (const auto& b : c.batches) {
+        for (const auto& s : b.samples) {
+            ++samples;
+            EXPECT_GT(s.timestamp_ns, 0u);
+            EXPECT_TRUE(s.token_latency_ms.has_value());
+            EXPECT_TRUE(s.ttft_ms.has_value());
+            EXPECT_TRUE(s.tokens_per_s.has_value());
+            EXPECT_TRUE(s.rss_bytes.has_value());
+            EXPECT_GT(s.rss_bytes.value_or(0), 0u);
+            EXPECT_TRUE(s.mem_available_bytes.has_value());
+            EXPECT_TRUE(s.kv_blocks_used.has_value() && s.kv_blocks_free.has_value());
+            // No paged KV cache behind the FP32 executor yet: absent, not zero.
+            EXPECT_FALSE(s.kv_hit_rate.has_value());
+            EXPECT_FALSE(s.kv_evictions.has_value());
+            EXPECT_FALSE(s.device_mem_used_bytes.has_value());
+        }
+    }
+    EXPECT_GT(samples, 0u);
+    for (const auto& r : c.results) {
+        EXPECT_GT(r.generated_tokens, 0u);
+        EXPECT_FALSE(r.text.empty());
+    }
+}
+
+}  // namespace edge::test
+
+TEST(AgentProcess, ServesStories260KWithTelemetry) {
+    EDGE_REQUIRE_SHARED(model_path());
+    auto dir = test::temp_dir("agent");
+    auto link = open_agent(dir);
+    ASSERT_TRUE(link);
+    EXPECT_EQ(link->agent_hello().role, "agent");
+    EXPECT_GT(link->agent_hello().cpu_threads, 0u);
+
+    auto trace = new_trace();
+    auto digest = remote::sha256_of_file(model_path());
+    ASSERT_TRUE(digest.ok());
+    uint32_t load_id = link->next_request_id();
+    ASSERT_TRUE(link->send(LoadEngine{load_id, model_path(), digest.value(), "", format_traceparent(trace)}).ok());
+    auto loaded = test::collect(*link, load_id, 30000);
+    ASSERT_TRUE(loaded.ack.has_value()) << (loaded.error ? loaded.error->message : "timeout");
+    EXPECT_NE(loaded.ack->detail.find("gguf"), std::string::npos) << loaded.ack->detail;
+    bool traced = std::any_of(loaded.logs.begin(), loaded.logs.end(), [&](const LogLine& l) {
+        return l.trace_id == trace.trace_id && l.span_id != trace.span_id && l.span_id != std::array<uint8_t, 8>{};
+    });
+    EXPECT_TRUE(traced) << "agent log lines carry the studio's trace id and their own span id";
+
+    RunWorkload run;
+    run.request_id = link->next_request_id();
+    run.prompts = {"Once upon a time", "The little dog"};
+    run.max_tokens = 200;
+    run.traceparent = format_traceparent(trace);
+    ASSERT_TRUE(link->send(run).ok());
+    auto c = test::collect(*link, run.request_id, 60000);
+    test::expect_live_telemetry(c, 2);
+    std::sort(c.ages_ms.begin(), c.ages_ms.end());
+    if (!c.ages_ms.empty())
+        std::printf("[telemetry over pipes] %zu batches, newest-sample age median %.2f ms, max %.2f ms\n",
+                    c.ages_ms.size(), c.ages_ms[c.ages_ms.size() / 2], c.ages_ms.back());
+    std::printf("[output] %s\n", c.results[0].text.c_str());
+
+    auto status = link->stop(10000);
+    ASSERT_TRUE(status.ok()) << status.message();
+    EXPECT_EQ(status.value(), 0);
+}
+
+TEST(AgentProcess, VersionMismatchCarriesBothVersions) {
+    auto dir = test::temp_dir("agent-mismatch");
+    auto t = remote::start_local_agent(agent_argv(dir));
+    ASSERT_TRUE(t.ok()) << t.message();
+    auto hs = encode_handshake_request(99);
+    ASSERT_TRUE(t.value()->write_all(hs.data(), hs.size()).ok());
+    std::vector<uint8_t> got;
+    uint8_t buf[64];
+    while (got.size() < kHandshakeReplyBytes) {
+        auto n = t.value()->read_some(buf, sizeof buf, 5000);
+        ASSERT_TRUE(n.ok()) << n.message();
+        ASSERT_GT(n.value(), 0u);
+        got.insert(got.end(), buf, buf + n.value());
+    }
+    auto rep = decode_handshake_reply(got);
+    ASSERT_TRUE(rep.ok()) << rep.message();
+    EXPECT_EQ(rep->status, HandshakeStatus::VersionMismatch);
+    EXPECT_EQ(rep->agent_version, kProtocolVersion);
+    EXPECT_EQ(rep->client_version, 99u);
+    EXPECT_EQ(t.value()->close(5000), 3);
+}
+
+TEST(AgentProcess, SecondClientIsToldBusy) {
+    auto dir = test::temp_dir("agent-busy");
+    auto first = open_agent(dir);
+    ASSERT_TRUE(first);
+    auto t = remote::start_local_agent(agent_argv(dir));
+    ASSERT_TRUE(t.ok());
+    auto second = remote::AgentLink::open(std::move(t).value());
+    ASSERT_FALSE(second.ok());
+    EXPECT_NE(second.message().find("busy"), std::string::npos) << second.message();
+    EXPECT_TRUE(first->stop(5000).ok());
+}
+
+TEST(AgentProcess, MalformedFrameFromClientIsAProtocolError) {
+    auto dir = test::temp_dir("agent-bad");
+    auto link = open_agent(dir);
+    ASSERT_TRUE(link);
+    const uint8_t junk[] = {4, 0, 0, 0, 0x99, 0, 0, 0, 1, 2, 3, 4};  // type 153
+    ASSERT_TRUE(link->transport().write_all(junk, sizeof junk).ok());
+    std::optional<ErrorMsg> error;
+    for (int i = 0; i < 50 && !error; ++i) {
+        auto m = link->receive(200);
+        if (!m.ok()) break;  // the agent closes after reporting
+        if (m.value())
+            if (auto* e = std::get_if<ErrorMsg>(&*m.value())) error = *e;
+    }
+    ASSERT_TRUE(error.has_value());
+    EXPECT_EQ(error->code, ErrorCode::Protocol);
+    EXPECT_NE(error->message.find("unknown frame type 153"), std::string::npos) << error->message;
+    EXPECT_EQ(link->transport().close(5000), 5);
+}
+
+TEST(AgentProcess, MalformedFrameFromAgentIsRejectedByTheClient) {
+    // A fake "agent": a valid welcome, then a frame header with an unknown type.
+    std::string script =
+        "head -c 16 >/dev/null; printf 'EDGEWIRE\\000\\000\\000\\000\\001\\000\\000\\000\\001\\000\\000\\000"
+        "\\004\\000\\000\\000\\231\\000\\000\\000abcd'; sleep 1";
+    auto t = remote::start_local_agent({"/bin/sh", "-c", script});
+    ASSERT_TRUE(t.ok());
+    auto l = remote::AgentLink::open(std::move(t).value());
+    ASSERT_FALSE(l.ok());
+    EXPECT_NE(l.message().find("unknown frame type 153"), std::string::npos) << l.message();
+
+    std::string oversized =
+        "head -c 16 >/dev/null; printf 'EDGEWIRE\\000\\000\\000\\000\\001\\000\\000\\000\\001\\000\\000\\000"
+        "\\377\\377\\377\\377\\001\\000\\000\\000'; sleep 1";
+    auto t2 = remote::start_local_agent({"/bin/sh", "-c", oversized});
+    ASSERT_TRUE(t2.ok());
+    auto l2 = remote::AgentLink::open(std::move(t2).value());
+    ASSERT_FALSE(l2.ok());
+    EXPECT_NE(l2.message().find("over the limit"), std::string::npos) << l2.message();
+}
+
+TEST(AgentProcess, BadHashAndMissingEngineAreReported) {
+    EDGE_REQUIRE_SHARED(model_path());
+    auto dir = test::temp_dir("agent-hash");
+    auto link = open_agent(dir);
+    ASSERT_TRUE(link);
+    uint32_t id = link->next_request_id();
+    ASSERT_TRUE(link->send(RunWorkload{id, {"x"}, 4, 0, 0, 1, 1, 20, ""}).ok());
+    auto c = test::collect(*link, id, 10000);
+    ASSERT_TRUE(c.error.has_value());
+    EXPECT_EQ(c.error->code, ErrorCode::NotLoaded);
+
+    id = link->next_request_id();
+    ASSERT_TRUE(link->send(LoadEngine{id, model_path(), Sha256{}, "", ""}).ok());
+    c = test::collect(*link, id, 10000);
+    ASSERT_TRUE(c.error.has_value());
+    EXPECT_EQ(c.error->code, ErrorCode::LoadFailed);
+    EXPECT_NE(c.error->message.find("SHA-256 mismatch"), std::string::npos) << c.error->message;
+
+    id = link->next_request_id();
+    ASSERT_TRUE(link->send(LoadEngine{id, "no/such/model.gguf", std::nullopt, "", ""}).ok());
+    c = test::collect(*link, id, 10000);
+    ASSERT_TRUE(c.error.has_value());
+    EXPECT_NE(c.error->message.find("no/such/model.gguf"), std::string::npos) << c.error->message;
+    EXPECT_TRUE(link->stop(5000).ok());
+}
+
+TEST(AgentProcess, CancelStopsARunAndEndOfInputExitsCleanly) {
+    EDGE_REQUIRE_SHARED(model_path());
+    auto dir = test::temp_dir("agent-cancel");
+    auto link = open_agent(dir);
+    ASSERT_TRUE(link);
+    uint32_t id = link->next_request_id();
+    ASSERT_TRUE(link->send(LoadEngine{id, model_path(), std::nullopt, "", ""}).ok());
+    ASSERT_TRUE(test::collect(*link, id, 30000).ack.has_value());
+
+    RunWorkload run{link->next_request_id(), std::vector<std::string>(200, "Once upon a time"), 400, 0.8f, 40, 0.95f, 7, 20, ""};
+    ASSERT_TRUE(link->send(run).ok());
+    // Wait for the first result, then cancel.
+    for (int i = 0; i < 100; ++i) {
+        auto m = link->receive(100);
+        ASSERT_TRUE(m.ok()) << m.message();
+        if (m.value() && std::holds_alternative<RunResult>(*m.value())) break;
+    }
+    uint32_t stop_id = link->next_request_id();
+    ASSERT_TRUE(link->send(Stop{stop_id, StopScope::Cancel}).ok());
+    auto c = test::collect(*link, run.request_id, 20000);
+    ASSERT_TRUE(c.ack.has_value());
+    EXPECT_NE(c.ack->detail.find("cancelled"), std::string::npos) << c.ack->detail;
+    EXPECT_LT(c.results.size(), 200u);
+
+    // A new run, then end of input mid-run: the agent stops and exits 0.
+    ASSERT_TRUE(link->send(RunWorkload{link->next_request_id(), std::vector<std::string>(200, "Hi"), 400, 0, 0, 1, 1, 20, ""}).ok());
+    auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(link->transport().close(10000), 0);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+}

@@ -1,0 +1,52 @@
+// Helpers shared by the remote tests (defined in agent_process_test.cpp and sshd_fixture.cpp).
+#pragma once
+#include <sys/types.h>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "remote/client/agent_link.h"
+
+namespace edge::test {
+
+struct Collected {
+    std::vector<proto::TelemetryBatch> batches;
+    std::vector<double> ages_ms;  // receive time - board timestamp of each batch's newest sample
+    std::vector<proto::RunResult> results;
+    std::vector<proto::LogLine> logs;
+    std::optional<proto::Ack> ack;
+    std::optional<proto::ErrorMsg> error;
+};
+
+// Receives until the ack or error of request `id` (or the timeout).
+Collected collect(remote::AgentLink& link, uint32_t id, int timeout_ms);
+// Asserts a finished run with results for every prompt and telemetry with the expected fields.
+void expect_live_telemetry(const Collected& c, size_t prompts);
+
+// A real OpenSSH server on 127.0.0.1 with its own host key and an authorized client key, all in a
+// temporary folder; stopped by PID when destroyed.
+class Sshd {
+public:
+    // nullptr with *why filled when sshd cannot start.
+    static std::unique_ptr<Sshd> start(std::string* why);
+    ~Sshd();
+
+    int port = 0;
+    std::filesystem::path dir;
+    std::string user;
+    std::string client_key;    // private key file authorized for `user`
+    std::string host_pub;      // "ssh-ed25519 AAAA..." of the server
+    std::string known_hosts_line() const;  // "[127.0.0.1]:port ssh-ed25519 AAAA..."
+    std::string log() const;
+
+private:
+    pid_t pid_ = -1;
+};
+
+// Generates an ed25519 key pair (ssh-keygen) at path; returns the public key line.
+std::string make_key(const std::filesystem::path& path);
+
+}  // namespace edge::test

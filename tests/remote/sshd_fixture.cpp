@@ -1,0 +1,137 @@
+// The loopback sshd the client tests run against.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "remote_test_util.h"
+#include "test_support.h"
+
+namespace edge::test {
+namespace fs = std::filesystem;
+namespace {
+
+std::string read_all(const fs::path& p) {
+    std::ifstream f(p);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+int free_port() {
+    int s = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    int port = -1;
+    if (::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+        ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+        port = ntohs(a.sin_port);
+    ::close(s);
+    return port;
+}
+
+bool accepts(int port) {
+    int s = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    bool ok = ::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(s);
+    return ok;
+}
+
+}  // namespace
+
+std::string make_key(const fs::path& path) {
+    fs::remove(path);
+    fs::remove(path.string() + ".pub");
+    std::string cmd = "ssh-keygen -q -t ed25519 -N '' -C edge-test -f '" + path.string() + "' </dev/null >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) != 0) return "";
+    std::string pub = read_all(path.string() + ".pub");
+    while (!pub.empty() && (pub.back() == '\n' || pub.back() == '\r')) pub.pop_back();
+    return pub;
+}
+
+std::unique_ptr<Sshd> Sshd::start(std::string* why) {
+    const char* sshd = "/usr/sbin/sshd";
+    if (::access(sshd, X_OK) != 0) {
+        *why = std::string(sshd) + " is missing (openssh-server; see scripts/install-deps.sh)";
+        return nullptr;
+    }
+    auto d = std::unique_ptr<Sshd>(new Sshd);
+    d->dir = temp_dir("sshd");
+    passwd* pw = ::getpwuid(::getuid());
+    d->user = pw ? pw->pw_name : "root";
+    d->host_pub = make_key(d->dir / "host_key");
+    std::string client_pub = make_key(d->dir / "client_key");
+    if (d->host_pub.empty() || client_pub.empty()) {
+        *why = "ssh-keygen failed";
+        return nullptr;
+    }
+    d->client_key = (d->dir / "client_key").string();
+    std::ofstream(d->dir / "authorized_keys") << client_pub << "\n";
+    ::mkdir("/run/sshd", 0755);  // privilege separation folder (EEXIST is fine)
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        d->port = free_port();
+        std::ofstream cfg(d->dir / "sshd_config");
+        cfg << "Port " << d->port << "\nListenAddress 127.0.0.1\n"
+            << "HostKey " << (d->dir / "host_key").string() << "\n"
+            << "PidFile " << (d->dir / "sshd.pid").string() << "\n"
+            << "AuthorizedKeysFile " << (d->dir / "authorized_keys").string() << "\n"
+            << "UsePAM no\nStrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
+            << "PubkeyAuthentication yes\nPermitRootLogin prohibit-password\n"
+            << "Subsystem sftp internal-sftp\nLogLevel VERBOSE\n";
+        cfg.close();
+        pid_t pid = ::fork();
+        if (pid == 0) {
+            int fd = ::open((d->dir / "sshd.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+            ::dup2(fd, 1), ::dup2(fd, 2);
+            std::string conf = (d->dir / "sshd_config").string();
+            ::execl(sshd, sshd, "-D", "-e", "-f", conf.c_str(), static_cast<char*>(nullptr));
+            _exit(127);
+        }
+        d->pid_ = pid;
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (std::chrono::steady_clock::now() < deadline) {
+            if (accepts(d->port)) return d;
+            int st;
+            if (::waitpid(pid, &st, WNOHANG) == pid) {
+                d->pid_ = -1;
+                break;  // exited (port taken?): try another port
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        if (d->pid_ > 0) {
+            ::kill(d->pid_, SIGTERM);
+            ::waitpid(d->pid_, nullptr, 0);
+            d->pid_ = -1;
+        }
+    }
+    *why = "sshd did not start; its log:\n" + d->log();
+    return nullptr;
+}
+
+Sshd::~Sshd() {
+    if (pid_ > 0) {
+        ::kill(pid_, SIGTERM);  // the listener we started, by PID
+        ::waitpid(pid_, nullptr, 0);
+    }
+}
+
+std::string Sshd::known_hosts_line() const { return "[127.0.0.1]:" + std::to_string(port) + " " + host_pub; }
+std::string Sshd::log() const { return read_all(dir / "sshd.log"); }
+
+}  // namespace edge::test
