@@ -103,6 +103,19 @@ TEST_F(SshTest, DeployAndProfileStories260K) {
     ASSERT_FALSE(c.ages_ms.empty());
     std::printf("[telemetry over ssh] %zu batches, newest-sample age median %.2f ms, max %.2f ms\n", c.ages_ms.size(),
                 c.ages_ms[c.ages_ms.size() / 2], c.ages_ms.back());
+    // Request -> ack round trips over the exec channel (an idle agent acks a cancel at once).
+    std::vector<double> rtt;
+    for (int i = 0; i < 50; ++i) {
+        uint32_t id = link.value()->next_request_id();
+        auto t0 = std::chrono::steady_clock::now();
+        ASSERT_TRUE(link.value()->send(Stop{id, StopScope::Cancel}).ok());
+        auto acked = test::collect(*link.value(), id, 5000);
+        ASSERT_TRUE(acked.ack.has_value());
+        rtt.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(rtt.begin(), rtt.end());
+    std::printf("[frame round trip over ssh] median %.3f ms, max %.3f ms (50 stop/ack)\n", rtt[25], rtt.back());
+
     auto status = link.value()->stop(10000);
     ASSERT_TRUE(status.ok()) << status.message();
     EXPECT_EQ(status.value(), 0);
