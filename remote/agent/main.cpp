@@ -71,5 +71,12 @@ int main(int argc, char** argv) {
             return 64;
         }
     }
-    return edge::agent::run_session(STDIN_FILENO, STDOUT_FILENO, opts);
+    // The protocol gets a private copy of stdout; fd 1 then points at stderr, so a stray printf
+    // anywhere in the engine can never corrupt the frame stream.
+    int proto_out = ::dup(STDOUT_FILENO);
+    if (proto_out < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+        std::perror("edge-agent: dup");
+        return edge::agent::kExitIoError;
+    }
+    return edge::agent::run_session(STDIN_FILENO, proto_out, opts);
 }
