@@ -1,0 +1,205 @@
+#include "app/studio/main_window.h"
+
+#include <QAction>
+#include <QActionGroup>
+#include <QApplication>
+#include <QEvent>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QListWidget>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+#include <QStackedWidget>
+#include <QStatusBar>
+
+#include "views/models/format.h"
+#include "views/models/language.h"
+#include "views/models/model_document.h"
+#include "views/models/recent_files_model.h"
+#include "views/open_model.h"
+#include "views/pages/home_page.h"
+#include "views/pages/model_page.h"
+#include "views/style.h"
+
+namespace edge::studio {
+
+MainWindow::MainWindow(views::Language* language, QWidget* parent)
+    : QMainWindow(parent),
+      language_(language),
+      document_(new views::ModelDocument(this)),
+      recent_(new views::RecentFilesModel(this)),
+      nav_(new QListWidget(this)),
+      stack_(new QStackedWidget(this)),
+      homePage_(new views::HomePage(recent_, this)),
+      modelPage_(new views::ModelPage(document_, this)),
+      statusModel_(new QLabel(this)) {
+    nav_->setObjectName(QStringLiteral("pageList"));
+    nav_->setFixedWidth(190);
+    nav_->setFrameShape(QFrame::NoFrame);
+    for (int i = 0; i < PageCount; ++i) nav_->addItem(QString());
+    stack_->addWidget(homePage_);
+    stack_->addWidget(modelPage_);
+    connect(nav_, &QListWidget::currentRowChanged, stack_, &QStackedWidget::setCurrentIndex);
+
+    auto* central = new QWidget(this);
+    auto* row = new QHBoxLayout(central);
+    row->setContentsMargins(0, 0, 0, 0);
+    row->setSpacing(0);
+    row->addWidget(nav_);
+    row->addWidget(stack_, 1);
+    setCentralWidget(central);
+
+    statusModel_->setFont(views::monoFont());
+    statusBar()->addPermanentWidget(statusModel_);
+    statusBar()->setSizeGripEnabled(false);
+
+    connect(homePage_, &views::HomePage::openRequested, this, &MainWindow::openFileDialog);
+    connect(homePage_, &views::HomePage::openFolderRequested, this, &MainWindow::openFolderDialog);
+    connect(homePage_, &views::HomePage::recentActivated, this, [this](const QString& p) { openPath(p); });
+    connect(modelPage_, &views::ModelPage::openRequested, this, &MainWindow::openFileDialog);
+    connect(modelPage_, &views::ModelPage::openFolderRequested, this, &MainWindow::openFolderDialog);
+
+    connect(document_, &views::ModelDocument::loadStarted, this, [this](const QString& path) {
+        statusBar()->showMessage(tr("Loading %1…").arg(QFileInfo(path).fileName()));
+        showPage(ModelPageIndex);
+    });
+    connect(document_, &views::ModelDocument::modelChanged, this, [this] {
+        if (!document_->path().isEmpty()) recent_->add(document_->path());
+        statusBar()->showMessage(tr("Loaded %1").arg(QFileInfo(document_->path()).fileName()), 5000);
+        updateStatus();
+    });
+    connect(document_, &views::ModelDocument::loadFailed, this,
+            [this](const QString&, const QString& message) { showLoadError(message); });
+    connect(document_, &views::ModelDocument::loadCancelled, this,
+            [this] { statusBar()->showMessage(tr("Loading cancelled"), 5000); });
+    connect(recent_, &QAbstractItemModel::modelReset, this, &MainWindow::rebuildRecentMenu);
+
+    buildMenus();
+    retranslate();
+    showPage(HomePageIndex);
+}
+
+QString MainWindow::pageKey(int page) {
+    return page == ModelPageIndex ? QStringLiteral("model") : QStringLiteral("home");
+}
+
+void MainWindow::showPage(int page) { nav_->setCurrentRow(page); }
+int MainWindow::currentPage() const { return stack_->currentIndex(); }
+QWidget* MainWindow::page(int page) const { return stack_->widget(page); }
+
+void MainWindow::buildMenus() {
+    fileMenu_ = menuBar()->addMenu(QString());
+    openAction_ = fileMenu_->addAction(QString(), this, &MainWindow::openFileDialog);
+    openAction_->setShortcut(QKeySequence::Open);
+    openFolderAction_ = fileMenu_->addAction(QString(), this, &MainWindow::openFolderDialog);
+    recentMenu_ = fileMenu_->addMenu(QString());
+    fileMenu_->addSeparator();
+    quitAction_ = fileMenu_->addAction(QString(), qApp, &QApplication::closeAllWindows);
+    quitAction_->setShortcut(QKeySequence::Quit);
+
+    viewMenu_ = menuBar()->addMenu(QString());
+    languageMenu_ = viewMenu_->addMenu(QString());
+    languageGroup_ = new QActionGroup(this);
+    for (const QString& code : views::Language::available()) {
+        QAction* a = languageMenu_->addAction(views::Language::nativeName(code));
+        a->setCheckable(true);
+        a->setChecked(code == language_->current());
+        a->setData(code);
+        languageGroup_->addAction(a);
+        connect(a, &QAction::triggered, this, [this, code] { language_->setLanguage(code); });
+    }
+    connect(language_, &views::Language::languageChanged, this, [this](const QString& code) {
+        for (QAction* a : languageGroup_->actions()) a->setChecked(a->data().toString() == code);
+    });
+
+    helpMenu_ = menuBar()->addMenu(QString());
+    aboutAction_ = helpMenu_->addAction(QString(), this, [this] {
+        QMessageBox::about(this, tr("About EdgeStudio"),
+                           tr("<b>EdgeStudio %1</b><p>Deploy neural networks on low-resource boards: inspect, "
+                              "quantize, prune, compile and measure.</p>")
+                               .arg(QApplication::applicationVersion()));
+    });
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+    recentMenu_->clear();
+    const QStringList paths = recent_->paths();
+    for (const QString& p : paths) {
+        QAction* a = recentMenu_->addAction(QFileInfo(p).fileName());
+        a->setToolTip(p);
+        a->setStatusTip(p);
+        connect(a, &QAction::triggered, this, [this, p] { openPath(p); });
+    }
+    if (!paths.isEmpty()) {
+        recentMenu_->addSeparator();
+        recentMenu_->addAction(tr("Clear list"), recent_, &views::RecentFilesModel::clear);
+    }
+    recentMenu_->setEnabled(!paths.isEmpty());
+}
+
+QString MainWindow::lastDir() const {
+    const QStringList paths = recent_->paths();
+    return paths.isEmpty() ? QString() : QFileInfo(paths.front()).absolutePath();
+}
+
+void MainWindow::openFileDialog() {
+    if (auto choice = views::chooseModelFile(this, lastDir())) document_->open(choice->path, choice->tokenizer);
+}
+
+void MainWindow::openFolderDialog() {
+    if (auto choice = views::chooseModelFolder(this, lastDir())) document_->open(choice->path, choice->tokenizer);
+}
+
+void MainWindow::openPath(const QString& path, const QString& tokenizer) {
+    if (auto choice = views::completeChoice(this, views::OpenChoice{path, tokenizer}))
+        document_->open(choice->path, choice->tokenizer);
+}
+
+void MainWindow::showLoadError(const QString& message) {
+    statusBar()->showMessage(tr("Could not open the model"), 5000);
+    // Window-modal and non-blocking: the event loop (and a test driving it) keeps running.
+    auto* box = new QMessageBox(QMessageBox::Critical, tr("Open model"), message, QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->setObjectName(QStringLiteral("loadError"));
+    box->open();
+}
+
+void MainWindow::updateStatus() {
+    auto loaded = document_->current();
+    if (!loaded) {
+        statusModel_->setText(tr("No model"));
+        return;
+    }
+    const QString name = QFileInfo(document_->path()).fileName();
+    statusModel_->setText(tr("%1  ·  %2 parameters  ·  %3  ·  %4 layers")
+                              .arg(name, views::compactCount(loaded->model.parameter_count()),
+                                   views::humanBytes(loaded->model.weight_bytes()))
+                              .arg(loaded->layers.size()));
+}
+
+void MainWindow::retranslate() {
+    setWindowTitle(tr("EdgeStudio"));
+    nav_->item(HomePageIndex)->setText(tr("Home"));
+    nav_->item(ModelPageIndex)->setText(tr("Model"));
+    fileMenu_->setTitle(tr("&File"));
+    openAction_->setText(tr("&Open model…"));
+    openFolderAction_->setText(tr("Open &folder…"));
+    recentMenu_->setTitle(tr("Open &recent"));
+    quitAction_->setText(tr("&Quit"));
+    viewMenu_->setTitle(tr("&View"));
+    languageMenu_->setTitle(tr("&Language"));
+    helpMenu_->setTitle(tr("&Help"));
+    aboutAction_->setText(tr("&About EdgeStudio"));
+    rebuildRecentMenu();
+    updateStatus();
+}
+
+void MainWindow::changeEvent(QEvent* event) {
+    if (event->type() == QEvent::LanguageChange) retranslate();
+    QMainWindow::changeEvent(event);
+}
+
+}  // namespace edge::studio

@@ -1,0 +1,117 @@
+// Screenshots of every studio page at 1600×1000 in English and Simplified Chinese with
+// stories260K loaded: ${build}/screenshots/<lang>/<page>.png. Uses the X display when there is one
+// (ctest runs inside xvfb-run), offscreen otherwise. Also checks the model page's pieces.
+#include <gtest/gtest.h>
+
+#include <QApplication>
+#include <QDir>
+#include <QMessageBox>
+#include <QSignalSpy>
+#include <QTest>
+#include <QTreeView>
+
+#include "test_helpers.h"
+#include "test_support.h"
+#include "views/layer_chart.h"
+#include "views/models/language.h"
+#include "views/models/model_document.h"
+#include "views/pages/model_page.h"
+#include "views/style.h"
+
+#ifdef EDGE_HAVE_STUDIO_WINDOW
+#include "app/studio/main_window.h"
+
+using namespace edge::views;
+using edge::studio::MainWindow;
+using edge::views::test::waitUntil;
+
+namespace {
+void settle() {
+    for (int i = 0; i < 5; ++i) {
+        QCoreApplication::processEvents();
+        QTest::qWait(30);
+    }
+}
+}  // namespace
+
+TEST(Screenshot, StudioPagesInEnglishAndChinese) {
+    const QString model = edge::views::test::stories260kPath();
+    EDGE_REQUIRE_SHARED(model.toStdString());
+    applyStudioStyle(*qApp);
+    Language language;
+    ASSERT_TRUE(language.setLanguage(QStringLiteral("en")));
+    MainWindow window(&language);
+    window.resize(1600, 1000);
+    window.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&window));
+
+    QSignalSpy changed(window.document(), &ModelDocument::modelChanged);
+    window.openPath(model);
+    ASSERT_TRUE(waitUntil([&] { return changed.size() == 1; }, 60000));
+    window.modelPage()->selectLayer(QStringLiteral("blk.2.ffn_down"));
+    EXPECT_EQ(window.modelPage()->chart()->selectedLayer(), QStringLiteral("blk.2.ffn_down"));
+
+    const QString root = QString::fromStdString(edge::test::build_dir()) + QStringLiteral("/screenshots");
+    for (const QString& lang : Language::available()) {
+        ASSERT_TRUE(language.setLanguage(lang));
+        const QString dir = root + QLatin1Char('/') + lang;
+        ASSERT_TRUE(QDir().mkpath(dir));
+        for (int page = 0; page < MainWindow::PageCount; ++page) {
+            window.showPage(page);
+            settle();
+            const QImage shot = window.grab().toImage();
+            EXPECT_EQ(shot.size(), QSize(1600, 1000) * window.devicePixelRatio());
+            const QString file = dir + QLatin1Char('/') + MainWindow::pageKey(page) + QStringLiteral(".png");
+            EXPECT_TRUE(shot.save(file)) << file.toStdString();
+        }
+    }
+    ASSERT_TRUE(language.setLanguage(QStringLiteral("en")));
+}
+
+TEST(Screenshot, ModelPageWiresTreeChartAndErrors) {
+    const QString model = edge::views::test::stories260kPath();
+    EDGE_REQUIRE_SHARED(model.toStdString());
+    Language language;
+    ASSERT_TRUE(language.setLanguage(QStringLiteral("en")));
+    MainWindow window(&language);
+    window.resize(1600, 1000);
+    window.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&window));
+    QSignalSpy changed(window.document(), &ModelDocument::modelChanged);
+    window.openPath(model);
+    ASSERT_TRUE(waitUntil([&] { return changed.size() == 1; }, 60000));
+    EXPECT_EQ(window.currentPage(), int(MainWindow::ModelPageIndex));
+
+    // The chart draws one bar per layer from the loaded model's real sizes.
+    ModelPage* page = window.modelPage();
+    const auto& layers = window.document()->current()->layers;
+    EXPECT_EQ(page->chart()->barCount(), int(layers.size()));
+    EXPECT_EQ(page->chart()->barValue(QStringLiteral("blk.0.ffn_up")), double(layers[5].params));
+    page->chart()->setMetric(LayerChart::Bytes);
+    EXPECT_EQ(page->chart()->barValue(QStringLiteral("blk.0.ffn_up")), double(layers[5].bytes));
+    // Tree selection drives the chart; a chart click drives the tree.
+    page->selectLayer(QStringLiteral("blk.1.attn_k"));
+    EXPECT_EQ(page->selectedLayer(), QStringLiteral("blk.1.attn_k"));
+    EXPECT_EQ(page->chart()->selectedLayer(), QStringLiteral("blk.1.attn_k"));
+    emit page->chart()->layerClicked(QStringLiteral("output"));
+    EXPECT_EQ(page->selectedLayer(), QStringLiteral("output"));
+
+    // A corrupt file: an error dialog with the engine's message, the model stays.
+    const auto before = window.document()->current();
+    const QString corrupt = QString::fromStdString((edge::test::temp_dir("views-shot") / "broken.gguf").string());
+    QFile f(corrupt);
+    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+    f.write("GGUF\x03\x00\x00\x00", 8);
+    f.close();
+    QSignalSpy failed(window.document(), &ModelDocument::loadFailed);
+    window.openPath(corrupt);
+    ASSERT_TRUE(waitUntil([&] { return failed.size() == 1; }));
+    auto* box = window.findChild<QMessageBox*>(QStringLiteral("loadError"));
+    ASSERT_NE(box, nullptr);
+    EXPECT_TRUE(box->text().contains(QStringLiteral("broken.gguf")));
+    EXPECT_EQ(box->text(), failed.front().at(1).toString());
+    EXPECT_EQ(window.document()->current(), before);
+    EXPECT_EQ(page->chart()->barCount(), int(layers.size()));
+    box->close();
+}
+#endif

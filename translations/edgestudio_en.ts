@@ -1,0 +1,471 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="en">
+<context>
+    <name>edge::studio::MainWindow</name>
+    <message>
+        <source>Loading %1…</source>
+        <translation>Loading %1…</translation>
+    </message>
+    <message>
+        <source>Loaded %1</source>
+        <translation>Loaded %1</translation>
+    </message>
+    <message>
+        <source>Loading cancelled</source>
+        <translation>Loading cancelled</translation>
+    </message>
+    <message>
+        <source>About EdgeStudio</source>
+        <translation>About EdgeStudio</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;EdgeStudio %1&lt;/b&gt;&lt;p&gt;Deploy neural networks on low-resource boards: inspect, quantize, prune, compile and measure.&lt;/p&gt;</source>
+        <translation>&lt;b&gt;EdgeStudio %1&lt;/b&gt;&lt;p&gt;Deploy neural networks on low-resource boards: inspect, quantize, prune, compile and measure.&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>Clear list</source>
+        <translation>Clear list</translation>
+    </message>
+    <message>
+        <source>Could not open the model</source>
+        <translation>Could not open the model</translation>
+    </message>
+    <message>
+        <source>Open model</source>
+        <translation>Open model</translation>
+    </message>
+    <message>
+        <source>No model</source>
+        <translation>No model</translation>
+    </message>
+    <message>
+        <source>%1  ·  %2 parameters  ·  %3  ·  %4 layers</source>
+        <translation>%1  ·  %2 parameters  ·  %3  ·  %4 layers</translation>
+    </message>
+    <message>
+        <source>EdgeStudio</source>
+        <translation>EdgeStudio</translation>
+    </message>
+    <message>
+        <source>Home</source>
+        <translation>Home</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>Model</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>&amp;File</translation>
+    </message>
+    <message>
+        <source>&amp;Open model…</source>
+        <translation>&amp;Open model…</translation>
+    </message>
+    <message>
+        <source>Open &amp;folder…</source>
+        <translation>Open &amp;folder…</translation>
+    </message>
+    <message>
+        <source>Open &amp;recent</source>
+        <translation>Open &amp;recent</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>&amp;Quit</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>&amp;View</translation>
+    </message>
+    <message>
+        <source>&amp;Language</source>
+        <translation>&amp;Language</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>&amp;Help</translation>
+    </message>
+    <message>
+        <source>&amp;About EdgeStudio</source>
+        <translation>&amp;About EdgeStudio</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::HomePage</name>
+    <message>
+        <source>EdgeStudio</source>
+        <translation>EdgeStudio</translation>
+    </message>
+    <message>
+        <source>Fit neural networks onto small boards: inspect a model, choose per-layer precision and pruning, compile, deploy to a Jetson and measure.</source>
+        <translation>Fit neural networks onto small boards: inspect a model, choose per-layer precision and pruning, compile, deploy to a Jetson and measure.</translation>
+    </message>
+    <message>
+        <source>Open model…</source>
+        <translation>Open model…</translation>
+    </message>
+    <message>
+        <source>Open Hugging Face folder…</source>
+        <translation>Open Hugging Face folder…</translation>
+    </message>
+    <message>
+        <source>Recent models</source>
+        <translation>Recent models</translation>
+    </message>
+    <message>
+        <source>Models you open appear here. Double-click one to open it again.</source>
+        <translation>Models you open appear here. Double-click one to open it again.</translation>
+    </message>
+    <message>
+        <source>Double-click to open</source>
+        <translation>Double-click to open</translation>
+    </message>
+    <message>
+        <source>Formats</source>
+        <translation>Formats</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;&lt;b&gt;GGUF&lt;/b&gt; (.gguf): weights, config and tokenizer in one file.&lt;/p&gt;&lt;p&gt;&lt;b&gt;llama2.c&lt;/b&gt; (.bin) with its tokenizer (.bin).&lt;/p&gt;&lt;p&gt;&lt;b&gt;Hugging Face folder&lt;/b&gt;: *.safetensors, config.json, tokenizer.json.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;&lt;b&gt;GGUF&lt;/b&gt; (.gguf): weights, config and tokenizer in one file.&lt;/p&gt;&lt;p&gt;&lt;b&gt;llama2.c&lt;/b&gt; (.bin) with its tokenizer (.bin).&lt;/p&gt;&lt;p&gt;&lt;b&gt;Hugging Face folder&lt;/b&gt;: *.safetensors, config.json, tokenizer.json.&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>Workflow</source>
+        <translation>Workflow</translation>
+    </message>
+    <message>
+        <source>&lt;ol style="margin-left:-20px"&gt;&lt;li&gt;Model: architecture, layers, sizes&lt;/li&gt;&lt;li&gt;Sensitivity and per-layer plan&lt;/li&gt;&lt;li&gt;Quantize, prune, calibrate, validate&lt;/li&gt;&lt;li&gt;Compile and deploy to the board&lt;/li&gt;&lt;li&gt;Compare configurations&lt;/li&gt;&lt;/ol&gt;</source>
+        <translation>&lt;ol style="margin-left:-20px"&gt;&lt;li&gt;Model: architecture, layers, sizes&lt;/li&gt;&lt;li&gt;Sensitivity and per-layer plan&lt;/li&gt;&lt;li&gt;Quantize, prune, calibrate, validate&lt;/li&gt;&lt;li&gt;Compile and deploy to the board&lt;/li&gt;&lt;li&gt;Compare configurations&lt;/li&gt;&lt;/ol&gt;</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::JobSlot</name>
+    <message>
+        <source>The engine did not give a reason.</source>
+        <translation>The engine did not give a reason.</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::LayerChart</name>
+    <message>
+        <source>Click a bar to select its layer</source>
+        <translation>Click a bar to select its layer</translation>
+    </message>
+    <message>
+        <source>%1  ·  %2 parameters  ·  %3</source>
+        <translation>%1  ·  %2 parameters  ·  %3</translation>
+    </message>
+    <message>
+        <source>Size per layer</source>
+        <translation>Size per layer</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>Parameters</translation>
+    </message>
+    <message>
+        <source>Bytes</source>
+        <translation>Bytes</translation>
+    </message>
+    <message>
+        <source>What the bars measure</source>
+        <translation>What the bars measure</translation>
+    </message>
+    <message>
+        <source>Attention</source>
+        <translation>Attention</translation>
+    </message>
+    <message>
+        <source>Feed-forward</source>
+        <translation>Feed-forward</translation>
+    </message>
+    <message>
+        <source>Embedding / output</source>
+        <translation>Embedding / output</translation>
+    </message>
+    <message>
+        <source>Decoder block (bars in execution order)</source>
+        <translation>Decoder block (bars in execution order)</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::LayerTreeModel</name>
+    <message>
+        <source>Block %1</source>
+        <translation>Block %1</translation>
+    </message>
+    <message>
+        <source>decoder block</source>
+        <translation>decoder block</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n layer(s)</source>
+        <translation><numerusform>%n layer</numerusform><numerusform>%n layers</numerusform></translation>
+    </message>
+    <message>
+        <source>%1 (from %2)</source>
+        <translation>%1 (from %2)</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>Name</translation>
+    </message>
+    <message>
+        <source>Kind</source>
+        <translation>Kind</translation>
+    </message>
+    <message>
+        <source>Shape</source>
+        <translation>Shape</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>Parameters</translation>
+    </message>
+    <message>
+        <source>Bytes</source>
+        <translation>Bytes</translation>
+    </message>
+    <message>
+        <source>Type</source>
+        <translation>Type</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::ModelDocument</name>
+    <message>
+        <source>Could not open “%1”.</source>
+        <translation>Could not open “%1”.</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::ModelPage</name>
+    <message>
+        <source>%1  ·  %2 format</source>
+        <translation>%1  ·  %2 format</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>Model</translation>
+    </message>
+    <message>
+        <source>Nothing loaded yet</source>
+        <translation>Nothing loaded yet</translation>
+    </message>
+    <message>
+        <source>Loading %1…</source>
+        <translation>Loading %1…</translation>
+    </message>
+    <message>
+        <source>Loading %1: %2</source>
+        <translation>Loading %1: %2</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>Cancel</translation>
+    </message>
+    <message>
+        <source>No model loaded</source>
+        <translation>No model loaded</translation>
+    </message>
+    <message>
+        <source>Open a GGUF file, a llama2.c checkpoint (.bin) or a Hugging Face folder (safetensors + config.json + tokenizer.json) to see its architecture and layers.</source>
+        <translation>Open a GGUF file, a llama2.c checkpoint (.bin) or a Hugging Face folder (safetensors + config.json + tokenizer.json) to see its architecture and layers.</translation>
+    </message>
+    <message>
+        <source>Open model…</source>
+        <translation>Open model…</translation>
+    </message>
+    <message>
+        <source>Open folder…</source>
+        <translation>Open folder…</translation>
+    </message>
+    <message>
+        <source>Architecture</source>
+        <translation>Architecture</translation>
+    </message>
+    <message>
+        <source>Layers</source>
+        <translation>Layers</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::OpenModel</name>
+    <message>
+        <source>Choose the tokenizer for %1</source>
+        <translation>Choose the tokenizer for %1</translation>
+    </message>
+    <message>
+        <source>llama2.c tokenizer (*.bin);;All files (*)</source>
+        <translation>llama2.c tokenizer (*.bin);;All files (*)</translation>
+    </message>
+    <message>
+        <source>Models (*.gguf *.bin *.safetensors *.onnx *.pt)</source>
+        <translation>Models (*.gguf *.bin *.safetensors *.onnx *.pt)</translation>
+    </message>
+    <message>
+        <source>GGUF (*.gguf)</source>
+        <translation>GGUF (*.gguf)</translation>
+    </message>
+    <message>
+        <source>llama2.c checkpoint (*.bin)</source>
+        <translation>llama2.c checkpoint (*.bin)</translation>
+    </message>
+    <message>
+        <source>All files (*)</source>
+        <translation>All files (*)</translation>
+    </message>
+    <message>
+        <source>Open model</source>
+        <translation>Open model</translation>
+    </message>
+    <message>
+        <source>Open a Hugging Face model folder (safetensors + config.json + tokenizer.json)</source>
+        <translation>Open a Hugging Face model folder (safetensors + config.json + tokenizer.json)</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::SummaryModel</name>
+    <message>
+        <source>yes</source>
+        <translation>yes</translation>
+    </message>
+    <message>
+        <source>no</source>
+        <translation>no</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>Model</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>Name</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>File</translation>
+    </message>
+    <message>
+        <source>Source format</source>
+        <translation>Source format</translation>
+    </message>
+    <message>
+        <source>Architecture</source>
+        <translation>Architecture</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>Parameters</translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation>%1 (%2)</translation>
+    </message>
+    <message>
+        <source>Weight memory</source>
+        <translation>Weight memory</translation>
+    </message>
+    <message>
+        <source>Layers</source>
+        <translation>Layers</translation>
+    </message>
+    <message>
+        <source>Tensors</source>
+        <translation>Tensors</translation>
+    </message>
+    <message>
+        <source>Embedding width</source>
+        <translation>Embedding width</translation>
+    </message>
+    <message>
+        <source>FFN width</source>
+        <translation>FFN width</translation>
+    </message>
+    <message>
+        <source>Decoder blocks</source>
+        <translation>Decoder blocks</translation>
+    </message>
+    <message>
+        <source>Attention heads</source>
+        <translation>Attention heads</translation>
+    </message>
+    <message>
+        <source>KV heads</source>
+        <translation>KV heads</translation>
+    </message>
+    <message>
+        <source>Head dimension</source>
+        <translation>Head dimension</translation>
+    </message>
+    <message>
+        <source>Vocabulary</source>
+        <translation>Vocabulary</translation>
+    </message>
+    <message>
+        <source>Context length</source>
+        <translation>Context length</translation>
+    </message>
+    <message>
+        <source>RoPE dimensions</source>
+        <translation>RoPE dimensions</translation>
+    </message>
+    <message>
+        <source>RoPE θ</source>
+        <translation>RoPE θ</translation>
+    </message>
+    <message>
+        <source>Norm ε</source>
+        <translation>Norm ε</translation>
+    </message>
+    <message>
+        <source>Tied embeddings</source>
+        <translation>Tied embeddings</translation>
+    </message>
+    <message>
+        <source>Tokenizer</source>
+        <translation>Tokenizer</translation>
+    </message>
+    <message>
+        <source>Type</source>
+        <translation>Type</translation>
+    </message>
+    <message>
+        <source>none (the file carries no tokenizer)</source>
+        <translation>none (the file carries no tokenizer)</translation>
+    </message>
+    <message>
+        <source>Tokens</source>
+        <translation>Tokens</translation>
+    </message>
+    <message>
+        <source>Merges</source>
+        <translation>Merges</translation>
+    </message>
+    <message>
+        <source>BOS / EOS</source>
+        <translation>BOS / EOS</translation>
+    </message>
+    <message>
+        <source>Source</source>
+        <translation>Source</translation>
+    </message>
+    <message>
+        <source>File metadata</source>
+        <translation>File metadata</translation>
+    </message>
+    <message>
+        <source>%1 more entries</source>
+        <translation>%1 more entries</translation>
+    </message>
+    <message>
+        <source>Property</source>
+        <translation>Property</translation>
+    </message>
+    <message>
+        <source>Value</source>
+        <translation>Value</translation>
+    </message>
+</context>
+</TS>

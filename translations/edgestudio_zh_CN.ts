@@ -1,0 +1,471 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN">
+<context>
+    <name>edge::studio::MainWindow</name>
+    <message>
+        <source>Loading %1…</source>
+        <translation>正在加载 %1…</translation>
+    </message>
+    <message>
+        <source>Loaded %1</source>
+        <translation>已加载 %1</translation>
+    </message>
+    <message>
+        <source>Loading cancelled</source>
+        <translation>已取消加载</translation>
+    </message>
+    <message>
+        <source>About EdgeStudio</source>
+        <translation>关于 EdgeStudio</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;EdgeStudio %1&lt;/b&gt;&lt;p&gt;Deploy neural networks on low-resource boards: inspect, quantize, prune, compile and measure.&lt;/p&gt;</source>
+        <translation>&lt;b&gt;EdgeStudio %1&lt;/b&gt;&lt;p&gt;将神经网络部署到低资源开发板：检查、量化、剪枝、编译与测量。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>Clear list</source>
+        <translation>清空列表</translation>
+    </message>
+    <message>
+        <source>Could not open the model</source>
+        <translation>无法打开模型</translation>
+    </message>
+    <message>
+        <source>Open model</source>
+        <translation>打开模型</translation>
+    </message>
+    <message>
+        <source>No model</source>
+        <translation>无模型</translation>
+    </message>
+    <message>
+        <source>%1  ·  %2 parameters  ·  %3  ·  %4 layers</source>
+        <translation>%1  ·  %2 参数  ·  %3  ·  %4 层</translation>
+    </message>
+    <message>
+        <source>EdgeStudio</source>
+        <translation>EdgeStudio</translation>
+    </message>
+    <message>
+        <source>Home</source>
+        <translation>主页</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;Open model…</source>
+        <translation>打开模型(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>Open &amp;folder…</source>
+        <translation>打开文件夹(&amp;F)…</translation>
+    </message>
+    <message>
+        <source>Open &amp;recent</source>
+        <translation>最近打开(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>&amp;Language</source>
+        <translation>语言(&amp;L)</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <source>&amp;About EdgeStudio</source>
+        <translation>关于 EdgeStudio(&amp;A)</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::HomePage</name>
+    <message>
+        <source>EdgeStudio</source>
+        <translation>EdgeStudio</translation>
+    </message>
+    <message>
+        <source>Fit neural networks onto small boards: inspect a model, choose per-layer precision and pruning, compile, deploy to a Jetson and measure.</source>
+        <translation>让神经网络在小型开发板上运行：检查模型，逐层选择精度与剪枝，编译，部署到 Jetson 并测量。</translation>
+    </message>
+    <message>
+        <source>Open model…</source>
+        <translation>打开模型…</translation>
+    </message>
+    <message>
+        <source>Open Hugging Face folder…</source>
+        <translation>打开 Hugging Face 文件夹…</translation>
+    </message>
+    <message>
+        <source>Recent models</source>
+        <translation>最近打开的模型</translation>
+    </message>
+    <message>
+        <source>Models you open appear here. Double-click one to open it again.</source>
+        <translation>打开过的模型会显示在这里。双击即可再次打开。</translation>
+    </message>
+    <message>
+        <source>Double-click to open</source>
+        <translation>双击打开</translation>
+    </message>
+    <message>
+        <source>Formats</source>
+        <translation>支持的格式</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;&lt;b&gt;GGUF&lt;/b&gt; (.gguf): weights, config and tokenizer in one file.&lt;/p&gt;&lt;p&gt;&lt;b&gt;llama2.c&lt;/b&gt; (.bin) with its tokenizer (.bin).&lt;/p&gt;&lt;p&gt;&lt;b&gt;Hugging Face folder&lt;/b&gt;: *.safetensors, config.json, tokenizer.json.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;&lt;b&gt;GGUF&lt;/b&gt;（.gguf）：权重、配置和分词器都在一个文件中。&lt;/p&gt;&lt;p&gt;&lt;b&gt;llama2.c&lt;/b&gt;（.bin）及其分词器（.bin）。&lt;/p&gt;&lt;p&gt;&lt;b&gt;Hugging Face 文件夹&lt;/b&gt;：*.safetensors、config.json、tokenizer.json。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>Workflow</source>
+        <translation>工作流程</translation>
+    </message>
+    <message>
+        <source>&lt;ol style="margin-left:-20px"&gt;&lt;li&gt;Model: architecture, layers, sizes&lt;/li&gt;&lt;li&gt;Sensitivity and per-layer plan&lt;/li&gt;&lt;li&gt;Quantize, prune, calibrate, validate&lt;/li&gt;&lt;li&gt;Compile and deploy to the board&lt;/li&gt;&lt;li&gt;Compare configurations&lt;/li&gt;&lt;/ol&gt;</source>
+        <translation>&lt;ol style="margin-left:-20px"&gt;&lt;li&gt;模型：架构、层与大小&lt;/li&gt;&lt;li&gt;敏感度分析与逐层方案&lt;/li&gt;&lt;li&gt;量化、剪枝、校准、验证&lt;/li&gt;&lt;li&gt;编译并部署到开发板&lt;/li&gt;&lt;li&gt;比较不同配置&lt;/li&gt;&lt;/ol&gt;</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::JobSlot</name>
+    <message>
+        <source>The engine did not give a reason.</source>
+        <translation>引擎未给出原因。</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::LayerChart</name>
+    <message>
+        <source>Click a bar to select its layer</source>
+        <translation>单击柱条即可选中对应的层</translation>
+    </message>
+    <message>
+        <source>%1  ·  %2 parameters  ·  %3</source>
+        <translation>%1  ·  %2 参数  ·  %3</translation>
+    </message>
+    <message>
+        <source>Size per layer</source>
+        <translation>各层大小</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>参数量</translation>
+    </message>
+    <message>
+        <source>Bytes</source>
+        <translation>字节数</translation>
+    </message>
+    <message>
+        <source>What the bars measure</source>
+        <translation>柱条所表示的度量</translation>
+    </message>
+    <message>
+        <source>Attention</source>
+        <translation>注意力</translation>
+    </message>
+    <message>
+        <source>Feed-forward</source>
+        <translation>前馈网络</translation>
+    </message>
+    <message>
+        <source>Embedding / output</source>
+        <translation>嵌入 / 输出</translation>
+    </message>
+    <message>
+        <source>Decoder block (bars in execution order)</source>
+        <translation>解码器块（柱条按执行顺序排列）</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::LayerTreeModel</name>
+    <message>
+        <source>Block %1</source>
+        <translation>第 %1 块</translation>
+    </message>
+    <message>
+        <source>decoder block</source>
+        <translation>解码器块</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n layer(s)</source>
+        <translation><numerusform>%n 层</numerusform></translation>
+    </message>
+    <message>
+        <source>%1 (from %2)</source>
+        <translation>%1（原为 %2）</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Kind</source>
+        <translation>类别</translation>
+    </message>
+    <message>
+        <source>Shape</source>
+        <translation>形状</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>参数量</translation>
+    </message>
+    <message>
+        <source>Bytes</source>
+        <translation>字节数</translation>
+    </message>
+    <message>
+        <source>Type</source>
+        <translation>类型</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::ModelDocument</name>
+    <message>
+        <source>Could not open “%1”.</source>
+        <translation>无法打开“%1”。</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::ModelPage</name>
+    <message>
+        <source>%1  ·  %2 format</source>
+        <translation>%1  ·  %2 格式</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Nothing loaded yet</source>
+        <translation>尚未加载任何内容</translation>
+    </message>
+    <message>
+        <source>Loading %1…</source>
+        <translation>正在加载 %1…</translation>
+    </message>
+    <message>
+        <source>Loading %1: %2</source>
+        <translation>正在加载 %1：%2</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>No model loaded</source>
+        <translation>尚未加载模型</translation>
+    </message>
+    <message>
+        <source>Open a GGUF file, a llama2.c checkpoint (.bin) or a Hugging Face folder (safetensors + config.json + tokenizer.json) to see its architecture and layers.</source>
+        <translation>打开 GGUF 文件、llama2.c 检查点（.bin）或 Hugging Face 文件夹（safetensors + config.json + tokenizer.json），查看其架构与各层。</translation>
+    </message>
+    <message>
+        <source>Open model…</source>
+        <translation>打开模型…</translation>
+    </message>
+    <message>
+        <source>Open folder…</source>
+        <translation>打开文件夹…</translation>
+    </message>
+    <message>
+        <source>Architecture</source>
+        <translation>架构</translation>
+    </message>
+    <message>
+        <source>Layers</source>
+        <translation>层</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::OpenModel</name>
+    <message>
+        <source>Choose the tokenizer for %1</source>
+        <translation>为 %1 选择分词器</translation>
+    </message>
+    <message>
+        <source>llama2.c tokenizer (*.bin);;All files (*)</source>
+        <translation>llama2.c 分词器 (*.bin);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Models (*.gguf *.bin *.safetensors *.onnx *.pt)</source>
+        <translation>模型 (*.gguf *.bin *.safetensors *.onnx *.pt)</translation>
+    </message>
+    <message>
+        <source>GGUF (*.gguf)</source>
+        <translation>GGUF (*.gguf)</translation>
+    </message>
+    <message>
+        <source>llama2.c checkpoint (*.bin)</source>
+        <translation>llama2.c 检查点 (*.bin)</translation>
+    </message>
+    <message>
+        <source>All files (*)</source>
+        <translation>所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Open model</source>
+        <translation>打开模型</translation>
+    </message>
+    <message>
+        <source>Open a Hugging Face model folder (safetensors + config.json + tokenizer.json)</source>
+        <translation>打开 Hugging Face 模型文件夹（safetensors + config.json + tokenizer.json）</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::SummaryModel</name>
+    <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>no</source>
+        <translation>否</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>Source format</source>
+        <translation>源格式</translation>
+    </message>
+    <message>
+        <source>Architecture</source>
+        <translation>架构</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>参数量</translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation>%1（%2）</translation>
+    </message>
+    <message>
+        <source>Weight memory</source>
+        <translation>权重内存</translation>
+    </message>
+    <message>
+        <source>Layers</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>Tensors</source>
+        <translation>张量数</translation>
+    </message>
+    <message>
+        <source>Embedding width</source>
+        <translation>嵌入宽度</translation>
+    </message>
+    <message>
+        <source>FFN width</source>
+        <translation>FFN 宽度</translation>
+    </message>
+    <message>
+        <source>Decoder blocks</source>
+        <translation>解码器块数</translation>
+    </message>
+    <message>
+        <source>Attention heads</source>
+        <translation>注意力头数</translation>
+    </message>
+    <message>
+        <source>KV heads</source>
+        <translation>KV 头数</translation>
+    </message>
+    <message>
+        <source>Head dimension</source>
+        <translation>头维度</translation>
+    </message>
+    <message>
+        <source>Vocabulary</source>
+        <translation>词表大小</translation>
+    </message>
+    <message>
+        <source>Context length</source>
+        <translation>上下文长度</translation>
+    </message>
+    <message>
+        <source>RoPE dimensions</source>
+        <translation>RoPE 维度</translation>
+    </message>
+    <message>
+        <source>RoPE θ</source>
+        <translation>RoPE θ</translation>
+    </message>
+    <message>
+        <source>Norm ε</source>
+        <translation>归一化 ε</translation>
+    </message>
+    <message>
+        <source>Tied embeddings</source>
+        <translation>共享嵌入权重</translation>
+    </message>
+    <message>
+        <source>Tokenizer</source>
+        <translation>分词器</translation>
+    </message>
+    <message>
+        <source>Type</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <source>none (the file carries no tokenizer)</source>
+        <translation>无（文件中不含分词器）</translation>
+    </message>
+    <message>
+        <source>Tokens</source>
+        <translation>词元数</translation>
+    </message>
+    <message>
+        <source>Merges</source>
+        <translation>合并规则</translation>
+    </message>
+    <message>
+        <source>BOS / EOS</source>
+        <translation>BOS / EOS</translation>
+    </message>
+    <message>
+        <source>Source</source>
+        <translation>来源</translation>
+    </message>
+    <message>
+        <source>File metadata</source>
+        <translation>文件元数据</translation>
+    </message>
+    <message>
+        <source>%1 more entries</source>
+        <translation>另有 %1 项</translation>
+    </message>
+    <message>
+        <source>Property</source>
+        <translation>属性</translation>
+    </message>
+    <message>
+        <source>Value</source>
+        <translation>值</translation>
+    </message>
+</context>
+</TS>

@@ -1,0 +1,66 @@
+#include "views/models/model_document.h"
+
+#include <QDir>
+#include <QFileInfo>
+
+namespace edge::views {
+
+ModelDocument::ModelDocument(QObject* parent, Loader loader)
+    : QObject(parent), loader_(std::move(loader)), job_(new JobSlot(this)) {
+    if (!loader_) {
+        loader_ = [](const std::string& path, const edge::LoadOptions& options, edge::Progress* progress) {
+            return edge::load_model(path, options, progress);
+        };
+    }
+    connect(job_, &JobSlot::progress, this, &ModelDocument::loadProgress);
+    connect(job_, &JobSlot::runningChanged, this, &ModelDocument::loadingChanged);
+    connect(job_, &JobSlot::cancelled, this, [this](quint64) {
+        const QString p = loadingPath_;
+        loadingPath_.clear();
+        emit loadCancelled(p);
+    });
+}
+
+void ModelDocument::open(const QString& path, const QString& tokenizer) {
+    loadingPath_ = path;
+    edge::LoadOptions options;
+    options.tokenizer_path = QDir::toNativeSeparators(tokenizer).toStdString();
+    const std::string file = QDir::toNativeSeparators(path).toStdString();
+    emit loadStarted(path);
+    job_->start<std::shared_ptr<const LoadedModel>>(
+        [loader = loader_, file, options](edge::Progress* progress)
+            -> edge::Result<std::shared_ptr<const LoadedModel>> {
+            auto r = loader(file, options, progress);
+            if (!r.ok()) return r.error();
+            if (progress && progress->cancelled()) return edge::err("cancelled");
+            auto loaded = std::make_shared<LoadedModel>();
+            loaded->model = std::move(r).value();
+            loaded->layers = edge::list_layers(loaded->model);
+            return std::shared_ptr<const LoadedModel>(std::move(loaded));
+        },
+        [this, path](edge::Result<std::shared_ptr<const LoadedModel>> r) {
+            loadingPath_.clear();
+            if (!r.ok()) {
+                const QString name = QFileInfo(path).fileName();
+                emit loadFailed(path, userErrorText(tr("Could not open “%1”.").arg(name), r.error()));
+                return;
+            }
+            current_ = std::move(r).value();
+            path_ = path;
+            emit modelChanged();
+        });
+}
+
+void ModelDocument::cancel() { job_->cancel(); }
+
+void ModelDocument::setModel(edge::Model model, const QString& path) {
+    job_->cancel();
+    auto loaded = std::make_shared<LoadedModel>();
+    loaded->model = std::move(model);
+    loaded->layers = edge::list_layers(loaded->model);
+    current_ = std::move(loaded);
+    path_ = path;
+    emit modelChanged();
+}
+
+}  // namespace edge::views

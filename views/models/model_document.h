@@ -1,0 +1,65 @@
+// The model the studio works on (QtCore only): opens a file or folder through the engine loader on
+// a JobSlot, keeps the loaded edge::Model and its layer list, and keeps the previous model when a
+// load fails or is cancelled.
+#pragma once
+#include <QObject>
+#include <QString>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "engine/model/ir.h"
+#include "engine/model/loader.h"
+#include "views/models/job.h"
+
+namespace edge::views {
+
+// What the pages show of a loaded model; immutable once built, shared between models and pages.
+struct LoadedModel {
+    edge::Model model;
+    std::vector<edge::LayerInfo> layers;
+};
+
+class ModelDocument : public QObject {
+    Q_OBJECT
+public:
+    using Loader = std::function<edge::Result<edge::Model>(const std::string& path,
+                                                          const edge::LoadOptions& options,
+                                                          edge::Progress* progress)>;
+
+    // `loader` defaults to edge::load_model; tests inject their own.
+    explicit ModelDocument(QObject* parent = nullptr, Loader loader = {});
+
+    // Starts loading `path` (a file or a Hugging Face folder); `tokenizer` is for formats that
+    // do not embed one (llama2.c .bin). Supersedes a load in progress.
+    void open(const QString& path, const QString& tokenizer = QString());
+    void cancel();
+
+    std::shared_ptr<const LoadedModel> current() const { return current_; }
+    QString path() const { return path_; }
+    QString loadingPath() const { return loadingPath_; }
+    bool isLoading() const { return job_->isRunning(); }
+    JobSlot* job() const { return job_; }
+
+    // Replaces the current model directly (tests, and models produced inside the studio).
+    void setModel(edge::Model model, const QString& path);
+
+signals:
+    void loadStarted(const QString& path);
+    void loadProgress(double fraction, const QString& stage);
+    void modelChanged();
+    // `message` is ready to show: what failed and the engine's reason.
+    void loadFailed(const QString& path, const QString& message);
+    void loadCancelled(const QString& path);
+    void loadingChanged(bool loading);
+
+private:
+    Loader loader_;
+    JobSlot* job_;
+    std::shared_ptr<const LoadedModel> current_;
+    QString path_;
+    QString loadingPath_;
+};
+
+}  // namespace edge::views
