@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <memory>
 
 #include "engine/core/half.h"
 #include "engine/core/thread_pool.h"
@@ -70,6 +71,8 @@ Result<QuantizeResult> apply_plan(const Model& model, const Plan& plan, const Ca
     ThreadPool pool(opts.threads);
     const LlamaConfig& cfg = model.config;
 
+    std::unique_ptr<BlockInputs> captured;
+    int captured_block = -2;
     auto convert = [&](const LayerChoice& c) -> Status {
         Tensor& t = *out.find_mut(c.tensor);
         LayerReport rep;
@@ -87,9 +90,14 @@ Result<QuantizeResult> apply_plan(const Model& model, const Plan& plan, const Ca
             Result<Tensor> q = Error{};
             if (c.spec.method == QMethod::GPTQ) {
                 const std::string key = capture_key(c.kind);
-                auto in = quant::capture_block_inputs(std::make_shared<const Model>(out), *calib, c.block, opts.threads, progress);
-                if (!in.ok()) return in.error();
-                const Captured& x = (*in)[key];
+                // Inputs captured once per block, with the earlier blocks already quantized.
+                if (captured_block != c.block || !captured) {
+                    auto in = quant::capture_block_inputs(std::make_shared<const Model>(out), *calib, c.block, opts.threads, progress);
+                    if (!in.ok()) return in.error();
+                    captured = std::make_unique<BlockInputs>(std::move(in).value());
+                    captured_block = c.block;
+                }
+                const Captured& x = (*captured)[key];
                 if (x.rows == 0) return err(c.layer, ": no calibration inputs were captured");
                 q = quantize_gptq(t.name, t.f32(), t.rows(), t.cols(), hessian_from_inputs(x.x.data(), x.rows, x.dim),
                                   c.spec, plan.gptq, &pool);

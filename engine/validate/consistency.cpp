@@ -1,0 +1,199 @@
+#include "consistency.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <random>
+
+namespace edge {
+
+namespace {
+
+// log-softmax of n logits into out.
+void log_softmax(const float* x, int n, std::vector<double>& out) {
+    out.resize(size_t(n));
+    double mx = x[0];
+    for (int i = 1; i < n; ++i) mx = std::max(mx, double(x[i]));
+    double s = 0;
+    for (int i = 0; i < n; ++i) s += std::exp(double(x[i]) - mx);
+    const double lse = mx + std::log(s);
+    for (int i = 0; i < n; ++i) out[size_t(i)] = double(x[i]) - lse;
+}
+
+double percentile(std::vector<double> v, double p) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const double idx = p * double(v.size() - 1);
+    const size_t lo = size_t(idx);
+    const size_t hi = std::min(v.size() - 1, lo + 1);
+    return v[lo] + (v[hi] - v[lo]) * (idx - double(lo));
+}
+
+}  // namespace
+
+Result<ConsistencyResult> compare_models(LlamaCpu& ref, LlamaCpu& test, const Tokenizer& tok, std::string_view text,
+                                         const PplOptions& opts, Progress* progress) {
+    if (ref.config().vocab_size != test.config().vocab_size) return err("the two models have different vocabularies");
+    PplOptions o = opts;
+    o.max_tokens = std::min({o.max_tokens, ref.max_seq(), test.max_seq()});
+    auto seqs = ppl_sequences(tok, text, o);
+    if (!seqs.ok()) return seqs.error();
+    if (seqs->empty()) return err("the evaluation text has nothing to score");
+    const int V = ref.config().vocab_size;
+    std::vector<float> la, lb;
+    std::vector<double> pa, pb, kls;
+    ConsistencyResult r;
+    double nll_a = 0, nll_b = 0, agree = 0, conf_a = 0, conf_b = 0;
+    for (size_t si = 0; si < seqs->size(); ++si) {
+        if (is_cancelled(progress)) return err("comparison cancelled");
+        const auto& s = (*seqs)[si];
+        const int n = int(s.size());
+        la.resize(size_t(n) * V);
+        lb.resize(size_t(n) * V);
+        ref.prefill(s.data(), n, 0, la.data());
+        test.prefill(s.data(), n, 0, lb.data());
+        for (int i = 0; i + 1 < n; ++i) {
+            log_softmax(&la[size_t(i) * V], V, pa);
+            log_softmax(&lb[size_t(i) * V], V, pb);
+            double kl = 0;
+            for (int v = 0; v < V; ++v) kl += std::exp(pa[size_t(v)]) * (pa[size_t(v)] - pb[size_t(v)]);
+            kls.push_back(std::max(0.0, kl));
+            const int32_t ta = argmax(&la[size_t(i) * V], V), tb = argmax(&lb[size_t(i) * V], V);
+            agree += ta == tb;
+            conf_a += std::exp(pa[size_t(ta)]);
+            conf_b += std::exp(pb[size_t(ta)]);
+            nll_a -= pa[size_t(s[size_t(i) + 1])];
+            nll_b -= pb[size_t(s[size_t(i) + 1])];
+        }
+        report(progress, double(si + 1) / double(seqs->size()), "comparing");
+    }
+    r.tokens = int64_t(kls.size());
+    const double N = double(std::max<int64_t>(1, r.tokens));
+    r.ppl_ref = std::exp(nll_a / N);
+    r.ppl_test = std::exp(nll_b / N);
+    double sum = 0;
+    for (double k : kls) sum += k;
+    r.kl_mean = sum / N;
+    r.kl_p99 = percentile(kls, 0.99);
+    r.top1_agreement = agree / N;
+    r.ref_top1_conf = conf_a / N;
+    r.test_top1_conf = conf_b / N;
+    return r;
+}
+
+std::vector<LayerHealth> activation_health(LlamaCpu& rt, const std::vector<std::vector<int32_t>>& seqs) {
+    std::vector<LayerHealth> out;
+    auto slot = [&](const std::string& name) -> LayerHealth& {
+        for (auto& h : out)
+            if (h.layer == name) return h;
+        out.push_back(LayerHealth{name});
+        return out.back();
+    };
+    rt.set_linear_hook([&](int block, std::string_view kind, const float* in, int n, int dim) {
+        LayerHealth& h = slot(block < 0 ? std::string(kind) : "blk." + std::to_string(block) + "." + std::string(kind));
+        for (int64_t i = 0; i < int64_t(n) * dim; ++i) {
+            h.nan += std::isnan(in[i]);
+            h.inf += std::isinf(in[i]);
+        }
+        h.values += int64_t(n) * dim;
+    });
+    std::vector<float> logits;
+    for (const auto& s : seqs) {
+        const int n = std::min(int(s.size()), rt.max_seq());
+        logits.resize(size_t(n) * rt.config().vocab_size);
+        rt.prefill(s.data(), n, 0, logits.data());
+    }
+    rt.set_linear_hook(nullptr);
+    return out;
+}
+
+std::vector<ScaleRange> scale_ranges(const Model& m) {
+    std::vector<ScaleRange> out;
+    for (const Tensor& t : m.tensors) {
+        if (!t.quant) continue;
+        const QuantInfo& q = *t.quant;
+        ScaleRange r;
+        r.tensor = t.name;
+        const float* s = reinterpret_cast<const float*>(t.data.get() + q.scales_offset);
+        for (int64_t g = 0; g < q.n_groups; ++g) {
+            const double a = std::fabs(double(s[g]));
+            if (a == 0) continue;
+            r.max_abs = std::max(r.max_abs, a);
+            r.min_abs = r.min_abs == 0 ? a : std::min(r.min_abs, a);
+        }
+        r.ratio = r.min_abs > 0 ? r.max_abs / r.min_abs : 0;
+        out.push_back(r);
+    }
+    return out;
+}
+
+Result<Model> inject_bit_flips(const Model& m, const BitFlipOptions& o, int64_t* flipped) {
+    if (!(o.fraction >= 0 && o.fraction <= 1)) return err("bit-flip fraction ", o.fraction, " is not in [0, 1]");
+    Model out = m;
+    std::mt19937_64 rng(o.seed);
+    std::uniform_real_distribution<double> u(0, 1);
+    int64_t count = 0;
+    bool any = false;
+    for (Tensor& t : out.tensors) {
+        if (!t.quant) continue;
+        any = true;
+        const QuantInfo& q = *t.quant;
+        if (o.bit < 0 || o.bit >= q.bits) return err(t.name, ": bit ", o.bit, " does not exist in ", q.bits, "-bit codes");
+        auto copy = alloc_aligned(t.nbytes);
+        std::memcpy(copy.get(), t.data.get(), t.nbytes);
+        uint8_t* base = copy.get();
+        for (int64_t r = 0; r < q.rows; ++r)
+            for (int64_t c = 0; c < q.cols; ++c) {
+                if (u(rng) >= o.fraction) continue;
+                if (q.bits == 8) {
+                    const int64_t off = q.row_mode() ? r * q.row_bytes + c : r * q.cols + c;
+                    base[off] ^= uint8_t(1u << o.bit);
+                } else {
+                    int64_t blk, j;
+                    if (q.row_mode()) {
+                        blk = r * q.row_bytes + (c / kQBlock) * (kQBlock / 2);
+                        j = c % kQBlock;
+                    } else {
+                        const int64_t k = r * q.cols + c;
+                        blk = (k / kQBlock) * (kQBlock / 2);
+                        j = k % kQBlock;
+                    }
+                    base[blk + j % (kQBlock / 2)] ^= uint8_t(1u << (o.bit + (j < kQBlock / 2 ? 0 : 4)));
+                }
+                ++count;
+            }
+        t.data = std::move(copy);
+    }
+    if (!any) return err("the model holds no quantized weights to flip bits in");
+    if (flipped) *flipped = count;
+    return out;
+}
+
+JitterResult measure_jitter(LlamaCpu& rt, int tokens, int runs) {
+    JitterResult j;
+    std::vector<double> ms;
+    tokens = std::min(tokens, rt.max_seq() - 1);
+    for (int r = 0; r < runs; ++r) {
+        int32_t tok = 1;
+        for (int p = 0; p < tokens; ++p) {
+            const auto t0 = std::chrono::steady_clock::now();
+            const float* logits = rt.forward(tok, p);
+            tok = argmax(logits, rt.config().vocab_size);
+            const auto t1 = std::chrono::steady_clock::now();
+            if (r > 0 || runs == 1) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        }
+    }
+    j.samples = int(ms.size());
+    j.p50_ms = percentile(ms, 0.5);
+    j.p99_ms = percentile(ms, 0.99);
+    double s = 0;
+    for (double v : ms) s += v;
+    j.mean_ms = ms.empty() ? 0 : s / double(ms.size());
+    j.tokens_per_s = j.mean_ms > 0 ? 1000.0 / j.mean_ms : 0;
+    return j;
+}
+
+}  // namespace edge
