@@ -138,6 +138,24 @@
         <source>&lt;ol style="margin-left:-20px"&gt;&lt;li&gt;Model: architecture, layers, sizes&lt;/li&gt;&lt;li&gt;Sensitivity and per-layer plan&lt;/li&gt;&lt;li&gt;Quantize, prune, calibrate, validate&lt;/li&gt;&lt;li&gt;Compile and deploy to the board&lt;/li&gt;&lt;li&gt;Compare configurations&lt;/li&gt;&lt;/ol&gt;</source>
         <translation>&lt;ol style="margin-left:-20px"&gt;&lt;li&gt;Model: architecture, layers, sizes&lt;/li&gt;&lt;li&gt;Sensitivity and per-layer plan&lt;/li&gt;&lt;li&gt;Quantize, prune, calibrate, validate&lt;/li&gt;&lt;li&gt;Compile and deploy to the board&lt;/li&gt;&lt;li&gt;Compare configurations&lt;/li&gt;&lt;/ol&gt;</translation>
     </message>
+    <message>
+        <source>No model loaded yet. Open one to see its architecture, layers and sizes.</source>
+        <translation>No model loaded yet. Open one to see its architecture, layers and sizes.</translation>
+    </message>
+    <message>
+        <source>%1
+%2 parameters  ·  %3 weights  ·  %4 layers in %5 blocks  ·  %6</source>
+        <translation>%1
+%2 parameters  ·  %3 weights  ·  %4 layers in %5 blocks  ·  %6</translation>
+    </message>
+    <message>
+        <source>Current model</source>
+        <translation>Current model</translation>
+    </message>
+    <message>
+        <source>Show model page</source>
+        <translation>Show model page</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::JobSlot</name>
@@ -187,6 +205,10 @@
     <message>
         <source>Decoder block (bars in execution order)</source>
         <translation>Decoder block (bars in execution order)</translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation>%1 (%2)</translation>
     </message>
 </context>
 <context>
@@ -242,10 +264,6 @@
 <context>
     <name>edge::views::ModelPage</name>
     <message>
-        <source>%1  ·  %2 format</source>
-        <translation>%1  ·  %2 format</translation>
-    </message>
-    <message>
         <source>Model</source>
         <translation>Model</translation>
     </message>
@@ -282,12 +300,16 @@
         <translation>Open folder…</translation>
     </message>
     <message>
-        <source>Architecture</source>
-        <translation>Architecture</translation>
-    </message>
-    <message>
         <source>Layers</source>
         <translation>Layers</translation>
+    </message>
+    <message>
+        <source>%1  ·  %2 format  ·  %3</source>
+        <translation>%1  ·  %2 format  ·  %3</translation>
+    </message>
+    <message>
+        <source>Summary</source>
+        <translation>Summary</translation>
     </message>
 </context>
 <context>

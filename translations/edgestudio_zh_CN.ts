@@ -138,6 +138,24 @@
         <source>&lt;ol style="margin-left:-20px"&gt;&lt;li&gt;Model: architecture, layers, sizes&lt;/li&gt;&lt;li&gt;Sensitivity and per-layer plan&lt;/li&gt;&lt;li&gt;Quantize, prune, calibrate, validate&lt;/li&gt;&lt;li&gt;Compile and deploy to the board&lt;/li&gt;&lt;li&gt;Compare configurations&lt;/li&gt;&lt;/ol&gt;</source>
         <translation>&lt;ol style="margin-left:-20px"&gt;&lt;li&gt;模型：架构、层与大小&lt;/li&gt;&lt;li&gt;敏感度分析与逐层方案&lt;/li&gt;&lt;li&gt;量化、剪枝、校准、验证&lt;/li&gt;&lt;li&gt;编译并部署到开发板&lt;/li&gt;&lt;li&gt;比较不同配置&lt;/li&gt;&lt;/ol&gt;</translation>
     </message>
+    <message>
+        <source>No model loaded yet. Open one to see its architecture, layers and sizes.</source>
+        <translation>尚未加载模型。打开一个模型即可查看其架构、各层与大小。</translation>
+    </message>
+    <message>
+        <source>%1
+%2 parameters  ·  %3 weights  ·  %4 layers in %5 blocks  ·  %6</source>
+        <translation>%1
+%2 参数  ·  %3 权重  ·  %5 个块共 %4 层  ·  %6</translation>
+    </message>
+    <message>
+        <source>Current model</source>
+        <translation>当前模型</translation>
+    </message>
+    <message>
+        <source>Show model page</source>
+        <translation>查看模型页</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::JobSlot</name>
@@ -187,6 +205,10 @@
     <message>
         <source>Decoder block (bars in execution order)</source>
         <translation>解码器块（柱条按执行顺序排列）</translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation>%1（%2）</translation>
     </message>
 </context>
 <context>
@@ -242,10 +264,6 @@
 <context>
     <name>edge::views::ModelPage</name>
     <message>
-        <source>%1  ·  %2 format</source>
-        <translation>%1  ·  %2 格式</translation>
-    </message>
-    <message>
         <source>Model</source>
         <translation>模型</translation>
     </message>
@@ -282,12 +300,16 @@
         <translation>打开文件夹…</translation>
     </message>
     <message>
-        <source>Architecture</source>
-        <translation>架构</translation>
-    </message>
-    <message>
         <source>Layers</source>
         <translation>层</translation>
+    </message>
+    <message>
+        <source>%1  ·  %2 format  ·  %3</source>
+        <translation>%1  ·  %2 格式  ·  %3</translation>
+    </message>
+    <message>
+        <source>Summary</source>
+        <translation>概要</translation>
     </message>
 </context>
 <context>

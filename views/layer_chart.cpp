@@ -47,15 +47,15 @@ LayerChart::LayerChart(QWidget* parent)
     plot_->axisRect()->setupFullAxesBox(false);
     plot_->xAxis2->setVisible(false);
     plot_->yAxis2->setVisible(false);
-    plot_->yAxis->setNumberFormat(QStringLiteral("gbc"));
-    plot_->yAxis->setNumberPrecision(2);
+    plot_->yAxis->setNumberFormat(QStringLiteral("f"));
+    plot_->yAxis->setTickLabelFont(monoFont());
     plot_->yAxis->grid()->setPen(QPen(QColor(0xe4, 0xe7, 0xeb)));
     plot_->xAxis->grid()->setVisible(false);
     plot_->xAxis->setTickLabelFont(monoFont());
     plot_->legend->setVisible(true);
     plot_->legend->setBorderPen(QPen(QColor(0xd0, 0xd7, 0xde)));
     plot_->legend->setBrush(QBrush(QColor(255, 255, 255, 230)));
-    plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
     for (int f = 0; f < FamilyCount; ++f) {
         auto* bars = new QCPBars(plot_->xAxis, plot_->yAxis);
         bars->setWidth(0.8);
@@ -116,7 +116,7 @@ double LayerChart::barValue(const QString& layer) const {
     for (auto* b : bars_)
         for (auto it = b->data()->constBegin(); it != b->data()->constEnd(); ++it) {
             const int i = int(std::lround(it->key));
-            if (model_ && QString::fromStdString(model_->layers[size_t(i)].name) == layer) return it->value;
+            if (model_ && QString::fromStdString(model_->layers[size_t(i)].name) == layer) return it->value * scale_;
         }
     return -1;
 }
@@ -148,10 +148,30 @@ void LayerChart::rebuild() {
     double maxValue = 0;
     for (int i = 0; i < n; ++i) {
         const edge::LayerInfo& li = model_->layers[size_t(i)];
-        const double v = metric_ == Parameters ? double(li.params) : double(li.bytes);
+        maxValue = std::max(maxValue, metric_ == Parameters ? double(li.params) : double(li.bytes));
+    }
+    // Plain numbers on the axis: scale into K/M/B (or KiB/MiB/GiB) instead of 3.5×10⁴.
+    scale_ = 1.0;
+    unit_.clear();
+    if (metric_ == Parameters) {
+        const char* units[] = {"K", "M", "B"};
+        for (int u = 0; u < 3 && maxValue / scale_ >= 1e4; ++u) {
+            scale_ *= 1e3;
+            unit_ = QLatin1String(units[u]);
+        }
+    } else {
+        const char* units[] = {"KiB", "MiB", "GiB"};
+        for (int u = 0; u < 3 && maxValue / scale_ >= 1e4; ++u) {
+            scale_ *= 1024.0;
+            unit_ = QLatin1String(units[u]);
+        }
+    }
+    maxValue /= scale_;
+    for (int i = 0; i < n; ++i) {
+        const edge::LayerInfo& li = model_->layers[size_t(i)];
+        const double v = (metric_ == Parameters ? double(li.params) : double(li.bytes)) / scale_;
         keys[family_[size_t(i)]] << i;
         values[family_[size_t(i)]] << v;
-        maxValue = std::max(maxValue, v);
         // One tick per block (at its first layer) keeps labels readable for 100+ layers.
         const bool firstOfBlock = li.block >= 0 && (i == 0 || model_->layers[size_t(i - 1)].block != li.block);
         const int every = std::max(1, int(model_->model.config.n_layers) / 16);
@@ -161,7 +181,8 @@ void LayerChart::rebuild() {
     for (int f = 0; f < FamilyCount; ++f) bars_[f]->setData(keys[f], values[f], true);
     plot_->xAxis->setTicker(ticker);
     plot_->xAxis->setRange(-1, std::max(n, 1));
-    plot_->yAxis->setRange(0, maxValue > 0 ? maxValue * 1.12 : 1);
+    plot_->yAxis->setRange(0, maxValue > 0 ? maxValue * 1.3 : 1);  // headroom for the legend
+    plot_->yAxis->setNumberPrecision(maxValue >= 10 ? 0 : 1);
     retranslate();
     if (selected_ >= 0) selectLayer(selectedLayer());
     plot_->replot();
@@ -188,7 +209,8 @@ void LayerChart::retranslate() {
     bars_[FeedForward]->setName(tr("Feed-forward"));
     bars_[Other]->setName(tr("Embedding / output"));
     plot_->xAxis->setLabel(tr("Decoder block (bars in execution order)"));
-    plot_->yAxis->setLabel(metric_ == Parameters ? tr("Parameters") : tr("Bytes"));
+    const QString what = metric_ == Parameters ? tr("Parameters") : tr("Bytes");
+    plot_->yAxis->setLabel(unit_.isEmpty() ? what : tr("%1 (%2)").arg(what, unit_));
     hover_->setText(model_ ? tr("Click a bar to select its layer") : QString());
     plot_->replot();
 }

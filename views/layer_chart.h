@@ -51,6 +51,8 @@ private:
     std::shared_ptr<const LoadedModel> model_;
     Metric metric_ = Parameters;
     int selected_ = -1;
+    double scale_ = 1.0;  // bars are drawn in units of scale_ (K, M, KiB, ...)
+    QString unit_;
     QLabel* title_;
     QLabel* hover_;
     QComboBox* metricBox_;

@@ -32,7 +32,7 @@ MainWindow::MainWindow(views::Language* language, QWidget* parent)
       recent_(new views::RecentFilesModel(this)),
       nav_(new QListWidget(this)),
       stack_(new QStackedWidget(this)),
-      homePage_(new views::HomePage(recent_, this)),
+      homePage_(new views::HomePage(document_, recent_, this)),
       modelPage_(new views::ModelPage(document_, this)),
       statusModel_(new QLabel(this)) {
     nav_->setObjectName(QStringLiteral("pageList"));
@@ -58,6 +58,7 @@ MainWindow::MainWindow(views::Language* language, QWidget* parent)
     connect(homePage_, &views::HomePage::openRequested, this, &MainWindow::openFileDialog);
     connect(homePage_, &views::HomePage::openFolderRequested, this, &MainWindow::openFolderDialog);
     connect(homePage_, &views::HomePage::recentActivated, this, [this](const QString& p) { openPath(p); });
+    connect(homePage_, &views::HomePage::showModelRequested, this, [this] { showPage(ModelPageIndex); });
     connect(modelPage_, &views::ModelPage::openRequested, this, &MainWindow::openFileDialog);
     connect(modelPage_, &views::ModelPage::openFolderRequested, this, &MainWindow::openFolderDialog);
 
@@ -195,6 +196,7 @@ void MainWindow::retranslate() {
     aboutAction_->setText(tr("&About EdgeStudio"));
     rebuildRecentMenu();
     updateStatus();
+    statusBar()->clearMessage();  // transient messages were in the previous language
 }
 
 void MainWindow::changeEvent(QEvent* event) {

@@ -69,7 +69,8 @@ TEST(Language, SwitchRetranslatesVisibleWidgets) {
 TEST(Language, HomePageFollowsTheSwitch) {
     Language language;
     RecentFilesModel recent;
-    HomePage home(&recent);
+    ModelDocument doc;
+    HomePage home(&doc, &recent);
     home.show();
     ASSERT_TRUE(QTest::qWaitForWindowExposed(&home));
     ASSERT_TRUE(language.setLanguage(QStringLiteral("zh_CN")));

@@ -1,6 +1,8 @@
 #include "views/pages/home_page.h"
 
 #include <QEvent>
+#include <QDir>
+#include <QFileInfo>
 #include <QFrame>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -8,6 +10,8 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
+#include "views/models/format.h"
+#include "views/models/model_document.h"
 #include "views/models/recent_files_model.h"
 #include "views/style.h"
 
@@ -33,7 +37,8 @@ QLabel* wrapped(QWidget* parent) {
 }
 }  // namespace
 
-HomePage::HomePage(RecentFilesModel* recent, QWidget* parent) : QWidget(parent), recent_(recent) {
+HomePage::HomePage(ModelDocument* document, RecentFilesModel* recent, QWidget* parent)
+    : QWidget(parent), document_(document), recent_(recent) {
     title_ = new QLabel(this);
     QFont big = titleFont();
     big.setPointSizeF(big.pointSizeF() * 1.4);
@@ -51,6 +56,7 @@ HomePage::HomePage(RecentFilesModel* recent, QWidget* parent) : QWidget(parent),
     QFrame* recentCard = card(this);
     recentTitle_ = sectionTitle(recentCard);
     recentView_ = new QListView(recentCard);
+    recentView_->setObjectName(QStringLiteral("recentList"));
     recentView_->setModel(recent_);
     recentView_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     recentView_->setSpacing(2);
@@ -84,6 +90,23 @@ HomePage::HomePage(RecentFilesModel* recent, QWidget* parent) : QWidget(parent),
     iv->addWidget(workflow_);
     iv->addStretch();
 
+    // The model loaded now, at a glance.
+    QFrame* currentCard = card(this);
+    currentTitle_ = sectionTitle(currentCard);
+    currentFacts_ = new QLabel(currentCard);
+    currentFacts_->setFont(monoFont());
+    currentFacts_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    showModel_ = new QPushButton(currentCard);
+    connect(showModel_, &QPushButton::clicked, this, &HomePage::showModelRequested);
+    auto* cv = new QHBoxLayout(currentCard);
+    cv->setContentsMargins(16, 14, 16, 14);
+    auto* facts = new QVBoxLayout;
+    facts->addWidget(currentTitle_);
+    facts->addWidget(currentFacts_);
+    cv->addLayout(facts, 1);
+    cv->addWidget(showModel_, 0, Qt::AlignBottom);
+    connect(document_, &ModelDocument::modelChanged, this, &HomePage::updateCurrent);
+
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(open_);
     buttons->addWidget(openFolder_);
@@ -93,6 +116,10 @@ HomePage::HomePage(RecentFilesModel* recent, QWidget* parent) : QWidget(parent),
     cards->setSpacing(16);
     cards->addWidget(recentCard, 3);
     cards->addWidget(infoCard, 2);
+    auto* cardRow = new QWidget(this);  // bounded height: a tall window gets space below, not
+    cardRow->setLayout(cards);          // a tall empty list
+    cardRow->setMaximumHeight(520);
+    cards->setContentsMargins(0, 0, 0, 0);
 
     auto* column = new QVBoxLayout;
     column->setSpacing(10);
@@ -101,7 +128,10 @@ HomePage::HomePage(RecentFilesModel* recent, QWidget* parent) : QWidget(parent),
     column->addSpacing(6);
     column->addLayout(buttons);
     column->addSpacing(14);
-    column->addLayout(cards, 1);
+    column->addWidget(currentCard);
+    column->addSpacing(6);
+    column->addWidget(cardRow);
+    column->addStretch(1);
 
     // Centred column of bounded width: a wide window gets margins, not stretched text.
     auto* center = new QWidget(this);
@@ -123,7 +153,28 @@ void HomePage::updateRecentState() {
     recentView_->setVisible(!empty);
 }
 
+void HomePage::updateCurrent() {
+    auto loaded = document_->current();
+    showModel_->setVisible(loaded != nullptr);
+    if (!loaded) {
+        currentFacts_->setText(tr("No model loaded yet. Open one to see its architecture, layers and sizes."));
+        currentFacts_->setFont(font());
+        return;
+    }
+    const edge::Model& m = loaded->model;
+    currentFacts_->setFont(monoFont());
+    currentFacts_->setText(tr("%1\n%2 parameters  ·  %3 weights  ·  %4 layers in %5 blocks  ·  %6")
+                               .arg(QDir::toNativeSeparators(document_->path()), compactCount(m.parameter_count()),
+                                    humanBytes(m.weight_bytes()))
+                               .arg(loaded->layers.size())
+                               .arg(m.config.n_layers)
+                               .arg(QString::fromStdString(m.source_format)));
+}
+
 void HomePage::retranslate() {
+    currentTitle_->setText(tr("Current model"));
+    showModel_->setText(tr("Show model page"));
+    updateCurrent();
     title_->setText(tr("EdgeStudio"));
     tagline_->setText(tr("Fit neural networks onto small boards: inspect a model, choose per-layer precision "
                          "and pruning, compile, deploy to a Jetson and measure."));

@@ -9,18 +9,20 @@ class QPushButton;
 
 namespace edge::views {
 
+class ModelDocument;
 class RecentFilesModel;
 
 class HomePage : public QWidget {
     Q_OBJECT
 public:
-    explicit HomePage(RecentFilesModel* recent, QWidget* parent = nullptr);
+    HomePage(ModelDocument* document, RecentFilesModel* recent, QWidget* parent = nullptr);
     QListView* recentView() const { return recentView_; }
 
 signals:
     void openRequested();
     void openFolderRequested();
     void recentActivated(const QString& path);
+    void showModelRequested();
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -28,8 +30,13 @@ protected:
 private:
     void retranslate();
     void updateRecentState();
+    void updateCurrent();
 
+    ModelDocument* document_;
     RecentFilesModel* recent_;
+    QLabel* currentTitle_;
+    QLabel* currentFacts_;
+    QPushButton* showModel_;
     QLabel* title_;
     QLabel* tagline_;
     QPushButton* open_;

@@ -103,7 +103,8 @@ QWidget* ModelPage::buildContent() {
     summaryView_ = new QTableView(this);
     summaryView_->setModel(summary_);
     summaryView_->verticalHeader()->hide();
-    summaryView_->horizontalHeader()->setSectionResizeMode(SummaryModel::PropertyColumn, QHeaderView::ResizeToContents);
+    summaryView_->horizontalHeader()->setSectionResizeMode(SummaryModel::PropertyColumn, QHeaderView::Interactive);
+    summaryView_->horizontalHeader()->resizeSection(SummaryModel::PropertyColumn, 190);
     summaryView_->horizontalHeader()->setStretchLastSection(true);
     summaryView_->setShowGrid(false);
     summaryView_->setAlternatingRowColors(true);
@@ -120,6 +121,9 @@ QWidget* ModelPage::buildContent() {
     tree_->header()->setStretchLastSection(false);
     tree_->header()->setSectionResizeMode(QHeaderView::Interactive);
     tree_->header()->setSectionResizeMode(LayerTreeModel::NameColumn, QHeaderView::Stretch);
+    // Text columns left, numbers right-aligned at the edge: Name, Kind, Type, Shape, Params, Bytes.
+    tree_->header()->moveSection(tree_->header()->visualIndex(LayerTreeModel::TypeColumn),
+                                 tree_->header()->visualIndex(LayerTreeModel::KindColumn) + 1);
     connect(tree_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) {
                 chart_->selectLayer(current.sibling(current.row(), 0).data(LayerTreeModel::LayerNameRole).toString());
@@ -159,8 +163,9 @@ QWidget* ModelPage::buildContent() {
     auto* split = new QSplitter(Qt::Horizontal, this);
     split->addWidget(left);
     split->addWidget(right);
-    split->setStretchFactor(0, 2);
-    split->setStretchFactor(1, 5);
+    split->setStretchFactor(0, 0);
+    split->setStretchFactor(1, 1);
+    split->setSizes({560, 1000});
     split->setChildrenCollapsible(false);
     return split;
 }
@@ -185,11 +190,11 @@ void ModelPage::showModel() {
     if (loaded) {
         tree_->expandToDepth(0);
         const int w = tree_->fontMetrics().horizontalAdvance(QLatin1Char('0'));
-        tree_->setColumnWidth(LayerTreeModel::KindColumn, 14 * w);
-        tree_->setColumnWidth(LayerTreeModel::ShapeColumn, 16 * w);
-        tree_->setColumnWidth(LayerTreeModel::ParamsColumn, 16 * w);
-        tree_->setColumnWidth(LayerTreeModel::BytesColumn, 14 * w);
-        tree_->setColumnWidth(LayerTreeModel::TypeColumn, 18 * w);
+        tree_->setColumnWidth(LayerTreeModel::KindColumn, 13 * w);
+        tree_->setColumnWidth(LayerTreeModel::TypeColumn, 15 * w);
+        tree_->setColumnWidth(LayerTreeModel::ShapeColumn, 13 * w);
+        tree_->setColumnWidth(LayerTreeModel::ParamsColumn, 13 * w);
+        tree_->setColumnWidth(LayerTreeModel::BytesColumn, 13 * w);
     }
     stack_->setCurrentIndex(loaded ? 1 : 0);
     retranslate();
@@ -207,10 +212,11 @@ void ModelPage::setLoading(bool loading) {
 void ModelPage::retranslate() {
     auto loaded = document_->current();
     if (loaded) {
-        const QString name = QString::fromStdString(loaded->model.name);
-        title_->setText(name.isEmpty() ? QFileInfo(document_->path()).fileName() : name);
-        subtitle_->setText(tr("%1  ·  %2 format").arg(document_->path(),
-                                                      QString::fromStdString(loaded->model.source_format)));
+        const QFileInfo file(document_->path());
+        title_->setText(file.isDir() ? file.fileName() : file.completeBaseName());
+        subtitle_->setText(tr("%1  ·  %2 format  ·  %3").arg(QString::fromStdString(loaded->model.architecture),
+                                                             QString::fromStdString(loaded->model.source_format),
+                                                             document_->path()));
     } else {
         title_->setText(tr("Model"));
         subtitle_->setText(tr("Nothing loaded yet"));
@@ -224,7 +230,7 @@ void ModelPage::retranslate() {
                            "(safetensors + config.json + tokenizer.json) to see its architecture and layers."));
     emptyOpen_->setText(tr("Open model…"));
     emptyFolder_->setText(tr("Open folder…"));
-    summaryTitle_->setText(tr("Architecture"));
+    summaryTitle_->setText(tr("Summary"));
     layersTitle_->setText(tr("Layers"));
 }
 
