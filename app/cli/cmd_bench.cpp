@@ -1,0 +1,133 @@
+// `bench MODEL`: prefill and decode throughput of the FP32 CPU runtime at 1 and 2 threads
+// (medians of a few runs), and the process's peak RSS.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "app/cli/common.h"
+#include "engine/runtime/llama_cpu.h"
+#include "engine/telemetry/memory.h"
+#include "engine/telemetry/stats.h"
+#include "engine/telemetry/stopwatch.h"
+#include "engine/telemetry/system_info.h"
+
+namespace edge::cli {
+
+namespace {
+
+struct BenchArgs {
+    std::string model, tokenizer;
+    std::vector<int> threads{1, 2};
+    int prompt_tokens = 64;
+    int gen_tokens = 32;
+    int runs = 3;
+    bool json = false;
+};
+
+struct Row {
+    int threads = 0;
+    double prefill_tps = 0, decode_tps = 0;  // medians
+    std::vector<double> prefill_runs, decode_runs;
+};
+
+int run_bench(const BenchArgs& a) {
+    Stopwatch load_sw;
+    auto loaded = load(a.model, a.tokenizer, false);
+    if (!loaded.ok()) return fail(loaded.error());
+    const double load_s = load_sw.seconds();
+    const LlamaConfig& c = loaded->model->config;
+    const int total = a.prompt_tokens + a.gen_tokens;
+    if (c.context_length > 0 && total > c.context_length)
+        return fail("--prompt-tokens + --gen-tokens = " + std::to_string(total) + " exceeds the model context of " +
+                    std::to_string(c.context_length));
+    // A fixed, model-independent token stream (ids spread over the vocabulary).
+    std::vector<int32_t> prompt(size_t(a.prompt_tokens));
+    for (int i = 0; i < a.prompt_tokens; ++i) prompt[size_t(i)] = int32_t((int64_t(i) * 7919 + 3) % c.vocab_size);
+
+    std::vector<Row> rows;
+    ProgressBar bar;
+    const int steps = int(a.threads.size()) * a.runs;
+    int done = 0;
+    for (int th : a.threads) {
+        RuntimeOptions ro;
+        ro.threads = th;
+        ro.max_seq = total;
+        auto rt = LlamaCpu::create(loaded->model, ro);
+        if (!rt.ok()) return fail(rt.error());
+        Row row;
+        row.threads = (*rt)->threads();
+        for (int r = 0; r < a.runs; ++r) {
+            bar.progress()->report(double(done) / steps, "run " + std::to_string(r + 1) + ", " +
+                                                             std::to_string(th) + " thread(s)");
+            Stopwatch sw;
+            const float* logits = (*rt)->prefill(prompt.data(), a.prompt_tokens, 0);
+            row.prefill_runs.push_back(double(a.prompt_tokens) / sw.seconds());
+            int32_t next = argmax(logits, c.vocab_size);
+            sw.restart();
+            for (int i = 0; i < a.gen_tokens; ++i) {
+                logits = (*rt)->forward(next, a.prompt_tokens + i);
+                next = argmax(logits, c.vocab_size);
+            }
+            row.decode_runs.push_back(a.gen_tokens > 0 ? double(a.gen_tokens) / sw.seconds() : 0.0);
+            ++done;
+        }
+        row.prefill_tps = stat_median(row.prefill_runs);
+        row.decode_tps = stat_median(row.decode_runs);
+        rows.push_back(std::move(row));
+    }
+    bar.finish();
+    const MemoryUsage mem = process_memory();
+
+    if (a.json) {
+        nlohmann::json j;
+        j["model"] = a.model;
+        j["cpu"] = cpu_model();
+        j["cpus"] = cpu_count();
+        j["parameters"] = loaded->model->parameter_count();
+        j["load_seconds"] = load_s;
+        j["prompt_tokens"] = a.prompt_tokens;
+        j["gen_tokens"] = a.gen_tokens;
+        j["runs"] = a.runs;
+        nlohmann::json rs = nlohmann::json::array();
+        for (const Row& r : rows)
+            rs.push_back({{"threads", r.threads},
+                          {"prefill_tokens_per_second", r.prefill_tps},
+                          {"decode_tokens_per_second", r.decode_tps},
+                          {"prefill_runs", r.prefill_runs},
+                          {"decode_runs", r.decode_runs}});
+        j["results"] = rs;
+        j["peak_rss_bytes"] = mem.peak_rss_bytes;
+        j["rss_bytes"] = mem.rss_bytes;
+        j["rss_anon_bytes"] = mem.rss_anon_bytes;
+        j["rss_file_bytes"] = mem.rss_file_bytes;
+        print_json(j);
+        return kOk;
+    }
+    std::printf("%s: %s parameters, loaded in %.2f s\n", a.model.c_str(),
+                group_digits(loaded->model->parameter_count()).c_str(), load_s);
+    std::printf("CPU: %s (%d available)\n", cpu_model().c_str(), cpu_count());
+    std::printf("prefill %d tokens, decode %d tokens, median of %d runs\n\n", a.prompt_tokens, a.gen_tokens, a.runs);
+    std::printf("| threads | prefill tok/s | decode tok/s |\n|--------:|--------------:|-------------:|\n");
+    for (const Row& r : rows) std::printf("| %7d | %13.2f | %12.2f |\n", r.threads, r.prefill_tps, r.decode_tps);
+    std::printf("\npeak RSS %s (now %s: anonymous %s, file-backed %s)\n", human_bytes(double(mem.peak_rss_bytes)).c_str(),
+                human_bytes(double(mem.rss_bytes)).c_str(), human_bytes(double(mem.rss_anon_bytes)).c_str(),
+                human_bytes(double(mem.rss_file_bytes)).c_str());
+    return kOk;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, int& rc) {
+    auto a = std::make_shared<BenchArgs>();
+    CLI::App* sub = app.add_subcommand("bench", "Prefill/decode throughput at 1 and 2 threads, and peak memory");
+    sub->add_option("model", a->model, "Model file or folder")->required();
+    sub->add_option("--threads", a->threads, "Thread counts to measure")->check(CLI::PositiveNumber);
+    sub->add_option("--prompt-tokens", a->prompt_tokens, "Tokens in the prefill")->check(CLI::Range(1, 1 << 16));
+    sub->add_option("--gen-tokens", a->gen_tokens, "Tokens decoded one by one")->check(CLI::Range(0, 1 << 16));
+    sub->add_option("--runs", a->runs, "Runs per thread count (the median is reported)")->check(CLI::Range(1, 1000));
+    sub->add_option("--tokenizer", a->tokenizer, "Tokenizer file for formats without one (llama2.c)");
+    sub->add_flag("--json", a->json, "Print JSON");
+    sub->callback([a, &rc] { rc = run_bench(*a); });
+}
+
+}  // namespace edge::cli

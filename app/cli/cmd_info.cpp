@@ -1,0 +1,114 @@
+// `info MODEL`: architecture, configuration, parameter count, tensors (shape, source type,
+// bytes), tokenizer and metadata.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "app/cli/common.h"
+
+namespace edge::cli {
+
+namespace {
+
+struct InfoArgs {
+    std::string model, tokenizer;
+    bool json = false;
+    bool tensors = true;
+};
+
+nlohmann::json config_json(const LlamaConfig& c) {
+    return {{"dim", c.dim},
+            {"hidden_dim", c.hidden_dim},
+            {"n_layers", c.n_layers},
+            {"n_heads", c.n_heads},
+            {"n_kv_heads", c.n_kv_heads},
+            {"head_dim", c.head_dim},
+            {"vocab_size", c.vocab_size},
+            {"context_length", c.context_length},
+            {"rope_dim", c.rope_dim},
+            {"rope_theta", c.rope_theta},
+            {"norm_eps", c.norm_eps},
+            {"tied_embeddings", c.tied_embeddings}};
+}
+
+int run_info(const InfoArgs& a) {
+    auto loaded = load(a.model, a.tokenizer, false);
+    if (!loaded.ok()) return fail(loaded.error());
+    const Model& m = *loaded->model;
+    const LlamaConfig& c = m.config;
+    size_t source_bytes = 0;
+    for (const auto& t : m.tensors) source_bytes += dtype_bytes(t.source_type, t.numel());
+
+    if (a.json) {
+        nlohmann::json j;
+        j["path"] = a.model;
+        j["architecture"] = m.architecture;
+        j["name"] = m.name;
+        j["format"] = m.source_format;
+        j["config"] = config_json(c);
+        j["parameters"] = m.parameter_count();
+        j["bytes"] = m.weight_bytes();
+        j["source_bytes"] = source_bytes;
+        nlohmann::json ts = nlohmann::json::array();
+        for (const auto& t : m.tensors)
+            ts.push_back({{"name", t.name},
+                          {"shape", t.shape},
+                          {"type", dtype_name(t.type)},
+                          {"source_type", dtype_name(t.source_type)},
+                          {"bytes", t.nbytes},
+                          {"source_bytes", dtype_bytes(t.source_type, t.numel())}});
+        j["tensors"] = ts;
+        const TokenizerSpec& tk = m.tokenizer;
+        j["tokenizer"] = {{"model", tk.model},           {"vocab_size", tk.tokens.size()}, {"bos_id", tk.bos_id},
+                          {"eos_id", tk.eos_id},         {"add_bos", tk.add_bos},          {"source", tk.source}};
+        nlohmann::json md = nlohmann::json::object();
+        for (const auto& [k, v] : m.metadata) md[k] = v;
+        j["metadata"] = md;
+        print_json(j);
+        return kOk;
+    }
+
+    std::printf("%s\n", a.model.c_str());
+    std::printf("  architecture  %s (%s)\n", m.architecture.c_str(), m.source_format.c_str());
+    if (!m.name.empty()) std::printf("  name          %s\n", m.name.c_str());
+    std::printf("  parameters    %s\n", group_digits(m.parameter_count()).c_str());
+    std::printf("  weights       %s in the file, %s in memory\n", human_bytes(double(source_bytes)).c_str(),
+                human_bytes(double(m.weight_bytes())).c_str());
+    std::printf("  dim %d, ffn %d, layers %d, heads %d, kv heads %d, head dim %d, rope dim %d\n", c.dim,
+                c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, c.rope_dim);
+    std::printf("  vocab %d, context %d, rope theta %g, norm eps %g, tied embeddings %s\n", c.vocab_size,
+                c.context_length, double(c.rope_theta), double(c.norm_eps), c.tied_embeddings ? "yes" : "no");
+    if (m.tokenizer.empty())
+        std::printf("  tokenizer     none\n");
+    else
+        std::printf("  tokenizer     %s, %zu tokens, bos %d, eos %d\n", m.tokenizer.model.c_str(),
+                    m.tokenizer.tokens.size(), m.tokenizer.bos_id, m.tokenizer.eos_id);
+    if (a.tensors) {
+        std::printf("\n  %-28s %-14s %-6s %12s\n", "tensor", "shape", "source", "bytes");
+        for (const auto& t : m.tensors)
+            std::printf("  %-28s %-14s %-6s %12s\n", t.name.c_str(), t.shape_str().c_str(), dtype_name(t.source_type),
+                        group_digits(int64_t(dtype_bytes(t.source_type, t.numel()))).c_str());
+    }
+    if (!m.metadata.empty()) {
+        std::printf("\n  metadata\n");
+        for (const auto& [k, v] : m.metadata) {
+            const std::string shown = v.size() > 100 ? v.substr(0, 97) + "..." : v;
+            std::printf("  %-40s %s\n", k.c_str(), shown.c_str());
+        }
+    }
+    return kOk;
+}
+
+}  // namespace
+
+void add_info_command(CLI::App& app, int& rc) {
+    auto a = std::make_shared<InfoArgs>();
+    CLI::App* sub = app.add_subcommand("info", "Architecture, configuration, tensors and metadata of a model");
+    sub->add_option("model", a->model, "Model file or folder (.gguf, .bin, HF folder, ...)")->required();
+    sub->add_option("--tokenizer", a->tokenizer, "Tokenizer file for formats without one (llama2.c)");
+    sub->add_flag("--json", a->json, "Print JSON");
+    sub->add_flag("!--no-tensors", a->tensors, "Leave out the tensor table");
+    sub->callback([a, &rc] { rc = run_info(*a); });
+}
+
+}  // namespace edge::cli

@@ -1,0 +1,157 @@
+// `generate` (sampling or greedy, streamed) and `tokenize`.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "app/cli/common.h"
+#include "engine/runtime/llama_cpu.h"
+#include "engine/telemetry/stopwatch.h"
+
+namespace edge::cli {
+
+namespace {
+
+struct GenerateArgs {
+    std::string model, tokenizer, prompt;
+    int max_tokens = 64;
+    float temperature = 0.8f;
+    float top_p = 0.95f;
+    int top_k = 0;
+    uint64_t seed = 42;
+    int threads = 0;
+    bool json = false;
+};
+
+int run_generate(const GenerateArgs& a) {
+    auto loaded = load(a.model, a.tokenizer, true);
+    if (!loaded.ok()) return fail(loaded.error());
+    const Tokenizer& tok = *loaded->tokenizer;
+    const LlamaConfig& c = loaded->model->config;
+    if (tok.vocab_size() > c.vocab_size)
+        return fail(a.model + ": the tokenizer has " + std::to_string(tok.vocab_size()) +
+                    " tokens but the model only " + std::to_string(c.vocab_size));
+
+    std::vector<int32_t> prompt = tok.encode(a.prompt, loaded->model->tokenizer.add_bos);
+    if (prompt.empty()) {
+        if (tok.bos_id() < 0) return fail("the prompt is empty and the tokenizer has no BOS token to start from");
+        prompt.push_back(tok.bos_id());
+    }
+    RuntimeOptions ro;
+    ro.threads = a.threads;
+    ro.max_seq = std::min(c.context_length > 0 ? c.context_length : 4096, int(prompt.size()) + a.max_tokens);
+    ro.max_seq = std::max(ro.max_seq, int(prompt.size()));
+    if (int(prompt.size()) > ro.max_seq || (c.context_length > 0 && int(prompt.size()) > c.context_length))
+        return fail("the prompt has " + std::to_string(prompt.size()) + " tokens, more than the model context of " +
+                    std::to_string(c.context_length));
+    auto rt = LlamaCpu::create(loaded->model, ro);
+    if (!rt.ok()) return fail(rt.error());
+
+    SamplingParams sp;
+    sp.temperature = a.temperature;
+    sp.top_p = a.top_p;
+    sp.top_k = a.top_k;
+    sp.seed = a.seed;
+    Sampler sampler(sp);
+
+    Stopwatch sw;
+    const float* logits = (*rt)->prefill(prompt.data(), int(prompt.size()), 0);
+    const double prefill_s = sw.seconds();
+    sw.restart();
+    if (!a.json) {
+        std::fputs(a.prompt.c_str(), stdout);
+        std::fflush(stdout);
+    }
+    std::vector<int32_t> out;
+    std::string text;
+    int32_t prev = prompt.back();
+    int pos = int(prompt.size());
+    while (int(out.size()) < a.max_tokens) {
+        const int32_t next = sampler.sample(logits, c.vocab_size);
+        if (next == tok.eos_id()) break;
+        out.push_back(next);
+        const std::string piece = tok.piece(next, prev);
+        text += piece;
+        if (!a.json) {
+            std::fwrite(piece.data(), 1, piece.size(), stdout);
+            std::fflush(stdout);
+        }
+        prev = next;
+        if (pos >= (*rt)->max_seq() || int(out.size()) >= a.max_tokens) break;
+        logits = (*rt)->forward(next, pos++);
+    }
+    const double decode_s = sw.seconds();
+    if (a.json) {
+        nlohmann::json j;
+        j["prompt"] = a.prompt;
+        j["prompt_ids"] = prompt;
+        j["ids"] = out;
+        j["text"] = text;
+        j["prefill_seconds"] = prefill_s;
+        j["decode_seconds"] = decode_s;
+        j["decode_tokens_per_second"] = decode_s > 0 ? double(out.size()) / decode_s : 0.0;
+        print_json(j);
+    } else {
+        std::fputc('\n', stdout);
+        std::fprintf(stderr, "%zu tokens, %.1f tokens/s\n", out.size(),
+                     decode_s > 0 ? double(out.size()) / decode_s : 0.0);
+    }
+    return kOk;
+}
+
+struct TokenizeArgs {
+    std::string model, tokenizer, text;
+    bool no_bos = false;
+    bool json = false;
+};
+
+int run_tokenize(const TokenizeArgs& a) {
+    auto loaded = load(a.model, a.tokenizer, true);
+    if (!loaded.ok()) return fail(loaded.error());
+    const Tokenizer& tok = *loaded->tokenizer;
+    const bool bos = !a.no_bos && loaded->model->tokenizer.add_bos;
+    const std::vector<int32_t> ids = tok.encode(a.text, bos);
+    if (a.json) {
+        nlohmann::json pieces = nlohmann::json::array();
+        for (int32_t id : ids) pieces.push_back(tok.token_text(id));
+        nlohmann::json j;
+        j["ids"] = ids;
+        j["pieces"] = pieces;
+        j["count"] = ids.size();
+        print_json(j);
+        return kOk;
+    }
+    std::string line;
+    for (size_t i = 0; i < ids.size(); ++i) line += (i ? " " : "") + std::to_string(ids[i]);
+    std::printf("%s\n", line.c_str());
+    return kOk;
+}
+
+}  // namespace
+
+void add_text_commands(CLI::App& app, int& rc) {
+    auto g = std::make_shared<GenerateArgs>();
+    CLI::App* gen = app.add_subcommand("generate", "Generate text from a prompt (streamed)");
+    gen->add_option("model", g->model, "Model file or folder")->required();
+    gen->add_option("--prompt,-p", g->prompt, "Prompt text");
+    gen->add_option("--max-tokens,-n", g->max_tokens, "Tokens to generate")->check(CLI::Range(1, 1 << 20));
+    gen->add_option("--temperature", g->temperature, "Sampling temperature; 0 = greedy argmax")
+        ->check(CLI::Range(0.0f, 100.0f));
+    gen->add_option("--top-p", g->top_p, "Nucleus sampling mass (1 = off)")->check(CLI::Range(0.0f, 1.0f));
+    gen->add_option("--top-k", g->top_k, "Keep the k most likely tokens (0 = off)")->check(CLI::NonNegativeNumber);
+    gen->add_option("--seed", g->seed, "Sampling seed");
+    gen->add_option("--threads,-t", g->threads, "Threads (0 = all)")->check(CLI::NonNegativeNumber);
+    gen->add_option("--tokenizer", g->tokenizer, "Tokenizer file for formats without one (llama2.c)");
+    gen->add_flag("--json", g->json, "Print prompt ids, generated ids and text as JSON");
+    gen->callback([g, &rc] { rc = run_generate(*g); });
+
+    auto t = std::make_shared<TokenizeArgs>();
+    CLI::App* tk = app.add_subcommand("tokenize", "Token ids of a text");
+    tk->add_option("model", t->model, "Model file or folder")->required();
+    tk->add_option("--text", t->text, "Text to encode")->required();
+    tk->add_option("--tokenizer", t->tokenizer, "Tokenizer file for formats without one (llama2.c)");
+    tk->add_flag("--no-bos", t->no_bos, "Do not prepend BOS");
+    tk->add_flag("--json", t->json, "Print ids and pieces as JSON");
+    tk->callback([t, &rc] { rc = run_tokenize(*t); });
+}
+
+}  // namespace edge::cli

@@ -1,0 +1,109 @@
+#include "app/cli/common.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+
+#include "engine/model/loader.h"
+
+namespace edge::cli {
+
+int fail(const std::string& message) {
+    std::fprintf(stderr, "edgestudio-cli: %s\n", message.c_str());
+    return kFailed;
+}
+int fail(const Error& e) { return fail(e.message); }
+
+void print_json(const nlohmann::json& j) {
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout.flush();
+}
+
+std::string human_bytes(double b) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (b >= 1024.0 && u < 4) {
+        b /= 1024.0;
+        ++u;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", b, units[u]);
+    return buf;
+}
+
+std::string group_digits(int64_t n) {
+    std::string s = std::to_string(n < 0 ? -n : n), out;
+    for (size_t i = 0; i < s.size(); ++i) {
+        if (i && (s.size() - i) % 3 == 0) out += ',';
+        out += s[i];
+    }
+    return n < 0 ? "-" + out : out;
+}
+
+namespace {
+double now_s() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+ProgressBar::ProgressBar(bool enabled)
+    : enabled_(enabled && isatty(STDERR_FILENO)),
+      progress_([this](double f, const std::string& stage) { draw(f, stage); }) {}
+
+ProgressBar::~ProgressBar() { finish(); }
+
+void ProgressBar::draw(double fraction, const std::string& stage) {
+    if (!enabled_) return;
+    if (!std::isfinite(fraction)) fraction = 0.0;
+    fraction = std::min(1.0, std::max(0.0, fraction));
+    const int permille = int(fraction * 1000.0);
+    const double t = now_s();
+    if (permille == last_permille_ || (permille < 1000 && permille - last_permille_ < 10 && t - last_time_ < 0.1))
+        return;
+    last_permille_ = permille;
+    last_time_ = t;
+    constexpr int kWidth = 30;
+    const int filled = int(fraction * kWidth);
+    std::string bar(size_t(filled), '#');
+    bar.resize(kWidth, ' ');
+    std::string label = stage.size() > 40 ? stage.substr(0, 37) + "..." : stage;
+    std::fprintf(stderr, "\r[%s] %3d%% %-40s", bar.c_str(), permille / 10, label.c_str());
+    std::fflush(stderr);
+    drawn_ = true;
+}
+
+void ProgressBar::finish() {
+    if (drawn_) {
+        std::fprintf(stderr, "\r%*s\r", 80, "");
+        std::fflush(stderr);
+    }
+    drawn_ = false;
+    last_permille_ = -1;
+}
+
+Result<LoadedModel> load(const std::string& path, const std::string& tokenizer_path, bool need_tokenizer) {
+    LoadOptions lo;
+    lo.tokenizer_path = tokenizer_path;
+    Result<Model> m = [&] {
+        ProgressBar bar;
+        return load_model(path, lo, bar.progress());
+    }();
+    if (!m.ok()) return m.error();
+    LoadedModel out;
+    if (need_tokenizer) {
+        if (m->tokenizer.empty()) {
+            if (!tokenizer_path.empty())
+                return err(path, ": the tokenizer ", tokenizer_path, " was not used by this model format");
+            return err(path, ": the model carries no tokenizer; pass --tokenizer FILE");
+        }
+        auto tok = make_tokenizer(m->tokenizer);
+        if (!tok.ok()) return err(path, ": ", tok.message());
+        out.tokenizer = std::move(tok).value();
+    }
+    out.model = std::make_shared<const Model>(std::move(m).value());
+    return out;
+}
+
+}  // namespace edge::cli

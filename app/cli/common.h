@@ -1,0 +1,69 @@
+// Shared pieces of edgestudio-cli: exit codes, error output, JSON output, the stderr progress
+// bar, and loading a model (with its tokenizer) with messages that name the file.
+#pragma once
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/core/progress.h"
+#include "engine/core/result.h"
+#include "engine/model/ir.h"
+#include "engine/tokenizer/tokenizer.h"
+
+namespace CLI {
+class App;
+}
+
+namespace edge::cli {
+
+enum ExitCode : int { kOk = 0, kFailed = 1, kUsage = 2 };
+
+// Prints "edgestudio-cli: <message>" on stderr and returns kFailed.
+int fail(const std::string& message);
+int fail(const Error& e);
+
+// Prints a JSON document on stdout (pretty, newline-terminated).
+void print_json(const nlohmann::json& j);
+
+// "1.5 MiB", "312 KiB", "17 B".
+std::string human_bytes(double bytes);
+// 1234567 -> "1,234,567".
+std::string group_digits(int64_t n);
+
+// A progress bar on stderr, drawn only when stderr is a terminal (and not in --json mode when
+// asked to stay quiet). Redraws at most every 1% or 100 ms; finish() ends the line.
+class ProgressBar {
+public:
+    explicit ProgressBar(bool enabled = true);
+    ~ProgressBar();
+    Progress* progress() { return &progress_; }
+    void finish();
+
+private:
+    void draw(double fraction, const std::string& stage);
+    bool enabled_;
+    bool drawn_ = false;
+    int last_permille_ = -1;
+    double last_time_ = 0.0;
+    Progress progress_;
+};
+
+struct LoadedModel {
+    std::shared_ptr<const Model> model;
+    std::unique_ptr<Tokenizer> tokenizer;  // null unless requested
+};
+
+// Loads MODEL (any format load_model knows), with a progress bar. When need_tokenizer is set, a
+// model without a tokenizer is an error telling the user to pass --tokenizer.
+Result<LoadedModel> load(const std::string& path, const std::string& tokenizer_path, bool need_tokenizer);
+
+// Subcommand registration (one file per command group). Each sets `rc` when it runs.
+void add_info_command(CLI::App& app, int& rc);
+void add_text_commands(CLI::App& app, int& rc);  // generate, tokenize
+void add_perplexity_command(CLI::App& app, int& rc);
+void add_bench_command(CLI::App& app, int& rc);
+void add_synth_command(CLI::App& app, int& rc);
+
+}  // namespace edge::cli

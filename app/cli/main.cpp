@@ -1,0 +1,63 @@
+// edgestudio-cli: the studio's headless twin. Subcommands: info, generate, tokenize, perplexity,
+// bench, synth; each takes --json for tooling.
+// Exit codes: 0 success, 1 failure (message on stderr naming the file and the problem),
+// 2 usage error. No exception escapes main.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <new>
+
+#include "app/cli/common.h"
+
+int main(int argc, char** argv) {
+    using namespace edge::cli;
+    try {
+        CLI::App app{"EdgeStudio command line: inspect, run, evaluate and benchmark models", "edgestudio-cli"};
+        app.require_subcommand(1);
+        app.fallthrough(false);
+        int rc = kOk;
+        add_info_command(app, rc);
+        add_text_commands(app, rc);
+        add_perplexity_command(app, rc);
+        add_bench_command(app, rc);
+        add_synth_command(app, rc);
+        // An unknown first word is a usage error that names it (CLI11 would only say that a
+        // subcommand is required).
+        if (argc > 1 && argv[1][0] != '-') {
+            std::string known;
+            bool found = false;
+            for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+                found = found || sub->get_name() == argv[1];
+                known += (known.empty() ? "" : ", ") + sub->get_name();
+            }
+            if (!found) {
+                std::fprintf(stderr, "edgestudio-cli: unknown subcommand '%s' (known: %s)\n", argv[1], known.c_str());
+                return kUsage;
+            }
+        }
+        try {
+            app.parse(argc, argv);
+        } catch (const CLI::CallForHelp& e) {
+            return app.exit(e);
+        } catch (const CLI::CallForAllHelp& e) {
+            return app.exit(e);
+        } catch (const CLI::CallForVersion& e) {
+            return app.exit(e);
+        } catch (const CLI::ParseError& e) {
+            std::fprintf(stderr, "edgestudio-cli: %s\nRun 'edgestudio-cli --help' for usage.\n", e.what());
+            return kUsage;
+        }
+        return rc;
+    } catch (const std::bad_alloc&) {
+        std::fprintf(stderr, "edgestudio-cli: out of memory\n");
+        return kFailed;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "edgestudio-cli: internal error: %s\n", e.what());
+        return kFailed;
+    } catch (...) {
+        std::fprintf(stderr, "edgestudio-cli: internal error\n");
+        return kFailed;
+    }
+}
