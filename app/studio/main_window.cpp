@@ -20,6 +20,7 @@
 #include "views/models/recent_files_model.h"
 #include "views/open_model.h"
 #include "views/pages/home_page.h"
+#include "views/pages/layers_page.h"
 #include "views/pages/model_page.h"
 #include "views/style.h"
 
@@ -34,6 +35,7 @@ MainWindow::MainWindow(views::Language* language, QWidget* parent)
       stack_(new QStackedWidget(this)),
       homePage_(new views::HomePage(document_, recent_, this)),
       modelPage_(new views::ModelPage(document_, this)),
+      layersPage_(new views::LayersPage(document_, this)),
       statusModel_(new QLabel(this)) {
     nav_->setObjectName(QStringLiteral("pageList"));
     nav_->setFixedWidth(190);
@@ -41,6 +43,7 @@ MainWindow::MainWindow(views::Language* language, QWidget* parent)
     for (int i = 0; i < PageCount; ++i) nav_->addItem(QString());
     stack_->addWidget(homePage_);
     stack_->addWidget(modelPage_);
+    stack_->addWidget(layersPage_);
     connect(nav_, &QListWidget::currentRowChanged, stack_, &QStackedWidget::setCurrentIndex);
 
     auto* central = new QWidget(this);
@@ -83,7 +86,11 @@ MainWindow::MainWindow(views::Language* language, QWidget* parent)
 }
 
 QString MainWindow::pageKey(int page) {
-    return page == ModelPageIndex ? QStringLiteral("model") : QStringLiteral("home");
+    switch (page) {
+        case ModelPageIndex: return QStringLiteral("model");
+        case LayersPageIndex: return QStringLiteral("layers");
+        default: return QStringLiteral("home");
+    }
 }
 
 void MainWindow::showPage(int page) { nav_->setCurrentRow(page); }
@@ -99,6 +106,10 @@ void MainWindow::buildMenus() {
     fileMenu_->addSeparator();
     quitAction_ = fileMenu_->addAction(QString(), qApp, &QApplication::closeAllWindows);
     quitAction_->setShortcut(QKeySequence::Quit);
+
+    editMenu_ = menuBar()->addMenu(QString());
+    editMenu_->addAction(layersPage_->undoAction());
+    editMenu_->addAction(layersPage_->redoAction());
 
     viewMenu_ = menuBar()->addMenu(QString());
     languageMenu_ = viewMenu_->addMenu(QString());
@@ -185,11 +196,13 @@ void MainWindow::retranslate() {
     setWindowTitle(tr("EdgeStudio"));
     nav_->item(HomePageIndex)->setText(tr("Home"));
     nav_->item(ModelPageIndex)->setText(tr("Model"));
+    nav_->item(LayersPageIndex)->setText(tr("Layers"));
     fileMenu_->setTitle(tr("&File"));
     openAction_->setText(tr("&Open model…"));
     openFolderAction_->setText(tr("Open &folder…"));
     recentMenu_->setTitle(tr("Open &recent"));
     quitAction_->setText(tr("&Quit"));
+    editMenu_->setTitle(tr("&Edit"));
     viewMenu_->setTitle(tr("&View"));
     languageMenu_->setTitle(tr("&Language"));
     helpMenu_->setTitle(tr("&Help"));

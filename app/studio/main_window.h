@@ -11,6 +11,7 @@ class QStackedWidget;
 
 namespace edge::views {
 class HomePage;
+class LayersPage;
 class Language;
 class ModelDocument;
 class ModelPage;
@@ -22,15 +23,16 @@ namespace edge::studio {
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
-    enum Page { HomePageIndex, ModelPageIndex, PageCount };
+    enum Page { HomePageIndex, ModelPageIndex, LayersPageIndex, PageCount };
 
     explicit MainWindow(views::Language* language, QWidget* parent = nullptr);
 
     views::ModelDocument* document() const { return document_; }
     views::ModelPage* modelPage() const { return modelPage_; }
     views::HomePage* homePage() const { return homePage_; }
+    views::LayersPage* layersPage() const { return layersPage_; }
     views::RecentFilesModel* recentFiles() const { return recent_; }
-    // Stable, untranslated page keys for files and tests: "home", "model".
+    // Stable, untranslated page keys for files and tests: "home", "model", "layers".
     static QString pageKey(int page);
     void showPage(int page);
     int currentPage() const;
@@ -60,9 +62,11 @@ private:
     QStackedWidget* stack_;
     views::HomePage* homePage_;
     views::ModelPage* modelPage_;
+    views::LayersPage* layersPage_;
     QLabel* statusModel_;
     QMenu* fileMenu_ = nullptr;
     QMenu* recentMenu_ = nullptr;
+    QMenu* editMenu_ = nullptr;
     QMenu* viewMenu_ = nullptr;
     QMenu* languageMenu_ = nullptr;
     QMenu* helpMenu_ = nullptr;
