@@ -7,6 +7,7 @@
 #include <fstream>
 #include <regex>
 
+#include "engine/model/edge_file.h"
 #include "engine/model/edgeq.h"
 #include "engine/model/llama2c.h"
 #include "engine/model/loader.h"
@@ -58,6 +59,7 @@ Result<Model> load_model(const std::string& path, const LoadOptions& opts, Progr
     if (got >= 4 && head[0] == 'G' && head[1] == 'G' && head[2] == 'U' && head[3] == 'F')
         return load_gguf_model(path, progress);
     if (is_edgeq(head, got)) return load_edgeq_model(path, progress);
+    if (is_edge_file(head, got) || lower_ext(fs::path(path)) == ".edge") return load_edge_model(path, progress);
     if (sniff_llama2c(head, got, size) != Llama2cKind::None)
         return load_llama2c_model(path, opts.tokenizer_path, progress);
 

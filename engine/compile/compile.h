@@ -1,0 +1,57 @@
+// compile(): Model (+ optional quantization plan) -> .edge engine file. Runs the fusion passes
+// and the memory planner on the model's graph, applies the plan (engine/quant, RTN/FP16 unless
+// calibration data is given), and writes the file (edge_writer.h). load_engine() reads it back
+// with its execution plan. edgestudio-cli's `compile` command calls compile_file().
+#pragma once
+#include <optional>
+#include <string>
+
+#include "engine/compile/exec_plan.h"
+#include "engine/core/progress.h"
+#include "engine/core/result.h"
+#include "engine/model/edge_file.h"
+#include "engine/model/ir.h"
+#include "engine/quant/plan.h"
+
+namespace edge::compile {
+
+enum class Target { Cpu, CudaSm87, CudaSm90 };
+const char* target_name(Target t);  // cpu, cuda-sm87, cuda-sm90
+Result<Target> parse_target(const std::string& s);
+
+struct CompileOptions {
+    Target target = Target::Cpu;
+    std::optional<quant::Plan> plan;  // none: weights at their stored precision
+    std::string out_path;             // X.edge
+    int prefill_batch = 64;           // batch of the prefill memory plan
+    int max_seq = 0;                  // <= 0: the model's context length (capped at 4096)
+    int threads = 0;                  // for apply_plan
+};
+
+struct CompileReport {
+    std::string out_path;
+    size_t file_bytes = 0;
+    size_t weight_bytes = 0;
+    int nodes_before = 0, nodes_after = 0;
+    MemoryPlan decode, prefill;
+    std::string plan_summary;
+};
+
+// Builds the execution plan of a model (fusion + memory plans) without writing anything.
+Result<ExecPlan> build_exec_plan(const Model& m, int prefill_batch, int max_seq);
+
+Result<CompileReport> compile(const Model& m, const CompileOptions& opts, Progress* progress = nullptr);
+
+// For the CLI: loads `model_path` (any format load_model reads), an optional plan file
+// (plan_path empty: stored precision), and compiles to opts.out_path.
+Result<CompileReport> compile_file(const std::string& model_path, const std::string& plan_path, const CompileOptions& opts,
+                                   Progress* progress = nullptr);
+
+// A loaded engine: the model (tensors alias the mapping) and its execution plan.
+struct Engine {
+    EdgeFile file;
+    ExecPlan plan;
+};
+Result<Engine> load_engine(const std::string& path, Progress* progress = nullptr);
+
+}  // namespace edge::compile

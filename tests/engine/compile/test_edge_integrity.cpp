@@ -1,0 +1,157 @@
+// Validation of .edge files at load: every flipped byte (sampled, plus every header, table and
+// padding byte), newer versions, truncation, offsets past the end, overlapping sections.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+
+#include "engine/compile/compile.h"
+#include "engine/model/loader.h"
+#include "engine/model/xxh64.h"
+#include "test_support.h"
+
+using namespace edge;
+using namespace edge::compile;
+
+namespace {
+
+const std::string& compiled() {
+    static const std::string path = [] {
+        const auto dir = edge::test::temp_dir("edge_integrity");
+        const std::string out = (dir / "stories.edge").string();
+        auto m = load_model(edge::test::shared("models/stories260K/stories260K.gguf"));
+        if (!m.ok()) return std::string();
+        CompileOptions o;
+        o.out_path = out;
+        o.plan = quant::uniform_plan(quant::Precision::INT4);
+        auto r = edge::compile::compile(*m, o);
+        return r.ok() ? out : std::string();
+    }();
+    return path;
+}
+
+std::vector<uint8_t> read_all(const std::string& p) {
+    std::ifstream f(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(f), {}};
+}
+
+std::string write_tmp(const std::vector<uint8_t>& bytes, const std::string& name) {
+    const auto dir = edge::test::temp_dir("edge_bad");
+    const std::string p = (dir / name).string();
+    std::ofstream f(p, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+    return p;
+}
+
+EdgeFileHeader* header(std::vector<uint8_t>& b) { return reinterpret_cast<EdgeFileHeader*>(b.data()); }
+EdgeSectionEntry* table(std::vector<uint8_t>& b) { return reinterpret_cast<EdgeSectionEntry*>(b.data() + 128); }
+// Recomputes the table and header checksums after an edit, so the edit itself is what is tested.
+void reseal(std::vector<uint8_t>& b) {
+    EdgeFileHeader* h = header(b);
+    h->table_checksum = xxh64(b.data() + h->table_offset, size_t(h->table_span));
+    h->header_checksum = xxh64(b.data(), 120);
+}
+
+// Which section a byte belongs to, as the loader's errors name it.
+std::string section_of(const std::vector<EdgeSectionInfo>& secs, uint64_t pos) {
+    if (pos < 128) return "header";
+    for (const auto& s : secs)
+        if (pos >= s.offset && pos < s.offset + s.span) return s.name;
+    return "section table";
+}
+
+}  // namespace
+
+TEST(EdgeIntegrity, EveryFlippedByteIsRefusedNamingItsSection) {
+    ASSERT_FALSE(compiled().empty()) << "compiling stories260K failed";
+    auto mf = MappedFile::open(compiled());
+    ASSERT_TRUE(mf.ok()) << mf.message();
+    auto clean = read_edge_file(*mf);
+    ASSERT_TRUE(clean.ok()) << clean.message();
+    const auto secs = clean->sections;
+    uint8_t* p = (*mf)->mutable_data();  // private copy-on-write mapping: the file is untouched
+    const size_t size = (*mf)->size();
+    std::vector<size_t> positions;
+    for (size_t i = 0; i < size; ++i) positions.push_back(i);  // every byte of the file
+    for (size_t i = 0; i < secs.front().offset; ++i) positions.push_back(i);  // header + table + its padding
+    for (const auto& s : secs) {
+        if (s.name != "weights")
+            for (size_t i = s.offset; i < s.offset + s.bytes; ++i) positions.push_back(i);  // non-weight payloads
+        for (size_t i = s.offset + s.bytes; i < s.offset + s.span; ++i) positions.push_back(i);  // all padding
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    size_t refused = 0;
+    for (size_t pos : positions) {
+        const uint8_t mask = uint8_t(1u << (pos % 8));
+        p[pos] ^= mask;
+        auto r = read_edge_file(*mf);
+        p[pos] ^= mask;
+        if (r.ok()) {
+            ADD_FAILURE() << "flipping byte " << pos << " was not noticed";
+            continue;
+        }
+        const std::string want = "section '" + section_of(secs, pos) + "'";
+        EXPECT_NE(r.message().find(want), std::string::npos) << "byte " << pos << ": " << r.message();
+        EXPECT_NE(r.message().find(compiled()), std::string::npos) << r.message();
+        ++refused;
+    }
+    EXPECT_EQ(refused, positions.size());
+    EXPECT_TRUE(read_edge_file(*mf).ok());
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("[ info ] %zu flips over %zu bytes checked in %.2f s\n", positions.size(), size, s);
+}
+
+TEST(EdgeIntegrity, NewerVersionIsRefusedNamingBothVersions) {
+    ASSERT_FALSE(compiled().empty());
+    auto b = read_all(compiled());
+    header(b)->version = 7;
+    reseal(b);
+    auto r = load_model(write_tmp(b, "newer.edge"));
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.message().find("format version 7 is newer"), std::string::npos) << r.message();
+    EXPECT_NE(r.message().find("version 1"), std::string::npos) << r.message();
+}
+
+TEST(EdgeIntegrity, TruncatedFilesAreRefused) {
+    ASSERT_FALSE(compiled().empty());
+    const auto b = read_all(compiled());
+    for (size_t n : {size_t(0), size_t(10), size_t(127), size_t(128), size_t(4096), b.size() / 2, b.size() - 1}) {
+        std::vector<uint8_t> t(b.begin(), b.begin() + long(n));
+        auto r = load_edge_model(write_tmp(t, "trunc.edge"));
+        ASSERT_FALSE(r.ok()) << n;
+        EXPECT_NE(r.message().find("section '"), std::string::npos) << r.message();
+        if (n >= 128) {
+            EXPECT_NE(r.message().find("truncated"), std::string::npos) << n << ": " << r.message();
+        }
+    }
+}
+
+TEST(EdgeIntegrity, OffsetsPastTheEndAndOverlapsAreRefused) {
+    ASSERT_FALSE(compiled().empty());
+    const auto b = read_all(compiled());
+    {
+        auto x = b;
+        table(x)[4].span += 1u << 20;  // weights run past the end
+        reseal(x);
+        auto r = load_edge_model(write_tmp(x, "past.edge"));
+        ASSERT_FALSE(r.ok());
+        EXPECT_NE(r.message().find("section 'weights': runs past the end"), std::string::npos) << r.message();
+    }
+    {
+        auto x = b;
+        table(x)[2].offset = table(x)[1].offset;  // tok_strings on top of tokenizer
+        reseal(x);
+        auto r = load_edge_model(write_tmp(x, "overlap.edge"));
+        ASSERT_FALSE(r.ok());
+        EXPECT_NE(r.message().find("section 'tok_strings': overlaps"), std::string::npos) << r.message();
+    }
+    {
+        auto x = b;
+        header(x)->section_count = 1000;
+        reseal(x);
+        auto r = load_edge_model(write_tmp(x, "count.edge"));
+        ASSERT_FALSE(r.ok());
+        EXPECT_NE(r.message().find("section count"), std::string::npos) << r.message();
+    }
+}
