@@ -1,0 +1,82 @@
+// Bad input through edgestudio-cli: a message on stderr naming the file and a non-zero exit code
+// (1 for bad input, 2 for usage errors), never a crash.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "cli_runner.h"
+#include "test_support.h"
+
+using namespace edge::test;
+
+namespace {
+std::string stories(const std::string& f) { return shared("models/stories260K/" + f); }
+
+void expect_failure(const CliRun& r, const std::string& names, int code = 1) {
+    EXPECT_EQ(r.rc, code) << r.err;
+    EXPECT_NE(r.err.find(names), std::string::npos) << "stderr does not name " << names << ": " << r.err;
+    EXPECT_NE(r.err.find("edgestudio-cli:"), std::string::npos) << r.err;
+}
+}  // namespace
+
+TEST(CliErrors, TruncatedModel) {
+    EDGE_REQUIRE_SHARED(stories("stories260K.gguf"));
+    const auto dir = temp_dir("cli-trunc");
+    std::ifstream in(stories("stories260K.gguf"), std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    for (size_t cut : {size_t(3), size_t(100), size_t(5000), bytes.size() / 2, bytes.size() - 1}) {
+        const std::string path = (dir / ("cut" + std::to_string(cut) + ".gguf")).string();
+        std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(cut));
+        SCOPED_TRACE(path);
+        expect_failure(run_cli({"info", path}), path);
+        expect_failure(run_cli({"generate", path, "--prompt", "x", "--json"}), path);
+    }
+}
+
+TEST(CliErrors, NonexistentFiles) {
+    expect_failure(run_cli({"info", "/nonexistent/model.gguf"}), "/nonexistent/model.gguf");
+    expect_failure(run_cli({"perplexity", "/nonexistent/m.gguf", "--text", "/nonexistent/t.txt", "--json"}),
+                   "/nonexistent/t.txt");
+    EDGE_REQUIRE_SHARED(stories("stories260K.gguf"));
+    expect_failure(run_cli({"perplexity", stories("stories260K.gguf"), "--text", "/nonexistent/t.txt"}),
+                   "/nonexistent/t.txt");
+    expect_failure(run_cli({"bench", "/nonexistent/b.gguf"}), "/nonexistent/b.gguf");
+}
+
+TEST(CliErrors, MissingTokenizer) {
+    EDGE_REQUIRE_SHARED(stories("stories260K.bin"));
+    // a llama2.c checkpoint alone in its folder: no tokenizer beside it
+    const auto dir = temp_dir("cli-notok");
+    const std::string bin = (dir / "stories260K.bin").string();
+    std::filesystem::copy_file(stories("stories260K.bin"), bin);
+    CliRun r = run_cli({"generate", bin, "--prompt", "Once upon a time", "--max-tokens", "5"});
+    expect_failure(r, bin);
+    EXPECT_NE(r.err.find("--tokenizer"), std::string::npos) << r.err;
+    // a tokenizer path that does not exist
+    expect_failure(run_cli({"generate", bin, "--tokenizer", "/nonexistent/tok.bin", "--prompt", "x"}),
+                   "/nonexistent/tok.bin");
+    expect_failure(run_cli({"tokenize", bin, "--text", "x"}), bin);
+}
+
+TEST(CliErrors, GarbageModel) {
+    const auto dir = temp_dir("cli-garbage");
+    const std::string path = (dir / "junk.gguf").string();
+    std::ofstream(path, std::ios::binary) << "GGUF this is not a model at all";
+    expect_failure(run_cli({"info", path}), path);
+    const std::string empty = (dir / "empty.bin").string();
+    std::ofstream(empty, std::ios::binary).flush();
+    expect_failure(run_cli({"info", empty}), empty);
+}
+
+TEST(CliErrors, UsageErrors) {
+    CliRun unknown = run_cli({"frobnicate", "x"});
+    expect_failure(unknown, "frobnicate", 2);
+    expect_failure(run_cli({}), "subcommand", 2);
+    expect_failure(run_cli({"info"}), "model", 2);
+    expect_failure(run_cli({"generate", "m.gguf", "--max-tokens", "lots"}), "max-tokens", 2);
+    expect_failure(run_cli({"perplexity", "m.gguf", "--text", "t", "--protocol", "poem"}), "protocol", 2);
+    expect_failure(run_cli({"synth", "--shape", "no-such-shape", "--out", "/tmp/edge-never.gguf"}), "no-such-shape");
+    CliRun help = run_cli({"--help"});
+    EXPECT_EQ(help.rc, 0);
+    EXPECT_NE(help.out.find("perplexity"), std::string::npos);
+}
