@@ -2,6 +2,49 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="en">
 <context>
+    <name>LayerPlan</name>
+    <message>
+        <source>%1: a pruning ratio must be between 0 and %2 %</source>
+        <translation>%1: a pruning ratio must be between 0 and %2 %</translation>
+    </message>
+    <message>
+        <source>%1: %2 takes no quantization method</source>
+        <translation>%1: %2 takes no quantization method</translation>
+    </message>
+    <message>
+        <source>%1: %2 needs a method (RTN, AWQ or GPTQ)</source>
+        <translation>%1: %2 needs a method (RTN, AWQ or GPTQ)</translation>
+    </message>
+    <message>
+        <source>%1: the group size must be positive</source>
+        <translation>%1: the group size must be positive</translation>
+    </message>
+    <message>
+        <source>%1: group size %2 is larger than a row (%3 elements)</source>
+        <translation>%1: group size %2 is larger than a row (%3 elements)</translation>
+    </message>
+    <message>
+        <source>%1: the output head shares the token embedding; only RTN can quantize it</source>
+        <translation>%1: the output head shares the token embedding; only RTN can quantize it</translation>
+    </message>
+    <message>
+        <source>Could not open the plan %1: %2</source>
+        <translation>Could not open the plan %1: %2</translation>
+    </message>
+    <message>
+        <source>the plan does not match the model&apos;s layers</source>
+        <translation>the plan does not match the model&apos;s layers</translation>
+    </message>
+    <message>
+        <source>%1 uses flat groups, which the Layers page cannot edit</source>
+        <translation>%1 uses flat groups, which the Layers page cannot edit</translation>
+    </message>
+    <message>
+        <source>pruning names the unknown layer %1</source>
+        <translation>pruning names the unknown layer %1</translation>
+    </message>
+</context>
+<context>
     <name>edge::studio::MainWindow</name>
     <message>
         <source>Loading %1…</source>
@@ -91,6 +134,14 @@
         <source>&amp;About EdgeStudio</source>
         <translation>&amp;About EdgeStudio</translation>
     </message>
+    <message>
+        <source>Layers</source>
+        <translation>Layers</translation>
+    </message>
+    <message>
+        <source>&amp;Edit</source>
+        <translation>&amp;Edit</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::HomePage</name>
@@ -135,8 +186,8 @@
         <translation>Workflow</translation>
     </message>
     <message>
-        <source>&lt;ol style="margin-left:-20px"&gt;&lt;li&gt;Model: architecture, layers, sizes&lt;/li&gt;&lt;li&gt;Sensitivity and per-layer plan&lt;/li&gt;&lt;li&gt;Quantize, prune, calibrate, validate&lt;/li&gt;&lt;li&gt;Compile and deploy to the board&lt;/li&gt;&lt;li&gt;Compare configurations&lt;/li&gt;&lt;/ol&gt;</source>
-        <translation>&lt;ol style="margin-left:-20px"&gt;&lt;li&gt;Model: architecture, layers, sizes&lt;/li&gt;&lt;li&gt;Sensitivity and per-layer plan&lt;/li&gt;&lt;li&gt;Quantize, prune, calibrate, validate&lt;/li&gt;&lt;li&gt;Compile and deploy to the board&lt;/li&gt;&lt;li&gt;Compare configurations&lt;/li&gt;&lt;/ol&gt;</translation>
+        <source>&lt;ol style=&quot;margin-left:-20px&quot;&gt;&lt;li&gt;Model: architecture, layers, sizes&lt;/li&gt;&lt;li&gt;Sensitivity and per-layer plan&lt;/li&gt;&lt;li&gt;Quantize, prune, calibrate, validate&lt;/li&gt;&lt;li&gt;Compile and deploy to the board&lt;/li&gt;&lt;li&gt;Compare configurations&lt;/li&gt;&lt;/ol&gt;</source>
+        <translation>&lt;ol style=&quot;margin-left:-20px&quot;&gt;&lt;li&gt;Model: architecture, layers, sizes&lt;/li&gt;&lt;li&gt;Sensitivity and per-layer plan&lt;/li&gt;&lt;li&gt;Quantize, prune, calibrate, validate&lt;/li&gt;&lt;li&gt;Compile and deploy to the board&lt;/li&gt;&lt;li&gt;Compare configurations&lt;/li&gt;&lt;/ol&gt;</translation>
     </message>
     <message>
         <source>No model loaded yet. Open one to see its architecture, layers and sizes.</source>
@@ -212,6 +263,117 @@
     </message>
 </context>
 <context>
+    <name>edge::views::LayerPlanModel</name>
+    <message>
+        <source>No model is loaded</source>
+        <translation>No model is loaded</translation>
+    </message>
+    <message>
+        <source>Row %1 is not a layer</source>
+        <translation>Row %1 is not a layer</translation>
+    </message>
+    <message numerus="yes">
+        <source>Edit %n layer(s)</source>
+        <translation><numerusform>Edit %n layer</numerusform><numerusform>Edit %n layers</numerusform></translation>
+    </message>
+    <message>
+        <source>Could not save the plan %1: %2</source>
+        <translation>Could not save the plan %1: %2</translation>
+    </message>
+    <message>
+        <source>Open plan %1</source>
+        <translation>Open plan %1</translation>
+    </message>
+    <message>
+        <source>channel</source>
+        <translation>channel</translation>
+    </message>
+    <message>
+        <source>sym</source>
+        <translation>sym</translation>
+    </message>
+    <message>
+        <source>asym</source>
+        <translation>asym</translation>
+    </message>
+    <message>
+        <source>%1 bytes (FP32: %2 bytes)</source>
+        <translation>%1 bytes (FP32: %2 bytes)</translation>
+    </message>
+    <message>
+        <source>%1: unknown precision &quot;%2&quot;</source>
+        <translation>%1: unknown precision &quot;%2&quot;</translation>
+    </message>
+    <message>
+        <source>%1: unknown method &quot;%2&quot;</source>
+        <translation>%1: unknown method &quot;%2&quot;</translation>
+    </message>
+    <message>
+        <source>%1: the group size must be a positive number</source>
+        <translation>%1: the group size must be a positive number</translation>
+    </message>
+    <message>
+        <source>%1: symmetric must be true or false</source>
+        <translation>%1: symmetric must be true or false</translation>
+    </message>
+    <message>
+        <source>%1: the pruning ratio must be a number</source>
+        <translation>%1: the pruning ratio must be a number</translation>
+    </message>
+    <message>
+        <source>This column cannot be edited</source>
+        <translation>This column cannot be edited</translation>
+    </message>
+    <message>
+        <source>%1: %2 takes no method, group size or symmetry</source>
+        <translation>%1: %2 takes no method, group size or symmetry</translation>
+    </message>
+    <message>
+        <source>Set %1 of %2</source>
+        <translation>Set %1 of %2</translation>
+    </message>
+    <message>
+        <source>Layer</source>
+        <translation>Layer</translation>
+    </message>
+    <message>
+        <source>Kind</source>
+        <translation>Kind</translation>
+    </message>
+    <message>
+        <source>Shape</source>
+        <translation>Shape</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>Parameters</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>Precision</translation>
+    </message>
+    <message>
+        <source>Method</source>
+        <translation>Method</translation>
+    </message>
+    <message>
+        <source>Group</source>
+        <translation>Group</translation>
+    </message>
+    <message>
+        <source>Symmetry</source>
+        <translation>Symmetry</translation>
+    </message>
+    <message>
+        <source>Pruning</source>
+        <translation>Pruning</translation>
+    </message>
+    <message>
+        <source>Est. size</source>
+        <translation>Est. size</translation>
+    </message>
+</context>
+<context>
     <name>edge::views::LayerTreeModel</name>
     <message>
         <source>Block %1</source>
@@ -223,7 +385,10 @@
     </message>
     <message numerus="yes">
         <source>%n layer(s)</source>
-        <translation><numerusform>%n layer</numerusform><numerusform>%n layers</numerusform></translation>
+        <translation>
+            <numerusform>%n layer</numerusform>
+            <numerusform>%n layers</numerusform>
+        </translation>
     </message>
     <message>
         <source>%1 (from %2)</source>
@@ -252,6 +417,109 @@
     <message>
         <source>Type</source>
         <translation>Type</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::LayersPage</name>
+    <message numerus="yes">
+        <source>Set %n layer(s) to %1</source>
+        <translation><numerusform>Set %n layer to %1</numerusform><numerusform>Set %n layers to %1</numerusform></translation>
+    </message>
+    <message>
+        <source>Open plan</source>
+        <translation>Open plan</translation>
+    </message>
+    <message>
+        <source>Quantization plans (*.plan.json *.json)</source>
+        <translation>Quantization plans (*.plan.json *.json)</translation>
+    </message>
+    <message>
+        <source>Save plan</source>
+        <translation>Save plan</translation>
+    </message>
+    <message>
+        <source>Quantization plans (*.plan.json)</source>
+        <translation>Quantization plans (*.plan.json)</translation>
+    </message>
+    <message>
+        <source>All kinds</source>
+        <translation>All kinds</translation>
+    </message>
+    <message>
+        <source>All blocks</source>
+        <translation>All blocks</translation>
+    </message>
+    <message>
+        <source>Outside blocks</source>
+        <translation>Outside blocks</translation>
+    </message>
+    <message>
+        <source>Block %1</source>
+        <translation>Block %1</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n selected layer(s):</source>
+        <translation><numerusform>%n selected layer:</numerusform><numerusform>%n selected layers:</numerusform></translation>
+    </message>
+    <message>
+        <source>Select layers to edit them together:</source>
+        <translation>Select layers to edit them together:</translation>
+    </message>
+    <message>
+        <source>%1 of %2 (%3 %)</source>
+        <translation>%1 of %2 (%3 %)</translation>
+    </message>
+    <message>
+        <source>%1 bytes</source>
+        <translation>%1 bytes</translation>
+    </message>
+    <message>
+        <source>Layers</source>
+        <translation>Layers</translation>
+    </message>
+    <message>
+        <source>Choose the precision, method and group size of each layer: double-click a cell, or select several rows and set them together.</source>
+        <translation>Choose the precision, method and group size of each layer: double-click a cell, or select several rows and set them together.</translation>
+    </message>
+    <message>
+        <source>Open a model to plan how each of its layers is quantized.</source>
+        <translation>Open a model to plan how each of its layers is quantized.</translation>
+    </message>
+    <message>
+        <source>Filter by layer or kind…</source>
+        <translation>Filter by layer or kind…</translation>
+    </message>
+    <message>
+        <source>Undo</source>
+        <translation>Undo</translation>
+    </message>
+    <message>
+        <source>Redo</source>
+        <translation>Redo</translation>
+    </message>
+    <message>
+        <source>Open plan…</source>
+        <translation>Open plan…</translation>
+    </message>
+    <message>
+        <source>Save plan…</source>
+        <translation>Save plan…</translation>
+    </message>
+    <message>
+        <source>channel</source>
+        <translation>channel</translation>
+    </message>
+    <message>
+        <source>Apply to selected</source>
+        <translation>Apply to selected</translation>
+    </message>
+    <message>
+        <source>Estimated size:</source>
+        <translation>Estimated size:</translation>
+    </message>
+    <message>
+        <source>Average bits per weight:</source>
+        <translation>Average bits per weight:</translation>
     </message>
 </context>
 <context>

@@ -2,6 +2,49 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>LayerPlan</name>
+    <message>
+        <source>%1: a pruning ratio must be between 0 and %2 %</source>
+        <translation>%1：剪枝比例必须在 0 到 %2 % 之间</translation>
+    </message>
+    <message>
+        <source>%1: %2 takes no quantization method</source>
+        <translation>%1：%2 不使用量化方法</translation>
+    </message>
+    <message>
+        <source>%1: %2 needs a method (RTN, AWQ or GPTQ)</source>
+        <translation>%1：%2 需要量化方法（RTN、AWQ 或 GPTQ）</translation>
+    </message>
+    <message>
+        <source>%1: the group size must be positive</source>
+        <translation>%1：分组大小必须为正数</translation>
+    </message>
+    <message>
+        <source>%1: group size %2 is larger than a row (%3 elements)</source>
+        <translation>%1：分组大小 %2 超过一行的长度（%3 个元素）</translation>
+    </message>
+    <message>
+        <source>%1: the output head shares the token embedding; only RTN can quantize it</source>
+        <translation>%1：输出层与词嵌入共享权重，只能用 RTN 量化</translation>
+    </message>
+    <message>
+        <source>Could not open the plan %1: %2</source>
+        <translation>无法打开量化方案 %1：%2</translation>
+    </message>
+    <message>
+        <source>the plan does not match the model&apos;s layers</source>
+        <translation>方案与模型的层不匹配</translation>
+    </message>
+    <message>
+        <source>%1 uses flat groups, which the Layers page cannot edit</source>
+        <translation>%1 使用扁平分组，层页面无法编辑</translation>
+    </message>
+    <message>
+        <source>pruning names the unknown layer %1</source>
+        <translation>剪枝设置引用了未知的层 %1</translation>
+    </message>
+</context>
+<context>
     <name>edge::studio::MainWindow</name>
     <message>
         <source>Loading %1…</source>
@@ -91,6 +134,14 @@
         <source>&amp;About EdgeStudio</source>
         <translation>关于 EdgeStudio(&amp;A)</translation>
     </message>
+    <message>
+        <source>Layers</source>
+        <translation>逐层量化</translation>
+    </message>
+    <message>
+        <source>&amp;Edit</source>
+        <translation>编辑(&amp;E)</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::HomePage</name>
@@ -135,8 +186,8 @@
         <translation>工作流程</translation>
     </message>
     <message>
-        <source>&lt;ol style="margin-left:-20px"&gt;&lt;li&gt;Model: architecture, layers, sizes&lt;/li&gt;&lt;li&gt;Sensitivity and per-layer plan&lt;/li&gt;&lt;li&gt;Quantize, prune, calibrate, validate&lt;/li&gt;&lt;li&gt;Compile and deploy to the board&lt;/li&gt;&lt;li&gt;Compare configurations&lt;/li&gt;&lt;/ol&gt;</source>
-        <translation>&lt;ol style="margin-left:-20px"&gt;&lt;li&gt;模型：架构、层与大小&lt;/li&gt;&lt;li&gt;敏感度分析与逐层方案&lt;/li&gt;&lt;li&gt;量化、剪枝、校准、验证&lt;/li&gt;&lt;li&gt;编译并部署到开发板&lt;/li&gt;&lt;li&gt;比较不同配置&lt;/li&gt;&lt;/ol&gt;</translation>
+        <source>&lt;ol style=&quot;margin-left:-20px&quot;&gt;&lt;li&gt;Model: architecture, layers, sizes&lt;/li&gt;&lt;li&gt;Sensitivity and per-layer plan&lt;/li&gt;&lt;li&gt;Quantize, prune, calibrate, validate&lt;/li&gt;&lt;li&gt;Compile and deploy to the board&lt;/li&gt;&lt;li&gt;Compare configurations&lt;/li&gt;&lt;/ol&gt;</source>
+        <translation>&lt;ol style=&quot;margin-left:-20px&quot;&gt;&lt;li&gt;模型：架构、层与大小&lt;/li&gt;&lt;li&gt;敏感度分析与逐层方案&lt;/li&gt;&lt;li&gt;量化、剪枝、校准、验证&lt;/li&gt;&lt;li&gt;编译并部署到开发板&lt;/li&gt;&lt;li&gt;比较不同配置&lt;/li&gt;&lt;/ol&gt;</translation>
     </message>
     <message>
         <source>No model loaded yet. Open one to see its architecture, layers and sizes.</source>
@@ -212,6 +263,117 @@
     </message>
 </context>
 <context>
+    <name>edge::views::LayerPlanModel</name>
+    <message>
+        <source>No model is loaded</source>
+        <translation>尚未加载模型</translation>
+    </message>
+    <message>
+        <source>Row %1 is not a layer</source>
+        <translation>第 %1 行不是一个层</translation>
+    </message>
+    <message numerus="yes">
+        <source>Edit %n layer(s)</source>
+        <translation><numerusform>编辑 %n 个层</numerusform></translation>
+    </message>
+    <message>
+        <source>Could not save the plan %1: %2</source>
+        <translation>无法保存量化方案 %1：%2</translation>
+    </message>
+    <message>
+        <source>Open plan %1</source>
+        <translation>打开方案 %1</translation>
+    </message>
+    <message>
+        <source>channel</source>
+        <translation>按通道</translation>
+    </message>
+    <message>
+        <source>sym</source>
+        <translation>对称</translation>
+    </message>
+    <message>
+        <source>asym</source>
+        <translation>非对称</translation>
+    </message>
+    <message>
+        <source>%1 bytes (FP32: %2 bytes)</source>
+        <translation>%1 字节（FP32：%2 字节）</translation>
+    </message>
+    <message>
+        <source>%1: unknown precision &quot;%2&quot;</source>
+        <translation>%1：未知精度“%2”</translation>
+    </message>
+    <message>
+        <source>%1: unknown method &quot;%2&quot;</source>
+        <translation>%1：未知方法“%2”</translation>
+    </message>
+    <message>
+        <source>%1: the group size must be a positive number</source>
+        <translation>%1：分组大小必须是正数</translation>
+    </message>
+    <message>
+        <source>%1: symmetric must be true or false</source>
+        <translation>%1：对称设置必须为是或否</translation>
+    </message>
+    <message>
+        <source>%1: the pruning ratio must be a number</source>
+        <translation>%1：剪枝比例必须是数字</translation>
+    </message>
+    <message>
+        <source>This column cannot be edited</source>
+        <translation>此列不可编辑</translation>
+    </message>
+    <message>
+        <source>%1: %2 takes no method, group size or symmetry</source>
+        <translation>%1：%2 不使用方法、分组大小或对称设置</translation>
+    </message>
+    <message>
+        <source>Set %1 of %2</source>
+        <translation>设置 %2 的%1</translation>
+    </message>
+    <message>
+        <source>Layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>Kind</source>
+        <translation>类别</translation>
+    </message>
+    <message>
+        <source>Shape</source>
+        <translation>形状</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>参数量</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>精度</translation>
+    </message>
+    <message>
+        <source>Method</source>
+        <translation>方法</translation>
+    </message>
+    <message>
+        <source>Group</source>
+        <translation>分组</translation>
+    </message>
+    <message>
+        <source>Symmetry</source>
+        <translation>对称性</translation>
+    </message>
+    <message>
+        <source>Pruning</source>
+        <translation>剪枝</translation>
+    </message>
+    <message>
+        <source>Est. size</source>
+        <translation>预计大小</translation>
+    </message>
+</context>
+<context>
     <name>edge::views::LayerTreeModel</name>
     <message>
         <source>Block %1</source>
@@ -223,7 +385,9 @@
     </message>
     <message numerus="yes">
         <source>%n layer(s)</source>
-        <translation><numerusform>%n 层</numerusform></translation>
+        <translation>
+            <numerusform>%n 层</numerusform>
+        </translation>
     </message>
     <message>
         <source>%1 (from %2)</source>
@@ -252,6 +416,109 @@
     <message>
         <source>Type</source>
         <translation>类型</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::LayersPage</name>
+    <message numerus="yes">
+        <source>Set %n layer(s) to %1</source>
+        <translation><numerusform>将 %n 个层设为 %1</numerusform></translation>
+    </message>
+    <message>
+        <source>Open plan</source>
+        <translation>打开方案</translation>
+    </message>
+    <message>
+        <source>Quantization plans (*.plan.json *.json)</source>
+        <translation>量化方案 (*.plan.json *.json)</translation>
+    </message>
+    <message>
+        <source>Save plan</source>
+        <translation>保存方案</translation>
+    </message>
+    <message>
+        <source>Quantization plans (*.plan.json)</source>
+        <translation>量化方案 (*.plan.json)</translation>
+    </message>
+    <message>
+        <source>All kinds</source>
+        <translation>全部类别</translation>
+    </message>
+    <message>
+        <source>All blocks</source>
+        <translation>全部块</translation>
+    </message>
+    <message>
+        <source>Outside blocks</source>
+        <translation>块外的层</translation>
+    </message>
+    <message>
+        <source>Block %1</source>
+        <translation>第 %1 块</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n selected layer(s):</source>
+        <translation><numerusform>已选 %n 个层：</numerusform></translation>
+    </message>
+    <message>
+        <source>Select layers to edit them together:</source>
+        <translation>选择多个层以批量编辑：</translation>
+    </message>
+    <message>
+        <source>%1 of %2 (%3 %)</source>
+        <translation>%1 / %2（%3 %）</translation>
+    </message>
+    <message>
+        <source>%1 bytes</source>
+        <translation>%1 字节</translation>
+    </message>
+    <message>
+        <source>Layers</source>
+        <translation>逐层量化</translation>
+    </message>
+    <message>
+        <source>Choose the precision, method and group size of each layer: double-click a cell, or select several rows and set them together.</source>
+        <translation>为每一层选择精度、方法和分组大小：双击单元格编辑，或选中多行后统一设置。</translation>
+    </message>
+    <message>
+        <source>Open a model to plan how each of its layers is quantized.</source>
+        <translation>打开模型后即可规划每一层的量化方式。</translation>
+    </message>
+    <message>
+        <source>Filter by layer or kind…</source>
+        <translation>按层名或类别筛选…</translation>
+    </message>
+    <message>
+        <source>Undo</source>
+        <translation>撤销</translation>
+    </message>
+    <message>
+        <source>Redo</source>
+        <translation>重做</translation>
+    </message>
+    <message>
+        <source>Open plan…</source>
+        <translation>打开方案…</translation>
+    </message>
+    <message>
+        <source>Save plan…</source>
+        <translation>保存方案…</translation>
+    </message>
+    <message>
+        <source>channel</source>
+        <translation>按通道</translation>
+    </message>
+    <message>
+        <source>Apply to selected</source>
+        <translation>应用到所选层</translation>
+    </message>
+    <message>
+        <source>Estimated size:</source>
+        <translation>预计大小：</translation>
+    </message>
+    <message>
+        <source>Average bits per weight:</source>
+        <translation>平均每权重位数：</translation>
     </message>
 </context>
 <context>

@@ -14,7 +14,9 @@
 #include "test_support.h"
 #include "views/layer_chart.h"
 #include "views/models/language.h"
+#include "views/models/layer_plan_model.h"
 #include "views/models/model_document.h"
+#include "views/pages/layers_page.h"
 #include "views/pages/model_page.h"
 #include "views/style.h"
 
@@ -50,6 +52,16 @@ TEST(Screenshot, StudioPagesInEnglishAndChinese) {
     ASSERT_TRUE(waitUntil([&] { return changed.size() == 1; }, 60000));
     window.modelPage()->selectLayer(QStringLiteral("blk.2.ffn_down"));
     EXPECT_EQ(window.modelPage()->chart()->selectedLayer(), QStringLiteral("blk.2.ffn_down"));
+    // A mixed plan on the Layers page: INT4-AWQ everywhere, two layers at INT8, one pruned.
+    LayersPage* layers = window.layersPage();
+    LayerPlanModel* plan = layers->planModel();
+    QList<int> all;
+    for (int r = 0; r < plan->rowCount(); ++r) all << r;
+    ASSERT_TRUE(plan->applyToRows(all, SettingPatch{edge::quant::Precision::INT4, PlanMethod::AWQ, 32, true, {}}));
+    const QList<int> int8{plan->rowOfLayer(QStringLiteral("blk.0.attn_v")), plan->rowOfLayer(QStringLiteral("blk.4.ffn_down"))};
+    ASSERT_TRUE(plan->applyToRows(int8, SettingPatch{edge::quant::Precision::INT8, PlanMethod::GPTQ, 0, true, {}}));
+    ASSERT_TRUE(plan->applyToRows({plan->rowOfLayer(QStringLiteral("blk.2.ffn_up"))}, SettingPatch{{}, {}, {}, {}, 0.25}));
+    layers->selectLayers({QStringLiteral("blk.0.attn_v"), QStringLiteral("blk.4.ffn_down")});
 
     const QString root = QString::fromStdString(edge::test::build_dir()) + QStringLiteral("/screenshots");
     for (const QString& lang : Language::available()) {

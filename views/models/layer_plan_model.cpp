@@ -15,6 +15,22 @@ namespace edge::views {
 
 using edge::quant::Precision;
 
+namespace {
+// Names left, counts and sizes right, the short setting columns centred between them.
+QVariant alignment(int column) {
+    switch (column) {
+        case LayerPlanModel::ParamsColumn:
+        case LayerPlanModel::PruningColumn:
+        case LayerPlanModel::BytesColumn: return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+        case LayerPlanModel::PrecisionColumn:
+        case LayerPlanModel::MethodColumn:
+        case LayerPlanModel::GroupColumn:
+        case LayerPlanModel::SymmetricColumn: return QVariant(Qt::AlignCenter);
+        default: return QVariant(Qt::AlignLeft | Qt::AlignVCenter);
+    }
+}
+}  // namespace
+
 // One edit of any number of rows: the settings before and after. Never merged, so each
 // setData / bulk edit / plan load is exactly one undo step.
 class LayerPlanModel::SetSettingsCommand : public QUndoCommand {
@@ -241,9 +257,7 @@ QVariant LayerPlanModel::data(const QModelIndex& index, int role) const {
                 return tr("%1 bytes (FP32: %2 bytes)").arg(groupedCount(int64_t(rowBytes(row))), groupedCount(l.params * 4));
             return {};
         case Qt::TextAlignmentRole:
-            if (column == ParamsColumn || column == BytesColumn || column == PruningColumn || column == GroupColumn)
-                return QVariant(Qt::AlignRight | Qt::AlignVCenter);
-            return QVariant(Qt::AlignLeft | Qt::AlignVCenter);
+            return alignment(column);
         case Qt::FontRole:
             if (column != KindColumn && column != MethodColumn && column != SymmetricColumn)
                 return QFontDatabase::systemFont(QFontDatabase::FixedFont);
@@ -349,9 +363,7 @@ Qt::ItemFlags LayerPlanModel::flags(const QModelIndex& index) const {
 QVariant LayerPlanModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
     if (role == Qt::TextAlignmentRole)
-        return (section == ParamsColumn || section == BytesColumn || section == PruningColumn || section == GroupColumn)
-                   ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
-                   : QVariant(Qt::AlignLeft | Qt::AlignVCenter);
+        return alignment(section);
     if (role != Qt::DisplayRole) return {};
     switch (section) {
         case NameColumn: return tr("Layer");

@@ -32,8 +32,19 @@ namespace edge::views {
 LayersPage::LayersPage(ModelDocument* document, QWidget* parent)
     : QWidget(parent), document_(document), model_(new LayerPlanModel(this)), proxy_(new LayerFilterModel(this)) {
     proxy_->setSourceModel(model_);
-    undo_ = model_->undoStack()->createUndoAction(this);
-    redo_ = model_->undoStack()->createRedoAction(this);
+    // Own actions rather than QUndoStack::createUndoAction(): their text stays in the studio's
+    // translations; the step's description goes to the tooltip.
+    QUndoStack* stack = model_->undoStack();
+    undo_ = new QAction(this);
+    redo_ = new QAction(this);
+    undo_->setEnabled(false);
+    redo_->setEnabled(false);
+    connect(undo_, &QAction::triggered, stack, &QUndoStack::undo);
+    connect(redo_, &QAction::triggered, stack, &QUndoStack::redo);
+    connect(stack, &QUndoStack::canUndoChanged, undo_, &QAction::setEnabled);
+    connect(stack, &QUndoStack::canRedoChanged, redo_, &QAction::setEnabled);
+    connect(stack, &QUndoStack::undoTextChanged, undo_, &QAction::setToolTip);
+    connect(stack, &QUndoStack::redoTextChanged, redo_, &QAction::setToolTip);
     undo_->setShortcut(QKeySequence::Undo);
     redo_->setShortcut(QKeySequence::Redo);
 
@@ -249,7 +260,7 @@ void LayersPage::showModel() {
     refillFilters();
     if (loaded) {
         const int w = table_->fontMetrics().horizontalAdvance(QLatin1Char('0'));
-        const int widths[LayerPlanModel::ColumnCount] = {0, 11, 12, 11, 10, 9, 9, 9, 9, 11};
+        const int widths[LayerPlanModel::ColumnCount] = {0, 12, 12, 12, 11, 9, 10, 12, 10, 12};
         for (int c = 1; c < LayerPlanModel::ColumnCount; ++c) table_->setColumnWidth(c, widths[c] * w + 16);
     }
     stack_->setCurrentIndex(loaded ? 1 : 0);
