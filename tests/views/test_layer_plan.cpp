@@ -4,6 +4,9 @@
 
 #include <QAbstractItemModelTester>
 #include <QAction>
+#include <QComboBox>
+#include <QSpinBox>
+#include <QStyleOptionViewItem>
 #include <QFile>
 #include <QLabel>
 #include <QSignalSpy>
@@ -17,6 +20,7 @@
 #include "views/models/layer_filter_model.h"
 #include "views/models/layer_plan_model.h"
 #include "views/models/model_document.h"
+#include "views/pages/layer_delegate.h"
 #include "views/pages/layers_page.h"
 
 using namespace edge::views;
@@ -277,4 +281,37 @@ TEST_F(LayerPlanTest, PageBulkEditUndoAndFooter) {
     EXPECT_EQ(m->setting(m->rowOfLayer(QStringLiteral("blk.0.attn_q"))).precision, Precision::FP32);
     page.redoAction()->trigger();
     EXPECT_EQ(m->setting(m->rowOfLayer(QStringLiteral("blk.0.attn_q"))).precision, Precision::INT8);
+}
+
+TEST_F(LayerPlanTest, DelegateOffersTheModelsChoicesAndCommitsThem) {
+    LayerDelegate delegate;
+    QWidget parent;
+    const QModelIndex prec = cell(model, "blk.0.ffn_down", LayerPlanModel::PrecisionColumn);
+    std::unique_ptr<QWidget> editor(delegate.createEditor(&parent, QStyleOptionViewItem(), prec));
+    auto* combo = qobject_cast<QComboBox*>(editor.get());
+    ASSERT_NE(combo, nullptr);
+    EXPECT_EQ(combo->count(), 4);
+    delegate.setEditorData(combo, prec);
+    EXPECT_EQ(combo->currentData().toString(), QStringLiteral("fp32"));
+    combo->setCurrentIndex(combo->findData(QStringLiteral("int8")));
+    delegate.setModelData(combo, &model, prec);
+    EXPECT_EQ(model.setting(prec.row()).precision, Precision::INT8);
+
+    // Group choices never exceed the row; per channel is always offered.
+    const QModelIndex group = prec.siblingAtColumn(LayerPlanModel::GroupColumn);
+    std::unique_ptr<QWidget> groupEditor(delegate.createEditor(&parent, QStyleOptionViewItem(), group));
+    auto* groups = qobject_cast<QComboBox*>(groupEditor.get());
+    ASSERT_NE(groups, nullptr);
+    EXPECT_GE(groups->findData(qlonglong(0)), 0);
+    for (int i = 0; i < groups->count(); ++i)
+        EXPECT_LE(groups->itemData(i).toLongLong(), rowLength(stories()->layers[size_t(prec.row())]));
+
+    const QModelIndex pruning = prec.siblingAtColumn(LayerPlanModel::PruningColumn);
+    std::unique_ptr<QWidget> spinEditor(delegate.createEditor(&parent, QStyleOptionViewItem(), pruning));
+    auto* spin = qobject_cast<QSpinBox*>(spinEditor.get());
+    ASSERT_NE(spin, nullptr);
+    spin->setValue(40);
+    delegate.setModelData(spin, &model, pruning);
+    EXPECT_DOUBLE_EQ(model.setting(prec.row()).pruning, 0.4);
+    EXPECT_EQ(model.undoStack()->count(), 2);
 }
