@@ -65,5 +65,6 @@ void add_text_commands(CLI::App& app, int& rc);  // generate, tokenize
 void add_perplexity_command(CLI::App& app, int& rc);
 void add_bench_command(CLI::App& app, int& rc);
 void add_synth_command(CLI::App& app, int& rc);
+void add_compile_command(CLI::App& app, int& rc);
 
 }  // namespace edge::cli

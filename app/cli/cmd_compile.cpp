@@ -1,0 +1,72 @@
+// `compile MODEL [--plan P] [--target cpu|cuda-sm87|cuda-sm90] --out X.edge`: fusion, memory
+// planning and the .edge engine file (engine/compile). Without a plan the weights keep their
+// stored precision. generate, perplexity and bench read the .edge file like any model.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "app/cli/common.h"
+#include "engine/compile/compile.h"
+
+namespace edge::cli {
+
+namespace {
+
+struct CompileArgs {
+    std::string model, plan, target = "cpu", out;
+    int prefill_batch = 64;
+    bool json = false;
+};
+
+nlohmann::json memory_json(const compile::MemoryPlan& m) {
+    return {{"batch", m.batch}, {"arena_bytes", m.arena_bytes}, {"naive_bytes", m.naive_bytes},
+            {"peak_live_bytes", m.peak_live_bytes}};
+}
+
+int run_compile(const CompileArgs& a) {
+    auto target = compile::parse_target(a.target);
+    if (!target.ok()) return fail(target.error());
+    compile::CompileOptions o;
+    o.target = *target;
+    o.out_path = a.out;
+    o.prefill_batch = a.prefill_batch;
+    ProgressBar bar(!a.json);
+    auto r = compile::compile_file(a.model, a.plan, o, bar.progress());
+    bar.finish();
+    if (!r.ok()) return fail(r.error());
+    if (a.json) {
+        print_json({{"out", r->out_path},
+                    {"target", a.target},
+                    {"file_bytes", r->file_bytes},
+                    {"weight_bytes", r->weight_bytes},
+                    {"nodes_before", r->nodes_before},
+                    {"nodes_after", r->nodes_after},
+                    {"plan", r->plan_summary},
+                    {"decode", memory_json(r->decode)},
+                    {"prefill", memory_json(r->prefill)}});
+        return kOk;
+    }
+    std::printf("%s (%s, %s)\n", r->out_path.c_str(), a.target.c_str(), human_bytes(double(r->file_bytes)).c_str());
+    if (!r->plan_summary.empty()) std::printf("  plan      %s\n", r->plan_summary.c_str());
+    std::printf("  graph     %d ops -> %d fused nodes\n", r->nodes_before, r->nodes_after);
+    for (const compile::MemoryPlan* m : {&r->decode, &r->prefill})
+        std::printf("  arena     batch %-4d %s (naive %s, peak live %s)\n", m->batch, human_bytes(double(m->arena_bytes)).c_str(),
+                    human_bytes(double(m->naive_bytes)).c_str(), human_bytes(double(m->peak_live_bytes)).c_str());
+    return kOk;
+}
+
+}  // namespace
+
+void add_compile_command(CLI::App& app, int& rc) {
+    auto a = std::make_shared<CompileArgs>();
+    CLI::App* sub = app.add_subcommand("compile", "Compile a model (and a quantization plan) into a .edge engine file");
+    sub->add_option("model", a->model, "Model file or folder (.gguf, .bin, HF folder, .edgeq, ...)")->required();
+    sub->add_option("--plan", a->plan, "Quantization plan (*.plan.json); without one weights keep their precision");
+    sub->add_option("--target", a->target, "cpu, cuda-sm87 or cuda-sm90")->capture_default_str();
+    sub->add_option("--out", a->out, "The engine file to write (X.edge)")->required();
+    sub->add_option("--prefill-batch", a->prefill_batch, "Batch of the prefill memory plan")->capture_default_str();
+    sub->add_flag("--json", a->json, "Print JSON");
+    sub->callback([a, &rc] { rc = run_compile(*a); });
+}
+
+}  // namespace edge::cli
