@@ -105,6 +105,14 @@ Status write_edge_file(const Model& m, const EdgeWriteInfo& info, const std::str
         h.file_bytes = off;
 
         const std::string tmp = path + ".partial";
+        struct RemoveUnlessRenamed {  // a failed write leaves no partial file behind
+            const std::string& p;
+            bool keep = false;
+            ~RemoveUnlessRenamed() {
+                std::error_code ec;
+                if (!keep) std::filesystem::remove(p, ec);
+            }
+        } guard{tmp};
         {
             std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
             if (!f) return err(path, ": cannot open for writing");
@@ -158,6 +166,7 @@ Status write_edge_file(const Model& m, const EdgeWriteInfo& info, const std::str
         std::error_code ec;
         std::filesystem::rename(tmp, path, ec);
         if (ec) return err(path, ": cannot move the written file into place: ", ec.message());
+        guard.keep = true;
         report(progress, 1.0, "written");
         return {};
     } catch (const std::exception& e) {

@@ -123,4 +123,14 @@ TEST(Compile, TargetsAndErrors) {
     empty.source_path = "x.gguf";
     auto r = edge::compile::compile(empty, CompileOptions{});
     ASSERT_FALSE(r.ok());
+
+    EDGE_REQUIRE_SHARED(stories_path());
+    auto m = load_model(stories_path());
+    ASSERT_TRUE(m.ok()) << m.message();
+    CompileOptions o;
+    o.out_path = "/nonexistent-folder/x.edge";
+    auto w = edge::compile::compile(*m, o);
+    ASSERT_FALSE(w.ok());
+    EXPECT_NE(w.message().find("/nonexistent-folder/x.edge"), std::string::npos) << w.message();
+    EXPECT_FALSE(std::filesystem::exists("/nonexistent-folder/x.edge.partial"));
 }
