@@ -101,7 +101,7 @@ Result<Tensor> quantize_gptq(const std::string& name, const float* w_in, int64_t
         for (int64_t r = 0; r < rows; ++r)
             for (int64_t g = 0; g < qi.groups_per_row; ++g) {
                 const int64_t c0 = g * qi.group_size, len = std::min(qi.group_size, cols - c0);
-                params[size_t(r * qi.groups_per_row + g)] = group_params(&w[size_t(r * cols + c0)], len, spec.bits, spec.symmetric);
+                params[size_t(r * qi.groups_per_row + g)] = group_params(&w[size_t(r * cols + c0)], len, spec);
             }
     // Permuted, dampened H; U = upper Cholesky factor of H^-1 (H^-1 = UᵀU).
     std::vector<double> hp(size_t(cols * cols));
@@ -143,7 +143,7 @@ Result<Tensor> quantize_gptq(const std::string& name, const float* w_in, int64_t
                         const int64_t len = std::min(qi.group_size, cols - c);
                         std::vector<float> gw(static_cast<size_t>(len));
                         for (int64_t k = 0; k < len; ++k) gw[size_t(k)] = float(row[size_t(i + k)]);
-                        params[size_t(g)] = group_params(gw.data(), len, spec.bits, spec.symmetric);
+                        params[size_t(g)] = group_params(gw.data(), len, spec);
                     }
                     const GroupParams& p = params[size_t(g)];
                     const int code = quantize_value(float(row[size_t(i)]), p, spec.bits, spec.symmetric);

@@ -59,8 +59,11 @@ Result<LayerRule> parse_rule(const ojson& j, const std::string& pattern, const s
         } else if (key == "symmetric") {
             if (!v.is_boolean()) return err(w, " must be true or false");
             r.symmetric = v.get<bool>();
+        } else if (key == "clip") {
+            if (!v.is_boolean()) return err(w, " must be true or false");
+            r.clip = v.get<bool>();
         } else {
-            return err(where, ": unknown setting \"", key, "\" (known: precision, method, group_size, grouping, symmetric)");
+            return err(where, ": unknown setting \"", key, "\" (known: precision, method, group_size, grouping, symmetric, clip)");
         }
     }
     return r;
@@ -75,6 +78,7 @@ void apply_rule(LayerChoice& c, const LayerRule& r) {
         if (!r.grouping && c.spec.grouping == QGrouping::PerChannel) c.spec.grouping = QGrouping::Group;
     }
     if (r.symmetric) c.spec.symmetric = *r.symmetric;
+    if (r.clip) c.spec.clip = *r.clip;
 }
 
 ojson rule_json(const LayerRule& r) {
@@ -88,6 +92,7 @@ ojson rule_json(const LayerRule& r) {
     if (r.grouping == QGrouping::Flat) j["grouping"] = "flat";
     if (r.group_size) j["group_size"] = *r.group_size;
     if (r.symmetric) j["symmetric"] = *r.symmetric;
+    if (r.clip) j["clip"] = *r.clip;
     return j;
 }
 
@@ -278,7 +283,7 @@ Result<std::vector<LayerChoice>> resolve_plan(const Model& m, const Plan& p) {
                            " cannot be applied to the output head tied to the token embedding; use rtn or keep it");
         } else {
             if (!kept && last && (last->method.value_or(QMethod::RTN) != QMethod::RTN || last->group_size ||
-                                  last->symmetric || last->grouping))
+                                  last->symmetric || last->grouping || last->clip))
                 return err(who, ": ", precision_name(c.precision),
                            " takes no method, group size or symmetry (impossible combination)");
             c.spec.method = QMethod::RTN;

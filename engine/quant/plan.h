@@ -38,6 +38,7 @@ struct LayerRule {
     std::optional<QGrouping> grouping;
     std::optional<int64_t> group_size;
     std::optional<bool> symmetric;
+    std::optional<bool> clip;  // "clip": true = per-group clip search (rtn.h group_params_clip)
 };
 
 struct GptqOptions {

@@ -16,7 +16,7 @@ int code_hi(int bits) { return bits == 8 ? 127 : 15; }
 }  // namespace
 
 std::string spec_name(const QuantSpec& s) {
-    std::string n = "int" + std::to_string(s.bits) + (s.symmetric ? " sym" : " asym");
+    std::string n = "int" + std::to_string(s.bits) + (s.symmetric ? " sym" : " asym") + (s.clip ? " clip" : "");
     switch (s.grouping) {
         case QGrouping::PerChannel: return n + " per-channel";
         case QGrouping::Group: return n + " g" + std::to_string(s.group_size);
@@ -46,8 +46,53 @@ GroupParams group_params(const float* w, int64_t n, int bits, bool symmetric) {
     return p;
 }
 
+GroupParams group_params_clip(const float* w, int64_t n, int bits, bool symmetric) {
+    const GroupParams base = group_params(w, n, bits, symmetric);
+    if (!(base.scale > 0.0f)) return base;
+    auto sse = [&](const GroupParams& p) {
+        double e = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            const double d = double(w[i]) - double(dequantize_value(quantize_value(w[i], p, bits, symmetric), p));
+            e += d * d;
+        }
+        return e;
+    };
+    GroupParams best = base;
+    double best_e = sse(base);
+    auto consider = [&](const GroupParams& p) {
+        const double e = sse(p);
+        if (e < best_e) best_e = e, best = p;
+    };
+    float lo = 0.0f, hi = 0.0f, m = 0.0f;
+    for (int64_t i = 0; i < n; ++i) {
+        lo = std::min(lo, w[i]);
+        hi = std::max(hi, w[i]);
+        if (std::fabs(w[i]) > std::fabs(m)) m = w[i];
+    }
+    for (int k = 0; k <= 15; ++k) {
+        const float f = 1.0f - 0.02f * float(k);
+        if (symmetric) {
+            GroupParams p = base;
+            p.scale = base.scale * f;
+            consider(p);
+            if (bits == 4) {
+                p.scale = -m / 8.0f * f;  // m lands on the code -8 (the scale may be negative)
+                consider(p);
+            }
+        } else {
+            std::vector<float> ends = {lo * f, hi * f};
+            consider(group_params(ends.data(), 2, bits, false));
+        }
+    }
+    return best;
+}
+
+GroupParams group_params(const float* w, int64_t n, const QuantSpec& spec) {
+    return spec.clip ? group_params_clip(w, n, spec.bits, spec.symmetric) : group_params(w, n, spec.bits, spec.symmetric);
+}
+
 int quantize_value(float w, const GroupParams& p, int bits, bool symmetric) {
-    if (!(p.scale > 0.0f)) return p.zero;
+    if (p.scale == 0.0f || !std::isfinite(p.scale)) return p.zero;  // a clip-searched scale may be negative
     const int clo = bits == 4 && symmetric ? 0 : code_lo(bits, symmetric), chi = code_hi(bits);
     const int v = int(std::nearbyint(w / p.scale)) + p.zero;
     return std::clamp(v, clo, chi);
@@ -146,7 +191,7 @@ Result<Tensor> quantize_rtn(const std::string& name, const float* w, const std::
             len = std::min(q.group_size, numel - start);
         }
         const float* gw = w + r0 * q.cols + c0;
-        const GroupParams p = group_params(gw, len, q.bits, q.symmetric);
+        const GroupParams p = group_params(gw, len, spec);
         set_group(t, g, p);
         for (int64_t k = 0; k < len; ++k) {
             const int64_t flat = r0 * q.cols + c0 + k;

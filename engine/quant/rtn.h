@@ -23,6 +23,9 @@ struct QuantSpec {
     QGrouping grouping = QGrouping::Group;
     int64_t group_size = 32;  // ignored for PerChannel
     QMethod method = QMethod::RTN;
+    // Clip search: each group's scale (and zero) is the one of a grid of shrunken ranges that
+    // minimises the group's squared rounding error (rtn.h group_params_clip); off = plain min/max.
+    bool clip = false;
 };
 std::string spec_name(const QuantSpec& s);  // "int4 sym g32", "int8 asym flat32", ...
 
@@ -32,6 +35,11 @@ struct GroupParams {
 };
 // Scale and zero point of a group of n values.
 GroupParams group_params(const float* w, int64_t n, int bits, bool symmetric);
+// The clip-searched parameters: symmetric candidates s = f·2max|w|/15 and s = −f·m/8 (m the
+// signed extreme, llama.cpp Q4_0's grid, which maps m to the code −8); asymmetric candidates
+// shrink [min, max] by f; f in {1, 0.98, ..., 0.70}. Returns the candidate of least Σ(w − ŵ)².
+GroupParams group_params_clip(const float* w, int64_t n, int bits, bool symmetric);
+GroupParams group_params(const float* w, int64_t n, const QuantSpec& spec);
 // Code of value w under p (INT8: -128..127, INT4: nibble 0..15) and its dequantized value.
 int quantize_value(float w, const GroupParams& p, int bits, bool symmetric);
 inline float dequantize_value(int code, const GroupParams& p) { return p.scale * float(code - p.zero); }

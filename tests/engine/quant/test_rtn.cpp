@@ -7,6 +7,7 @@
 #include <random>
 
 #include "engine/quant/llama2c_q80.h"
+#include "engine/quant/plan.h"
 #include "engine/quant/rtn.h"
 #include "engine/runtime/qkernels.h"
 #include "test_support.h"
@@ -143,4 +144,25 @@ TEST(QuantRtn, RefusesImpossibleSettingsAndNonFiniteWeights) {
     ASSERT_FALSE(nan.ok());
     EXPECT_NE(nan.message().find("blk.1.attn_q.weight"), std::string::npos);
     EXPECT_NE(nan.message().find("row 1"), std::string::npos);
+}
+
+TEST(QuantRtn, ClipSearchNeverIncreasesTheGroupError) {
+    std::mt19937 rng(7);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    for (bool sym : {true, false})
+        for (int trial = 0; trial < 50; ++trial) {
+            std::vector<float> w(32);
+            for (float& v : w) v = nd(rng) * (trial % 5 == 0 ? 3.0f : 1.0f);
+            const GroupParams a = group_params(w.data(), 32, 4, sym), b = group_params_clip(w.data(), 32, 4, sym);
+            double ea = 0, eb = 0;
+            for (float v : w) {
+                ea += std::pow(v - dequantize_value(quantize_value(v, a, 4, sym), a), 2);
+                eb += std::pow(v - dequantize_value(quantize_value(v, b, 4, sym), b), 2);
+            }
+            EXPECT_LE(eb, ea + 1e-9);
+        }
+    auto p = parse_plan(R"({"default": {"precision": "int4", "clip": true}})");
+    ASSERT_TRUE(p.ok()) << p.message();
+    EXPECT_TRUE(p->defaults->clip.value_or(false));
+    EXPECT_FALSE(parse_plan(R"({"default": {"precision": "int4", "clip": 1}})").ok());
 }

@@ -1,0 +1,41 @@
+// Shared setup of edge-quant-bench's modes: the model, the evaluation text, calibration sequences
+// from the second half of the text, and the FP32 reference executor.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "engine/core/mapped_file.h"
+#include "engine/model/loader.h"
+#include "engine/quant/apply.h"
+#include "engine/validate/consistency.h"
+
+struct BenchArgs {
+    std::string model_path = EDGE_SHARED_DIR "/models/stories260K/stories260K.gguf";
+    std::string text_path = EDGE_SHARED_DIR "/data/tinystories_val.txt";
+    int parts = 400, calib_seqs = 32, calib_len = 128, threads = 1;
+    std::string only, mode = "table", file;
+};
+
+struct BenchRow {
+    edge::ConsistencyResult cmp;
+    double tokens_per_s = 0;
+};
+
+struct BenchSetup {
+    BenchArgs args;
+    std::shared_ptr<const edge::Model> model;
+    std::string text;
+    std::unique_ptr<edge::Tokenizer> tok;
+    edge::quant::CalibSet calib;
+    edge::PplOptions ppl;
+    std::unique_ptr<edge::LlamaCpu> ref;
+    std::string only;
+    int threads = 1;
+
+    static edge::Result<BenchSetup> create(const BenchArgs& a);
+    // Consistency of `m` against the FP32 reference; decode speed when `speed`.
+    edge::Result<BenchRow> evaluate(std::shared_ptr<const edge::Model> m, bool speed);
+};
+
+int run_sensitivity_bench(BenchSetup& s);
+int run_decode_bench(const BenchArgs& a);
