@@ -54,7 +54,7 @@ double read_bandwidth(size_t bytes, int threads) {
     for (size_t i = 0; i < n; i += 4096) buf.get()[i] = uint8_t(i);  // fault every page in
     std::memset(buf.get(), 1, n);
     double best = 0;
-    std::vector<long long> sink(size_t(threads));
+    std::vector<long long> sink(static_cast<size_t>(threads));
     for (int rep = 0; rep < 5; ++rep) {
         std::vector<std::thread> th;
         const auto t0 = Clock::now();
@@ -66,7 +66,9 @@ double read_bandwidth(size_t bytes, int threads) {
         for (auto& x : th) x.join();
         best = std::max(best, double(n) / secs(t0));
     }
-    return sink[0] == 42 ? best * 1.0000001 : best;
+    volatile long long keep = sink[0];
+    (void)keep;
+    return best;
 }
 
 // A model whose matrices (every linear and the output head) are RTN `spec`; the token embedding
