@@ -155,3 +155,12 @@ TEST(EdgeIntegrity, OffsetsPastTheEndAndOverlapsAreRefused) {
         EXPECT_NE(r.message().find("section count"), std::string::npos) << r.message();
     }
 }
+
+TEST(EdgeIntegrity, LoadModelRoutesDotEdgeWithABadMagicToTheEngineReader) {
+    ASSERT_FALSE(compiled().empty());
+    auto b = read_all(compiled());
+    b[0] ^= 0x20;
+    auto r = load_model(write_tmp(b, "magic.edge"));
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.message().find("section 'header': bad magic"), std::string::npos) << r.message();
+}
