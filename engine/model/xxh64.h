@@ -1,6 +1,6 @@
-// XXH64 (xxHash, 64-bit variant, seed 0 by default), written from the public algorithm
-// description. Used for the per-section checksums of the .edge engine file (docs/edge-format.md):
-// a fast non-cryptographic hash that catches corruption, not tampering.
+// XXH64 (xxHash, 64-bit, seed 0 by default) from Debian's libxxhash-dev. Used for the
+// per-section checksums of the .edge engine file (docs/edge-format.md): a fast non-cryptographic
+// hash that catches corruption, not tampering (deploy checks SHA-256 end to end).
 #pragma once
 #include <cstddef>
 #include <cstdint>
