@@ -15,7 +15,8 @@
 // Layer names are canonical (blk.3.attn_q, output); patterns use * (any run of characters) and ?
 // (one character). "group_size" is a positive number of elements along the input dimension,
 // "channel" (one scale per output row) or, with "grouping": "flat", groups over the flattened
-// tensor. Without "default", layers no rule names stay as they are.
+// tensor. "clip": true searches each group's range (rtn.h group_params_clip) instead of plain
+// min/max (RTN, AWQ and GPTQ alike). Without "default", layers no rule names stay as they are.
 #pragma once
 #include <optional>
 #include <string>

@@ -7,6 +7,8 @@
 #pragma GCC target("avx2,fma,f16c")
 #include <immintrin.h>
 
+#include <algorithm>
+
 namespace edge::qkernels::detail {
 
 namespace {
@@ -21,61 +23,79 @@ inline float hsum(__m256 s) {
 
 }  // namespace
 
+// Both row kernels walk a row group by group (blocks_per_group 32-blocks each), so no division
+// runs per block, and apply the zero point as an exact integer correction inside the block's
+// int32 sums (lane 0), so the only float work per block is one convert and one FMA.
+namespace {
+
+inline int64_t blocks_per_group(const QuantInfo& q, int64_t blocks) {
+    return q.grouping == QGrouping::PerChannel ? blocks : q.group_size / kQBlock;
+}
+// v with z·Σxq subtracted from lane 0.
+inline __m256i minus_lane0(__m256i v, int32_t c) {
+    return _mm256_sub_epi32(v, _mm256_set_m128i(_mm_setzero_si128(), _mm_cvtsi32_si128(c)));
+}
+
+}  // namespace
+
 // Codes are int8: |w| (unsigned) times x carrying w's sign, so maddubs sees unsigned × signed.
-float row_dot_q8_avx2(const QuantInfo& q, const uint8_t* base, int64_t r,
-                                                         const ActsView& x) {
+float row_dot_q8_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
     const int8_t* codes = reinterpret_cast<const int8_t*>(base + r * q.row_bytes);
     const float* sw = reinterpret_cast<const float*>(base + q.scales_offset) + r * q.groups_per_row;
     const int8_t* zw = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
     const __m256i ones = _mm256_set1_epi16(1);
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-    float corr = 0.0f;
-    int64_t b = 0;
-    auto block = [&](int64_t bb, __m256& acc) {
+    const int64_t bpg = blocks_per_group(q, x.blocks);
+    auto block = [&](int64_t bb, float sg, int32_t z, __m256& acc) {
         const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + bb * kQBlock));
         const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + bb * kQBlock));
         const __m256i p16 = _mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(xv, w));
-        const __m256i p32 = _mm256_madd_epi16(p16, ones);
-        const int64_t g = block_group(q, bb);
-        const float s = sw[g] * x.scale[bb];
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(s), _mm256_cvtepi32_ps(p32), acc);
-        if (zw) corr += s * float(zw[g]) * float(x.sum[bb]);
+        __m256i p32 = _mm256_madd_epi16(p16, ones);
+        if (z) p32 = minus_lane0(p32, z * x.sum[bb]);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(sg * x.scale[bb]), _mm256_cvtepi32_ps(p32), acc);
     };
-    for (; b + 2 <= x.blocks; b += 2) {
-        block(b, acc0);
-        block(b + 1, acc1);
+    for (int64_t g = 0, b0 = 0; b0 < x.blocks; ++g, b0 += bpg) {
+        const float sg = sw[g];
+        const int32_t z = zw ? zw[g] : 0;
+        const int64_t b1 = std::min(x.blocks, b0 + bpg);
+        int64_t b = b0;
+        for (; b + 2 <= b1; b += 2) {
+            block(b, sg, z, acc0);
+            block(b + 1, sg, z, acc1);
+        }
+        if (b < b1) block(b, sg, z, acc0);
     }
-    for (; b < x.blocks; ++b) block(b, acc0);
-    return hsum(_mm256_add_ps(acc0, acc1)) - corr;
+    return hsum(_mm256_add_ps(acc0, acc1));
 }
 
-// Nibbles 0..15 are already unsigned: maddubs(u, xq), then subtract z·Σxq per block.
-float row_dot_q4_avx2(const QuantInfo& q, const uint8_t* base, int64_t r,
-                                                         const ActsView& x) {
+// Nibbles 0..15 are already unsigned: maddubs(u, xq), minus z·Σxq per block (z = 8 symmetric).
+float row_dot_q4_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
     const uint8_t* codes = base + r * q.row_bytes;
     const float* sw = reinterpret_cast<const float*>(base + q.scales_offset) + r * q.groups_per_row;
     const int8_t* zw = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
     const __m256i ones = _mm256_set1_epi16(1);
-    const __m128i low4 = _mm_set1_epi8(0x0f);
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-    float corr = 0.0f;
-    auto block = [&](int64_t bb, __m256& acc) {
+    const int64_t bpg = blocks_per_group(q, x.blocks);
+    auto block = [&](int64_t bb, float sg, int32_t z, __m256& acc) {
         const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + bb * (kQBlock / 2)));
-        const __m256i w = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), low4), _mm_and_si128(raw, low4));
+        const __m256i w = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw), low4);
         const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + bb * kQBlock));
-        const __m256i p32 = _mm256_madd_epi16(_mm256_maddubs_epi16(w, xv), ones);
-        const int64_t g = block_group(q, bb);
-        const float s = sw[g] * x.scale[bb];
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(s), _mm256_cvtepi32_ps(p32), acc);
-        corr += s * float(zw ? int(zw[g]) : 8) * float(x.sum[bb]);
+        const __m256i p32 = minus_lane0(_mm256_madd_epi16(_mm256_maddubs_epi16(w, xv), ones), z * x.sum[bb]);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(sg * x.scale[bb]), _mm256_cvtepi32_ps(p32), acc);
     };
-    int64_t b = 0;
-    for (; b + 2 <= x.blocks; b += 2) {
-        block(b, acc0);
-        block(b + 1, acc1);
+    for (int64_t g = 0, b0 = 0; b0 < x.blocks; ++g, b0 += bpg) {
+        const float sg = sw[g];
+        const int32_t z = zw ? zw[g] : 8;
+        const int64_t b1 = std::min(x.blocks, b0 + bpg);
+        int64_t b = b0;
+        for (; b + 2 <= b1; b += 2) {
+            block(b, sg, z, acc0);
+            block(b + 1, sg, z, acc1);
+        }
+        if (b < b1) block(b, sg, z, acc0);
     }
-    for (; b < x.blocks; ++b) block(b, acc0);
-    return hsum(_mm256_add_ps(acc0, acc1)) - corr;
+    return hsum(_mm256_add_ps(acc0, acc1));
 }
 
 float dot_f16_avx2(const uint16_t* w, const float* x, int64_t n) {
