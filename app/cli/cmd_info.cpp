@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "app/cli/common.h"
+#include "engine/model/config_json.h"
 
 namespace edge::cli {
 
@@ -16,20 +17,6 @@ struct InfoArgs {
     bool tensors = true;
 };
 
-nlohmann::json config_json(const LlamaConfig& c) {
-    return {{"dim", c.dim},
-            {"hidden_dim", c.hidden_dim},
-            {"n_layers", c.n_layers},
-            {"n_heads", c.n_heads},
-            {"n_kv_heads", c.n_kv_heads},
-            {"head_dim", c.head_dim},
-            {"vocab_size", c.vocab_size},
-            {"context_length", c.context_length},
-            {"rope_dim", c.rope_dim},
-            {"rope_theta", c.rope_theta},
-            {"norm_eps", c.norm_eps},
-            {"tied_embeddings", c.tied_embeddings}};
-}
 
 int run_info(const InfoArgs& a) {
     auto loaded = load(a.model, a.tokenizer, false);
@@ -45,7 +32,7 @@ int run_info(const InfoArgs& a) {
         j["architecture"] = m.architecture;
         j["name"] = m.name;
         j["format"] = m.source_format;
-        j["config"] = config_json(c);
+        j["config"] = llama_config_to_json(c);
         j["parameters"] = m.parameter_count();
         j["bytes"] = m.weight_bytes();
         j["source_bytes"] = source_bytes;

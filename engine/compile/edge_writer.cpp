@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/mapped_file.h"
+#include "engine/model/config_json.h"
 #include "engine/model/edge_file.h"
 #include "engine/model/xxh64.h"
 
@@ -19,12 +20,6 @@ using nlohmann::json;
 
 uint64_t align_up(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
 
-json config_json(const LlamaConfig& c) {
-    return {{"dim", c.dim},           {"hidden_dim", c.hidden_dim},   {"n_layers", c.n_layers},
-            {"n_heads", c.n_heads},   {"n_kv_heads", c.n_kv_heads},   {"head_dim", c.head_dim},
-            {"vocab_size", c.vocab_size}, {"context_length", c.context_length}, {"rope_dim", c.rope_dim},
-            {"rope_theta", c.rope_theta}, {"norm_eps", c.norm_eps},   {"tied_embeddings", c.tied_embeddings}};
-}
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
@@ -59,7 +54,7 @@ Status write_edge_file(const Model& m, const EdgeWriteInfo& info, const std::str
                         {"target", info.target},
                         {"source", {{"path", m.source_path}, {"format", m.source_format}, {"name", m.name}}},
                         {"plan_summary", info.plan_summary},
-                        {"config", config_json(m.config)},
+                        {"config", llama_config_to_json(m.config)},
                         {"metadata", md},
                         {"tensors", tensors}};
         const TokenizerSpec& t = m.tokenizer;

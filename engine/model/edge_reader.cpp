@@ -7,6 +7,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "engine/model/config_json.h"
 #include "engine/model/xxh64.h"
 
 namespace edge {
@@ -98,22 +99,6 @@ const EdgeSectionEntry& section(const std::vector<EdgeSectionEntry>& v, EdgeSect
     for (const auto& e : v)
         if (e.kind == uint32_t(k)) return e;
     return v.front();  // unreachable: check_sections requires every kind
-}
-
-Status read_config(const json& c, LlamaConfig& cfg) {
-    cfg.dim = c.at("dim");
-    cfg.hidden_dim = c.at("hidden_dim");
-    cfg.n_layers = c.at("n_layers");
-    cfg.n_heads = c.at("n_heads");
-    cfg.n_kv_heads = c.at("n_kv_heads");
-    cfg.head_dim = c.at("head_dim");
-    cfg.vocab_size = c.at("vocab_size");
-    cfg.context_length = c.at("context_length");
-    cfg.rope_dim = c.at("rope_dim");
-    cfg.rope_theta = c.at("rope_theta");
-    cfg.norm_eps = c.at("norm_eps");
-    cfg.tied_embeddings = c.at("tied_embeddings");
-    return {};
 }
 
 Status read_tokenizer(const Reader& r, const EdgeSectionEntry& ts, const json& t, TokenizerSpec& tok) {
@@ -234,7 +219,7 @@ Result<EdgeFile> read_edge_file(std::shared_ptr<MappedFile> map, Progress* progr
         m.architecture = meta.value("architecture", "llama");
         m.name = meta.value("name", "");
         f.target = meta.at("target");
-        EDGE_TRY(read_config(meta.at("config"), m.config));
+        m.config = llama_config_from_json(meta.at("config"));
         for (const json& kv : meta.at("metadata")) m.metadata.emplace_back(kv.at(0), kv.at(1));
         m.metadata.emplace_back("edge.target", f.target);
         m.metadata.emplace_back("edge.source", meta.at("source").value("path", ""));

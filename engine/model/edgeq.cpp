@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/mapped_file.h"
+#include "engine/model/config_json.h"
 
 namespace edge {
 
@@ -28,20 +29,6 @@ void put_strings(std::string& out, const std::vector<std::string>& v) {
     }
 }
 
-json config_json(const LlamaConfig& c) {
-    return json{{"dim", c.dim},
-                {"hidden_dim", c.hidden_dim},
-                {"n_layers", c.n_layers},
-                {"n_heads", c.n_heads},
-                {"n_kv_heads", c.n_kv_heads},
-                {"head_dim", c.head_dim},
-                {"vocab_size", c.vocab_size},
-                {"context_length", c.context_length},
-                {"rope_dim", c.rope_dim},
-                {"rope_theta", c.rope_theta},
-                {"norm_eps", c.norm_eps},
-                {"tied_embeddings", c.tied_embeddings}};
-}
 
 }  // namespace
 
@@ -53,7 +40,7 @@ Status save_edgeq(const Model& m, const std::string& path, Progress* progress) {
         meta["architecture"] = m.architecture;
         meta["name"] = m.name;
         meta["source_format"] = m.source_format;
-        meta["config"] = config_json(m.config);
+        meta["config"] = llama_config_to_json(m.config);
         json md = json::array();
         for (const auto& [k, v] : m.metadata) md.push_back({k, v});
         meta["metadata"] = md;
@@ -148,20 +135,7 @@ Result<Model> load_edgeq_model(const std::string& path, Progress* progress) {
         m.source_format = "edgeq";
         m.architecture = meta.value("architecture", "llama");
         m.name = meta.value("name", "");
-        const json& c = meta.at("config");
-        LlamaConfig& cfg = m.config;
-        cfg.dim = c.at("dim");
-        cfg.hidden_dim = c.at("hidden_dim");
-        cfg.n_layers = c.at("n_layers");
-        cfg.n_heads = c.at("n_heads");
-        cfg.n_kv_heads = c.at("n_kv_heads");
-        cfg.head_dim = c.at("head_dim");
-        cfg.vocab_size = c.at("vocab_size");
-        cfg.context_length = c.at("context_length");
-        cfg.rope_dim = c.at("rope_dim");
-        cfg.rope_theta = c.at("rope_theta");
-        cfg.norm_eps = c.at("norm_eps");
-        cfg.tied_embeddings = c.at("tied_embeddings");
+        m.config = llama_config_from_json(meta.at("config"));
         for (const json& kv : meta.at("metadata")) m.metadata.emplace_back(kv.at(0), kv.at(1));
         m.metadata.emplace_back("edgeq.source_format", meta.value("source_format", ""));
 
