@@ -66,5 +66,6 @@ void add_perplexity_command(CLI::App& app, int& rc);
 void add_bench_command(CLI::App& app, int& rc);
 void add_synth_command(CLI::App& app, int& rc);
 void add_compile_command(CLI::App& app, int& rc);
+void add_quant_commands(CLI::App& app, int& rc);  // quantize, validate
 
 }  // namespace edge::cli

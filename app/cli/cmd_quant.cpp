@@ -1,0 +1,128 @@
+// `quantize MODEL --plan P [--calib FILE] --out M.edgeq` and
+// `validate REF TEST --text FILE`: the quantization engine (engine/quant) and the
+// post-quantization validation suite (engine/validate) from the command line. validate's exit
+// code says pass (0) or fail (1), so it can gate a CI pipeline.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "app/cli/common.h"
+#include "engine/core/mapped_file.h"
+#include "engine/model/edgeq.h"
+#include "engine/quant/apply.h"
+#include "engine/quant/calib.h"
+#include "engine/quant/plan.h"
+#include "engine/validate/consistency.h"
+
+namespace edge::cli {
+
+namespace {
+
+struct QuantizeArgs {
+    std::string model, tokenizer, plan, calib, out;
+    int calib_sequences = 32, calib_len = 128;
+    bool json = false;
+};
+
+int run_quantize(const QuantizeArgs& a) {
+    auto plan = quant::load_plan(a.plan);
+    if (!plan.ok()) return fail(plan.error());
+    auto loaded = load(a.model, a.tokenizer, !a.calib.empty());
+    if (!loaded.ok()) return fail(loaded.error());
+    std::unique_ptr<quant::CalibSet> calib;
+    if (!a.calib.empty()) {
+        auto text = read_text_file(a.calib);
+        if (!text.ok()) return fail(text.error());
+        auto set = quant::calib_from_text(*loaded->tokenizer, *text, a.calib_sequences, a.calib_len);
+        if (!set.ok()) return fail(err(a.calib, ": ", set.message()));
+        if (!set->warning.empty()) std::fprintf(stderr, "edgestudio-cli: warning: %s\n", set->warning.c_str());
+        calib = std::make_unique<quant::CalibSet>(std::move(set).value());
+    }
+    ProgressBar bar(!a.json);
+    auto q = quant::apply_plan(*loaded->model, *plan, calib.get(), bar.progress());
+    bar.finish();
+    if (!q.ok()) return fail(q.error());
+    if (auto s = save_edgeq(q->model, a.out); !s.ok()) return fail(s.error());
+    size_t before = 0, after = 0;
+    nlohmann::json layers = nlohmann::json::array();
+    for (const auto& l : q->layers) {
+        before += l.bytes_before;
+        after += l.bytes_after;
+        layers.push_back({{"layer", l.layer}, {"format", l.format}, {"bytes_before", l.bytes_before},
+                          {"bytes_after", l.bytes_after}, {"frobenius_error", l.error.frobenius},
+                          {"bound", l.error.bound}, {"within_bound", l.error.within_bound}});
+    }
+    if (a.json) {
+        print_json({{"out", a.out}, {"bytes_before", before}, {"bytes_after", after}, {"layers", layers},
+                    {"warnings", q->warnings}});
+        return kOk;
+    }
+    std::printf("%s: %zu layers, %s -> %s\n", a.out.c_str(), q->layers.size(), human_bytes(double(before)).c_str(),
+                human_bytes(double(after)).c_str());
+    for (const auto& l : q->layers)
+        std::printf("  %-22s %-26s %10s  |W-Q|_F %.4g%s\n", l.layer.c_str(), l.format.c_str(),
+                    human_bytes(double(l.bytes_after)).c_str(), l.error.frobenius,
+                    l.error.within_bound ? "" : "  (above the RTN bound)");
+    for (const auto& w : q->warnings) std::fprintf(stderr, "edgestudio-cli: warning: %s\n", w.c_str());
+    return kOk;
+}
+
+struct ValidateArgs {
+    std::string ref, test, text, tokenizer, protocol = "para";
+    int max_parts = 50;
+    bool json = false, no_bitflip = false;
+};
+
+int run_validate(const ValidateArgs& a) {
+    auto proto = parse_ppl_protocol(a.protocol);
+    if (!proto.ok()) return fail(proto.error());
+    auto ref = load(a.ref, a.tokenizer, false);
+    if (!ref.ok()) return fail(ref.error());
+    auto test = load(a.test, a.tokenizer, false);
+    if (!test.ok()) return fail(test.error());
+    auto text = read_text_file(a.text);
+    if (!text.ok()) return fail(text.error());
+    ValidateOptions o;
+    o.ppl.protocol = *proto;
+    o.ppl.max_parts = a.max_parts;
+    o.run_bitflip = !a.no_bitflip;
+    ProgressBar bar(!a.json);
+    auto r = validate_quantized(ref->model, test->model, *text, o, bar.progress());
+    bar.finish();
+    if (!r.ok()) return fail(r.error());
+    if (a.json)
+        std::printf("%s\n", r->to_json().c_str());
+    else
+        std::printf("%s", r->to_table().c_str());
+    return r->passed() ? kOk : kFailed;
+}
+
+}  // namespace
+
+void add_quant_commands(CLI::App& app, int& rc) {
+    auto q = std::make_shared<QuantizeArgs>();
+    CLI::App* qs = app.add_subcommand("quantize", "Quantize a model with a plan (RTN, AWQ, GPTQ) into a .edgeq file");
+    qs->add_option("model", q->model, "Model file or folder")->required();
+    qs->add_option("--plan", q->plan, "Quantization plan (*.plan.json)")->required();
+    qs->add_option("--calib", q->calib, "Calibration text (needed by AWQ and GPTQ layers)");
+    qs->add_option("--calib-sequences", q->calib_sequences, "Calibration sequences")->capture_default_str();
+    qs->add_option("--calib-len", q->calib_len, "Tokens per calibration sequence")->capture_default_str();
+    qs->add_option("--tokenizer", q->tokenizer, "Tokenizer file when the model has none");
+    qs->add_option("--out", q->out, "The quantized model to write (M.edgeq)")->required();
+    qs->add_flag("--json", q->json, "Print JSON");
+    qs->callback([q, &rc] { rc = run_quantize(*q); });
+
+    auto v = std::make_shared<ValidateArgs>();
+    CLI::App* vs = app.add_subcommand("validate", "Validate a quantized model against its FP32 reference");
+    vs->add_option("reference", v->ref, "FP32 reference model")->required();
+    vs->add_option("model", v->test, "Quantized model (.edgeq, .edge, ...)")->required();
+    vs->add_option("--text", v->text, "Evaluation text")->required();
+    vs->add_option("--protocol", v->protocol, "story, para or stream")->capture_default_str();
+    vs->add_option("--max-parts", v->max_parts, "Score only the first N parts")->capture_default_str();
+    vs->add_option("--tokenizer", v->tokenizer, "Tokenizer file when the models have none");
+    vs->add_flag("--no-bitflip", v->no_bitflip, "Skip the bit-flip fault-injection check");
+    vs->add_flag("--json", v->json, "Print JSON");
+    vs->callback([v, &rc] { rc = run_validate(*v); });
+}
+
+}  // namespace edge::cli
