@@ -332,6 +332,7 @@ Status dequantize(DType t, const void* src_v, float* dst, int64_t n) {
     const int64_t be = dtype_block_elems(t);
     if (n < 0 || n % be != 0)
         return err(n, " elements of ", dtype_name(t), " are not a whole number of ", be, "-element blocks");
+    if (n == 0) return {};  // an empty tensor: nothing to read (its data pointer may be null)
     const auto* src = static_cast<const uint8_t*>(src_v);
     const int64_t nb = n / be;
     switch (t) {
