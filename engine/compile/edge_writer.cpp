@@ -58,11 +58,7 @@ Status write_edge_file(const Model& m, const EdgeWriteInfo& info, const std::str
                         {"metadata", md},
                         {"tensors", tensors}};
         const TokenizerSpec& t = m.tokenizer;
-        const json tok{{"model", t.model},         {"pre", t.pre},       {"scores", t.scores},
-                       {"token_types", t.token_types}, {"n_tokens", t.tokens.size()}, {"n_merges", t.merges.size()},
-                       {"bos_id", t.bos_id},       {"eos_id", t.eos_id}, {"unk_id", t.unk_id},
-                       {"pad_id", t.pad_id},       {"add_bos", t.add_bos}, {"add_space_prefix", t.add_space_prefix},
-                       {"hf_json", t.hf_json}};
+        const json tok = tokenizer_header_to_json(t);
         std::string strings;
         for (const auto* list : {&t.tokens, &t.merges})
             for (const std::string& s : *list) {

@@ -34,4 +34,34 @@ LlamaConfig llama_config_from_json(const nlohmann::json& j) {
     return c;
 }
 
+nlohmann::json tokenizer_header_to_json(const TokenizerSpec& t) {
+    return {{"model", t.model},
+            {"pre", t.pre},
+            {"scores", t.scores},
+            {"token_types", t.token_types},
+            {"n_tokens", t.tokens.size()},
+            {"n_merges", t.merges.size()},
+            {"bos_id", t.bos_id},
+            {"eos_id", t.eos_id},
+            {"unk_id", t.unk_id},
+            {"pad_id", t.pad_id},
+            {"add_bos", t.add_bos},
+            {"add_space_prefix", t.add_space_prefix},
+            {"hf_json", t.hf_json}};
+}
+
+void tokenizer_header_from_json(const nlohmann::json& j, TokenizerSpec& t) {
+    t.model = j.at("model");
+    t.pre = j.at("pre");
+    t.scores = j.at("scores").get<std::vector<float>>();
+    t.token_types = j.at("token_types").get<std::vector<int32_t>>();
+    t.bos_id = j.at("bos_id");
+    t.eos_id = j.at("eos_id");
+    t.unk_id = j.at("unk_id");
+    t.pad_id = j.at("pad_id");
+    t.add_bos = j.at("add_bos");
+    t.add_space_prefix = j.at("add_space_prefix");
+    t.hf_json = j.at("hf_json");
+}
+
 }  // namespace edge

@@ -1,5 +1,5 @@
-// LlamaConfig <-> JSON, one definition for every file that stores a config (.edgeq, .edge) and
-// for `edgestudio-cli info --json`.
+// LlamaConfig and the tokenizer's scalar fields <-> JSON: one definition for every file that
+// stores them (.edgeq, .edge) and for `edgestudio-cli info --json`.
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -11,5 +11,12 @@ nlohmann::json llama_config_to_json(const LlamaConfig& c);
 // Throws nlohmann::json exceptions on missing keys or wrong types; callers parse inside their
 // own try block and turn the exception into an error naming their file.
 LlamaConfig llama_config_from_json(const nlohmann::json& j);
+
+// Everything of a TokenizerSpec but the token and merge strings (the files keep those in a
+// separate length-prefixed blob): model, pre, scores, types, special ids, flags, hf_json, and the
+// counts n_tokens / n_merges. from_json leaves tokens/merges/source untouched; it throws like
+// llama_config_from_json.
+nlohmann::json tokenizer_header_to_json(const TokenizerSpec& t);
+void tokenizer_header_from_json(const nlohmann::json& j, TokenizerSpec& t);
 
 }  // namespace edge

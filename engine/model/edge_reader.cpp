@@ -102,17 +102,7 @@ const EdgeSectionEntry& section(const std::vector<EdgeSectionEntry>& v, EdgeSect
 }
 
 Status read_tokenizer(const Reader& r, const EdgeSectionEntry& ts, const json& t, TokenizerSpec& tok) {
-    tok.model = t.at("model");
-    tok.pre = t.at("pre");
-    tok.scores = t.at("scores").get<std::vector<float>>();
-    tok.token_types = t.at("token_types").get<std::vector<int32_t>>();
-    tok.bos_id = t.at("bos_id");
-    tok.eos_id = t.at("eos_id");
-    tok.unk_id = t.at("unk_id");
-    tok.pad_id = t.at("pad_id");
-    tok.add_bos = t.at("add_bos");
-    tok.add_space_prefix = t.at("add_space_prefix");
-    tok.hf_json = t.at("hf_json");
+    tokenizer_header_from_json(t, tok);
     tok.source = r.path;
     const uint64_t n_tokens = t.at("n_tokens"), n_merges = t.at("n_merges");
     uint64_t so = ts.offset;

@@ -45,11 +45,7 @@ Status save_edgeq(const Model& m, const std::string& path, Progress* progress) {
         for (const auto& [k, v] : m.metadata) md.push_back({k, v});
         meta["metadata"] = md;
         const TokenizerSpec& t = m.tokenizer;
-        meta["tokenizer"] = {{"model", t.model},       {"pre", t.pre},         {"scores", t.scores},
-                             {"token_types", t.token_types}, {"n_tokens", t.tokens.size()},
-                             {"n_merges", t.merges.size()},  {"bos_id", t.bos_id},   {"eos_id", t.eos_id},
-                             {"unk_id", t.unk_id},       {"pad_id", t.pad_id},   {"add_bos", t.add_bos},
-                             {"add_space_prefix", t.add_space_prefix}, {"hf_json", t.hf_json}};
+        meta["tokenizer"] = tokenizer_header_to_json(t);
         json tensors = json::array();
         uint64_t off = 0;
         for (const Tensor& x : m.tensors) {
@@ -141,17 +137,7 @@ Result<Model> load_edgeq_model(const std::string& path, Progress* progress) {
 
         const json& t = meta.at("tokenizer");
         TokenizerSpec& tok = m.tokenizer;
-        tok.model = t.at("model");
-        tok.pre = t.at("pre");
-        tok.scores = t.at("scores").get<std::vector<float>>();
-        tok.token_types = t.at("token_types").get<std::vector<int32_t>>();
-        tok.bos_id = t.at("bos_id");
-        tok.eos_id = t.at("eos_id");
-        tok.unk_id = t.at("unk_id");
-        tok.pad_id = t.at("pad_id");
-        tok.add_bos = t.at("add_bos");
-        tok.add_space_prefix = t.at("add_space_prefix");
-        tok.hf_json = t.at("hf_json");
+        tokenizer_header_from_json(t, tok);
         tok.source = path;
         const uint64_t n_tokens = t.at("n_tokens"), n_merges = t.at("n_merges");
         uint64_t so = h.strings_offset;

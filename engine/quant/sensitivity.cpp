@@ -6,21 +6,12 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "engine/runtime/kernels.h"
 #include "engine/runtime/llama_cpu.h"
 
 namespace edge::quant {
 
 namespace {
-
-void log_softmax(const float* x, int n, std::vector<double>& out) {
-    out.resize(size_t(n));
-    double mx = x[0];
-    for (int i = 1; i < n; ++i) mx = std::max(mx, double(x[i]));
-    double s = 0;
-    for (int i = 0; i < n; ++i) s += std::exp(double(x[i]) - mx);
-    const double l = mx + std::log(s);
-    for (int i = 0; i < n; ++i) out[size_t(i)] = double(x[i]) - l;
-}
 
 // Log-probabilities of every scored position of every sequence.
 Result<std::vector<std::vector<double>>> run_logprobs(std::shared_ptr<const Model> m,
@@ -38,7 +29,7 @@ Result<std::vector<std::vector<double>>> run_logprobs(std::shared_ptr<const Mode
         (*rt)->prefill(s.data(), n, 0, logits.data());
         for (int i = 0; i + 1 < n; ++i) {
             out.emplace_back();
-            log_softmax(&logits[size_t(i) * V], V, out.back());
+            kernels::log_softmax(&logits[size_t(i) * V], V, out.back());
         }
     }
     return out;

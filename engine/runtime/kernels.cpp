@@ -90,6 +90,16 @@ void softmax(float* x, int n) {
     for (int i = 0; i < n; ++i) x[i] *= inv;
 }
 
+void log_softmax(const float* x, int n, std::vector<double>& out) {
+    out.resize(size_t(n));
+    double mx = x[0];
+    for (int i = 1; i < n; ++i) mx = x[i] > mx ? double(x[i]) : mx;
+    double s = 0;
+    for (int i = 0; i < n; ++i) s += std::exp(double(x[i]) - mx);
+    const double lse = mx + std::log(s);
+    for (int i = 0; i < n; ++i) out[size_t(i)] = double(x[i]) - lse;
+}
+
 void swiglu(float* a, const float* b, int n) {
     for (int i = 0; i < n; ++i) {
         const float g = a[i];

@@ -3,6 +3,7 @@
 // C++ that the compiler vectorises.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 namespace edge::kernels {
 
@@ -15,6 +16,8 @@ const char* dot_kernel_name();
 void rmsnorm(float* out, const float* x, const float* w, int n, float eps);
 // In-place softmax over n values.
 void softmax(float* x, int n);
+// out[i] = log softmax(x)[i], in double (for KL divergences and NLLs over a vocabulary).
+void log_softmax(const float* x, int n, std::vector<double>& out);
 // a[i] = silu(a[i]) * b[i]
 void swiglu(float* a, const float* b, int n);
 

@@ -8,20 +8,11 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "engine/runtime/kernels.h"
+
 namespace edge {
 
 namespace {
-
-// log-softmax of n logits into out.
-void log_softmax(const float* x, int n, std::vector<double>& out) {
-    out.resize(size_t(n));
-    double mx = x[0];
-    for (int i = 1; i < n; ++i) mx = std::max(mx, double(x[i]));
-    double s = 0;
-    for (int i = 0; i < n; ++i) s += std::exp(double(x[i]) - mx);
-    const double lse = mx + std::log(s);
-    for (int i = 0; i < n; ++i) out[size_t(i)] = double(x[i]) - lse;
-}
 
 double percentile(std::vector<double> v, double p) {
     if (v.empty()) return 0;
@@ -56,8 +47,8 @@ Result<ConsistencyResult> compare_models(LlamaCpu& ref, LlamaCpu& test, const To
         ref.prefill(s.data(), n, 0, la.data());
         test.prefill(s.data(), n, 0, lb.data());
         for (int i = 0; i + 1 < n; ++i) {
-            log_softmax(&la[size_t(i) * V], V, pa);
-            log_softmax(&lb[size_t(i) * V], V, pb);
+            kernels::log_softmax(&la[size_t(i) * V], V, pa);
+            kernels::log_softmax(&lb[size_t(i) * V], V, pb);
             double kl = 0;
             for (int v = 0; v < V; ++v) kl += std::exp(pa[size_t(v)]) * (pa[size_t(v)] - pb[size_t(v)]);
             kls.push_back(std::max(0.0, kl));
