@@ -45,6 +45,76 @@
     </message>
 </context>
 <context>
+    <name>Project</name>
+    <message>
+        <source>%1: not a project file (%2 at byte %3)</source>
+        <translation>%1: not a project file (%2 at byte %3)</translation>
+    </message>
+    <message>
+        <source>%1: not a project file (no &quot;format&quot;: &quot;edgeproj&quot;)</source>
+        <translation>%1: not a project file (no &quot;format&quot;: &quot;edgeproj&quot;)</translation>
+    </message>
+    <message>
+        <source>%1: project version %2 is not supported</source>
+        <translation>%1: project version %2 is not supported</translation>
+    </message>
+    <message>
+        <source>%1: the project names no model</source>
+        <translation>%1: the project names no model</translation>
+    </message>
+    <message>
+        <source>%1: cannot write (%2)</source>
+        <translation>%1: cannot write (%2)</translation>
+    </message>
+    <message>
+        <source>%1: cannot read (%2)</source>
+        <translation>%1: cannot read (%2)</translation>
+    </message>
+</context>
+<context>
+    <name>Validation</name>
+    <message>
+        <source>Validation: no model is open</source>
+        <translation>Validation: no model is open</translation>
+    </message>
+    <message>
+        <source>Validation: the plan does not match the open model</source>
+        <translation>Validation: the plan does not match the open model</translation>
+    </message>
+    <message>
+        <source>Validation: every layer is FP32 — set a precision on the Layers page first</source>
+        <translation>Validation: every layer is FP32 — set a precision on the Layers page first</translation>
+    </message>
+    <message>
+        <source>Validation: cannot read the evaluation text %1</source>
+        <translation>Validation: cannot read the evaluation text %1</translation>
+    </message>
+    <message>
+        <source>Validation: the evaluation text %1 is empty</source>
+        <translation>Validation: the evaluation text %1 is empty</translation>
+    </message>
+    <message>
+        <source>Validation cancelled</source>
+        <translation>Validation cancelled</translation>
+    </message>
+    <message>
+        <source>mean KL %1 ≥ %2</source>
+        <translation>mean KL %1 ≥ %2</translation>
+    </message>
+    <message>
+        <source>%1: %2 NaN and %3 Inf activations</source>
+        <translation>%1: %2 NaN and %3 Inf activations</translation>
+    </message>
+    <message>
+        <source>bit flips drop top-1 confidence by %1 %</source>
+        <translation>bit flips drop top-1 confidence by %1 %</translation>
+    </message>
+    <message>
+        <source>decode jitter p99−p50 %1 ms ≥ %2 ms</source>
+        <translation>decode jitter p99−p50 %1 ms ≥ %2 ms</translation>
+    </message>
+</context>
+<context>
     <name>edge::studio::MainWindow</name>
     <message>
         <source>Loading %1…</source>
@@ -141,6 +211,113 @@
     <message>
         <source>&amp;Edit</source>
         <translation>&amp;Edit</translation>
+    </message>
+    <message>
+        <source>Configuration %1 added to the Pareto page</source>
+        <translation>Configuration %1 added to the Pareto page</translation>
+    </message>
+    <message>
+        <source>Open project</source>
+        <translation>Open project</translation>
+    </message>
+    <message>
+        <source>Save project</source>
+        <translation>Save project</translation>
+    </message>
+    <message>
+        <source>Saved %1</source>
+        <translation>Saved %1</translation>
+    </message>
+    <message>
+        <source>EdgeStudio projects (*.edgeproj)</source>
+        <translation>EdgeStudio projects (*.edgeproj)</translation>
+    </message>
+    <message>
+        <source>Recover session</source>
+        <translation>Recover session</translation>
+    </message>
+    <message>
+        <source>EdgeStudio did not exit cleanly last time. Recover the autosaved project (model, plan and results)?</source>
+        <translation>EdgeStudio did not exit cleanly last time. Recover the autosaved project (model, plan and results)?</translation>
+    </message>
+    <message>
+        <source>Plan of %1 opened in the Layers page</source>
+        <translation>Plan of %1 opened in the Layers page</translation>
+    </message>
+    <message>
+        <source>Sensitivity</source>
+        <translation>Sensitivity</translation>
+    </message>
+    <message>
+        <source>Validation</source>
+        <translation>Validation</translation>
+    </message>
+    <message>
+        <source>Pareto</source>
+        <translation>Pareto</translation>
+    </message>
+    <message>
+        <source>Open &amp;project…</source>
+        <translation>Open &amp;project…</translation>
+    </message>
+    <message>
+        <source>&amp;Save project</source>
+        <translation>&amp;Save project</translation>
+    </message>
+    <message>
+        <source>Save project &amp;as…</source>
+        <translation>Save project &amp;as…</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::ConfigurationModel</name>
+    <message>
+        <source>a plan has no &quot;layers&quot; array</source>
+        <translation>a plan has no &quot;layers&quot; array</translation>
+    </message>
+    <message>
+        <source>plan entry %1 is malformed</source>
+        <translation>plan entry %1 is malformed</translation>
+    </message>
+    <message>
+        <source>a configuration has no name or perplexity</source>
+        <translation>a configuration has no name or perplexity</translation>
+    </message>
+    <message>
+        <source>%1 ms</source>
+        <translation>%1 ms</translation>
+    </message>
+    <message>
+        <source>pass</source>
+        <translation>pass</translation>
+    </message>
+    <message>
+        <source>FAIL</source>
+        <translation>FAIL</translation>
+    </message>
+    <message>
+        <source>Configuration</source>
+        <translation>Configuration</translation>
+    </message>
+    <message>
+        <source>Perplexity</source>
+        <translation>Perplexity</translation>
+    </message>
+    <message>
+        <source>Mean KL</source>
+        <translation>Mean KL</translation>
+    </message>
+    <message>
+        <source>Decode / token</source>
+        <translation>Decode / token</translation>
+    </message>
+    <message>
+        <source>Weights</source>
+        <translation>Weights</translation>
+    </message>
+    <message>
+        <source>Validation</source>
+        <translation>Validation</translation>
     </message>
 </context>
 <context>
@@ -274,7 +451,10 @@
     </message>
     <message numerus="yes">
         <source>Edit %n layer(s)</source>
-        <translation><numerusform>Edit %n layer</numerusform><numerusform>Edit %n layers</numerusform></translation>
+        <translation>
+            <numerusform>Edit %n layer</numerusform>
+            <numerusform>Edit %n layers</numerusform>
+        </translation>
     </message>
     <message>
         <source>Could not save the plan %1: %2</source>
@@ -423,7 +603,10 @@
     <name>edge::views::LayersPage</name>
     <message numerus="yes">
         <source>Set %n layer(s) to %1</source>
-        <translation><numerusform>Set %n layer to %1</numerusform><numerusform>Set %n layers to %1</numerusform></translation>
+        <translation>
+            <numerusform>Set %n layer to %1</numerusform>
+            <numerusform>Set %n layers to %1</numerusform>
+        </translation>
     </message>
     <message>
         <source>Open plan</source>
@@ -459,7 +642,10 @@
     </message>
     <message numerus="yes">
         <source>%n selected layer(s):</source>
-        <translation><numerusform>%n selected layer:</numerusform><numerusform>%n selected layers:</numerusform></translation>
+        <translation>
+            <numerusform>%n selected layer:</numerusform>
+            <numerusform>%n selected layers:</numerusform>
+        </translation>
     </message>
     <message>
         <source>Select layers to edit them together:</source>
@@ -616,6 +802,233 @@
     </message>
 </context>
 <context>
+    <name>edge::views::ParetoPage</name>
+    <message numerus="yes">
+        <source>%1 vs %2: %n layer(s) differ</source>
+        <translation>
+            <numerusform>%1 vs %2: %n layer differs</numerusform>
+            <numerusform>%1 vs %2: %n layers differ</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Select two configurations to compare their plans</source>
+        <translation>Select two configurations to compare their plans</translation>
+    </message>
+    <message>
+        <source>Hover a point for details; click it to open its plan</source>
+        <translation>Hover a point for details; click it to open its plan</translation>
+    </message>
+    <message>
+        <source>%1 · perplexity %2 (FP32 %3) · KL %4 · %5 ms/token · %6 · %7</source>
+        <translation>%1 · perplexity %2 (FP32 %3) · KL %4 · %5 ms/token · %6 · %7</translation>
+    </message>
+    <message>
+        <source>passed</source>
+        <translation>passed</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>failed</translation>
+    </message>
+    <message>
+        <source>Pareto frontier</source>
+        <translation>Pareto frontier</translation>
+    </message>
+    <message>
+        <source>Pareto</source>
+        <translation>Pareto</translation>
+    </message>
+    <message>
+        <source>Each validated configuration is a point: lower perplexity and lower cost are better; the point&apos;s size and colour grow with its weights (green small, red large). The dashed line is the frontier no other configuration beats on both.</source>
+        <translation>Each validated configuration is a point: lower perplexity and lower cost are better; the point&apos;s size and colour grow with its weights (green small, red large). The dashed line is the frontier no other configuration beats on both.</translation>
+    </message>
+    <message>
+        <source>Cost axis</source>
+        <translation>Cost axis</translation>
+    </message>
+    <message>
+        <source>Decode latency (ms / token)</source>
+        <translation>Decode latency (ms / token)</translation>
+    </message>
+    <message>
+        <source>Weight size (KiB)</source>
+        <translation>Weight size (KiB)</translation>
+    </message>
+    <message>
+        <source>Decode latency, ms per token (mean)</source>
+        <translation>Decode latency, ms per token (mean)</translation>
+    </message>
+    <message>
+        <source>Weights, KiB</source>
+        <translation>Weights, KiB</translation>
+    </message>
+    <message>
+        <source>Perplexity (quantized)</source>
+        <translation>Perplexity (quantized)</translation>
+    </message>
+    <message>
+        <source>Open in Layers</source>
+        <translation>Open in Layers</translation>
+    </message>
+    <message>
+        <source>No configuration yet: run a validation — each run adds a point here.</source>
+        <translation>No configuration yet: run a validation — each run adds a point here.</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::PlanDiffModel</name>
+    <message>
+        <source>Layer</source>
+        <translation>Layer</translation>
+    </message>
+    <message>
+        <source>A</source>
+        <translation>A</translation>
+    </message>
+    <message>
+        <source>B</source>
+        <translation>B</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::SensitivityModel</name>
+    <message>
+        <source>Sensitivity: no model is open</source>
+        <translation>Sensitivity: no model is open</translation>
+    </message>
+    <message>
+        <source>Sensitivity: cannot read the evaluation text %1</source>
+        <translation>Sensitivity: cannot read the evaluation text %1</translation>
+    </message>
+    <message>
+        <source>%1: not a JSON object (%2)</source>
+        <translation>%1: not a JSON object (%2)</translation>
+    </message>
+    <message>
+        <source>%1: no &quot;layers&quot; array or object</source>
+        <translation>%1: no &quot;layers&quot; array or object</translation>
+    </message>
+    <message>
+        <source>%1: layer &apos;%2&apos; is not in the open model</source>
+        <translation>%1: layer &apos;%2&apos; is not in the open model</translation>
+    </message>
+    <message>
+        <source>%1: no numeric per-layer values</source>
+        <translation>%1: no numeric per-layer values</translation>
+    </message>
+    <message>
+        <source>INT4 KL, mean</source>
+        <translation>INT4 KL, mean</translation>
+    </message>
+    <message>
+        <source>INT4 KL, max</source>
+        <translation>INT4 KL, max</translation>
+    </message>
+    <message>
+        <source>INT4 ΔNLL</source>
+        <translation>INT4 ΔNLL</translation>
+    </message>
+    <message>
+        <source>Layer</source>
+        <translation>Layer</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::SensitivityPage</name>
+    <message>
+        <source>Load analysis</source>
+        <translation>Load analysis</translation>
+    </message>
+    <message>
+        <source>Analysis JSON (*.json);;All files (*)</source>
+        <translation>Analysis JSON (*.json);;All files (*)</translation>
+    </message>
+    <message>
+        <source>Cancelled</source>
+        <translation>Cancelled</translation>
+    </message>
+    <message>
+        <source>Open a model first.</source>
+        <translation>Open a model first.</translation>
+    </message>
+    <message>
+        <source>Quantizing each layer alone…</source>
+        <translation>Quantizing each layer alone…</translation>
+    </message>
+    <message>
+        <source>Sensitivity analysis failed</source>
+        <translation>Sensitivity analysis failed</translation>
+    </message>
+    <message>
+        <source>Done</source>
+        <translation>Done</translation>
+    </message>
+    <message>
+        <source>Cannot read %1</source>
+        <translation>Cannot read %1</translation>
+    </message>
+    <message>
+        <source>blk %1</source>
+        <translation>blk %1</translation>
+    </message>
+    <message>
+        <source>Layer (execution order)</source>
+        <translation>Layer (execution order)</translation>
+    </message>
+    <message>
+        <source>Eigenvalue spectrum: click a layer</source>
+        <translation>Eigenvalue spectrum: click a layer</translation>
+    </message>
+    <message>
+        <source>Eigenvalue spectrum of %1: load an analysis file with spectra</source>
+        <translation>Eigenvalue spectrum of %1: load an analysis file with spectra</translation>
+    </message>
+    <message>
+        <source>Hessian eigenvalue spectrum of %1</source>
+        <translation>Hessian eigenvalue spectrum of %1</translation>
+    </message>
+    <message>
+        <source>Click a bar to select its layer in the Layers table</source>
+        <translation>Click a bar to select its layer in the Layers table</translation>
+    </message>
+    <message>
+        <source>Sensitivity</source>
+        <translation>Sensitivity</translation>
+    </message>
+    <message>
+        <source>How much each layer hurts when it alone is quantized to INT4 (RTN, group 32): the KL divergence from the FP32 model and the change in next-token loss on the evaluation text. Analysis files add Hessian and gradient metrics.</source>
+        <translation>How much each layer hurts when it alone is quantized to INT4 (RTN, group 32): the KL divergence from the FP32 model and the change in next-token loss on the evaluation text. Analysis files add Hessian and gradient metrics.</translation>
+    </message>
+    <message>
+        <source>Evaluation text</source>
+        <translation>Evaluation text</translation>
+    </message>
+    <message>
+        <source>Analyse</source>
+        <translation>Analyse</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>Cancel</translation>
+    </message>
+    <message>
+        <source>Load analysis JSON…</source>
+        <translation>Load analysis JSON…</translation>
+    </message>
+    <message>
+        <source>Metric</source>
+        <translation>Metric</translation>
+    </message>
+    <message>
+        <source>Layer × metric (each metric scaled to its maximum)</source>
+        <translation>Layer × metric (each metric scaled to its maximum)</translation>
+    </message>
+    <message>
+        <source>No sensitivity yet: press Analyse.</source>
+        <translation>No sensitivity yet: press Analyse.</translation>
+    </message>
+</context>
+<context>
     <name>edge::views::SummaryModel</name>
     <message>
         <source>yes</source>
@@ -756,6 +1169,208 @@
     <message>
         <source>Value</source>
         <translation>Value</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::ValidationPage</name>
+    <message>
+        <source>Evaluation text</source>
+        <translation>Evaluation text</translation>
+    </message>
+    <message>
+        <source>Text (*.txt);;All files (*)</source>
+        <translation>Text (*.txt);;All files (*)</translation>
+    </message>
+    <message>
+        <source>Cancelled</source>
+        <translation>Cancelled</translation>
+    </message>
+    <message>
+        <source>Open a model first.</source>
+        <translation>Open a model first.</translation>
+    </message>
+    <message>
+        <source>Quantizing…</source>
+        <translation>Quantizing…</translation>
+    </message>
+    <message>
+        <source>Validation failed</source>
+        <translation>Validation failed</translation>
+    </message>
+    <message>
+        <source>Done</source>
+        <translation>Done</translation>
+    </message>
+    <message>
+        <source>No validation run yet: set a plan on the Layers page, then Run.</source>
+        <translation>No validation run yet: set a plan on the Layers page, then Run.</translation>
+    </message>
+    <message>
+        <source>Passed: every check is within its threshold.</source>
+        <translation>Passed: every check is within its threshold.</translation>
+    </message>
+    <message>
+        <source>Failed: %1</source>
+        <translation>Failed: %1</translation>
+    </message>
+    <message>
+        <source>Validation</source>
+        <translation>Validation</translation>
+    </message>
+    <message>
+        <source>The open model quantized with the Layers page&apos;s plan, checked against the FP32 model: perplexity, KL divergence, top-1 agreement, numeric health, bit-flip fault injection and decode jitter. Double-click a threshold to change it.</source>
+        <translation>The open model quantized with the Layers page&apos;s plan, checked against the FP32 model: perplexity, KL divergence, top-1 agreement, numeric health, bit-flip fault injection and decode jitter. Double-click a threshold to change it.</translation>
+    </message>
+    <message>
+        <source>A text file the model should predict well</source>
+        <translation>A text file the model should predict well</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>Browse…</translation>
+    </message>
+    <message>
+        <source>Split into</source>
+        <translation>Split into</translation>
+    </message>
+    <message>
+        <source>stories (&lt;|endoftext|&gt;)</source>
+        <translation>stories (&lt;|endoftext|&gt;)</translation>
+    </message>
+    <message>
+        <source>paragraphs (blank lines)</source>
+        <translation>paragraphs (blank lines)</translation>
+    </message>
+    <message>
+        <source>Parts scored</source>
+        <translation>Parts scored</translation>
+    </message>
+    <message>
+        <source>Bit-flip injection (1 % of codes)</source>
+        <translation>Bit-flip injection (1 % of codes)</translation>
+    </message>
+    <message>
+        <source>Run validation</source>
+        <translation>Run validation</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>Cancel</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::ValidationReportModel</name>
+    <message>
+        <source>Perplexity (FP32 → quantized)</source>
+        <translation>Perplexity (FP32 → quantized)</translation>
+    </message>
+    <message>
+        <source>Mean KL divergence</source>
+        <translation>Mean KL divergence</translation>
+    </message>
+    <message>
+        <source>KL divergence, p99</source>
+        <translation>KL divergence, p99</translation>
+    </message>
+    <message>
+        <source>Top-1 agreement</source>
+        <translation>Top-1 agreement</translation>
+    </message>
+    <message>
+        <source>Numeric health (NaN / Inf)</source>
+        <translation>Numeric health (NaN / Inf)</translation>
+    </message>
+    <message>
+        <source>Scale dynamic range</source>
+        <translation>Scale dynamic range</translation>
+    </message>
+    <message>
+        <source>Bit flips: top-1 confidence drop</source>
+        <translation>Bit flips: top-1 confidence drop</translation>
+    </message>
+    <message>
+        <source>Decode jitter (p99 − p50)</source>
+        <translation>Decode jitter (p99 − p50)</translation>
+    </message>
+    <message>
+        <source>%1 → %2 (%3 tokens)</source>
+        <translation>%1 → %2 (%3 tokens)</translation>
+    </message>
+    <message>
+        <source>%1 %</source>
+        <translation>%1 %</translation>
+    </message>
+    <message>
+        <source>%1 non-finite of %2 activations in %3 layers</source>
+        <translation>%1 non-finite of %2 activations in %3 layers</translation>
+    </message>
+    <message>
+        <source>no quantized scales</source>
+        <translation>no quantized scales</translation>
+    </message>
+    <message>
+        <source>max %1 over %2 tensors</source>
+        <translation>max %1 over %2 tensors</translation>
+    </message>
+    <message>
+        <source>not run</source>
+        <translation>not run</translation>
+    </message>
+    <message>
+        <source>%1 % (%2 codes flipped, top-1 agreement %3 %)</source>
+        <translation>%1 % (%2 codes flipped, top-1 agreement %3 %)</translation>
+    </message>
+    <message>
+        <source>%1 ms (p50 %2 ms, p99 %3 ms, %4 tokens/s)</source>
+        <translation>%1 ms (p50 %2 ms, p99 %3 ms, %4 tokens/s)</translation>
+    </message>
+    <message>
+        <source>&lt; %1</source>
+        <translation>&lt; %1</translation>
+    </message>
+    <message>
+        <source>≤ %1</source>
+        <translation>≤ %1</translation>
+    </message>
+    <message>
+        <source>≤ %1 %</source>
+        <translation>≤ %1 %</translation>
+    </message>
+    <message>
+        <source>&lt; %1 ms</source>
+        <translation>&lt; %1 ms</translation>
+    </message>
+    <message>
+        <source>pass</source>
+        <translation>pass</translation>
+    </message>
+    <message>
+        <source>FAIL</source>
+        <translation>FAIL</translation>
+    </message>
+    <message>
+        <source>warning</source>
+        <translation>warning</translation>
+    </message>
+    <message>
+        <source>info</source>
+        <translation>info</translation>
+    </message>
+    <message>
+        <source>Check</source>
+        <translation>Check</translation>
+    </message>
+    <message>
+        <source>Measured</source>
+        <translation>Measured</translation>
+    </message>
+    <message>
+        <source>Threshold</source>
+        <translation>Threshold</translation>
+    </message>
+    <message>
+        <source>Result</source>
+        <translation>Result</translation>
     </message>
 </context>
 </TS>

@@ -45,6 +45,76 @@
     </message>
 </context>
 <context>
+    <name>Project</name>
+    <message>
+        <source>%1: not a project file (%2 at byte %3)</source>
+        <translation>%1：不是项目文件（第 %3 字节处%2）</translation>
+    </message>
+    <message>
+        <source>%1: not a project file (no &quot;format&quot;: &quot;edgeproj&quot;)</source>
+        <translation>%1：不是项目文件（缺少 &quot;format&quot;: &quot;edgeproj&quot;）</translation>
+    </message>
+    <message>
+        <source>%1: project version %2 is not supported</source>
+        <translation>%1：不支持项目版本 %2</translation>
+    </message>
+    <message>
+        <source>%1: the project names no model</source>
+        <translation>%1：项目未指定模型</translation>
+    </message>
+    <message>
+        <source>%1: cannot write (%2)</source>
+        <translation>%1：无法写入（%2）</translation>
+    </message>
+    <message>
+        <source>%1: cannot read (%2)</source>
+        <translation>%1：无法读取（%2）</translation>
+    </message>
+</context>
+<context>
+    <name>Validation</name>
+    <message>
+        <source>Validation: no model is open</source>
+        <translation>验证：未打开模型</translation>
+    </message>
+    <message>
+        <source>Validation: the plan does not match the open model</source>
+        <translation>验证：方案与打开的模型不匹配</translation>
+    </message>
+    <message>
+        <source>Validation: every layer is FP32 — set a precision on the Layers page first</source>
+        <translation>验证：所有层均为 FP32——请先在“层”页面设置精度</translation>
+    </message>
+    <message>
+        <source>Validation: cannot read the evaluation text %1</source>
+        <translation>验证：无法读取评估文本 %1</translation>
+    </message>
+    <message>
+        <source>Validation: the evaluation text %1 is empty</source>
+        <translation>验证：评估文本 %1 为空</translation>
+    </message>
+    <message>
+        <source>Validation cancelled</source>
+        <translation>验证已取消</translation>
+    </message>
+    <message>
+        <source>mean KL %1 ≥ %2</source>
+        <translation>平均 KL %1 ≥ %2</translation>
+    </message>
+    <message>
+        <source>%1: %2 NaN and %3 Inf activations</source>
+        <translation>%1：%2 个 NaN 和 %3 个 Inf 激活值</translation>
+    </message>
+    <message>
+        <source>bit flips drop top-1 confidence by %1 %</source>
+        <translation>比特翻转使 top-1 置信度下降 %1 %</translation>
+    </message>
+    <message>
+        <source>decode jitter p99−p50 %1 ms ≥ %2 ms</source>
+        <translation>解码抖动 p99−p50 %1 ms ≥ %2 ms</translation>
+    </message>
+</context>
+<context>
     <name>edge::studio::MainWindow</name>
     <message>
         <source>Loading %1…</source>
@@ -141,6 +211,113 @@
     <message>
         <source>&amp;Edit</source>
         <translation>编辑(&amp;E)</translation>
+    </message>
+    <message>
+        <source>Configuration %1 added to the Pareto page</source>
+        <translation>配置 %1 已添加到帕累托页面</translation>
+    </message>
+    <message>
+        <source>Open project</source>
+        <translation>打开项目</translation>
+    </message>
+    <message>
+        <source>Save project</source>
+        <translation>保存项目</translation>
+    </message>
+    <message>
+        <source>Saved %1</source>
+        <translation>已保存 %1</translation>
+    </message>
+    <message>
+        <source>EdgeStudio projects (*.edgeproj)</source>
+        <translation>EdgeStudio 项目 (*.edgeproj)</translation>
+    </message>
+    <message>
+        <source>Recover session</source>
+        <translation>恢复会话</translation>
+    </message>
+    <message>
+        <source>EdgeStudio did not exit cleanly last time. Recover the autosaved project (model, plan and results)?</source>
+        <translation>EdgeStudio 上次未正常退出。是否恢复自动保存的项目（模型、方案和结果）？</translation>
+    </message>
+    <message>
+        <source>Plan of %1 opened in the Layers page</source>
+        <translation>已在“层”页面打开 %1 的方案</translation>
+    </message>
+    <message>
+        <source>Sensitivity</source>
+        <translation>敏感度</translation>
+    </message>
+    <message>
+        <source>Validation</source>
+        <translation>验证</translation>
+    </message>
+    <message>
+        <source>Pareto</source>
+        <translation>帕累托</translation>
+    </message>
+    <message>
+        <source>Open &amp;project…</source>
+        <translation>打开项目(&amp;P)…</translation>
+    </message>
+    <message>
+        <source>&amp;Save project</source>
+        <translation>保存项目(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Save project &amp;as…</source>
+        <translation>项目另存为(&amp;A)…</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::ConfigurationModel</name>
+    <message>
+        <source>a plan has no &quot;layers&quot; array</source>
+        <translation>方案缺少 &quot;layers&quot; 数组</translation>
+    </message>
+    <message>
+        <source>plan entry %1 is malformed</source>
+        <translation>方案第 %1 项格式错误</translation>
+    </message>
+    <message>
+        <source>a configuration has no name or perplexity</source>
+        <translation>配置缺少名称或困惑度</translation>
+    </message>
+    <message>
+        <source>%1 ms</source>
+        <translation>%1 ms</translation>
+    </message>
+    <message>
+        <source>pass</source>
+        <translation>通过</translation>
+    </message>
+    <message>
+        <source>FAIL</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>Configuration</source>
+        <translation>配置</translation>
+    </message>
+    <message>
+        <source>Perplexity</source>
+        <translation>困惑度</translation>
+    </message>
+    <message>
+        <source>Mean KL</source>
+        <translation>平均 KL</translation>
+    </message>
+    <message>
+        <source>Decode / token</source>
+        <translation>每词元解码</translation>
+    </message>
+    <message>
+        <source>Weights</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>Validation</source>
+        <translation>验证</translation>
     </message>
 </context>
 <context>
@@ -274,7 +451,9 @@
     </message>
     <message numerus="yes">
         <source>Edit %n layer(s)</source>
-        <translation><numerusform>编辑 %n 个层</numerusform></translation>
+        <translation>
+            <numerusform>编辑 %n 个层</numerusform>
+        </translation>
     </message>
     <message>
         <source>Could not save the plan %1: %2</source>
@@ -422,7 +601,9 @@
     <name>edge::views::LayersPage</name>
     <message numerus="yes">
         <source>Set %n layer(s) to %1</source>
-        <translation><numerusform>将 %n 个层设为 %1</numerusform></translation>
+        <translation>
+            <numerusform>将 %n 个层设为 %1</numerusform>
+        </translation>
     </message>
     <message>
         <source>Open plan</source>
@@ -458,7 +639,9 @@
     </message>
     <message numerus="yes">
         <source>%n selected layer(s):</source>
-        <translation><numerusform>已选 %n 个层：</numerusform></translation>
+        <translation>
+            <numerusform>已选 %n 个层：</numerusform>
+        </translation>
     </message>
     <message>
         <source>Select layers to edit them together:</source>
@@ -615,6 +798,232 @@
     </message>
 </context>
 <context>
+    <name>edge::views::ParetoPage</name>
+    <message numerus="yes">
+        <source>%1 vs %2: %n layer(s) differ</source>
+        <translation>
+            <numerusform>%1 与 %2：%n 个层不同</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Select two configurations to compare their plans</source>
+        <translation>选择两个配置以比较其方案</translation>
+    </message>
+    <message>
+        <source>Hover a point for details; click it to open its plan</source>
+        <translation>悬停查看详情；单击打开其方案</translation>
+    </message>
+    <message>
+        <source>%1 · perplexity %2 (FP32 %3) · KL %4 · %5 ms/token · %6 · %7</source>
+        <translation>%1 · 困惑度 %2（FP32 %3）· KL %4 · %5 ms/词元 · %6 · %7</translation>
+    </message>
+    <message>
+        <source>passed</source>
+        <translation>通过</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>未通过</translation>
+    </message>
+    <message>
+        <source>Pareto frontier</source>
+        <translation>帕累托前沿</translation>
+    </message>
+    <message>
+        <source>Pareto</source>
+        <translation>帕累托</translation>
+    </message>
+    <message>
+        <source>Each validated configuration is a point: lower perplexity and lower cost are better; the point&apos;s size and colour grow with its weights (green small, red large). The dashed line is the frontier no other configuration beats on both.</source>
+        <translation>每个已验证的配置是一个点：困惑度和代价越低越好；点的大小和颜色随权重大小增长（绿色小，红色大）。虚线是两项指标均无其他配置能超越的前沿。</translation>
+    </message>
+    <message>
+        <source>Cost axis</source>
+        <translation>代价轴</translation>
+    </message>
+    <message>
+        <source>Decode latency (ms / token)</source>
+        <translation>解码延迟（ms/词元）</translation>
+    </message>
+    <message>
+        <source>Weight size (KiB)</source>
+        <translation>权重大小（KiB）</translation>
+    </message>
+    <message>
+        <source>Decode latency, ms per token (mean)</source>
+        <translation>解码延迟，每词元 ms（平均）</translation>
+    </message>
+    <message>
+        <source>Weights, KiB</source>
+        <translation>权重，KiB</translation>
+    </message>
+    <message>
+        <source>Perplexity (quantized)</source>
+        <translation>困惑度（量化后）</translation>
+    </message>
+    <message>
+        <source>Open in Layers</source>
+        <translation>在“层”中打开</translation>
+    </message>
+    <message>
+        <source>No configuration yet: run a validation — each run adds a point here.</source>
+        <translation>尚无配置：运行一次验证——每次运行都会在此添加一个点。</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::PlanDiffModel</name>
+    <message>
+        <source>Layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>A</source>
+        <translation>A</translation>
+    </message>
+    <message>
+        <source>B</source>
+        <translation>B</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::SensitivityModel</name>
+    <message>
+        <source>Sensitivity: no model is open</source>
+        <translation>敏感度：未打开模型</translation>
+    </message>
+    <message>
+        <source>Sensitivity: cannot read the evaluation text %1</source>
+        <translation>敏感度：无法读取评估文本 %1</translation>
+    </message>
+    <message>
+        <source>%1: not a JSON object (%2)</source>
+        <translation>%1：不是 JSON 对象（%2）</translation>
+    </message>
+    <message>
+        <source>%1: no &quot;layers&quot; array or object</source>
+        <translation>%1：缺少 &quot;layers&quot; 数组或对象</translation>
+    </message>
+    <message>
+        <source>%1: layer &apos;%2&apos; is not in the open model</source>
+        <translation>%1：打开的模型中没有层“%2”</translation>
+    </message>
+    <message>
+        <source>%1: no numeric per-layer values</source>
+        <translation>%1：没有逐层数值</translation>
+    </message>
+    <message>
+        <source>INT4 KL, mean</source>
+        <translation>INT4 KL，平均</translation>
+    </message>
+    <message>
+        <source>INT4 KL, max</source>
+        <translation>INT4 KL，最大</translation>
+    </message>
+    <message>
+        <source>INT4 ΔNLL</source>
+        <translation>INT4 ΔNLL</translation>
+    </message>
+    <message>
+        <source>Layer</source>
+        <translation>层</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::SensitivityPage</name>
+    <message>
+        <source>Load analysis</source>
+        <translation>加载分析</translation>
+    </message>
+    <message>
+        <source>Analysis JSON (*.json);;All files (*)</source>
+        <translation>分析 JSON (*.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>Open a model first.</source>
+        <translation>请先打开模型。</translation>
+    </message>
+    <message>
+        <source>Quantizing each layer alone…</source>
+        <translation>正在逐层单独量化…</translation>
+    </message>
+    <message>
+        <source>Sensitivity analysis failed</source>
+        <translation>敏感度分析失败</translation>
+    </message>
+    <message>
+        <source>Done</source>
+        <translation>完成</translation>
+    </message>
+    <message>
+        <source>Cannot read %1</source>
+        <translation>无法读取 %1</translation>
+    </message>
+    <message>
+        <source>blk %1</source>
+        <translation>块 %1</translation>
+    </message>
+    <message>
+        <source>Layer (execution order)</source>
+        <translation>层（执行顺序）</translation>
+    </message>
+    <message>
+        <source>Eigenvalue spectrum: click a layer</source>
+        <translation>特征值谱：单击一个层</translation>
+    </message>
+    <message>
+        <source>Eigenvalue spectrum of %1: load an analysis file with spectra</source>
+        <translation>%1 的特征值谱：请加载包含谱数据的分析文件</translation>
+    </message>
+    <message>
+        <source>Hessian eigenvalue spectrum of %1</source>
+        <translation>%1 的 Hessian 特征值谱</translation>
+    </message>
+    <message>
+        <source>Click a bar to select its layer in the Layers table</source>
+        <translation>单击柱条可在“层”表中选中该层</translation>
+    </message>
+    <message>
+        <source>Sensitivity</source>
+        <translation>敏感度</translation>
+    </message>
+    <message>
+        <source>How much each layer hurts when it alone is quantized to INT4 (RTN, group 32): the KL divergence from the FP32 model and the change in next-token loss on the evaluation text. Analysis files add Hessian and gradient metrics.</source>
+        <translation>仅将某一层量化为 INT4（RTN，分组 32）时该层造成的损失：在评估文本上与 FP32 模型的 KL 散度及下一词元损失的变化。分析文件可添加 Hessian 和梯度指标。</translation>
+    </message>
+    <message>
+        <source>Evaluation text</source>
+        <translation>评估文本</translation>
+    </message>
+    <message>
+        <source>Analyse</source>
+        <translation>分析</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Load analysis JSON…</source>
+        <translation>加载分析 JSON…</translation>
+    </message>
+    <message>
+        <source>Metric</source>
+        <translation>指标</translation>
+    </message>
+    <message>
+        <source>Layer × metric (each metric scaled to its maximum)</source>
+        <translation>层 × 指标（各指标按其最大值归一化）</translation>
+    </message>
+    <message>
+        <source>No sensitivity yet: press Analyse.</source>
+        <translation>尚无敏感度数据：请点击“分析”。</translation>
+    </message>
+</context>
+<context>
     <name>edge::views::SummaryModel</name>
     <message>
         <source>yes</source>
@@ -755,6 +1164,208 @@
     <message>
         <source>Value</source>
         <translation>值</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::ValidationPage</name>
+    <message>
+        <source>Evaluation text</source>
+        <translation>评估文本</translation>
+    </message>
+    <message>
+        <source>Text (*.txt);;All files (*)</source>
+        <translation>文本 (*.txt);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>Open a model first.</source>
+        <translation>请先打开模型。</translation>
+    </message>
+    <message>
+        <source>Quantizing…</source>
+        <translation>正在量化…</translation>
+    </message>
+    <message>
+        <source>Validation failed</source>
+        <translation>验证失败</translation>
+    </message>
+    <message>
+        <source>Done</source>
+        <translation>完成</translation>
+    </message>
+    <message>
+        <source>No validation run yet: set a plan on the Layers page, then Run.</source>
+        <translation>尚未运行验证：请在“层”页面设置方案，然后运行。</translation>
+    </message>
+    <message>
+        <source>Passed: every check is within its threshold.</source>
+        <translation>通过：所有检查均在阈值之内。</translation>
+    </message>
+    <message>
+        <source>Failed: %1</source>
+        <translation>未通过：%1</translation>
+    </message>
+    <message>
+        <source>Validation</source>
+        <translation>验证</translation>
+    </message>
+    <message>
+        <source>The open model quantized with the Layers page&apos;s plan, checked against the FP32 model: perplexity, KL divergence, top-1 agreement, numeric health, bit-flip fault injection and decode jitter. Double-click a threshold to change it.</source>
+        <translation>用“层”页面的方案量化当前模型，并与 FP32 模型对照检查：困惑度、KL 散度、top-1 一致率、数值健康、比特翻转故障注入和解码抖动。双击阈值即可修改。</translation>
+    </message>
+    <message>
+        <source>A text file the model should predict well</source>
+        <translation>模型应能良好预测的文本文件</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>Split into</source>
+        <translation>切分为</translation>
+    </message>
+    <message>
+        <source>stories (&lt;|endoftext|&gt;)</source>
+        <translation>故事（&lt;|endoftext|&gt;）</translation>
+    </message>
+    <message>
+        <source>paragraphs (blank lines)</source>
+        <translation>段落（空行）</translation>
+    </message>
+    <message>
+        <source>Parts scored</source>
+        <translation>评分段数</translation>
+    </message>
+    <message>
+        <source>Bit-flip injection (1 % of codes)</source>
+        <translation>比特翻转注入（1 % 的编码）</translation>
+    </message>
+    <message>
+        <source>Run validation</source>
+        <translation>运行验证</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::ValidationReportModel</name>
+    <message>
+        <source>Perplexity (FP32 → quantized)</source>
+        <translation>困惑度（FP32 → 量化后）</translation>
+    </message>
+    <message>
+        <source>Mean KL divergence</source>
+        <translation>平均 KL 散度</translation>
+    </message>
+    <message>
+        <source>KL divergence, p99</source>
+        <translation>KL 散度，p99</translation>
+    </message>
+    <message>
+        <source>Top-1 agreement</source>
+        <translation>Top-1 一致率</translation>
+    </message>
+    <message>
+        <source>Numeric health (NaN / Inf)</source>
+        <translation>数值健康（NaN / Inf）</translation>
+    </message>
+    <message>
+        <source>Scale dynamic range</source>
+        <translation>缩放因子动态范围</translation>
+    </message>
+    <message>
+        <source>Bit flips: top-1 confidence drop</source>
+        <translation>比特翻转：top-1 置信度下降</translation>
+    </message>
+    <message>
+        <source>Decode jitter (p99 − p50)</source>
+        <translation>解码抖动（p99 − p50）</translation>
+    </message>
+    <message>
+        <source>%1 → %2 (%3 tokens)</source>
+        <translation>%1 → %2（%3 个词元）</translation>
+    </message>
+    <message>
+        <source>%1 %</source>
+        <translation>%1 %</translation>
+    </message>
+    <message>
+        <source>%1 non-finite of %2 activations in %3 layers</source>
+        <translation>%3 层的 %2 个激活值中有 %1 个非有限值</translation>
+    </message>
+    <message>
+        <source>no quantized scales</source>
+        <translation>无量化缩放因子</translation>
+    </message>
+    <message>
+        <source>max %1 over %2 tensors</source>
+        <translation>%2 个张量中最大 %1</translation>
+    </message>
+    <message>
+        <source>not run</source>
+        <translation>未运行</translation>
+    </message>
+    <message>
+        <source>%1 % (%2 codes flipped, top-1 agreement %3 %)</source>
+        <translation>%1 %（翻转 %2 个编码，top-1 一致率 %3 %）</translation>
+    </message>
+    <message>
+        <source>%1 ms (p50 %2 ms, p99 %3 ms, %4 tokens/s)</source>
+        <translation>%1 ms（p50 %2 ms，p99 %3 ms，%4 词元/秒）</translation>
+    </message>
+    <message>
+        <source>&lt; %1</source>
+        <translation>&lt; %1</translation>
+    </message>
+    <message>
+        <source>≤ %1</source>
+        <translation>≤ %1</translation>
+    </message>
+    <message>
+        <source>≤ %1 %</source>
+        <translation>≤ %1 %</translation>
+    </message>
+    <message>
+        <source>&lt; %1 ms</source>
+        <translation>&lt; %1 ms</translation>
+    </message>
+    <message>
+        <source>pass</source>
+        <translation>通过</translation>
+    </message>
+    <message>
+        <source>FAIL</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>warning</source>
+        <translation>警告</translation>
+    </message>
+    <message>
+        <source>info</source>
+        <translation>信息</translation>
+    </message>
+    <message>
+        <source>Check</source>
+        <translation>检查项</translation>
+    </message>
+    <message>
+        <source>Measured</source>
+        <translation>测量值</translation>
+    </message>
+    <message>
+        <source>Threshold</source>
+        <translation>阈值</translation>
+    </message>
+    <message>
+        <source>Result</source>
+        <translation>结果</translation>
     </message>
 </context>
 </TS>

@@ -1,5 +1,6 @@
-// edgestudio [model]: the EdgeStudio desktop application. An optional model path (file or
-// Hugging Face folder) is opened at start.
+// edgestudio [model | project.edgeproj]: the EdgeStudio desktop application. An optional model
+// path (file or Hugging Face folder) or project is opened at start; without one, a session that
+// crashed last time is offered for recovery.
 #include <QApplication>
 #include <QCommandLineParser>
 
@@ -25,13 +26,16 @@ int main(int argc, char** argv) {
                                  QStringLiteral("file"));
     cli.addOption(langOption);
     cli.addOption(tokOption);
-    cli.addPositionalArgument(QStringLiteral("model"), QStringLiteral("Model file or folder to open."));
+    cli.addPositionalArgument(QStringLiteral("model"), QStringLiteral("Model file or folder, or .edgeproj project, to open."));
     cli.process(app);
     language.setLanguage(cli.isSet(langOption) ? cli.value(langOption) : edge::views::Language::preferred());
 
     edge::studio::MainWindow window(&language);
     window.resize(1600, 1000);
     window.show();
-    if (!cli.positionalArguments().isEmpty()) window.openPath(cli.positionalArguments().front(), cli.value(tokOption));
+    if (!cli.positionalArguments().isEmpty())
+        window.openPath(cli.positionalArguments().front(), cli.value(tokOption));
+    else
+        window.offerRecovery();  // the previous session crashed: offer its autosave
     return app.exec();
 }

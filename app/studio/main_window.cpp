@@ -3,7 +3,9 @@
 #include <QAction>
 #include <QActionGroup>
 #include <QApplication>
+#include <QCloseEvent>
 #include <QEvent>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -14,7 +16,10 @@
 #include <QStackedWidget>
 #include <QStatusBar>
 
+#include "app/studio/project_controller.h"
+#include "views/models/configuration_model.h"
 #include "views/models/format.h"
+#include "views/models/layer_plan_model.h"
 #include "views/models/language.h"
 #include "views/models/model_document.h"
 #include "views/models/recent_files_model.h"
@@ -22,11 +27,14 @@
 #include "views/pages/home_page.h"
 #include "views/pages/layers_page.h"
 #include "views/pages/model_page.h"
+#include "views/pages/pareto_page.h"
+#include "views/pages/sensitivity_page.h"
+#include "views/pages/validation_page.h"
 #include "views/style.h"
 
 namespace edge::studio {
 
-MainWindow::MainWindow(views::Language* language, QWidget* parent)
+MainWindow::MainWindow(views::Language* language, QWidget* parent, const QString& autosavePath)
     : QMainWindow(parent),
       language_(language),
       document_(new views::ModelDocument(this)),
@@ -36,7 +44,15 @@ MainWindow::MainWindow(views::Language* language, QWidget* parent)
       homePage_(new views::HomePage(document_, recent_, this)),
       modelPage_(new views::ModelPage(document_, this)),
       layersPage_(new views::LayersPage(document_, this)),
+      configurations_(new views::ConfigurationModel(this)),
+      sensitivityPage_(new views::SensitivityPage(document_, this)),
+      validationPage_(new views::ValidationPage(document_, layersPage_->planModel(), configurations_, this)),
+      paretoPage_(new views::ParetoPage(configurations_, this)),
       statusModel_(new QLabel(this)) {
+    project_ = new ProjectController(
+        ProjectParts{document_, layersPage_->planModel(), configurations_, validationPage_, sensitivityPage_,
+                     [this] { return pageKey(currentPage()); }, [this](const QString& key) { showPage(pageIndex(key)); }},
+        autosavePath, this);
     nav_->setObjectName(QStringLiteral("pageList"));
     nav_->setFixedWidth(190);
     nav_->setFrameShape(QFrame::NoFrame);
@@ -44,6 +60,9 @@ MainWindow::MainWindow(views::Language* language, QWidget* parent)
     stack_->addWidget(homePage_);
     stack_->addWidget(modelPage_);
     stack_->addWidget(layersPage_);
+    stack_->addWidget(sensitivityPage_);
+    stack_->addWidget(validationPage_);
+    stack_->addWidget(paretoPage_);
     connect(nav_, &QListWidget::currentRowChanged, stack_, &QStackedWidget::setCurrentIndex);
 
     auto* central = new QWidget(this);
@@ -79,6 +98,16 @@ MainWindow::MainWindow(views::Language* language, QWidget* parent)
     connect(document_, &views::ModelDocument::loadCancelled, this,
             [this] { statusBar()->showMessage(tr("Loading cancelled"), 5000); });
     connect(recent_, &QAbstractItemModel::modelReset, this, &MainWindow::rebuildRecentMenu);
+    connect(sensitivityPage_, &views::SensitivityPage::layerClicked, this, [this](const QString& layer) {
+        layersPage_->selectLayers({layer});
+        showPage(LayersPageIndex);
+    });
+    connect(validationPage_, &views::ValidationPage::configurationAdded, this, [this](int row) {
+        statusBar()->showMessage(tr("Configuration %1 added to the Pareto page").arg(configurations_->at(row).name), 5000);
+    });
+    connect(paretoPage_, &views::ParetoPage::configurationActivated, this, &MainWindow::openConfiguration);
+    connect(project_, &ProjectController::failed, this,
+            [this](const QString& message) { showError(tr("Open project"), message); });
 
     buildMenus();
     retranslate();
@@ -89,8 +118,17 @@ QString MainWindow::pageKey(int page) {
     switch (page) {
         case ModelPageIndex: return QStringLiteral("model");
         case LayersPageIndex: return QStringLiteral("layers");
+        case SensitivityPageIndex: return QStringLiteral("sensitivity");
+        case ValidationPageIndex: return QStringLiteral("validation");
+        case ParetoPageIndex: return QStringLiteral("pareto");
         default: return QStringLiteral("home");
     }
+}
+
+int MainWindow::pageIndex(const QString& key) {
+    for (int p = 0; p < PageCount; ++p)
+        if (pageKey(p) == key) return p;
+    return HomePageIndex;
 }
 
 void MainWindow::showPage(int page) { nav_->setCurrentRow(page); }
@@ -103,6 +141,16 @@ void MainWindow::buildMenus() {
     openAction_->setShortcut(QKeySequence::Open);
     openFolderAction_ = fileMenu_->addAction(QString(), this, &MainWindow::openFolderDialog);
     recentMenu_ = fileMenu_->addMenu(QString());
+    fileMenu_->addSeparator();
+    openProjectAction_ = fileMenu_->addAction(QString(), this, &MainWindow::openProjectDialog);
+    saveProjectAction_ = fileMenu_->addAction(QString(), this, [this] {
+        if (project_->path().isEmpty())
+            saveProjectDialog();
+        else
+            saveProject(project_->path());
+    });
+    saveProjectAction_->setShortcut(QKeySequence::Save);
+    saveProjectAsAction_ = fileMenu_->addAction(QString(), this, &MainWindow::saveProjectDialog);
     fileMenu_->addSeparator();
     quitAction_ = fileMenu_->addAction(QString(), qApp, &QApplication::closeAllWindows);
     quitAction_->setShortcut(QKeySequence::Quit);
@@ -166,6 +214,10 @@ void MainWindow::openFolderDialog() {
 }
 
 void MainWindow::openPath(const QString& path, const QString& tokenizer) {
+    if (path.endsWith(QLatin1String(".edgeproj"))) {
+        openProject(path);
+        return;
+    }
     if (auto choice = views::completeChoice(this, views::OpenChoice{path, tokenizer}))
         document_->open(choice->path, choice->tokenizer);
 }
@@ -177,6 +229,72 @@ void MainWindow::showLoadError(const QString& message) {
     box->setAttribute(Qt::WA_DeleteOnClose);
     box->setObjectName(QStringLiteral("loadError"));
     box->open();
+}
+
+void MainWindow::showError(const QString& title, const QString& message) {
+    auto* box = new QMessageBox(QMessageBox::Critical, title, message, QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->setObjectName(QStringLiteral("projectError"));
+    box->open();
+}
+
+bool MainWindow::openProject(const QString& path) {
+    QString error;
+    if (!project_->open(path, &error)) {
+        showError(tr("Open project"), error);
+        return false;
+    }
+    recent_->add(path);
+    return true;
+}
+
+bool MainWindow::saveProject(const QString& path) {
+    QString error;
+    if (!project_->save(path, &error)) {
+        showError(tr("Save project"), error);
+        return false;
+    }
+    recent_->add(path);
+    statusBar()->showMessage(tr("Saved %1").arg(QFileInfo(path).fileName()), 5000);
+    return true;
+}
+
+void MainWindow::openProjectDialog() {
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open project"), lastDir(), tr("EdgeStudio projects (*.edgeproj)"));
+    if (!path.isEmpty()) openProject(path);
+}
+
+void MainWindow::saveProjectDialog() {
+    QString path =
+        QFileDialog::getSaveFileName(this, tr("Save project"), lastDir(), tr("EdgeStudio projects (*.edgeproj)"));
+    if (path.isEmpty()) return;
+    if (!path.endsWith(QLatin1String(".edgeproj"))) path += QStringLiteral(".edgeproj");
+    saveProject(path);
+}
+
+void MainWindow::offerRecovery() {
+    if (!project_->autosave()->recoverable()) return;
+    const auto answer = QMessageBox::question(
+        this, tr("Recover session"),
+        tr("EdgeStudio did not exit cleanly last time. Recover the autosaved project (model, plan and results)?"));
+    QString error;
+    if (answer == QMessageBox::Yes && !project_->recover(&error)) showError(tr("Recover session"), error);
+}
+
+void MainWindow::openConfiguration(int row) {
+    const views::Configuration& c = configurations_->at(row);
+    views::ProjectData p = project_->snapshot();
+    p.layers = c.layers;
+    p.plan = c.settings;
+    project_->applyPlan(p);
+    showPage(LayersPageIndex);
+    statusBar()->showMessage(tr("Plan of %1 opened in the Layers page").arg(c.name), 5000);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    project_->autosave()->discard();  // a clean exit leaves nothing to recover
+    QMainWindow::closeEvent(event);
 }
 
 void MainWindow::updateStatus() {
@@ -197,10 +315,16 @@ void MainWindow::retranslate() {
     nav_->item(HomePageIndex)->setText(tr("Home"));
     nav_->item(ModelPageIndex)->setText(tr("Model"));
     nav_->item(LayersPageIndex)->setText(tr("Layers"));
+    nav_->item(SensitivityPageIndex)->setText(tr("Sensitivity"));
+    nav_->item(ValidationPageIndex)->setText(tr("Validation"));
+    nav_->item(ParetoPageIndex)->setText(tr("Pareto"));
     fileMenu_->setTitle(tr("&File"));
     openAction_->setText(tr("&Open model…"));
     openFolderAction_->setText(tr("Open &folder…"));
     recentMenu_->setTitle(tr("Open &recent"));
+    openProjectAction_->setText(tr("Open &project…"));
+    saveProjectAction_->setText(tr("&Save project"));
+    saveProjectAsAction_->setText(tr("Save project &as…"));
     quitAction_->setText(tr("&Quit"));
     editMenu_->setTitle(tr("&Edit"));
     viewMenu_->setTitle(tr("&View"));

@@ -8,9 +8,14 @@ class QLabel;
 class QListWidget;
 class QMenu;
 class QStackedWidget;
+class QCloseEvent;
 
 namespace edge::views {
+class ConfigurationModel;
 class HomePage;
+class ParetoPage;
+class SensitivityPage;
+class ValidationPage;
 class LayersPage;
 class Language;
 class ModelDocument;
@@ -20,20 +25,37 @@ class RecentFilesModel;
 
 namespace edge::studio {
 
+class ProjectController;
+
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
-    enum Page { HomePageIndex, ModelPageIndex, LayersPageIndex, PageCount };
+    enum Page {
+        HomePageIndex,
+        ModelPageIndex,
+        LayersPageIndex,
+        SensitivityPageIndex,
+        ValidationPageIndex,
+        ParetoPageIndex,
+        PageCount
+    };
 
-    explicit MainWindow(views::Language* language, QWidget* parent = nullptr);
+    // `autosavePath`: the crash-recovery file (empty: the default under AppDataLocation).
+    explicit MainWindow(views::Language* language, QWidget* parent = nullptr, const QString& autosavePath = QString());
 
     views::ModelDocument* document() const { return document_; }
     views::ModelPage* modelPage() const { return modelPage_; }
     views::HomePage* homePage() const { return homePage_; }
     views::LayersPage* layersPage() const { return layersPage_; }
+    views::SensitivityPage* sensitivityPage() const { return sensitivityPage_; }
+    views::ValidationPage* validationPage() const { return validationPage_; }
+    views::ParetoPage* paretoPage() const { return paretoPage_; }
+    views::ConfigurationModel* configurations() const { return configurations_; }
+    ProjectController* project() const { return project_; }
     views::RecentFilesModel* recentFiles() const { return recent_; }
-    // Stable, untranslated page keys for files and tests: "home", "model", "layers".
+    // Stable, untranslated page keys for files and tests: "home", "model", "layers", ...
     static QString pageKey(int page);
+    static int pageIndex(const QString& key);
     void showPage(int page);
     int currentPage() const;
     QWidget* page(int page) const;
@@ -43,9 +65,17 @@ public slots:
     void openPath(const QString& path, const QString& tokenizer = QString());
     void openFileDialog();
     void openFolderDialog();
+    // Projects: an error dialog (and nothing changed) when the file is unreadable or malformed.
+    bool openProject(const QString& path);
+    bool saveProject(const QString& path);
+    void openProjectDialog();
+    void saveProjectDialog();
+    // Asks whether to recover the previous session when it left an autosave behind.
+    void offerRecovery();
 
 protected:
     void changeEvent(QEvent* event) override;
+    void closeEvent(QCloseEvent* event) override;
 
 private:
     void buildMenus();
@@ -53,6 +83,8 @@ private:
     void rebuildRecentMenu();
     void updateStatus();
     void showLoadError(const QString& message);
+    void showError(const QString& title, const QString& message);
+    void openConfiguration(int row);
     QString lastDir() const;
 
     views::Language* language_;
@@ -63,6 +95,11 @@ private:
     views::HomePage* homePage_;
     views::ModelPage* modelPage_;
     views::LayersPage* layersPage_;
+    views::ConfigurationModel* configurations_;
+    views::SensitivityPage* sensitivityPage_;
+    views::ValidationPage* validationPage_;
+    views::ParetoPage* paretoPage_;
+    ProjectController* project_;
     QLabel* statusModel_;
     QMenu* fileMenu_ = nullptr;
     QMenu* recentMenu_ = nullptr;
@@ -72,6 +109,9 @@ private:
     QMenu* helpMenu_ = nullptr;
     QAction* openAction_ = nullptr;
     QAction* openFolderAction_ = nullptr;
+    QAction* openProjectAction_ = nullptr;
+    QAction* saveProjectAction_ = nullptr;
+    QAction* saveProjectAsAction_ = nullptr;
     QAction* quitAction_ = nullptr;
     QAction* aboutAction_ = nullptr;
     QActionGroup* languageGroup_ = nullptr;

@@ -9,6 +9,7 @@
 #include <QSignalSpy>
 #include <QTest>
 #include <QTreeView>
+#include <QUndoStack>
 
 #include "test_helpers.h"
 #include "test_support.h"
@@ -18,6 +19,10 @@
 #include "views/models/model_document.h"
 #include "views/pages/layers_page.h"
 #include "views/pages/model_page.h"
+#include "views/pages/pareto_page.h"
+#include "views/pages/sensitivity_page.h"
+#include "views/pages/validation_page.h"
+#include "views/models/configuration_model.h"
 #include "views/style.h"
 
 #ifdef EDGE_HAVE_STUDIO_WINDOW
@@ -62,6 +67,36 @@ TEST(Screenshot, StudioPagesInEnglishAndChinese) {
     ASSERT_TRUE(plan->applyToRows(int8, SettingPatch{edge::quant::Precision::INT8, PlanMethod::GPTQ, 0, true, {}}));
     ASSERT_TRUE(plan->applyToRows({plan->rowOfLayer(QStringLiteral("blk.2.ffn_up"))}, SettingPatch{{}, {}, {}, {}, 0.25}));
     layers->selectLayers({QStringLiteral("blk.0.attn_v"), QStringLiteral("blk.4.ffn_down")});
+
+    // Real data for the Sensitivity, Validation and Pareto pages: the engine's per-layer INT4
+    // sensitivity, and three validated configurations (the mixed plan, all INT8, all INT4 RTN).
+    const QString text = QString::fromStdString(edge::test::shared("data/tinystories_sample.txt"));
+    EDGE_REQUIRE_SHARED(text.toStdString());
+    SensitivityPage* sens = window.sensitivityPage();
+    sens->setTextPath(text);
+    sens->run();
+    ASSERT_TRUE(waitUntil([&] { return sens->model()->metricCount() > 0; }, 120000));
+    sens->selectLayer(sens->model()->ranked(0).front());
+    ValidationPage* validation = window.validationPage();
+    validation->setTextPath(text);
+    validation->setParts(4);
+    ConfigurationModel* configs = window.configurations();
+    auto validate = [&] {
+        const int before = configs->rowCount();
+        validation->run();
+        return waitUntil([&] { return configs->rowCount() == before + 1; }, 150000);
+    };
+    ASSERT_TRUE(validate());
+    ASSERT_TRUE(plan->applyToRows(all, SettingPatch{edge::quant::Precision::INT8, PlanMethod::RTN, 32, true, {}}));
+    ASSERT_TRUE(validate());
+    ASSERT_TRUE(plan->applyToRows(all, SettingPatch{edge::quant::Precision::INT4, PlanMethod::RTN, 32, true, {}}));
+    ASSERT_TRUE(validate());
+    plan->undoStack()->undo();
+    plan->undoStack()->undo();
+    EXPECT_EQ(plan->settings(), configs->at(0).settings);
+    EXPECT_EQ(window.paretoPage()->pointCount(), 3);
+    window.paretoPage()->selectRows({0, 2});
+    EXPECT_GT(window.paretoPage()->diffModel()->differences(), 0);
 
     const QString root = QString::fromStdString(edge::test::build_dir()) + QStringLiteral("/screenshots");
     for (const QString& lang : Language::available()) {

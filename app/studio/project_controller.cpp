@@ -1,0 +1,123 @@
+#include "app/studio/project_controller.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QTemporaryDir>
+#include <QUndoStack>
+
+#include "views/models/configuration_model.h"
+#include "views/models/layer_plan_model.h"
+#include "views/models/model_document.h"
+#include "views/models/validation_report_model.h"
+#include "views/pages/sensitivity_page.h"
+#include "views/pages/validation_page.h"
+
+namespace edge::studio {
+
+ProjectController::ProjectController(ProjectParts parts, const QString& autosavePath, QObject* parent)
+    : QObject(parent), parts_(std::move(parts)) {
+    autosave_ = new views::ProjectAutosave([this] { return snapshot(); }, autosavePath, 2000, this);
+    auto dirty = [this] {
+        if (!pending_) autosave_->markDirty();
+    };
+    connect(parts_.document, &views::ModelDocument::modelChanged, this, dirty);
+    connect(parts_.plan->undoStack(), &QUndoStack::indexChanged, this, dirty);
+    connect(parts_.configurations, &QAbstractItemModel::rowsInserted, this, dirty);
+    connect(parts_.configurations, &QAbstractItemModel::modelReset, this, dirty);
+    connect(parts_.validation->reportModel(), &views::ValidationReportModel::thresholdsChanged, this, dirty);
+    connect(parts_.sensitivity->model(), &views::SensitivityModel::metricsChanged, this, dirty);
+    connect(parts_.document, &views::ModelDocument::modelChanged, this, [this] {
+        if (!pending_) return;
+        const views::ProjectData p = std::move(*pending_);
+        pending_.reset();
+        applyRest(p);
+    });
+    connect(parts_.document, &views::ModelDocument::loadFailed, this, [this](const QString&, const QString& message) {
+        if (!pending_) return;
+        pending_.reset();
+        emit failed(message);
+    });
+    connect(parts_.document, &views::ModelDocument::loadCancelled, this, [this] { pending_.reset(); });
+}
+
+views::ProjectData ProjectController::snapshot() const {
+    views::ProjectData p;
+    p.modelPath = parts_.document->path();
+    if (auto m = parts_.document->current()) {
+        for (const auto& l : m->layers) p.layers.push_back(QString::fromStdString(l.name));
+        p.plan = parts_.plan->settings();
+    }
+    p.evaluationText = parts_.validation->settings().textPath;
+    p.thresholds = parts_.validation->reportModel()->thresholds();
+    p.configurations = parts_.configurations->configurations();
+    p.sensitivity = parts_.sensitivity->model()->empirical();
+    p.page = parts_.currentPage ? parts_.currentPage() : QString();
+    return p;
+}
+
+bool ProjectController::save(const QString& path, QString* error) {
+    if (!views::saveProjectFile(path, snapshot(), error)) return false;
+    path_ = path;
+    return true;
+}
+
+bool ProjectController::open(const QString& path, QString* error) {
+    views::ProjectData p;
+    if (!views::loadProjectFile(path, &p, error)) return false;
+    path_ = path;
+    apply(p);
+    return true;
+}
+
+bool ProjectController::recover(QString* error) {
+    views::ProjectData p;
+    if (!views::loadProjectFile(autosave_->path(), &p, error)) return false;
+    apply(p);
+    return true;
+}
+
+void ProjectController::apply(const views::ProjectData& p) {
+    const bool same = parts_.document->current() &&
+                      QFileInfo(parts_.document->path()).canonicalFilePath() == QFileInfo(p.modelPath).canonicalFilePath();
+    if (same) {
+        applyRest(p);
+        return;
+    }
+    pending_ = p;
+    parts_.document->open(p.modelPath, p.tokenizer);
+}
+
+void ProjectController::applyRest(const views::ProjectData& p) {
+    applyPlan(p);
+    if (!p.evaluationText.isEmpty()) parts_.validation->setTextPath(p.evaluationText);
+    parts_.validation->reportModel()->setThresholds(p.thresholds);
+    parts_.configurations->setConfigurations(p.configurations);
+    if (!p.sensitivity.empty()) parts_.sensitivity->model()->setEmpirical(p.sensitivity);
+    if (!p.page.isEmpty() && parts_.showPage) parts_.showPage(p.page);
+    emit applied();
+}
+
+void ProjectController::applyPlan(const views::ProjectData& p) {
+    auto model = parts_.document->current();
+    if (model && !p.plan.empty()) {
+        // The plan goes in as one undoable step, through the Layers page's own plan-file reader.
+        std::vector<views::LayerSetting> settings(model->layers.size());
+        for (size_t i = 0; i < model->layers.size(); ++i) {
+            const QString name = QString::fromStdString(model->layers[i].name);
+            for (size_t j = 0; j < p.layers.size() && j < p.plan.size(); ++j)
+                if (p.layers[j] == name) settings[i] = p.plan[j];
+        }
+        if (settings != parts_.plan->settings()) {
+            QTemporaryDir dir;
+            const QString file = dir.filePath(QStringLiteral("project.plan.json"));
+            QFile f(file);
+            if (f.open(QIODevice::WriteOnly)) {
+                f.write(views::settingsToPlanJson(model->layers, settings));
+                f.close();
+                if (!parts_.plan->loadPlan(file)) emit failed(parts_.plan->lastError());
+            }
+        }
+    }
+}
+
+}  // namespace edge::studio

@@ -1,0 +1,66 @@
+// Projects in the studio: gathers the window's state into an edgeproj snapshot (model path, the
+// Layers plan, the evaluation settings, validated configurations, sensitivity) and applies one
+// back (opening the model first when it differs; a failed open leaves everything as it was).
+// Owns the autosave: every change schedules a recovery snapshot; a clean exit removes it.
+#pragma once
+#include <QObject>
+#include <QString>
+
+#include <functional>
+#include <optional>
+
+#include "views/models/project.h"
+
+namespace edge::views {
+class LayerPlanModel;
+class ModelDocument;
+class ConfigurationModel;
+class SensitivityPage;
+class ValidationPage;
+}  // namespace edge::views
+
+namespace edge::studio {
+
+struct ProjectParts {
+    views::ModelDocument* document;
+    views::LayerPlanModel* plan;
+    views::ConfigurationModel* configurations;
+    views::ValidationPage* validation;
+    views::SensitivityPage* sensitivity;
+    std::function<QString()> currentPage;
+    std::function<void(const QString&)> showPage;
+};
+
+class ProjectController : public QObject {
+    Q_OBJECT
+public:
+    ProjectController(ProjectParts parts, const QString& autosavePath, QObject* parent = nullptr);
+
+    views::ProjectData snapshot() const;
+    QString path() const { return path_; }
+    views::ProjectAutosave* autosave() const { return autosave_; }
+
+    bool save(const QString& path, QString* error);
+    // Reads `path` and applies it; false and `error` when the file is unreadable or malformed
+    // (nothing changes then). The model loads asynchronously: applied() follows.
+    bool open(const QString& path, QString* error);
+    bool recover(QString* error);
+    void apply(const views::ProjectData& p);
+    bool isApplying() const { return pending_.has_value(); }
+    // Puts p's plan into the Layers page as one undoable step (layers matched by name).
+    void applyPlan(const views::ProjectData& p);
+
+signals:
+    void applied();
+    void failed(const QString& message);
+
+private:
+    void applyRest(const views::ProjectData& p);
+
+    ProjectParts parts_;
+    views::ProjectAutosave* autosave_;
+    QString path_;
+    std::optional<views::ProjectData> pending_;
+};
+
+}  // namespace edge::studio

@@ -1,0 +1,231 @@
+// Acceptance 2 of issue 8, end to end through the real engine on stories260K, asserted on model
+// and widget state: open the model, measure per-layer sensitivity (a bar click selects the layer
+// in the Layers table), set the two most sensitive layers to INT8 and the rest to INT4-AWQ, run
+// validation (report table, verdict, the Pareto point appears, hover names it), undo, save the
+// project and reopen it in a new window (plan, configurations, points), click the point to open
+// its plan; crash recovery from the autosave; a corrupt project leaves the state intact. A
+// watchdog timer measures the event loop's longest stall while the analysis and validation jobs run.
+#include <gtest/gtest.h>
+
+#include <QAction>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QLabel>
+#include <QMessageBox>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTest>
+#include <QTimer>
+#include <qcustomplot.h>
+
+#include "test_helpers.h"
+#include "test_support.h"
+#include "views/models/configuration_model.h"
+#include "views/models/language.h"
+#include "views/models/layer_plan_model.h"
+#include "views/models/model_document.h"
+#include "views/models/validation_report_model.h"
+#include "views/pages/layers_page.h"
+#include "views/pages/pareto_page.h"
+#include "views/pages/sensitivity_page.h"
+#include "views/pages/validation_page.h"
+
+#ifdef EDGE_HAVE_STUDIO_WINDOW
+#include "app/studio/main_window.h"
+#include "app/studio/project_controller.h"
+
+using namespace edge::views;
+using edge::quant::Precision;
+using edge::studio::MainWindow;
+using edge::views::test::waitUntil;
+
+namespace {
+// Longest gap between ticks of a 10 ms timer: how long the event loop was unable to run.
+class Watchdog {
+public:
+    Watchdog() {
+        QObject::connect(&timer_, &QTimer::timeout, [this] {
+            if (clock_.isValid()) worst_ = std::max(worst_, clock_.restart());
+            else clock_.start();
+        });
+        timer_.start(10);
+    }
+    qint64 worstMs() const { return worst_; }
+
+private:
+    QTimer timer_;
+    QElapsedTimer clock_;
+    qint64 worst_ = 0;
+};
+
+std::unique_ptr<MainWindow> makeWindow(Language* language, const QString& autosave) {
+    auto w = std::make_unique<MainWindow>(language, nullptr, autosave);
+    w->resize(1600, 1000);
+    w->show();
+    return w;
+}
+
+bool openModel(MainWindow& w, const QString& path) {
+    QSignalSpy changed(w.document(), &ModelDocument::modelChanged);
+    w.openPath(path);
+    return waitUntil([&] { return changed.size() == 1; }, 60000);
+}
+}  // namespace
+
+TEST(StudioEndToEnd, SensitivePlanValidateParetoUndoSaveReopen) {
+    const QString model = edge::views::test::stories260kPath();
+    EDGE_REQUIRE_SHARED(model.toStdString());
+    const QString text = QString::fromStdString(edge::test::shared("data/tinystories_sample.txt"));
+    EDGE_REQUIRE_SHARED(text.toStdString());
+    const QString dir = QString::fromStdString(edge::test::temp_dir("views-e2e").string());
+    Language language;
+    ASSERT_TRUE(language.setLanguage(QStringLiteral("en")));
+    auto window = makeWindow(&language, dir + QStringLiteral("/autosave.edgeproj"));
+    ASSERT_TRUE(openModel(*window, model));
+    const int layerCount = int(window->document()->current()->layers.size());
+
+    // Sensitivity through the engine, as a job; a click on a bar selects the layer in the table.
+    Watchdog watchdog;
+    SensitivityPage* sens = window->sensitivityPage();
+    window->showPage(MainWindow::SensitivityPageIndex);
+    sens->setTextPath(text);
+    sens->run();
+    ASSERT_TRUE(waitUntil([&] { return sens->model()->metricCount() > 0; }, 120000));
+    EXPECT_EQ(sens->barCount(), layerCount);
+    const QStringList ranked = sens->model()->ranked(0);
+    const QStringList top2 = ranked.mid(0, 2);
+    const double topKl = sens->model()->value(sens->model()->rowOfLayer(top2[0]), 0);
+    EXPECT_GT(topKl, 0.0);
+    EXPECT_GE(topKl, sens->model()->value(sens->model()->rowOfLayer(ranked.back()), 0));
+    QCustomPlot* bars = sens->barPlot();
+    bars->replot();
+    const int topRow = sens->model()->rowOfLayer(top2[0]);
+    const QPoint barPoint(int(bars->xAxis->coordToPixel(topRow)), int(bars->yAxis->coordToPixel(topKl * 0.5)));
+    QTest::mouseClick(bars, Qt::LeftButton, {}, barPoint);
+    EXPECT_EQ(sens->selectedLayer(), top2[0]);
+    EXPECT_EQ(window->currentPage(), int(MainWindow::LayersPageIndex));
+    LayersPage* layers = window->layersPage();
+    LayerPlanModel* plan = layers->planModel();
+    EXPECT_EQ(layers->selectedRows(), QList<int>{plan->rowOfLayer(top2[0])});
+
+    // The two most sensitive layers at INT8, the rest INT4-AWQ (two undo steps).
+    QList<int> all;
+    for (int r = 0; r < plan->rowCount(); ++r) all << r;
+    ASSERT_TRUE(plan->applyToRows(all, SettingPatch{Precision::INT4, PlanMethod::AWQ, 32, true, {}}));
+    const QList<int> sensitive{plan->rowOfLayer(top2[0]), plan->rowOfLayer(top2[1])};
+    ASSERT_TRUE(plan->applyToRows(sensitive, SettingPatch{Precision::INT8, PlanMethod::RTN, 32, true, {}}));
+    const std::vector<LayerSetting> mixed = plan->settings();
+    int int8 = 0, awq = 0;
+    for (const auto& s : mixed) {
+        int8 += s.precision == Precision::INT8;
+        awq += s.precision == Precision::INT4 && s.method == PlanMethod::AWQ;
+    }
+    EXPECT_EQ(int8, 2);
+    EXPECT_EQ(int8 + awq, layerCount);
+
+    // Validation as a job: the report, the verdict and a Pareto point.
+    ValidationPage* validation = window->validationPage();
+    window->showPage(MainWindow::ValidationPageIndex);
+    validation->setTextPath(text);
+    validation->setParts(4);
+    QSignalSpy added(validation, &ValidationPage::configurationAdded);
+    validation->run();
+    EXPECT_TRUE(validation->job()->isRunning());
+    ASSERT_TRUE(waitUntil([&] { return added.size() == 1; }, 150000));
+    const qint64 stall = watchdog.worstMs();
+    ValidationReportModel* report = validation->reportModel();
+    ASSERT_TRUE(report->hasReport());
+    const auto& r = *report->report();
+    EXPECT_GT(r.consistency.tokens, 100);
+    EXPECT_GT(r.consistency.ppl_ref, 1.0);
+    EXPECT_GT(r.consistency.ppl_test, 1.0);
+    EXPECT_GT(r.consistency.top1_agreement, 0.5);
+    EXPECT_TRUE(r.bitflip_ran);
+    EXPECT_GT(r.bitflip_count, 0);
+    EXPECT_GT(r.jitter.samples, 0);
+    EXPECT_NE(report->verdict(ValidationReportModel::KlMean), ValidationReportModel::NotJudged);
+    EXPECT_FALSE(validation->verdictLabel()->text().isEmpty());
+    EXPECT_EQ(validation->table()->model()->rowCount(), int(ValidationReportModel::CheckCount));
+    ConfigurationModel* configs = window->configurations();
+    ASSERT_EQ(configs->rowCount(), 1);
+    const Configuration c1 = configs->at(0);
+    EXPECT_EQ(c1.name, QStringLiteral("C1"));
+    EXPECT_EQ(c1.settings, mixed);
+    EXPECT_DOUBLE_EQ(c1.ppl, r.consistency.ppl_test);
+    EXPECT_GT(c1.decodeMs, 0.0);
+    EXPECT_LT(c1.bytes, c1.fp32Bytes);
+    EXPECT_EQ(c1.passed, report->passed());
+    ParetoPage* pareto = window->paretoPage();
+    EXPECT_EQ(pareto->pointCount(), 1);
+    EXPECT_EQ(pareto->frontRows(), std::vector<int>{0});
+    window->showPage(MainWindow::ParetoPageIndex);
+    QTest::qWait(50);
+    pareto->plot()->replot();
+    QTest::mouseMove(pareto->plot(), pareto->pointPosition(0).toPoint());
+    EXPECT_TRUE(pareto->hoverText().startsWith(QStringLiteral("C1 · perplexity"))) << pareto->hoverText().toStdString();
+    // The event loop kept running while the engine worked (watchdog; 2 shared cores, no assert
+    // on speed beyond the issue's 100 ms bound).
+    EXPECT_LT(stall, 100) << "longest event-loop stall during the jobs: " << stall << " ms";
+    std::printf("[ watchdog ] longest event-loop stall during sensitivity + validation: %lld ms\n", (long long)stall);
+
+    // Undo: the two sensitive layers return to INT4-AWQ; the configuration keeps its plan.
+    layers->undoAction()->trigger();
+    EXPECT_EQ(plan->setting(sensitive[0]).precision, Precision::INT4);
+    EXPECT_EQ(plan->setting(sensitive[1]).method, PlanMethod::AWQ);
+    EXPECT_EQ(configs->at(0).settings, mixed);
+    const std::vector<LayerSetting> afterUndo = plan->settings();
+
+    // Save, reopen in a new window: model, plan, thresholds, configurations and the point.
+    const QString project = dir + QStringLiteral("/e2e.edgeproj");
+    ASSERT_TRUE(window->saveProject(project));
+    auto reopened = makeWindow(&language, dir + QStringLiteral("/autosave2.edgeproj"));
+    QSignalSpy applied(reopened->project(), &edge::studio::ProjectController::applied);
+    ASSERT_TRUE(reopened->openProject(project));
+    ASSERT_TRUE(waitUntil([&] { return applied.size() == 1; }, 60000));
+    EXPECT_EQ(reopened->document()->path(), window->document()->path());
+    EXPECT_EQ(reopened->layersPage()->planModel()->settings(), afterUndo);
+    ASSERT_EQ(reopened->configurations()->rowCount(), 1);
+    EXPECT_EQ(reopened->configurations()->at(0).settings, mixed);
+    EXPECT_DOUBLE_EQ(reopened->configurations()->at(0).ppl, c1.ppl);
+    EXPECT_EQ(reopened->paretoPage()->pointCount(), 1);
+    EXPECT_EQ(reopened->sensitivityPage()->barCount(), layerCount);
+    EXPECT_EQ(reopened->validationPage()->settings().textPath, text);
+    // Clicking the point opens C1's plan in the Layers page (one more undo step).
+    reopened->showPage(MainWindow::ParetoPageIndex);
+    QTest::qWait(50);
+    reopened->paretoPage()->plot()->replot();
+    QTest::mouseClick(reopened->paretoPage()->plot(), Qt::LeftButton, {},
+                      reopened->paretoPage()->pointPosition(0).toPoint());
+    EXPECT_EQ(reopened->currentPage(), int(MainWindow::LayersPageIndex));
+    EXPECT_EQ(reopened->layersPage()->planModel()->settings(), mixed);
+
+    // A corrupt project: an error dialog naming the file; the state stays.
+    const QString corrupt = dir + QStringLiteral("/corrupt.edgeproj");
+    QFile f(corrupt);
+    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+    f.write("{\"format\": \"edgeproj\", \"version\": 1, \"model\": ");
+    f.close();
+    EXPECT_FALSE(reopened->openProject(corrupt));
+    auto* box = reopened->findChild<QMessageBox*>(QStringLiteral("projectError"));
+    ASSERT_NE(box, nullptr);
+    EXPECT_TRUE(box->text().contains(QStringLiteral("corrupt.edgeproj"))) << box->text().toStdString();
+    box->close();
+    EXPECT_EQ(reopened->layersPage()->planModel()->settings(), mixed);
+    EXPECT_EQ(reopened->configurations()->rowCount(), 1);
+
+    // Crash: the first window's autosave is written, then the window dies without closing.
+    ASSERT_TRUE(window->project()->autosave()->saveNow());
+    window.reset();
+    auto recovered = makeWindow(&language, dir + QStringLiteral("/autosave.edgeproj"));
+    ASSERT_TRUE(recovered->project()->autosave()->recoverable());
+    QSignalSpy recoveredSpy(recovered->project(), &edge::studio::ProjectController::applied);
+    QString error;
+    ASSERT_TRUE(recovered->project()->recover(&error)) << error.toStdString();
+    ASSERT_TRUE(waitUntil([&] { return recoveredSpy.size() == 1; }, 60000));
+    EXPECT_EQ(recovered->layersPage()->planModel()->settings(), afterUndo);
+    EXPECT_EQ(recovered->configurations()->rowCount(), 1);
+    recovered->close();  // a clean exit removes the recovery file
+    EXPECT_FALSE(QFile::exists(dir + QStringLiteral("/autosave.edgeproj")));
+    reopened->close();
+}
+#endif

@@ -1,0 +1,272 @@
+// The item models and files behind the Validation, Pareto, Sensitivity pages and projects:
+// QAbstractItemModelTester on each, verdicts under edited thresholds, the Pareto frontier, plan
+// diffs, analysis JSON (docs/analysis.md), the .edgeproj round trip, malformed projects, and
+// autosave + crash recovery.
+#include <gtest/gtest.h>
+
+#include <QAbstractItemModelTester>
+#include <QFile>
+#include <QSignalSpy>
+
+#include <cmath>
+
+#include "test_helpers.h"
+#include "test_support.h"
+#include "views/models/configuration_model.h"
+#include "views/models/project.h"
+#include "views/models/sensitivity_model.h"
+#include "views/models/validation_report_model.h"
+#include "views/models/validation_run.h"
+
+using namespace edge::views;
+using edge::quant::Precision;
+
+namespace {
+constexpr auto kFatal = QAbstractItemModelTester::FailureReportingMode::Fatal;
+
+std::shared_ptr<const LoadedModel> loaded(edge::Model m) {
+    auto l = std::make_shared<LoadedModel>();
+    l->model = std::move(m);
+    l->layers = edge::list_layers(l->model);
+    return l;
+}
+
+edge::ValidationReport sampleReport() {
+    edge::ValidationReport r;
+    r.consistency.ppl_ref = 3.5;
+    r.consistency.ppl_test = 3.62;
+    r.consistency.kl_mean = 0.031;
+    r.consistency.kl_p99 = 0.2;
+    r.consistency.top1_agreement = 0.93;
+    r.consistency.tokens = 600;
+    r.health = {{"blk.0.attn_q", 1000, 0, 0}};
+    r.scales = {{"blk.0.attn_q.weight", 0.001, 0.1, 100.0}};
+    r.bitflip_ran = true;
+    r.bitflip_count = 40;
+    r.bitflip_conf_drop = 0.02;
+    r.jitter = {0.20, 0.45, 0.22, 4500.0, 96};
+    return r;
+}
+
+Configuration config(const QString& name, double ppl, double ms, quint64 bytes, Precision p) {
+    Configuration c;
+    c.name = name;
+    c.ppl = ppl;
+    c.pplRef = 3.5;
+    c.decodeMs = ms;
+    c.bytes = bytes;
+    c.layers = {QStringLiteral("blk.0.attn_q"), QStringLiteral("blk.0.attn_k")};
+    LayerSetting s;
+    s.precision = p;
+    s.method = p == Precision::INT4 || p == Precision::INT8 ? PlanMethod::RTN : PlanMethod::None;
+    c.settings = {s, LayerSetting{}};
+    c.when = QDateTime::fromString(QStringLiteral("2026-12-01T00:00:00Z"), Qt::ISODate);
+    return c;
+}
+}  // namespace
+
+TEST(ValidationReportModel, JudgesChecksAndReJudgesOnThresholdEdits) {
+    ValidationReportModel model;
+    QAbstractItemModelTester tester(&model, kFatal);
+    EXPECT_EQ(model.rowCount(), int(ValidationReportModel::CheckCount));
+    EXPECT_FALSE(model.passed());
+    EXPECT_EQ(model.verdict(ValidationReportModel::KlMean), ValidationReportModel::NotJudged);
+    model.setReport(sampleReport());
+    EXPECT_TRUE(model.passed());
+    EXPECT_EQ(model.verdict(ValidationReportModel::KlMean), ValidationReportModel::Pass);
+    EXPECT_EQ(model.verdict(ValidationReportModel::Jitter), ValidationReportModel::Pass);
+    EXPECT_EQ(model.index(ValidationReportModel::Perplexity, ValidationReportModel::ValueColumn).data().toString(),
+              QStringLiteral("3.5000 → 3.6200 (600 tokens)"));
+    // Only the gated checks' thresholds are editable.
+    EXPECT_TRUE(model.flags(model.index(ValidationReportModel::KlMean, ValidationReportModel::ThresholdColumn)) &
+                Qt::ItemIsEditable);
+    EXPECT_FALSE(model.flags(model.index(ValidationReportModel::Top1, ValidationReportModel::ThresholdColumn)) &
+                 Qt::ItemIsEditable);
+    QSignalSpy verdict(&model, &ValidationReportModel::verdictChanged);
+    const QModelIndex kl = model.index(ValidationReportModel::KlMean, ValidationReportModel::ThresholdColumn);
+    ASSERT_TRUE(model.setData(kl, 0.01));
+    EXPECT_EQ(verdict.size(), 1);
+    EXPECT_EQ(model.verdict(ValidationReportModel::KlMean), ValidationReportModel::Fail);
+    EXPECT_FALSE(model.passed());
+    ASSERT_EQ(model.failures().size(), 1);
+    EXPECT_TRUE(model.failures().front().contains(QStringLiteral("0.0310")));
+    EXPECT_FALSE(model.setData(kl, -1.0));  // refused: not a positive number
+    EXPECT_FALSE(model.setData(kl, QStringLiteral("abc")));
+    // Bit-flip threshold is edited in percent.
+    ASSERT_TRUE(model.setData(model.index(ValidationReportModel::BitFlip, ValidationReportModel::ThresholdColumn), 1.0));
+    EXPECT_DOUBLE_EQ(model.thresholds().bitflip_conf_drop_max, 0.01);
+    EXPECT_EQ(model.verdict(ValidationReportModel::BitFlip), ValidationReportModel::Fail);
+    // The same rules as the engine: jitter p99-p50 = 0.25 ms against 0.2 fails.
+    edge::Thresholds t = model.thresholds();
+    t.jitter_ms_max = 0.2;
+    model.setThresholds(t);
+    EXPECT_EQ(model.verdict(ValidationReportModel::Jitter), ValidationReportModel::Fail);
+    EXPECT_EQ(validationFailures(sampleReport(), t).size(), 3);
+    model.clear();
+    EXPECT_FALSE(model.hasReport());
+}
+
+TEST(ConfigurationModel, FrontierDiffAndJsonRoundTrip) {
+    EXPECT_EQ(paretoFront({1, 2, 3, 4}, {5, 4, 6, 1}), (std::vector<int>{0, 1, 3}));
+    EXPECT_EQ(paretoFront({2, 1}, {1, 1}), (std::vector<int>{1}));
+    ConfigurationModel model;
+    QAbstractItemModelTester tester(&model, kFatal);
+    model.add(config(QStringLiteral("C1"), 3.9, 0.20, 1000, Precision::INT4));
+    model.add(config(QStringLiteral("C2"), 3.6, 0.30, 2000, Precision::INT8));
+    model.add(config(QStringLiteral("C3"), 3.95, 0.35, 1500, Precision::INT8));  // dominated by both
+    EXPECT_EQ(model.nextName(), QStringLiteral("C4"));
+    EXPECT_EQ(model.front(ConfigurationModel::Latency), (std::vector<int>{0, 1}));
+    EXPECT_EQ(model.front(ConfigurationModel::Size), (std::vector<int>{0, 1}));
+    EXPECT_TRUE(model.index(0, 0).data(ConfigurationModel::FrontRole).toBool());
+    EXPECT_FALSE(model.index(2, 0).data(ConfigurationModel::FrontRole).toBool());
+    model.removeLast();
+    EXPECT_EQ(model.rowCount(), 2);
+
+    PlanDiffModel diff;
+    QAbstractItemModelTester diffTester(&diff, kFatal);
+    diff.setPair(&model.at(0), &model.at(1));
+    ASSERT_EQ(diff.rowCount(), 2);
+    EXPECT_EQ(diff.differences(), 1);
+    EXPECT_TRUE(diff.index(0, 0).data(PlanDiffModel::DiffRole).toBool());
+    EXPECT_EQ(diff.index(0, PlanDiffModel::AColumn).data().toString(), QStringLiteral("INT4 RTN g32"));
+    EXPECT_EQ(diff.index(0, PlanDiffModel::BColumn).data().toString(), QStringLiteral("INT8 RTN g32"));
+    EXPECT_EQ(diff.headerData(PlanDiffModel::BColumn, Qt::Horizontal).toString(), QStringLiteral("C2"));
+
+    Configuration back;
+    QString error;
+    ASSERT_TRUE(configurationFromJson(configurationToJson(model.at(1)), &back, &error)) << error.toStdString();
+    EXPECT_EQ(back.name, QStringLiteral("C2"));
+    EXPECT_EQ(back.settings, model.at(1).settings);
+    EXPECT_EQ(back.layers, model.at(1).layers);
+    EXPECT_EQ(back.bytes, 2000u);
+    EXPECT_EQ(back.when, model.at(1).when);
+    EXPECT_FALSE(configurationFromJson(QJsonObject{{QStringLiteral("name"), QStringLiteral("x")}}, &back, &error));
+}
+
+TEST(SensitivityModel, EmpiricalMetricsAndAnalysisJson) {
+    SensitivityModel model;
+    QAbstractItemModelTester tester(&model, kFatal);
+    model.setModel(loaded(edge::views::test::tinyModel(2, 8)));
+    ASSERT_EQ(model.layerCount(), 15);  // 2 blocks x 7 + output
+    EXPECT_EQ(model.metricCount(), 0);
+    std::vector<edge::quant::LayerSensitivity> s(2);
+    s[0].layer = "blk.0.attn_q";
+    s[0].kl_mean = 0.5;
+    s[1].layer = "blk.1.ffn_down";
+    s[1].kl_mean = 2.0;
+    s[1].nll_delta = -0.1;
+    model.setEmpirical(s);
+    ASSERT_EQ(model.metricCount(), 3);
+    EXPECT_EQ(model.metricKey(0), QStringLiteral("kl_mean"));
+    const int q = model.rowOfLayer(QStringLiteral("blk.0.attn_q"));
+    EXPECT_DOUBLE_EQ(model.value(q, 0), 0.5);
+    EXPECT_DOUBLE_EQ(model.normalized(q, 0), 0.25);
+    EXPECT_TRUE(std::isnan(model.value(model.rowOfLayer(QStringLiteral("output")), 0)));
+    EXPECT_EQ(model.ranked(0).mid(0, 2), (QStringList{QStringLiteral("blk.1.ffn_down"), QStringLiteral("blk.0.attn_q")}));
+
+    // The analysis JSON of docs/analysis.md: numeric keys become metrics, eigenvalues a spectrum.
+    const QByteArray json = R"({"version": 1, "model": "tiny", "layers": [
+        {"layer": "blk.0.attn_q", "kind": "attn_q", "block": 0, "shape": [8, 8], "params": 64,
+         "eigenvalues": [0.91, 0.42, -0.12], "eig_mean_abs": 0.48, "importance": 0.3, "rank": 2},
+        {"layer": "blk.1.attn_k", "block": 1, "eigenvalues": [2.0], "eig_mean_abs": 2.0, "importance": 1.0, "rank": 1}]})";
+    QString error;
+    ASSERT_TRUE(model.loadAnalysisJson(json, QStringLiteral("a.json"), &error)) << error.toStdString();
+    EXPECT_EQ(model.metricCount(), 5);  // kl_mean, kl_max, nll_delta, eig_mean_abs, importance
+    const QStringList keys = [&] {
+        QStringList k;
+        for (int m = 0; m < model.metricCount(); ++m) k << model.metricKey(m);
+        return k;
+    }();
+    EXPECT_FALSE(keys.contains(QStringLiteral("rank")));
+    EXPECT_FALSE(keys.contains(QStringLiteral("block")));
+    EXPECT_EQ(model.spectrum(QStringLiteral("blk.0.attn_q")), (std::vector<double>{0.91, 0.42, -0.12}));
+    EXPECT_TRUE(model.hasSpectra());
+    EXPECT_EQ(model.columnCount(), 6);
+    // A layer the model lacks, or no layers at all: an error naming the file; nothing changes.
+    EXPECT_FALSE(model.loadAnalysisJson(R"({"layers": [{"layer": "blk.9.attn_q", "x": 1}]})", QStringLiteral("b.json"), &error));
+    EXPECT_TRUE(error.contains(QStringLiteral("b.json"))) << error.toStdString();
+    EXPECT_TRUE(error.contains(QStringLiteral("blk.9.attn_q")));
+    EXPECT_FALSE(model.loadAnalysisJson("not json", QStringLiteral("c.json"), &error));
+    EXPECT_EQ(model.metricCount(), 5);
+}
+
+TEST(Project, RoundTripMalformedFilesAndCrashRecovery) {
+    ProjectData p;
+    p.modelPath = QStringLiteral("/models/stories260K.gguf");
+    p.layers = {QStringLiteral("blk.0.attn_q"), QStringLiteral("output")};
+    LayerSetting int4;
+    int4.precision = Precision::INT4;
+    int4.method = PlanMethod::AWQ;
+    int4.pruning = 0.25;
+    p.plan = {int4, LayerSetting{}};
+    p.evaluationText = QStringLiteral("/data/t.txt");
+    p.thresholds.kl_mean_max = 0.05;
+    p.configurations = {config(QStringLiteral("C1"), 3.7, 0.25, 4096, Precision::INT4)};
+    edge::quant::LayerSensitivity ls;
+    ls.layer = "blk.0.attn_q";
+    ls.kind = "attn_q";
+    ls.block = 0;
+    ls.shape = {64, 64};
+    ls.kl_mean = 0.125;
+    p.sensitivity = {ls};
+    p.boards = {QStringLiteral("orin-nano")};
+    p.page = QStringLiteral("pareto");
+
+    ProjectData back;
+    QString error;
+    ASSERT_TRUE(projectFromJson(projectToJson(p), QStringLiteral("p.edgeproj"), &back, &error)) << error.toStdString();
+    EXPECT_EQ(back.modelPath, p.modelPath);
+    EXPECT_EQ(back.layers, p.layers);
+    EXPECT_EQ(back.plan, p.plan);
+    EXPECT_EQ(back.evaluationText, p.evaluationText);
+    EXPECT_DOUBLE_EQ(back.thresholds.kl_mean_max, 0.05);
+    ASSERT_EQ(back.configurations.size(), 1u);
+    EXPECT_EQ(back.configurations[0].settings, p.configurations[0].settings);
+    ASSERT_EQ(back.sensitivity.size(), 1u);
+    EXPECT_DOUBLE_EQ(back.sensitivity[0].kl_mean, 0.125);
+    EXPECT_EQ(back.boards, p.boards);
+    EXPECT_EQ(back.page, p.page);
+
+    // Malformed documents: errors naming the file; `out` untouched.
+    ProjectData untouched = back;
+    for (const QByteArray& bad : {QByteArray("{\"format\": \"edgeproj\", \"version\": 1"),
+                                 QByteArray("{\"format\": \"other\", \"version\": 1, \"model\": \"m\"}"),
+                                 QByteArray("{\"format\": \"edgeproj\", \"version\": 7, \"model\": \"m\"}"),
+                                 QByteArray("{\"format\": \"edgeproj\", \"version\": 1}"),
+                                 QByteArray("{\"format\": \"edgeproj\", \"version\": 1, \"model\": \"m\", "
+                                            "\"plan\": {\"layers\": [{\"layer\": \"x\", \"precision\": \"int3\"}]}}")}) {
+        error.clear();
+        EXPECT_FALSE(projectFromJson(bad, QStringLiteral("bad.edgeproj"), &back, &error)) << bad.toStdString();
+        EXPECT_TRUE(error.startsWith(QStringLiteral("bad.edgeproj"))) << error.toStdString();
+        EXPECT_EQ(back.modelPath, untouched.modelPath);
+    }
+    const QString dir = QString::fromStdString(edge::test::temp_dir("views-project").string());
+    EXPECT_FALSE(loadProjectFile(dir + QStringLiteral("/missing.edgeproj"), &back, &error));
+    EXPECT_TRUE(error.contains(QStringLiteral("missing.edgeproj")));
+
+    // Autosave: a change is written after the delay; a crash (no discard) leaves the file behind,
+    // and the next session recovers exactly what was there; a clean exit removes it.
+    const QString recovery = dir + QStringLiteral("/autosave.edgeproj");
+    QFile::remove(recovery);
+    {
+        ProjectAutosave autosave([&] { return p; }, recovery, 20);
+        EXPECT_FALSE(autosave.recoverable());
+        QSignalSpy saved(&autosave, &ProjectAutosave::saved);
+        autosave.markDirty();
+        autosave.markDirty();  // coalesced
+        EXPECT_TRUE(autosave.isDirty());
+        ASSERT_TRUE(edge::views::test::waitUntil([&] { return saved.size() == 1; }, 5000));
+        EXPECT_FALSE(autosave.isDirty());
+        // The process "crashes" here: the object goes away without discard().
+    }
+    ProjectAutosave next([] { return ProjectData{}; }, recovery, 20);
+    ASSERT_TRUE(next.recoverable());
+    ProjectData recovered;
+    ASSERT_TRUE(loadProjectFile(next.path(), &recovered, &error)) << error.toStdString();
+    EXPECT_EQ(recovered.plan, p.plan);
+    EXPECT_EQ(recovered.configurations.size(), 1u);
+    EXPECT_FALSE(next.saveNow());  // an empty session (no model) writes nothing over it
+    EXPECT_TRUE(next.recoverable());
+    next.discard();
+    EXPECT_FALSE(next.recoverable());
+}

@@ -1,0 +1,161 @@
+#include "views/models/validation_run.h"
+
+#include <QCoreApplication>
+#include <QFile>
+#include <QFileInfo>
+#include <QThread>
+
+#include <algorithm>
+
+#include "engine/quant/apply.h"
+#include "engine/quant/calib.h"
+#include "engine/tokenizer/tokenizer.h"
+
+namespace edge::views {
+namespace {
+
+class ValidationText {
+    Q_DECLARE_TR_FUNCTIONS(Validation)
+};
+
+// Maps an engine stage's [0,1] onto [lo,hi] of the job's progress and passes a cancel down.
+class StageProgress {
+public:
+    StageProgress(edge::Progress* outer, double lo, double hi)
+        : outer_(outer), lo_(lo), hi_(hi), inner_([this](double f, const std::string& stage) {
+              if (edge::is_cancelled(outer_)) inner_.cancel();
+              edge::report(outer_, lo_ + std::clamp(f, 0.0, 1.0) * (hi_ - lo_), stage);
+          }) {
+        if (edge::is_cancelled(outer_)) inner_.cancel();
+    }
+    edge::Progress* get() { return &inner_; }
+
+private:
+    edge::Progress* outer_;
+    double lo_, hi_;
+    edge::Progress inner_;
+};
+
+edge::Error error(const QString& text) { return edge::Error{text.toStdString()}; }
+
+}  // namespace
+
+int workerThreads() { return std::max(1, QThread::idealThreadCount() - 1); }
+
+namespace {
+
+}  // namespace
+
+edge::Result<ValidationOutcome> runValidation(std::shared_ptr<const LoadedModel> model,
+                                              const std::vector<LayerSetting>& settings,
+                                              const ValidationSettings& options, edge::Progress* progress) {
+    if (!model) return error(ValidationText::tr("Validation: no model is open"));
+    if (settings.size() != model->layers.size())
+        return error(ValidationText::tr("Validation: the plan does not match the open model"));
+    const bool anyQuantized = std::any_of(settings.begin(), settings.end(), [](const LayerSetting& s) {
+        return s.precision != edge::quant::Precision::FP32;
+    });
+    if (!anyQuantized)
+        return error(ValidationText::tr("Validation: every layer is FP32 — set a precision on the Layers page first"));
+    QFile file(options.textPath);
+    if (!file.open(QIODevice::ReadOnly))
+        return error(ValidationText::tr("Validation: cannot read the evaluation text %1").arg(options.textPath));
+    const std::string text = file.readAll().toStdString();
+    if (text.empty()) return error(ValidationText::tr("Validation: the evaluation text %1 is empty").arg(options.textPath));
+
+    const bool needsCalib = std::any_of(settings.begin(), settings.end(), [](const LayerSetting& s) {
+        return s.quantized() && (s.method == PlanMethod::AWQ || s.method == PlanMethod::GPTQ);
+    });
+    std::unique_ptr<edge::quant::CalibSet> calib;
+    if (needsCalib) {
+        auto tok = edge::make_tokenizer(model->model.tokenizer);
+        if (!tok.ok()) return tok.error();
+        auto set = edge::quant::calib_from_text(**tok, text, options.calibSequences, options.calibLength);
+        if (!set.ok())
+            return error(QFileInfo(options.textPath).fileName() + QStringLiteral(": ") +
+                         QString::fromStdString(set.message()));
+        calib = std::make_unique<edge::quant::CalibSet>(std::move(set).value());
+    }
+    const edge::quant::Plan plan = settingsToPlan(model->layers, settings);
+    edge::Result<edge::quant::QuantizeResult> quantized = [&] {
+        StageProgress stage(progress, 0.0, 0.35);
+        edge::quant::ApplyOptions ao;
+        ao.threads = workerThreads();
+        return edge::quant::apply_plan(model->model, plan, calib.get(), stage.get(), ao);
+    }();
+    if (!quantized.ok()) return quantized.error();
+    if (edge::is_cancelled(progress)) return error(ValidationText::tr("Validation cancelled"));
+
+    ValidationOutcome out;
+    out.settings = settings;
+    out.fp32Bytes = uint64_t(model->model.parameter_count()) * 4u;
+    for (const auto& l : quantized->layers) out.bytes += l.bytes_after;
+    // Layers outside the plan's list (embeddings, norms) are counted as the model holds them.
+    uint64_t layerBefore = 0;
+    for (const auto& l : quantized->layers) layerBefore += l.bytes_before;
+    const uint64_t total = model->model.weight_bytes();
+    if (total > layerBefore) out.bytes += total - layerBefore;
+
+    auto ref = std::make_shared<const edge::Model>(model->model);
+    auto test = std::make_shared<const edge::Model>(std::move(quantized->model));
+    edge::ValidateOptions vo;
+    vo.ppl.protocol = options.protocol;
+    vo.ppl.max_parts = options.maxParts;
+    vo.ppl.max_tokens = options.maxTokens;
+    vo.thresholds = options.thresholds;
+    vo.run_bitflip = options.bitflip;
+    vo.jitter_tokens = options.jitterTokens;
+    vo.jitter_runs = options.jitterRuns;
+    vo.threads = workerThreads();
+    StageProgress stage(progress, 0.35, 1.0);
+    auto report = edge::validate_quantized(ref, test, text, vo, stage.get());
+    if (!report.ok()) return report.error();
+    if (edge::is_cancelled(progress)) return error(ValidationText::tr("Validation cancelled"));
+    out.report = std::move(report).value();
+    return out;
+}
+
+QStringList validationFailures(const edge::ValidationReport& r, const edge::Thresholds& t) {
+    QStringList f;
+    if (r.consistency.kl_mean >= t.kl_mean_max)
+        f << ValidationText::tr("mean KL %1 ≥ %2").arg(r.consistency.kl_mean, 0, 'f', 4).arg(t.kl_mean_max, 0, 'f', 4);
+    for (const auto& h : r.health)
+        if (h.nan + h.inf > 0)
+            f << ValidationText::tr("%1: %2 NaN and %3 Inf activations")
+                     .arg(QString::fromStdString(h.layer))
+                     .arg(h.nan)
+                     .arg(h.inf);
+    if (r.bitflip_ran && r.bitflip_conf_drop > t.bitflip_conf_drop_max)
+        f << ValidationText::tr("bit flips drop top-1 confidence by %1 %").arg(100 * r.bitflip_conf_drop, 0, 'f', 1);
+    if (r.jitter.p99_ms - r.jitter.p50_ms >= t.jitter_ms_max)
+        f << ValidationText::tr("decode jitter p99−p50 %1 ms ≥ %2 ms")
+                 .arg(r.jitter.p99_ms - r.jitter.p50_ms, 0, 'f', 2)
+                 .arg(t.jitter_ms_max, 0, 'f', 2);
+    return f;
+}
+
+}  // namespace edge::views
+
+#include <QDir>
+#include <QSettings>
+
+namespace edge::views {
+
+QString defaultEvaluationText() {
+    const QString saved = QSettings().value(QStringLiteral("evaluation/text")).toString();
+    if (!saved.isEmpty() && QFileInfo::exists(saved)) return saved;
+    const QString rel = QStringLiteral("shared/data/tinystories_sample.txt");
+    for (QString start : {QCoreApplication::applicationDirPath(), QDir::currentPath()}) {
+        QDir d(start);
+        for (int up = 0; up < 6; ++up) {
+            const QString candidate = d.absoluteFilePath(QStringLiteral("../") + rel);
+            if (QFileInfo::exists(candidate)) return QFileInfo(candidate).canonicalFilePath();
+            if (!d.cdUp()) break;
+        }
+    }
+    return QString();
+}
+
+void rememberEvaluationText(const QString& path) { QSettings().setValue(QStringLiteral("evaluation/text"), path); }
+
+}  // namespace edge::views

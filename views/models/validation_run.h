@@ -1,0 +1,58 @@
+// One validation run of the studio (QtCore only): the open model quantized with the Layers page's
+// plan (engine/quant apply_plan, calibration from the evaluation text when AWQ/GPTQ layers need it)
+// and checked against the FP32 model by the engine's validation suite (engine/validate:
+// perplexity, KL, top-1 agreement, numeric health, bit flips, decode jitter). Runs on a JobSlot
+// worker; progress and cancel go through edge::Progress.
+#pragma once
+#include <QString>
+
+#include <memory>
+#include <vector>
+
+#include "engine/core/progress.h"
+#include "engine/core/result.h"
+#include "engine/validate/consistency.h"
+#include "views/models/layer_plan.h"
+#include "views/models/model_document.h"
+
+namespace edge::views {
+
+struct ValidationSettings {
+    QString textPath;  // evaluation (and calibration) text
+    edge::PplProtocol protocol = edge::PplProtocol::Story;
+    int maxParts = 6;     // stories / paragraphs scored
+    int maxTokens = 128;  // per part
+    bool bitflip = true;
+    int jitterTokens = 32, jitterRuns = 3;
+    int calibSequences = 8, calibLength = 64;
+    edge::Thresholds thresholds;
+};
+
+struct ValidationOutcome {
+    edge::ValidationReport report;
+    std::vector<LayerSetting> settings;  // the plan that was validated
+    uint64_t bytes = 0;                  // weights of the quantized model
+    uint64_t fp32Bytes = 0;
+};
+
+// Threads the studio's engine jobs use: one core is left to the UI thread.
+int workerThreads();
+
+// A plan with no quantized layer is refused (there is nothing to compare).
+edge::Result<ValidationOutcome> runValidation(std::shared_ptr<const LoadedModel> model,
+                                              const std::vector<LayerSetting>& settings,
+                                              const ValidationSettings& options, edge::Progress* progress);
+
+// The failures of `report` under `t` (the engine's rules, re-applied when the user edits a
+// threshold after the run). Empty = passed.
+QStringList validationFailures(const edge::ValidationReport& report, const edge::Thresholds& t);
+
+}  // namespace edge::views
+
+namespace edge::views {
+// The evaluation text the pages start with: the last one chosen (QSettings "evaluation/text"),
+// else ../shared/data/tinystories_sample.txt found beside a parent of the executable's folder or
+// the working directory; empty when none exists.
+QString defaultEvaluationText();
+void rememberEvaluationText(const QString& path);
+}  // namespace edge::views

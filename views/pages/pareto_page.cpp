@@ -1,0 +1,299 @@
+#include "views/pages/pareto_page.h"
+
+#include <QComboBox>
+#include <QEvent>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "views/models/format.h"
+#include "views/style.h"
+
+namespace edge::views {
+namespace {
+QColor mix(const QColor& a, const QColor& b, double t) {
+    return QColor::fromRgbF(float(a.redF() + (b.redF() - a.redF()) * t), float(a.greenF() + (b.greenF() - a.greenF()) * t),
+                            float(a.blueF() + (b.blueF() - a.blueF()) * t));
+}
+const QColor kSmall(0x2e, 0x9e, 0x6a), kLarge(0xd9, 0x48, 0x2b);
+
+void setupTable(QTableView* t) {
+    t->setSelectionBehavior(QAbstractItemView::SelectRows);
+    t->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    t->setAlternatingRowColors(true);
+    t->setShowGrid(false);
+    t->setWordWrap(false);
+    t->verticalHeader()->hide();
+    t->verticalHeader()->setDefaultSectionSize(t->fontMetrics().height() + 10);
+    t->horizontalHeader()->setHighlightSections(false);
+}
+}  // namespace
+
+ParetoPage::ParetoPage(ConfigurationModel* configurations, QWidget* parent)
+    : QWidget(parent),
+      configurations_(configurations),
+      diff_(new PlanDiffModel(this)),
+      title_(new QLabel(this)),
+      subtitle_(new QLabel(this)),
+      axisLabel_(new QLabel(this)),
+      axis_(new QComboBox(this)),
+      hover_(new QLabel(this)),
+      plot_(new QCustomPlot(this)),
+      table_(new QTableView(this)),
+      diffTable_(new QTableView(this)),
+      diffTitle_(new QLabel(this)),
+      open_(new QPushButton(this)),
+      empty_(new QLabel(this)) {
+    title_->setFont(titleFont());
+    subtitle_->setObjectName(QStringLiteral("hint"));
+    subtitle_->setWordWrap(true);
+    hover_->setObjectName(QStringLiteral("hint"));
+    hover_->setFont(monoFont());
+    empty_->setObjectName(QStringLiteral("hint"));
+    diffTitle_->setObjectName(QStringLiteral("sectionTitle"));
+    axis_->addItem(QString(), int(ConfigurationModel::Latency));
+    axis_->addItem(QString(), int(ConfigurationModel::Size));
+    axis_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    connect(axis_, &QComboBox::currentIndexChanged, this,
+            [this](int i) { setCost(ConfigurationModel::Cost(axis_->itemData(i).toInt())); });
+
+    plot_->setMinimumHeight(300);
+    plot_->setMouseTracking(true);
+    plot_->setBackground(QBrush(Qt::white));
+    plot_->xAxis->setTickLabelFont(monoFont());
+    plot_->yAxis->setTickLabelFont(monoFont());
+    plot_->yAxis->grid()->setPen(QPen(QColor(0xe4, 0xe7, 0xeb)));
+    plot_->xAxis->grid()->setPen(QPen(QColor(0xe4, 0xe7, 0xeb)));
+    plot_->legend->setVisible(true);
+    plot_->legend->setBorderPen(QPen(QColor(0xd0, 0xd7, 0xde)));
+    plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) { hover(e->position()); });
+    connect(plot_, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) {
+        const int row = rowAt(e->position());
+        if (row < 0) return;
+        selectRows({row});
+        emit configurationActivated(row);
+    });
+
+    auto* proxy = new QSortFilterProxyModel(this);
+    proxy->setSourceModel(configurations_);
+    proxy->setSortRole(ConfigurationModel::SortRole);
+    table_->setModel(proxy);
+    setupTable(table_);
+    table_->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    table_->setSortingEnabled(true);
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    diffTable_->setModel(diff_);
+    setupTable(diffTable_);
+    diffTable_->setSelectionMode(QAbstractItemView::NoSelection);
+    diffTable_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &ParetoPage::updateDiff);
+    connect(open_, &QPushButton::clicked, this, [this] {
+        const auto rows = table_->selectionModel()->selectedRows();
+        if (rows.size() == 1) emit configurationActivated(sourceRow(rows.front()));
+    });
+
+    auto* header = new QHBoxLayout;
+    header->addWidget(axisLabel_);
+    header->addWidget(axis_);
+    header->addSpacing(16);
+    header->addWidget(hover_, 1);
+    auto* left = new QWidget(this);
+    auto* leftLayout = new QVBoxLayout(left);
+    leftLayout->setContentsMargins(0, 0, 0, 0);
+    leftLayout->addWidget(table_, 1);
+    leftLayout->addWidget(open_, 0, Qt::AlignLeft);
+    auto* right = new QWidget(this);
+    auto* rightLayout = new QVBoxLayout(right);
+    rightLayout->setContentsMargins(0, 0, 0, 0);
+    rightLayout->addWidget(diffTitle_);
+    rightLayout->addWidget(diffTable_, 1);
+    auto* bottom = new QSplitter(Qt::Horizontal, this);
+    bottom->addWidget(left);
+    bottom->addWidget(right);
+    bottom->setStretchFactor(0, 3);
+    bottom->setStretchFactor(1, 2);
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(plot_);
+    split->addWidget(bottom);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(20, 16, 20, 12);
+    layout->setSpacing(8);
+    layout->addWidget(title_);
+    layout->addWidget(subtitle_);
+    layout->addLayout(header);
+    layout->addWidget(empty_);
+    layout->addWidget(split, 1);
+
+    connect(configurations_, &QAbstractItemModel::rowsInserted, this, &ParetoPage::rebuild);
+    connect(configurations_, &QAbstractItemModel::rowsRemoved, this, &ParetoPage::rebuild);
+    connect(configurations_, &QAbstractItemModel::modelReset, this, &ParetoPage::rebuild);
+    retranslate();
+}
+
+int ParetoPage::sourceRow(const QModelIndex& index) const {
+    auto* proxy = static_cast<QSortFilterProxyModel*>(table_->model());
+    return proxy->mapToSource(index).row();
+}
+
+void ParetoPage::selectRows(const QList<int>& rows) {
+    auto* proxy = static_cast<QSortFilterProxyModel*>(table_->model());
+    QItemSelection sel;
+    for (int r : rows) {
+        const QModelIndex i = proxy->mapFromSource(configurations_->index(r, 0));
+        sel.select(i, i.siblingAtColumn(ConfigurationModel::ColumnCount - 1));
+    }
+    table_->selectionModel()->select(sel, QItemSelectionModel::ClearAndSelect);
+}
+
+void ParetoPage::updateDiff() {
+    QList<int> rows;
+    for (const QModelIndex& i : table_->selectionModel()->selectedRows()) rows << sourceRow(i);
+    std::sort(rows.begin(), rows.end());
+    open_->setEnabled(rows.size() == 1);
+    if (rows.size() == 2) {
+        diff_->setPair(&configurations_->at(rows[0]), &configurations_->at(rows[1]));
+        diffTitle_->setText(tr("%1 vs %2: %n layer(s) differ", nullptr, diff_->differences())
+                                .arg(configurations_->at(rows[0]).name, configurations_->at(rows[1]).name));
+    } else {
+        diff_->setPair(nullptr, nullptr);
+        diffTitle_->setText(tr("Select two configurations to compare their plans"));
+    }
+}
+
+void ParetoPage::setCost(ConfigurationModel::Cost cost) {
+    if (cost_ == cost) return;
+    cost_ = cost;
+    axis_->setCurrentIndex(axis_->findData(int(cost)));
+    rebuild();
+}
+
+QPointF ParetoPage::pointPosition(int row) const {
+    if (row < 0 || row >= int(points_.size())) return {};
+    return {plot_->xAxis->coordToPixel(points_[size_t(row)].x()), plot_->yAxis->coordToPixel(points_[size_t(row)].y())};
+}
+
+int ParetoPage::rowAt(const QPointF& pos) const {
+    int best = -1;
+    double bestD = 14.0 * 14.0;
+    for (int r = 0; r < int(points_.size()); ++r) {
+        const QPointF p = pointPosition(r);
+        const double d = (p.x() - pos.x()) * (p.x() - pos.x()) + (p.y() - pos.y()) * (p.y() - pos.y());
+        if (d < bestD) {
+            bestD = d;
+            best = r;
+        }
+    }
+    return best;
+}
+
+QString ParetoPage::hoverText() const { return hover_->text(); }
+
+void ParetoPage::hover(const QPointF& pos) {
+    const int row = rowAt(pos);
+    if (row < 0) {
+        hover_->setText(points_.empty() ? QString() : tr("Hover a point for details; click it to open its plan"));
+        return;
+    }
+    const Configuration& c = configurations_->at(row);
+    hover_->setText(tr("%1 · perplexity %2 (FP32 %3) · KL %4 · %5 ms/token · %6 · %7")
+                        .arg(c.name, QString::number(c.ppl, 'f', 4), QString::number(c.pplRef, 'f', 4),
+                             QString::number(c.klMean, 'f', 4), QString::number(c.decodeMs, 'f', 3), humanBytes(c.bytes),
+                             c.passed ? tr("passed") : tr("failed")));
+}
+
+void ParetoPage::rebuild() {
+    plot_->clearGraphs();
+    plot_->clearItems();
+    points_.clear();
+    const auto& list = configurations_->configurations();
+    const double scale = cost_ == ConfigurationModel::Size ? 1024.0 : 1.0;
+    quint64 minB = ~quint64(0), maxB = 0;
+    for (const auto& c : list) {
+        minB = std::min(minB, c.bytes);
+        maxB = std::max(maxB, c.bytes);
+    }
+    double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
+    for (int r = 0; r < int(list.size()); ++r) {
+        const Configuration& c = list[size_t(r)];
+        const double x = ConfigurationModel::cost(c, cost_) / scale, y = c.ppl;
+        points_.emplace_back(x, y);
+        x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
+        const double t = maxB > minB ? double(c.bytes - minB) / double(maxB - minB) : 0.5;
+        QCPGraph* g = plot_->addGraph();
+        g->setLineStyle(QCPGraph::lsNone);
+        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(mix(kSmall, kLarge, t).darker(130), 1.5),
+                                           QBrush(mix(kSmall, kLarge, t)), 10 + 14 * t));
+        g->addData(x, y);
+        g->removeFromLegend();
+        auto* label = new QCPItemText(plot_);
+        label->position->setCoords(x, y);
+        label->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+        label->setPadding(QMargins(10, 0, 0, 8));
+        label->setText(c.name);
+        label->setFont(monoFont());
+    }
+    front_ = configurations_->front(cost_);
+    if (!front_.empty()) {
+        QCPGraph* f = plot_->addGraph();
+        f->setName(tr("Pareto frontier"));
+        f->setLineStyle(QCPGraph::lsStepLeft);
+        f->setPen(QPen(accentColor(), 2, Qt::DashLine));
+        QVector<double> fx, fy;
+        for (int r : front_) {
+            fx << points_[size_t(r)].x();
+            fy << points_[size_t(r)].y();
+        }
+        f->setData(fx, fy, true);
+    }
+    if (!list.empty()) {
+        const double dx = std::max((x1 - x0) * 0.15, std::abs(x1) * 0.05 + 1e-6);
+        const double dy = std::max((y1 - y0) * 0.2, std::abs(y1) * 0.01 + 1e-6);
+        plot_->xAxis->setRange(x0 - dx, x1 + dx);
+        plot_->yAxis->setRange(y0 - dy, y1 + dy);
+    }
+    plot_->setVisible(!list.empty());
+    empty_->setVisible(list.empty());
+    retranslate();
+}
+
+void ParetoPage::retranslate() {
+    title_->setText(tr("Pareto"));
+    subtitle_->setText(tr("Each validated configuration is a point: lower perplexity and lower cost are better; the "
+                          "point's size and colour grow with its weights (green small, red large). The dashed line is "
+                          "the frontier no other configuration beats on both."));
+    axisLabel_->setText(tr("Cost axis"));
+    axis_->setItemText(0, tr("Decode latency (ms / token)"));
+    axis_->setItemText(1, tr("Weight size (KiB)"));
+    plot_->xAxis->setLabel(cost_ == ConfigurationModel::Latency ? tr("Decode latency, ms per token (mean)")
+                                                                : tr("Weights, KiB"));
+    plot_->yAxis->setLabel(tr("Perplexity (quantized)"));
+    if (plot_->graphCount() > 0 && !front_.empty()) plot_->graph(plot_->graphCount() - 1)->setName(tr("Pareto frontier"));
+    open_->setText(tr("Open in Layers"));
+    empty_->setText(tr("No configuration yet: run a validation — each run adds a point here."));
+    configurations_->retranslate();
+    diff_->setPair(nullptr, nullptr);
+    updateDiff();
+    hover({-1e6, -1e6});
+    plot_->replot();
+}
+
+void ParetoPage::changeEvent(QEvent* event) {
+    if (event->type() == QEvent::LanguageChange) retranslate();
+    QWidget::changeEvent(event);
+}
+
+}  // namespace edge::views

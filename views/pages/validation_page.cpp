@@ -1,0 +1,257 @@
+#include "views/pages/validation_page.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDateTime>
+#include <QEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "views/models/configuration_model.h"
+#include "views/models/job.h"
+#include "views/models/layer_plan_model.h"
+#include "views/models/model_document.h"
+#include "views/models/validation_report_model.h"
+#include "views/style.h"
+
+namespace edge::views {
+
+ValidationPage::ValidationPage(ModelDocument* document, LayerPlanModel* plan, ConfigurationModel* configurations,
+                               QWidget* parent)
+    : QWidget(parent),
+      document_(document),
+      plan_(plan),
+      configurations_(configurations),
+      report_(new ValidationReportModel(this)),
+      job_(new JobSlot(this)),
+      title_(new QLabel(this)),
+      subtitle_(new QLabel(this)),
+      textLabel_(new QLabel(this)),
+      text_(new QLineEdit(this)),
+      browse_(new QPushButton(this)),
+      protocolLabel_(new QLabel(this)),
+      protocol_(new QComboBox(this)),
+      partsLabel_(new QLabel(this)),
+      parts_(new QSpinBox(this)),
+      bitflip_(new QCheckBox(this)),
+      run_(new QPushButton(this)),
+      cancel_(new QPushButton(this)),
+      progress_(new QProgressBar(this)),
+      stage_(new QLabel(this)),
+      table_(new QTableView(this)),
+      verdict_(new QLabel(this)),
+      message_(new QLabel(this)) {
+    title_->setFont(titleFont());
+    subtitle_->setObjectName(QStringLiteral("hint"));
+    subtitle_->setWordWrap(true);
+    text_->setText(defaultEvaluationText());
+    text_->setMinimumWidth(420);
+    protocol_->addItem(QString(), int(edge::PplProtocol::Story));
+    protocol_->addItem(QString(), int(edge::PplProtocol::Para));
+    protocol_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    parts_->setRange(1, 1000);
+    parts_->setValue(6);
+    bitflip_->setChecked(true);
+    run_->setObjectName(QStringLiteral("primary"));
+    progress_->setRange(0, 1000);
+    progress_->setTextVisible(false);
+    progress_->setMaximumWidth(260);
+    stage_->setObjectName(QStringLiteral("hint"));
+    message_->setWordWrap(true);
+    message_->setStyleSheet(QStringLiteral("color: #c01c28;"));
+    verdict_->setWordWrap(true);
+    verdict_->setObjectName(QStringLiteral("sectionTitle"));
+
+    table_->setModel(report_);
+    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::SelectedClicked |
+                            QAbstractItemView::EditKeyPressed);
+    table_->setAlternatingRowColors(true);
+    table_->setShowGrid(false);
+    table_->setWordWrap(false);
+    table_->verticalHeader()->hide();
+    table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 14);
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table_->horizontalHeader()->setSectionResizeMode(ValidationReportModel::ValueColumn, QHeaderView::Stretch);
+    table_->horizontalHeader()->setHighlightSections(false);
+
+    auto* form = new QGridLayout;
+    form->setHorizontalSpacing(10);
+    form->addWidget(textLabel_, 0, 0);
+    auto* textRow = new QHBoxLayout;
+    textRow->addWidget(text_, 1);
+    textRow->addWidget(browse_);
+    form->addLayout(textRow, 0, 1, 1, 5);
+    form->addWidget(protocolLabel_, 1, 0);
+    form->addWidget(protocol_, 1, 1);
+    form->addWidget(partsLabel_, 1, 2);
+    form->addWidget(parts_, 1, 3);
+    form->addWidget(bitflip_, 1, 4);
+    form->setColumnStretch(5, 1);
+
+    auto* runRow = new QHBoxLayout;
+    runRow->addWidget(run_);
+    runRow->addWidget(cancel_);
+    runRow->addSpacing(12);
+    runRow->addWidget(progress_);
+    runRow->addWidget(stage_, 1);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(20, 16, 20, 12);
+    layout->setSpacing(8);
+    layout->addWidget(title_);
+    layout->addWidget(subtitle_);
+    layout->addLayout(form);
+    layout->addLayout(runRow);
+    layout->addWidget(message_);
+    layout->addWidget(table_, 1);
+    layout->addWidget(verdict_);
+
+    connect(browse_, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Evaluation text"), QFileInfo(text_->text()).absolutePath(),
+                                                          tr("Text (*.txt);;All files (*)"));
+        if (!path.isEmpty()) setTextPath(path);
+    });
+    connect(run_, &QPushButton::clicked, this, &ValidationPage::run);
+    connect(cancel_, &QPushButton::clicked, this, &ValidationPage::cancel);
+    connect(job_, &JobSlot::progress, this, [this](double f, const QString& stage) {
+        progress_->setValue(int(f * 1000));
+        stage_->setText(stage);
+    });
+    connect(job_, &JobSlot::runningChanged, this, &ValidationPage::updateRunState);
+    connect(job_, &JobSlot::cancelled, this, [this] { stage_->setText(tr("Cancelled")); });
+    connect(report_, &ValidationReportModel::verdictChanged, this, &ValidationPage::updateVerdict);
+    connect(document_, &ModelDocument::modelChanged, this, [this] {
+        job_->cancel();  // a run on the previous model is stale
+        report_->clear();
+        message_->clear();
+        updateRunState();
+    });
+    retranslate();
+    updateRunState();
+}
+
+ValidationSettings ValidationPage::settings() const {
+    ValidationSettings s;
+    s.textPath = text_->text();
+    s.protocol = edge::PplProtocol(protocol_->currentData().toInt());
+    s.maxParts = parts_->value();
+    s.bitflip = bitflip_->isChecked();
+    s.thresholds = report_->thresholds();
+    return s;
+}
+
+void ValidationPage::setTextPath(const QString& path) {
+    text_->setText(path);
+    rememberEvaluationText(path);
+}
+
+void ValidationPage::setParts(int parts) { parts_->setValue(parts); }
+
+void ValidationPage::run() {
+    message_->clear();
+    auto model = document_->current();
+    if (!model) {
+        message_->setText(tr("Open a model first."));
+        return;
+    }
+    const ValidationSettings s = settings();
+    const std::vector<LayerSetting> plan = plan_->settings();
+    progress_->setValue(0);
+    stage_->setText(tr("Quantizing…"));
+    job_->start<ValidationOutcome>(
+        [model, plan, s](edge::Progress* p) { return runValidation(model, plan, s, p); },
+        [this](edge::Result<ValidationOutcome> r) { finished(std::move(r)); });
+}
+
+void ValidationPage::cancel() { job_->cancel(); }
+
+void ValidationPage::finished(edge::Result<ValidationOutcome> result) {
+    progress_->setValue(1000);
+    if (!result.ok()) {
+        stage_->clear();
+        message_->setText(userErrorText(tr("Validation failed"), result.error()));
+        return;
+    }
+    stage_->setText(tr("Done"));
+    report_->setReport(result->report);
+    Configuration c;
+    c.name = configurations_->nextName();
+    if (auto m = document_->current())
+        for (const auto& l : m->layers) c.layers.push_back(QString::fromStdString(l.name));
+    c.settings = result->settings;
+    const auto& cr = result->report.consistency;
+    c.pplRef = cr.ppl_ref;
+    c.ppl = cr.ppl_test;
+    c.klMean = cr.kl_mean;
+    c.top1 = cr.top1_agreement;
+    c.decodeMs = result->report.jitter.mean_ms;
+    c.tokensPerS = result->report.jitter.tokens_per_s;
+    c.bytes = result->bytes;
+    c.fp32Bytes = result->fp32Bytes;
+    c.passed = report_->passed();
+    c.when = QDateTime::currentDateTimeUtc();
+    const int row = configurations_->add(std::move(c));
+    emit configurationAdded(row);
+}
+
+void ValidationPage::updateVerdict() {
+    if (!report_->hasReport()) {
+        verdict_->setText(document_->current() ? tr("No validation run yet: set a plan on the Layers page, then Run.")
+                                               : QString());
+        verdict_->setStyleSheet(QString());
+        return;
+    }
+    const QStringList f = report_->failures();
+    if (f.isEmpty()) {
+        verdict_->setText(tr("Passed: every check is within its threshold."));
+        verdict_->setStyleSheet(QStringLiteral("color: #1b7f3b;"));
+    } else {
+        verdict_->setText(tr("Failed: %1").arg(f.join(QStringLiteral("; "))));
+        verdict_->setStyleSheet(QStringLiteral("color: #c01c28;"));
+    }
+}
+
+void ValidationPage::updateRunState() {
+    const bool running = job_->isRunning();
+    run_->setEnabled(!running && document_->current() != nullptr);
+    cancel_->setEnabled(running);
+    progress_->setVisible(running || progress_->value() > 0);
+    updateVerdict();
+}
+
+void ValidationPage::retranslate() {
+    title_->setText(tr("Validation"));
+    subtitle_->setText(tr("The open model quantized with the Layers page's plan, checked against the FP32 model: "
+                          "perplexity, KL divergence, top-1 agreement, numeric health, bit-flip fault injection "
+                          "and decode jitter. Double-click a threshold to change it."));
+    textLabel_->setText(tr("Evaluation text"));
+    text_->setPlaceholderText(tr("A text file the model should predict well"));
+    browse_->setText(tr("Browse…"));
+    protocolLabel_->setText(tr("Split into"));
+    protocol_->setItemText(0, tr("stories (<|endoftext|>)"));
+    protocol_->setItemText(1, tr("paragraphs (blank lines)"));
+    partsLabel_->setText(tr("Parts scored"));
+    bitflip_->setText(tr("Bit-flip injection (1 % of codes)"));
+    run_->setText(tr("Run validation"));
+    cancel_->setText(tr("Cancel"));
+    report_->retranslate();
+    updateVerdict();
+}
+
+void ValidationPage::changeEvent(QEvent* event) {
+    if (event->type() == QEvent::LanguageChange) retranslate();
+    QWidget::changeEvent(event);
+}
+
+}  // namespace edge::views
