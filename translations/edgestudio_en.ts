@@ -976,14 +976,6 @@
         <translation>Layer (execution order)</translation>
     </message>
     <message>
-        <source>Eigenvalue spectrum: click a layer</source>
-        <translation>Eigenvalue spectrum: click a layer</translation>
-    </message>
-    <message>
-        <source>Eigenvalue spectrum of %1: load an analysis file with spectra</source>
-        <translation>Eigenvalue spectrum of %1: load an analysis file with spectra</translation>
-    </message>
-    <message>
         <source>Hessian eigenvalue spectrum of %1</source>
         <translation>Hessian eigenvalue spectrum of %1</translation>
     </message>
@@ -1026,6 +1018,10 @@
     <message>
         <source>No sensitivity yet: press Analyse.</source>
         <translation>No sensitivity yet: press Analyse.</translation>
+    </message>
+    <message>
+        <source>Layers by sensitivity (an analysis file adds eigenvalue spectra)</source>
+        <translation>Layers by sensitivity (an analysis file adds eigenvalue spectra)</translation>
     </message>
 </context>
 <context>

@@ -971,14 +971,6 @@
         <translation>层（执行顺序）</translation>
     </message>
     <message>
-        <source>Eigenvalue spectrum: click a layer</source>
-        <translation>特征值谱：单击一个层</translation>
-    </message>
-    <message>
-        <source>Eigenvalue spectrum of %1: load an analysis file with spectra</source>
-        <translation>%1 的特征值谱：请加载包含谱数据的分析文件</translation>
-    </message>
-    <message>
         <source>Hessian eigenvalue spectrum of %1</source>
         <translation>%1 的 Hessian 特征值谱</translation>
     </message>
@@ -1021,6 +1013,10 @@
     <message>
         <source>No sensitivity yet: press Analyse.</source>
         <translation>尚无敏感度数据：请点击“分析”。</translation>
+    </message>
+    <message>
+        <source>Layers by sensitivity (an analysis file adds eigenvalue spectra)</source>
+        <translation>按敏感度排列的层（分析文件可添加特征值谱）</translation>
     </message>
 </context>
 <context>

@@ -74,9 +74,7 @@ ParetoPage::ParetoPage(ConfigurationModel* configurations, QWidget* parent)
     plot_->yAxis->setTickLabelFont(monoFont());
     plot_->yAxis->grid()->setPen(QPen(QColor(0xe4, 0xe7, 0xeb)));
     plot_->xAxis->grid()->setPen(QPen(QColor(0xe4, 0xe7, 0xeb)));
-    plot_->legend->setVisible(true);
-    plot_->legend->setBorderPen(QPen(QColor(0xd0, 0xd7, 0xde)));
-    plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    plot_->legend->setVisible(false);  // the subtitle explains the dashed frontier; no legend over points
     connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) { hover(e->position()); });
     connect(plot_, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) {
         const int row = rowAt(e->position());
@@ -92,7 +90,8 @@ ParetoPage::ParetoPage(ConfigurationModel* configurations, QWidget* parent)
     setupTable(table_);
     table_->setSelectionMode(QAbstractItemView::ExtendedSelection);
     table_->setSortingEnabled(true);
-    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    table_->horizontalHeader()->setMinimumSectionSize(90);
     diffTable_->setModel(diff_);
     setupTable(diffTable_);
     diffTable_->setSelectionMode(QAbstractItemView::NoSelection);
@@ -261,7 +260,7 @@ void ParetoPage::rebuild() {
     }
     if (!list.empty()) {
         const double dx = std::max((x1 - x0) * 0.15, std::abs(x1) * 0.05 + 1e-6);
-        const double dy = std::max((y1 - y0) * 0.2, std::abs(y1) * 0.01 + 1e-6);
+        const double dy = std::max((y1 - y0) * 0.25, std::abs(y1) * 0.01 + 1e-6);
         plot_->xAxis->setRange(x0 - dx, x1 + dx);
         plot_->yAxis->setRange(y0 - dy, y1 + dy);
     }

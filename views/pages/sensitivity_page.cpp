@@ -11,6 +11,9 @@
 #include <QLineEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QHeaderView>
+#include <QSortFilterProxyModel>
+#include <QTableView>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
@@ -54,7 +57,29 @@ SensitivityPage::SensitivityPage(ModelDocument* document, QWidget* parent)
       heatTitle_(new QLabel(this)),
       heat_(new QCustomPlot(this)),
       spectrumTitle_(new QLabel(this)),
-      spectrum_(new QCustomPlot(this)) {
+      spectrum_(new QCustomPlot(this)),
+      rankProxy_(new QSortFilterProxyModel(this)),
+      rankTable_(new QTableView(this)) {
+    rankProxy_->setSourceModel(model_);
+    rankProxy_->setSortRole(SensitivityModel::ValueRole);
+    rankTable_->setModel(rankProxy_);
+    rankTable_->setSortingEnabled(true);
+    rankTable_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    rankTable_->setSelectionMode(QAbstractItemView::SingleSelection);
+    rankTable_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    rankTable_->setAlternatingRowColors(true);
+    rankTable_->setShowGrid(false);
+    rankTable_->verticalHeader()->hide();
+    rankTable_->verticalHeader()->setDefaultSectionSize(rankTable_->fontMetrics().height() + 8);
+    rankTable_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    rankTable_->horizontalHeader()->setHighlightSections(false);
+    connect(rankTable_, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
+        const QString layer = i.data(SensitivityModel::LayerNameRole).toString();
+        selectLayer(layer);
+        emit layerClicked(layer);
+    });
+    connect(rankTable_, &QTableView::clicked, this,
+            [this](const QModelIndex& i) { selectLayer(i.data(SensitivityModel::LayerNameRole).toString()); });
     title_->setFont(titleFont());
     subtitle_->setObjectName(QStringLiteral("hint"));
     subtitle_->setWordWrap(true);
@@ -132,6 +157,7 @@ SensitivityPage::SensitivityPage(ModelDocument* document, QWidget* parent)
     auto* spectrumBox = new QVBoxLayout;
     spectrumBox->addWidget(spectrumTitle_);
     spectrumBox->addWidget(spectrum_, 1);
+    spectrumBox->addWidget(rankTable_, 1);
     lower->addWidget(heatTitle_, 0, 0);
     lower->addWidget(heat_, 1, 0);
     lower->addLayout(spectrumBox, 0, 1, 2, 1);
@@ -261,6 +287,10 @@ void SensitivityPage::selectLayer(const QString& layer) {
         if (int(std::lround(barData_->data()->at(i)->key)) == row)
             barData_->setSelection(QCPDataSelection(QCPDataRange(i, i + 1)));
     bars_->replot();
+    if (row >= 0) {
+        const QModelIndex i = rankProxy_->mapFromSource(model_->index(row, 0));
+        if (rankTable_->currentIndex().row() != i.row()) rankTable_->setCurrentIndex(i);
+    }
     rebuildSpectrum();
 }
 
@@ -303,6 +333,7 @@ void SensitivityPage::rebuild() {
     map_->setVisible(metrics > 0);
     bars_->replot();
     heat_->replot();
+    if (metrics > 0) rankTable_->sortByColumn(1 + metric_, Qt::DescendingOrder);
     if (!selected_.isEmpty()) selectLayer(selected_);
     rebuildSpectrum();
 }
@@ -326,11 +357,8 @@ void SensitivityPage::rebuildSpectrum() {
     }
     spectrum_->setVisible(!s.empty());
     spectrumTitle_->setWordWrap(true);
-    spectrumTitle_->setAlignment(s.empty() ? Qt::AlignTop | Qt::AlignLeft : Qt::AlignLeft | Qt::AlignVCenter);
-    spectrumTitle_->setText(
-        s.empty() ? (selected_.isEmpty() ? tr("Eigenvalue spectrum: click a layer")
-                                         : tr("Eigenvalue spectrum of %1: load an analysis file with spectra").arg(selected_))
-                  : tr("Hessian eigenvalue spectrum of %1").arg(selected_));
+    spectrumTitle_->setText(s.empty() ? tr("Layers by sensitivity (an analysis file adds eigenvalue spectra)")
+                                      : tr("Hessian eigenvalue spectrum of %1").arg(selected_));
     spectrum_->replot();
 }
 
@@ -355,6 +383,7 @@ void SensitivityPage::retranslate() {
     textLabel_->setText(tr("Evaluation text"));
     run_->setText(tr("Analyse"));
     cancel_->setText(tr("Cancel"));
+    if (!job_->isRunning()) stage_->setText(model_->metricCount() > 0 ? tr("Done") : QString());  // stage texts were in the old language
     load_->setText(tr("Load analysis JSON…"));
     metricLabel_->setText(tr("Metric"));
     heatTitle_->setText(tr("Layer × metric (each metric scaled to its maximum)"));

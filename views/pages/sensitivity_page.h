@@ -16,6 +16,8 @@ class QLabel;
 class QLineEdit;
 class QProgressBar;
 class QPushButton;
+class QSortFilterProxyModel;
+class QTableView;
 
 namespace edge::views {
 
@@ -32,6 +34,8 @@ public:
     QCustomPlot* barPlot() const { return bars_; }
     QCustomPlot* heatmapPlot() const { return heat_; }
     QCustomPlot* spectrumPlot() const { return spectrum_; }
+    // Every layer and metric, sorted by the chosen metric (most sensitive first).
+    QTableView* rankTable() const { return rankTable_; }
     int metric() const { return metric_; }
     void setMetric(int metric);
     QString selectedLayer() const { return selected_; }
@@ -85,6 +89,8 @@ private:
     QCPColorMap* map_;
     QLabel* spectrumTitle_;
     QCustomPlot* spectrum_;
+    QSortFilterProxyModel* rankProxy_;
+    QTableView* rankTable_;
 };
 
 }  // namespace edge::views

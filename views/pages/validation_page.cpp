@@ -245,6 +245,7 @@ void ValidationPage::retranslate() {
     bitflip_->setText(tr("Bit-flip injection (1 % of codes)"));
     run_->setText(tr("Run validation"));
     cancel_->setText(tr("Cancel"));
+    if (!job_->isRunning()) stage_->setText(report_->hasReport() ? tr("Done") : QString());  // stage texts were in the old language
     report_->retranslate();
     updateVerdict();
 }
