@@ -1168,6 +1168,37 @@
     </message>
 </context>
 <context>
+    <name>edge::views::ValidationLayerModel</name>
+    <message>
+        <source>Layer</source>
+        <translation>Layer</translation>
+    </message>
+    <message>
+        <source>Activations checked</source>
+        <translation>Activations checked</translation>
+    </message>
+    <message>
+        <source>NaN</source>
+        <translation>NaN</translation>
+    </message>
+    <message>
+        <source>Inf</source>
+        <translation>Inf</translation>
+    </message>
+    <message>
+        <source>Smallest scale</source>
+        <translation>Smallest scale</translation>
+    </message>
+    <message>
+        <source>Largest scale</source>
+        <translation>Largest scale</translation>
+    </message>
+    <message>
+        <source>Scale range</source>
+        <translation>Scale range</translation>
+    </message>
+</context>
+<context>
     <name>edge::views::ValidationPage</name>
     <message>
         <source>Evaluation text</source>
@@ -1252,6 +1283,10 @@
     <message>
         <source>Cancel</source>
         <translation>Cancel</translation>
+    </message>
+    <message>
+        <source>Per layer: input activations checked for NaN / Inf, and the quantized scales&apos; range</source>
+        <translation>Per layer: input activations checked for NaN / Inf, and the quantized scales&apos; range</translation>
     </message>
 </context>
 <context>

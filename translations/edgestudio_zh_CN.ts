@@ -1163,6 +1163,37 @@
     </message>
 </context>
 <context>
+    <name>edge::views::ValidationLayerModel</name>
+    <message>
+        <source>Layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>Activations checked</source>
+        <translation>已检查激活值</translation>
+    </message>
+    <message>
+        <source>NaN</source>
+        <translation>NaN</translation>
+    </message>
+    <message>
+        <source>Inf</source>
+        <translation>Inf</translation>
+    </message>
+    <message>
+        <source>Smallest scale</source>
+        <translation>最小缩放因子</translation>
+    </message>
+    <message>
+        <source>Largest scale</source>
+        <translation>最大缩放因子</translation>
+    </message>
+    <message>
+        <source>Scale range</source>
+        <translation>缩放范围</translation>
+    </message>
+</context>
+<context>
     <name>edge::views::ValidationPage</name>
     <message>
         <source>Evaluation text</source>
@@ -1247,6 +1278,10 @@
     <message>
         <source>Cancel</source>
         <translation>取消</translation>
+    </message>
+    <message>
+        <source>Per layer: input activations checked for NaN / Inf, and the quantized scales&apos; range</source>
+        <translation>逐层：输入激活值的 NaN / Inf 检查，以及量化缩放因子的范围</translation>
     </message>
 </context>
 <context>

@@ -146,6 +146,7 @@ TEST(StudioEndToEnd, SensitivePlanValidateParetoUndoSaveReopen) {
     EXPECT_NE(report->verdict(ValidationReportModel::KlMean), ValidationReportModel::NotJudged);
     EXPECT_FALSE(validation->verdictLabel()->text().isEmpty());
     EXPECT_EQ(validation->table()->model()->rowCount(), int(ValidationReportModel::CheckCount));
+    EXPECT_EQ(validation->layerTable()->model()->rowCount(), layerCount);
     ConfigurationModel* configs = window->configurations();
     ASSERT_EQ(configs->rowCount(), 1);
     const Configuration c1 = configs->at(0);

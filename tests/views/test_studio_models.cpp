@@ -104,6 +104,21 @@ TEST(ValidationReportModel, JudgesChecksAndReJudgesOnThresholdEdits) {
     EXPECT_EQ(validationFailures(sampleReport(), t).size(), 3);
     model.clear();
     EXPECT_FALSE(model.hasReport());
+
+    // Per layer: health and scale ranges joined by name (tensor names lose ".weight").
+    ValidationLayerModel layers;
+    QAbstractItemModelTester layerTester(&layers, kFatal);
+    edge::ValidationReport r = sampleReport();
+    r.health.push_back({"output", 500, 2, 1});
+    layers.setReport(&r);
+    ASSERT_EQ(layers.rowCount(), 2);
+    EXPECT_EQ(layers.index(0, ValidationLayerModel::LayerColumn).data().toString(), QStringLiteral("blk.0.attn_q"));
+    EXPECT_EQ(layers.index(0, ValidationLayerModel::RatioColumn).data().toString(), QStringLiteral("100"));
+    EXPECT_EQ(layers.index(1, ValidationLayerModel::NanColumn).data().toString(), QStringLiteral("2"));
+    EXPECT_EQ(layers.index(1, ValidationLayerModel::RatioColumn).data().toString(), QStringLiteral("—"));
+    EXPECT_TRUE(layers.index(1, 0).data(Qt::ForegroundRole).isValid());  // non-finite values are flagged
+    layers.setReport(nullptr);
+    EXPECT_EQ(layers.rowCount(), 0);
 }
 
 TEST(ConfigurationModel, FrontierDiffAndJsonRoundTrip) {

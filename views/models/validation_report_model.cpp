@@ -217,4 +217,85 @@ QVariant ValidationReportModel::headerData(int section, Qt::Orientation orientat
     }
 }
 
+ValidationLayerModel::ValidationLayerModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void ValidationLayerModel::setReport(const edge::ValidationReport* report) {
+    beginResetModel();
+    rows_.clear();
+    if (report) {
+        auto rowOf = [&](const QString& layer) -> Row& {
+            for (Row& r : rows_)
+                if (r.layer == layer) return r;
+            rows_.push_back(Row{layer});
+            return rows_.back();
+        };
+        for (const auto& h : report->health) {
+            Row& r = rowOf(QString::fromStdString(h.layer));
+            r.values = h.values;
+            r.nan = h.nan;
+            r.inf = h.inf;
+        }
+        for (const auto& sc : report->scales) {
+            QString name = QString::fromStdString(sc.tensor);
+            if (name.endsWith(QLatin1String(".weight"))) name.chop(7);
+            Row& r = rowOf(name);
+            r.scaleMin = sc.min_abs;
+            r.scaleMax = sc.max_abs;
+            r.ratio = sc.ratio;
+        }
+    }
+    endResetModel();
+}
+
+void ValidationLayerModel::retranslate() { emit headerDataChanged(Qt::Horizontal, 0, ColumnCount - 1); }
+
+int ValidationLayerModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(rows_.size()); }
+int ValidationLayerModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant ValidationLayerModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || index.row() >= rowCount()) return {};
+    const Row& r = rows_[size_t(index.row())];
+    const bool hasScales = r.ratio >= 0;
+    if (role == SortRole) {
+        switch (index.column()) {
+            case LayerColumn: return index.row();  // execution order
+            case ValuesColumn: return qlonglong(r.values);
+            case NanColumn: return qlonglong(r.nan);
+            case InfColumn: return qlonglong(r.inf);
+            case ScaleMinColumn: return r.scaleMin;
+            case ScaleMaxColumn: return r.scaleMax;
+            case RatioColumn: return r.ratio;
+        }
+    }
+    if (role == Qt::DisplayRole) {
+        const QString none = QStringLiteral("—");
+        switch (index.column()) {
+            case LayerColumn: return r.layer;
+            case ValuesColumn: return r.values >= 0 ? QString::number(r.values) : none;
+            case NanColumn: return r.values >= 0 ? QString::number(r.nan) : none;
+            case InfColumn: return r.values >= 0 ? QString::number(r.inf) : none;
+            case ScaleMinColumn: return hasScales ? QString::number(r.scaleMin, 'g', 4) : none;
+            case ScaleMaxColumn: return hasScales ? QString::number(r.scaleMax, 'g', 4) : none;
+            case RatioColumn: return hasScales ? QString::number(r.ratio, 'g', 4) : none;
+        }
+    }
+    if (role == Qt::TextAlignmentRole && index.column() != LayerColumn) return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    if (role == Qt::ForegroundRole && (r.nan + r.inf) > 0) return QBrush(QColor(0xc0, 0x1c, 0x28));
+    return {};
+}
+
+QVariant ValidationLayerModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+    switch (section) {
+        case LayerColumn: return tr("Layer");
+        case ValuesColumn: return tr("Activations checked");
+        case NanColumn: return tr("NaN");
+        case InfColumn: return tr("Inf");
+        case ScaleMinColumn: return tr("Smallest scale");
+        case ScaleMaxColumn: return tr("Largest scale");
+        case RatioColumn: return tr("Scale range");
+        default: return {};
+    }
+}
+
 }  // namespace edge::views

@@ -8,6 +8,7 @@
 #include <QStringList>
 
 #include <optional>
+#include <vector>
 
 #include "engine/validate/consistency.h"
 
@@ -54,6 +55,36 @@ private:
 
     std::optional<edge::ValidationReport> report_;
     edge::Thresholds thresholds_;
+};
+
+}  // namespace edge::views
+
+namespace edge::views {
+
+// Per layer of a validation report: the numeric-health counts of its input activations and the
+// dynamic range of its quantized scales (joined by layer name; "—" where a layer has none).
+class ValidationLayerModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { LayerColumn, ValuesColumn, NanColumn, InfColumn, ScaleMinColumn, ScaleMaxColumn, RatioColumn, ColumnCount };
+    enum Role { SortRole = Qt::UserRole };
+
+    explicit ValidationLayerModel(QObject* parent = nullptr);
+    void setReport(const edge::ValidationReport* report);  // null clears
+    void retranslate();
+
+    int rowCount(const QModelIndex& parent = QModelIndex()) const override;
+    int columnCount(const QModelIndex& parent = QModelIndex()) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+private:
+    struct Row {
+        QString layer;
+        int64_t values = -1, nan = 0, inf = 0;
+        double scaleMin = -1, scaleMax = -1, ratio = -1;
+    };
+    std::vector<Row> rows_;
 };
 
 }  // namespace edge::views

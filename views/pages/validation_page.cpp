@@ -13,6 +13,8 @@
 #include <QLineEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
 #include <QSpinBox>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -49,6 +51,9 @@ ValidationPage::ValidationPage(ModelDocument* document, LayerPlanModel* plan, Co
       progress_(new QProgressBar(this)),
       stage_(new QLabel(this)),
       table_(new QTableView(this)),
+      layers_(new ValidationLayerModel(this)),
+      layersTitle_(new QLabel(this)),
+      layerTable_(new QTableView(this)),
       verdict_(new QLabel(this)),
       message_(new QLabel(this)) {
     title_->setFont(titleFont());
@@ -85,6 +90,22 @@ ValidationPage::ValidationPage(ModelDocument* document, LayerPlanModel* plan, Co
     table_->horizontalHeader()->setSectionResizeMode(ValidationReportModel::ValueColumn, QHeaderView::Stretch);
     table_->horizontalHeader()->setHighlightSections(false);
 
+    auto* layerProxy = new QSortFilterProxyModel(this);
+    layerProxy->setSourceModel(layers_);
+    layerProxy->setSortRole(ValidationLayerModel::SortRole);
+    layerTable_->setModel(layerProxy);
+    layerTable_->setSortingEnabled(true);
+    layerTable_->sortByColumn(ValidationLayerModel::LayerColumn, Qt::AscendingOrder);
+    layerTable_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    layerTable_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    layerTable_->setAlternatingRowColors(true);
+    layerTable_->setShowGrid(false);
+    layerTable_->verticalHeader()->hide();
+    layerTable_->verticalHeader()->setDefaultSectionSize(layerTable_->fontMetrics().height() + 8);
+    layerTable_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    layerTable_->horizontalHeader()->setHighlightSections(false);
+    layersTitle_->setObjectName(QStringLiteral("sectionTitle"));
+
     auto* form = new QGridLayout;
     form->setHorizontalSpacing(10);
     form->addWidget(textLabel_, 0, 0);
@@ -114,8 +135,18 @@ ValidationPage::ValidationPage(ModelDocument* document, LayerPlanModel* plan, Co
     layout->addLayout(form);
     layout->addLayout(runRow);
     layout->addWidget(message_);
-    layout->addWidget(table_, 1);
+    auto* lower = new QWidget(this);
+    auto* lowerLayout = new QVBoxLayout(lower);
+    lowerLayout->setContentsMargins(0, 0, 0, 0);
+    lowerLayout->addWidget(layersTitle_);
+    lowerLayout->addWidget(layerTable_, 1);
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(table_);
+    split->addWidget(lower);
+    split->setStretchFactor(0, 2);
+    split->setStretchFactor(1, 3);
     layout->addWidget(verdict_);
+    layout->addWidget(split, 1);
 
     connect(browse_, &QPushButton::clicked, this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, tr("Evaluation text"), QFileInfo(text_->text()).absolutePath(),
@@ -134,6 +165,7 @@ ValidationPage::ValidationPage(ModelDocument* document, LayerPlanModel* plan, Co
     connect(document_, &ModelDocument::modelChanged, this, [this] {
         job_->cancel();  // a run on the previous model is stale
         report_->clear();
+        layers_->setReport(nullptr);
         message_->clear();
         updateRunState();
     });
@@ -185,6 +217,7 @@ void ValidationPage::finished(edge::Result<ValidationOutcome> result) {
     }
     stage_->setText(tr("Done"));
     report_->setReport(result->report);
+    layers_->setReport(&*report_->report());
     Configuration c;
     c.name = configurations_->nextName();
     if (auto m = document_->current())
@@ -247,6 +280,8 @@ void ValidationPage::retranslate() {
     cancel_->setText(tr("Cancel"));
     if (!job_->isRunning()) stage_->setText(report_->hasReport() ? tr("Done") : QString());  // stage texts were in the old language
     report_->retranslate();
+    layers_->retranslate();
+    layersTitle_->setText(tr("Per layer: input activations checked for NaN / Inf, and the quantized scales' range"));
     updateVerdict();
 }
 

@@ -22,6 +22,7 @@ class ConfigurationModel;
 class JobSlot;
 class LayerPlanModel;
 class ModelDocument;
+class ValidationLayerModel;
 class ValidationReportModel;
 
 class ValidationPage : public QWidget {
@@ -33,6 +34,8 @@ public:
     ValidationReportModel* reportModel() const { return report_; }
     JobSlot* job() const { return job_; }
     QTableView* table() const { return table_; }
+    QTableView* layerTable() const { return layerTable_; }
+    ValidationLayerModel* layerModel() const { return layers_; }
     QLabel* verdictLabel() const { return verdict_; }
     ValidationSettings settings() const;
     void setTextPath(const QString& path);
@@ -75,6 +78,9 @@ private:
     QProgressBar* progress_;
     QLabel* stage_;
     QTableView* table_;
+    ValidationLayerModel* layers_;
+    QLabel* layersTitle_;
+    QTableView* layerTable_;
     QLabel* verdict_;
     QLabel* message_;
 };
