@@ -29,7 +29,8 @@ bool cholesky_lower(std::vector<double>& a, int64_t n) {
 }
 
 // H^-1 from its lower Cholesky factor L (H = L Lᵀ): invert L, then Lᵀ⁻¹ L⁻¹.
-std::vector<double> inverse_from_cholesky(const std::vector<double>& l, int64_t n) {
+// Takes L by value and frees it once L⁻¹ is made, so at most two n×n matrices live at once.
+std::vector<double> inverse_from_cholesky(std::vector<double> l, int64_t n) {
     std::vector<double> li(size_t(n * n), 0.0);
     for (int64_t j = 0; j < n; ++j) {
         li[size_t(j * n + j)] = 1.0 / l[size_t(j * n + j)];
@@ -39,6 +40,7 @@ std::vector<double> inverse_from_cholesky(const std::vector<double>& l, int64_t 
             li[size_t(i * n + j)] = s / l[size_t(i * n + i)];
         }
     }
+    std::vector<double>().swap(l);
     std::vector<double> inv(size_t(n * n), 0.0);
     for (int64_t i = 0; i < n; ++i)
         for (int64_t j = 0; j <= i; ++j) {
@@ -71,8 +73,16 @@ std::vector<double> hessian_from_inputs(const float* x, int64_t rows, int64_t co
 Result<Tensor> quantize_gptq(const std::string& name, const float* w_in, int64_t rows, int64_t cols,
                              const std::vector<double>& h_in, const QuantSpec& spec_in, const GptqOptions& opts,
                              ThreadPool* pool) {
+    return quantize_gptq(name, w_in, rows, cols, std::vector<double>(h_in), spec_in, opts, pool);
+}
+
+// Memory: H (moved in) is freed once permuted; the Cholesky factor once inverted; U is made in
+// place from the inverse. Peak: three cols×cols double matrices (hp, the factor, its inverse).
+Result<Tensor> quantize_gptq(const std::string& name, const float* w_in, int64_t rows, int64_t cols,
+                             std::vector<double>&& h, const QuantSpec& spec_in, const GptqOptions& opts,
+                             ThreadPool* pool) {
     if (spec_in.grouping == QGrouping::Flat) return err(name, ": gptq needs per-channel or per-row groups");
-    if (int64_t(h_in.size()) != cols * cols) return err(name, ": Hessian is not ", cols, "x", cols);
+    if (int64_t(h.size()) != cols * cols) return err(name, ": Hessian is not ", cols, "x", cols);
     QuantSpec spec = spec_in;
     spec.method = QMethod::GPTQ;
     auto made = make_quant_tensor(name, {rows, cols}, spec);
@@ -82,7 +92,6 @@ Result<Tensor> quantize_gptq(const std::string& name, const float* w_in, int64_t
     for (int64_t i = 0; i < rows * cols; ++i)
         if (!std::isfinite(w_in[i])) return err(name, ": weight ", i, " is not finite; cannot quantize");
 
-    std::vector<double> h = h_in;
     std::vector<float> w(w_in, w_in + rows * cols);
     // Columns no calibration token touches carry no information: zero them, keep H invertible.
     for (int64_t j = 0; j < cols; ++j)
@@ -110,17 +119,23 @@ Result<Tensor> quantize_gptq(const std::string& name, const float* w_in, int64_t
     mean_diag /= double(cols);
     for (int64_t i = 0; i < cols; ++i)
         for (int64_t j = 0; j < cols; ++j) hp[size_t(i * cols + j)] = h[size_t(perm[size_t(i)] * cols + perm[size_t(j)])];
+    std::vector<double>().swap(h);
     std::vector<double> u;
     double damp = opts.damp * mean_diag;
     for (int attempt = 0;; ++attempt) {
         std::vector<double> a = hp;
         for (int64_t i = 0; i < cols; ++i) a[size_t(i * cols + i)] += damp;
         if (cholesky_lower(a, cols)) {
-            std::vector<double> inv = inverse_from_cholesky(a, cols);
+            std::vector<double> inv = inverse_from_cholesky(std::move(a), cols);
             if (cholesky_lower(inv, cols)) {
-                u.assign(size_t(cols * cols), 0.0);
+                // U = Lᵀ in place: the upper triangle takes the lower one's values (cholesky_lower
+                // leaves the upper triangle zero), the lower triangle becomes zero.
                 for (int64_t i = 0; i < cols; ++i)
-                    for (int64_t j = i; j < cols; ++j) u[size_t(i * cols + j)] = inv[size_t(j * cols + i)];
+                    for (int64_t j = i + 1; j < cols; ++j) {
+                        inv[size_t(i * cols + j)] = inv[size_t(j * cols + i)];
+                        inv[size_t(j * cols + i)] = 0.0;
+                    }
+                u = std::move(inv);
                 break;
             }
         }
@@ -128,6 +143,7 @@ Result<Tensor> quantize_gptq(const std::string& name, const float* w_in, int64_t
         damp = std::max(damp * 10.0, 1e-6 * std::max(mean_diag, 1e-12));
     }
 
+    std::vector<double>().swap(hp);
     const int64_t B = std::max<int64_t>(1, opts.block);
     auto do_rows = [&](int64_t r0, int64_t r1) {
         std::vector<double> row(static_cast<size_t>(cols)), e(static_cast<size_t>(B));

@@ -15,7 +15,7 @@ using namespace detail;
 
 namespace {
 
-std::atomic<bool> g_force_portable{false};
+std::atomic<int> g_cap{int(KernelLevel::Auto)};
 
 bool cpu_has_avx2() {
 #if defined(__x86_64__)
@@ -29,7 +29,26 @@ bool cpu_has_avx2() {
 #endif
 }
 
-bool use_avx2() { return cpu_has_avx2() && !g_force_portable.load(std::memory_order_relaxed); }
+bool cpu_has_vnni512() {
+#if defined(__x86_64__)
+    static const bool has = [] {
+        __builtin_cpu_init();
+        return cpu_has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+               __builtin_cpu_supports("avx512vnni");
+    }();
+    return has;
+#else
+    return false;
+#endif
+}
+
+KernelLevel best_level() {
+    const KernelLevel hw = cpu_has_vnni512() ? KernelLevel::Avx512Vnni : cpu_has_avx2() ? KernelLevel::Avx2 : KernelLevel::Portable;
+    return KernelLevel(std::min(int(hw), g_cap.load(std::memory_order_relaxed)));
+}
+
+bool use_avx2() { return best_level() >= KernelLevel::Avx2; }
 
 // Row-mode QI tensors whose groups are whole 32-element blocks take the integer path.
 bool integer_path(const Tensor& w) {
@@ -117,8 +136,21 @@ void quantize_block_portable(const float* x, int64_t n, int8_t* q, float* scale,
 
 }  // namespace detail
 
-const char* kernel_name() { return use_avx2() ? "avx2" : "portable"; }
-void force_portable(bool on) { g_force_portable.store(on, std::memory_order_relaxed); }
+bool kernel_available(KernelLevel level) {
+    switch (level) {
+        case KernelLevel::Portable:
+        case KernelLevel::Auto: return true;
+        case KernelLevel::Avx2: return cpu_has_avx2();
+        case KernelLevel::Avx512Vnni: return cpu_has_vnni512();
+    }
+    return false;
+}
+void force_kernels(KernelLevel cap) { g_cap.store(int(cap), std::memory_order_relaxed); }
+const char* kernel_name() {
+    const KernelLevel l = best_level();
+    return l == KernelLevel::Avx512Vnni ? "avx512-vnni" : l == KernelLevel::Avx2 ? "avx2" : "portable";
+}
+void force_portable(bool on) { force_kernels(on ? KernelLevel::Portable : KernelLevel::Auto); }
 
 bool supported(const Tensor& w) {
     switch (w.type) {
@@ -168,16 +200,89 @@ void quantize_acts(const float* x, int64_t n, QActs& out) {
     out.q.resize(size_t(out.blocks * kQBlock));
     out.scale.resize(size_t(out.blocks));
     out.sum.resize(size_t(out.blocks));
+#if defined(__x86_64__)
+    if (best_level() >= KernelLevel::Avx512Vnni) {
+        quantize_acts_avx512(x, n, out.q.data(), out.scale.data(), out.sum.data());
+        return;
+    }
+#endif
     for (int64_t b = 0; b < out.blocks; ++b)
         quantize_block_portable(x + b * kQBlock, std::min(kQBlock, n - b * kQBlock), &out.q[size_t(b * kQBlock)],
                                 &out.scale[size_t(b)], &out.sum[size_t(b)]);
 }
+
+namespace {
+
+#if defined(__x86_64__)
+// One token's activations in the VnniActs layout (qkernels_impl.h), from quantize_acts' blocks.
+struct VnniBuffers {
+    std::vector<int8_t> q;
+    std::vector<float> scale, cg;
+};
+
+void prepare_vnni(const QActs& a, const QuantInfo& qi, VnniBuffers& buf) {
+    const int64_t B = a.blocks, Bp = (B + 3) / 4 * 4;
+    buf.q.assign(size_t(Bp * kQBlock), 0);
+    if (qi.bits == 8) {
+        std::copy(a.q.begin(), a.q.begin() + B * kQBlock, buf.q.begin());
+    } else {
+        constexpr int64_t H = kQBlock / 2;
+        for (int64_t b = 0; b < B; ++b) {
+            int8_t* chunk = buf.q.data() + (b / 4) * 4 * kQBlock;
+            const int64_t j = b % 4;
+            std::copy_n(a.q.data() + b * kQBlock, H, chunk + j * H);
+            std::copy_n(a.q.data() + b * kQBlock + H, H, chunk + 4 * H + j * H);
+        }
+    }
+    buf.scale.assign(size_t(Bp + 16), 0.0f);
+    std::copy(a.scale.begin(), a.scale.begin() + B, buf.scale.begin());
+    const int64_t bpg = qi.grouping == QGrouping::PerChannel ? B : qi.group_size / kQBlock;
+    buf.cg.assign(size_t(qi.groups_per_row), 0.0f);
+    for (int64_t b = 0; b < B; ++b) buf.cg[size_t(b / bpg)] += a.scale[size_t(b)] * float(a.sum[size_t(b)]);
+}
+
+// The AVX-512 VNNI path: every token's activations prepared once, then tiles of 4 rows meet a tile
+// of tokens.
+void matmul_vnni512(float* out, const float* in, const Tensor& w, int n, ThreadPool& pool, int64_t grain) {
+    const int64_t out_dim = w.rows(), in_dim = w.cols();
+    const QuantInfo& qi = *w.quant;
+    thread_local std::vector<QActs> acts;
+    thread_local std::vector<VnniBuffers> bufs;
+    if (acts.size() < size_t(n)) acts.resize(size_t(n));
+    if (bufs.size() < size_t(n)) bufs.resize(size_t(n));
+    std::vector<VnniActs> views(static_cast<size_t>(n));
+    for (int t = 0; t < n; ++t) {
+        quantize_acts(in + int64_t(t) * in_dim, in_dim, acts[size_t(t)]);
+        prepare_vnni(acts[size_t(t)], qi, bufs[size_t(t)]);
+        views[size_t(t)] = VnniActs{bufs[size_t(t)].q.data(), bufs[size_t(t)].scale.data(), bufs[size_t(t)].cg.data(),
+                                    acts[size_t(t)].blocks};
+    }
+    constexpr int64_t kRows = 16;
+    pool.parallel_for(
+        out_dim,
+        [&](int64_t b, int64_t e) {
+            for (int64_t r0 = b; r0 < e; r0 += kRows) {
+                const int64_t r1 = std::min(e, r0 + kRows);
+                for (int t = 0; t < n; ++t) rows_vnni512(qi, w.data.get(), r0, r1, views[size_t(t)], out + int64_t(t) * out_dim);
+            }
+        },
+        std::max<int64_t>(grain, 4));
+}
+#endif
+
+}  // namespace
 
 void matmul(float* out, const float* in, const Tensor& w, int n, ThreadPool& pool) {
     const int64_t out_dim = w.rows(), in_dim = w.cols();
     const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, in_dim));
     constexpr int kTile = 8;
     const bool avx2 = use_avx2();
+#if defined(__x86_64__)
+    if (integer_path(w) && best_level() >= KernelLevel::Avx512Vnni && vnni512_layout_ok(*w.quant)) {
+        matmul_vnni512(out, in, w, n, pool, grain);
+        return;
+    }
+#endif
     if (integer_path(w)) {
         // Every token's activations quantized once, then each weight row meets a tile of tokens
         // while it is in cache.

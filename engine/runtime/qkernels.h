@@ -4,9 +4,10 @@
 // multiple of 32 (or per channel), the activation vector is quantized once per matmul to int8 in
 // blocks of 32 (scale = max|x|/127, round half to even), and each output is a sum over 32-element
 // blocks of  s_w * s_x * (Σ code·xq − z·Σ xq)  computed with integer dot products
-// (AVX2: _mm256_maddubs_epi16 + _mm256_madd_epi16). Other layouts (flat groups, odd group sizes)
-// dequantize one row at a time into a small buffer and use the FP32 dot. The AVX2/FMA/F16C paths
-// are chosen at run time; the portable path computes the same integer sums.
+// (AVX2: _mm256_maddubs_epi16 + _mm256_madd_epi16; AVX-512 VNNI: vpdpbusd with per-lane block
+// scales, see qkernels_avx512.cpp). Other layouts (flat groups, odd group sizes)
+// dequantize one row at a time into a small buffer and use the FP32 dot. The AVX-512/AVX2/FMA/F16C
+// paths are chosen at run time; the portable path computes the same integer sums.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -27,9 +28,16 @@ std::vector<float> dequantize(const Tensor& w);
 // output rows. Works for every type supported() accepts (F32 included).
 void matmul(float* out, const float* in, const Tensor& w, int n, ThreadPool& pool);
 
-// Which kernel family the processor gets ("avx2" or "portable"); force_portable for tests.
+// Kernel families, in increasing order. The dispatcher uses the best one the processor has,
+// capped by force_kernels (tests and A/B benches); Auto removes the cap.
+//   Avx512Vnni: row-mode QI4/QI8 (groups of 32, 64, 128·k, per channel) with vpdpbusd, 4 rows
+//               per pass; other layouts and F16 fall back to the AVX2 kernels.
+enum class KernelLevel { Portable = 0, Avx2 = 1, Avx512Vnni = 2, Auto = 3 };
+bool kernel_available(KernelLevel level);
+void force_kernels(KernelLevel cap);
+// Which kernel family the quantized matmul uses now ("avx512-vnni", "avx2" or "portable").
 const char* kernel_name();
-void force_portable(bool on);
+void force_portable(bool on);  // force_kernels(on ? Portable : Auto)
 
 // Activation quantization: n values -> ceil(n/32) blocks of 32 int8 (zero padded), one float
 // scale and one int32 code sum per block.

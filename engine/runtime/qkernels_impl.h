@@ -21,7 +21,27 @@ float dot_f16_portable(const uint16_t* w, const float* x, int64_t n);
 float dot_bf16_portable(const uint16_t* w, const float* x, int64_t n);
 void quantize_block_portable(const float* x, int64_t n, int8_t* q, float* scale, int32_t* sum);
 
+// One token's activations as the AVX-512 VNNI kernels read them (qkernels_avx512.cpp):
+//   q      INT8 weights: the int8 codes in natural order; INT4 weights: per chunk of 4 blocks,
+//          elements 0..15 of each of the 4 blocks (64 bytes) then elements 16..31 (64 bytes).
+//          Zero padded to whole chunks of 4 blocks.
+//   scale  per block, zero padded by at least 16 entries past `blocks`.
+//   cg     per weight group of the tensor: Σ_{b in g} scale[b]·Σxq[b] (the zero-point term).
+struct VnniActs {
+    const int8_t* q;
+    const float* scale;
+    const float* cg;
+    int64_t blocks;
+};
+
 #if defined(__x86_64__)
+// True when the AVX-512 VNNI row kernels take this layout (row mode, groups of 32·k with k
+// dividing or divisible by the blocks per chunk, or per channel).
+bool vnni512_layout_ok(const QuantInfo& q);
+// out[r] = Σ_i W[r][i]·x[i] for r in [r0, r1).
+void rows_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out);
+void quantize_acts_avx512(const float* x, int64_t n, int8_t* q, float* scale, int32_t* sum);
+
 float row_dot_q8_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x);
 float row_dot_q4_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x);
 float dot_f16_avx2(const uint16_t* w, const float* x, int64_t n);

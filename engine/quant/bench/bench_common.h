@@ -14,6 +14,7 @@ struct BenchArgs {
     std::string text_path = EDGE_SHARED_DIR "/data/tinystories_val.txt";
     int parts = 400, calib_seqs = 32, calib_len = 128, threads = 1;
     std::string only, mode = "table", file;
+    std::string kernels = "auto";  // cap on the quantized kernel family (A/B runs)
 };
 
 struct BenchRow {
@@ -39,3 +40,5 @@ struct BenchSetup {
 
 int run_sensitivity_bench(BenchSetup& s);
 int run_decode_bench(const BenchArgs& a);
+int run_kernel_bench(const BenchArgs& a);
+int run_layerwise_bench(const BenchArgs& a);

@@ -1,6 +1,7 @@
 // edge-quant-bench: the docs/quant.md tables.
 //   edge-quant-bench [--model M] [--text T] [--parts 400] [--calib-seqs 32] [--calib-len 128]
-//                    [--threads 1] [--only NAME] [--mode table|compare|sens|decode] [--file F]
+//                    [--threads 1] [--only NAME] [--mode table|compare|sens|decode|kernels|layerwise]
+//                    [--file F] [--kernels auto|avx2|portable]
 //   table   : FP32 / FP16 / INT8 / INT4 RTN-AWQ-GPTQ rows (acceptance 2), plus asymmetric and
 //             diagnostic rows (head kept FP32, act-order).
 //   compare : another model file (e.g. llama.cpp's stories260K-Q4_0.gguf, --file) against FP32.
@@ -115,12 +116,18 @@ int main(int argc, char** argv) {
         else if (k == "--only") a.only = v;
         else if (k == "--mode") a.mode = v;
         else if (k == "--file") a.file = v;
+        else if (k == "--kernels") a.kernels = v;
         else {
             std::fprintf(stderr, "unknown option %s\n", k.c_str());
             return 2;
         }
     }
+    if (a.kernels == "portable") qkernels::force_kernels(qkernels::KernelLevel::Portable);
+    else if (a.kernels == "avx2") qkernels::force_kernels(qkernels::KernelLevel::Avx2);
+    else if (a.kernels != "auto") return std::fprintf(stderr, "--kernels: auto, avx2 or portable\n"), 2;
     if (a.mode == "decode") return run_decode_bench(a);
+    if (a.mode == "kernels") return run_kernel_bench(a);
+    if (a.mode == "layerwise") return run_layerwise_bench(a);
     auto s = BenchSetup::create(a);
     if (!s.ok()) return std::fprintf(stderr, "%s\n", s.message().c_str()), 1;
     std::printf("model %s, %s: para protocol, first %d paragraphs; calibration %zu x %d tokens from the second half; "

@@ -5,8 +5,12 @@
 #include <random>
 
 #include "engine/core/half.h"
+#include "engine/model/loader.h"
+#include "engine/quant/apply.h"
 #include "engine/quant/rtn.h"
+#include "engine/runtime/llama_cpu.h"
 #include "engine/runtime/qkernels.h"
+#include "test_support.h"
 
 using namespace edge;
 using namespace edge::quant;
@@ -46,35 +50,74 @@ std::vector<float> reference(const Tensor& w, const std::vector<float>& x, int n
 
 }  // namespace
 
+// Every kernel family the processor has (portable, AVX2, AVX-512 VNNI) against the FP32
+// reference of the dequantized weights, and against the portable integer sums; odd shapes: 37
+// rows (4-row passes plus a remainder), 172 columns (stories260K's FFN: a ragged last group, 6
+// blocks = a partial 4-block chunk), 300 (8-block path plus tail), 96 (3 blocks).
 TEST(QuantKernels, MatvecAndMatmatMatchTheReference) {
     ThreadPool pool(2);
     std::mt19937 rng(7);
     std::normal_distribution<float> nd(0.0f, 1.0f);
-    for (int64_t cols : {64, 172, 256, 300}) {  // 300: 8 blocks on the 8-at-a-time path, then a partial tail
+    std::vector<qkernels::KernelLevel> levels;
+    for (auto l : {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni})
+        if (qkernels::kernel_available(l)) levels.push_back(l);
+    for (int64_t cols : {64, 96, 172, 256, 300}) {
         const Tensor w = random_f32("w", 37, cols, uint32_t(cols));
         for (int n : {1, 5, 11}) {
             std::vector<float> x(size_t(n * cols));
             for (auto& v : x) v = nd(rng);
             for (int bits : {8, 4})
                 for (bool sym : {true, false})
-                    for (auto [g, gs] : std::vector<std::pair<QGrouping, int64_t>>{
-                             {QGrouping::PerChannel, 0}, {QGrouping::Group, 32}, {QGrouping::Group, 64}, {QGrouping::Flat, 32}}) {
+                    for (auto [g, gs] : std::vector<std::pair<QGrouping, int64_t>>{{QGrouping::PerChannel, 0},
+                                                                                   {QGrouping::Group, 32},
+                                                                                   {QGrouping::Group, 64},
+                                                                                   {QGrouping::Group, 96},
+                                                                                   {QGrouping::Flat, 32}}) {
+                        if (gs > cols) continue;
                         const QuantSpec spec{bits, sym, g, gs, QMethod::RTN};
                         auto q = quantize_rtn(w, spec);
                         ASSERT_TRUE(q.ok()) << q.message();
                         const auto ref = reference(*q, x, n);
-                        std::vector<float> simd(size_t(n * 37)), port(size_t(n * 37));
-                        qkernels::force_portable(false);
-                        qkernels::matmul(simd.data(), x.data(), *q, n, pool);
-                        qkernels::force_portable(true);
+                        std::vector<float> port(size_t(n * 37));
+                        qkernels::force_kernels(qkernels::KernelLevel::Portable);
                         qkernels::matmul(port.data(), x.data(), *q, n, pool);
-                        qkernels::force_portable(false);
                         // int8 activations cost ~0.5% relative; the dequantized weights are exact.
-                        EXPECT_LT(norm_err(simd, ref), 0.01) << spec_name(spec) << " cols " << cols << " n " << n;
                         EXPECT_LT(norm_err(port, ref), 0.01) << spec_name(spec) << " cols " << cols << " n " << n;
-                        EXPECT_LT(norm_err(simd, port), 1e-5) << spec_name(spec) << " cols " << cols << " n " << n;
+                        for (auto level : levels) {
+                            std::vector<float> simd(size_t(n * 37));
+                            qkernels::force_kernels(level);
+                            qkernels::matmul(simd.data(), x.data(), *q, n, pool);
+                            EXPECT_LT(norm_err(simd, ref), 0.01) << qkernels::kernel_name() << " " << spec_name(spec)
+                                                                 << " cols " << cols << " n " << n;
+                            // Same integer sums; only the float order of the scaling differs.
+                            EXPECT_LT(norm_err(simd, port), 2e-6) << qkernels::kernel_name() << " " << spec_name(spec)
+                                                                  << " cols " << cols << " n " << n;
+                        }
+                        qkernels::force_kernels(qkernels::KernelLevel::Auto);
                     }
         }
+    }
+}
+
+// The AVX-512 activation quantizer gives bit-identical codes, scales and sums to the portable one.
+TEST(QuantKernels, ActivationQuantizationIsIdenticalOnEveryPath) {
+    if (!qkernels::kernel_available(qkernels::KernelLevel::Avx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+    std::mt19937 rng(11);
+    std::normal_distribution<float> nd(0.0f, 3.0f);
+    for (int64_t n : {1, 31, 32, 33, 172, 2048, 5632}) {
+        std::vector<float> x(static_cast<size_t>(n));
+        for (auto& v : x) v = nd(rng);
+        x[0] = 0.5f;  // ties, zeros
+        if (n > 3) x[3] = 0.0f;
+        qkernels::QActs a, b;
+        qkernels::force_kernels(qkernels::KernelLevel::Avx512Vnni);
+        qkernels::quantize_acts(x.data(), n, a);
+        qkernels::force_kernels(qkernels::KernelLevel::Portable);
+        qkernels::quantize_acts(x.data(), n, b);
+        qkernels::force_kernels(qkernels::KernelLevel::Auto);
+        EXPECT_EQ(a.q, b.q) << n;
+        EXPECT_EQ(a.scale, b.scale) << n;
+        EXPECT_EQ(a.sum, b.sum) << n;
     }
 }
 
@@ -111,4 +154,37 @@ TEST(QuantKernels, ActivationQuantizationRoundsHalfToEvenInBlocksOf32) {
     EXPECT_EQ(a.q[33], -127);
     EXPECT_EQ(a.q[45], 0);  // zero padding
     EXPECT_EQ(a.sum[0], 127 + 2 - 4);
+}
+
+// Whole model: stories260K with every linear INT4 / INT8 RTN g32 (the head and the 172-wide
+// ffn_down included), 48 tokens prefilled, logits of every token on each kernel family against
+// the portable one. The families compute the same int8-activation integer sums; only the float
+// order of the block scaling differs, so logits agree to ~1e-6 relative (bound 1e-4).
+TEST(QuantKernels, WholeModelLogitsAgreeAcrossKernelFamilies) {
+    EDGE_REQUIRE_SHARED(edge::test::shared("models/stories260K/stories260K.gguf"));
+    auto m = load_model(edge::test::shared("models/stories260K/stories260K.gguf"));
+    ASSERT_TRUE(m.ok()) << m.message();
+    std::vector<int32_t> toks{1};
+    for (int i = 1; i < 48; ++i) toks.push_back(int32_t((i * 37 + 11) % 500 + 3));
+    for (auto prec : {quant::Precision::INT4, quant::Precision::INT8}) {
+        auto q = quant::apply_plan(*m, quant::uniform_plan(prec), nullptr);
+        ASSERT_TRUE(q.ok()) << q.message();
+        auto model = std::make_shared<const Model>(q->model);
+        const int V = model->config.vocab_size;
+        auto logits = [&](qkernels::KernelLevel level) {
+            qkernels::force_kernels(level);
+            auto rt = LlamaCpu::create(model, RuntimeOptions{2, 64});
+            EXPECT_TRUE(rt.ok());
+            std::vector<float> all(toks.size() * size_t(V));
+            (*rt)->prefill(toks.data(), int(toks.size()), 0, all.data());
+            qkernels::force_kernels(qkernels::KernelLevel::Auto);
+            return all;
+        };
+        const auto port = logits(qkernels::KernelLevel::Portable);
+        for (auto level : {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni}) {
+            if (!qkernels::kernel_available(level)) continue;
+            const auto simd = logits(level);
+            EXPECT_LT(norm_err(simd, port), 1e-4) << int(prec) << " level " << int(level);
+        }
+    }
 }

@@ -1,0 +1,186 @@
+// AVX-512 (F/BW/VL/DQ) + VNNI kernels for row-mode QI4 / QI8 weights, compiled with target
+// attributes and only called when the processor has the features (qkernels.cpp checks at run
+// time). See qkernels_impl.h (VnniActs) for the activation layout they expect.
+//
+// Instruction budget per 128 INT4 weights and row (4 blocks of 32, one 64-byte load of codes):
+// shift, 2 ands, 2 vpdpbusd, 1 convert, 1 load + 1 permute of the 4 weight scales, 1 multiply by
+// the activation scales, 1 FMA. No horizontal reduction per block: each int32 lane of the
+// vpdpbusd accumulator belongs to exactly one block (4 lanes per block for INT4, 8 for INT8),
+// so the block scales are applied lane-wise and the lanes are summed once per row. Four rows are
+// processed per pass so the activation vectors and scales are loaded once for four rows.
+// The zero point (INT4: z or 8; INT8: the +128 that makes the codes unsigned, plus z) is one
+// float correction per row: Σ_g s_w[g]·(z_g + offset)·Σ_{b∈g} s_x[b]·Σxq[b].
+#include "qkernels_impl.h"
+
+#if defined(__x86_64__)
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,fma")
+// GCC 12's AVX-512 reduce/undefined intrinsics trip its own uninitialized-value warnings.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace edge::qkernels::detail {
+
+namespace {
+
+// Block-to-lane maps for one 64-byte chunk: INT4 chunks hold 4 blocks (4 lanes each), INT8 2
+// (8 lanes each).
+template <int Bits>
+struct Chunk {
+    static constexpr int kBlocks = Bits == 4 ? 4 : 2;
+    static constexpr int kLanesPerBlock = 16 / kBlocks;
+};
+
+template <int Bits>
+inline __m512i lane_block_index() {
+    alignas(64) int32_t idx[16];
+    for (int i = 0; i < 16; ++i) idx[i] = i / Chunk<Bits>::kLanesPerBlock;
+    return _mm512_load_si512(idx);
+}
+
+// Lane i -> the weight group (relative to the chunk's first group) of its block.
+template <int Bits>
+inline __m512i lane_group_index(int64_t bpg) {
+    alignas(64) int32_t idx[16];
+    for (int i = 0; i < 16; ++i) idx[i] = int32_t((i / Chunk<Bits>::kLanesPerBlock) / bpg);
+    return _mm512_load_si512(idx);
+}
+
+inline __mmask16 first_n16(int64_t n) {
+    return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << unsigned(n)) - 1u);
+}
+inline __mmask64 first_n64(int64_t n) {
+    return n >= 64 ? ~__mmask64(0) : n <= 0 ? __mmask64(0) : ((__mmask64(1) << unsigned(n)) - 1);
+}
+
+// The unsigned codes of one chunk of one row, as the 1 (INT8) or 2 (INT4: low nibbles = elements
+// 0..15 of each block, high = 16..31) byte vectors that meet the activation chunk.
+template <int Bits>
+struct Codes;
+
+template <>
+struct Codes<4> {
+    __m512i lo, hi;
+    static inline Codes load(const uint8_t* p, __mmask64 m, bool full, __m512i low4) {
+        const __m512i raw = full ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi8(m, p);
+        return {_mm512_and_si512(raw, low4), _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4)};
+    }
+    inline __m512i dot(__m512i xlo, __m512i xhi) const {
+        return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, xlo), hi, xhi);
+    }
+};
+
+template <>
+struct Codes<8> {
+    __m512i u;
+    static inline Codes load(const uint8_t* p, __mmask64 m, bool full, __m512i sign) {
+        const __m512i raw = full ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi8(m, p);
+        // c + 128 as unsigned; a masked-off byte (0 -> 128) meets a zero activation.
+        return {_mm512_xor_si512(raw, sign)};
+    }
+    inline __m512i dot(__m512i x, __m512i) const { return _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, x); }
+};
+
+// Σ_g s_w[g]·(z_g + offset)·cg[g] over one row's groups.
+float zero_correction(const QuantInfo& q, const float* sw, const int8_t* zw, float zconst, const float* cg) {
+    const int64_t G = q.groups_per_row;
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t g = 0; g < G; g += 16) {
+        const __mmask16 m = first_n16(G - g);
+        __m512 z = _mm512_set1_ps(zconst);
+        if (zw) z = _mm512_add_ps(z, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, zw + g))));
+        const __m512 s = _mm512_maskz_loadu_ps(m, sw + g);
+        acc = _mm512_fmadd_ps(_mm512_mul_ps(s, z), _mm512_maskz_loadu_ps(m, cg + g), acc);
+    }
+    return _mm512_reduce_add_ps(acc);
+}
+
+template <int Bits, int R>
+void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniActs& x, float* out) {
+    constexpr int K = Chunk<Bits>::kBlocks;
+    constexpr int64_t kChunkBytes = 64;  // codes per chunk and row; also activation bytes per chunk half
+    const int64_t bpg = q.grouping == QGrouping::PerChannel ? (int64_t(1) << 40) : q.group_size / kQBlock;
+    const int64_t gpr = q.groups_per_row;
+    const __m512i blk_idx = lane_block_index<Bits>();
+    const __m512i grp_idx = lane_group_index<Bits>(bpg);
+    const __m512i cmask = Bits == 4 ? _mm512_set1_epi8(0x0f) : _mm512_set1_epi8(char(0x80));
+    const uint8_t* codes[R];
+    const float* sw[R];
+    __m512 acc[R];
+    for (int k = 0; k < R; ++k) {
+        codes[k] = base + (r + k) * q.row_bytes;
+        sw[k] = reinterpret_cast<const float*>(base + q.scales_offset) + (r + k) * gpr;
+        acc[k] = _mm512_setzero_ps();
+    }
+    const int8_t* xq = x.q;
+    for (int64_t b = 0; b < x.blocks; b += K, xq += Bits == 4 ? 2 * kChunkBytes : kChunkBytes) {
+        const int64_t left = x.blocks - b;
+        const bool full = left >= K;
+        const __mmask64 m = first_n64(left * kQBlock * Bits / 8);
+        const __m512i x0 = _mm512_loadu_si512(xq);
+        const __m512i x1 = Bits == 4 ? _mm512_loadu_si512(xq + kChunkBytes) : x0;
+        const __m512 sx = _mm512_permutexvar_ps(blk_idx, _mm512_loadu_ps(x.scale + b));
+        const int64_t g0 = b / bpg;
+        const __mmask16 gm = first_n16(gpr - g0);
+        for (int k = 0; k < R; ++k) {
+            const auto c = Codes<Bits>::load(codes[k] + b * (kQBlock * Bits / 8), m, full, cmask);
+            const __m512 s = _mm512_mul_ps(_mm512_permutexvar_ps(grp_idx, _mm512_maskz_loadu_ps(gm, sw[k] + g0)), sx);
+            acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(c.dot(x0, x1)), s, acc[k]);
+        }
+    }
+    const int8_t* zbase = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset);
+    const float zconst = Bits == 4 ? (q.symmetric ? 8.0f : 0.0f) : 128.0f;
+    for (int k = 0; k < R; ++k)
+        out[k] = _mm512_reduce_add_ps(acc[k]) -
+                 zero_correction(q, sw[k], zbase ? zbase + (r + k) * gpr : nullptr, zconst, x.cg);
+}
+
+}  // namespace
+
+bool vnni512_layout_ok(const QuantInfo& q) {
+    if (!q.row_mode()) return false;
+    if (q.grouping == QGrouping::PerChannel) return true;
+    if (q.group_size % kQBlock != 0) return false;
+    const int64_t bpg = q.group_size / kQBlock, K = q.bits == 4 ? 4 : 2;
+    return K % bpg == 0 || bpg % K == 0;
+}
+
+void rows_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out) {
+    int64_t r = r0;
+    if (q.bits == 4) {
+        for (; r + 4 <= r1; r += 4) rows_pass<4, 4>(q, base, r, x, out + r);
+        for (; r < r1; ++r) rows_pass<4, 1>(q, base, r, x, out + r);
+    } else {
+        for (; r + 4 <= r1; r += 4) rows_pass<8, 4>(q, base, r, x, out + r);
+        for (; r < r1; ++r) rows_pass<8, 1>(q, base, r, x, out + r);
+    }
+}
+
+// Same arithmetic as quantize_block_portable (IEEE max, divide, reciprocal, multiply, round half
+// to even), so both give identical codes and scales.
+void quantize_acts_avx512(const float* x, int64_t n, int8_t* q, float* scale, int32_t* sum) {
+    const __m512 signbit = _mm512_set1_ps(-0.0f);
+    for (int64_t b = 0, i = 0; i < n; ++b, i += kQBlock) {
+        const int64_t left = n - i;
+        const __m512 v0 = _mm512_maskz_loadu_ps(first_n16(left), x + i);
+        const __m512 v1 = _mm512_maskz_loadu_ps(first_n16(left - 16), x + i + 16);
+        const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_andnot_ps(signbit, v0), _mm512_andnot_ps(signbit, v1)));
+        const float d = amax / 127.0f;
+        const float inv = d > 0.0f ? 1.0f / d : 0.0f;
+        const __m512 iv = _mm512_set1_ps(inv);
+        const __m512i lim = _mm512_set1_epi32(127), nlim = _mm512_set1_epi32(-127);
+        const __m512i i0 = _mm512_max_epi32(nlim, _mm512_min_epi32(lim, _mm512_cvtps_epi32(_mm512_mul_ps(v0, iv))));
+        const __m512i i1 = _mm512_max_epi32(nlim, _mm512_min_epi32(lim, _mm512_cvtps_epi32(_mm512_mul_ps(v1, iv))));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + b * kQBlock), _mm512_cvtsepi32_epi8(i0));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + b * kQBlock + 16), _mm512_cvtsepi32_epi8(i1));
+        scale[b] = d;
+        sum[b] = _mm512_reduce_add_epi32(_mm512_add_epi32(i0, i1));
+    }
+}
+
+}  // namespace edge::qkernels::detail
+
+#endif
