@@ -44,6 +44,7 @@ Result<KvApplied> PagedKv::apply(const KvOp& o) {
             if constexpr (std::is_same_v<T, op::Append>) return append(x);
             else if constexpr (std::is_same_v<T, op::AttachPrefix>) return attach(x);
             else if constexpr (std::is_same_v<T, op::Fork>) return fork(x);
+            else if constexpr (std::is_same_v<T, op::Write>) return write(x);
             else return remove(x);
         },
         o);
@@ -92,7 +93,7 @@ void PagedKv::on_full(Seq& s, size_t idx, KvApplied& out) {
     Block& blk = blocks_[size_t(b)];
     blk.parent_hash = parent_hash_of(s, idx);
     blk.hash = block_hash(blk.parent_hash, blk.tokens);
-    if (!cfg_.prefix_sharing) return;
+    if (!cfg_.prefix_sharing || s.no_share) return;
     auto it = index_.find(blk.hash);
     if (it == index_.end()) {
         index_.emplace(blk.hash, b);
@@ -129,6 +130,7 @@ Result<KvApplied> PagedKv::append(const op::Append& a) {
         return out;
     }
     Seq& s = seqs_[a.seq];
+    s.no_share = s.no_share || a.no_share;
     const size_t kvd = size_t(cfg_.shape.kv_dim());
     const bool data = cfg_.store_data && a.k != nullptr;
     if (cow) {  // copy the shared partial block before writing into it
@@ -208,6 +210,35 @@ Result<KvApplied> PagedKv::remove(const op::Remove& r) {
     for (BlockId b : it->second.table) release(b, out);
     seqs_.erase(it);
     return out;
+}
+
+int64_t PagedKv::blocks_needed(SeqId seq, int64_t n) const {
+    const int B = cfg_.shape.block_tokens;
+    auto it = seqs_.find(seq);
+    const int64_t len = it == seqs_.end() ? 0 : it->second.len;
+    const bool cow = len % B != 0 && n > 0 && blocks_[size_t(it->second.table.back())].ref > 1;
+    return blocks_for(len + n, B) - blocks_for(len, B) + (cow ? 1 : 0);
+}
+
+Result<KvApplied> PagedKv::write(const op::Write& w) {
+    auto it = seqs_.find(w.seq);
+    if (it == seqs_.end()) return err("KV write: sequence ", w.seq, " does not exist");
+    if (data_.empty()) return err("KV write to sequence ", w.seq, ": the cache stores no data (bookkeeping only)");
+    if (w.k == nullptr || w.v == nullptr) return err("KV write to sequence ", w.seq, ": K or V rows missing");
+    if (w.layer < 0 || w.layer >= cfg_.shape.n_layers)
+        return err("KV write to sequence ", w.seq, ": layer ", w.layer, " out of range (", cfg_.shape.n_layers, " layers)");
+    if (w.pos < 0 || w.n < 0 || int64_t(w.pos) + w.n > it->second.len)
+        return err("KV write to sequence ", w.seq, ": tokens ", w.pos, "..", int64_t(w.pos) + w.n - 1,
+                   " are not all appended (length ", it->second.len, ")");
+    const int B = cfg_.shape.block_tokens;
+    const size_t kvd = size_t(cfg_.shape.kv_dim());
+    for (int i = 0; i < w.n; ++i) {
+        const int p = w.pos + i;
+        const BlockId b = it->second.table[size_t(p / B)];
+        std::memcpy(slab(b, w.layer, 0) + size_t(p % B) * kvd, w.k + size_t(i) * kvd, kvd * sizeof(float));
+        std::memcpy(slab(b, w.layer, 1) + size_t(p % B) * kvd, w.v + size_t(i) * kvd, kvd * sizeof(float));
+    }
+    return KvApplied{};
 }
 
 const float* PagedKv::slab(BlockId b, int layer, int kv) const {

@@ -35,6 +35,20 @@ struct Append {
     std::span<const int32_t> tokens;
     const float* k = nullptr;
     const float* v = nullptr;
+    // The rows are not exact (restored from a lossy tier): the sequence's blocks are never shared
+    // or indexed from now on, so no other sequence attaches to approximate K/V. Sticky.
+    bool no_share = false;
+};
+// Writes the K and V rows of tokens pos..pos+n-1 of one layer of a sequence (rows [n][kv_dim])
+// through its block table; the tokens must already be appended. The executor appends a batch's
+// tokens first (bookkeeping) and fills their rows layer by layer as it computes them.
+struct Write {
+    SeqId seq;
+    int layer = 0;
+    int pos = 0;
+    int n = 0;
+    const float* k = nullptr;
+    const float* v = nullptr;
 };
 // Starts a new (or empty) sequence by sharing the longest run of cached FULL blocks whose tokens
 // (and every token before them) equal the prefix of `tokens`. Allocates nothing. The caller then
@@ -54,7 +68,7 @@ struct Remove {
 };
 }  // namespace op
 
-using KvOp = std::variant<op::Append, op::AttachPrefix, op::Fork, op::Remove>;
+using KvOp = std::variant<op::Append, op::AttachPrefix, op::Fork, op::Remove, op::Write>;
 
 // What one apply() did.
 struct KvApplied {
@@ -93,6 +107,13 @@ public:
     int refcount(BlockId b) const { return blocks_[size_t(b)].ref; }
     int filled(BlockId b) const { return blocks_[size_t(b)].filled; }
     int64_t free_blocks() const { return int64_t(free_.size()); }
+    int64_t total_blocks() const { return int64_t(blocks_.size()); }
+    // Blocks an Append of n tokens to s would take from the free list (copy-on-write included);
+    // what a scheduler plans with before it applies.
+    int64_t blocks_needed(SeqId s, int64_t n) const;
+    // All slabs of a block, [layer][K|V][token][kv_dim] (shape().block_floats() floats); null when
+    // store_data is false. What the host tier compresses.
+    const float* block_data(BlockId b) const { return slab(b, 0, 0); }
     // [block_tokens][kv_dim] rows of one layer of a block; null when store_data is false.
     const float* keys(BlockId b, int layer) const { return slab(b, layer, 0); }
     const float* values(BlockId b, int layer) const { return slab(b, layer, 1); }
@@ -116,12 +137,14 @@ private:
     struct Seq {
         std::vector<BlockId> table;
         int len = 0;
+        bool no_share = false;
     };
     explicit PagedKv(const KvConfig& cfg);
     Result<KvApplied> append(const op::Append& a);
     Result<KvApplied> attach(const op::AttachPrefix& a);
     Result<KvApplied> fork(const op::Fork& f);
     Result<KvApplied> remove(const op::Remove& r);
+    Result<KvApplied> write(const op::Write& w);
     BlockId take();
     void release(BlockId b, KvApplied& out);
     void on_full(Seq& s, size_t idx, KvApplied& out);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "engine/kv/paged_kv.h"
 #include "kernels.h"
 #include "qkernels.h"
 
@@ -46,9 +47,11 @@ Result<std::unique_ptr<LlamaCpu>> LlamaCpu::create(std::shared_ptr<const Model> 
                                     t(p + "attn_v.weight"), t(p + "attn_output.weight"), w(p + "ffn_norm.weight"),
                                     t(p + "ffn_gate.weight"), t(p + "ffn_up.weight"), t(p + "ffn_down.weight")});
     }
-    const size_t kv = size_t(c.n_layers) * size_t(max_seq) * size_t(c.kv_dim());
-    rt->key_cache_.assign(kv, 0.0f);
-    rt->value_cache_.assign(kv, 0.0f);
+    if (opts.contiguous_kv) {
+        const size_t kv = size_t(c.n_layers) * size_t(max_seq) * size_t(c.kv_dim());
+        rt->key_cache_.assign(kv, 0.0f);
+        rt->value_cache_.assign(kv, 0.0f);
+    }
 
     // Rotary tables: pair i of every head rotates by pos * theta^(-2i/rope_dim).
     const int half = c.rope_dim / 2;
@@ -118,6 +121,8 @@ const float* LlamaCpu::prefill(const int32_t* tokens, int n, int pos, float* all
     if (n <= 0) return logits_.data();
     // Guard rails for programmer errors; user-facing callers check lengths before calling.
     if (pos < 0 || pos + n > max_seq_) n = std::max(0, max_seq_ - pos);
+    if (key_cache_.empty()) n = 0;  // paged-only executor: no contiguous cache to run on
+    if (n <= 0) return logits_.data();
     ensure_batch(n);
     const int D = c.dim, KV = c.kv_dim(), QD = c.q_dim(), F = c.hidden_dim, HD = c.head_dim;
     const int kv_mul = c.n_heads / c.n_kv_heads;
@@ -210,6 +215,138 @@ const float* LlamaCpu::prefill(const int32_t* tokens, int n, int pos, float* all
         matmul(logits_.data(), &x_[size_t(n - 1) * D], *head_tensor_, 1);
     }
     return logits_.data();
+}
+
+Result<const float*> LlamaCpu::forward_paged(kv::PagedKv& kv, std::span<const PagedStep> batch) {
+    const LlamaConfig& c = cfg_;
+    const kv::KvShape& sh = kv.shape();
+    if (sh.n_layers != c.n_layers || sh.n_kv_heads != c.n_kv_heads || sh.head_dim != c.head_dim)
+        return err("paged KV cache shape (", sh.n_layers, " layers, ", sh.n_kv_heads, " KV heads x ", sh.head_dim,
+                   ") does not match the model (", c.n_layers, " layers, ", c.n_kv_heads, " KV heads x ", c.head_dim, ")");
+    if (batch.empty()) return err("paged forward: empty batch");
+    // Plan: positions, the block demand, and checks, before anything changes.
+    std::vector<int> start(batch.size());
+    int n = 0;
+    int64_t need = 0;
+    for (size_t i = 0; i < batch.size(); ++i) {
+        const PagedStep& st = batch[i];
+        if (st.tokens.empty()) return err("paged forward: sequence ", st.seq, " has no tokens in this step");
+        for (size_t j = 0; j < i; ++j)
+            if (batch[j].seq == st.seq) return err("paged forward: sequence ", st.seq, " appears twice in one batch");
+        start[i] = kv.seq_len(st.seq);
+        if (int64_t(start[i]) + int64_t(st.tokens.size()) > max_seq_)
+            return err("paged forward: sequence ", st.seq, " would reach ", int64_t(start[i]) + int64_t(st.tokens.size()),
+                       " tokens, past the executor's maximum of ", max_seq_);
+        need += kv.blocks_needed(st.seq, int64_t(st.tokens.size()));
+        n += int(st.tokens.size());
+    }
+    if (need > kv.free_blocks())
+        return err("KV budget exhausted: the batch needs ", need, " new blocks, ", kv.free_blocks(), " free of ",
+                   kv.total_blocks());
+    for (const PagedStep& st : batch) EDGE_TRY(kv.apply(kv::op::Append{st.seq, st.tokens}));
+
+    ensure_batch(n);
+    const int D = c.dim, KV = c.kv_dim(), QD = c.q_dim(), F = c.hidden_dim, HD = c.head_dim;
+    const int kv_mul = c.n_heads / c.n_kv_heads;
+    const int half = c.rope_dim / 2;
+    const int B = sh.block_tokens;
+    const float inv_sqrt = 1.0f / std::sqrt(float(HD));
+    // token t of the flattened batch: which step, which position
+    std::vector<int> tok_item(static_cast<size_t>(n)), tok_pos(static_cast<size_t>(n));
+    std::vector<int> first(batch.size());
+    for (size_t i = 0, t = 0; i < batch.size(); ++i) {
+        first[i] = int(t);
+        for (size_t j = 0; j < batch[i].tokens.size(); ++j, ++t) {
+            tok_item[t] = int(i);
+            tok_pos[t] = start[i] + int(j);
+            int32_t tok = batch[i].tokens[j];
+            if (tok < 0 || tok >= c.vocab_size) tok = 0;
+            if (embd_)
+                std::memcpy(&x_[t * D], embd_ + int64_t(tok) * D, sizeof(float) * D);
+            else
+                qkernels::dequantize_row(*embd_tensor_, tok, &x_[t * D]);
+        }
+    }
+    std::vector<std::span<const kv::BlockId>> tables(batch.size());
+
+    for (int l = 0; l < c.n_layers; ++l) {
+        const Layer& L = layers_[l];
+        for (int t = 0; t < n; ++t) kernels::rmsnorm(&xb_[size_t(t) * D], &x_[size_t(t) * D], L.attn_norm, D, c.norm_eps);
+        if (linear_hook_)
+            for (const char* kind : {"attn_q", "attn_k", "attn_v"}) hook(l, kind, xb_.data(), n, D);
+        matmul(q_.data(), xb_.data(), *L.wq, n);
+        matmul(k_.data(), xb_.data(), *L.wk, n);
+        matmul(v_.data(), xb_.data(), *L.wv, n);
+        for (int t = 0; t < n; ++t) {
+            const int p = tok_pos[size_t(t)];
+            const float* cs = &rope_cos_[size_t(p) * half];
+            const float* sn = &rope_sin_[size_t(p) * half];
+            auto rotate = [&](float* vec, int heads) {
+                for (int h = 0; h < heads; ++h) {
+                    float* hv = vec + size_t(h) * HD;
+                    for (int i = 0; i < half; ++i) {
+                        const float a = hv[2 * i], b = hv[2 * i + 1];
+                        hv[2 * i] = a * cs[i] - b * sn[i];
+                        hv[2 * i + 1] = a * sn[i] + b * cs[i];
+                    }
+                }
+            };
+            rotate(&q_[size_t(t) * QD], c.n_heads);
+            rotate(&k_[size_t(t) * KV], c.n_kv_heads);
+        }
+        for (size_t i = 0; i < batch.size(); ++i) {
+            const size_t t0 = size_t(first[i]);
+            EDGE_TRY(kv.apply(kv::op::Write{batch[i].seq, l, start[i], int(batch[i].tokens.size()), &k_[t0 * KV], &v_[t0 * KV]}));
+            tables[i] = kv.block_table(batch[i].seq);
+        }
+
+        // Attention through the block tables: token t attends to positions 0..pos of its own sequence.
+        pool_.parallel_for(int64_t(n) * c.n_heads, [&](int64_t b, int64_t e) {
+            for (int64_t job = b; job < e; ++job) {
+                const int t = int(job / c.n_heads), h = int(job % c.n_heads);
+                const std::span<const kv::BlockId> table = tables[size_t(tok_item[size_t(t)])];
+                const int len = tok_pos[size_t(t)] + 1;
+                const float* qh = &q_[size_t(t) * QD + size_t(h) * HD];
+                float* att = &att_[(size_t(t) * c.n_heads + h) * max_seq_];
+                const size_t hoff = size_t(h / kv_mul) * HD;
+                for (int s = 0; s < len; ++s)
+                    att[s] = kernels::dot(qh, kv.keys(table[size_t(s / B)], l) + size_t(s % B) * KV + hoff, HD) * inv_sqrt;
+                kernels::softmax(att, len);
+                float* out = &xb_[size_t(t) * QD + size_t(h) * HD];
+                std::fill(out, out + HD, 0.0f);
+                for (int s = 0; s < len; ++s) {
+                    const float a = att[s];
+                    const float* vs = kv.values(table[size_t(s / B)], l) + size_t(s % B) * KV + hoff;
+                    for (int i = 0; i < HD; ++i) out[i] += a * vs[i];
+                }
+            }
+        });
+        hook(l, "attn_output", xb_.data(), n, QD);
+        matmul(xb2_.data(), xb_.data(), *L.wo, n);
+        for (size_t i = 0; i < size_t(n) * D; ++i) x_[i] += xb2_[i];
+
+        for (int t = 0; t < n; ++t) kernels::rmsnorm(&xb_[size_t(t) * D], &x_[size_t(t) * D], L.ffn_norm, D, c.norm_eps);
+        if (linear_hook_)
+            for (const char* kind : {"ffn_gate", "ffn_up"}) hook(l, kind, xb_.data(), n, D);
+        matmul(hb_.data(), xb_.data(), *L.w_gate, n);
+        matmul(hb2_.data(), xb_.data(), *L.w_up, n);
+        for (int t = 0; t < n; ++t) kernels::swiglu(&hb_[size_t(t) * F], &hb2_[size_t(t) * F], F);
+        hook(l, "ffn_down", hb_.data(), n, F);
+        matmul(xb2_.data(), hb_.data(), *L.w_down, n);
+        for (size_t i = 0; i < size_t(n) * D; ++i) x_[i] += xb2_[i];
+    }
+
+    // The last token of each step through the final norm and the head.
+    const int m = int(batch.size());
+    paged_x_.resize(size_t(m) * D);
+    paged_logits_.resize(size_t(m) * c.vocab_size);
+    for (int i = 0; i < m; ++i) {
+        const size_t last = size_t(first[size_t(i)]) + batch[size_t(i)].tokens.size() - 1;
+        kernels::rmsnorm(&paged_x_[size_t(i) * D], &x_[last * D], out_norm_, D, c.norm_eps);
+    }
+    hook(-1, "output", paged_x_.data(), m, D);
+    matmul(paged_logits_.data(), paged_x_.data(), *head_tensor_, m);
+    return paged_logits_.data();
 }
 
 }  // namespace edge

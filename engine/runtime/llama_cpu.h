@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -11,11 +12,25 @@
 #include "engine/core/thread_pool.h"
 #include "engine/model/ir.h"
 
+namespace edge::kv {
+class PagedKv;
+}
+
 namespace edge {
 
 struct RuntimeOptions {
     int threads = 0;  // <= 0: all hardware threads
     int max_seq = 0;  // KV cache length; <= 0: the model's context length (capped at 4096)
+    // false: no contiguous cache is allocated (paged mode only; forward/prefill must not be
+    // called). max_seq still bounds positions (rotary tables, attention scratch).
+    bool contiguous_kv = true;
+};
+
+// One sequence's share of a paged batch: its next tokens (positions continue from the sequence's
+// current length in the PagedKv).
+struct PagedStep {
+    int32_t seq = 0;
+    std::span<const int32_t> tokens;
 };
 
 class LlamaCpu {
@@ -29,6 +44,16 @@ public:
     // Runs n tokens at positions pos..pos+n-1 in one batched pass (prefill). When all_logits is
     // not null it receives n*vocab logits; the logits of the last token are returned either way.
     const float* prefill(const int32_t* tokens, int n, int pos, float* all_logits = nullptr);
+
+    // Paged mode: several sequences in one batch, K/V stored in `kv` (blocks of all layers) and
+    // read through each sequence's block table, so each token attends only to its own sequence
+    // (a block-diagonal causal mask without a mask). Appends every step's tokens to its sequence,
+    // fills their K/V rows layer by layer, and returns the logits of each step's LAST token,
+    // [batch.size()][vocab] (valid until the next call). The same summation order as prefill():
+    // logits are bit-identical to the contiguous cache for the same tokens. Errors (shape
+    // mismatch, a sequence twice, a position past max_seq, KV budget exhausted) leave kv as it
+    // was.
+    Result<const float*> forward_paged(kv::PagedKv& kv, std::span<const PagedStep> batch);
 
     const LlamaConfig& config() const { return cfg_; }
     int max_seq() const { return max_seq_; }
@@ -64,6 +89,7 @@ private:
     // scratch, sized for a batch
     int batch_cap_ = 0;
     std::vector<float> x_, xb_, xb2_, q_, k_, v_, att_, hb_, hb2_, logits_;
+    std::vector<float> paged_x_, paged_logits_;  // paged mode: last token of each step
     void ensure_batch(int n);
     void matmul(float* out, const float* in, const float* w, int n, int in_dim, int out_dim);
     // Dispatches on the weight's type: F32 to the matmul above, others to engine/runtime/qkernels.
