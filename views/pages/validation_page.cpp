@@ -15,6 +15,7 @@
 #include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
+#include <QSettings>
 #include <QSpinBox>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -162,6 +163,31 @@ ValidationPage::ValidationPage(ModelDocument* document, LayerPlanModel* plan, Co
     connect(job_, &JobSlot::runningChanged, this, &ValidationPage::updateRunState);
     connect(job_, &JobSlot::cancelled, this, [this] { stage_->setText(tr("Cancelled")); });
     connect(report_, &ValidationReportModel::verdictChanged, this, &ValidationPage::updateVerdict);
+    // Thresholds and run options persist between sessions (QSettings "validation/...").
+    {
+        QSettings settings;
+        edge::Thresholds t;
+        t.kl_mean_max = settings.value(QStringLiteral("validation/kl_mean_max"), t.kl_mean_max).toDouble();
+        t.jitter_ms_max = settings.value(QStringLiteral("validation/jitter_ms_max"), t.jitter_ms_max).toDouble();
+        t.bitflip_conf_drop_max =
+            settings.value(QStringLiteral("validation/bitflip_conf_drop_max"), t.bitflip_conf_drop_max).toDouble();
+        t.scale_ratio_warn = settings.value(QStringLiteral("validation/scale_ratio_warn"), t.scale_ratio_warn).toDouble();
+        report_->setThresholds(t);
+        parts_->setValue(settings.value(QStringLiteral("validation/parts"), parts_->value()).toInt());
+        bitflip_->setChecked(settings.value(QStringLiteral("validation/bitflip"), true).toBool());
+    }
+    connect(report_, &ValidationReportModel::thresholdsChanged, this, [this] {
+        const edge::Thresholds t = report_->thresholds();
+        QSettings settings;
+        settings.setValue(QStringLiteral("validation/kl_mean_max"), t.kl_mean_max);
+        settings.setValue(QStringLiteral("validation/jitter_ms_max"), t.jitter_ms_max);
+        settings.setValue(QStringLiteral("validation/bitflip_conf_drop_max"), t.bitflip_conf_drop_max);
+        settings.setValue(QStringLiteral("validation/scale_ratio_warn"), t.scale_ratio_warn);
+    });
+    connect(parts_, &QSpinBox::valueChanged, this,
+            [](int v) { QSettings().setValue(QStringLiteral("validation/parts"), v); });
+    connect(bitflip_, &QCheckBox::toggled, this,
+            [](bool on) { QSettings().setValue(QStringLiteral("validation/bitflip"), on); });
     connect(document_, &ModelDocument::modelChanged, this, [this] {
         job_->cancel();  // a run on the previous model is stale
         report_->clear();
