@@ -32,11 +32,8 @@ ProjectController::ProjectController(ProjectParts parts, const QString& autosave
         pending_.reset();
         applyRest(p);
     });
-    connect(parts_.document, &views::ModelDocument::loadFailed, this, [this](const QString&, const QString& message) {
-        if (!pending_) return;
-        pending_.reset();
-        emit failed(message);
-    });
+    // The document's own error (shown by the window) names the model; the project is dropped whole.
+    connect(parts_.document, &views::ModelDocument::loadFailed, this, [this] { pending_.reset(); });
     connect(parts_.document, &views::ModelDocument::loadCancelled, this, [this] { pending_.reset(); });
 }
 

@@ -3,7 +3,8 @@
 // in the Layers table), set the two most sensitive layers to INT8 and the rest to INT4-AWQ, run
 // validation (report table, verdict, the Pareto point appears, hover names it), undo, save the
 // project and reopen it in a new window (plan, configurations, points), click the point to open
-// its plan; crash recovery from the autosave; a corrupt project leaves the state intact. A
+// its plan; crash recovery from the autosave; a corrupt project, or a project whose model is
+// corrupt, leaves the state intact. A
 // watchdog timer measures the event loop's longest stall while the analysis and validation jobs run.
 #include <gtest/gtest.h>
 
@@ -25,6 +26,7 @@
 #include "views/models/job.h"
 #include "views/models/layer_plan_model.h"
 #include "views/models/model_document.h"
+#include "views/models/project.h"
 #include "views/models/validation_report_model.h"
 #include "views/pages/layers_page.h"
 #include "views/pages/pareto_page.h"
@@ -114,6 +116,14 @@ TEST(StudioEndToEnd, SensitivePlanValidateParetoUndoSaveReopen) {
     bars->replot();
     const int topRow = sens->model()->rowOfLayer(top2[0]);
     const QPoint barPoint(int(bars->xAxis->coordToPixel(topRow)), int(bars->yAxis->coordToPixel(topKl * 0.5)));
+    // A heatmap cell selects its layer too (without leaving the page).
+    QCustomPlot* heat = sens->heatmapPlot();
+    heat->replot();
+    const int lastRow = sens->model()->layerCount() - 1;
+    QTest::mouseClick(heat, Qt::LeftButton, {},
+                      QPoint(int(heat->xAxis->coordToPixel(lastRow)), int(heat->yAxis->coordToPixel(0))));
+    EXPECT_EQ(sens->selectedLayer(), sens->model()->layer(lastRow));
+    window->showPage(MainWindow::SensitivityPageIndex);
     QTest::mouseClick(bars, Qt::LeftButton, {}, barPoint);
     EXPECT_EQ(sens->selectedLayer(), top2[0]);
     EXPECT_EQ(window->currentPage(), int(MainWindow::LayersPageIndex));
@@ -190,6 +200,10 @@ TEST(StudioEndToEnd, SensitivePlanValidateParetoUndoSaveReopen) {
     pareto->plot()->replot();
     QTest::mouseMove(pareto->plot(), pareto->pointPosition(0).toPoint());
     EXPECT_TRUE(pareto->hoverText().startsWith(QStringLiteral("C1 · perplexity"))) << pareto->hoverText().toStdString();
+    pareto->setCost(ConfigurationModel::Size);
+    EXPECT_EQ(pareto->pointCount(), 1);
+    EXPECT_DOUBLE_EQ(pareto->plot()->graph(0)->data()->at(0)->key, double(c1.bytes) / 1024.0);
+    pareto->setCost(ConfigurationModel::Latency);
     // The event loop kept running while the engine worked (watchdog; 2 shared cores, no assert
     // on speed beyond the 100 ms bound).
     EXPECT_LT(stall, 100) << "longest event-loop stall during the jobs: " << stall << " ms";
@@ -239,6 +253,28 @@ TEST(StudioEndToEnd, SensitivePlanValidateParetoUndoSaveReopen) {
     box->close();
     EXPECT_EQ(reopened->layersPage()->planModel()->settings(), mixed);
     EXPECT_EQ(reopened->configurations()->rowCount(), 1);
+    // A project whose model is corrupt: the loader's error dialog, nothing of the project applied.
+    const QString badModel = dir + QStringLiteral("/broken.gguf");
+    QFile bm(badModel);
+    ASSERT_TRUE(bm.open(QIODevice::WriteOnly));
+    bm.write("GGUF\x03\x00\x00\x00", 8);
+    bm.close();
+    edge::views::ProjectData other = reopened->project()->snapshot();
+    other.modelPath = badModel;
+    other.configurations.clear();
+    QString saveError;
+    ASSERT_TRUE(edge::views::saveProjectFile(dir + QStringLiteral("/badmodel.edgeproj"), other, &saveError));
+    QSignalSpy loadFailed(reopened->document(), &ModelDocument::loadFailed);
+    ASSERT_TRUE(reopened->openProject(dir + QStringLiteral("/badmodel.edgeproj")));
+    ASSERT_TRUE(waitUntil([&] { return loadFailed.size() == 1; }));
+    auto* loadBox = reopened->findChild<QMessageBox*>(QStringLiteral("loadError"));
+    ASSERT_NE(loadBox, nullptr);
+    EXPECT_TRUE(loadBox->text().contains(QStringLiteral("broken.gguf"))) << loadBox->text().toStdString();
+    loadBox->close();
+    EXPECT_FALSE(reopened->project()->isApplying());
+    EXPECT_EQ(reopened->document()->path(), window->document()->path());
+    EXPECT_EQ(reopened->configurations()->rowCount(), 1);
+    EXPECT_EQ(reopened->layersPage()->planModel()->settings(), mixed);
 
     // Crash: the first window's autosave is written, then the window dies without closing.
     ASSERT_TRUE(window->project()->autosave()->saveNow());
