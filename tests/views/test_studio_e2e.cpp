@@ -4,8 +4,8 @@
 // validation (report table, verdict, the Pareto point appears, hover names it), undo, save the
 // project and reopen it in a new window (plan, configurations, points), click the point to open
 // its plan; crash recovery from the autosave; a corrupt project, or a project whose model is
-// corrupt, leaves the state intact. A
-// watchdog timer measures the event loop's longest stall while the analysis and validation jobs run.
+// corrupt, leaves the state intact. A watchdog timer measures the event loop's longest stall while
+// the analysis and validation jobs run.
 #include <gtest/gtest.h>
 
 #include <QAction>
