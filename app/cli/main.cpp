@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
         add_synth_command(app, rc);
         add_compile_command(app, rc);
         add_quant_commands(app, rc);
+        add_kv_commands(app, rc);
         // An unknown first word is a usage error that names it (CLI11 would only say that a
         // subcommand is required).
         if (argc > 1 && argv[1][0] != '-') {
