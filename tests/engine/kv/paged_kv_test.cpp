@@ -191,3 +191,32 @@ TEST(PagedKvWaste, PrefixSharingSavesMemory) {
     EXPECT_EQ(s->blocks_shared, 32 + 32 * 4);
     EXPECT_GT(s->saving(), 0.8);
 }
+
+// op::Write fills rows of appended tokens through the block table; no_share keeps approximate
+// (lossy-restored) K/V out of the prefix index.
+TEST(PagedKv, WriteRowsAndNoShareSequences) {
+    PagedKv kv = make(8);
+    const Rows r = rows(1, 0, 20);
+    ASSERT_TRUE(kv.apply(op::Append{1, r.tokens}).ok());  // bookkeeping only
+    const int kvd = kShape.kv_dim();
+    std::vector<float> k(size_t(20) * kvd), v(k.size());
+    for (size_t i = 0; i < k.size(); ++i) k[i] = float(i), v[i] = -float(i);
+    ASSERT_TRUE(kv.apply(op::Write{1, 1, 0, 20, k.data(), v.data()}).ok());
+    EXPECT_EQ(kv.key_row(1, 1, 17)[3], float(17 * kvd + 3));
+    EXPECT_EQ(kv.value_row(1, 1, 17)[3], -float(17 * kvd + 3));
+    auto past = kv.apply(op::Write{1, 0, 15, 6, k.data(), v.data()});
+    ASSERT_FALSE(past.ok());
+    EXPECT_NE(past.message().find("not all appended"), std::string::npos) << past.message();
+    EXPECT_FALSE(kv.apply(op::Write{1, 2, 0, 1, k.data(), v.data()}).ok());  // layer out of range
+    EXPECT_FALSE(kv.apply(op::Write{9, 0, 0, 1, k.data(), v.data()}).ok());  // no such sequence
+    // a no_share sequence's full block is not indexed: nobody can attach to it
+    const Rows s = rows(2, 0, 16, 500);
+    ASSERT_TRUE(kv.apply(op::Append{2, s.tokens, s.k.data(), s.v.data(), true}).ok());
+    auto a = kv.apply(op::AttachPrefix{3, s.tokens});
+    ASSERT_TRUE(a.ok());
+    EXPECT_EQ(a->tokens_shared, 0);
+    EXPECT_EQ(kv.blocks_needed(3, 16), 1);
+    EXPECT_EQ(kv.blocks_needed(1, 12), 0);  // fills the partial block
+    EXPECT_EQ(kv.blocks_needed(1, 13), 1);
+    EXPECT_TRUE(kv.check().ok());
+}
