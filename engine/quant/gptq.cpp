@@ -28,24 +28,30 @@ bool cholesky_lower(std::vector<double>& a, int64_t n) {
     return true;
 }
 
-// H^-1 from its lower Cholesky factor L (H = L Lᵀ): invert L, then Lᵀ⁻¹ L⁻¹.
-// Takes L by value and frees it once L⁻¹ is made, so at most two n×n matrices live at once.
+// H^-1 from its lower Cholesky factor L (H = L Lᵀ): invert L, then Lᵀ⁻¹ L⁻¹. L⁻¹ is held
+// transposed (lt[j][k] = L⁻¹[k][j]) so both passes read rows, not columns; the sums run in the
+// same order as over L⁻¹'s columns. Takes L by value and frees it once L⁻¹ is made, so at most
+// two n×n matrices live at once.
 std::vector<double> inverse_from_cholesky(std::vector<double> l, int64_t n) {
-    std::vector<double> li(size_t(n * n), 0.0);
+    std::vector<double> lt(size_t(n * n), 0.0);
     for (int64_t j = 0; j < n; ++j) {
-        li[size_t(j * n + j)] = 1.0 / l[size_t(j * n + j)];
+        double* tj = &lt[size_t(j * n)];
+        tj[j] = 1.0 / l[size_t(j * n + j)];
         for (int64_t i = j + 1; i < n; ++i) {
+            const double* li_row = &l[size_t(i * n)];
             double s = 0;
-            for (int64_t k = j; k < i; ++k) s -= l[size_t(i * n + k)] * li[size_t(k * n + j)];
-            li[size_t(i * n + j)] = s / l[size_t(i * n + i)];
+            for (int64_t k = j; k < i; ++k) s -= li_row[k] * tj[k];
+            tj[i] = s / l[size_t(i * n + i)];
         }
     }
     std::vector<double>().swap(l);
     std::vector<double> inv(size_t(n * n), 0.0);
     for (int64_t i = 0; i < n; ++i)
         for (int64_t j = 0; j <= i; ++j) {
+            const double* ti = &lt[size_t(i * n)];
+            const double* tj = &lt[size_t(j * n)];
             double s = 0;
-            for (int64_t k = i; k < n; ++k) s += li[size_t(k * n + i)] * li[size_t(k * n + j)];
+            for (int64_t k = i; k < n; ++k) s += ti[k] * tj[k];
             inv[size_t(i * n + j)] = inv[size_t(j * n + i)] = s;
         }
     return inv;

@@ -189,6 +189,8 @@ Result<LayerwiseStats> gptq_layerwise(const Model& model, const CalibSet& calib,
             std::memcpy(&h[(size_t(starts[i]) + j) * size_t(D)], embd->f32() + int64_t(tok) * D, sizeof(float) * size_t(D));
         }
 
+    // The embedding rows are copied; its pages (random tokens touch most of them) are let go.
+    if (opts.release_pages) release(embd->data.get(), embd->nbytes);
     ThreadPool pool(opts.threads);
     BlockRunner runner(c, longest, pool);
     LayerwiseStats stats;
