@@ -827,10 +827,6 @@
         <translation>passed</translation>
     </message>
     <message>
-        <source>failed</source>
-        <translation>failed</translation>
-    </message>
-    <message>
         <source>Pareto frontier</source>
         <translation>Pareto frontier</translation>
     </message>
@@ -873,6 +869,10 @@
     <message>
         <source>No configuration yet: run a validation — each run adds a point here.</source>
         <translation>No configuration yet: run a validation — each run adds a point here.</translation>
+    </message>
+    <message>
+        <source>failed: %1</source>
+        <translation>failed: %1</translation>
     </message>
 </context>
 <context>

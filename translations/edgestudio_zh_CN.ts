@@ -822,10 +822,6 @@
         <translation>通过</translation>
     </message>
     <message>
-        <source>failed</source>
-        <translation>未通过</translation>
-    </message>
-    <message>
         <source>Pareto frontier</source>
         <translation>帕累托前沿</translation>
     </message>
@@ -868,6 +864,10 @@
     <message>
         <source>No configuration yet: run a validation — each run adds a point here.</source>
         <translation>尚无配置：运行一次验证——每次运行都会在此添加一个点。</translation>
+    </message>
+    <message>
+        <source>failed: %1</source>
+        <translation>未通过：%1</translation>
     </message>
 </context>
 <context>

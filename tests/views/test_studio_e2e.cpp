@@ -192,6 +192,7 @@ TEST(StudioEndToEnd, SensitivePlanValidateParetoUndoSaveReopen) {
     EXPECT_GT(c1.decodeMs, 0.0);
     EXPECT_LT(c1.bytes, c1.fp32Bytes);
     EXPECT_EQ(c1.passed, report->passed());
+    EXPECT_EQ(c1.failures, report->failures());
     ParetoPage* pareto = window->paretoPage();
     EXPECT_EQ(pareto->pointCount(), 1);
     EXPECT_EQ(pareto->frontRows(), std::vector<int>{0});

@@ -60,6 +60,7 @@ Configuration config(const QString& name, double ppl, double ms, quint64 bytes, 
     s.precision = p;
     s.method = p == Precision::INT4 || p == Precision::INT8 ? PlanMethod::RTN : PlanMethod::None;
     c.settings = {s, LayerSetting{}};
+    c.failures = {QStringLiteral("mean KL 0.1 ≥ 0.08")};
     c.when = QDateTime::fromString(QStringLiteral("2026-12-01T00:00:00Z"), Qt::ISODate);
     return c;
 }
@@ -155,6 +156,9 @@ TEST(ConfigurationModel, FrontierDiffAndJsonRoundTrip) {
     EXPECT_EQ(back.layers, model.at(1).layers);
     EXPECT_EQ(back.bytes, 2000u);
     EXPECT_EQ(back.when, model.at(1).when);
+    EXPECT_EQ(back.failures, model.at(1).failures);
+    EXPECT_EQ(model.index(1, ConfigurationModel::VerdictColumn).data(Qt::ToolTipRole).toString(),
+              QStringLiteral("mean KL 0.1 ≥ 0.08"));
     EXPECT_FALSE(configurationFromJson(QJsonObject{{QStringLiteral("name"), QStringLiteral("x")}}, &back, &error));
 }
 

@@ -69,6 +69,7 @@ QJsonObject configurationToJson(const Configuration& c) {
                   {QStringLiteral("bytes"), double(c.bytes)},
                   {QStringLiteral("fp32_bytes"), double(c.fp32Bytes)},
                   {QStringLiteral("passed"), c.passed},
+                  {QStringLiteral("failures"), QJsonArray::fromStringList(c.failures)},
                   {QStringLiteral("when"), c.when.toString(Qt::ISODate)}};
     o.insert(QStringLiteral("plan"), settingsToJson(c.layers, c.settings));
     return o;
@@ -90,6 +91,7 @@ bool configurationFromJson(const QJsonObject& o, Configuration* c, QString* erro
     r.bytes = quint64(o.value(QStringLiteral("bytes")).toDouble());
     r.fp32Bytes = quint64(o.value(QStringLiteral("fp32_bytes")).toDouble());
     r.passed = o.value(QStringLiteral("passed")).toBool();
+    for (const QJsonValue& f : o.value(QStringLiteral("failures")).toArray()) r.failures << f.toString();
     r.when = QDateTime::fromString(o.value(QStringLiteral("when")).toString(), Qt::ISODate);
     if (!settingsFromJson(o.value(QStringLiteral("plan")).toObject(), &r.layers, &r.settings, error)) return false;
     *c = std::move(r);
@@ -189,6 +191,8 @@ QVariant ConfigurationModel::data(const QModelIndex& index, int role) const {
             case VerdictColumn: return c.passed ? tr("pass") : tr("FAIL");
         }
     }
+    if (role == Qt::ToolTipRole && index.column() == VerdictColumn && !c.failures.isEmpty())
+        return c.failures.join(QLatin1Char('\n'));
     if (role == Qt::ForegroundRole && index.column() == VerdictColumn)
         return QBrush(c.passed ? QColor(0x1b, 0x7f, 0x3b) : QColor(0xc0, 0x1c, 0x28));
     if (role == Qt::TextAlignmentRole && index.column() != NameColumn)

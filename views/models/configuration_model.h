@@ -8,6 +8,7 @@
 #include <QDateTime>
 #include <QJsonArray>
 #include <QJsonObject>
+#include <QStringList>
 
 #include <vector>
 
@@ -23,6 +24,7 @@ struct Configuration {
     double decodeMs = 0, tokensPerS = 0;  // mean per-token decode latency of the quantized model
     quint64 bytes = 0, fp32Bytes = 0;
     bool passed = false;
+    QStringList failures;  // why it failed, as the Validation page said it
     QDateTime when;
 };
 

@@ -23,7 +23,7 @@ struct ValidationSettings {
     int maxParts = 6;     // stories / paragraphs scored
     int maxTokens = 128;  // per part
     bool bitflip = true;
-    int jitterTokens = 32, jitterRuns = 3;
+    int jitterTokens = 64, jitterRuns = 5;  // the engine's defaults
     int calibSequences = 8, calibLength = 64;
     edge::Thresholds thresholds;
 };

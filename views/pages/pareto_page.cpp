@@ -211,7 +211,7 @@ void ParetoPage::hover(const QPointF& pos) {
     hover_->setText(tr("%1 · perplexity %2 (FP32 %3) · KL %4 · %5 ms/token · %6 · %7")
                         .arg(c.name, QString::number(c.ppl, 'f', 4), QString::number(c.pplRef, 'f', 4),
                              QString::number(c.klMean, 'f', 4), QString::number(c.decodeMs, 'f', 3), humanBytes(c.bytes),
-                             c.passed ? tr("passed") : tr("failed")));
+                             c.passed ? tr("passed") : tr("failed: %1").arg(c.failures.join(QStringLiteral("; ")))));
 }
 
 void ParetoPage::rebuild() {

@@ -259,6 +259,7 @@ void ValidationPage::finished(edge::Result<ValidationOutcome> result) {
     c.bytes = result->bytes;
     c.fp32Bytes = result->fp32Bytes;
     c.passed = report_->passed();
+    c.failures = report_->failures();
     c.when = QDateTime::currentDateTimeUtc();
     const int row = configurations_->add(std::move(c));
     emit configurationAdded(row);
