@@ -116,6 +116,13 @@ TEST(StudioEndToEnd, SensitivePlanValidateParetoUndoSaveReopen) {
     bars->replot();
     const int topRow = sens->model()->rowOfLayer(top2[0]);
     const QPoint barPoint(int(bars->xAxis->coordToPixel(topRow)), int(bars->yAxis->coordToPixel(topKl * 0.5)));
+    // The heatmap holds every metric scaled to its maximum: the top layer's KL cell is 1.
+    auto* map = qobject_cast<QCPColorMap*>(sens->heatmapPlot()->plottable(0));
+    ASSERT_NE(map, nullptr);
+    EXPECT_EQ(map->data()->keySize(), layerCount);
+    EXPECT_EQ(map->data()->valueSize(), sens->model()->metricCount());
+    EXPECT_DOUBLE_EQ(map->data()->cell(topRow, 0), 1.0);
+    EXPECT_DOUBLE_EQ(map->data()->data(topRow, 0), 1.0);
     // A heatmap cell selects its layer too (without leaving the page).
     QCustomPlot* heat = sens->heatmapPlot();
     heat->replot();

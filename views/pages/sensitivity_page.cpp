@@ -122,7 +122,12 @@ SensitivityPage::SensitivityPage(ModelDocument* document, QWidget* parent)
     heat_->xAxis2->setVisible(false);
     heat_->yAxis2->setVisible(false);
     map_ = new QCPColorMap(heat_->xAxis, heat_->yAxis);
-    QCPColorGradient gradient(QCPColorGradient::gpThermal);
+    // Light (insensitive) to red (most sensitive); no white end that would vanish on the background.
+    QCPColorGradient gradient;
+    gradient.setColorStops({{0.0, QColor(0xea, 0xf1, 0xfb)},
+                            {0.35, QColor(0x8f, 0xb8, 0xe8)},
+                            {0.7, QColor(0xd9, 0x82, 0x2b)},
+                            {1.0, QColor(0xb3, 0x26, 0x1e)}});
     gradient.setNanHandling(QCPColorGradient::nhTransparent);
     map_->setGradient(gradient);
     map_->setInterpolate(false);
