@@ -123,6 +123,30 @@ TEST(StudioEndToEnd, SensitivePlanValidateParetoUndoSaveReopen) {
     EXPECT_EQ(map->data()->valueSize(), sens->model()->metricCount());
     EXPECT_DOUBLE_EQ(map->data()->cell(topRow, 0), 1.0);
     EXPECT_DOUBLE_EQ(map->data()->data(topRow, 0), 1.0);
+    // An analysis file (docs/analysis.md) adds metrics and the selected layer's eigenvalue spectrum;
+    // a file naming a layer the model lacks is refused with a message and changes nothing.
+    const QString analysis = dir + QStringLiteral("/analysis.json");
+    {
+        QFile a(analysis);
+        ASSERT_TRUE(a.open(QIODevice::WriteOnly));
+        a.write("{\"version\": 1, \"layers\": [{\"layer\": \"" + top2[0].toUtf8() +
+                "\", \"eigenvalues\": [4.0, 1.5, -0.25], \"importance\": 1.0}]}");
+    }
+    ASSERT_TRUE(sens->loadAnalysisFile(analysis));
+    EXPECT_EQ(sens->model()->metricCount(), 4);
+    sens->selectLayer(top2[0]);
+    EXPECT_FALSE(sens->spectrumPlot()->isHidden());
+    ASSERT_EQ(sens->spectrumPlot()->graphCount(), 1);
+    EXPECT_EQ(sens->spectrumPlot()->graph(0)->dataCount(), 3);
+    {
+        QFile a(analysis);
+        ASSERT_TRUE(a.open(QIODevice::WriteOnly));
+        a.write("{\"layers\": [{\"layer\": \"blk.99.attn_q\", \"importance\": 1}]}");
+    }
+    EXPECT_FALSE(sens->loadAnalysisFile(analysis));
+    EXPECT_EQ(sens->model()->metricCount(), 4);
+    sens->selectLayer(top2[1]);
+    EXPECT_TRUE(sens->spectrumPlot()->isHidden());  // no spectrum for that layer
     // A heatmap cell selects its layer too (without leaving the page).
     QCustomPlot* heat = sens->heatmapPlot();
     heat->replot();
