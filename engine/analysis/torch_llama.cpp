@@ -9,10 +9,14 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <numbers>
 #include <random>
 #include <string>
+#include <vector>
+
+#include "engine/model/ir.h"
 
 namespace edge {
 
@@ -268,6 +272,169 @@ Status train_impl(Model& m, const std::vector<std::vector<int32_t>>& seqs, const
     return {};
 }
 
+
+// ---- curvature -----------------------------------------------------------------------------------
+
+// The first `count` usable sequences, each cut to T+1 tokens from its start, as one batch.
+Batch fixed_batch(const std::vector<std::vector<int32_t>>& seqs, const std::vector<size_t>& usable, int count, int T) {
+    const int B = std::max(1, std::min(count, int(usable.size())));
+    std::vector<int64_t> in(size_t(B) * T, 0), tg(size_t(B) * T, -100);
+    Batch b;
+    for (int r = 0; r < B; ++r) {
+        const auto& s = seqs[usable[size_t(r)]];
+        const size_t n = std::min(s.size(), size_t(T) + 1);
+        for (size_t i = 0; i + 1 < n; ++i) {
+            in[size_t(r) * T + i] = s[i];
+            tg[size_t(r) * T + i] = s[i + 1];
+            ++b.scored;
+        }
+    }
+    b.inputs = torch::from_blob(in.data(), {B, T}, torch::kInt64).clone();
+    b.targets = torch::from_blob(tg.data(), {B, T}, torch::kInt64).clone();
+    return b;
+}
+
+torch::Tensor batch_loss(const TorchLlama& t, const Batch& b) {
+    auto logits = forward(t, b.inputs);
+    return torch::nn::functional::cross_entropy(logits.view({-1, t.c.vocab_size}), b.targets.view({-1}),
+                                                torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-100));
+}
+
+struct Target {
+    std::string layer, tensor;
+    torch::Tensor w;
+};
+
+Result<std::vector<Target>> targets(const Model& m, const TorchLlama& t, const std::vector<std::string>& only) {
+    std::vector<Target> out;
+    for (const LayerInfo& li : list_layers(m)) {
+        if (!only.empty() && std::find(only.begin(), only.end(), li.name) == only.end()) continue;
+        torch::Tensor w;
+        for (const auto& [name, x] : t.params)
+            if (name == li.tensor) w = x;
+        if (!w.defined() && li.tensor == "output.weight") w = t.head;  // tied head
+        if (!w.defined()) return err(m.source_path, ": layer '", li.name, "' has no differentiable weight '", li.tensor, "'");
+        out.push_back({li.name, li.tensor, w});
+    }
+    for (const std::string& name : only)
+        if (std::none_of(out.begin(), out.end(), [&](const Target& x) { return x.layer == name; }))
+            return err(m.source_path, ": no layer named '", name, "'");
+    if (out.empty()) return err(m.source_path, ": the model has no layer to analyse");
+    return out;
+}
+
+Status check_curvature_options(const Model& m, const std::vector<std::vector<int32_t>>& seqs, const CurvatureOptions& o,
+                               std::vector<size_t>& usable) {
+    if (o.topk < 1) return err("topk must be at least 1 (got ", o.topk, ")");
+    if (o.lanczos_steps < o.topk) return err("lanczos steps (", o.lanczos_steps, ") must be at least topk (", o.topk, ")");
+    if (o.batches < 1 || o.batch_size < 1 || o.seq_len < 1 || o.hessian_sequences < 1)
+        return err("batches, batch size, sequence length and Hessian sequences must be positive");
+    if (m.config.context_length > 0 && o.seq_len > m.config.context_length)
+        return err("sequence length ", o.seq_len, " exceeds the model context ", m.config.context_length);
+    for (size_t i = 0; i < seqs.size(); ++i) {
+        EDGE_TRY(check_tokens(m, seqs[i]));
+        if (seqs[i].size() >= 2) usable.push_back(i);
+    }
+    if (usable.empty()) return err("no calibration sequence has two tokens or more");
+    return {};
+}
+
+// Lanczos with full reorthogonalisation: the Ritz values of the largest magnitude.
+std::vector<double> lanczos_top(const std::function<std::vector<double>(const std::vector<double>&)>& hvp, int64_t n,
+                                int steps, int k, uint64_t seed) {
+    const int m = int(std::min<int64_t>(n, steps));
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> nd;
+    auto dot = [n](const std::vector<double>& a, const std::vector<double>& b) {
+        double s = 0;
+        for (int64_t i = 0; i < n; ++i) s += a[size_t(i)] * b[size_t(i)];
+        return s;
+    };
+    std::vector<std::vector<double>> V;
+    std::vector<double> v(static_cast<size_t>(n));
+    for (auto& x : v) x = nd(rng);
+    double nv = std::sqrt(dot(v, v));
+    for (auto& x : v) x /= nv;
+    std::vector<double> alpha, beta;
+    for (int j = 0; j < m; ++j) {
+        V.push_back(v);
+        std::vector<double> w = hvp(v);
+        const double a = dot(w, v);
+        alpha.push_back(a);
+        for (int pass = 0; pass < 2; ++pass)  // full reorthogonalisation, twice
+            for (const auto& q : V) {
+                const double c = dot(w, q);
+                for (int64_t i = 0; i < n; ++i) w[size_t(i)] -= c * q[size_t(i)];
+            }
+        const double b = std::sqrt(dot(w, w));
+        if (j + 1 == m) break;
+        if (b <= 1e-12 * std::max(1.0, std::abs(a))) break;  // invariant subspace: the Ritz values are exact
+        beta.push_back(b);
+        for (int64_t i = 0; i < n; ++i) v[size_t(i)] = w[size_t(i)] / b;
+    }
+    const int64_t r = int64_t(alpha.size());
+    auto T = torch::zeros({r, r}, torch::kFloat64);
+    auto acc = T.accessor<double, 2>();
+    for (int64_t i = 0; i < r; ++i) {
+        acc[i][i] = alpha[size_t(i)];
+        if (i + 1 < r) acc[i][i + 1] = acc[i + 1][i] = beta[size_t(i)];
+    }
+    auto ev = torch::linalg_eigvalsh(T).contiguous();
+    std::vector<double> theta(ev.data_ptr<double>(), ev.data_ptr<double>() + r);
+    std::sort(theta.begin(), theta.end(), [](double x, double y) { return std::abs(x) > std::abs(y); });
+    theta.resize(size_t(std::min<int64_t>(k, r)));
+    return theta;
+}
+
+Result<std::vector<LayerCurvature>> curvature_impl(const Model& m, const std::vector<std::vector<int32_t>>& seqs,
+                                                   const CurvatureOptions& o, Progress* progress) {
+    std::vector<size_t> usable;
+    EDGE_TRY(check_curvature_options(m, seqs, o, usable));
+    if (o.threads > 0) torch::set_num_threads(o.threads);
+    auto built = build(m, true, o.seq_len);
+    if (!built) return built.error();
+    TorchLlama& t = *built;
+    auto tg = targets(m, t, o.layers);
+    if (!tg) return tg.error();
+    std::vector<LayerCurvature> out;
+    std::vector<torch::Tensor> ws;
+    for (const Target& x : *tg) {
+        LayerCurvature c;
+        c.layer = x.layer;
+        c.tensor = x.tensor;
+        c.params = x.w.numel();
+        out.push_back(std::move(c));
+        ws.push_back(x.w);
+    }
+    const double total = double(o.batches) + double(ws.size());
+    // gradient norms over T sampled batches
+    std::mt19937_64 rng(o.seed);
+    for (int b = 0; b < o.batches; ++b) {
+        if (is_cancelled(progress)) return err("sensitivity analysis cancelled");
+        Batch batch = sample_batch(seqs, usable, o.batch_size, o.seq_len, rng);
+        auto g = torch::autograd::grad({batch_loss(t, batch)}, ws);
+        for (size_t i = 0; i < ws.size(); ++i) out[i].grad_norms.push_back(g[i].norm().item<double>());
+        edge::report(progress, (b + 1) / total, "gradient statistics (batch " + std::to_string(b + 1) + ")");
+    }
+    // Hessian spectra on the fixed Hessian batch: the gradient graph is built once
+    Batch hb = fixed_batch(seqs, usable, o.hessian_sequences, o.seq_len);
+    auto grads = torch::autograd::grad({batch_loss(t, hb)}, ws, {}, true, true);
+    for (size_t i = 0; i < ws.size(); ++i) {
+        if (is_cancelled(progress)) return err("sensitivity analysis cancelled");
+        const torch::Tensor& w = ws[i];
+        const torch::Tensor& g = grads[i];
+        auto hvp = [&](const std::vector<double>& v) {
+            auto vt = torch::from_blob(const_cast<double*>(v.data()), w.sizes(), torch::kFloat64).to(torch::kFloat32);
+            auto hv = torch::autograd::grad({(g * vt).sum()}, {w}, {}, true, false)[0];
+            auto hd = hv.to(torch::kFloat64).contiguous();
+            return std::vector<double>(hd.data_ptr<double>(), hd.data_ptr<double>() + hd.numel());
+        };
+        out[i].eigenvalues = lanczos_top(hvp, w.numel(), o.lanczos_steps, o.topk, o.seed + i);
+        edge::report(progress, (double(o.batches) + i + 1) / total, "Hessian spectrum of " + out[i].layer);
+    }
+    return out;
+}
+
 }  // namespace
 
 Status train_llama(Model& m, const std::vector<std::vector<int32_t>>& sequences, const TrainOptions& opts,
@@ -321,6 +488,57 @@ Result<double> torch_mean_nll(const Model& m, const std::vector<std::vector<int3
         return nll / double(n);
     } catch (const std::exception& e) {
         return err("LibTorch forward failed: ", e.what());
+    }
+}
+
+Result<std::vector<LayerCurvature>> torch_layer_curvature(const Model& m,
+                                                          const std::vector<std::vector<int32_t>>& sequences,
+                                                          const CurvatureOptions& opts, Progress* progress) {
+    try {
+        return curvature_impl(m, sequences, opts, progress);
+    } catch (const std::exception& e) {
+        return err("LibTorch curvature analysis failed: ", e.what());
+    }
+}
+
+Result<std::vector<double>> torch_layer_hessian(const Model& m, const std::vector<std::vector<int32_t>>& sequences,
+                                                const CurvatureOptions& o, const std::string& layer) {
+    try {
+        std::vector<size_t> usable;
+        EDGE_TRY(check_curvature_options(m, sequences, o, usable));
+        if (o.threads > 0) torch::set_num_threads(o.threads);
+        auto built = build(m, true, o.seq_len);
+        if (!built) return built.error();
+        auto tg = targets(m, *built, {layer});
+        if (!tg) return tg.error();
+        torch::Tensor w = tg->front().w;
+        const int64_t n = w.numel();
+        if (n > 8192) return err("layer '", layer, "' has ", n, " parameters; the explicit Hessian is limited to 8192");
+        Batch hb = fixed_batch(sequences, usable, o.hessian_sequences, o.seq_len);
+        auto g = torch::autograd::grad({batch_loss(*built, hb)}, {w}, {}, true, true)[0].reshape({-1});
+        std::vector<double> h(size_t(n) * size_t(n));
+        for (int64_t r = 0; r < n; ++r) {
+            auto row = torch::autograd::grad({g[r]}, {w}, {}, true, false, true)[0];
+            if (!row.defined()) continue;  // this gradient element does not depend on w
+            auto rd = row.reshape({-1}).to(torch::kFloat64).contiguous();
+            std::memcpy(&h[size_t(r) * size_t(n)], rd.data_ptr<double>(), size_t(n) * sizeof(double));
+        }
+        return h;
+    } catch (const std::exception& e) {
+        return err("LibTorch Hessian failed: ", e.what());
+    }
+}
+
+Result<std::vector<double>> symmetric_eigenvalues(const std::vector<double>& a, int64_t n) {
+    try {
+        if (n < 0 || size_t(n) * size_t(n) != a.size())
+            return err("symmetric_eigenvalues: ", a.size(), " values do not make a ", n, " x ", n, " matrix");
+        if (n == 0) return std::vector<double>{};
+        auto t = torch::from_blob(const_cast<double*>(a.data()), {n, n}, torch::kFloat64);
+        auto ev = torch::linalg_eigvalsh(t).contiguous();
+        return std::vector<double>(ev.data_ptr<double>(), ev.data_ptr<double>() + n);
+    } catch (const std::exception& e) {
+        return err("LibTorch eigvalsh failed: ", e.what());
     }
 }
 

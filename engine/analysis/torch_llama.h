@@ -9,6 +9,7 @@
 // (down(silu(gate x) * up x)), final RMSNorm and the output head (token_embd when tied).
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "engine/core/progress.h"
@@ -55,5 +56,44 @@ Result<std::vector<float>> torch_logits(const Model& m, const std::vector<int32_
 // Mean next-token cross-entropy (nats) of the sequences under the LibTorch forward (every token
 // after the first is scored). Sequences longer than the model context are cut.
 Result<double> torch_mean_nll(const Model& m, const std::vector<std::vector<int32_t>>& sequences);
+
+// --- Curvature and gradient statistics per layer (sensitivity analysis, docs/analysis.md) -------
+
+struct CurvatureOptions {
+    int topk = 5;               // eigenvalues per layer (largest |lambda| first)
+    int lanczos_steps = 30;     // Lanczos iterations (Hessian-vector products) per layer, >= topk
+    int hessian_sequences = 8;  // the Hessian batch: the first N sequences, cut to seq_len+1 tokens
+    int batches = 8;            // T batches for the gradient-norm statistics
+    int batch_size = 4;         // windows per gradient batch
+    int seq_len = 64;           // tokens per window (targets are the next tokens)
+    uint64_t seed = 1;          // gradient-batch sampling and the Lanczos start vectors
+    int threads = 0;            // LibTorch intra-op threads; <= 0: leave LibTorch's default
+    std::vector<std::string> layers;  // canonical layer names (blk.0.attn_q); empty: every layer
+};
+
+struct LayerCurvature {
+    std::string layer;                // blk.0.attn_q
+    std::string tensor;               // blk.0.attn_q.weight
+    int64_t params = 0;
+    std::vector<double> eigenvalues;  // top min(topk, params) by |lambda|, sorted by decreasing |lambda|
+    std::vector<double> grad_norms;   // ||dL/dW||_2 on each of the T batches
+};
+
+// Per layer: top eigenvalues of the Hessian of the mean next-token cross-entropy on the Hessian
+// batch w.r.t. that layer's weights (Lanczos with full reorthogonalisation on Hessian-vector
+// products by double backward; the Hessian is never formed), and the gradient norm on each of the
+// T batches. Deterministic for fixed options. Cancellation via progress returns an error.
+Result<std::vector<LayerCurvature>> torch_layer_curvature(const Model& m,
+                                                          const std::vector<std::vector<int32_t>>& sequences,
+                                                          const CurvatureOptions& opts, Progress* progress = nullptr);
+
+// Reference for tests: the Hessian of the same loss on the same Hessian batch w.r.t. one layer,
+// formed explicitly with autograd (one backward pass per row), row-major params x params.
+// Refused above 8192 parameters.
+Result<std::vector<double>> torch_layer_hessian(const Model& m, const std::vector<std::vector<int32_t>>& sequences,
+                                                const CurvatureOptions& opts, const std::string& layer);
+
+// Eigenvalues of a symmetric n x n matrix (row-major), ascending (LibTorch eigvalsh, float64).
+Result<std::vector<double>> symmetric_eigenvalues(const std::vector<double>& a, int64_t n);
 
 }  // namespace edge

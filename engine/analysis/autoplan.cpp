@@ -1,0 +1,246 @@
+#include "engine/analysis/autoplan.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "engine/core/half.h"
+#include "engine/quant/rtn.h"
+
+namespace edge::analysis {
+
+using quant::Precision;
+
+Result<Predictor> parse_predictor(std::string_view name) {
+    if (name == "kl") return Predictor::KL;
+    if (name == "hessian") return Predictor::Hessian;
+    return err("unknown predictor '", name, "' (known: kl, hessian)");
+}
+
+const char* predictor_name(Predictor p) { return p == Predictor::KL ? "kl" : "hessian"; }
+
+namespace {
+
+quant::QuantSpec spec_for(int bits, int64_t group) {
+    quant::QuantSpec s;
+    s.bits = bits;
+    s.symmetric = true;
+    s.grouping = QGrouping::Group;
+    s.group_size = group;
+    s.method = QMethod::RTN;
+    return s;
+}
+
+quant::LayerRule rule_for(const std::string& layer, Precision p, int64_t group) {
+    quant::LayerRule r;
+    r.pattern = layer;
+    r.precision = p;
+    if (p == Precision::INT8 || p == Precision::INT4) {
+        r.method = QMethod::RTN;
+        r.grouping = QGrouping::Group;
+        r.group_size = group;
+        r.symmetric = true;
+    }
+    return r;
+}
+
+AutoPlan make_plan(const std::vector<LayerCandidates>& cands, const std::vector<size_t>& pick, int64_t group) {
+    AutoPlan a;
+    int64_t params = 0;
+    for (size_t i = 0; i < cands.size(); ++i) {
+        const Candidate& c = cands[i].options[pick[i]];
+        a.choice.push_back(c.precision);
+        a.bytes += c.bytes;
+        a.predicted += c.cost;
+        params += cands[i].params;
+        a.plan.rules.push_back(rule_for(cands[i].layer, c.precision, group));
+    }
+    a.bits_per_weight = params > 0 ? 8.0 * double(a.bytes) / double(params) : 0.0;
+    a.plan.source = "autoplan";
+    return a;
+}
+
+}  // namespace
+
+Result<std::vector<LayerCandidates>> plan_candidates(const Model& m, const AnalysisReport& report,
+                                                     const AutoplanOptions& opts) {
+    std::vector<LayerCandidates> out;
+    const std::vector<LayerInfo> infos = list_layers(m);
+    for (const LayerAnalysis& L : report.layers) {
+        auto it = std::find_if(infos.begin(), infos.end(), [&](const LayerInfo& li) { return li.name == L.layer; });
+        if (it == infos.end()) return err(m.source_path, ": the sensitivity report names layer '", L.layer, "', which the model lacks");
+        const Tensor* w = m.find(it->tensor);
+        if (!w || w->type != DType::F32)
+            return err(m.source_path, ": layer '", L.layer, "' is not F32; autoplan starts from an FP32 model");
+        LayerCandidates lc;
+        lc.layer = L.layer;
+        lc.params = w->numel();
+        const float* x = w->f32();
+        Candidate fp16{Precision::FP16, size_t(w->numel()) * 2, 0.0, 0.0};
+        for (int64_t i = 0; i < w->numel(); ++i) {
+            const double d = double(x[i]) - double(f16_to_f32(f32_to_f16(x[i])));
+            fp16.sq_error += d * d;
+        }
+        lc.options.push_back(fp16);
+        for (int bits : {8, 4}) {
+            auto q = quant::quantize_rtn(*w, spec_for(bits, opts.group_size));
+            if (!q.ok()) return err(L.layer, ": ", q.message());
+            const quant::ErrorReport e = quant::error_report(*w, *q);
+            lc.options.push_back({bits == 8 ? Precision::INT8 : Precision::INT4, q->nbytes, e.frobenius * e.frobenius, 0.0});
+        }
+        double s = 0.0;
+        if (opts.predictor == Predictor::KL) {
+            if (!L.int4_kl) return err("layer '", L.layer, "' has no int4_kl in the sensitivity report (run analyze without --no-quant, or use the hessian predictor)");
+            const double e4 = lc.options[2].sq_error;
+            s = e4 > 0 ? *L.int4_kl / e4 : 0.0;
+        } else {
+            s = 0.5 * L.eig_mean_abs;
+        }
+        for (Candidate& c : lc.options) c.cost = s * c.sq_error;
+        out.push_back(std::move(lc));
+    }
+    if (out.empty()) return err("the sensitivity report has no layer");
+    return out;
+}
+
+Result<AutoPlan> autoplan(const std::vector<LayerCandidates>& cands, size_t budget, const AutoplanOptions& opts) {
+    if (cands.empty()) return err("autoplan: no layer to plan");
+    size_t min_bytes = 0;
+    size_t g = 0;
+    for (const LayerCandidates& lc : cands) {
+        size_t mn = std::numeric_limits<size_t>::max();
+        for (const Candidate& c : lc.options) {
+            mn = std::min(mn, c.bytes);
+            g = std::gcd(g, c.bytes);
+        }
+        min_bytes += mn;
+    }
+    if (budget < min_bytes)
+        return err("budget of ", budget, " bytes is below the smallest plan (every layer INT4: ", min_bytes, " bytes)");
+    size_t unit = std::max<size_t>(1, g);
+    const size_t cap = size_t(std::max<int64_t>(16, opts.max_columns));
+    if (budget / unit > cap) unit = (budget + cap - 1) / cap;
+    const size_t W = budget / unit;
+    const size_t n = cands.size();
+    const double inf = std::numeric_limits<double>::infinity();
+    // dp[w] = least cost of the layers so far within w units; choice[i][w] = option of layer i
+    std::vector<double> dp(W + 1, 0.0), next(W + 1);
+    std::vector<std::vector<uint8_t>> choice(n, std::vector<uint8_t>(W + 1, 0));
+    for (size_t i = 0; i < n; ++i) {
+        const auto& opt = cands[i].options;
+        for (size_t w = 0; w <= W; ++w) {
+            double best = inf;
+            uint8_t arg = 0;
+            for (size_t o = 0; o < opt.size(); ++o) {
+                const size_t u = (opt[o].bytes + unit - 1) / unit;  // rounded up: the plan always fits
+                if (u > w || dp[w - u] == inf) continue;
+                const double c = dp[w - u] + opt[o].cost;
+                if (c < best) {
+                    best = c;
+                    arg = uint8_t(o);
+                }
+            }
+            next[w] = best;
+            choice[i][w] = arg;
+        }
+        std::swap(dp, next);
+    }
+    if (dp[W] == inf)  // only possible when rounding up to the unit pushed the INT4 plan over
+        return err("budget of ", budget, " bytes is too tight for the knapsack unit of ", unit, " bytes; raise it slightly");
+    std::vector<size_t> pick(n);
+    size_t w = W;
+    for (size_t i = n; i-- > 0;) {
+        pick[i] = choice[i][w];
+        w -= (cands[i].options[pick[i]].bytes + unit - 1) / unit;
+    }
+    AutoPlan a = make_plan(cands, pick, opts.group_size);
+    a.unit = unit;
+    a.slack = unit == g ? 0 : n * unit;
+    return a;
+}
+
+AutoPlan uniform_autoplan(const std::vector<LayerCandidates>& cands, Precision p, const AutoplanOptions& opts) {
+    std::vector<size_t> pick(cands.size(), 0);
+    for (size_t i = 0; i < cands.size(); ++i)
+        for (size_t o = 0; o < cands[i].options.size(); ++o)
+            if (cands[i].options[o].precision == p) pick[i] = o;
+    return make_plan(cands, pick, opts.group_size);
+}
+
+Result<size_t> parse_budget(std::string_view text, int64_t params) {
+    std::string s(text);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+    size_t i = 0;
+    while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
+    if (i == 0) return err("budget '", text, "' does not start with a number");
+    double v = 0;
+    try {
+        v = std::stod(s.substr(0, i));
+    } catch (...) {
+        return err("budget '", text, "' is not a number");
+    }
+    std::string unit = s.substr(i);
+    for (char& c : unit) c = char(std::tolower(static_cast<unsigned char>(c)));
+    double bytes = 0;
+    if (unit == "bpw" || unit == "bits") {
+        if (v <= 0 || v > 32) return err("budget '", text, "': bits per weight must be in (0, 32]");
+        bytes = v * double(params) / 8.0;
+    } else if (unit.empty() || unit == "b") {
+        bytes = v;
+    } else if (unit == "kb") {
+        bytes = v * 1e3;
+    } else if (unit == "mb") {
+        bytes = v * 1e6;
+    } else if (unit == "gb") {
+        bytes = v * 1e9;
+    } else if (unit == "kib") {
+        bytes = v * 1024.0;
+    } else if (unit == "mib") {
+        bytes = v * 1024.0 * 1024.0;
+    } else if (unit == "gib") {
+        bytes = v * 1024.0 * 1024.0 * 1024.0;
+    } else {
+        return err("budget '", text, "': unknown unit '", unit, "' (bpw, B, KB, MB, GB, KiB, MiB, GiB)");
+    }
+    if (!(bytes > 0)) return err("budget '", text, "' must be positive");
+    return size_t(std::floor(bytes));
+}
+
+namespace {
+std::vector<double> ranks(const std::vector<double>& x) {
+    std::vector<size_t> idx(x.size());
+    std::iota(idx.begin(), idx.end(), size_t(0));
+    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return x[a] < x[b]; });
+    std::vector<double> r(x.size());
+    for (size_t i = 0; i < idx.size();) {
+        size_t j = i;
+        while (j + 1 < idx.size() && x[idx[j + 1]] == x[idx[i]]) ++j;
+        for (size_t k = i; k <= j; ++k) r[idx[k]] = 0.5 * double(i + j) + 1.0;
+        i = j + 1;
+    }
+    return r;
+}
+}  // namespace
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+    if (a.size() != b.size() || a.size() < 2) return 0.0;
+    const std::vector<double> ra = ranks(a), rb = ranks(b);
+    const double n = double(a.size());
+    double ma = 0, mb = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        ma += ra[i] / n;
+        mb += rb[i] / n;
+    }
+    double sab = 0, saa = 0, sbb = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        sab += (ra[i] - ma) * (rb[i] - mb);
+        saa += (ra[i] - ma) * (ra[i] - ma);
+        sbb += (rb[i] - mb) * (rb[i] - mb);
+    }
+    if (saa == 0 || sbb == 0) return 0.0;
+    return sab / std::sqrt(saa * sbb);
+}
+
+}  // namespace edge::analysis

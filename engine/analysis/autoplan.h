@@ -1,0 +1,69 @@
+// Automatic mixed precision (docs/analysis.md): per-layer FP16 / INT8 / INT4 under a size budget,
+// minimising the predicted loss increase sum(s_layer * ||W - Q_p(W)||^2) by an exact multiple-choice
+// knapsack (dynamic programming over bytes). Plain C++ (no LibTorch).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/analysis/sensitivity.h"
+#include "engine/core/result.h"
+#include "engine/model/ir.h"
+#include "engine/quant/plan.h"
+
+namespace edge::analysis {
+
+enum class Predictor { KL, Hessian };
+Result<Predictor> parse_predictor(std::string_view name);  // "kl", "hessian"
+const char* predictor_name(Predictor p);
+
+struct AutoplanOptions {
+    Predictor predictor = Predictor::KL;
+    int64_t group_size = 32;  // INT8 and INT4: RTN, symmetric, this group size (the INT4 pass's spec)
+    int64_t max_columns = int64_t(1) << 19;  // knapsack table width (see docs/analysis.md)
+};
+
+struct Candidate {
+    quant::Precision precision = quant::Precision::FP16;
+    size_t bytes = 0;
+    double sq_error = 0.0;  // ||W - Q(W)||_F^2
+    double cost = 0.0;      // predicted loss increase
+};
+
+struct LayerCandidates {
+    std::string layer;
+    int64_t params = 0;
+    std::vector<Candidate> options;  // FP16, INT8, INT4
+};
+
+// One entry per layer of the report (which must name layers of `m` with F32 weights).
+Result<std::vector<LayerCandidates>> plan_candidates(const Model& m, const AnalysisReport& report,
+                                                     const AutoplanOptions& opts = {});
+
+struct AutoPlan {
+    quant::Plan plan;                            // one rule per layer (RTN for INT8/INT4)
+    std::vector<quant::Precision> choice;        // per candidate layer, in order
+    size_t bytes = 0;                            // exact bytes of the chosen layers
+    double bits_per_weight = 0.0;                // 8 * bytes / params of those layers
+    double predicted = 0.0;                      // sum of the chosen costs
+    size_t unit = 1;                             // knapsack byte unit (docs/analysis.md)
+    size_t slack = 0;                            // optimal among plans within budget - slack
+};
+
+// The minimum-predicted-cost plan whose layers take at most `budget_bytes`. A budget below the
+// all-INT4 size is an error giving that size.
+Result<AutoPlan> autoplan(const std::vector<LayerCandidates>& cands, size_t budget_bytes,
+                          const AutoplanOptions& opts = {});
+
+// A plan with every candidate layer at precision p (for comparisons), with its bytes and cost.
+AutoPlan uniform_autoplan(const std::vector<LayerCandidates>& cands, quant::Precision p, const AutoplanOptions& opts = {});
+
+// "4.5bpw" (average bits per weight of the candidate layers), "300000" (bytes), "300KB",
+// "1.5MiB" (KB/MB = 1000, KiB/MiB = 1024).
+Result<size_t> parse_budget(std::string_view text, int64_t params);
+
+// Spearman rank correlation (ties get their average rank); 0 when either side is constant.
+double spearman(const std::vector<double>& a, const std::vector<double>& b);
+
+}  // namespace edge::analysis
