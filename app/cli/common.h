@@ -68,5 +68,6 @@ void add_synth_command(CLI::App& app, int& rc);
 void add_compile_command(CLI::App& app, int& rc);
 void add_quant_commands(CLI::App& app, int& rc);  // quantize, validate
 void add_kv_commands(CLI::App& app, int& rc);     // kv-sim, serve-bench
+void add_analysis_commands(CLI::App& app, int& rc);  // analyze, autoplan (LibTorch builds only)
 
 }  // namespace edge::cli

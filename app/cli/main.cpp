@@ -26,6 +26,9 @@ int main(int argc, char** argv) {
         add_compile_command(app, rc);
         add_quant_commands(app, rc);
         add_kv_commands(app, rc);
+#ifdef EDGE_CLI_ANALYSIS
+        add_analysis_commands(app, rc);
+#endif
         // An unknown first word is a usage error that names it (CLI11 would only say that a
         // subcommand is required).
         if (argc > 1 && argv[1][0] != '-') {
