@@ -1,0 +1,54 @@
+// An execution plan resolved for a backend: every fused node of a .edge plan turned into a step
+// with its weights (Tensor pointers into the model), arena offsets of its inputs and outputs in
+// both memory plans (decode, prefill) and the widths of the rows it reads and writes. Resolving
+// once at load keeps names and lookups out of the token loop; CPU and CUDA share it.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "engine/compile/exec_plan.h"
+#include "engine/core/result.h"
+#include "engine/model/ir.h"
+
+namespace edge {
+
+enum class StepKind { Embedding, RMSNorm, MatMul, GateUpSwiglu, Rope, Attention, Swiglu, Add };
+
+// One value in the arena: its offset under the decode plan [0] and the prefill plan [1] and the
+// floats per token (row width).
+struct ValueRef {
+    std::array<size_t, 2> off{};
+    int width = 0;
+};
+
+struct Step {
+    StepKind kind = StepKind::Add;
+    std::string name;
+    int layer = -1;  // attention: which layer's KV cache
+    std::vector<ValueRef> in, out;
+    std::vector<const Tensor*> weights;    // MatMul: one per output; GateUpSwiglu: gate, up
+    const Tensor* norm = nullptr;          // RMSNorm weight, or the matmul's RMSNorm prologue weight
+    bool prologue_rmsnorm = false;
+    bool epilogue_residual = false;
+    ValueRef residual;                     // epilogue input
+    ValueRef scores;                       // attention score scratch (width = the plan's max_seq)
+    bool writes_logits = false;            // produces the graph output (only the last row is needed
+                                           // when the caller wants the last logits only)
+};
+
+struct ResolvedPlan {
+    std::vector<Step> steps;
+    std::array<int, 2> batch{1, 1};  // rows each memory plan was sized for
+    std::array<size_t, 2> arena{};   // arena bytes of each plan
+    size_t arena_bytes = 0;          // max of the two: the one arena
+    int max_in_width = 0;            // widest matmul input (prologue scratch)
+    int max_ffn = 0;                 // widest gate/up output (up scratch)
+    int logits_width = 0;
+};
+
+// Errors name the node and the value or tensor that is missing or inconsistent.
+Result<ResolvedPlan> resolve_plan(const Model& m, const compile::ExecPlan& plan, int max_seq);
+
+}  // namespace edge

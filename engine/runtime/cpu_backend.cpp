@@ -1,0 +1,244 @@
+#include "cpu_backend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels.h"
+#include "qkernels.h"
+
+namespace edge {
+
+Result<void*> CpuBackend::allocate(size_t bytes) {
+    void* p = std::aligned_alloc(256, (std::max<size_t>(bytes, 1) + 255) / 256 * 256);
+    if (!p) return err("cpu backend: cannot allocate ", bytes, " bytes");
+    return p;
+}
+void CpuBackend::release(void* p) { std::free(p); }
+Status CpuBackend::upload(void* dst, const void* src, size_t bytes) {
+    if (bytes) std::memcpy(dst, src, bytes);
+    return {};
+}
+Status CpuBackend::download(void* dst, const void* src, size_t bytes) {
+    if (bytes) std::memcpy(dst, src, bytes);
+    return {};
+}
+
+Status CpuBackend::load(std::shared_ptr<const Model> model, const compile::ExecPlan& plan, const BackendOptions& opts) {
+    if (!model) return err("cpu backend: no model given");
+    EDGE_TRY(validate_llama(*model));
+    for (const Tensor& t : model->tensors)
+        if (!qkernels::supported(t))
+            return err(model->source_path, ": tensor '", t.name, "' of type ", dtype_name(t.type), " cannot run on the CPU backend");
+    const LlamaConfig& c = model->config;
+    const int planned = plan_max_seq(plan, c);
+    int max_seq = opts.max_seq > 0 ? opts.max_seq : std::min(c.context_length > 0 ? c.context_length : 2048, 4096);
+    if (opts.max_seq <= 0) max_seq = std::min(max_seq, planned);
+    if (max_seq <= 0) return err(model->source_path, ": the execution plan has no attention scratch to size the KV cache by");
+    auto rp = resolve_plan(*model, plan, max_seq);
+    if (!rp.ok()) return err(model->source_path, ": ", rp.message());
+    model_ = std::move(model);
+    cfg_ = c;
+    plan_ = std::move(rp).value();
+    max_seq_ = max_seq;
+    pool_ = std::make_unique<ThreadPool>(opts.threads);
+    arena_ = alloc_aligned(std::max<size_t>(plan_.arena_bytes, 64));
+
+    blocks_per_layer_ = size_t((max_seq + kKvBlock - 1) / kKvBlock);
+    const size_t kv = size_t(c.n_layers) * blocks_per_layer_ * kKvBlock * size_t(c.kv_dim());
+    k_pool_.assign(kv, 0.0f);
+    v_pool_.assign(kv, 0.0f);
+    block_table_.resize(blocks_per_layer_);
+    for (size_t i = 0; i < blocks_per_layer_; ++i) block_table_[i] = int32_t(i);
+
+    const int half = c.rope_dim / 2;
+    rope_cos_.resize(size_t(max_seq) * half);
+    rope_sin_.resize(size_t(max_seq) * half);
+    for (int p = 0; p < max_seq; ++p)
+        for (int i = 0; i < half; ++i) {
+            const double freq = std::pow(double(c.rope_theta), -2.0 * i / double(c.rope_dim));
+            const double a = double(p) * freq;
+            rope_cos_[size_t(p) * half + i] = float(std::cos(float(a)));
+            rope_sin_[size_t(p) * half + i] = float(std::sin(float(a)));
+        }
+    const size_t rows = size_t(std::max(plan_.batch[0], plan_.batch[1]));
+    norm_scratch_.assign(rows * size_t(plan_.max_in_width), 0.0f);
+    up_scratch_.assign(rows * size_t(plan_.max_ffn), 0.0f);
+    logits_.assign(size_t(c.vocab_size), 0.0f);
+    return {};
+}
+
+BackendMemory CpuBackend::memory() const {
+    BackendMemory m;
+    if (model_) m.mapped_weight_bytes = model_->weight_bytes();
+    m.arena_bytes = plan_.arena_bytes;
+    m.kv_bytes = (k_pool_.size() + v_pool_.size()) * sizeof(float);
+    m.scratch_bytes = (rope_cos_.size() + rope_sin_.size() + norm_scratch_.size() + up_scratch_.size() + logits_.size()) *
+                          sizeof(float) +
+                      block_table_.size() * sizeof(int32_t);
+    return m;
+}
+
+float* CpuBackend::kv_row(std::vector<float>& pool, int layer, int p) {
+    const size_t block = size_t(block_table_[size_t(p / kKvBlock)]);
+    return pool.data() + ((size_t(layer) * blocks_per_layer_ + block) * kKvBlock + size_t(p % kKvBlock)) * size_t(cfg_.kv_dim());
+}
+
+Result<const float*> CpuBackend::run(const int32_t* tokens, int n, int pos, float* all_logits) {
+    if (!model_) return err("cpu backend: run before load");
+    if (n <= 0) return err("cpu backend: nothing to run (", n, " tokens)");
+    if (pos < 0 || pos + n > max_seq_)
+        return err("cpu backend: positions ", pos, "..", pos + n - 1, " run past the KV cache (", max_seq_, " positions)");
+    const int chunk = std::max(1, plan_.batch[1]);
+    for (int done = 0; done < n;) {
+        const int m = std::min(chunk, n - done);
+        EDGE_TRY(run_chunk(tokens + done, m, pos + done, all_logits ? all_logits + size_t(done) * cfg_.vocab_size : nullptr));
+        done += m;
+    }
+    return static_cast<const float*>(logits_.data());
+}
+
+Status CpuBackend::run_chunk(const int32_t* tokens, int n, int pos, float* all_logits) {
+    const LlamaConfig& c = cfg_;
+    const int k = n == 1 ? 0 : 1;  // which memory plan
+    if (n > plan_.batch[size_t(k)]) return err("cpu backend: ", n, " rows exceed the plan's batch ", plan_.batch[size_t(k)]);
+    uint8_t* base = arena_.get();
+    auto P = [&](const ValueRef& v) { return reinterpret_cast<float*>(base + v.off[size_t(k)]); };
+    ThreadPool& pool = *pool_;
+    const int HD = c.head_dim, QD = c.q_dim(), KV = c.kv_dim(), half = c.rope_dim / 2;
+    const int kv_mul = c.n_heads / c.n_kv_heads;
+    const float inv_sqrt = 1.0f / std::sqrt(float(HD));
+
+    for (const Step& s : plan_.steps) {
+        switch (s.kind) {
+            case StepKind::Embedding: {
+                const Tensor& e = *s.weights[0];
+                const int D = s.out[0].width;
+                float* x = P(s.out[0]);
+                for (int t = 0; t < n; ++t) {
+                    int32_t tok = tokens[t];
+                    if (tok < 0 || tok >= c.vocab_size) tok = 0;
+                    if (e.type == DType::F32)
+                        std::memcpy(x + size_t(t) * D, e.f32() + int64_t(tok) * D, sizeof(float) * size_t(D));
+                    else
+                        qkernels::dequantize_row(e, tok, x + size_t(t) * D);
+                }
+                break;
+            }
+            case StepKind::RMSNorm: {
+                const int D = s.out[0].width;
+                for (int t = 0; t < n; ++t)
+                    kernels::rmsnorm(P(s.out[0]) + size_t(t) * D, P(s.in[0]) + size_t(t) * D, s.norm->f32(), D, c.norm_eps);
+                break;
+            }
+            case StepKind::MatMul:
+            case StepKind::GateUpSwiglu: {
+                // Only the last row of the logits is needed unless every token's logits are.
+                const int r0 = s.writes_logits && !all_logits ? n - 1 : 0;
+                const int rows = n - r0;
+                const int in_w = s.in[0].width;
+                const float* in = P(s.in[0]) + size_t(r0) * in_w;
+                if (s.prologue_rmsnorm) {
+                    for (int t = 0; t < rows; ++t)
+                        kernels::rmsnorm(norm_scratch_.data() + size_t(t) * in_w, in + size_t(t) * in_w, s.norm->f32(), in_w, c.norm_eps);
+                    in = norm_scratch_.data();
+                }
+                if (s.kind == StepKind::GateUpSwiglu) {
+                    const int F = s.out[0].width;
+                    float* a = P(s.out[0]) + size_t(r0) * F;
+                    qkernels::matmul(a, in, *s.weights[0], rows, pool);
+                    qkernels::matmul(up_scratch_.data(), in, *s.weights[1], rows, pool);
+                    for (int t = 0; t < rows; ++t) kernels::swiglu(a + size_t(t) * F, up_scratch_.data() + size_t(t) * F, F);
+                } else {
+                    for (size_t j = 0; j < s.weights.size(); ++j)
+                        qkernels::matmul(P(s.out[j]) + size_t(r0) * s.out[j].width, in, *s.weights[j], rows, pool);
+                }
+                if (s.epilogue_residual) {
+                    const int W = s.out[0].width;
+                    float* y = P(s.out[0]) + size_t(r0) * W;
+                    const float* r = P(s.residual) + size_t(r0) * W;
+                    for (size_t i = 0; i < size_t(rows) * W; ++i) y[i] += r[i];
+                }
+                if (s.writes_logits) {
+                    const float* lg = P(s.out[0]);
+                    if (all_logits) std::memcpy(all_logits, lg, sizeof(float) * size_t(n) * c.vocab_size);
+                    std::memcpy(logits_.data(), lg + size_t(n - 1) * c.vocab_size, sizeof(float) * c.vocab_size);
+                }
+                break;
+            }
+            case StepKind::Rope: {
+                float* q = P(s.out[0]);
+                float* kk = P(s.out[1]);
+                std::memcpy(q, P(s.in[0]), sizeof(float) * size_t(n) * QD);
+                std::memcpy(kk, P(s.in[1]), sizeof(float) * size_t(n) * KV);
+                for (int t = 0; t < n; ++t) {
+                    const float* cs = &rope_cos_[size_t(pos + t) * half];
+                    const float* sn = &rope_sin_[size_t(pos + t) * half];
+                    auto rotate = [&](float* vec, int heads) {
+                        for (int h = 0; h < heads; ++h) {
+                            float* hv = vec + size_t(h) * HD;
+                            for (int i = 0; i < half; ++i) {
+                                const float a = hv[2 * i], b = hv[2 * i + 1];
+                                hv[2 * i] = a * cs[i] - b * sn[i];
+                                hv[2 * i + 1] = a * sn[i] + b * cs[i];
+                            }
+                        }
+                    };
+                    rotate(q + size_t(t) * QD, c.n_heads);
+                    rotate(kk + size_t(t) * KV, c.n_kv_heads);
+                }
+                break;
+            }
+            case StepKind::Attention: {
+                const float* q = P(s.in[0]);
+                const float* kr = P(s.in[1]);
+                const float* v = P(s.in[2]);
+                for (int t = 0; t < n; ++t) {
+                    std::memcpy(kv_row(k_pool_, s.layer, pos + t), kr + size_t(t) * KV, sizeof(float) * KV);
+                    std::memcpy(kv_row(v_pool_, s.layer, pos + t), v + size_t(t) * KV, sizeof(float) * KV);
+                }
+                float* out = P(s.out[0]);
+                float* scores = P(s.scores);
+                const int layer = s.layer;
+                pool.parallel_for(int64_t(n) * c.n_heads, [&](int64_t b, int64_t e) {
+                    for (int64_t job = b; job < e; ++job) {
+                        const int t = int(job / c.n_heads), h = int(job % c.n_heads);
+                        const int len = pos + t + 1;
+                        const float* qh = q + size_t(t) * QD + size_t(h) * HD;
+                        float* att = scores + (size_t(t) * c.n_heads + h) * size_t(max_seq_);
+                        const size_t kvo = size_t(h / kv_mul) * HD;
+                        for (int p = 0; p < len; ++p) att[p] = kernels::dot(qh, kv_row(k_pool_, layer, p) + kvo, HD) * inv_sqrt;
+                        kernels::softmax(att, len);
+                        float* o = out + size_t(t) * QD + size_t(h) * HD;
+                        std::fill(o, o + HD, 0.0f);
+                        for (int p = 0; p < len; ++p) {
+                            const float a = att[p];
+                            const float* vs = kv_row(v_pool_, layer, p) + kvo;
+                            for (int i = 0; i < HD; ++i) o[i] += a * vs[i];
+                        }
+                    }
+                });
+                break;
+            }
+            case StepKind::Swiglu: {
+                const int F = s.out[0].width;
+                float* a = P(s.out[0]);
+                if (a != P(s.in[0])) std::memcpy(a, P(s.in[0]), sizeof(float) * size_t(n) * F);
+                for (int t = 0; t < n; ++t) kernels::swiglu(a + size_t(t) * F, P(s.in[1]) + size_t(t) * F, F);
+                break;
+            }
+            case StepKind::Add: {
+                const size_t N = size_t(n) * s.out[0].width;
+                float* y = P(s.out[0]);
+                const float* a = P(s.in[0]);
+                const float* b = P(s.in[1]);
+                for (size_t i = 0; i < N; ++i) y[i] = a[i] + b[i];
+                break;
+            }
+        }
+    }
+    return {};
+}
+
+}  // namespace edge

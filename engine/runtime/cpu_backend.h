@@ -1,0 +1,49 @@
+// The CPU backend: interprets a .edge execution plan node by node. Every intermediate lives in ONE
+// arena at the offsets of the plan's memory planner (decode plan for one token, prefill plan for
+// a batch); weights are read in place (from the memory-mapped .edge file when the model came
+// from one); the KV cache is separate, in the block layout of backend.h. Kernels: the runtime's
+// FP32 kernels (kernels.h) and the quantized matmuls (qkernels.h), so the numbers are the
+// reference executor's (LlamaCpu) numbers.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "engine/core/thread_pool.h"
+#include "engine/runtime/backend.h"
+#include "engine/runtime/backend_plan.h"
+
+namespace edge {
+
+class CpuBackend final : public Backend {
+public:
+    CpuBackend() = default;
+    std::string name() const override { return "cpu"; }
+    Result<void*> allocate(size_t bytes) override;
+    void release(void* p) override;
+    Status upload(void* dst, const void* host_src, size_t bytes) override;
+    Status download(void* host_dst, const void* src, size_t bytes) override;
+    Status load(std::shared_ptr<const Model> model, const compile::ExecPlan& plan, const BackendOptions& opts) override;
+    Result<const float*> run(const int32_t* tokens, int n, int pos, float* all_logits = nullptr) override;
+    Status synchronize() override { return {}; }
+    BackendMemory memory() const override;
+    const LlamaConfig& config() const override { return cfg_; }
+    int max_seq() const override { return max_seq_; }
+    const ResolvedPlan& resolved() const { return plan_; }
+
+private:
+    std::shared_ptr<const Model> model_;
+    LlamaConfig cfg_;
+    ResolvedPlan plan_;
+    int max_seq_ = 0;
+    std::unique_ptr<ThreadPool> pool_;
+    std::shared_ptr<uint8_t> arena_;
+    std::vector<float> k_pool_, v_pool_;  // [layer][block][kKvBlock][kv_dim]
+    std::vector<int32_t> block_table_;    // position / kKvBlock -> block
+    std::vector<float> rope_cos_, rope_sin_, norm_scratch_, up_scratch_, logits_;
+    size_t blocks_per_layer_ = 0;
+
+    Status run_chunk(const int32_t* tokens, int n, int pos, float* all_logits);
+    float* kv_row(std::vector<float>& pool, int layer, int p);
+};
+
+}  // namespace edge

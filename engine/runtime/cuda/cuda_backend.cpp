@@ -1,0 +1,335 @@
+// Host side of the CUDA backend (compiled into edge_runtime when nvcc was found; the kernels are
+// in cuda_kernels.cu). See cuda_backend.h.
+#include "cuda_backend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <unordered_map>
+#include <vector>
+
+#include "cuda_check.h"
+#include "cuda_kernels.h"
+#include "engine/runtime/backend_plan.h"
+#include "engine/runtime/qkernels.h"
+
+namespace edge::cuda {
+
+namespace {
+
+class CudaBackend final : public Backend {
+public:
+    ~CudaBackend() override {
+        for (void* p : owned_) cudaFree(p);
+        if (stream_) cudaStreamDestroy(stream_);
+    }
+    std::string name() const override { return "cuda (" + device_ + ")"; }
+
+    Result<void*> allocate(size_t bytes) override {
+        void* p = nullptr;
+        EDGE_CUDA_CHECK(cudaMalloc(&p, std::max<size_t>(bytes, 256)));
+        return p;
+    }
+    void release(void* p) override { cudaFree(p); }
+    Status upload(void* dst, const void* src, size_t bytes) override {
+        EDGE_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+        return {};
+    }
+    Status download(void* dst, const void* src, size_t bytes) override {
+        EDGE_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+        return {};
+    }
+    Status synchronize() override {
+        EDGE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        return {};
+    }
+    const LlamaConfig& config() const override { return cfg_; }
+    int max_seq() const override { return max_seq_; }
+
+    BackendMemory memory() const override {
+        BackendMemory m;
+        m.weight_bytes = weight_bytes_;
+        m.arena_bytes = plan_.arena_bytes;
+        m.kv_bytes = kv_bytes_;
+        m.scratch_bytes = scratch_bytes_;
+        size_t fr = 0, tot = 0;
+        if (cudaMemGetInfo(&fr, &tot) == cudaSuccess) {
+            m.device_free = fr;
+            m.device_total = tot;
+        }
+        return m;
+    }
+
+    Status load(std::shared_ptr<const Model> model, const compile::ExecPlan& plan, const BackendOptions& opts) override {
+        if (!model) return err("cuda backend: no model given");
+        EDGE_TRY(validate_llama(*model));
+        const LlamaConfig& c = model->config;
+        const int planned = plan_max_seq(plan, c);
+        int max_seq = opts.max_seq > 0 ? opts.max_seq : std::min(c.context_length > 0 ? c.context_length : 2048, 4096);
+        if (opts.max_seq <= 0) max_seq = std::min(max_seq, planned);
+        if (max_seq <= 0) return err(model->source_path, ": the execution plan has no attention scratch to size the KV cache by");
+        auto rp = resolve_plan(*model, plan, max_seq);
+        if (!rp.ok()) return err(model->source_path, ": ", rp.message());
+        EDGE_CUDA_CHECK(cudaSetDevice(0));
+        cudaDeviceProp prop{};
+        EDGE_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+        device_ = prop.name;
+        EDGE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+        model_ = std::move(model);
+        cfg_ = c;
+        plan_ = std::move(rp).value();
+        max_seq_ = max_seq;
+
+        for (const Step& s : plan_.steps) {
+            for (const Tensor* t : s.weights) EDGE_TRY(upload_weight(*t));
+            if (s.norm) EDGE_TRY(upload_weight(*s.norm));
+        }
+        auto dev = [&](size_t bytes, size_t* counter) -> Result<void*> {
+            auto p = allocate(bytes);
+            if (!p.ok()) return p.error();
+            owned_.push_back(*p);
+            if (counter) *counter += bytes;
+            return *p;
+        };
+        auto a = dev(std::max<size_t>(plan_.arena_bytes, 256), nullptr);
+        if (!a.ok()) return a.error();
+        arena_ = static_cast<uint8_t*>(*a);
+        blocks_ = (max_seq + kKvBlock - 1) / kKvBlock;
+        const size_t pool = size_t(c.n_layers) * size_t(blocks_) * kKvBlock * size_t(c.kv_dim()) * sizeof(float);
+        auto kp = dev(pool, &kv_bytes_);
+        auto vp = dev(pool, &kv_bytes_);
+        if (!kp.ok()) return kp.error();
+        if (!vp.ok()) return vp.error();
+        k_pool_ = static_cast<float*>(*kp);
+        v_pool_ = static_cast<float*>(*vp);
+        EDGE_CUDA_CHECK(cudaMemsetAsync(k_pool_, 0, pool, stream_));
+        EDGE_CUDA_CHECK(cudaMemsetAsync(v_pool_, 0, pool, stream_));
+        std::vector<int32_t> table(static_cast<size_t>(blocks_));
+        for (int i = 0; i < blocks_; ++i) table[size_t(i)] = i;
+        auto tb = dev(table.size() * sizeof(int32_t), &scratch_bytes_);
+        if (!tb.ok()) return tb.error();
+        table_ = static_cast<int32_t*>(*tb);
+        EDGE_TRY(upload(table_, table.data(), table.size() * sizeof(int32_t)));
+
+        const int half = c.rope_dim / 2;
+        std::vector<float> cs(size_t(max_seq) * half), sn(cs.size());
+        for (int p = 0; p < max_seq; ++p)
+            for (int i = 0; i < half; ++i) {
+                const double a2 = double(p) * std::pow(double(c.rope_theta), -2.0 * i / double(c.rope_dim));
+                cs[size_t(p) * half + i] = float(std::cos(float(a2)));
+                sn[size_t(p) * half + i] = float(std::sin(float(a2)));
+            }
+        auto dc = dev(std::max<size_t>(cs.size(), 1) * sizeof(float), &scratch_bytes_);
+        auto ds = dev(std::max<size_t>(sn.size(), 1) * sizeof(float), &scratch_bytes_);
+        if (!dc.ok()) return dc.error();
+        if (!ds.ok()) return ds.error();
+        cos_ = static_cast<float*>(*dc);
+        sin_ = static_cast<float*>(*ds);
+        EDGE_TRY(upload(cos_, cs.data(), cs.size() * sizeof(float)));
+        EDGE_TRY(upload(sin_, sn.data(), sn.size() * sizeof(float)));
+        const size_t rows = size_t(std::max(plan_.batch[0], plan_.batch[1]));
+        auto nb = dev(rows * size_t(std::max(plan_.max_in_width, 1)) * sizeof(float), &scratch_bytes_);
+        auto ub = dev(rows * size_t(std::max(plan_.max_ffn, 1)) * sizeof(float), &scratch_bytes_);
+        auto tk = dev(rows * sizeof(int32_t) + 256, &scratch_bytes_);
+        if (!nb.ok()) return nb.error();
+        if (!ub.ok()) return ub.error();
+        if (!tk.ok()) return tk.error();
+        norm_ = static_cast<float*>(*nb);
+        up_ = static_cast<float*>(*ub);
+        tokens_ = static_cast<int32_t*>(*tk);
+        sampled_ = tokens_ + rows;
+        logits_.assign(size_t(c.vocab_size), 0.0f);
+        EDGE_TRY(synchronize());
+        return {};
+    }
+
+    Result<const float*> run(const int32_t* tokens, int n, int pos, float* all_logits) override {
+        if (!model_) return err("cuda backend: run before load");
+        if (n <= 0) return err("cuda backend: nothing to run (", n, " tokens)");
+        if (pos < 0 || pos + n > max_seq_)
+            return err("cuda backend: positions ", pos, "..", pos + n - 1, " run past the KV cache (", max_seq_, " positions)");
+        const int chunk = std::max(1, plan_.batch[1]);
+        for (int done = 0; done < n;) {
+            const int m = std::min(chunk, n - done);
+            EDGE_TRY(run_chunk(tokens + done, m, pos + done, all_logits ? all_logits + size_t(done) * cfg_.vocab_size : nullptr));
+            done += m;
+        }
+        return static_cast<const float*>(logits_.data());
+    }
+
+    Result<int32_t> sample(float temperature, int top_k, float u) {
+        if (!last_logits_) return err("cuda backend: sample before run");
+        EDGE_CUDA_CHECK_LAUNCH(launch_topk_sample(sampled_, last_logits_, cfg_.vocab_size, top_k, temperature, u, stream_));
+        int32_t tok = 0;
+        EDGE_CUDA_CHECK(cudaMemcpyAsync(&tok, sampled_, sizeof(int32_t), cudaMemcpyDeviceToHost, stream_));
+        EDGE_TRY(synchronize());
+        return tok;
+    }
+
+private:
+    std::shared_ptr<const Model> model_;
+    LlamaConfig cfg_;
+    ResolvedPlan plan_;
+    int max_seq_ = 0, blocks_ = 0;
+    std::string device_ = "not loaded";
+    cudaStream_t stream_ = nullptr;
+    std::vector<void*> owned_;
+    std::unordered_map<const Tensor*, DevWeight> weights_;
+    std::unordered_map<const Tensor*, const float*> norms_;
+    uint8_t* arena_ = nullptr;
+    float *k_pool_ = nullptr, *v_pool_ = nullptr, *cos_ = nullptr, *sin_ = nullptr, *norm_ = nullptr, *up_ = nullptr;
+    int32_t *table_ = nullptr, *tokens_ = nullptr, *sampled_ = nullptr;
+    const float* last_logits_ = nullptr;
+    size_t weight_bytes_ = 0, kv_bytes_ = 0, scratch_bytes_ = 0;
+    std::vector<float> logits_;
+
+    Status upload_weight(const Tensor& t) {
+        if (weights_.count(&t) || norms_.count(&t)) return {};
+        auto put = [&](const void* src, size_t bytes) -> Result<uint8_t*> {
+            auto p = allocate(bytes);
+            if (!p.ok()) return p.error();
+            owned_.push_back(*p);
+            weight_bytes_ += bytes;
+            EDGE_TRY(upload(*p, src, bytes));
+            return static_cast<uint8_t*>(*p);
+        };
+        if (t.shape.size() == 1) {  // norm weights: F32 by validate_llama
+            auto p = put(t.raw(), t.nbytes);
+            if (!p.ok()) return p.error();
+            norms_[&t] = reinterpret_cast<const float*>(*p);
+            return {};
+        }
+        DevWeight w;
+        w.rows = int(t.rows());
+        w.cols = int(t.cols());
+        const bool qrow = (t.type == DType::QI8 || t.type == DType::QI4) && t.quant && t.quant->row_mode();
+        if (t.type == DType::F32 || t.type == DType::F16 || qrow) {
+            auto p = put(t.raw(), t.nbytes);
+            if (!p.ok()) return p.error();
+            w.data = *p;
+            if (t.type == DType::F32) w.type = kWF32;
+            if (t.type == DType::F16) w.type = kWF16;
+            if (qrow) {
+                const QuantInfo& q = *t.quant;
+                w.type = q.bits == 8 ? kWQI8 : kWQI4;
+                w.scales = reinterpret_cast<const float*>(*p + q.scales_offset);
+                w.zeros = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(*p + q.zeros_offset);
+                w.row_bytes = q.row_bytes;
+                w.groups_per_row = int(q.groups_per_row);
+                w.group_size = int(q.group_size);
+            }
+        } else {  // BF16, flat-grouped QI8/QI4: dequantized to F32 once, on the host
+            const std::vector<float> f = qkernels::dequantize(t);
+            auto p = put(f.data(), f.size() * sizeof(float));
+            if (!p.ok()) return p.error();
+            w.data = *p;
+            w.type = kWF32;
+        }
+        weights_[&t] = w;
+        return {};
+    }
+
+    Status matmul(float* out, const float* in, const Tensor& t, int rows) {
+        const DevWeight& w = weights_.at(&t);
+        if (rows == 1)
+            EDGE_CUDA_CHECK_LAUNCH(launch_gemv(out, in, w, stream_));
+        else
+            EDGE_CUDA_CHECK_LAUNCH(launch_gemm(out, in, w, rows, stream_));
+        return {};
+    }
+
+    Status run_chunk(const int32_t* tokens, int n, int pos, float* all_logits) {
+        const LlamaConfig& c = cfg_;
+        const int k = n == 1 ? 0 : 1;
+        auto P = [&](const ValueRef& v) { return reinterpret_cast<float*>(arena_ + v.off[size_t(k)]); };
+        EDGE_CUDA_CHECK(cudaMemcpyAsync(tokens_, tokens, sizeof(int32_t) * size_t(n), cudaMemcpyHostToDevice, stream_));
+        const size_t layer_pool = size_t(blocks_) * kKvBlock * size_t(c.kv_dim());
+        for (const Step& s : plan_.steps) {
+            switch (s.kind) {
+                case StepKind::Embedding:
+                    EDGE_CUDA_CHECK_LAUNCH(launch_embedding(P(s.out[0]), tokens_, n, weights_.at(s.weights[0]), stream_));
+                    break;
+                case StepKind::RMSNorm:
+                    EDGE_CUDA_CHECK_LAUNCH(launch_rmsnorm(P(s.out[0]), P(s.in[0]), norms_.at(s.norm), n, s.out[0].width, c.norm_eps, stream_));
+                    break;
+                case StepKind::MatMul:
+                case StepKind::GateUpSwiglu: {
+                    const int r0 = s.writes_logits && !all_logits ? n - 1 : 0;
+                    const int rows = n - r0;
+                    const int in_w = s.in[0].width;
+                    const float* in = P(s.in[0]) + size_t(r0) * in_w;
+                    if (s.prologue_rmsnorm) {
+                        EDGE_CUDA_CHECK_LAUNCH(launch_rmsnorm(norm_, in, norms_.at(s.norm), rows, in_w, c.norm_eps, stream_));
+                        in = norm_;
+                    }
+                    if (s.kind == StepKind::GateUpSwiglu) {
+                        const int F = s.out[0].width;
+                        float* a = P(s.out[0]) + size_t(r0) * F;
+                        EDGE_TRY(matmul(a, in, *s.weights[0], rows));
+                        EDGE_TRY(matmul(up_, in, *s.weights[1], rows));
+                        EDGE_CUDA_CHECK_LAUNCH(launch_swiglu(a, up_, size_t(rows) * F, stream_));
+                    } else {
+                        for (size_t j = 0; j < s.weights.size(); ++j)
+                            EDGE_TRY(matmul(P(s.out[j]) + size_t(r0) * s.out[j].width, in, *s.weights[j], rows));
+                    }
+                    if (s.epilogue_residual) {
+                        const int W = s.out[0].width;
+                        float* y = P(s.out[0]) + size_t(r0) * W;
+                        EDGE_CUDA_CHECK_LAUNCH(launch_add(y, y, P(s.residual) + size_t(r0) * W, size_t(rows) * W, stream_));
+                    }
+                    if (s.writes_logits) {
+                        const float* lg = P(s.out[0]);
+                        last_logits_ = lg + size_t(n - 1) * c.vocab_size;
+                        if (all_logits)
+                            EDGE_CUDA_CHECK(cudaMemcpyAsync(all_logits, lg, sizeof(float) * size_t(n) * c.vocab_size,
+                                                            cudaMemcpyDeviceToHost, stream_));
+                        EDGE_CUDA_CHECK(cudaMemcpyAsync(logits_.data(), last_logits_, sizeof(float) * c.vocab_size,
+                                                        cudaMemcpyDeviceToHost, stream_));
+                    }
+                    break;
+                }
+                case StepKind::Rope: {
+                    EDGE_CUDA_CHECK(cudaMemcpyAsync(P(s.out[0]), P(s.in[0]), sizeof(float) * size_t(n) * c.q_dim(),
+                                                    cudaMemcpyDeviceToDevice, stream_));
+                    EDGE_CUDA_CHECK(cudaMemcpyAsync(P(s.out[1]), P(s.in[1]), sizeof(float) * size_t(n) * c.kv_dim(),
+                                                    cudaMemcpyDeviceToDevice, stream_));
+                    EDGE_CUDA_CHECK_LAUNCH(launch_rope(P(s.out[0]), P(s.out[1]), cos_, sin_, n, pos, c.n_heads, c.n_kv_heads,
+                                                       c.head_dim, c.rope_dim / 2, stream_));
+                    break;
+                }
+                case StepKind::Attention: {
+                    float* kp = k_pool_ + size_t(s.layer) * layer_pool;
+                    float* vp = v_pool_ + size_t(s.layer) * layer_pool;
+                    EDGE_CUDA_CHECK_LAUNCH(launch_kv_append(kp, vp, table_, P(s.in[1]), P(s.in[2]), n, pos, c.kv_dim(), stream_));
+                    EDGE_CUDA_CHECK_LAUNCH(launch_attention(P(s.out[0]), P(s.in[0]), kp, vp, table_, P(s.scores), n, pos, c.n_heads,
+                                                            c.n_kv_heads, c.head_dim, max_seq_, stream_));
+                    break;
+                }
+                case StepKind::Swiglu: {
+                    const size_t N = size_t(n) * s.out[0].width;
+                    if (P(s.out[0]) != P(s.in[0]))
+                        EDGE_CUDA_CHECK(cudaMemcpyAsync(P(s.out[0]), P(s.in[0]), N * sizeof(float), cudaMemcpyDeviceToDevice, stream_));
+                    EDGE_CUDA_CHECK_LAUNCH(launch_swiglu(P(s.out[0]), P(s.in[1]), N, stream_));
+                    break;
+                }
+                case StepKind::Add:
+                    EDGE_CUDA_CHECK_LAUNCH(launch_add(P(s.out[0]), P(s.in[0]), P(s.in[1]), size_t(n) * s.out[0].width, stream_));
+                    break;
+            }
+        }
+        EDGE_TRY(synchronize());
+        return {};
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cuda_backend() { return std::make_unique<CudaBackend>(); }
+
+Result<int32_t> sample_on_device(Backend& be, float temperature, int top_k, float u) {
+    auto* cb = dynamic_cast<CudaBackend*>(&be);
+    if (!cb) return err("sample_on_device: backend '", be.name(), "' is not a CUDA backend");
+    return cb->sample(temperature, top_k, u);
+}
+
+}  // namespace edge::cuda
