@@ -5,7 +5,7 @@ set -euo pipefail
 PKGS=(build-essential cmake ninja-build pkg-config ccache
   qt6-base-dev qt6-qpa-plugins qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools qt6-translations-l10n
   libqcustomplot-dev libqcustomplot2.1-qt6
-  libtorch-dev libopenblas0-pthread liblz4-dev libssh-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libtorch-dev libopenblas0-pthread liblz4-dev zlib1g-dev libssh-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libpcre2-dev libssl-dev libxxhash-dev
   clang libclang-rt-14-dev
   openssh-server xvfb xauth fonts-noto-cjk)

@@ -11,6 +11,7 @@
 #include "engine/model/edgeq.h"
 #include "engine/model/llama2c.h"
 #include "engine/model/loader.h"
+#include "engine/model/onnx.h"
 #include "engine/model/safetensors.h"
 
 namespace edge {
@@ -21,7 +22,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kSupported =
     "supported: GGUF (.gguf), llama2.c checkpoints (.bin, v0 legacy and v1 fp32), Hugging Face folders "
-    "(config.json + model.safetensors or shards + tokenizer.json)";
+    "(config.json + model.safetensors or shards + tokenizer.json), ONNX CNNs (.onnx)";
 
 std::string lower_ext(const fs::path& p) {
     std::string e = p.extension().string();
@@ -77,7 +78,7 @@ Result<Model> load_model(const std::string& path, const LoadOptions& opts, Progr
     }
     if (ext == ".bin")  // a llama2.c checkpoint whose header or size is off: say exactly what
         return load_llama2c_model(path, opts.tokenizer_path, progress);
-    if (ext == ".onnx") return err(path, ": ONNX models cannot be loaded yet (", kSupported, ")");
+    if (ext == ".onnx") return load_onnx_model(path, progress);
     if (ext == ".pt" || ext == ".pth")
         return err(path, ": TorchScript/PyTorch files cannot be loaded yet (", kSupported, ")");
     return err(path, ": unrecognised model format (", kSupported, ")");

@@ -1,0 +1,784 @@
+// ONNX ModelProto -> the one IR (CNN graph). Field numbers are those of onnx.proto (IR 3..9).
+#include "engine/model/onnx.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "engine/core/mapped_file.h"
+#include "engine/model/cnn_ir.h"
+#include "engine/model/onnx_pb.h"
+
+namespace edge {
+
+namespace {
+
+// A constant (initializer, Constant node, or folded value) held as floats (and as ints for the
+// integer types, which only Reshape/Pad shapes use).
+struct Const {
+    std::vector<int64_t> dims;
+    std::vector<float> f;
+    std::vector<int64_t> i;
+    bool integer = false;
+    int64_t numel() const {
+        int64_t n = 1;
+        for (int64_t d : dims) n *= d;
+        return n;
+    }
+};
+
+struct Attr {
+    std::string name;
+    bool has_f = false, has_i = false, has_s = false, has_t = false;
+    float f = 0;
+    int64_t i = 0;
+    std::string s;
+    std::vector<int64_t> ints;
+    std::vector<float> floats;
+    const uint8_t* t = nullptr;
+    size_t t_size = 0;
+};
+
+struct Node {
+    std::string name, op_type, domain;
+    std::vector<std::string> inputs, outputs;
+    std::vector<Attr> attrs;
+    const Attr* attr(const std::string& n) const {
+        for (const Attr& a : attrs)
+            if (a.name == n) return &a;
+        return nullptr;
+    }
+};
+
+struct ValueInfo {
+    std::string name;
+    std::vector<int64_t> dims;  // symbolic dims read as 1
+};
+
+struct GraphProto {
+    std::vector<Node> nodes;
+    std::vector<std::pair<std::string, const uint8_t*>> init_raw;  // parsed lazily below
+    std::map<std::string, Const> inits;
+    std::vector<ValueInfo> inputs, outputs;
+};
+
+std::string bad(const std::string& origin, const std::string& where, const std::string& why) {
+    return origin + ": malformed ONNX " + where + ": " + why;
+}
+
+Result<Const> parse_tensor(const uint8_t* p, size_t n, const std::string& origin, std::string* name_out) {
+    pb::Reader r(p, n);
+    pb::Field f;
+    Const c;
+    int64_t dtype = 0;
+    std::string name;
+    const uint8_t* raw = nullptr;
+    size_t raw_size = 0;
+    bool external = false;
+    std::vector<int64_t> ints;
+    std::vector<float> floats;
+    while (r.next(f)) {
+        switch (f.number) {
+            case 1:
+                if (!pb::append_varints(f, c.dims)) return err(bad(origin, "tensor", "bad dims"));
+                break;
+            case 2: dtype = int64_t(f.value); break;
+            case 4:
+                if (!pb::append_floats(f, floats)) return err(bad(origin, "tensor", "bad float_data"));
+                break;
+            case 5:
+            case 7:
+                if (!pb::append_varints(f, ints)) return err(bad(origin, "tensor", "bad int data"));
+                break;
+            case 8: name = std::string(f.str()); break;
+            case 9:
+                raw = f.data;
+                raw_size = f.size;
+                break;
+            case 10:
+                if (!pb::append_doubles(f, floats)) return err(bad(origin, "tensor", "bad double_data"));
+                break;
+            case 14: external = f.value == 1; break;
+            default: break;
+        }
+    }
+    if (r.failed()) return err(bad(origin, "tensor '" + name + "'", r.why()));
+    if (name_out) *name_out = name;
+    if (external) return err(origin, ": tensor '", name, "' keeps its data in an external file, which is not supported");
+    for (int64_t d : c.dims)
+        if (d < 0 || d > (int64_t(1) << 31)) return err(origin, ": tensor '", name, "' has a bad dimension ", d);
+    const int64_t count = c.numel();
+    if (count > (int64_t(1) << 31)) return err(origin, ": tensor '", name, "' is too large");
+    auto need = [&](size_t elem) -> Status {
+        if (raw && raw_size != size_t(count) * elem)
+            return err(origin, ": tensor '", name, "' raw_data holds ", raw_size, " bytes, its shape needs ",
+                       size_t(count) * elem);
+        return {};
+    };
+    switch (dtype) {
+        case 1:  // FLOAT
+            EDGE_TRY(need(4));
+            if (raw) {
+                c.f.resize(size_t(count));
+                std::memcpy(c.f.data(), raw, raw_size);
+            } else {
+                c.f = std::move(floats);
+            }
+            break;
+        case 11:  // DOUBLE
+            EDGE_TRY(need(8));
+            if (raw) {
+                c.f.resize(size_t(count));
+                for (int64_t k = 0; k < count; ++k) {
+                    double v;
+                    std::memcpy(&v, raw + 8 * k, 8);
+                    c.f[size_t(k)] = float(v);
+                }
+            } else {
+                c.f = std::move(floats);
+            }
+            break;
+        case 6:  // INT32
+        case 7:  // INT64
+        {
+            const size_t elem = dtype == 7 ? 8 : 4;
+            EDGE_TRY(need(elem));
+            c.integer = true;
+            if (raw) {
+                c.i.resize(size_t(count));
+                for (int64_t k = 0; k < count; ++k) {
+                    if (elem == 8) {
+                        std::memcpy(&c.i[size_t(k)], raw + 8 * k, 8);
+                    } else {
+                        int32_t v;
+                        std::memcpy(&v, raw + 4 * k, 4);
+                        c.i[size_t(k)] = v;
+                    }
+                }
+            } else {
+                c.i = std::move(ints);
+            }
+            c.f.assign(c.i.begin(), c.i.end());
+            break;
+        }
+        default:
+            return err(origin, ": tensor '", name, "' has ONNX data type ", dtype,
+                       "; only float, double, int32 and int64 tensors are supported");
+    }
+    if (int64_t(c.f.size()) != count)
+        return err(origin, ": tensor '", name, "' holds ", c.f.size(), " values, its shape needs ", count);
+    return c;
+}
+
+Result<Attr> parse_attr(const uint8_t* p, size_t n, const std::string& origin, const std::string& node) {
+    pb::Reader r(p, n);
+    pb::Field f;
+    Attr a;
+    while (r.next(f)) {
+        switch (f.number) {
+            case 1: a.name = std::string(f.str()); break;
+            case 2: {
+                uint32_t bits = uint32_t(f.value);
+                std::memcpy(&a.f, &bits, 4);
+                a.has_f = true;
+                break;
+            }
+            case 3:
+                a.i = int64_t(f.value);
+                a.has_i = true;
+                break;
+            case 4:
+                a.s = std::string(f.str());
+                a.has_s = true;
+                break;
+            case 5:
+                a.t = f.data;
+                a.t_size = f.size;
+                a.has_t = true;
+                break;
+            case 7:
+                if (!pb::append_floats(f, a.floats)) return err(bad(origin, "node '" + node + "'", "bad floats"));
+                break;
+            case 8:
+                if (!pb::append_varints(f, a.ints)) return err(bad(origin, "node '" + node + "'", "bad ints"));
+                break;
+            default: break;
+        }
+    }
+    if (r.failed()) return err(bad(origin, "attribute of node '" + node + "'", r.why()));
+    return a;
+}
+
+Result<Node> parse_node(const uint8_t* p, size_t n, const std::string& origin) {
+    pb::Reader r(p, n);
+    pb::Field f;
+    Node node;
+    std::vector<std::pair<const uint8_t*, size_t>> attrs;
+    while (r.next(f)) {
+        switch (f.number) {
+            case 1: node.inputs.emplace_back(f.str()); break;
+            case 2: node.outputs.emplace_back(f.str()); break;
+            case 3: node.name = std::string(f.str()); break;
+            case 4: node.op_type = std::string(f.str()); break;
+            case 5: attrs.emplace_back(f.data, f.size); break;
+            case 7: node.domain = std::string(f.str()); break;
+            default: break;
+        }
+    }
+    if (r.failed()) return err(bad(origin, "node", r.why()));
+    if (node.name.empty() && !node.outputs.empty()) node.name = node.outputs[0];
+    for (auto [d, s] : attrs) {
+        auto a = parse_attr(d, s, origin, node.name);
+        if (!a) return a.error();
+        node.attrs.push_back(std::move(a.value()));
+    }
+    return node;
+}
+
+Result<ValueInfo> parse_value_info(const uint8_t* p, size_t n, const std::string& origin) {
+    pb::Reader r(p, n);
+    pb::Field f;
+    ValueInfo v;
+    while (r.next(f)) {
+        if (f.number == 1) v.name = std::string(f.str());
+        if (f.number != 2 || f.wire != 2) continue;
+        pb::Reader type(f.data, f.size);  // TypeProto
+        pb::Field tf;
+        while (type.next(tf)) {
+            if (tf.number != 1 || tf.wire != 2) continue;  // tensor_type
+            pb::Reader tt(tf.data, tf.size);
+            pb::Field sf;
+            while (tt.next(sf)) {
+                if (sf.number != 2 || sf.wire != 2) continue;  // shape
+                pb::Reader shape(sf.data, sf.size);
+                pb::Field df;
+                while (shape.next(df)) {
+                    if (df.number != 1 || df.wire != 2) continue;  // dim
+                    pb::Reader dim(df.data, df.size);
+                    pb::Field vf;
+                    int64_t value = 1;  // a symbolic dimension (batch) is read as 1
+                    while (dim.next(vf))
+                        if (vf.number == 1 && vf.wire == 0) value = int64_t(vf.value);
+                    if (dim.failed()) return err(bad(origin, "value '" + v.name + "'", dim.why()));
+                    v.dims.push_back(value);
+                }
+                if (shape.failed()) return err(bad(origin, "value '" + v.name + "'", shape.why()));
+            }
+            if (tt.failed()) return err(bad(origin, "value '" + v.name + "'", tt.why()));
+        }
+        if (type.failed()) return err(bad(origin, "value '" + v.name + "'", type.why()));
+    }
+    if (r.failed()) return err(bad(origin, "value info", r.why()));
+    return v;
+}
+
+Result<GraphProto> parse_graph(const uint8_t* p, size_t n, const std::string& origin) {
+    pb::Reader r(p, n);
+    pb::Field f;
+    GraphProto g;
+    while (r.next(f)) {
+        if (f.wire != 2) continue;
+        if (f.number == 1) {
+            auto node = parse_node(f.data, f.size, origin);
+            if (!node) return node.error();
+            g.nodes.push_back(std::move(node.value()));
+        } else if (f.number == 5) {
+            std::string name;
+            auto t = parse_tensor(f.data, f.size, origin, &name);
+            if (!t) return t.error();
+            g.inits[name] = std::move(t.value());
+        } else if (f.number == 11 || f.number == 12) {
+            auto v = parse_value_info(f.data, f.size, origin);
+            if (!v) return v.error();
+            (f.number == 11 ? g.inputs : g.outputs).push_back(std::move(v.value()));
+        }
+    }
+    if (r.failed()) return err(bad(origin, "graph", r.why()));
+    return g;
+}
+
+const std::set<std::string>& supported_ops() {
+    static const std::set<std::string> ops = {
+        "Conv",    "BatchNormalization", "Relu",    "MaxPool", "AveragePool", "GlobalAveragePool", "Gemm",
+        "MatMul",  "Add",                "Reshape", "Flatten", "Pad",         "Softmax",           "Identity",
+        "Dropout", "Constant"};
+    return ops;
+}
+
+// Builds the IR from the parsed graph.
+class Importer {
+public:
+    Importer(GraphProto& g, Model& m, const std::string& origin, int64_t opset)
+        : g_(g), m_(m), origin_(origin), opset_(opset), consts_(g.inits) {}
+
+    Status run() {
+        EDGE_TRY(check_supported());
+        // Graph input: the first declared input that is not an initializer.
+        for (const ValueInfo& v : g_.inputs) {
+            if (consts_.count(v.name)) continue;
+            if (!m_.graph.inputs.empty())
+                return err(origin_, ": the graph has more than one input ('", m_.graph.inputs[0], "', '", v.name,
+                           "'); CNN models take one image tensor");
+            m_.graph.inputs.push_back(v.name);
+            if (v.dims.size() != 4)
+                return err(origin_, ": input '", v.name, "' has shape [", shape_text(v.dims),
+                           "]; a CNN input must be NCHW (4 dimensions)");
+            set_cnn_input_shape(m_, v.dims);
+        }
+        if (m_.graph.inputs.empty()) return err(origin_, ": the graph declares no input");
+        for (const Node& n : g_.nodes) EDGE_TRY(import(n));
+        for (const ValueInfo& v : g_.outputs) {
+            const std::string name = resolve(v.name);
+            if (consts_.count(name)) return err(origin_, ": graph output '", v.name, "' is a constant");
+            m_.graph.outputs.push_back(name);
+        }
+        if (m_.graph.outputs.empty()) return err(origin_, ": the graph declares no output");
+        return {};
+    }
+
+private:
+    Status check_supported() {
+        std::map<std::string, std::vector<std::string>> unsupported;
+        for (const Node& n : g_.nodes) {
+            const bool std_domain = n.domain.empty() || n.domain == "ai.onnx";
+            if (!std_domain || !supported_ops().count(n.op_type))
+                unsupported[std_domain ? n.op_type : n.domain + "." + n.op_type].push_back(n.name);
+        }
+        if (unsupported.empty()) return {};
+        std::string list;
+        for (const auto& [op, nodes] : unsupported) {
+            list += (list.empty() ? "" : "; ") + op + " (";
+            for (size_t i = 0; i < nodes.size() && i < 3; ++i) list += (i ? ", " : "") + nodes[i];
+            if (nodes.size() > 3) list += ", +" + std::to_string(nodes.size() - 3) + " more";
+            list += ")";
+        }
+        return err(origin_, ": unsupported ONNX ops: ", list,
+                   " (supported: Conv, BatchNormalization, Relu, MaxPool, AveragePool, GlobalAveragePool, Gemm, "
+                   "MatMul, Add, Reshape, Flatten, Pad, Softmax, Identity, Dropout, Constant)");
+    }
+
+    std::string resolve(const std::string& v) const {
+        auto it = alias_.find(v);
+        return it == alias_.end() ? v : it->second;
+    }
+    const Const* constant(const std::string& v) const {
+        auto it = consts_.find(resolve(v));
+        return it == consts_.end() ? nullptr : &it->second;
+    }
+    Status need_inputs(const Node& n, size_t lo, size_t hi) const {
+        size_t count = n.inputs.size();
+        while (count > 0 && n.inputs[count - 1].empty()) --count;  // trailing optional inputs
+        if (count < lo || count > hi)
+            return err(origin_, ": node '", n.name, "' (", n.op_type, ") has ", count, " inputs, expected ", lo,
+                       lo == hi ? "" : " to " + std::to_string(hi));
+        if (n.outputs.empty()) return err(origin_, ": node '", n.name, "' (", n.op_type, ") has no output");
+        return {};
+    }
+    Status activation(const Node& n, size_t k) const {
+        if (constant(n.inputs[k]))
+            return err(origin_, ": node '", n.name, "' (", n.op_type, "): input ", k, " '", n.inputs[k],
+                       "' is a constant; only the weight operands may be");
+        return {};
+    }
+    Result<const Const*> weight(const Node& n, size_t k) const {
+        const Const* c = k < n.inputs.size() && !n.inputs[k].empty() ? constant(n.inputs[k]) : nullptr;
+        if (!c)
+            return err(origin_, ": node '", n.name, "' (", n.op_type, "): input ", k, " must be an initializer (",
+                       k < n.inputs.size() ? n.inputs[k] : std::string("missing"), ")");
+        return c;
+    }
+    void add_tensor(const std::string& name, const std::vector<int64_t>& dims, const float* data) {
+        Tensor t = Tensor::zeros_f32(name, dims.empty() ? std::vector<int64_t>{1} : dims);
+        std::memcpy(t.f32_mut(), data, size_t(t.numel()) * sizeof(float));
+        m_.tensors.push_back(std::move(t));
+    }
+    static std::vector<double> ints_of(const Attr* a, std::vector<double> fallback) {
+        if (!a) return fallback;
+        return std::vector<double>(a->ints.begin(), a->ints.end());
+    }
+    Status spatial_attrs(const Node& n, Op& op, bool kernel) {
+        const Attr* ap = n.attr("auto_pad");
+        double mode = 0;
+        if (ap && ap->s != "NOTSET") {
+            if (ap->s == "SAME_UPPER") mode = 1;
+            else if (ap->s == "SAME_LOWER") mode = 2;
+            else if (ap->s == "VALID") mode = 3;
+            else return err(origin_, ": node '", n.name, "': unknown auto_pad '", ap->s, "'");
+        }
+        op.attrs["auto_pad"] = {mode};
+        op.attrs["strides"] = ints_of(n.attr("strides"), {1, 1});
+        op.attrs["pads"] = ints_of(n.attr("pads"), {0, 0, 0, 0});
+        op.attrs["dilations"] = ints_of(n.attr("dilations"), {1, 1});
+        if (kernel) {
+            const Attr* k = n.attr("kernel_shape");
+            if (!k) return err(origin_, ": node '", n.name, "' (", n.op_type, ") has no kernel_shape");
+            op.attrs["kernel"] = ints_of(k, {});
+        }
+        for (const char* key : {"strides", "dilations", "kernel"}) {
+            auto it = op.attrs.find(key);
+            if (it != op.attrs.end() && it->second.size() != 2)
+                return err(origin_, ": node '", n.name, "' (", n.op_type, "): ", key,
+                           " must have 2 values (2-D images only)");
+        }
+        if (op.attrs["pads"].size() != 4)
+            return err(origin_, ": node '", n.name, "' (", n.op_type, "): pads must have 4 values");
+        // ONNX pads are (top, left, bottom, right) for 2-D: begins then ends, as the IR keeps them.
+        return {};
+    }
+    Op make(OpType t, const Node& n) {
+        Op op{t, n.name, {resolve(n.inputs[0])}, {n.outputs[0]}, {}, {}};
+        return op;
+    }
+
+    Status import(const Node& n) {
+        const std::string& t = n.op_type;
+        if (t == "Constant") {
+            const Attr* v = n.attr("value");
+            if (!v || !v->has_t) return err(origin_, ": Constant node '", n.name, "' has no tensor value");
+            auto c = parse_tensor(v->t, v->t_size, origin_, nullptr);
+            if (!c) return c.error();
+            if (n.outputs.empty()) return err(origin_, ": Constant node '", n.name, "' has no output");
+            consts_[n.outputs[0]] = std::move(c.value());
+            return {};
+        }
+        if (t == "Identity" || t == "Dropout") {
+            EDGE_TRY(need_inputs(n, 1, 3));
+            if (const Const* c = constant(n.inputs[0])) consts_[n.outputs[0]] = *c;
+            else alias_[n.outputs[0]] = resolve(n.inputs[0]);
+            return {};
+        }
+        if (t == "Reshape" || t == "Flatten") return import_reshape(n);
+        if (t == "Conv") return import_conv(n);
+        if (t == "BatchNormalization") {
+            EDGE_TRY(need_inputs(n, 5, 5));
+            EDGE_TRY(activation(n, 0));
+            Op op = make(OpType::BatchNorm, n);
+            const char* parts[4] = {".scale", ".bias", ".mean", ".var"};
+            int64_t channels = -1;
+            for (size_t k = 1; k <= 4; ++k) {
+                auto c = weight(n, k);
+                if (!c) return c.error();
+                const Const* w = c.value();
+                if (w->dims.size() != 1 || (channels >= 0 && w->dims[0] != channels))
+                    return err(origin_, ": node '", n.name, "' (BatchNormalization): input ", k, " has shape [",
+                               shape_text(w->dims), "], expected one [C] vector");
+                channels = w->dims[0];
+                add_tensor(n.name + parts[k - 1], w->dims, w->f.data());
+                op.weights.push_back(n.name + parts[k - 1]);
+            }
+            const Attr* eps = n.attr("epsilon");
+            op.attrs["epsilon"] = {eps && eps->has_f ? double(eps->f) : 1e-5};
+            m_.graph.ops.push_back(std::move(op));
+            return {};
+        }
+        if (t == "Relu" || t == "GlobalAveragePool" || t == "Softmax") {
+            EDGE_TRY(need_inputs(n, 1, 1));
+            EDGE_TRY(activation(n, 0));
+            const OpType ty = t == "Relu" ? OpType::Relu : t == "Softmax" ? OpType::Softmax : OpType::GlobalAvgPool;
+            if (t == "Softmax") {
+                const Attr* axis = n.attr("axis");
+                // opset < 13 flattens from `axis` (default 1); the IR's softmax is over the last
+                // axis, which agrees for the [N, classes] logits a classifier ends with.
+                (void)axis;
+            }
+            m_.graph.ops.push_back(make(ty, n));
+            return {};
+        }
+        if (t == "MaxPool" || t == "AveragePool") {
+            EDGE_TRY(need_inputs(n, 1, 1));
+            EDGE_TRY(activation(n, 0));
+            if (n.outputs.size() > 1 && !n.outputs[1].empty())
+                return err(origin_, ": node '", n.name, "' (MaxPool): the indices output is not supported");
+            Op op = make(t == "MaxPool" ? OpType::MaxPool : OpType::AvgPool, n);
+            EDGE_TRY(spatial_attrs(n, op, true));
+            const Attr* ceil = n.attr("ceil_mode");
+            op.attrs["ceil_mode"] = {ceil ? double(ceil->i) : 0};
+            const Attr* cip = n.attr("count_include_pad");
+            op.attrs["count_include_pad"] = {cip ? double(cip->i) : 0};
+            if (t == "MaxPool" && op.attrs["dilations"] != std::vector<double>{1, 1})
+                return err(origin_, ": node '", n.name, "' (MaxPool): dilated pooling is not supported");
+            op.attrs.erase("dilations");
+            m_.graph.ops.push_back(std::move(op));
+            return {};
+        }
+        if (t == "Add") {
+            EDGE_TRY(need_inputs(n, 2, 2));
+            const Const* a = constant(n.inputs[0]);
+            const Const* b = constant(n.inputs[1]);
+            if (a && b) {
+                if (a->dims != b->dims)
+                    return err(origin_, ": node '", n.name, "' (Add) of two constants of different shapes");
+                Const c = *a;
+                for (size_t k = 0; k < c.f.size(); ++k) c.f[k] += b->f[k];
+                c.integer = false;
+                consts_[n.outputs[0]] = std::move(c);
+                return {};
+            }
+            if (!a && !b) {
+                Op op{OpType::Add, n.name, {resolve(n.inputs[0]), resolve(n.inputs[1])}, {n.outputs[0]}, {}, {}};
+                m_.graph.ops.push_back(std::move(op));
+                return {};
+            }
+            const Const* c = a ? a : b;
+            Op op{OpType::Add, n.name, {resolve(n.inputs[a ? 1 : 0])}, {n.outputs[0]}, {n.name + ".const"}, {}};
+            add_tensor(n.name + ".const", c->dims, c->f.data());
+            m_.graph.ops.push_back(std::move(op));
+            return {};
+        }
+        if (t == "MatMul") {
+            EDGE_TRY(need_inputs(n, 2, 2));
+            EDGE_TRY(activation(n, 0));
+            auto b = weight(n, 1);
+            if (!b) return b.error();
+            const Const* w = b.value();
+            if (w->dims.size() != 2)
+                return err(origin_, ": node '", n.name, "' (MatMul): weight has shape [", shape_text(w->dims),
+                           "], expected [K, N]");
+            return add_linear(n, w->dims[0], w->dims[1], w->f.data(), /*transposed=*/false, 1.0f, nullptr, 0.f);
+        }
+        if (t == "Gemm") {
+            EDGE_TRY(need_inputs(n, 2, 3));
+            EDGE_TRY(activation(n, 0));
+            const Attr* ta = n.attr("transA");
+            if (ta && ta->i != 0) return err(origin_, ": node '", n.name, "' (Gemm): transA=1 is not supported");
+            auto b = weight(n, 1);
+            if (!b) return b.error();
+            const Const* w = b.value();
+            if (w->dims.size() != 2)
+                return err(origin_, ": node '", n.name, "' (Gemm): B has shape [", shape_text(w->dims), "]");
+            const Attr* tb = n.attr("transB");
+            const bool trans = tb && tb->i != 0;
+            const int64_t k = trans ? w->dims[1] : w->dims[0], out = trans ? w->dims[0] : w->dims[1];
+            const Attr* alpha = n.attr("alpha");
+            const Attr* beta = n.attr("beta");
+            const Const* c = nullptr;
+            if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+                auto cc = weight(n, 2);
+                if (!cc) return cc.error();
+                c = cc.value();
+                if (c->numel() != out && c->numel() != 1)
+                    return err(origin_, ": node '", n.name, "' (Gemm): C has shape [", shape_text(c->dims),
+                               "]; only a bias broadcast over rows ([", out, "] or [1, ", out, "]) is supported");
+            }
+            return add_linear(n, k, out, w->f.data(), trans, alpha && alpha->has_f ? alpha->f : 1.0f, c,
+                              beta && beta->has_f ? beta->f : 1.0f);
+        }
+        if (t == "Pad") {
+            EDGE_TRY(need_inputs(n, 1, 3));
+            EDGE_TRY(activation(n, 0));
+            const Attr* mode = n.attr("mode");
+            if (mode && mode->s != "constant")
+                return err(origin_, ": node '", n.name, "' (Pad): mode '", mode->s, "' is not supported (constant only)");
+            Op op = make(OpType::Pad, n);
+            std::vector<double> pads;
+            double value = 0;
+            if (opset_ < 11) {
+                pads = ints_of(n.attr("pads"), {});
+                const Attr* v = n.attr("value");
+                if (v && v->has_f) value = v->f;
+            } else {
+                auto p = weight(n, 1);
+                if (!p) return p.error();
+                pads.assign(p.value()->f.begin(), p.value()->f.end());
+                if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+                    auto v = weight(n, 2);
+                    if (!v) return v.error();
+                    if (!v.value()->f.empty()) value = v.value()->f[0];
+                }
+            }
+            if (pads.empty() || pads.size() % 2)
+                return err(origin_, ": node '", n.name, "' (Pad): pads must hold 2 values per axis");
+            for (double p : pads)
+                if (p < 0) return err(origin_, ": node '", n.name, "' (Pad): negative pads (cropping) are not supported");
+            op.attrs["pads"] = pads;
+            op.attrs["value"] = {value};
+            m_.graph.ops.push_back(std::move(op));
+            return {};
+        }
+        return err(origin_, ": node '", n.name, "': op ", t, " is not supported");  // unreachable
+    }
+
+    Status import_reshape(const Node& n) {
+        const bool flatten = n.op_type == "Flatten";
+        EDGE_TRY(need_inputs(n, 1, flatten ? 1 : 2));
+        std::vector<int64_t> shape;
+        int64_t axis = 1;
+        if (flatten) {
+            const Attr* a = n.attr("axis");
+            if (a) axis = a->i;
+            if (axis < 0) return err(origin_, ": node '", n.name, "' (Flatten): negative axis is not supported");
+        } else if (n.inputs.size() >= 2 && !n.inputs[1].empty()) {
+            auto s = weight(n, 1);
+            if (!s) return s.error();
+            shape = s.value()->i;
+            if (!s.value()->integer) return err(origin_, ": node '", n.name, "' (Reshape): shape must be int64");
+        } else {
+            const Attr* a = n.attr("shape");
+            if (!a) return err(origin_, ": node '", n.name, "' (Reshape) has no shape");
+            shape = a->ints;
+        }
+        if (const Const* c = constant(n.inputs[0])) {  // fold: a reshaped weight
+            Const out = *c;
+            std::vector<int64_t> dims;
+            if (flatten) {
+                int64_t lo = 1, hi = 1;
+                for (size_t k = 0; k < c->dims.size(); ++k) (int64_t(k) < axis ? lo : hi) *= c->dims[k];
+                dims = {lo, hi};
+            } else {
+                int64_t known = 1, infer = -1;
+                for (size_t k = 0; k < shape.size(); ++k) {
+                    int64_t d = shape[k];
+                    if (d == 0) {
+                        if (k >= c->dims.size()) return err(origin_, ": node '", n.name, "' (Reshape): bad 0 in shape");
+                        d = c->dims[k];
+                    }
+                    if (d == -1) {
+                        if (infer >= 0) return err(origin_, ": node '", n.name, "' (Reshape): two -1 in shape");
+                        infer = int64_t(k);
+                        dims.push_back(1);
+                        continue;
+                    }
+                    if (d < 0) return err(origin_, ": node '", n.name, "' (Reshape): bad dimension ", d);
+                    known *= d;
+                    dims.push_back(d);
+                }
+                if (infer >= 0) {
+                    if (known == 0 || c->numel() % known)
+                        return err(origin_, ": node '", n.name, "' (Reshape): cannot infer -1");
+                    dims[size_t(infer)] = c->numel() / known;
+                }
+            }
+            out.dims = dims;
+            if (out.numel() != c->numel())
+                return err(origin_, ": node '", n.name, "' (Reshape): shape [", shape_text(dims), "] does not hold ",
+                           c->numel(), " values");
+            consts_[n.outputs[0]] = std::move(out);
+            return {};
+        }
+        Op op = make(OpType::Reshape, n);
+        if (flatten) op.attrs["flatten_axis"] = {double(axis)};
+        else op.attrs["shape"] = std::vector<double>(shape.begin(), shape.end());
+        m_.graph.ops.push_back(std::move(op));
+        return {};
+    }
+
+    Status import_conv(const Node& n) {
+        EDGE_TRY(need_inputs(n, 2, 3));
+        EDGE_TRY(activation(n, 0));
+        auto w = weight(n, 1);
+        if (!w) return w.error();
+        const Const* wc = w.value();
+        if (wc->dims.size() != 4)
+            return err(origin_, ": node '", n.name, "' (Conv): weight has shape [", shape_text(wc->dims),
+                       "], expected [OC, IC/group, KH, KW] (2-D convolution only)");
+        Op op = make(OpType::Conv2d, n);
+        EDGE_TRY(spatial_attrs(n, op, false));
+        const Attr* k = n.attr("kernel_shape");
+        if (k && (k->ints.size() != 2 || k->ints[0] != wc->dims[2] || k->ints[1] != wc->dims[3]))
+            return err(origin_, ": node '", n.name, "' (Conv): kernel_shape disagrees with the weight's shape [",
+                       shape_text(wc->dims), "]");
+        const Attr* group = n.attr("group");
+        const int64_t g = group ? group->i : 1;
+        if (g < 1 || wc->dims[0] % g)
+            return err(origin_, ": node '", n.name, "' (Conv): group ", g, " does not divide ", wc->dims[0], " output channels");
+        op.attrs["group"] = {double(g)};
+        add_tensor(n.name + ".weight", wc->dims, wc->f.data());
+        op.weights.push_back(n.name + ".weight");
+        if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+            auto b = weight(n, 2);
+            if (!b) return b.error();
+            if (b.value()->numel() != wc->dims[0])
+                return err(origin_, ": node '", n.name, "' (Conv): bias has ", b.value()->numel(), " values for ",
+                           wc->dims[0], " output channels");
+            add_tensor(n.name + ".bias", {wc->dims[0]}, b.value()->f.data());
+            op.weights.push_back(n.name + ".bias");
+        }
+        m_.graph.ops.push_back(std::move(op));
+        return {};
+    }
+
+    Status add_linear(const Node& n, int64_t k, int64_t out, const float* w, bool transposed, float alpha,
+                      const Const* c, float beta) {
+        // The IR's linear weight is [out, K] (y = x W^T + b).
+        std::vector<float> wt(size_t(out * k));
+        for (int64_t o = 0; o < out; ++o)
+            for (int64_t i = 0; i < k; ++i)
+                wt[size_t(o * k + i)] = alpha * (transposed ? w[o * k + i] : w[i * out + o]);
+        Op op = make(OpType::Linear, n);
+        add_tensor(n.name + ".weight", {out, k}, wt.data());
+        op.weights.push_back(n.name + ".weight");
+        if (c) {
+            std::vector<float> b(static_cast<size_t>(out));
+            for (int64_t o = 0; o < out; ++o) b[size_t(o)] = beta * c->f[c->f.size() == 1 ? 0 : size_t(o)];
+            add_tensor(n.name + ".bias", {out}, b.data());
+            op.weights.push_back(n.name + ".bias");
+        }
+        m_.graph.ops.push_back(std::move(op));
+        return {};
+    }
+
+    GraphProto& g_;
+    Model& m_;
+    std::string origin_;
+    int64_t opset_;
+    std::map<std::string, Const> consts_;
+    std::map<std::string, std::string> alias_;
+};
+
+}  // namespace
+
+Result<Model> parse_onnx_model(const uint8_t* data, size_t size, const std::string& origin) {
+    pb::Reader r(data, size);
+    pb::Field f;
+    int64_t ir_version = -1, opset = -1;
+    std::string producer;
+    const uint8_t* graph = nullptr;
+    size_t graph_size = 0;
+    while (r.next(f)) {
+        if (f.number == 1 && f.wire == 0) ir_version = int64_t(f.value);
+        else if (f.number == 2 && f.wire == 2) producer = std::string(f.str());
+        else if (f.number == 7 && f.wire == 2) {
+            graph = f.data;
+            graph_size = f.size;
+        } else if (f.number == 8 && f.wire == 2) {
+            pb::Reader o(f.data, f.size);
+            pb::Field of;
+            std::string domain;
+            int64_t version = -1;
+            while (o.next(of)) {
+                if (of.number == 1 && of.wire == 2) domain = std::string(of.str());
+                if (of.number == 2 && of.wire == 0) version = int64_t(of.value);
+            }
+            if (domain.empty() || domain == "ai.onnx") opset = version;
+        }
+    }
+    if (r.failed()) return err(bad(origin, "model", r.why()));
+    if (ir_version < 1 || !graph)
+        return err(origin, ": not an ONNX model (no ir_version or no graph in the protobuf ModelProto)");
+    auto g = parse_graph(graph, graph_size, origin);
+    if (!g) return g.error();
+    Model m;
+    m.architecture = kCnnArchitecture;
+    m.source_path = origin;
+    m.source_format = "onnx";
+    m.name = origin.substr(origin.find_last_of('/') == std::string::npos ? 0 : origin.find_last_of('/') + 1);
+    m.metadata.emplace_back("onnx.ir_version", std::to_string(ir_version));
+    m.metadata.emplace_back("onnx.opset", std::to_string(opset));
+    if (!producer.empty()) m.metadata.emplace_back("onnx.producer", producer);
+    Importer imp(g.value(), m, origin, opset < 0 ? 13 : opset);
+    EDGE_TRY(imp.run());
+    return m;
+}
+
+Result<Model> load_onnx_model(const std::string& path, Progress* progress) {
+    auto f = MappedFile::open(path);
+    if (!f) return f.error();
+    if (progress) progress->report(0.0, "parsing ONNX");
+    auto m = parse_onnx_model(f.value()->data(), f.value()->size(), path);
+    if (progress) progress->report(1.0, "parsing ONNX");
+    return m;
+}
+
+}  // namespace edge
