@@ -51,6 +51,7 @@ int run_info(const InfoArgs& a) {
         nlohmann::json md = nlohmann::json::object();
         for (const auto& [k, v] : m.metadata) md[k] = v;
         j["metadata"] = md;
+        if (m.architecture == "cnn") j["cnn"] = cnn_summary(m);
         print_json(j);
         return kOk;
     }
@@ -61,9 +62,10 @@ int run_info(const InfoArgs& a) {
     std::printf("  parameters    %s\n", group_digits(m.parameter_count()).c_str());
     std::printf("  weights       %s in the file, %s in memory\n", human_bytes(double(source_bytes)).c_str(),
                 human_bytes(double(m.weight_bytes())).c_str());
-    std::printf("  dim %d, ffn %d, layers %d, heads %d, kv heads %d, head dim %d, rope dim %d\n", c.dim,
+    if (m.architecture == "cnn") print_cnn_summary(m);
+    else std::printf("  dim %d, ffn %d, layers %d, heads %d, kv heads %d, head dim %d, rope dim %d\n", c.dim,
                 c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, c.rope_dim);
-    std::printf("  vocab %d, context %d, rope theta %g, norm eps %g, tied embeddings %s\n", c.vocab_size,
+    if (m.architecture != "cnn") std::printf("  vocab %d, context %d, rope theta %g, norm eps %g, tied embeddings %s\n", c.vocab_size,
                 c.context_length, double(c.rope_theta), double(c.norm_eps), c.tied_embeddings ? "yes" : "no");
     if (m.tokenizer.empty())
         std::printf("  tokenizer     none\n");

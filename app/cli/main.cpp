@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
         add_synth_command(app, rc);
         add_compile_command(app, rc);
         add_quant_commands(app, rc);
+        add_cnn_commands(app, rc);
         add_kv_commands(app, rc);
 #ifdef EDGE_CLI_ANALYSIS
         add_analysis_commands(app, rc);
