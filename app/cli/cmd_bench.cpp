@@ -1,10 +1,15 @@
 // `bench MODEL`: prefill and decode throughput of the FP32 CPU runtime at 1 and 2 threads
-// (medians of a few runs), and the process's peak RSS.
+// (medians of a few runs), and the process's peak RSS. A .edge engine runs through the backend
+// interface (--backend cpu|cuda|auto, docs/backends.md): its plan's one arena, weights in place.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <memory>
+#include <optional>
 
 #include "app/cli/common.h"
+#include "engine/compile/compile.h"
+#include "engine/runtime/backend.h"
 #include "engine/runtime/llama_cpu.h"
 #include "engine/telemetry/memory.h"
 #include "engine/telemetry/stats.h"
@@ -22,6 +27,7 @@ struct BenchArgs {
     int gen_tokens = 32;
     int runs = 3;
     bool json = false;
+    std::string backend = "auto";  // .edge engines only
 };
 
 struct Row {
@@ -44,6 +50,14 @@ int run_bench(const BenchArgs& a) {
     std::vector<int32_t> prompt(size_t(a.prompt_tokens));
     for (int i = 0; i < a.prompt_tokens; ++i) prompt[size_t(i)] = int32_t((int64_t(i) * 7919 + 3) % c.vocab_size);
 
+    std::optional<compile::ExecPlan> plan;  // set for a .edge engine: run through a backend
+    std::string backend_name = "llama-cpu", why;
+    if (a.model.size() > 5 && a.model.compare(a.model.size() - 5, 5, ".edge") == 0) {
+        auto eng = compile::load_engine(a.model);
+        if (!eng.ok()) return fail(eng.error());
+        plan = std::move(eng->plan);
+    }
+
     std::vector<Row> rows;
     ProgressBar bar;
     const int steps = int(a.threads.size()) * a.runs;
@@ -52,20 +66,39 @@ int run_bench(const BenchArgs& a) {
         RuntimeOptions ro;
         ro.threads = th;
         ro.max_seq = total;
-        auto rt = LlamaCpu::create(loaded->model, ro);
-        if (!rt.ok()) return fail(rt.error());
+        std::unique_ptr<LlamaCpu> rt;
+        std::unique_ptr<Backend> be;
+        if (plan) {
+            auto b = make_backend(a.backend, &why);
+            if (!b.ok()) return fail(b.error());
+            be = std::move(b).value();
+            if (auto st = be->load(loaded->model, *plan, BackendOptions{th, total}); !st.ok()) return fail(st.error());
+            backend_name = be->name();
+        } else {
+            auto r = LlamaCpu::create(loaded->model, ro);
+            if (!r.ok()) return fail(r.error());
+            rt = std::move(r).value();
+        }
+        auto step = [&](const int32_t* toks, int n, int pos) -> Result<const float*> {
+            if (be) return be->run(toks, n, pos);
+            return rt->prefill(toks, n, pos);
+        };
         Row row;
-        row.threads = (*rt)->threads();
+        row.threads = rt ? rt->threads() : th;
         for (int r = 0; r < a.runs; ++r) {
             bar.progress()->report(double(done) / steps, "run " + std::to_string(r + 1) + ", " +
                                                              std::to_string(th) + " thread(s)");
             Stopwatch sw;
-            const float* logits = (*rt)->prefill(prompt.data(), a.prompt_tokens, 0);
+            auto pl = step(prompt.data(), a.prompt_tokens, 0);
+            if (!pl.ok()) return fail(pl.error());
+            const float* logits = *pl;
             row.prefill_runs.push_back(double(a.prompt_tokens) / sw.seconds());
             int32_t next = argmax(logits, c.vocab_size);
             sw.restart();
             for (int i = 0; i < a.gen_tokens; ++i) {
-                logits = (*rt)->forward(next, a.prompt_tokens + i);
+                auto dl = step(&next, 1, a.prompt_tokens + i);
+                if (!dl.ok()) return fail(dl.error());
+                logits = *dl;
                 next = argmax(logits, c.vocab_size);
             }
             row.decode_runs.push_back(a.gen_tokens > 0 ? double(a.gen_tokens) / sw.seconds() : 0.0);
@@ -88,6 +121,8 @@ int run_bench(const BenchArgs& a) {
         j["prompt_tokens"] = a.prompt_tokens;
         j["gen_tokens"] = a.gen_tokens;
         j["runs"] = a.runs;
+        j["backend"] = backend_name;
+        if (!why.empty()) j["backend_note"] = why;
         nlohmann::json rs = nlohmann::json::array();
         for (const Row& r : rows)
             rs.push_back({{"threads", r.threads},
@@ -106,6 +141,7 @@ int run_bench(const BenchArgs& a) {
     std::printf("%s: %s parameters, loaded in %.2f s\n", a.model.c_str(),
                 group_digits(loaded->model->parameter_count()).c_str(), load_s);
     std::printf("CPU: %s (%d available)\n", cpu_model().c_str(), cpu_count());
+    std::printf("executor: %s%s%s\n", backend_name.c_str(), why.empty() ? "" : " — ", why.c_str());
     std::printf("prefill %d tokens, decode %d tokens, median of %d runs\n\n", a.prompt_tokens, a.gen_tokens, a.runs);
     std::printf("| threads | prefill tok/s | decode tok/s |\n|--------:|--------------:|-------------:|\n");
     for (const Row& r : rows) std::printf("| %7d | %13.2f | %12.2f |\n", r.threads, r.prefill_tps, r.decode_tps);
@@ -127,6 +163,8 @@ void add_bench_command(CLI::App& app, int& rc) {
     sub->add_option("--runs", a->runs, "Runs per thread count (the median is reported)")->check(CLI::Range(1, 1000));
     sub->add_option("--tokenizer", a->tokenizer, "Tokenizer file for formats without one (llama2.c)");
     sub->add_flag("--json", a->json, "Print JSON");
+    sub->add_option("--backend", a->backend, "Backend for a .edge engine: cpu, cuda or auto")
+        ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
     sub->callback([a, &rc] { rc = run_bench(*a); });
 }
 
