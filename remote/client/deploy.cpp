@@ -1,6 +1,8 @@
 #include "remote/client/deploy.h"
 
 #include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <libssh/libssh.h>
 #include <libssh/sftp.h>
 
@@ -9,6 +11,7 @@
 #include <ctime>
 #include <filesystem>
 #include <memory>
+#include <thread>
 
 #include "remote/client/ssh_session.h"
 
@@ -69,25 +72,59 @@ std::string read_link(sftp_session s, const std::string& path) {
     return r;
 }
 
+// SHA-256 of the first n bytes of a board file (coreutils head + sha256sum).
+Result<Digest> remote_prefix_sha256(SshSession& ssh, const std::string& path, uint64_t n) {
+    auto out = ssh.exec_checked("head -c " + std::to_string(n) + " -- " + shell_quote(path) + " | sha256sum -b",
+                                "deploy: hashing the first " + std::to_string(n) + " bytes of " + path + " on the board");
+    if (!out.ok()) return out.error();
+    return digest_from_hex(out->substr(0, 64));
+}
+
+// Uploads local into remote (a .part file). With o.resume, an existing remote file whose prefix
+// hashes like the local file's is continued from its end; anything else starts from byte 0.
 Status upload(SshSession& ssh, sftp_session s, const DeployOptions& o, const std::string& local,
-              const std::string& remote, uint64_t& bytes) {
+              const std::string& remote, DeployedFile& d) {
     std::unique_ptr<FILE, int (*)(FILE*)> in(std::fopen(local.c_str(), "rb"), &std::fclose);
     if (!in) return err("deploy: cannot open ", local);
-    sftp_file f = sftp_open(s, remote.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (!f) return err("ssh ", ssh.where(), ": deploy: creating ", remote, ": ", sftp_err(ssh, s));
-    uint64_t total = std::filesystem::file_size(local);
+    std::error_code ec;
+    uint64_t total = std::filesystem::file_size(local, ec);
+    if (ec) return err("deploy: ", local, ": ", ec.message());
+    uint64_t offset = 0;
+    if (o.resume) {
+        if (sftp_attributes a = sftp_stat(s, remote.c_str())) {
+            uint64_t have = a->size;
+            sftp_attributes_free(a);
+            if (have > 0 && have <= total) {
+                auto mine = sha256_of_file_prefix(local, have);
+                auto theirs = remote_prefix_sha256(ssh, remote, have);
+                if (!theirs.ok() && !ssh.alive()) return theirs.error();
+                if (mine.ok() && theirs.ok() && mine.value() == theirs.value()) offset = have;
+            }
+        }
+    }
+    d.resumed_from = offset;
+    d.sent = 0;
+    sftp_file f = sftp_open(s, remote.c_str(), offset > 0 ? O_WRONLY : O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (!f) return err("ssh ", ssh.where(), ": deploy: ", offset > 0 ? "reopening " : "creating ", remote, ": ", sftp_err(ssh, s));
+    if (offset > 0 && (sftp_seek64(f, offset) != 0 || ::fseeko(in.get(), static_cast<off_t>(offset), SEEK_SET) != 0)) {
+        sftp_close(f);
+        return err("ssh ", ssh.where(), ": deploy: seeking to byte ", offset, " of ", remote, " to resume");
+    }
     std::vector<char> buf(64 << 10);
-    bytes = 0;
+    d.bytes = offset;
+    if (o.progress) o.progress(local, d.bytes, total);
     size_t n;
     while ((n = std::fread(buf.data(), 1, buf.size(), in.get())) > 0) {
         ssize_t w = sftp_write(f, buf.data(), n);
         if (w != static_cast<ssize_t>(n)) {
             std::string e = sftp_err(ssh, s);
             sftp_close(f);
-            return err("ssh ", ssh.where(), ": deploy: writing ", remote, " at byte ", bytes, ": ", e);
+            return err("ssh ", ssh.where(), ": deploy: upload of ", local, " interrupted: writing ", remote, " at byte ",
+                       d.bytes, " of ", total, ": ", e);
         }
-        bytes += n;
-        if (o.progress) o.progress(local, bytes, total);
+        d.bytes += n;
+        d.sent += n;
+        if (o.progress) o.progress(local, d.bytes, total);
     }
     if (std::ferror(in.get())) {
         sftp_close(f);
@@ -110,7 +147,7 @@ Status verify_remote(SshSession& ssh, const std::string& path, const Digest& wan
     if (!got.ok()) return err("ssh ", ssh.where(), ": deploy: sha256sum printed '", out.value(), "'");
     if (got.value() != want)
         return err("ssh ", ssh.where(), ": deploy: ", path, " has SHA-256 ", digest_hex(got.value()), " on the board, ",
-                   digest_hex(want), " here: the upload was corrupted (nothing was switched)");
+                   digest_hex(want), " here: the upload was corrupted or truncated (nothing was switched)");
     return {};
 }
 
@@ -124,9 +161,10 @@ Status switch_link(SshSession& ssh, const std::string& root, const std::string& 
     return {};
 }
 
-}  // namespace
-
-Result<DeployReport> deploy(SshSession& ssh, const DeployOptions& o) {
+// retryable: set once the failure is the board's or the link's (not a local problem).
+// finished_ok: accept a live `version` whose SHA256SUMS equals ours (an earlier attempt switched).
+Result<DeployReport> deploy_impl(SshSession& ssh, const DeployOptions& o, bool& retryable, bool finished_ok) {
+    retryable = false;
     auto t0 = std::chrono::steady_clock::now();
     if (o.board_root.empty() || o.board_root[0] != '/')
         return err("deploy: the board folder must be an absolute path (got '", o.board_root, "')");
@@ -139,39 +177,74 @@ Result<DeployReport> deploy(SshSession& ssh, const DeployOptions& o) {
     rep.version_dir = root + "/versions/" + rep.version;
 
     // Hash locally first: a missing file fails before anything on the board changes.
-    std::vector<std::pair<const DeployFile*, Digest>> hashed;
+    struct Item {
+        const DeployFile* f;
+        std::string name;
+        Digest digest;
+        uint64_t size;
+    };
+    std::vector<Item> items;
+    std::string manifest;
     for (const auto& f : o.files) {
         auto d = sha256_of_file(f.local_path);
         if (!d.ok()) return err("deploy: ", d.message());
         std::string name = f.remote_name.empty() ? std::filesystem::path(f.local_path).filename().string() : f.remote_name;
         if (!valid_name(name)) return err("deploy: bad remote file name '", name, "'");
-        hashed.emplace_back(&f, d.value());
+        std::error_code ec;
+        uint64_t size = std::filesystem::file_size(f.local_path, ec);
+        items.push_back({&f, name, d.value(), size});
+        manifest += digest_hex(d.value()) + " *" + name + "\n";
     }
 
+    retryable = true;
     Sftp sftp;
     sftp.s = sftp_new(ssh.raw());
     if (!sftp.s) return err("ssh ", ssh.where(), ": deploy: starting SFTP: ", ssh.last_error());
     if (sftp_init(sftp.s) != SSH_OK) return err("ssh ", ssh.where(), ": deploy: SFTP handshake: ", sftp_err(ssh, sftp.s));
 
     std::string live = read_link(sftp.s, root + "/current");
-    if (live == "versions/" + rep.version)
+    if (live == "versions/" + rep.version) {
+        if (finished_ok) {
+            auto sums = ssh.exec("cat -- " + shell_quote(rep.version_dir + "/SHA256SUMS"));
+            if (sums.ok() && sums->exit_status == 0 && sums->out == manifest) {
+                rep.previous_version = read_link(sftp.s, root + "/previous");
+                if (rep.previous_version.rfind("versions/", 0) == 0) rep.previous_version.erase(0, 9);
+                for (const auto& it : items) rep.files.push_back({rep.version_dir + "/" + it.name, it.digest, it.size, it.size, 0});
+                rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                return rep;
+            }
+        }
+        retryable = false;
         return err("deploy: version '", rep.version, "' is live on ", ssh.where(), "; deploy under a new version name");
+    }
     rep.previous_version = live.rfind("versions/", 0) == 0 ? live.substr(9) : live;
     EDGE_TRY(mkdir_p(ssh, sftp.s, rep.version_dir));
 
-    std::string manifest;
-    for (auto& [f, digest] : hashed) {
-        std::string name = f->remote_name.empty() ? std::filesystem::path(f->local_path).filename().string() : f->remote_name;
-        DeployedFile d{rep.version_dir + "/" + name, digest, 0};
+    for (const auto& it : items) {
+        DeployedFile d{rep.version_dir + "/" + it.name, it.digest, 0};
         std::string part = d.remote_path + ".part";
-        EDGE_TRY(upload(ssh, sftp.s, o, f->local_path, part, d.bytes));
-        EDGE_TRY(verify_remote(ssh, part, digest));
-        if (f->executable && sftp_chmod(sftp.s, part.c_str(), 0755) != SSH_OK)
-            return err("ssh ", ssh.where(), ": deploy: chmod ", part, ": ", sftp_err(ssh, sftp.s));
-        sftp_unlink(sftp.s, d.remote_path.c_str());  // a leftover from an earlier, failed attempt
-        if (sftp_rename(sftp.s, part.c_str(), d.remote_path.c_str()) != SSH_OK)
-            return err("ssh ", ssh.where(), ": deploy: renaming ", part, ": ", sftp_err(ssh, sftp.s));
-        manifest += digest_hex(digest) + " *" + name + "\n";
+        bool in_place = false;
+        if (o.resume) {
+            // A file an earlier attempt already verified and renamed: check it again, keep it.
+            if (sftp_attributes a = sftp_stat(sftp.s, d.remote_path.c_str())) {
+                bool same_size = a->size == it.size;
+                sftp_attributes_free(a);
+                in_place = same_size && verify_remote(ssh, d.remote_path, it.digest).ok();
+                if (in_place) d.bytes = d.resumed_from = it.size;
+            }
+        }
+        if (!in_place) {
+            EDGE_TRY(upload(ssh, sftp.s, o, it.f->local_path, part, d));
+            EDGE_TRY(verify_remote(ssh, part, it.digest));
+        }
+        const std::string& placed = in_place ? d.remote_path : part;
+        if (it.f->executable && sftp_chmod(sftp.s, placed.c_str(), 0755) != SSH_OK)
+            return err("ssh ", ssh.where(), ": deploy: chmod ", placed, ": ", sftp_err(ssh, sftp.s));
+        if (!in_place) {
+            sftp_unlink(sftp.s, d.remote_path.c_str());  // a stale file of another content
+            if (sftp_rename(sftp.s, part.c_str(), d.remote_path.c_str()) != SSH_OK)
+                return err("ssh ", ssh.where(), ": deploy: renaming ", part, ": ", sftp_err(ssh, sftp.s));
+        }
         rep.files.push_back(std::move(d));
     }
     std::string mpath = rep.version_dir + "/SHA256SUMS";
@@ -186,7 +259,64 @@ Result<DeployReport> deploy(SshSession& ssh, const DeployOptions& o) {
     if (!live.empty()) EDGE_TRY(switch_link(ssh, root, "previous", live));
     EDGE_TRY(switch_link(ssh, root, "current", "versions/" + rep.version));
     rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (const auto& f : rep.files) rep.bytes_sent += f.sent;
     return rep;
+}
+
+}  // namespace
+
+Result<DeployReport> deploy(SshSession& ssh, const DeployOptions& o) {
+    bool retryable = false;
+    return deploy_impl(ssh, o, retryable, false);
+}
+
+Result<DeployReport> deploy_with_retry(const Connector& connect, const DeployOptions& o, const RetryPolicy& p) {
+    auto t0 = std::chrono::steady_clock::now();
+    DeployOptions opts = o;
+    if (opts.version.empty()) opts.version = timestamp_version();  // one name for every attempt
+    // Local problems are reported before any connection (they would fail every attempt).
+    for (const auto& f : opts.files) {
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(f.local_path, ec) || ::access(f.local_path.c_str(), R_OK) != 0)
+            return err("deploy: ", f.local_path, ": not a readable file (nothing was sent)");
+    }
+    uint64_t sent = 0;
+    int delay = p.first_delay_ms;
+    std::string last;
+    int attempts = std::max(1, p.attempts);
+    for (int attempt = 1; attempt <= attempts; ++attempt) {
+        bool retryable = true;
+        Result<DeployReport> r = err("deploy: not attempted");
+        auto ssh = connect();
+        if (!ssh.ok()) {
+            r = ssh.error();
+        } else {
+            // Count what this attempt sends even when it fails midway.
+            DeployOptions counted = opts;
+            uint64_t attempt_sent = 0, last_done = 0;
+            std::string last_file;
+            counted.progress = [&](const std::string& f, uint64_t done, uint64_t total) {
+                if (f != last_file || done < last_done) last_file = f, last_done = done;
+                attempt_sent += done - last_done;
+                last_done = done;
+                if (o.progress) o.progress(f, done, total);
+            };
+            r = deploy_impl(*ssh.value(), counted, retryable, attempt > 1);
+            sent += attempt_sent;
+        }
+        if (r.ok()) {
+            r->attempts = attempt;
+            r->bytes_sent = sent;
+            r->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            return r;
+        }
+        last = r.message();
+        if (!retryable || attempt == attempts) break;
+        if (p.on_retry) p.on_retry(attempt, last, delay);
+        std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+        delay = std::min(p.max_delay_ms, static_cast<int>(delay * p.factor));
+    }
+    return err(last, attempts > 1 ? " (deploy gave up after " + std::to_string(attempts) + " attempts)" : std::string());
 }
 
 Status rollback(SshSession& ssh, const std::string& root) {

@@ -2,7 +2,9 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -18,21 +20,27 @@ struct MdCtx {
 
 }  // namespace
 
-Result<Digest> sha256_of_file(const std::string& path) {
+Result<Digest> sha256_of_file_prefix(const std::string& path, uint64_t limit) {
     std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
     if (!f) return err(path, ": cannot open for hashing: ", std::strerror(errno));
     MdCtx md;
     if (!md.ctx || EVP_DigestInit_ex(md.ctx, EVP_sha256(), nullptr) != 1) return err("OpenSSL: SHA-256 init failed");
     std::vector<unsigned char> buf(1 << 20);
+    uint64_t left = limit;
     size_t n;
-    while ((n = std::fread(buf.data(), 1, buf.size(), f.get())) > 0)
+    while (left > 0 && (n = std::fread(buf.data(), 1, static_cast<size_t>(std::min<uint64_t>(buf.size(), left)), f.get())) > 0) {
         if (EVP_DigestUpdate(md.ctx, buf.data(), n) != 1) return err("OpenSSL: SHA-256 update failed");
+        left -= n;
+    }
     if (std::ferror(f.get())) return err(path, ": read error while hashing");
+    if (left > 0 && limit != UINT64_MAX) return err(path, ": shorter than ", limit, " bytes");
     Digest d{};
     unsigned int len = 0;
     if (EVP_DigestFinal_ex(md.ctx, d.data(), &len) != 1 || len != d.size()) return err("OpenSSL: SHA-256 final failed");
     return d;
 }
+
+Result<Digest> sha256_of_file(const std::string& path) { return sha256_of_file_prefix(path, UINT64_MAX); }
 
 Digest sha256_of(const void* data, size_t n) {
     Digest d{};

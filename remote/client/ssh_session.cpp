@@ -23,6 +23,10 @@ std::string shell_quote(const std::string& s) {
     return q + "'";
 }
 
+bool SshSession::alive() const {
+    return s_ && ssh_is_connected(s_) && !(ssh_get_status(s_) & (SSH_CLOSED | SSH_CLOSED_ERROR));
+}
+
 std::string SshSession::last_error() const { return s_ ? ssh_get_error(s_) : "no session"; }
 
 SshSession::~SshSession() {

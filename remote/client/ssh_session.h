@@ -47,6 +47,8 @@ public:
     Result<ssh_channel_struct*> open_exec(const std::string& command);
 
     ssh_session_struct* raw() { return s_; }
+    // Whether the TCP connection is still up (false after the link dropped).
+    bool alive() const;
     const std::string& where() const { return where_; }  // "user@host:port"
     const std::string& host_key_fingerprint() const { return fingerprint_; }
     // The libssh error text of the session, for messages.

@@ -36,7 +36,10 @@ public:
         if (ssh_channel_is_eof(ch_) || ssh_channel_is_closed(ch_)) {
             drain_stderr();
             int status = close(1000);
-            return err(describe(), ": the agent ended the stream (exit status ", status, ")",
+            return err(describe(), ": the agent ended the stream (",
+                       status >= 0 ? "exit status " + std::to_string(status)
+                                   : std::string("no exit status: killed by a signal, or the link dropped"),
+                       ")",
                        err_text_.empty() ? std::string() : "; stderr: " + err_text_);
         }
         return size_t{0};
