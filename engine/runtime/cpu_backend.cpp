@@ -175,16 +175,7 @@ Status CpuBackend::run_chunk(const int32_t* tokens, int n, int pos, float* all_l
                 for (int t = 0; t < n; ++t) {
                     const float* cs = &rope_cos_[size_t(pos + t) * half];
                     const float* sn = &rope_sin_[size_t(pos + t) * half];
-                    auto rotate = [&](float* vec, int heads) {
-                        for (int h = 0; h < heads; ++h) {
-                            float* hv = vec + size_t(h) * HD;
-                            for (int i = 0; i < half; ++i) {
-                                const float a = hv[2 * i], b = hv[2 * i + 1];
-                                hv[2 * i] = a * cs[i] - b * sn[i];
-                                hv[2 * i + 1] = a * sn[i] + b * cs[i];
-                            }
-                        }
-                    };
+                    auto rotate = [&](float* vec, int heads) { kernels::rope_interleaved(vec, heads, HD, half, cs, sn); };
                     rotate(q + size_t(t) * QD, c.n_heads);
                     rotate(kk + size_t(t) * KV, c.n_kv_heads);
                 }

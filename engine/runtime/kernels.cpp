@@ -107,4 +107,15 @@ void swiglu(float* a, const float* b, int n) {
     }
 }
 
+void rope_interleaved(float* vec, int heads, int head_dim, int half, const float* cs, const float* sn) {
+    for (int h = 0; h < heads; ++h) {
+        float* hv = vec + size_t(h) * size_t(head_dim);
+        for (int i = 0; i < half; ++i) {
+            const float a = hv[2 * i], b = hv[2 * i + 1];
+            hv[2 * i] = a * cs[i] - b * sn[i];
+            hv[2 * i + 1] = a * sn[i] + b * cs[i];
+        }
+    }
+}
+
 }  // namespace edge::kernels

@@ -20,5 +20,8 @@ void softmax(float* x, int n);
 void log_softmax(const float* x, int n, std::vector<double>& out);
 // a[i] = silu(a[i]) * b[i]
 void swiglu(float* a, const float* b, int n);
+// Rotary embedding, interleaved pairs (2i, 2i+1) of each of `heads` heads (stride head_dim),
+// pairs i < half rotated by (cos[i], sin[i]); the rest of a head is left as it is.
+void rope_interleaved(float* vec, int heads, int head_dim, int half, const float* cos, const float* sin);
 
 }  // namespace edge::kernels

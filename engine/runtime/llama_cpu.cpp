@@ -116,6 +116,28 @@ void LlamaCpu::matmul(float* out, const float* in, const Tensor& w, int n) {
 
 const float* LlamaCpu::forward(int32_t token, int pos) { return prefill(&token, 1, pos, nullptr); }
 
+// The rest of decoder block l after attention, for n tokens whose attention output is in xb_:
+// output projection + residual, RMSNorm, gate/up + SwiGLU, down projection + residual (shared by
+// the contiguous and the paged paths, so both run the same arithmetic).
+void LlamaCpu::finish_block(int l, int n) {
+    const LlamaConfig& c = cfg_;
+    const Layer& L = layers_[size_t(l)];
+    const int D = c.dim, F = c.hidden_dim, QD = c.q_dim();
+    hook(l, "attn_output", xb_.data(), n, QD);
+    matmul(xb2_.data(), xb_.data(), *L.wo, n);
+    for (size_t i = 0; i < size_t(n) * D; ++i) x_[i] += xb2_[i];
+
+    for (int t = 0; t < n; ++t) kernels::rmsnorm(&xb_[size_t(t) * D], &x_[size_t(t) * D], L.ffn_norm, D, c.norm_eps);
+    if (linear_hook_)
+        for (const char* kind : {"ffn_gate", "ffn_up"}) hook(l, kind, xb_.data(), n, D);
+    matmul(hb_.data(), xb_.data(), *L.w_gate, n);
+    matmul(hb2_.data(), xb_.data(), *L.w_up, n);
+    for (int t = 0; t < n; ++t) kernels::swiglu(&hb_[size_t(t) * F], &hb2_[size_t(t) * F], F);
+    hook(l, "ffn_down", hb_.data(), n, F);
+    matmul(xb2_.data(), hb_.data(), *L.w_down, n);
+    for (size_t i = 0; i < size_t(n) * D; ++i) x_[i] += xb2_[i];
+}
+
 const float* LlamaCpu::prefill(const int32_t* tokens, int n, int pos, float* all_logits) {
     const LlamaConfig& c = cfg_;
     if (n <= 0) return logits_.data();
@@ -124,7 +146,7 @@ const float* LlamaCpu::prefill(const int32_t* tokens, int n, int pos, float* all
     if (key_cache_.empty()) n = 0;  // paged-only executor: no contiguous cache to run on
     if (n <= 0) return logits_.data();
     ensure_batch(n);
-    const int D = c.dim, KV = c.kv_dim(), QD = c.q_dim(), F = c.hidden_dim, HD = c.head_dim;
+    const int D = c.dim, KV = c.kv_dim(), QD = c.q_dim(), HD = c.head_dim;
     const int kv_mul = c.n_heads / c.n_kv_heads;
     const int half = c.rope_dim / 2;
     const float inv_sqrt = 1.0f / std::sqrt(float(HD));
@@ -152,16 +174,7 @@ const float* LlamaCpu::prefill(const int32_t* tokens, int n, int pos, float* all
             const int p = pos + t;
             const float* cs = &rope_cos_[size_t(p) * half];
             const float* sn = &rope_sin_[size_t(p) * half];
-            auto rotate = [&](float* vec, int heads) {
-                for (int h = 0; h < heads; ++h) {
-                    float* hv = vec + size_t(h) * HD;
-                    for (int i = 0; i < half; ++i) {
-                        const float a = hv[2 * i], b = hv[2 * i + 1];
-                        hv[2 * i] = a * cs[i] - b * sn[i];
-                        hv[2 * i + 1] = a * sn[i] + b * cs[i];
-                    }
-                }
-            };
+            auto rotate = [&](float* vec, int heads) { kernels::rope_interleaved(vec, heads, HD, half, cs, sn); };
             rotate(&q_[size_t(t) * QD], c.n_heads);
             rotate(&k_[size_t(t) * KV], c.n_kv_heads);
             const size_t off = (size_t(l) * max_seq_ + p) * KV;
@@ -190,19 +203,7 @@ const float* LlamaCpu::prefill(const int32_t* tokens, int n, int pos, float* all
                 }
             }
         });
-        hook(l, "attn_output", xb_.data(), n, QD);
-        matmul(xb2_.data(), xb_.data(), *L.wo, n);
-        for (size_t i = 0; i < size_t(n) * D; ++i) x_[i] += xb2_[i];
-
-        for (int t = 0; t < n; ++t) kernels::rmsnorm(&xb_[size_t(t) * D], &x_[size_t(t) * D], L.ffn_norm, D, c.norm_eps);
-        if (linear_hook_)
-            for (const char* kind : {"ffn_gate", "ffn_up"}) hook(l, kind, xb_.data(), n, D);
-        matmul(hb_.data(), xb_.data(), *L.w_gate, n);
-        matmul(hb2_.data(), xb_.data(), *L.w_up, n);
-        for (int t = 0; t < n; ++t) kernels::swiglu(&hb_[size_t(t) * F], &hb2_[size_t(t) * F], F);
-        hook(l, "ffn_down", hb_.data(), n, F);
-        matmul(xb2_.data(), hb_.data(), *L.w_down, n);
-        for (size_t i = 0; i < size_t(n) * D; ++i) x_[i] += xb2_[i];
+        finish_block(l, n);
     }
 
     for (int t = 0; t < n; ++t) kernels::rmsnorm(&x_[size_t(t) * D], &x_[size_t(t) * D], out_norm_, D, c.norm_eps);
@@ -246,7 +247,7 @@ Result<const float*> LlamaCpu::forward_paged(kv::PagedKv& kv, std::span<const Pa
     for (const PagedStep& st : batch) EDGE_TRY(kv.apply(kv::op::Append{st.seq, st.tokens}));
 
     ensure_batch(n);
-    const int D = c.dim, KV = c.kv_dim(), QD = c.q_dim(), F = c.hidden_dim, HD = c.head_dim;
+    const int D = c.dim, KV = c.kv_dim(), QD = c.q_dim(), HD = c.head_dim;
     const int kv_mul = c.n_heads / c.n_kv_heads;
     const int half = c.rope_dim / 2;
     const int B = sh.block_tokens;
@@ -281,16 +282,7 @@ Result<const float*> LlamaCpu::forward_paged(kv::PagedKv& kv, std::span<const Pa
             const int p = tok_pos[size_t(t)];
             const float* cs = &rope_cos_[size_t(p) * half];
             const float* sn = &rope_sin_[size_t(p) * half];
-            auto rotate = [&](float* vec, int heads) {
-                for (int h = 0; h < heads; ++h) {
-                    float* hv = vec + size_t(h) * HD;
-                    for (int i = 0; i < half; ++i) {
-                        const float a = hv[2 * i], b = hv[2 * i + 1];
-                        hv[2 * i] = a * cs[i] - b * sn[i];
-                        hv[2 * i + 1] = a * sn[i] + b * cs[i];
-                    }
-                }
-            };
+            auto rotate = [&](float* vec, int heads) { kernels::rope_interleaved(vec, heads, HD, half, cs, sn); };
             rotate(&q_[size_t(t) * QD], c.n_heads);
             rotate(&k_[size_t(t) * KV], c.n_kv_heads);
         }
@@ -321,19 +313,7 @@ Result<const float*> LlamaCpu::forward_paged(kv::PagedKv& kv, std::span<const Pa
                 }
             }
         });
-        hook(l, "attn_output", xb_.data(), n, QD);
-        matmul(xb2_.data(), xb_.data(), *L.wo, n);
-        for (size_t i = 0; i < size_t(n) * D; ++i) x_[i] += xb2_[i];
-
-        for (int t = 0; t < n; ++t) kernels::rmsnorm(&xb_[size_t(t) * D], &x_[size_t(t) * D], L.ffn_norm, D, c.norm_eps);
-        if (linear_hook_)
-            for (const char* kind : {"ffn_gate", "ffn_up"}) hook(l, kind, xb_.data(), n, D);
-        matmul(hb_.data(), xb_.data(), *L.w_gate, n);
-        matmul(hb2_.data(), xb_.data(), *L.w_up, n);
-        for (int t = 0; t < n; ++t) kernels::swiglu(&hb_[size_t(t) * F], &hb2_[size_t(t) * F], F);
-        hook(l, "ffn_down", hb_.data(), n, F);
-        matmul(xb2_.data(), hb_.data(), *L.w_down, n);
-        for (size_t i = 0; i < size_t(n) * D; ++i) x_[i] += xb2_[i];
+        finish_block(l, n);
     }
 
     // The last token of each step through the final norm and the head.

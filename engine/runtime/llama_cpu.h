@@ -94,6 +94,7 @@ private:
     void matmul(float* out, const float* in, const float* w, int n, int in_dim, int out_dim);
     // Dispatches on the weight's type: F32 to the matmul above, others to engine/runtime/qkernels.
     void matmul(float* out, const float* in, const Tensor& w, int n);
+    void finish_block(int l, int n);
     void hook(int block, std::string_view kind, const float* in, int n, int in_dim) {
         if (linear_hook_) linear_hook_(block, kind, in, n, in_dim);
     }
