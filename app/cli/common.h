@@ -72,5 +72,6 @@ nlohmann::json cnn_summary(const Model& m);
 void print_cnn_summary(const Model& m);
 void add_kv_commands(CLI::App& app, int& rc);     // kv-sim, serve-bench
 void add_analysis_commands(CLI::App& app, int& rc);  // analyze, autoplan (LibTorch builds only)
+void add_remote_commands(CLI::App& app, int& rc);    // deploy, profile, boards (libssh builds only)
 
 }  // namespace edge::cli

@@ -30,6 +30,9 @@ int main(int argc, char** argv) {
 #ifdef EDGE_CLI_ANALYSIS
         add_analysis_commands(app, rc);
 #endif
+#ifdef EDGE_CLI_REMOTE
+        add_remote_commands(app, rc);
+#endif
         // An unknown first word is a usage error that names it (CLI11 would only say that a
         // subcommand is required).
         if (argc > 1 && argv[1][0] != '-') {

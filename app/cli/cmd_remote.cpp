@@ -1,0 +1,433 @@
+// Boards: `deploy ENGINE`, `profile`, `boards`, over remote/client (libssh). A board is a name from
+// --boards FILE or ~/.ssh/config, or user@host[:port]; --boards FILE without --board addresses the
+// whole fleet, in parallel (one SSH session per board). Exit 1 when any board failed.
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "app/cli/common.h"
+#include "remote/client/boards.h"
+#include "remote/client/deploy.h"
+#include "remote/client/profile.h"
+#include "remote/client/sha256_file.h"
+#include "remote/client/ssh_session.h"
+
+namespace edge::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using remote::Board;
+
+constexpr const char* kDefaultRoot = "/opt/edgestudio";
+
+struct BoardArgs {
+    std::string board, boards_file, identity, known_hosts, ssh_config, root;
+    bool accept_new = false;
+    int timeout_s = 10;
+    bool json = false;
+};
+
+void add_board_options(CLI::App* c, BoardArgs& a, bool fleet_ok = true) {
+    c->add_option("--board", a.board, "board: a name from --boards or ~/.ssh/config, or user@host[:port]");
+    if (fleet_ok)
+        c->add_option("--boards", a.boards_file, "boards file (one 'NAME [user@]host[:port] [root=DIR] [identity=KEY]' a line); "
+                                                 "without --board: every board in it, in parallel");
+    c->add_option("--identity,-i", a.identity, "private key file (default: ssh-agent, ssh config, ~/.ssh keys)");
+    c->add_option("--known-hosts", a.known_hosts, "known_hosts file (default ~/.ssh/known_hosts)");
+    c->add_option("--ssh-config", a.ssh_config, "OpenSSH client config (default ~/.ssh/config)");
+    c->add_option("--root", a.root, std::string("board folder (absolute; default: the boards file's root=, else ") + kDefaultRoot + ")");
+    c->add_flag("--accept-new-host-key", a.accept_new,
+                "trust an unknown host key and remember it (a changed key is always refused)");
+    c->add_option("--timeout", a.timeout_s, "connect timeout in seconds")->check(CLI::Range(1, 600));
+    c->add_flag("--json", a.json, "machine-readable output");
+}
+
+// The boards a command addresses: --board (resolved against --boards and ssh config), else all
+// of --boards.
+Result<std::vector<Board>> target_boards(const BoardArgs& a) {
+    std::vector<Board> known;
+    if (!a.boards_file.empty()) {
+        auto f = remote::read_boards_file(a.boards_file);
+        if (!f.ok()) return f.error();
+        known = f.value();
+    }
+    if (a.board.empty()) {
+        if (a.boards_file.empty()) return err("no board given: --board NAME|user@host[:port], or --boards FILE for a fleet");
+        if (known.empty()) return err(a.boards_file, ": lists no boards");
+        return known;
+    }
+    for (auto& b : remote::ssh_config_boards(a.ssh_config)) known.push_back(b);
+    auto b = remote::resolve_board(a.board, known);
+    if (!b.ok()) return b.error();
+    return std::vector<Board>{b.value()};
+}
+
+std::string root_of(const BoardArgs& a, const Board& b) {
+    std::string r = !a.root.empty() ? a.root : !b.root.empty() ? b.root : kDefaultRoot;
+    while (r.size() > 1 && r.back() == '/') r.pop_back();
+    return r;
+}
+
+remote::Connector connector(const BoardArgs& a, const Board& b) {
+    remote::SshOptions o;
+    o.host = b.host;
+    o.port = b.port;
+    o.user = b.user;
+    o.identity_file = !a.identity.empty() ? a.identity : b.identity;
+    o.known_hosts = a.known_hosts;
+    o.ssh_config = a.ssh_config;
+    o.accept_unknown_host = a.accept_new;
+    o.timeout_s = a.timeout_s;
+    return [o]() { return remote::SshSession::connect(o); };
+}
+
+std::string destination(const Board& b) {
+    std::string d = (b.user.empty() ? "" : b.user + "@") + b.host;
+    return b.port ? d + ":" + std::to_string(b.port) : d;
+}
+
+// Runs fn for every board in parallel; results in board order.
+template <class T, class Fn>
+std::vector<Result<T>> for_each_board(const std::vector<Board>& boards, Fn fn) {
+    std::vector<Result<T>> out(boards.size(), Result<T>(err("not run")));
+    if (boards.size() == 1) {
+        out[0] = fn(boards[0]);
+        return out;
+    }
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < boards.size(); ++i) threads.emplace_back([&, i] { out[i] = fn(boards[i]); });
+    for (auto& t : threads) t.join();
+    return out;
+}
+
+std::string find_agent(const std::string& given) {
+    if (!given.empty()) return given;
+    std::error_code ec;
+    fs::path self = fs::read_symlink("/proc/self/exe", ec).parent_path();
+    for (fs::path p : {self / "edge-agent", self / "../../remote/edge-agent", self / "../lib/edgestudio/edge-agent"})
+        if (fs::is_regular_file(p, ec)) return fs::weakly_canonical(p, ec).string();
+    return "";
+}
+
+nlohmann::json opt_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+nlohmann::json opt_json(const std::optional<uint64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+nlohmann::json opt_json(const std::optional<uint32_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+std::string opt_text(const std::optional<double>& v, const char* fmt) {
+    if (!v) return "-";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, fmt, *v);
+    return buf;
+}
+
+// ---- deploy ----------------------------------------------------------------------------------
+
+struct DeployArgs {
+    BoardArgs b;
+    std::string engine, agent, version;
+    int retries = 3;
+};
+
+int run_deploy(const DeployArgs& a) {
+    auto boards = target_boards(a.b);
+    if (!boards.ok()) return fail(boards.error());
+    std::string agent = find_agent(a.agent);
+    if (agent.empty()) return fail("no edge-agent binary found next to edgestudio-cli; pass --agent PATH");
+    if (!fs::is_regular_file(a.engine)) return fail(a.engine + ": no such engine file");
+    std::mutex print;
+    auto results = for_each_board<remote::DeployReport>(boards.value(), [&](const Board& b) -> Result<remote::DeployReport> {
+        remote::DeployOptions d;
+        d.board_root = root_of(a.b, b);
+        d.version = a.version;
+        d.files = {{agent, "edge-agent", true}, {a.engine, "", false}};
+        remote::RetryPolicy p;
+        p.attempts = a.retries + 1;
+        p.on_retry = [&](int attempt, const std::string& e, int ms) {
+            std::lock_guard<std::mutex> g(print);
+            std::fprintf(stderr, "edgestudio-cli: %s: attempt %d failed: %s; retrying in %d ms\n", b.name.c_str(), attempt,
+                         e.c_str(), ms);
+        };
+        auto r = remote::deploy_with_retry(connector(a.b, b), d, p);
+        if (!r.ok()) return err("board ", b.name, ": ", r.message());
+        return r;
+    });
+    int rc = kOk;
+    nlohmann::json j = nlohmann::json::array();
+    if (!a.b.json) std::printf("%-16s %-22s %-18s %10s %10s %8s %s\n", "board", "destination", "version", "sent", "resumed", "seconds", "status");
+    for (size_t i = 0; i < results.size(); ++i) {
+        const Board& b = boards.value()[i];
+        const auto& r = results[i];
+        if (!r.ok()) {
+            rc = kFailed;
+            std::fprintf(stderr, "edgestudio-cli: %s\n", r.message().c_str());
+            if (a.b.json) j.push_back({{"board", b.name}, {"ok", false}, {"error", r.message()}});
+            else std::printf("%-16s %-22s %-18s %10s %10s %8s %s\n", b.name.c_str(), destination(b).c_str(), "-", "-", "-", "-", "FAILED");
+            continue;
+        }
+        uint64_t resumed = 0;
+        nlohmann::json files = nlohmann::json::array();
+        for (const auto& f : r->files) {
+            resumed += f.resumed_from;
+            files.push_back({{"path", f.remote_path}, {"sha256", remote::digest_hex(f.sha256)}, {"bytes", f.bytes},
+                             {"resumed_from", f.resumed_from}});
+        }
+        if (a.b.json) {
+            j.push_back({{"board", b.name}, {"ok", true}, {"root", root_of(a.b, b)}, {"version", r->version},
+                         {"previous_version", r->previous_version}, {"attempts", r->attempts}, {"bytes_sent", r->bytes_sent},
+                         {"seconds", r->seconds}, {"files", files}});
+        } else {
+            std::printf("%-16s %-22s %-18s %10s %10s %8.2f ok (current -> %s%s)\n", b.name.c_str(), destination(b).c_str(),
+                        r->version.c_str(), human_bytes(double(r->bytes_sent)).c_str(), human_bytes(double(resumed)).c_str(),
+                        r->seconds, r->version.c_str(),
+                        r->previous_version.empty() ? "" : (", previous " + r->previous_version).c_str());
+        }
+    }
+    if (a.b.json) print_json(j);
+    return rc;
+}
+
+// ---- profile ---------------------------------------------------------------------------------
+
+struct ProfileArgs {
+    BoardArgs b;
+    std::string engine;
+    std::vector<std::string> prompts;
+    uint32_t max_tokens = 64;
+    int restarts = 3;
+    int threads = 0;
+};
+
+// The engine of the live version: the first SHA256SUMS entry that is not the agent.
+Result<std::pair<std::string, remote::Digest>> live_engine(remote::SshSession& s, const std::string& root) {
+    auto sums = s.exec_checked("cat -- " + remote::shell_quote(root + "/current/SHA256SUMS"),
+                               "profile: reading the deployed version's SHA256SUMS (deploy an engine first)");
+    if (!sums.ok()) return sums.error();
+    std::istringstream in(sums.value());
+    std::string hex, name;
+    while (in >> hex >> name) {
+        if (!name.empty() && name[0] == '*') name.erase(0, 1);
+        if (name == "edge-agent") continue;
+        auto d = remote::digest_from_hex(hex);
+        if (!d.ok()) return err("ssh ", s.where(), ": ", root, "/current/SHA256SUMS: ", d.message());
+        return std::make_pair(name, d.value());
+    }
+    return err("ssh ", s.where(), ": ", root, "/current/SHA256SUMS lists no engine");
+}
+
+nlohmann::json summary_json(const remote::ProfileSummary& s) {
+    return {{"prompts", s.prompts},
+            {"tokens", s.tokens},
+            {"samples", s.samples},
+            {"latency_p50_ms", opt_json(s.latency_p50_ms)},
+            {"latency_p99_ms", opt_json(s.latency_p99_ms)},
+            {"ttft_p50_ms", opt_json(s.ttft_p50_ms)},
+            {"tpot_mean_ms", opt_json(s.tpot_mean_ms)},
+            {"tokens_per_s", opt_json(s.tokens_per_s)},
+            {"rss_max_bytes", opt_json(s.rss_max_bytes)},
+            {"mem_available_min_bytes", opt_json(s.mem_available_min_bytes)},
+            {"device_mem_used_max_bytes", opt_json(s.device_mem_used_max_bytes)},
+            {"kv_blocks_used_max", opt_json(s.kv_blocks_used_max)},
+            {"kv_hit_rate", opt_json(s.kv_hit_rate)},
+            {"kv_evictions", opt_json(s.kv_evictions)},
+            {"power_mean_w", opt_json(s.power_mean_w)},
+            {"temperature_max_c", opt_json(s.temperature_max_c)}};
+}
+
+int run_profile_cmd(const ProfileArgs& a) {
+    auto boards = target_boards(a.b);
+    if (!boards.ok()) return fail(boards.error());
+    std::vector<std::string> prompts = a.prompts.empty() ? std::vector<std::string>{"Once upon a time"} : a.prompts;
+    bool live = !a.b.json && boards->size() == 1 && isatty(STDERR_FILENO);
+    std::mutex print;
+    auto results = for_each_board<remote::ProfileReport>(boards.value(), [&](const Board& b) -> Result<remote::ProfileReport> {
+        std::string root = root_of(a.b, b);
+        auto connect = connector(a.b, b);
+        remote::ProfileRequest req;
+        req.prompts = prompts;
+        req.max_tokens = a.max_tokens;
+        {
+            auto s = connect();
+            if (!s.ok()) return err("board ", b.name, ": ", s.message());
+            if (a.engine.empty()) {
+                auto e = live_engine(*s.value(), root);
+                if (!e.ok()) return err("board ", b.name, ": ", e.message());
+                req.engine_path = e->first;
+                req.engine_sha256 = e->second;
+            } else {
+                req.engine_path = a.engine;
+            }
+        }
+        std::string cur = root + "/current";
+        std::string cmd = remote::shell_quote(cur + "/edge-agent") + " --root " + remote::shell_quote(cur) + " --lock " +
+                          remote::shell_quote(root + "/agent.lock") +
+                          (a.threads > 0 ? " --threads " + std::to_string(a.threads) : std::string());
+        remote::SupervisorOptions o;
+        o.max_restarts = a.restarts;
+        o.on_event = [&](const std::string& e) {
+            std::lock_guard<std::mutex> g(print);
+            std::fprintf(stderr, "%sedgestudio-cli: %s: %s\n", live ? "\r\033[K" : "", b.name.c_str(), e.c_str());
+        };
+        size_t tokens = 0;
+        o.on_telemetry = [&](const proto::TelemetryBatch& batch) {
+            if (!live || batch.samples.empty()) return;
+            const auto& s = batch.samples.back();
+            tokens += batch.samples.size();
+            std::fprintf(stderr, "\r\033[K%s  prompt %u/%zu  tokens %zu  latency %s ms  %s tok/s  rss %s", b.name.c_str(),
+                         s.prompt_index + 1, prompts.size(), tokens, opt_text(s.token_latency_ms, "%.2f").c_str(),
+                         opt_text(s.tokens_per_s, "%.0f").c_str(),
+                         s.rss_bytes ? human_bytes(double(*s.rss_bytes)).c_str() : "-");
+        };
+        auto r = remote::run_profile(remote::ssh_agent_starter(connect, cmd), req, o);
+        if (live) std::fprintf(stderr, "\r\033[K");
+        if (!r.ok()) return err("board ", b.name, ": ", r.message());
+        return r;
+    });
+    int rc = kOk;
+    nlohmann::json j = nlohmann::json::array();
+    if (!a.b.json)
+        std::printf("%-16s %8s %8s %10s %10s %10s %10s %10s %8s %s\n", "board", "prompts", "tokens", "p50 ms", "p99 ms",
+                    "ttft ms", "tok/s", "rss max", "kv hit", "restarts");
+    for (size_t i = 0; i < results.size(); ++i) {
+        const Board& b = boards.value()[i];
+        const auto& r = results[i];
+        if (!r.ok()) {
+            rc = kFailed;
+            std::fprintf(stderr, "edgestudio-cli: %s\n", r.message().c_str());
+            if (a.b.json) j.push_back({{"board", b.name}, {"ok", false}, {"error", r.message()}});
+            continue;
+        }
+        auto s = remote::summarize(r.value());
+        if (a.b.json) {
+            nlohmann::json res = nlohmann::json::array();
+            for (const auto& x : r->results)
+                res.push_back({{"prompt", prompts[x.prompt_index]}, {"prompt_tokens", x.prompt_tokens},
+                               {"generated_tokens", x.generated_tokens}, {"ttft_ms", x.ttft_ms},
+                               {"tokens_per_s", x.tokens_per_s}, {"text", x.text}});
+            j.push_back({{"board", b.name},
+                         {"ok", true},
+                         {"agent", {{"hostname", r->agent.hostname}, {"cpu", r->agent.cpu_model},
+                                    {"threads", r->agent.cpu_threads}, {"backend", r->agent.backend},
+                                    {"version", r->agent.software_version}}},
+                         {"engine", r->load_detail},
+                         {"restarts", r->restarts},
+                         {"incidents", r->incidents},
+                         {"dropped_samples", r->dropped_samples},
+                         {"seconds", r->seconds},
+                         {"summary", summary_json(s)},
+                         {"results", res}});
+        } else {
+            std::printf("%-16s %8zu %8zu %10s %10s %10s %10s %10s %8s %d\n", b.name.c_str(), s.prompts, s.tokens,
+                        opt_text(s.latency_p50_ms, "%.3f").c_str(), opt_text(s.latency_p99_ms, "%.3f").c_str(),
+                        opt_text(s.ttft_p50_ms, "%.2f").c_str(), opt_text(s.tokens_per_s, "%.1f").c_str(),
+                        s.rss_max_bytes ? human_bytes(double(*s.rss_max_bytes)).c_str() : "-",
+                        s.kv_hit_rate ? opt_text(*s.kv_hit_rate * 100.0, "%.1f%%").c_str() : "absent", r->restarts);
+        }
+    }
+    if (a.b.json) print_json(j);
+    return rc;
+}
+
+// ---- boards ----------------------------------------------------------------------------------
+
+struct BoardsArgs {
+    BoardArgs b;
+    bool check = false;
+};
+
+int run_boards(const BoardsArgs& a) {
+    std::vector<Board> all;
+    if (!a.b.boards_file.empty()) {
+        auto f = remote::read_boards_file(a.b.boards_file);
+        if (!f.ok()) return fail(f.error());
+        all = f.value();
+    }
+    if (!a.b.board.empty()) {
+        auto t = target_boards(a.b);
+        if (!t.ok()) return fail(t.error());
+        all = t.value();
+    } else {
+        for (auto& b : remote::ssh_config_boards(a.b.ssh_config)) all.push_back(b);
+    }
+    struct Check {
+        std::string machine, current;
+    };
+    std::vector<Result<Check>> checks;
+    if (a.check)
+        checks = for_each_board<Check>(all, [&](const Board& b) -> Result<Check> {
+            auto s = connector(a.b, b)();
+            if (!s.ok()) return err("board ", b.name, ": ", s.message());
+            std::string root = root_of(a.b, b);
+            auto out = s.value()->exec_checked("uname -srm; readlink " + remote::shell_quote(root + "/current") + " || true",
+                                               "checking the board");
+            if (!out.ok()) return err("board ", b.name, ": ", out.message());
+            Check c;
+            std::istringstream in(out.value());
+            std::getline(in, c.machine);
+            std::getline(in, c.current);
+            if (c.current.rfind("versions/", 0) == 0) c.current.erase(0, 9);
+            return c;
+        });
+    int rc = kOk;
+    nlohmann::json j = nlohmann::json::array();
+    if (!a.b.json) {
+        std::printf("%-16s %-28s %-18s %s\n", "board", "destination", "root", a.check ? "status" : "source");
+    }
+    for (size_t i = 0; i < all.size(); ++i) {
+        const Board& b = all[i];
+        nlohmann::json e = {{"name", b.name}, {"host", b.host}, {"user", b.user}, {"port", b.port},
+                            {"root", root_of(a.b, b)}, {"source", b.source}};
+        std::string status = b.source;
+        if (a.check) {
+            if (checks[i].ok()) {
+                e["reachable"] = true;
+                e["machine"] = checks[i]->machine;
+                e["current"] = checks[i]->current;
+                status = "ok  " + checks[i]->machine + (checks[i]->current.empty() ? "  (nothing deployed)" : "  current " + checks[i]->current);
+            } else {
+                rc = kFailed;
+                e["reachable"] = false;
+                e["error"] = checks[i].message();
+                status = "UNREACHABLE";
+                std::fprintf(stderr, "edgestudio-cli: %s\n", checks[i].message().c_str());
+            }
+        }
+        if (a.b.json) j.push_back(e);
+        else std::printf("%-16s %-28s %-18s %s\n", b.name.c_str(), destination(b).c_str(), root_of(a.b, b).c_str(), status.c_str());
+    }
+    if (a.b.json) print_json(j);
+    return rc;
+}
+
+}  // namespace
+
+void add_remote_commands(CLI::App& app, int& rc) {
+    auto deploy = std::make_shared<DeployArgs>();
+    CLI::App* d = app.add_subcommand("deploy", "push an engine and edge-agent to a board (or a fleet): verified, resumable, atomic switch");
+    d->add_option("engine", deploy->engine, "engine or model file to deploy")->required();
+    add_board_options(d, deploy->b);
+    d->add_option("--agent", deploy->agent, "edge-agent binary for the board (default: the one built with this CLI)");
+    d->add_option("--version", deploy->version, "version folder name (default: UTC time)");
+    d->add_option("--retries", deploy->retries, "reconnect and resume this many times after a failure")->check(CLI::Range(0, 20));
+    d->callback([deploy, &rc] { rc = run_deploy(*deploy); });
+
+    auto prof = std::make_shared<ProfileArgs>();
+    CLI::App* p = app.add_subcommand("profile", "run the deployed engine on a board through edge-agent and stream telemetry");
+    add_board_options(p, prof->b);
+    p->add_option("--engine", prof->engine, "engine file in the board's current version (default: the deployed one, SHA-256 checked)");
+    p->add_option("--prompt,-p", prof->prompts, "prompt (repeatable)");
+    p->add_option("--max-tokens,-n", prof->max_tokens, "tokens to generate per prompt")->check(CLI::Range(1, 1 << 20));
+    p->add_option("--restarts", prof->restarts, "restart a dead agent this many times")->check(CLI::Range(0, 100));
+    p->add_option("--threads", prof->threads, "agent threads (0: the board's cores)")->check(CLI::Range(0, 1024));
+    p->callback([prof, &rc] { rc = run_profile_cmd(*prof); });
+
+    auto boards = std::make_shared<BoardsArgs>();
+    CLI::App* b = app.add_subcommand("boards", "list boards (~/.ssh/config and --boards FILE); --check connects to each");
+    add_board_options(b, boards->b);
+    b->add_flag("--check", boards->check, "connect to every board (in parallel) and report its machine and deployed version");
+    b->callback([boards, &rc] { rc = run_boards(*boards); });
+}
+
+}  // namespace edge::cli

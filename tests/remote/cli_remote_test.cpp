@@ -1,0 +1,219 @@
+// edgestudio-cli deploy / profile / boards as a subprocess against the real loopback sshd: an
+// ssh-config alias, a two-board fleet file deployed and profiled in parallel, JSON and table
+// output, and the errors a user meets (unknown host key, refused connection, nothing deployed).
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+#include "remote/client/boards.h"
+#include "remote/client/ssh_session.h"
+#include "remote_test_util.h"
+#include "test_support.h"
+
+using namespace edge;
+namespace fs = std::filesystem;
+
+TEST(Boards, FileAndSshConfigAndDestinations) {
+    auto dir = test::temp_dir("boards");
+    std::ofstream(dir / "boards") << "# fleet\norin-01  nvidia@10.0.0.21  root=/opt/es identity=/k\n"
+                                     "orin-02 10.0.0.22:2222\n\nlab-alias   # ssh config alias\n";
+    auto b = remote::read_boards_file((dir / "boards").string());
+    ASSERT_TRUE(b.ok()) << b.message();
+    ASSERT_EQ(b->size(), 3u);
+    EXPECT_EQ((*b)[0].user, "nvidia");
+    EXPECT_EQ((*b)[0].host, "10.0.0.21");
+    EXPECT_EQ((*b)[0].root, "/opt/es");
+    EXPECT_EQ((*b)[0].identity, "/k");
+    EXPECT_EQ((*b)[1].port, 2222);
+    EXPECT_EQ((*b)[2].host, "lab-alias");
+    EXPECT_EQ((*b)[2].source, (dir / "boards").string() + ":5");
+
+    std::ofstream(dir / "bad") << "x  u@h:99999\n";
+    auto bad = remote::read_boards_file((dir / "bad").string());
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.message().find((dir / "bad").string() + ":1"), std::string::npos) << bad.message();
+    std::ofstream(dir / "dup") << "x h1\nx h2\n";
+    EXPECT_FALSE(remote::read_boards_file((dir / "dup").string()).ok());
+    std::ofstream(dir / "opt") << "x h1 rooot=/a\n";
+    EXPECT_FALSE(remote::read_boards_file((dir / "opt").string()).ok());
+
+    std::ofstream(dir / "config") << "Host *\n  ServerAliveInterval 5\nHost orin jetson\n  HostName 10.1.1.1\n"
+                                     "  User nv\n  Port 2200\nMatch host foo\n  User bar\n";
+    auto c = remote::ssh_config_boards((dir / "config").string());
+    ASSERT_EQ(c.size(), 2u);
+    EXPECT_EQ(c[0].name, "orin");
+    EXPECT_EQ(c[1].user, "nv");
+    EXPECT_EQ(c[1].port, 2200);
+
+    auto d = remote::parse_destination("root@[::1]:2022");
+    ASSERT_TRUE(d.ok()) << d.message();
+    EXPECT_EQ(d->host, "::1");
+    EXPECT_EQ(d->port, 2022);
+    EXPECT_FALSE(remote::parse_destination("@host").ok());
+    EXPECT_FALSE(remote::parse_destination("host:0").ok());
+    auto r = remote::resolve_board("orin", c);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->user, "nv");
+    EXPECT_EQ(remote::resolve_board("pi@10.0.0.5", c)->host, "10.0.0.5");
+}
+
+#ifdef EDGE_CLI_PATH
+
+namespace {
+
+struct Run {
+    int rc = -1;
+    std::string out, err;
+    nlohmann::json json() const { return nlohmann::json::parse(out, nullptr, false); }
+};
+
+Run cli(const std::vector<std::string>& args, const fs::path& tmp) {
+    std::string cmd = remote::shell_quote(EDGE_CLI_PATH);
+    for (const auto& a : args) cmd += " " + remote::shell_quote(a);
+    fs::path errf = tmp / "stderr.txt";
+    cmd += " 2>" + remote::shell_quote(errf.string()) + " </dev/null";
+    Run r;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    if (!p) return r;
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    int st = ::pclose(p);
+    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    std::ifstream f(errf);
+    r.err.assign(std::istreambuf_iterator<char>(f), {});
+    return r;
+}
+
+class CliRemoteTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        model_ = test::shared("models/stories260K/stories260K.gguf");
+        EDGE_REQUIRE_SHARED(model_);
+        std::string why;
+        sshd_ = test::Sshd::start(&why);
+        ASSERT_TRUE(sshd_) << why;
+        dir_ = sshd_->dir;
+        kh_ = (dir_ / "known_hosts").string();
+        std::ofstream(kh_) << sshd_->known_hosts_line() << "\n";
+        cfg_ = (dir_ / "ssh_config").string();
+        std::ofstream(cfg_) << "Host jetson-test\n  HostName 127.0.0.1\n  Port " << sshd_->port << "\n  User " << sshd_->user
+                            << "\n  IdentityFile " << sshd_->client_key << "\n";
+        boards_ = (dir_ / "boards").string();
+        std::ofstream(boards_) << "orin-a " << sshd_->user << "@127.0.0.1:" << sshd_->port << " root=" << (dir_ / "a").string()
+                               << " identity=" << sshd_->client_key << "\n"
+                               << "orin-b " << sshd_->user << "@127.0.0.1:" << sshd_->port << " root=" << (dir_ / "b").string()
+                               << " identity=" << sshd_->client_key << "\n";
+    }
+    std::vector<std::string> alias(std::vector<std::string> args) const {
+        // The board folder is named first: a temporary path inside the braced list below would be
+        // destroyed before the loop body reads its c_str() (C++20 range-for lifetime rules).
+        const std::string root = (dir_ / "j").string();
+        for (const std::string& a : {std::string("--board"), std::string("jetson-test"), std::string("--ssh-config"), cfg_,
+                                     std::string("--known-hosts"), kh_, std::string("--root"), root})
+            args.push_back(a);
+        return args;
+    }
+    std::unique_ptr<test::Sshd> sshd_;
+    fs::path dir_;
+    std::string model_, kh_, cfg_, boards_;
+};
+
+}  // namespace
+
+TEST_F(CliRemoteTest, DeployAndProfileThroughAnSshConfigAlias) {
+    auto d = cli(alias({"deploy", model_, "--agent", EDGE_AGENT_PATH, "--version", "v1", "--json"}), dir_);
+    ASSERT_EQ(d.rc, 0) << d.err;
+    auto dj = d.json();
+    ASSERT_TRUE(dj.is_array() && dj.size() == 1) << d.out;
+    EXPECT_EQ(dj[0]["version"], "v1");
+    EXPECT_EQ(dj[0]["files"].size(), 2u);
+    EXPECT_EQ(fs::read_symlink(dir_ / "j/current").string(), "versions/v1");
+
+    auto p = cli(alias({"profile", "-p", "Once upon a time", "-p", "Lily wanted", "-n", "48", "--threads", "1", "--json"}), dir_);
+    ASSERT_EQ(p.rc, 0) << p.err;
+    auto pj = p.json();
+    ASSERT_TRUE(pj.is_array() && pj.size() == 1) << p.out;
+    const auto& s = pj[0]["summary"];
+    EXPECT_EQ(s["prompts"], 2);
+    EXPECT_GT(s["tokens"].get<int>(), 0);
+    EXPECT_TRUE(s["latency_p50_ms"].is_number()) << s.dump();
+    EXPECT_TRUE(s["latency_p99_ms"].is_number());
+    EXPECT_TRUE(s["tokens_per_s"].is_number());
+    EXPECT_TRUE(s["rss_max_bytes"].is_number());
+    EXPECT_TRUE(s["kv_hit_rate"].is_null()) << "absent, not zero";
+    EXPECT_EQ(pj[0]["restarts"], 0);
+    EXPECT_EQ(pj[0]["results"].size(), 2u);
+
+    // The table form names the columns the user asked for.
+    auto t = cli(alias({"profile", "-n", "16", "--threads", "1"}), dir_);
+    ASSERT_EQ(t.rc, 0) << t.err;
+    for (const char* col : {"p50 ms", "p99 ms", "tok/s", "rss max", "kv hit", "jetson-test", "absent"})
+        EXPECT_NE(t.out.find(col), std::string::npos) << col << "\n" << t.out;
+}
+
+TEST_F(CliRemoteTest, FleetDeployProfileAndCheckInParallel) {
+    auto d = cli({"deploy", model_, "--boards", boards_, "--known-hosts", kh_, "--agent", EDGE_AGENT_PATH}, dir_);
+    ASSERT_EQ(d.rc, 0) << d.err << d.out;
+    EXPECT_NE(d.out.find("orin-a"), std::string::npos) << d.out;
+    EXPECT_NE(d.out.find("orin-b"), std::string::npos) << d.out;
+    EXPECT_TRUE(fs::is_symlink(dir_ / "a/current"));
+    EXPECT_TRUE(fs::is_symlink(dir_ / "b/current"));
+
+    auto p = cli({"profile", "--boards", boards_, "--known-hosts", kh_, "-n", "16", "--threads", "1", "--json"}, dir_);
+    ASSERT_EQ(p.rc, 0) << p.err;
+    auto pj = p.json();
+    ASSERT_EQ(pj.size(), 2u) << p.out;
+    EXPECT_EQ(pj[0]["board"], "orin-a");
+    EXPECT_EQ(pj[1]["board"], "orin-b");
+    EXPECT_TRUE(pj[1]["summary"]["latency_p50_ms"].is_number());
+
+    auto b = cli({"boards", "--boards", boards_, "--ssh-config", cfg_, "--known-hosts", kh_, "--check", "--json"}, dir_);
+    ASSERT_EQ(b.rc, 0) << b.err;
+    auto bj = b.json();
+    ASSERT_EQ(bj.size(), 3u) << b.out;  // two from the file, one alias from the ssh config
+    for (const auto& e : bj) EXPECT_TRUE(e["reachable"].get<bool>()) << e.dump();
+    EXPECT_EQ(bj[2]["name"], "jetson-test");
+    EXPECT_FALSE(bj[0]["current"].get<std::string>().empty());
+    EXPECT_TRUE(bj[2]["current"].get<std::string>().empty());  // nothing deployed under its root
+}
+
+TEST_F(CliRemoteTest, ErrorsNameTheBoardAndTheStep) {
+    // Unknown host key: refused with the fingerprint, accepted with the flag.
+    std::ofstream(kh_, std::ios::trunc).close();
+    auto u = cli(alias({"boards", "--check"}), dir_);
+    EXPECT_EQ(u.rc, 1);
+    EXPECT_NE(u.err.find("board jetson-test"), std::string::npos) << u.err;
+    EXPECT_NE(u.err.find("unknown host key"), std::string::npos) << u.err;
+    auto ok = cli(alias({"boards", "--check", "--accept-new-host-key"}), dir_);
+    EXPECT_EQ(ok.rc, 0) << ok.err;
+
+    // Nothing deployed yet: profile says so.
+    auto none = cli(alias({"profile"}), dir_);
+    EXPECT_EQ(none.rc, 1);
+    EXPECT_NE(none.err.find("SHA256SUMS"), std::string::npos) << none.err;
+    EXPECT_NE(none.err.find("deploy an engine first"), std::string::npos) << none.err;
+
+    // A board that refuses the connection: named, with the retries.
+    auto refused = cli({"deploy", model_, "--board", sshd_->user + "@127.0.0.1:1", "--known-hosts", kh_, "--root", "/tmp/x",
+                        "--agent", EDGE_AGENT_PATH, "--retries", "1"},
+                       dir_);
+    EXPECT_EQ(refused.rc, 1);
+    EXPECT_NE(refused.err.find("127.0.0.1:1"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find("connect"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find("2 attempts"), std::string::npos) << refused.err;
+
+    auto missing = cli(alias({"deploy", "/nonexistent.edge", "--agent", EDGE_AGENT_PATH}), dir_);
+    EXPECT_EQ(missing.rc, 1);
+    EXPECT_NE(missing.err.find("/nonexistent.edge"), std::string::npos) << missing.err;
+    auto noboard = cli({"deploy", model_}, dir_);
+    EXPECT_EQ(noboard.rc, 1);
+    EXPECT_NE(noboard.err.find("no board given"), std::string::npos) << noboard.err;
+}
+
+#endif  // EDGE_CLI_PATH
