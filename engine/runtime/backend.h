@@ -9,6 +9,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -75,5 +76,12 @@ Result<std::unique_ptr<Backend>> make_backend(const std::string& kind, std::stri
 
 // Largest KV length a plan was sized for (its attention score scratch), 0 when it has none.
 int plan_max_seq(const compile::ExecPlan& plan, const LlamaConfig& cfg);
+
+// The run() loop every backend shares: checks n and the positions against max_seq (errors start
+// with `who`, e.g. "cpu backend"), then calls chunk(tokens, m, pos, logits) on consecutive pieces
+// of at most max(1, chunk_tokens) tokens; logits points into all_logits (or is null).
+using ChunkRunner = std::function<Status(const int32_t* tokens, int n, int pos, float* all_logits)>;
+Status run_in_chunks(const char* who, const int32_t* tokens, int n, int pos, int max_seq, int chunk_tokens, int vocab,
+                     float* all_logits, const ChunkRunner& chunk);
 
 }  // namespace edge

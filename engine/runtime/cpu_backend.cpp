@@ -87,15 +87,8 @@ float* CpuBackend::kv_row(std::vector<float>& pool, int layer, int p) {
 
 Result<const float*> CpuBackend::run(const int32_t* tokens, int n, int pos, float* all_logits) {
     if (!model_) return err("cpu backend: run before load");
-    if (n <= 0) return err("cpu backend: nothing to run (", n, " tokens)");
-    if (pos < 0 || pos + n > max_seq_)
-        return err("cpu backend: positions ", pos, "..", pos + n - 1, " run past the KV cache (", max_seq_, " positions)");
-    const int chunk = std::max(1, plan_.batch[1]);
-    for (int done = 0; done < n;) {
-        const int m = std::min(chunk, n - done);
-        EDGE_TRY(run_chunk(tokens + done, m, pos + done, all_logits ? all_logits + size_t(done) * cfg_.vocab_size : nullptr));
-        done += m;
-    }
+    EDGE_TRY(run_in_chunks("cpu backend", tokens, n, pos, max_seq_, plan_.batch[1], cfg_.vocab_size, all_logits,
+                           [this](const int32_t* t, int m, int p, float* l) { return run_chunk(t, m, p, l); }));
     return static_cast<const float*>(logits_.data());
 }
 
