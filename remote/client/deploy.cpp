@@ -125,6 +125,11 @@ Status upload(SshSession& ssh, sftp_session s, const DeployOptions& o, const std
         d.bytes += n;
         d.sent += n;
         if (o.progress) o.progress(local, d.bytes, total);
+        if (o.cancelled && o.cancelled()) {
+            sftp_close(f);
+            return err("deploy cancelled at byte ", d.bytes, " of ", total, " of ", local, " (", ssh.where(),
+                       ": current version unchanged)");
+        }
     }
     if (std::ferror(in.get())) {
         sftp_close(f);
@@ -311,7 +316,7 @@ Result<DeployReport> deploy_with_retry(const Connector& connect, const DeployOpt
             return r;
         }
         last = r.message();
-        if (!retryable || attempt == attempts) break;
+        if (!retryable || attempt == attempts || (o.cancelled && o.cancelled())) break;
         if (p.on_retry) p.on_retry(attempt, last, delay);
         std::this_thread::sleep_for(std::chrono::milliseconds(delay));
         delay = std::min(p.max_delay_ms, static_cast<int>(delay * p.factor));

@@ -35,6 +35,9 @@ struct DeployOptions {
     // Continue a .part file left by an interrupted attempt (after checking its prefix on the
     // board) and skip files already verified in place; false: always upload from byte 0.
     bool resume = true;
+    // Polled between chunks; true stops the upload with a "deploy cancelled" error (`current`
+    // untouched; the .part file stays for a later resume) and deploy_with_retry does not retry.
+    std::function<bool()> cancelled;
 };
 
 struct DeployedFile {

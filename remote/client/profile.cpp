@@ -86,7 +86,11 @@ Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileReques
                 auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
                 if (left <= 0) return Failure{false, where + ": no answer to loading " + req.engine_path + " within " +
                                                          std::to_string(o.load_timeout_ms) + " ms"};
-                auto m = l.receive(static_cast<int>(std::min<long long>(left, 1000)));
+                if (o.cancelled && o.cancelled()) {
+                    (void)l.stop(2000);
+                    return Failure{true, "profile cancelled while " + where + " was loading " + req.engine_path};
+                }
+                auto m = l.receive(static_cast<int>(std::min<long long>(left, o.cancelled ? 250 : 1000)));
                 if (!m.ok()) return Failure{false, m.message()};
                 if (!m.value()) continue;
                 if (auto* a = std::get_if<proto::Ack>(&*m.value()); a && a->request_id == load_id) {
@@ -111,9 +115,16 @@ Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileReques
             run.traceparent = traceparent;
             if (auto s = l.send(run); !s.ok()) return Failure{false, s.message()};
             auto remap = [&](uint32_t idx) { return idx < pending.size() ? static_cast<uint32_t>(pending[idx]) : idx; };
+            auto last_frame = Clock::now();
             for (;;) {
-                auto m = l.receive(o.silence_timeout_ms);
+                if (o.cancelled && o.cancelled()) {
+                    (void)l.stop(2000);
+                    return Failure{true, "profile cancelled on " + where};
+                }
+                auto m = l.receive(o.cancelled ? std::min(o.silence_timeout_ms, 250) : o.silence_timeout_ms);
                 if (!m.ok()) return Failure{false, m.message()};
+                if (!m.value() && Clock::now() - last_frame < std::chrono::milliseconds(o.silence_timeout_ms)) continue;
+                last_frame = Clock::now();
                 if (!m.value()) {
                     std::string status = std::to_string(l.transport().close(1000));
                     return Failure{false, where + ": no frame for " + std::to_string(o.silence_timeout_ms) +

@@ -50,6 +50,9 @@ struct SupervisorOptions {
     std::function<void(const proto::RunResult&)> on_result;   // prompt_index: into request.prompts
     std::function<void(const std::string&)> on_event;         // "agent died ...; restarting"
     std::function<void(const proto::LogLine&)> on_log;
+    // Polled at least every 250 ms while waiting on the agent; true stops the agent and ends
+    // run_profile with a "profile cancelled" error (no restart).
+    std::function<bool()> cancelled;
 };
 
 struct ProfileReport {

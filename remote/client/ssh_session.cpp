@@ -105,7 +105,7 @@ Status SshSession::verify_host_key(const SshOptions& o) {
                        " holds a key of another type for it. Connection refused (possible man in the middle).");
         case SSH_KNOWN_HOSTS_UNKNOWN:
         case SSH_KNOWN_HOSTS_NOT_FOUND:
-            if (!o.accept_unknown_host)
+            if (!o.accept_unknown_host && !(o.confirm_unknown_host && o.confirm_unknown_host(fingerprint_, where_)))
                 return err("ssh ", where_, ": unknown host key ", fingerprint_, " (not in ", file,
                            "). Check the fingerprint on the board (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub) and "
                            "accept it explicitly to continue.");

@@ -2,6 +2,7 @@
 // conventions: host aliases from ~/.ssh/config, a key file or ssh-agent, and host keys checked
 // against known_hosts. No password is ever asked for or stored. Errors name the host and step.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -22,6 +23,10 @@ struct SshOptions {
     // An unknown host key is an error unless the user accepted it explicitly (GUI prompt, CLI
     // flag); accepting appends it to known_hosts. A changed key is always refused.
     bool accept_unknown_host = false;
+    // Asked (on the connecting thread) when the host key is unknown and accept_unknown_host is
+    // false: fingerprint ("ssh-ed25519 SHA256:...") and "user@host:port"; true accepts it (and
+    // appends it to known_hosts), false refuses. A changed key is refused without asking.
+    std::function<bool(const std::string& fingerprint, const std::string& where)> confirm_unknown_host;
     bool read_ssh_config = true;
     std::string ssh_config;     // "": ~/.ssh/config
     int timeout_s = 10;
