@@ -268,6 +268,403 @@
         <source>Save project &amp;as…</source>
         <translation>Save project &amp;as…</translation>
     </message>
+    <message>
+        <source>Boards</source>
+        <translation>Boards</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::BoardController</name>
+    <message>
+        <source>Deploy</source>
+        <translation>Deploy</translation>
+    </message>
+    <message>
+        <source>Another deployment or profile is running; cancel it first.</source>
+        <translation>Another deployment or profile is running; cancel it first.</translation>
+    </message>
+    <message>
+        <source>%1: no such engine or model file (nothing was sent).</source>
+        <translation>%1: no such engine or model file (nothing was sent).</translation>
+    </message>
+    <message>
+        <source>The edge-agent program was not found next to the studio (%1); build the edge-agent target.</source>
+        <translation>The edge-agent program was not found next to the studio (%1); build the edge-agent target.</translation>
+    </message>
+    <message>
+        <source>The folder on the board must be an absolute path (got &apos;%1&apos;).</source>
+        <translation>The folder on the board must be an absolute path (got &apos;%1&apos;).</translation>
+    </message>
+    <message>
+        <source>Uploading %1</source>
+        <translation>Uploading %1</translation>
+    </message>
+    <message>
+        <source>Attempt %1 failed: %2; retrying in %3 ms</source>
+        <translation>Attempt %1 failed: %2; retrying in %3 ms</translation>
+    </message>
+    <message>
+        <source>Connecting to %1</source>
+        <translation>Connecting to %1</translation>
+    </message>
+    <message>
+        <source>Deploying to %1 failed.</source>
+        <translation>Deploying to %1 failed.</translation>
+    </message>
+    <message>
+        <source>Profile</source>
+        <translation>Profile</translation>
+    </message>
+    <message>
+        <source>Give at least one prompt to run.</source>
+        <translation>Give at least one prompt to run.</translation>
+    </message>
+    <message>
+        <source>Prompt %1 of %2: %3 tokens</source>
+        <translation>Prompt %1 of %2: %3 tokens</translation>
+    </message>
+    <message>
+        <source>Profiling on %1 failed.</source>
+        <translation>Profiling on %1 failed.</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::BoardListModel</name>
+    <message>
+        <source>A board needs a name without spaces (got &apos;%1&apos;).</source>
+        <translation>A board needs a name without spaces (got &apos;%1&apos;).</translation>
+    </message>
+    <message>
+        <source>There is already a board named &apos;%1&apos;.</source>
+        <translation>There is already a board named &apos;%1&apos;.</translation>
+    </message>
+    <message>
+        <source>Board &apos;%1&apos;: %2</source>
+        <translation>Board &apos;%1&apos;: %2</translation>
+    </message>
+    <message>
+        <source>Board &apos;%1&apos;: the folder on the board must be an absolute path (got &apos;%2&apos;).</source>
+        <translation>Board &apos;%1&apos;: the folder on the board must be an absolute path (got &apos;%2&apos;).</translation>
+    </message>
+    <message>
+        <source>added by you</source>
+        <translation>added by you</translation>
+    </message>
+    <message>
+        <source>ssh config</source>
+        <translation>ssh config</translation>
+    </message>
+    <message>
+        <source>Board</source>
+        <translation>Board</translation>
+    </message>
+    <message>
+        <source>Destination</source>
+        <translation>Destination</translation>
+    </message>
+    <message>
+        <source>Folder on board</source>
+        <translation>Folder on board</translation>
+    </message>
+    <message>
+        <source>From</source>
+        <translation>From</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>Status</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::BoardsPage</name>
+    <message>
+        <source>Engine or model to deploy</source>
+        <translation>Engine or model to deploy</translation>
+    </message>
+    <message>
+        <source>Engines and models (*.edge *.gguf *.bin);;All files (*)</source>
+        <translation>Engines and models (*.edge *.gguf *.bin);;All files (*)</translation>
+    </message>
+    <message>
+        <source>Export telemetry</source>
+        <translation>Export telemetry</translation>
+    </message>
+    <message>
+        <source>CSV (*.csv)</source>
+        <translation>CSV (*.csv)</translation>
+    </message>
+    <message>
+        <source>Export charts</source>
+        <translation>Export charts</translation>
+    </message>
+    <message>
+        <source>PNG images (*.png)</source>
+        <translation>PNG images (*.png)</translation>
+    </message>
+    <message>
+        <source>PDF (*.pdf)</source>
+        <translation>PDF (*.pdf)</translation>
+    </message>
+    <message>
+        <source>Charts written: %1</source>
+        <translation>Charts written: %1</translation>
+    </message>
+    <message>
+        <source>Cancelled</source>
+        <translation>Cancelled</translation>
+    </message>
+    <message>
+        <source>Failed</source>
+        <translation>Failed</translation>
+    </message>
+    <message>
+        <source>Deploy</source>
+        <translation>Deploy</translation>
+    </message>
+    <message>
+        <source>Select a board first.</source>
+        <translation>Select a board first.</translation>
+    </message>
+    <message>
+        <source>Profile</source>
+        <translation>Profile</translation>
+    </message>
+    <message>
+        <source>No telemetry yet: deploy, then profile a board.</source>
+        <translation>No telemetry yet: deploy, then profile a board.</translation>
+    </message>
+    <message>
+        <source>p50 %1 ms · p99 %2 ms · %3 tok/s · RSS %4 MiB · %5 samples</source>
+        <translation>p50 %1 ms · p99 %2 ms · %3 tok/s · RSS %4 MiB · %5 samples</translation>
+    </message>
+    <message>
+        <source>Cannot write %1.</source>
+        <translation>Cannot write %1.</translation>
+    </message>
+    <message>
+        <source>Host key changed: connection refused</source>
+        <translation>Host key changed: connection refused</translation>
+    </message>
+    <message>
+        <source>Unknown host key</source>
+        <translation>Unknown host key</translation>
+    </message>
+    <message>
+        <source>The board %1 presents a host key this computer has not seen before:
+
+%2
+
+Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub on the board). Trust it and remember it in known_hosts?</source>
+        <translation>The board %1 presents a host key this computer has not seen before:
+
+%2
+
+Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub on the board). Trust it and remember it in known_hosts?</translation>
+    </message>
+    <message>
+        <source>Trust and connect</source>
+        <translation>Trust and connect</translation>
+    </message>
+    <message>
+        <source>Add board</source>
+        <translation>Add board</translation>
+    </message>
+    <message>
+        <source>user@host[:port]</source>
+        <translation>user@host[:port]</translation>
+    </message>
+    <message>
+        <source>ssh-agent or ~/.ssh keys</source>
+        <translation>ssh-agent or ~/.ssh keys</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>Name</translation>
+    </message>
+    <message>
+        <source>Destination</source>
+        <translation>Destination</translation>
+    </message>
+    <message>
+        <source>Folder on board</source>
+        <translation>Folder on board</translation>
+    </message>
+    <message>
+        <source>Key file</source>
+        <translation>Key file</translation>
+    </message>
+    <message>
+        <source>Deployed</source>
+        <translation>Deployed</translation>
+    </message>
+    <message>
+        <source>Finished</source>
+        <translation>Finished</translation>
+    </message>
+    <message>
+        <source>Deployed %1 to %2 as version %3 (%4 MiB sent, %5 attempt(s), %6 s).</source>
+        <translation>Deployed %1 to %2 as version %3 (%4 MiB sent, %5 attempt(s), %6 s).</translation>
+    </message>
+    <message>
+        <source>Profiled on %1 (%2): %3 prompt(s), %4 tokens; p50 %5 ms, p99 %6 ms, %7 tok/s, RSS max %8 MiB%9.</source>
+        <translation>Profiled on %1 (%2): %3 prompt(s), %4 tokens; p50 %5 ms, p99 %6 ms, %7 tok/s, RSS max %8 MiB%9.</translation>
+    </message>
+    <message>
+        <source>, %1 agent restart(s)</source>
+        <translation>, %1 agent restart(s)</translation>
+    </message>
+    <message>
+        <source>deployed %1</source>
+        <translation>deployed %1</translation>
+    </message>
+    <message>
+        <source>%1 tok/s</source>
+        <translation>%1 tok/s</translation>
+    </message>
+    <message>
+        <source>Boards</source>
+        <translation>Boards</translation>
+    </message>
+    <message>
+        <source>Deploy an engine with edge-agent over SSH, run it on the board and watch what the agent streams back. Boards come from ~/.ssh/config and the ones you add.</source>
+        <translation>Deploy an engine with edge-agent over SSH, run it on the board and watch what the agent streams back. Boards come from ~/.ssh/config and the ones you add.</translation>
+    </message>
+    <message>
+        <source>Add board…</source>
+        <translation>Add board…</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>Remove</translation>
+    </message>
+    <message>
+        <source>Reload</source>
+        <translation>Reload</translation>
+    </message>
+    <message>
+        <source>Engine</source>
+        <translation>Engine</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>Browse…</translation>
+    </message>
+    <message>
+        <source>Prompts (separate with |)</source>
+        <translation>Prompts (separate with |)</translation>
+    </message>
+    <message>
+        <source>Tokens</source>
+        <translation>Tokens</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>Cancel</translation>
+    </message>
+    <message>
+        <source>Window</source>
+        <translation>Window</translation>
+    </message>
+    <message>
+        <source>30 s</source>
+        <translation>30 s</translation>
+    </message>
+    <message>
+        <source>2 min</source>
+        <translation>2 min</translation>
+    </message>
+    <message>
+        <source>10 min</source>
+        <translation>10 min</translation>
+    </message>
+    <message>
+        <source>1 h</source>
+        <translation>1 h</translation>
+    </message>
+    <message>
+        <source>All kept</source>
+        <translation>All kept</translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation>Pause</translation>
+    </message>
+    <message>
+        <source>Export CSV…</source>
+        <translation>Export CSV…</translation>
+    </message>
+    <message>
+        <source>Export PNG…</source>
+        <translation>Export PNG…</translation>
+    </message>
+    <message>
+        <source>Export PDF…</source>
+        <translation>Export PDF…</translation>
+    </message>
+    <message>
+        <source>Not reported by this agent: %1</source>
+        <translation>Not reported by this agent: %1</translation>
+    </message>
+    <message>
+        <source>Per-token latency</source>
+        <translation>Per-token latency</translation>
+    </message>
+    <message>
+        <source>ms</source>
+        <translation>ms</translation>
+    </message>
+    <message>
+        <source>token</source>
+        <translation>token</translation>
+    </message>
+    <message>
+        <source>p50</source>
+        <translation>p50</translation>
+    </message>
+    <message>
+        <source>p99</source>
+        <translation>p99</translation>
+    </message>
+    <message>
+        <source>Throughput</source>
+        <translation>Throughput</translation>
+    </message>
+    <message>
+        <source>tokens/s</source>
+        <translation>tokens/s</translation>
+    </message>
+    <message>
+        <source>Memory</source>
+        <translation>Memory</translation>
+    </message>
+    <message>
+        <source>MiB</source>
+        <translation>MiB</translation>
+    </message>
+    <message>
+        <source>RSS</source>
+        <translation>RSS</translation>
+    </message>
+    <message>
+        <source>device</source>
+        <translation>device</translation>
+    </message>
+    <message>
+        <source>KV cache</source>
+        <translation>KV cache</translation>
+    </message>
+    <message>
+        <source>%</source>
+        <translation>%</translation>
+    </message>
+    <message>
+        <source>hit rate</source>
+        <translation>hit rate</translation>
+    </message>
+    <message>
+        <source>blocks in use</source>
+        <translation>blocks in use</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::ConfigurationModel</name>
@@ -1165,6 +1562,24 @@
     <message>
         <source>Value</source>
         <translation>Value</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::TelemetryChart</name>
+    <message>
+        <source>time (s)</source>
+        <translation>time (s)</translation>
+    </message>
+    <message>
+        <source>EdgeStudio</source>
+        <translation>EdgeStudio</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::TelemetryStore</name>
+    <message>
+        <source>Cannot write %1: %2</source>
+        <translation>Cannot write %1: %2</translation>
     </message>
 </context>
 <context>

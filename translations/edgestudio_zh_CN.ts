@@ -268,6 +268,403 @@
         <source>Save project &amp;as…</source>
         <translation>项目另存为(&amp;A)…</translation>
     </message>
+    <message>
+        <source>Boards</source>
+        <translation>开发板</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::BoardController</name>
+    <message>
+        <source>Deploy</source>
+        <translation>部署</translation>
+    </message>
+    <message>
+        <source>Another deployment or profile is running; cancel it first.</source>
+        <translation>另一个部署或性能分析正在运行；请先取消它。</translation>
+    </message>
+    <message>
+        <source>%1: no such engine or model file (nothing was sent).</source>
+        <translation>%1：没有这个引擎或模型文件（未发送任何内容）。</translation>
+    </message>
+    <message>
+        <source>The edge-agent program was not found next to the studio (%1); build the edge-agent target.</source>
+        <translation>在工作室旁未找到 edge-agent 程序（%1）；请构建 edge-agent 目标。</translation>
+    </message>
+    <message>
+        <source>The folder on the board must be an absolute path (got &apos;%1&apos;).</source>
+        <translation>开发板上的文件夹必须是绝对路径（得到的是“%1”）。</translation>
+    </message>
+    <message>
+        <source>Uploading %1</source>
+        <translation>正在上传 %1</translation>
+    </message>
+    <message>
+        <source>Attempt %1 failed: %2; retrying in %3 ms</source>
+        <translation>第 %1 次尝试失败：%2；%3 ms 后重试</translation>
+    </message>
+    <message>
+        <source>Connecting to %1</source>
+        <translation>正在连接 %1</translation>
+    </message>
+    <message>
+        <source>Deploying to %1 failed.</source>
+        <translation>部署到 %1 失败。</translation>
+    </message>
+    <message>
+        <source>Profile</source>
+        <translation>性能分析</translation>
+    </message>
+    <message>
+        <source>Give at least one prompt to run.</source>
+        <translation>请至少提供一个要运行的提示词。</translation>
+    </message>
+    <message>
+        <source>Prompt %1 of %2: %3 tokens</source>
+        <translation>提示词 %1/%2：%3 个词元</translation>
+    </message>
+    <message>
+        <source>Profiling on %1 failed.</source>
+        <translation>在 %1 上的性能分析失败。</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::BoardListModel</name>
+    <message>
+        <source>A board needs a name without spaces (got &apos;%1&apos;).</source>
+        <translation>开发板名称不能为空且不能含空格（得到的是“%1”）。</translation>
+    </message>
+    <message>
+        <source>There is already a board named &apos;%1&apos;.</source>
+        <translation>已存在名为“%1”的开发板。</translation>
+    </message>
+    <message>
+        <source>Board &apos;%1&apos;: %2</source>
+        <translation>开发板“%1”：%2</translation>
+    </message>
+    <message>
+        <source>Board &apos;%1&apos;: the folder on the board must be an absolute path (got &apos;%2&apos;).</source>
+        <translation>开发板“%1”：开发板上的文件夹必须是绝对路径（得到的是“%2”）。</translation>
+    </message>
+    <message>
+        <source>added by you</source>
+        <translation>手动添加</translation>
+    </message>
+    <message>
+        <source>ssh config</source>
+        <translation>ssh 配置</translation>
+    </message>
+    <message>
+        <source>Board</source>
+        <translation>开发板</translation>
+    </message>
+    <message>
+        <source>Destination</source>
+        <translation>目标地址</translation>
+    </message>
+    <message>
+        <source>Folder on board</source>
+        <translation>开发板上的文件夹</translation>
+    </message>
+    <message>
+        <source>From</source>
+        <translation>来源</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::BoardsPage</name>
+    <message>
+        <source>Engine or model to deploy</source>
+        <translation>要部署的引擎或模型</translation>
+    </message>
+    <message>
+        <source>Engines and models (*.edge *.gguf *.bin);;All files (*)</source>
+        <translation>引擎和模型 (*.edge *.gguf *.bin);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Export telemetry</source>
+        <translation>导出遥测数据</translation>
+    </message>
+    <message>
+        <source>CSV (*.csv)</source>
+        <translation>CSV (*.csv)</translation>
+    </message>
+    <message>
+        <source>Export charts</source>
+        <translation>导出图表</translation>
+    </message>
+    <message>
+        <source>PNG images (*.png)</source>
+        <translation>PNG 图像 (*.png)</translation>
+    </message>
+    <message>
+        <source>PDF (*.pdf)</source>
+        <translation>PDF (*.pdf)</translation>
+    </message>
+    <message>
+        <source>Charts written: %1</source>
+        <translation>已写入图表：%1</translation>
+    </message>
+    <message>
+        <source>Cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>Failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>Deploy</source>
+        <translation>部署</translation>
+    </message>
+    <message>
+        <source>Select a board first.</source>
+        <translation>请先选择一个开发板。</translation>
+    </message>
+    <message>
+        <source>Profile</source>
+        <translation>性能分析</translation>
+    </message>
+    <message>
+        <source>No telemetry yet: deploy, then profile a board.</source>
+        <translation>尚无遥测数据：请先部署，再对开发板进行性能分析。</translation>
+    </message>
+    <message>
+        <source>p50 %1 ms · p99 %2 ms · %3 tok/s · RSS %4 MiB · %5 samples</source>
+        <translation>p50 %1 ms · p99 %2 ms · %3 词元/秒 · RSS %4 MiB · %5 个样本</translation>
+    </message>
+    <message>
+        <source>Cannot write %1.</source>
+        <translation>无法写入 %1。</translation>
+    </message>
+    <message>
+        <source>Host key changed: connection refused</source>
+        <translation>主机密钥已更改：拒绝连接</translation>
+    </message>
+    <message>
+        <source>Unknown host key</source>
+        <translation>未知的主机密钥</translation>
+    </message>
+    <message>
+        <source>The board %1 presents a host key this computer has not seen before:
+
+%2
+
+Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub on the board). Trust it and remember it in known_hosts?</source>
+        <translation>开发板 %1 提供了本机从未见过的主机密钥：
+
+%2
+
+请与开发板自身的指纹核对（在开发板上运行 ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub）。是否信任该密钥并记入 known_hosts？</translation>
+    </message>
+    <message>
+        <source>Trust and connect</source>
+        <translation>信任并连接</translation>
+    </message>
+    <message>
+        <source>Add board</source>
+        <translation>添加开发板</translation>
+    </message>
+    <message>
+        <source>user@host[:port]</source>
+        <translation>用户@主机[:端口]</translation>
+    </message>
+    <message>
+        <source>ssh-agent or ~/.ssh keys</source>
+        <translation>ssh-agent 或 ~/.ssh 中的密钥</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Destination</source>
+        <translation>目标地址</translation>
+    </message>
+    <message>
+        <source>Folder on board</source>
+        <translation>开发板上的文件夹</translation>
+    </message>
+    <message>
+        <source>Key file</source>
+        <translation>密钥文件</translation>
+    </message>
+    <message>
+        <source>Deployed</source>
+        <translation>已部署</translation>
+    </message>
+    <message>
+        <source>Finished</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>Deployed %1 to %2 as version %3 (%4 MiB sent, %5 attempt(s), %6 s).</source>
+        <translation>已将 %1 部署到 %2，版本 %3（发送 %4 MiB，尝试 %5 次，用时 %6 秒）。</translation>
+    </message>
+    <message>
+        <source>Profiled on %1 (%2): %3 prompt(s), %4 tokens; p50 %5 ms, p99 %6 ms, %7 tok/s, RSS max %8 MiB%9.</source>
+        <translation>在 %1（%2）上完成性能分析：%3 个提示词，%4 个词元；p50 %5 ms，p99 %6 ms，%7 词元/秒，RSS 峰值 %8 MiB%9。</translation>
+    </message>
+    <message>
+        <source>, %1 agent restart(s)</source>
+        <translation>，代理重启 %1 次</translation>
+    </message>
+    <message>
+        <source>deployed %1</source>
+        <translation>已部署 %1</translation>
+    </message>
+    <message>
+        <source>%1 tok/s</source>
+        <translation>%1 词元/秒</translation>
+    </message>
+    <message>
+        <source>Boards</source>
+        <translation>开发板</translation>
+    </message>
+    <message>
+        <source>Deploy an engine with edge-agent over SSH, run it on the board and watch what the agent streams back. Boards come from ~/.ssh/config and the ones you add.</source>
+        <translation>通过 SSH 将引擎连同 edge-agent 部署到开发板，在板上运行，并实时查看代理回传的数据。开发板列表来自 ~/.ssh/config 以及您手动添加的条目。</translation>
+    </message>
+    <message>
+        <source>Add board…</source>
+        <translation>添加开发板…</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>移除</translation>
+    </message>
+    <message>
+        <source>Reload</source>
+        <translation>重新加载</translation>
+    </message>
+    <message>
+        <source>Engine</source>
+        <translation>引擎</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>Prompts (separate with |)</source>
+        <translation>提示词（用 | 分隔）</translation>
+    </message>
+    <message>
+        <source>Tokens</source>
+        <translation>词元数</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Window</source>
+        <translation>时间窗口</translation>
+    </message>
+    <message>
+        <source>30 s</source>
+        <translation>30 秒</translation>
+    </message>
+    <message>
+        <source>2 min</source>
+        <translation>2 分钟</translation>
+    </message>
+    <message>
+        <source>10 min</source>
+        <translation>10 分钟</translation>
+    </message>
+    <message>
+        <source>1 h</source>
+        <translation>1 小时</translation>
+    </message>
+    <message>
+        <source>All kept</source>
+        <translation>全部保留数据</translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <source>Export CSV…</source>
+        <translation>导出 CSV…</translation>
+    </message>
+    <message>
+        <source>Export PNG…</source>
+        <translation>导出 PNG…</translation>
+    </message>
+    <message>
+        <source>Export PDF…</source>
+        <translation>导出 PDF…</translation>
+    </message>
+    <message>
+        <source>Not reported by this agent: %1</source>
+        <translation>此代理未报告：%1</translation>
+    </message>
+    <message>
+        <source>Per-token latency</source>
+        <translation>逐词元延迟</translation>
+    </message>
+    <message>
+        <source>ms</source>
+        <translation>ms</translation>
+    </message>
+    <message>
+        <source>token</source>
+        <translation>词元</translation>
+    </message>
+    <message>
+        <source>p50</source>
+        <translation>p50</translation>
+    </message>
+    <message>
+        <source>p99</source>
+        <translation>p99</translation>
+    </message>
+    <message>
+        <source>Throughput</source>
+        <translation>吞吐量</translation>
+    </message>
+    <message>
+        <source>tokens/s</source>
+        <translation>词元/秒</translation>
+    </message>
+    <message>
+        <source>Memory</source>
+        <translation>内存</translation>
+    </message>
+    <message>
+        <source>MiB</source>
+        <translation>MiB</translation>
+    </message>
+    <message>
+        <source>RSS</source>
+        <translation>RSS</translation>
+    </message>
+    <message>
+        <source>device</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>KV cache</source>
+        <translation>KV 缓存</translation>
+    </message>
+    <message>
+        <source>%</source>
+        <translation>%</translation>
+    </message>
+    <message>
+        <source>hit rate</source>
+        <translation>命中率</translation>
+    </message>
+    <message>
+        <source>blocks in use</source>
+        <translation>已用块</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::ConfigurationModel</name>
@@ -1160,6 +1557,24 @@
     <message>
         <source>Value</source>
         <translation>值</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::TelemetryChart</name>
+    <message>
+        <source>time (s)</source>
+        <translation>时间（秒）</translation>
+    </message>
+    <message>
+        <source>EdgeStudio</source>
+        <translation>EdgeStudio</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::TelemetryStore</name>
+    <message>
+        <source>Cannot write %1: %2</source>
+        <translation>无法写入 %1：%2</translation>
     </message>
 </context>
 <context>

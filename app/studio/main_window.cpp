@@ -24,6 +24,7 @@
 #include "views/models/model_document.h"
 #include "views/models/recent_files_model.h"
 #include "views/open_model.h"
+#include "views/pages/boards_page.h"
 #include "views/pages/home_page.h"
 #include "views/pages/layers_page.h"
 #include "views/pages/model_page.h"
@@ -48,6 +49,7 @@ MainWindow::MainWindow(views::Language* language, QWidget* parent, const QString
       sensitivityPage_(new views::SensitivityPage(document_, this)),
       validationPage_(new views::ValidationPage(document_, layersPage_->planModel(), configurations_, this)),
       paretoPage_(new views::ParetoPage(configurations_, this)),
+      boardsPage_(new views::BoardsPage(document_, this)),
       statusModel_(new QLabel(this)) {
     project_ = new ProjectController(
         ProjectParts{document_, layersPage_->planModel(), configurations_, validationPage_, sensitivityPage_,
@@ -63,6 +65,7 @@ MainWindow::MainWindow(views::Language* language, QWidget* parent, const QString
     stack_->addWidget(sensitivityPage_);
     stack_->addWidget(validationPage_);
     stack_->addWidget(paretoPage_);
+    stack_->addWidget(boardsPage_);
     connect(nav_, &QListWidget::currentRowChanged, stack_, &QStackedWidget::setCurrentIndex);
 
     auto* central = new QWidget(this);
@@ -121,6 +124,7 @@ QString MainWindow::pageKey(int page) {
         case SensitivityPageIndex: return QStringLiteral("sensitivity");
         case ValidationPageIndex: return QStringLiteral("validation");
         case ParetoPageIndex: return QStringLiteral("pareto");
+        case BoardsPageIndex: return QStringLiteral("boards");
         default: return QStringLiteral("home");
     }
 }
@@ -318,6 +322,7 @@ void MainWindow::retranslate() {
     nav_->item(SensitivityPageIndex)->setText(tr("Sensitivity"));
     nav_->item(ValidationPageIndex)->setText(tr("Validation"));
     nav_->item(ParetoPageIndex)->setText(tr("Pareto"));
+    nav_->item(BoardsPageIndex)->setText(tr("Boards"));
     fileMenu_->setTitle(tr("&File"));
     openAction_->setText(tr("&Open model…"));
     openFolderAction_->setText(tr("Open &folder…"));

@@ -11,6 +11,7 @@ class QStackedWidget;
 class QCloseEvent;
 
 namespace edge::views {
+class BoardsPage;
 class ConfigurationModel;
 class HomePage;
 class ParetoPage;
@@ -37,6 +38,7 @@ public:
         SensitivityPageIndex,
         ValidationPageIndex,
         ParetoPageIndex,
+        BoardsPageIndex,
         PageCount
     };
 
@@ -50,6 +52,7 @@ public:
     views::SensitivityPage* sensitivityPage() const { return sensitivityPage_; }
     views::ValidationPage* validationPage() const { return validationPage_; }
     views::ParetoPage* paretoPage() const { return paretoPage_; }
+    views::BoardsPage* boardsPage() const { return boardsPage_; }
     views::ConfigurationModel* configurations() const { return configurations_; }
     ProjectController* project() const { return project_; }
     views::RecentFilesModel* recentFiles() const { return recent_; }
@@ -99,6 +102,7 @@ private:
     views::SensitivityPage* sensitivityPage_;
     views::ValidationPage* validationPage_;
     views::ParetoPage* paretoPage_;
+    views::BoardsPage* boardsPage_;
     ProjectController* project_;
     QLabel* statusModel_;
     QMenu* fileMenu_ = nullptr;

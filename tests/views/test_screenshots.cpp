@@ -5,6 +5,8 @@
 
 #include <QApplication>
 #include <QDir>
+#include <QFileInfo>
+#include <QSettings>
 #include <QMessageBox>
 #include <QSignalSpy>
 #include <QTest>
@@ -17,13 +19,22 @@
 #include "views/models/language.h"
 #include "views/models/layer_plan_model.h"
 #include "views/models/model_document.h"
+#include "views/models/board_controller.h"
+#include "views/models/telemetry_store.h"
+#include "views/pages/boards_page.h"
 #include "views/pages/layers_page.h"
+#include "views/telemetry_chart.h"
 #include "views/pages/model_page.h"
 #include "views/pages/pareto_page.h"
 #include "views/pages/sensitivity_page.h"
 #include "views/pages/validation_page.h"
 #include "views/models/configuration_model.h"
 #include "views/style.h"
+
+#include <fstream>
+#ifdef EDGE_HAVE_SSHD_FIXTURE
+#include "remote_test_util.h"
+#endif
 
 #ifdef EDGE_HAVE_STUDIO_WINDOW
 #include "app/studio/main_window.h"
@@ -100,6 +111,40 @@ TEST(Screenshot, StudioPagesInEnglishAndChinese) {
     window.paretoPage()->setCost(ConfigurationModel::Size);
     EXPECT_EQ(window.paretoPage()->frontRows().size(), 3u);
     EXPECT_GT(window.paretoPage()->diffModel()->differences(), 0);
+
+#ifdef EDGE_HAVE_SSHD_FIXTURE
+    // The Boards page with real telemetry: the open model deployed with edge-agent to a loopback
+    // sshd (an ssh config alias) and profiled through the agent.
+    std::string why;
+    auto sshd = edge::test::Sshd::start(&why);
+    ASSERT_TRUE(sshd) << why;
+    std::ofstream(sshd->dir / "known_hosts") << sshd->known_hosts_line() << "\n";
+    std::ofstream(sshd->dir / "ssh_config") << "Host orin-nano-loopback\n  HostName 127.0.0.1\n  Port " << sshd->port
+                                            << "\n  User " << sshd->user << "\n  IdentityFile " << sshd->client_key << "\n";
+    QSettings().remove(QStringLiteral("boards/user"));
+    BoardsPage* boards = window.boardsPage();
+    boards->controller()->setKnownHostsFile(QString::fromStdString((sshd->dir / "known_hosts").string()));
+    boards->controller()->setAgentPath(QStringLiteral(EDGE_AGENT_PATH));
+    boards->reloadBoards(QString::fromStdString((sshd->dir / "ssh_config").string()));
+    ASSERT_TRUE(boards->selectBoard(QStringLiteral("orin-nano-loopback")));
+    boards->setFolder(QString::fromStdString((sshd->dir / "edgestudio").string()));
+    EXPECT_EQ(boards->enginePath(), QFileInfo(model).canonicalFilePath());  // no "/../" in what the user reads
+    QSignalSpy deployed(boards->controller(), &BoardController::deployed);
+    QSignalSpy boardFailed(boards->controller(), &BoardController::failed);
+    boards->deploy();
+    ASSERT_TRUE(waitUntil([&] { return deployed.size() + boardFailed.size() > 0; }, 120000));
+    ASSERT_EQ(boardFailed.size(), 0) << boardFailed.front().at(2).toString().toStdString();
+    QSignalSpy profiled(boards->controller(), &BoardController::profiled);
+    boards->setPrompts({QStringLiteral("Once upon a time"), QStringLiteral("The little dog"), QStringLiteral("Lily and Ben"),
+                        QStringLiteral("One day")});
+    boards->setMaxTokens(200);
+    boards->profile();
+    ASSERT_TRUE(waitUntil([&] { return profiled.size() + boardFailed.size() > 0; }, 150000));
+    ASSERT_EQ(boardFailed.size(), 0) << boardFailed.front().at(2).toString().toStdString();
+    boards->setWindowSeconds(0);
+    boards->refreshCharts();
+    for (int c = 0; c < BoardsPage::ChartCount; ++c) EXPECT_GT(boards->chart(c)->totalPoints(), 0) << "chart " << c;
+#endif
 
     const QString root = QString::fromStdString(edge::test::build_dir()) + QStringLiteral("/screenshots");
     for (const QString& lang : Language::available()) {

@@ -1,0 +1,326 @@
+#include "views/models/board_controller.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QPointer>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <sstream>
+
+#include "remote/client/deploy.h"
+#include "remote/client/profile.h"
+#include "remote/client/sha256_file.h"
+#include "remote/client/ssh_session.h"
+#include "views/models/job.h"
+#include "views/models/telemetry_store.h"
+
+namespace edge::views {
+namespace {
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+// Runs `fn` on the UI thread later (dropped when the controller is gone).
+template <class Fn>
+void post(const QPointer<BoardController>& guard, Fn fn) {
+    QCoreApplication* app = QCoreApplication::instance();
+    if (!app) return;
+    QMetaObject::invokeMethod(
+        app, [guard, fn = std::move(fn)]() mutable {
+            if (guard) fn(guard.data());
+        },
+        Qt::QueuedConnection);
+}
+
+}  // namespace
+
+// One question about an unknown host key: the connecting thread waits on it, the UI answers.
+struct BoardController::HostKeyWait {
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::optional<bool> answer;
+    void set(bool accept) {
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            if (!answer) answer = accept;
+        }
+        cv.notify_all();
+    }
+};
+
+BoardController::BoardController(TelemetryStore* store, QObject* parent)
+    : QObject(parent),
+      store_(store),
+      deployJob_(new JobSlot(this)),
+      profileJob_(new JobSlot(this)),
+      agentPath_(defaultAgentPath()) {}
+
+BoardController::~BoardController() {
+    if (pendingHostKey_) pendingHostKey_->set(false);
+    deployJob_->cancel();
+    profileJob_->cancel();
+}
+
+QString BoardController::defaultAgentPath() {
+    const QDir dir(QCoreApplication::applicationDirPath());
+    for (const QString& rel : {QStringLiteral("edge-agent"), QStringLiteral("../../remote/edge-agent"),
+                               QStringLiteral("../lib/edgestudio/edge-agent")}) {
+        const QFileInfo fi(dir.filePath(rel));
+        if (fi.isFile() && fi.isExecutable()) return fi.canonicalFilePath();
+    }
+    return QString();
+}
+
+bool BoardController::busy() const { return deployJob_->isRunning() || profileJob_->isRunning(); }
+
+void BoardController::answerHostKey(bool accept) {
+    if (!pendingHostKey_) return;
+    pendingHostKey_->set(accept);
+    pendingHostKey_.reset();
+}
+
+void BoardController::cancel() {
+    if (pendingHostKey_) answerHostKey(false);
+    deployJob_->cancel();
+    profileJob_->cancel();
+    ++run_;  // telemetry still in flight belongs to a cancelled run
+}
+
+void BoardController::deliverBatch(quint64 run, const edge::proto::TelemetryBatch& batch) {
+    if (run != run_) return;
+    if (!runHasData_) {
+        store_->clear();  // the new run replaces the old charts only once it has data
+        runHasData_ = true;
+    }
+    store_->addBatch(batch);
+}
+
+namespace {
+
+// The SSH options of a board, with the unknown-host-key question routed to the UI thread.
+edge::remote::SshOptions sshOptions(const edge::remote::Board& b, const QString& knownHosts, const QString& sshConfig,
+                                    std::function<bool(const std::string&, const std::string&)> confirm) {
+    edge::remote::SshOptions o;
+    o.host = b.host;
+    o.port = b.port;
+    o.user = b.user;
+    o.identity_file = edge::remote::expand_home(b.identity);
+    o.known_hosts = knownHosts.toStdString();
+    o.ssh_config = sshConfig.toStdString();
+    o.confirm_unknown_host = std::move(confirm);
+    return o;
+}
+
+// The engine of the live version on the board: the first SHA256SUMS entry that is not the agent.
+edge::Result<std::pair<std::string, edge::remote::Digest>> liveEngine(edge::remote::SshSession& s, const std::string& root) {
+    auto sums = s.exec_checked("cat -- " + edge::remote::shell_quote(root + "/current/SHA256SUMS"),
+                               "reading the deployed version's SHA256SUMS (deploy an engine first)");
+    if (!sums.ok()) return sums.error();
+    std::istringstream in(sums.value());
+    std::string hex, name;
+    while (in >> hex >> name) {
+        if (!name.empty() && name[0] == '*') name.erase(0, 1);
+        if (name == "edge-agent") continue;
+        auto d = edge::remote::digest_from_hex(hex);
+        if (!d.ok()) return edge::err("ssh ", s.where(), ": ", root, "/current/SHA256SUMS: ", d.message());
+        return std::make_pair(name, d.value());
+    }
+    return edge::err("ssh ", s.where(), ": ", root, "/current/SHA256SUMS lists no engine");
+}
+
+}  // namespace
+
+bool BoardController::deploy(const edge::remote::Board& board, const QString& engine, const QString& folder) {
+    const QString name = q(board.name);
+    if (busy()) {
+        emit failed(name, tr("Deploy"), tr("Another deployment or profile is running; cancel it first."));
+        return false;
+    }
+    const QFileInfo fi(engine);
+    if (!fi.isFile() || !fi.isReadable()) {
+        emit failed(name, tr("Deploy"), tr("%1: no such engine or model file (nothing was sent).").arg(engine));
+        return false;
+    }
+    const QFileInfo agent(agentPath_);
+    if (agentPath_.isEmpty() || !agent.isFile()) {
+        emit failed(name, tr("Deploy"),
+                    tr("The edge-agent program was not found next to the studio (%1); build the edge-agent target.")
+                        .arg(agentPath_.isEmpty() ? QCoreApplication::applicationDirPath() : agentPath_));
+        return false;
+    }
+    if (!folder.startsWith(QLatin1Char('/'))) {
+        emit failed(name, tr("Deploy"), tr("The folder on the board must be an absolute path (got '%1').").arg(folder));
+        return false;
+    }
+    const QPointer<BoardController> guard(this);
+    const std::string enginePath = fi.canonicalFilePath().toStdString(), agentPath = agent.canonicalFilePath().toStdString();
+    const std::string root = folder.toStdString();
+    const uint64_t totalBytes = uint64_t(fi.size()) + uint64_t(agent.size());
+    const QString knownHosts = knownHosts_, sshConfig = sshConfig_;
+    deployJob_->start<edge::remote::DeployReport>(
+        [=](edge::Progress* p) -> edge::Result<edge::remote::DeployReport> {
+            // A declined host key ends the deployment: no retry asks again.
+            auto declined = std::make_shared<std::atomic<bool>>(false);
+            auto confirm = [guard, p, declined](const std::string& fp, const std::string& where) {
+                auto w = std::make_shared<HostKeyWait>();
+                post(guard, [w, fp, where](BoardController* c) {
+                    if (c->pendingHostKey_) c->pendingHostKey_->set(false);
+                    c->pendingHostKey_ = w;
+                    emit c->hostKeyQuestion(q(where), q(fp));
+                });
+                std::unique_lock<std::mutex> lock(w->mutex);
+                while (!w->answer && !edge::is_cancelled(p)) w->cv.wait_for(lock, std::chrono::milliseconds(100));
+                const bool accepted = w->answer.value_or(false);
+                if (!accepted) declined->store(true);
+                return accepted;
+            };
+            const auto opts = sshOptions(board, knownHosts, sshConfig, confirm);
+            edge::remote::DeployOptions d;
+            d.board_root = root;
+            d.files = {{agentPath, "edge-agent", true}, {enginePath, "", false}};
+            auto done = std::make_shared<std::map<std::string, uint64_t>>();
+            d.progress = [p, done, totalBytes](const std::string& file, uint64_t bytes, uint64_t) {
+                (*done)[file] = bytes;
+                uint64_t sum = 0;
+                for (const auto& [f, b] : *done) sum += b;
+                edge::report(p, totalBytes ? double(sum) / double(totalBytes) : 1.0,
+                             tr("Uploading %1").arg(QFileInfo(q(file)).fileName()).toStdString());
+            };
+            d.cancelled = [p, declined] { return edge::is_cancelled(p) || declined->load(); };
+            edge::remote::RetryPolicy policy;
+            policy.attempts = 3;
+            policy.on_retry = [guard, name](int attempt, const std::string& e, int ms) {
+                post(guard, [=](BoardController* c) {
+                    emit c->event(name, tr("Attempt %1 failed: %2; retrying in %3 ms").arg(attempt).arg(q(e)).arg(ms));
+                });
+            };
+            edge::report(p, 0.0, tr("Connecting to %1").arg(name).toStdString());
+            return edge::remote::deploy_with_retry([opts] { return edge::remote::SshSession::connect(opts); }, d, policy);
+        },
+        [this, name](edge::Result<edge::remote::DeployReport> r) {
+            if (!r.ok()) {
+                emit failed(name, tr("Deploy"), userErrorText(tr("Deploying to %1 failed.").arg(name), r.error()));
+                return;
+            }
+            DeployOutcome o;
+            o.version = q(r->version);
+            o.previousVersion = q(r->previous_version);
+            for (const auto& f : r->files) {
+                const QString file = QFileInfo(q(f.remote_path)).fileName();
+                if (file == QLatin1String("edge-agent")) continue;
+                o.engineName = file;
+                o.engineSha256 = q(edge::remote::digest_hex(f.sha256));
+            }
+            o.bytesSent = r->bytes_sent;
+            o.attempts = r->attempts;
+            o.seconds = r->seconds;
+            lastDeploy_ = o;
+            emit deployed(name, o);
+        });
+    return true;
+}
+
+bool BoardController::profile(const edge::remote::Board& board, const QString& folder, const QStringList& prompts,
+                              int maxTokens) {
+    const QString name = q(board.name);
+    if (busy()) {
+        emit failed(name, tr("Profile"), tr("Another deployment or profile is running; cancel it first."));
+        return false;
+    }
+    if (prompts.isEmpty()) {
+        emit failed(name, tr("Profile"), tr("Give at least one prompt to run."));
+        return false;
+    }
+    const quint64 run = ++run_;
+    runHasData_ = false;
+    const QPointer<BoardController> guard(this);
+    const std::string root = folder.toStdString();
+    std::vector<std::string> texts;
+    for (const QString& s : prompts) texts.push_back(s.toStdString());
+    const QString knownHosts = knownHosts_, sshConfig = sshConfig_;
+    const uint32_t tokens = uint32_t(std::max(1, maxTokens));
+    profileJob_->start<edge::remote::ProfileReport>(
+        [=](edge::Progress* p) -> edge::Result<edge::remote::ProfileReport> {
+            auto confirm = [guard, p](const std::string& fp, const std::string& where) {
+                auto w = std::make_shared<HostKeyWait>();
+                post(guard, [w, fp, where](BoardController* c) {
+                    if (c->pendingHostKey_) c->pendingHostKey_->set(false);
+                    c->pendingHostKey_ = w;
+                    emit c->hostKeyQuestion(q(where), q(fp));
+                });
+                std::unique_lock<std::mutex> lock(w->mutex);
+                while (!w->answer && !edge::is_cancelled(p)) w->cv.wait_for(lock, std::chrono::milliseconds(100));
+                return w->answer.value_or(false);
+            };
+            const auto opts = sshOptions(board, knownHosts, sshConfig, confirm);
+            edge::remote::Connector connect = [opts] { return edge::remote::SshSession::connect(opts); };
+            edge::report(p, 0.0, tr("Connecting to %1").arg(name).toStdString());
+            edge::remote::ProfileRequest req;
+            req.prompts = texts;
+            req.max_tokens = tokens;
+            req.telemetry_hz = 20;
+            {
+                auto s = connect();
+                if (!s.ok()) return s.error();
+                auto e = liveEngine(*s.value(), root);
+                if (!e.ok()) return e.error();
+                req.engine_path = e->first;
+                req.engine_sha256 = e->second;
+            }
+            if (edge::is_cancelled(p)) return edge::err("profile cancelled");
+            const std::string cur = root + "/current";
+            const std::string cmd = edge::remote::shell_quote(cur + "/edge-agent") + " --root " +
+                                    edge::remote::shell_quote(cur) + " --lock " +
+                                    edge::remote::shell_quote(root + "/agent.lock");
+            edge::remote::SupervisorOptions o;
+            o.cancelled = [p] { return edge::is_cancelled(p); };
+            o.on_event = [guard, name](const std::string& e) {
+                post(guard, [=](BoardController* c) { emit c->event(name, q(e)); });
+            };
+            o.on_log = [guard, name](const edge::proto::LogLine& l) {
+                post(guard, [=, text = l.text](BoardController* c) { emit c->event(name, q(text)); });
+            };
+            const size_t promptCount = texts.size();
+            o.on_telemetry = [guard, run, p, promptCount, tokens](const edge::proto::TelemetryBatch& b) {
+                if (!b.samples.empty()) {
+                    const auto& s = b.samples.back();
+                    const double f = (double(s.prompt_index) + std::min(1.0, double(s.tokens_generated) / tokens)) /
+                                     double(promptCount);
+                    edge::report(p, std::min(1.0, f),
+                                 tr("Prompt %1 of %2: %3 tokens").arg(s.prompt_index + 1).arg(promptCount).arg(s.tokens_generated)
+                                     .toStdString());
+                }
+                auto copy = std::make_shared<edge::proto::TelemetryBatch>(b);
+                post(guard, [run, copy](BoardController* c) { c->deliverBatch(run, *copy); });
+            };
+            return edge::remote::run_profile(edge::remote::ssh_agent_starter(connect, cmd), req, o);
+        },
+        [this, name](edge::Result<edge::remote::ProfileReport> r) {
+            if (!r.ok()) {
+                emit failed(name, tr("Profile"), userErrorText(tr("Profiling on %1 failed.").arg(name), r.error()));
+                return;
+            }
+            const auto s = edge::remote::summarize(r.value());
+            ProfileOutcome o;
+            o.agent = QStringLiteral("%1 · %2 · %3").arg(q(r->agent.hostname), q(r->agent.cpu_model), q(r->agent.backend));
+            o.engine = q(r->load_detail);
+            o.prompts = int(s.prompts);
+            o.tokens = int(s.tokens);
+            o.restarts = r->restarts;
+            o.p50Ms = s.latency_p50_ms.value_or(0.0);
+            o.p99Ms = s.latency_p99_ms.value_or(0.0);
+            o.tokensPerS = s.tokens_per_s.value_or(0.0);
+            o.rssMiB = double(s.rss_max_bytes.value_or(0)) / (1024.0 * 1024.0);
+            for (const auto& x : r->results) o.texts << q(x.text);
+            lastProfile_ = o;
+            emit profiled(name, o);
+        });
+    return true;
+}
+
+}  // namespace edge::views

@@ -1,0 +1,98 @@
+// What the Boards page does with a board (QtCore only): deploy an engine with edge-agent (verified,
+// resumable, retried: remote/client/deploy.h) and profile it through the agent (supervised:
+// remote/client/profile.h), each as a job of the studio's job mechanism - off the UI thread, with
+// progress, cancellable, stale results dropped. Telemetry batches are handed to the
+// TelemetryStore on the UI thread as they arrive, so the charts stream live.
+//
+// Host keys: an unknown key suspends the connecting thread and emits hostKeyQuestion(); the UI
+// shows the fingerprint and calls answerHostKey() (accepting appends the key to known_hosts).
+// A changed key is refused by the SSH layer with a warning naming both keys; failed() carries it.
+#pragma once
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+#include <memory>
+
+#include "remote/client/boards.h"
+
+namespace edge::proto {
+struct TelemetryBatch;
+}
+
+namespace edge::views {
+
+class JobSlot;
+class TelemetryStore;
+
+struct DeployOutcome {
+    QString version, previousVersion, engineName, engineSha256;
+    quint64 bytesSent = 0;
+    int attempts = 1;
+    double seconds = 0;
+};
+
+struct ProfileOutcome {
+    QString agent;  // "host · cpu · backend"
+    QString engine;  // the agent's load detail
+    int prompts = 0, tokens = 0, restarts = 0;
+    double p50Ms = 0, p99Ms = 0, tokensPerS = 0, rssMiB = 0;
+    QStringList texts;
+};
+
+class BoardController : public QObject {
+    Q_OBJECT
+public:
+    explicit BoardController(TelemetryStore* store, QObject* parent = nullptr);
+    ~BoardController() override;
+
+    // "" = ~/.ssh/known_hosts, ~/.ssh/config.
+    void setKnownHostsFile(const QString& path) { knownHosts_ = path; }
+    void setSshConfigFile(const QString& path) { sshConfig_ = path; }
+    // The edge-agent binary sent with every deployment (default: the one built with the studio).
+    void setAgentPath(const QString& path) { agentPath_ = path; }
+    QString agentPath() const { return agentPath_; }
+    static QString defaultAgentPath();
+
+    JobSlot* deployJob() const { return deployJob_; }
+    JobSlot* profileJob() const { return profileJob_; }
+    bool busy() const;
+
+    // Starts a deployment of `engine` (and edge-agent) to `folder` on the board. false (and
+    // failed()) when it cannot start: another job runs, the file is missing.
+    bool deploy(const edge::remote::Board& board, const QString& engine, const QString& folder);
+    // Runs the prompts on the deployed engine of `folder` and streams telemetry into the store
+    // (cleared when the first batch of the new run arrives, so a failure keeps the old charts).
+    bool profile(const edge::remote::Board& board, const QString& folder, const QStringList& prompts, int maxTokens);
+    void cancel();
+    // The UI's answer to hostKeyQuestion().
+    void answerHostKey(bool accept);
+
+    const DeployOutcome& lastDeploy() const { return lastDeploy_; }
+    const ProfileOutcome& lastProfile() const { return lastProfile_; }
+
+signals:
+    void hostKeyQuestion(const QString& where, const QString& fingerprint);
+    void deployed(const QString& board, const DeployOutcome& outcome);
+    void profiled(const QString& board, const ProfileOutcome& outcome);
+    // What went wrong (title: which action), the board's state and the charts unchanged.
+    void failed(const QString& board, const QString& title, const QString& message);
+    // Retries, agent restarts, the agent's log lines.
+    void event(const QString& board, const QString& text);
+
+private:
+    struct HostKeyWait;
+    void deliverBatch(quint64 run, const edge::proto::TelemetryBatch& batch);
+
+    TelemetryStore* store_;
+    JobSlot* deployJob_;
+    JobSlot* profileJob_;
+    QString knownHosts_, sshConfig_, agentPath_;
+    std::shared_ptr<HostKeyWait> pendingHostKey_;
+    quint64 run_ = 0;
+    bool runHasData_ = false;
+    DeployOutcome lastDeploy_;
+    ProfileOutcome lastProfile_;
+};
+
+}  // namespace edge::views
