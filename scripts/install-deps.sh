@@ -8,7 +8,8 @@ PKGS=(build-essential cmake ninja-build pkg-config ccache
   libtorch-dev libopenblas0-pthread liblz4-dev zlib1g-dev libssh-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libpcre2-dev libssl-dev libxxhash-dev
   clang libclang-rt-14-dev
-  openssh-server xvfb xauth fonts-noto-cjk)
+  openssh-server xvfb xauth fonts-noto-cjk
+  libblas-dev liblapack-dev)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

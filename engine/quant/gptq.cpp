@@ -4,71 +4,49 @@
 #include <cmath>
 #include <numeric>
 
+#include <cblas.h>
+
 #include "methods.h"
 
 namespace edge::quant {
 
 namespace {
 
-// In-place lower Cholesky of a (n x n, row-major, symmetric positive definite). False if not PD.
-bool cholesky_lower(std::vector<double>& a, int64_t n) {
-    for (int64_t j = 0; j < n; ++j) {
-        double d = a[size_t(j * n + j)];
-        for (int64_t k = 0; k < j; ++k) d -= a[size_t(j * n + k)] * a[size_t(j * n + k)];
-        if (!(d > 0.0)) return false;
-        d = std::sqrt(d);
-        a[size_t(j * n + j)] = d;
-        for (int64_t i = j + 1; i < n; ++i) {
-            double s = a[size_t(i * n + j)];
-            for (int64_t k = 0; k < j; ++k) s -= a[size_t(i * n + k)] * a[size_t(j * n + k)];
-            a[size_t(i * n + j)] = s / d;
-        }
-        for (int64_t k = j + 1; k < n; ++k) a[size_t(j * n + k)] = 0.0;
-    }
-    return true;
+// LAPACK (Debian's liblapack3, normally OpenBLAS through the alternatives system): Cholesky
+// factorisation and the inverse from it. Column-major; a symmetric matrix reads the same either way.
+extern "C" {
+void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info, size_t uplo_len);
+void dpotri_(const char* uplo, const int* n, double* a, const int* lda, int* info, size_t uplo_len);
 }
 
-// H^-1 from its lower Cholesky factor L (H = L Lᵀ): invert L, then Lᵀ⁻¹ L⁻¹. L⁻¹ is held
-// transposed (lt[j][k] = L⁻¹[k][j]) so both passes read rows, not columns; the sums run in the
-// same order as over L⁻¹'s columns. Takes L by value and frees it once L⁻¹ is made, so at most
-// two n×n matrices live at once.
-std::vector<double> inverse_from_cholesky(std::vector<double> l, int64_t n) {
-    std::vector<double> lt(size_t(n * n), 0.0);
-    for (int64_t j = 0; j < n; ++j) {
-        double* tj = &lt[size_t(j * n)];
-        tj[j] = 1.0 / l[size_t(j * n + j)];
-        for (int64_t i = j + 1; i < n; ++i) {
-            const double* li_row = &l[size_t(i * n)];
-            double s = 0;
-            for (int64_t k = j; k < i; ++k) s -= li_row[k] * tj[k];
-            tj[i] = s / l[size_t(i * n + i)];
-        }
-    }
-    std::vector<double>().swap(l);
-    std::vector<double> inv(size_t(n * n), 0.0);
-    for (int64_t i = 0; i < n; ++i)
-        for (int64_t j = 0; j <= i; ++j) {
-            const double* ti = &lt[size_t(i * n)];
-            const double* tj = &lt[size_t(j * n)];
-            double s = 0;
-            for (int64_t k = i; k < n; ++k) s += ti[k] * tj[k];
-            inv[size_t(i * n + j)] = inv[size_t(j * n + i)] = s;
-        }
-    return inv;
+// a (n x n, row-major, symmetric positive definite) -> U, upper triangular (row-major, the strict
+// lower triangle is left undefined), with a⁻¹ = UᵀU. False when a (or its inverse, numerically)
+// is not positive definite. LAPACK's "L" in column-major order is the row-major upper triangle:
+// dpotrf gives a = LLᵀ, dpotri overwrites L with the triangle of a⁻¹, dpotrf again gives
+// a⁻¹ = L'L'ᵀ, and row-major element (i, j≥i) is L'[j][i], so U = L'ᵀ.
+bool inverse_cholesky_upper(std::vector<double>& a, int64_t n) {
+    const int ni = int(n);
+    int info = 0;
+    dpotrf_("L", &ni, a.data(), &ni, &info, 1);
+    if (info != 0) return false;
+    dpotri_("L", &ni, a.data(), &ni, &info, 1);
+    if (info != 0) return false;
+    dpotrf_("L", &ni, a.data(), &ni, &info, 1);
+    return info == 0;
 }
 
 }  // namespace
 
 std::vector<double> hessian_from_inputs(const float* x, int64_t rows, int64_t cols) {
     std::vector<double> h(size_t(cols * cols), 0.0);
-    for (int64_t t = 0; t < rows; ++t) {
-        const float* xr = x + t * cols;
-        for (int64_t i = 0; i < cols; ++i) {
-            const double xi = xr[i];
-            if (xi == 0.0) continue;
-            double* hr = &h[size_t(i * cols)];
-            for (int64_t j = 0; j <= i; ++j) hr[j] += xi * xr[j];
-        }
+    // XᵀX by BLAS (dsyrk) over chunks of rows converted to double: the lower triangle (row-major).
+    constexpr int64_t kChunk = 256;
+    std::vector<double> buf(size_t(std::min(rows, kChunk) * cols));
+    for (int64_t r0 = 0; r0 < rows; r0 += kChunk) {
+        const int64_t m = std::min(kChunk, rows - r0);
+        std::copy(x + r0 * cols, x + (r0 + m) * cols, buf.begin());
+        cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, int(cols), int(m), 1.0, buf.data(), int(cols), 1.0, h.data(),
+                    int(cols));
     }
     const double f = rows > 0 ? 2.0 / double(rows) : 0.0;
     for (int64_t i = 0; i < cols; ++i)
@@ -82,8 +60,8 @@ Result<Tensor> quantize_gptq(const std::string& name, const float* w_in, int64_t
     return quantize_gptq(name, w_in, rows, cols, std::vector<double>(h_in), spec_in, opts, pool);
 }
 
-// Memory: H (moved in) is freed once permuted; the Cholesky factor once inverted; U is made in
-// place from the inverse. Peak: three cols×cols double matrices (hp, the factor, its inverse).
+// Memory: H (moved in) is freed once permuted; U is made in place from a dampened copy of it
+// (LAPACK). Peak: two cols×cols double matrices (the permuted H and U), then U and W in double.
 Result<Tensor> quantize_gptq(const std::string& name, const float* w_in, int64_t rows, int64_t cols,
                              std::vector<double>&& h, const QuantSpec& spec_in, const GptqOptions& opts,
                              ThreadPool* pool) {
@@ -131,62 +109,60 @@ Result<Tensor> quantize_gptq(const std::string& name, const float* w_in, int64_t
     for (int attempt = 0;; ++attempt) {
         std::vector<double> a = hp;
         for (int64_t i = 0; i < cols; ++i) a[size_t(i * cols + i)] += damp;
-        if (cholesky_lower(a, cols)) {
-            std::vector<double> inv = inverse_from_cholesky(std::move(a), cols);
-            if (cholesky_lower(inv, cols)) {
-                // U = Lᵀ in place: the upper triangle takes the lower one's values (cholesky_lower
-                // leaves the upper triangle zero), the lower triangle becomes zero.
-                for (int64_t i = 0; i < cols; ++i)
-                    for (int64_t j = i + 1; j < cols; ++j) {
-                        inv[size_t(i * cols + j)] = inv[size_t(j * cols + i)];
-                        inv[size_t(j * cols + i)] = 0.0;
-                    }
-                u = std::move(inv);
-                break;
-            }
+        if (inverse_cholesky_upper(a, cols)) {
+            u = std::move(a);
+            break;
         }
         if (attempt >= 6) return err(name, ": the calibration Hessian is not positive definite even with dampening");
         damp = std::max(damp * 10.0, 1e-6 * std::max(mean_diag, 1e-12));
     }
 
     std::vector<double>().swap(hp);
-    const int64_t B = std::max<int64_t>(1, opts.block);
-    auto do_rows = [&](int64_t r0, int64_t r1) {
-        std::vector<double> row(static_cast<size_t>(cols)), e(static_cast<size_t>(B));
-        for (int64_t r = r0; r < r1; ++r) {
-            for (int64_t i = 0; i < cols; ++i) row[size_t(i)] = w[size_t(r * cols + perm[size_t(i)])];
-            for (int64_t i1 = 0; i1 < cols; i1 += B) {
-                const int64_t i2 = std::min(cols, i1 + B);
+    const int64_t B = std::max<int64_t>(1, std::min<int64_t>(opts.block, cols));
+    // All rows advance together one block of B columns at a time: within the block each row is
+    // quantized column by column with its error spread over the block's later columns; then the
+    // block's errors update every later column at once, W[:, i2:] -= E·U[i1:i2, i2:] (one dgemm),
+    // so U streams from memory once per matrix instead of once per row.
+    std::vector<double> wd(size_t(rows * cols));
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t i = 0; i < cols; ++i) wd[size_t(r * cols + i)] = w[size_t(r * cols + perm[size_t(i)])];
+    std::vector<float>().swap(w);
+    std::vector<double> e(size_t(rows * B));
+    for (int64_t i1 = 0; i1 < cols; i1 += B) {
+        const int64_t i2 = std::min(cols, i1 + B);
+        auto do_rows = [&](int64_t r0, int64_t r1) {
+            std::vector<float> gw;
+            for (int64_t r = r0; r < r1; ++r) {
+                double* row = &wd[size_t(r * cols)];
+                double* er = &e[size_t(r * B)];
                 for (int64_t i = i1; i < i2; ++i) {
                     const int64_t c = perm[size_t(i)];
                     const int64_t g = qi.group_of(r, c);
                     if (!opts.act_order && (c % qi.group_size == 0)) {
                         // Group parameters from the error-updated weights of the group (in order).
                         const int64_t len = std::min(qi.group_size, cols - c);
-                        std::vector<float> gw(static_cast<size_t>(len));
-                        for (int64_t k = 0; k < len; ++k) gw[size_t(k)] = float(row[size_t(i + k)]);
+                        gw.resize(size_t(len));
+                        for (int64_t k = 0; k < len; ++k) gw[size_t(k)] = float(row[i + k]);
                         params[size_t(g)] = group_params(gw.data(), len, spec);
                     }
                     const GroupParams& p = params[size_t(g)];
-                    const int code = quantize_value(float(row[size_t(i)]), p, spec.bits, spec.symmetric);
+                    const int code = quantize_value(float(row[i]), p, spec.bits, spec.symmetric);
                     set_code(t, r, c, code);
-                    const double err_i = (row[size_t(i)] - double(dequantize_value(code, p))) / u[size_t(i * cols + i)];
-                    for (int64_t j = i + 1; j < i2; ++j) row[size_t(j)] -= err_i * u[size_t(i * cols + j)];
-                    e[size_t(i - i1)] = err_i;
-                }
-                // Lazy update of the columns after the block.
-                for (int64_t k = i1; k < i2; ++k) {
-                    const double ek = e[size_t(k - i1)];
-                    const double* uk = &u[size_t(k * cols)];
-                    for (int64_t j = i2; j < cols; ++j) row[size_t(j)] -= ek * uk[j];
+                    const double err_i = (row[i] - double(dequantize_value(code, p))) / u[size_t(i * cols + i)];
+                    const double* ui = &u[size_t(i * cols)];
+                    for (int64_t j = i + 1; j < i2; ++j) row[j] -= err_i * ui[j];
+                    er[i - i1] = err_i;
                 }
             }
-        }
-    };
-    if (pool)
-        pool->parallel_for(rows, do_rows, 1);
-    else
-        do_rows(0, rows);
+        };
+        if (pool)
+            pool->parallel_for(rows, do_rows, 1);
+        else
+            do_rows(0, rows);
+        if (i2 < cols)
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(rows), int(cols - i2), int(i2 - i1), -1.0, e.data(),
+                        int(B), &u[size_t(i1 * cols + i2)], int(cols), 1.0, &wd[size_t(i2)], int(cols));
+    }
     for (int64_t g = 0; g < qi.n_groups; ++g) set_group(t, g, params[size_t(g)]);
     return t;
 }
