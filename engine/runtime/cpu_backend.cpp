@@ -140,12 +140,16 @@ Status CpuBackend::run_chunk(const int32_t* tokens, int n, int pos, float* all_l
                 if (s.kind == StepKind::GateUpSwiglu) {
                     const int F = s.out[0].width;
                     float* a = P(s.out[0]) + size_t(r0) * F;
-                    qkernels::matmul(a, in, *s.weights[0], rows, pool);
-                    qkernels::matmul(up_scratch_.data(), in, *s.weights[1], rows, pool);
+                    const qkernels::MatmulJob gate_up[2] = {{a, s.weights[0]}, {up_scratch_.data(), s.weights[1]}};
+                    qkernels::matmul_multi(gate_up, 2, in, rows, pool);
                     for (int t = 0; t < rows; ++t) kernels::swiglu(a + size_t(t) * F, up_scratch_.data() + size_t(t) * F, F);
                 } else {
+                    // Fused Q/K/V (several weights, one input): one parallel region.
+                    std::vector<qkernels::MatmulJob> jobs;
+                    jobs.reserve(s.weights.size());
                     for (size_t j = 0; j < s.weights.size(); ++j)
-                        qkernels::matmul(P(s.out[j]) + size_t(r0) * s.out[j].width, in, *s.weights[j], rows, pool);
+                        jobs.push_back({P(s.out[j]) + size_t(r0) * s.out[j].width, s.weights[j]});
+                    qkernels::matmul_multi(jobs.data(), int(jobs.size()), in, rows, pool);
                 }
                 if (s.epilogue_residual) {
                     const int W = s.out[0].width;

@@ -130,8 +130,8 @@ void LlamaCpu::finish_block(int l, int n) {
     for (int t = 0; t < n; ++t) kernels::rmsnorm(&xb_[size_t(t) * D], &x_[size_t(t) * D], L.ffn_norm, D, c.norm_eps);
     if (linear_hook_)
         for (const char* kind : {"ffn_gate", "ffn_up"}) hook(l, kind, xb_.data(), n, D);
-    matmul(hb_.data(), xb_.data(), *L.w_gate, n);
-    matmul(hb2_.data(), xb_.data(), *L.w_up, n);
+    const qkernels::MatmulJob gate_up[2] = {{hb_.data(), L.w_gate}, {hb2_.data(), L.w_up}};
+    qkernels::matmul_multi(gate_up, 2, xb_.data(), n, pool_);
     for (int t = 0; t < n; ++t) kernels::swiglu(&hb_[size_t(t) * F], &hb2_[size_t(t) * F], F);
     hook(l, "ffn_down", hb_.data(), n, F);
     matmul(xb2_.data(), hb_.data(), *L.w_down, n);
@@ -165,9 +165,11 @@ const float* LlamaCpu::prefill(const int32_t* tokens, int n, int pos, float* all
         for (int t = 0; t < n; ++t) kernels::rmsnorm(&xb_[size_t(t) * D], &x_[size_t(t) * D], L.attn_norm, D, c.norm_eps);
         if (linear_hook_)
             for (const char* kind : {"attn_q", "attn_k", "attn_v"}) hook(l, kind, xb_.data(), n, D);
-        matmul(q_.data(), xb_.data(), *L.wq, n);
-        matmul(k_.data(), xb_.data(), *L.wk, n);
-        matmul(v_.data(), xb_.data(), *L.wv, n);
+        {
+            // Q, K and V in one parallel region, the activations prepared once.
+            const qkernels::MatmulJob qkv[3] = {{q_.data(), L.wq}, {k_.data(), L.wk}, {v_.data(), L.wv}};
+            qkernels::matmul_multi(qkv, 3, xb_.data(), n, pool_);
+        }
 
         // RoPE, interleaved pairs (2i, 2i+1) within each head, then the new K/V into the cache.
         for (int t = 0; t < n; ++t) {
@@ -275,9 +277,11 @@ Result<const float*> LlamaCpu::forward_paged(kv::PagedKv& kv, std::span<const Pa
         for (int t = 0; t < n; ++t) kernels::rmsnorm(&xb_[size_t(t) * D], &x_[size_t(t) * D], L.attn_norm, D, c.norm_eps);
         if (linear_hook_)
             for (const char* kind : {"attn_q", "attn_k", "attn_v"}) hook(l, kind, xb_.data(), n, D);
-        matmul(q_.data(), xb_.data(), *L.wq, n);
-        matmul(k_.data(), xb_.data(), *L.wk, n);
-        matmul(v_.data(), xb_.data(), *L.wv, n);
+        {
+            // Q, K and V in one parallel region, the activations prepared once.
+            const qkernels::MatmulJob qkv[3] = {{q_.data(), L.wq}, {k_.data(), L.wk}, {v_.data(), L.wv}};
+            qkernels::matmul_multi(qkv, 3, xb_.data(), n, pool_);
+        }
         for (int t = 0; t < n; ++t) {
             const int p = tok_pos[size_t(t)];
             const float* cs = &rope_cos_[size_t(p) * half];

@@ -240,101 +240,165 @@ void prepare_vnni(const QActs& a, const QuantInfo& qi, VnniBuffers& buf) {
     buf.cg.assign(size_t(qi.groups_per_row), 0.0f);
     for (int64_t b = 0; b < B; ++b) buf.cg[size_t(b / bpg)] += a.scale[size_t(b)] * float(a.sum[size_t(b)]);
 }
-
-// The AVX-512 VNNI path: every token's activations prepared once, then tiles of 4 rows meet a tile
-// of tokens.
-void matmul_vnni512(float* out, const float* in, const Tensor& w, int n, ThreadPool& pool, int64_t grain) {
-    const int64_t out_dim = w.rows(), in_dim = w.cols();
-    const QuantInfo& qi = *w.quant;
-    thread_local std::vector<QActs> acts;
-    thread_local std::vector<VnniBuffers> bufs;
-    if (acts.size() < size_t(n)) acts.resize(size_t(n));
-    if (bufs.size() < size_t(n)) bufs.resize(size_t(n));
-    std::vector<VnniActs> views(static_cast<size_t>(n));
-    for (int t = 0; t < n; ++t) {
-        quantize_acts(in + int64_t(t) * in_dim, in_dim, acts[size_t(t)]);
-        prepare_vnni(acts[size_t(t)], qi, bufs[size_t(t)]);
-        views[size_t(t)] = VnniActs{bufs[size_t(t)].q.data(), bufs[size_t(t)].scale.data(), bufs[size_t(t)].cg.data(),
-                                    acts[size_t(t)].blocks};
-    }
-    constexpr int64_t kRows = 16;
-    pool.parallel_for(
-        out_dim,
-        [&](int64_t b, int64_t e) {
-            for (int64_t r0 = b; r0 < e; r0 += kRows) {
-                const int64_t r1 = std::min(e, r0 + kRows);
-                for (int t = 0; t < n; ++t) rows_vnni512(qi, w.data.get(), r0, r1, views[size_t(t)], out + int64_t(t) * out_dim);
-            }
-        },
-        std::max<int64_t>(grain, 4));
-}
 #endif
+
+// How a weight is multiplied: AVX-512 VNNI tiles, the AVX2/portable integer row dots, or floats
+// (F32, F16, BF16 and the dequantize-a-row fallback).
+enum class Path { Vnni, Int, Float };
+
+Path path_of(const Tensor& w) {
+    if (!integer_path(w)) return Path::Float;
+#if defined(__x86_64__)
+    if (best_level() >= KernelLevel::Avx512Vnni && vnni512_layout_ok(*w.quant)) return Path::Vnni;
+#endif
+    return Path::Int;
+}
+
+// Whether two weights read the same prepared activations (the VNNI layout depends on the bits
+// and the groups; the integer row dots and the float path read the input as it is).
+bool same_acts(Path p, const Tensor& a, const Tensor& b) {
+    if (p != Path::Vnni) return true;
+    const QuantInfo &x = *a.quant, &y = *b.quant;
+    return x.bits == y.bits && x.grouping == y.grouping && x.group_size == y.group_size && x.groups_per_row == y.groups_per_row;
+}
+
+// The activations of n tokens prepared for one weight layout. Buffers are reused across calls
+// (one set per slot and calling thread).
+struct Slot {
+    Path path = Path::Float;
+    std::vector<QActs> acts;
+#if defined(__x86_64__)
+    std::vector<VnniBuffers> bufs;
+    std::vector<VnniActs> vnni;
+#endif
+    std::vector<ActsView> views;
+
+    void prepare(Path p, const Tensor& w, const float* in, int n) {
+        path = p;
+        if (p == Path::Float) return;
+        const int64_t in_dim = w.cols();
+        if (acts.size() < size_t(n)) acts.resize(size_t(n));
+        for (int t = 0; t < n; ++t) quantize_acts(in + int64_t(t) * in_dim, in_dim, acts[size_t(t)]);
+#if defined(__x86_64__)
+        if (p == Path::Vnni) {
+            if (bufs.size() < size_t(n)) bufs.resize(size_t(n));
+            vnni.resize(size_t(n));
+            for (int t = 0; t < n; ++t) {
+                prepare_vnni(acts[size_t(t)], *w.quant, bufs[size_t(t)]);
+                vnni[size_t(t)] = VnniActs{bufs[size_t(t)].q.data(), bufs[size_t(t)].scale.data(),
+                                           bufs[size_t(t)].cg.data(), acts[size_t(t)].blocks};
+            }
+            return;
+        }
+#endif
+        views.resize(size_t(n));
+        for (int t = 0; t < n; ++t)
+            views[size_t(t)] = ActsView{acts[size_t(t)].q.data(), acts[size_t(t)].scale.data(), acts[size_t(t)].sum.data(),
+                                        acts[size_t(t)].blocks};
+    }
+};
+
+constexpr int kTile = 8;  // tokens that meet one weight row while it is in cache
+
+// Output rows [b, e) of out = in · wᵀ for all n tokens.
+void rows(const Slot& s, const Tensor& w, const float* in, int n, float* out, int64_t b, int64_t e, bool avx2) {
+    const int64_t out_dim = w.rows(), in_dim = w.cols();
+#if defined(__x86_64__)
+    if (s.path == Path::Vnni) {
+        constexpr int64_t kRows = 16;
+        for (int64_t r0 = b; r0 < e; r0 += kRows) {
+            const int64_t r1 = std::min(e, r0 + kRows);
+            for (int t = 0; t < n; ++t) rows_vnni512(*w.quant, w.data.get(), r0, r1, s.vnni[size_t(t)], out + int64_t(t) * out_dim);
+        }
+        return;
+    }
+#endif
+    if (s.path == Path::Int) {
+        for (int t0 = 0; t0 < n; t0 += kTile) {
+            const int t1 = std::min(n, t0 + kTile);
+            for (int64_t o = b; o < e; ++o)
+                for (int t = t0; t < t1; ++t) out[int64_t(t) * out_dim + o] = row_dot_int(w, o, s.views[size_t(t)], avx2);
+        }
+        return;
+    }
+    thread_local std::vector<float> row;
+    for (int t0 = 0; t0 < n; t0 += kTile) {
+        const int t1 = std::min(n, t0 + kTile);
+        for (int64_t o = b; o < e; ++o) {
+            const float* wr = nullptr;
+            if (w.type == DType::F32) {
+                wr = w.f32() + o * in_dim;
+            } else if (w.type == DType::F16) {
+                const auto* h = reinterpret_cast<const uint16_t*>(w.data.get()) + o * in_dim;
+                for (int t = t0; t < t1; ++t) {
+                    const float* x = in + int64_t(t) * in_dim;
+#if defined(__x86_64__)
+                    out[int64_t(t) * out_dim + o] = avx2 ? dot_f16_avx2(h, x, in_dim) : dot_f16_portable(h, x, in_dim);
+#else
+                    out[int64_t(t) * out_dim + o] = dot_f16_portable(h, x, in_dim);
+#endif
+                }
+                continue;
+            } else {
+                row.resize(size_t(in_dim));
+                dequantize_row(w, o, row.data());
+                wr = row.data();
+            }
+            for (int t = t0; t < t1; ++t) out[int64_t(t) * out_dim + o] = kernels::dot(wr, in + int64_t(t) * in_dim, in_dim);
+        }
+    }
+}
 
 }  // namespace
 
 void matmul(float* out, const float* in, const Tensor& w, int n, ThreadPool& pool) {
-    const int64_t out_dim = w.rows(), in_dim = w.cols();
-    const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, in_dim));
-    constexpr int kTile = 8;
+    const MatmulJob job{out, &w};
+    matmul_multi(&job, 1, in, n, pool);
+}
+
+void matmul_multi(const MatmulJob* jobs, int count, const float* in, int n, ThreadPool& pool) {
+    if (count <= 0 || n <= 0) return;
+    constexpr int kMaxJobs = 8;
+    if (count > kMaxJobs) {
+        for (int i = 0; i < count; i += kMaxJobs) matmul_multi(jobs + i, std::min(kMaxJobs, count - i), in, n, pool);
+        return;
+    }
+    const int64_t in_dim = jobs[0].w->cols();
     const bool avx2 = use_avx2();
-#if defined(__x86_64__)
-    if (integer_path(w) && best_level() >= KernelLevel::Avx512Vnni && vnni512_layout_ok(*w.quant)) {
-        matmul_vnni512(out, in, w, n, pool, grain);
-        return;
+    // Activations prepared once per distinct layout (Q/K/V or gate/up of one plan share one).
+    thread_local std::vector<Slot> slots(kMaxJobs);
+    int slot_of[kMaxJobs];
+    int n_slots = 0;
+    int64_t starts[kMaxJobs + 1];
+    starts[0] = 0;
+    bool any_vnni = false;
+    for (int j = 0; j < count; ++j) {
+        const Tensor& w = *jobs[j].w;
+        const Path p = path_of(w);
+        any_vnni = any_vnni || p == Path::Vnni;
+        int found = -1;
+        for (int k = 0; k < j && found < 0; ++k)
+            if (slots[size_t(slot_of[k])].path == p && same_acts(p, *jobs[k].w, w)) found = slot_of[k];
+        if (found < 0) {
+            found = n_slots++;
+            slots[size_t(found)].prepare(p, w, in, n);
+        }
+        slot_of[j] = found;
+        starts[j + 1] = starts[j] + w.rows();
     }
-#endif
-    if (integer_path(w)) {
-        // Every token's activations quantized once, then each weight row meets a tile of tokens
-        // while it is in cache.
-        thread_local std::vector<QActs> acts;
-        if (acts.size() < size_t(n)) acts.resize(size_t(n));
-        for (int t = 0; t < n; ++t) quantize_acts(in + int64_t(t) * in_dim, in_dim, acts[size_t(t)]);
-        std::vector<ActsView> views;
-        views.resize(size_t(n));
-        for (int t = 0; t < n; ++t)
-            views[size_t(t)] = ActsView{acts[size_t(t)].q.data(), acts[size_t(t)].scale.data(),
-                                        acts[size_t(t)].sum.data(), acts[size_t(t)].blocks};
-        pool.parallel_for(
-            out_dim,
-            [&](int64_t b, int64_t e) {
-                for (int t0 = 0; t0 < n; t0 += kTile) {
-                    const int t1 = std::min(n, t0 + kTile);
-                    for (int64_t o = b; o < e; ++o)
-                        for (int t = t0; t < t1; ++t) out[int64_t(t) * out_dim + o] = row_dot_int(w, o, views[size_t(t)], avx2);
-                }
-            },
-            grain);
-        return;
-    }
+    const int64_t total = starts[count];
+    int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, in_dim));
+    if (any_vnni) grain = std::max<int64_t>(grain, 4);
+    // One parallel region over the rows of all the products, laid end to end. (The slots are this
+    // thread's: the workers must read them through a pointer, not by the thread_local's name.)
+    const Slot* prepared = slots.data();
     pool.parallel_for(
-        out_dim,
+        total,
         [&](int64_t b, int64_t e) {
-            thread_local std::vector<float> row;
-            for (int t0 = 0; t0 < n; t0 += kTile) {
-                const int t1 = std::min(n, t0 + kTile);
-                for (int64_t o = b; o < e; ++o) {
-                    const float* wr = nullptr;
-                    if (w.type == DType::F32) {
-                        wr = w.f32() + o * in_dim;
-                    } else if (w.type == DType::F16) {
-                        const auto* h = reinterpret_cast<const uint16_t*>(w.data.get()) + o * in_dim;
-                        for (int t = t0; t < t1; ++t) {
-                            const float* x = in + int64_t(t) * in_dim;
-#if defined(__x86_64__)
-                            out[int64_t(t) * out_dim + o] = avx2 ? dot_f16_avx2(h, x, in_dim) : dot_f16_portable(h, x, in_dim);
-#else
-                            out[int64_t(t) * out_dim + o] = dot_f16_portable(h, x, in_dim);
-#endif
-                        }
-                        continue;
-                    } else {
-                        row.resize(size_t(in_dim));
-                        dequantize_row(w, o, row.data());
-                        wr = row.data();
-                    }
-                    for (int t = t0; t < t1; ++t)
-                        out[int64_t(t) * out_dim + o] = kernels::dot(wr, in + int64_t(t) * in_dim, in_dim);
-                }
+            for (int j = 0; j < count; ++j) {
+                const int64_t lo = std::max(b, starts[j]), hi = std::min(e, starts[j + 1]);
+                if (lo < hi)
+                    rows(prepared[slot_of[j]], *jobs[j].w, in, n, jobs[j].out, lo - starts[j], hi - starts[j], avx2);
             }
         },
         grain);

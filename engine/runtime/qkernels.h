@@ -28,6 +28,16 @@ std::vector<float> dequantize(const Tensor& w);
 // output rows. Works for every type supported() accepts (F32 included).
 void matmul(float* out, const float* in, const Tensor& w, int n, ThreadPool& pool);
 
+// Several products of the same input in one parallel region: out_j = in · w_jᵀ (all w_j with the
+// same number of columns), e.g. Q/K/V or gate/up. The activations are quantized once for all the
+// weights that share a layout, and the threads split the rows of all products laid end to end.
+// Each out_j is exactly what matmul(out_j, in, *w_j, n) gives.
+struct MatmulJob {
+    float* out;
+    const Tensor* w;
+};
+void matmul_multi(const MatmulJob* jobs, int count, const float* in, int n, ThreadPool& pool);
+
 // Kernel families, in increasing order. The dispatcher uses the best one the processor has,
 // capped by force_kernels (tests and A/B benches); Auto removes the cap.
 //   Avx512Vnni: row-mode QI4/QI8 (groups of 32, 64, 128·k, per channel) with vpdpbusd, 4 rows
