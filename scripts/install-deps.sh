@@ -9,7 +9,8 @@ PKGS=(build-essential cmake ninja-build pkg-config ccache
   nlohmann-json3-dev libcli11-dev libpcre2-dev libssl-dev libxxhash-dev
   clang libclang-rt-14-dev
   openssh-server xvfb xauth fonts-noto-cjk
-  libblas-dev liblapack-dev)
+  libblas-dev liblapack-dev
+  ansible-core prometheus libprotobuf-dev libprotoc-dev)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -21,4 +22,21 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "[install-deps] all packages present"
+fi
+
+# The OpenTelemetry protobuf definitions (opentelemetry/proto/**/*.proto) that the OTLP/JSON
+# export test parses our JSON against. No Debian package ships them; this npm package does (its
+# build/protos folder). Unpacked to a fixed place; the tarball only, no npm dependencies.
+OTLP_PROTO_DIR=/usr/local/share/edgestudio/otlp-protos
+if [ ! -f "$OTLP_PROTO_DIR/opentelemetry/proto/metrics/v1/metrics.proto" ]; then
+  tmp=$(mktemp -d)
+  if command -v npm >/dev/null && (cd "$tmp" && npm pack --silent @opentelemetry/otlp-grpc-exporter-base@0.34.0 >/dev/null &&
+      tar xzf opentelemetry-otlp-grpc-exporter-base-0.34.0.tgz package/build/protos); then
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+    $SUDO mkdir -p "$OTLP_PROTO_DIR" && $SUDO cp -r "$tmp/package/build/protos/opentelemetry" "$OTLP_PROTO_DIR/"
+    echo "[install-deps] OpenTelemetry protos in $OTLP_PROTO_DIR"
+  else
+    echo "[install-deps] could not fetch the OpenTelemetry protos (npm); the OTLP/JSON test will fail naming $OTLP_PROTO_DIR"
+  fi
+  rm -rf "$tmp"
 fi

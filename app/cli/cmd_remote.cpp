@@ -6,14 +6,18 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
 #include "app/cli/common.h"
+#include "remote/client/ansible_export.h"
 #include "remote/client/boards.h"
 #include "remote/client/deploy.h"
 #include "remote/client/profile.h"
 #include "remote/client/sha256_file.h"
+#include "remote/client/telemetry_export.h"
+#include "remote/protocol/trace.h"
 #include "remote/client/ssh_session.h"
 
 namespace edge::cli {
@@ -198,7 +202,31 @@ struct ProfileArgs {
     uint32_t max_tokens = 64;
     int restarts = 3;
     int threads = 0;
+    std::string otlp, csv, traceparent, prometheus;
 };
+
+Status write_file(const std::string& path, const std::string& text) {
+    std::string tmp = path + ".tmp";
+    {
+        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+        if (!f) return err(path, ": cannot create");
+        f << text;
+        if (!f.flush()) return err(path, ": write failed");
+    }
+    std::error_code ec;
+    fs::rename(tmp, path, ec);
+    if (ec) return err(path, ": ", ec.message());
+    return {};
+}
+
+nlohmann::json log_json(const proto::LogLine& l) {
+    static const char* levels[] = {"debug", "info", "warn", "error"};
+    return {{"timestamp_ns", l.timestamp_ns},
+            {"level", levels[static_cast<int>(l.level) & 3]},
+            {"trace_id", proto::to_hex(l.trace_id.data(), l.trace_id.size())},
+            {"span_id", proto::to_hex(l.span_id.data(), l.span_id.size())},
+            {"text", l.text}};
+}
 
 // The engine of the live version: the first SHA256SUMS entry that is not the agent.
 Result<std::pair<std::string, remote::Digest>> live_engine(remote::SshSession& s, const std::string& root) {
@@ -237,6 +265,8 @@ nlohmann::json summary_json(const remote::ProfileSummary& s) {
 }
 
 int run_profile_cmd(const ProfileArgs& a) {
+    if (!a.traceparent.empty())
+        if (auto t = proto::parse_traceparent(a.traceparent); !t.ok()) return fail("--traceparent: " + t.message());
     auto boards = target_boards(a.b);
     if (!boards.ok()) return fail(boards.error());
     std::vector<std::string> prompts = a.prompts.empty() ? std::vector<std::string>{"Once upon a time"} : a.prompts;
@@ -248,6 +278,8 @@ int run_profile_cmd(const ProfileArgs& a) {
         remote::ProfileRequest req;
         req.prompts = prompts;
         req.max_tokens = a.max_tokens;
+        req.traceparent = a.traceparent;
+        req.fetch_metrics = !a.prometheus.empty();
         {
             auto s = connect();
             if (!s.ok()) return err("board ", b.name, ": ", s.message());
@@ -286,6 +318,19 @@ int run_profile_cmd(const ProfileArgs& a) {
         return r;
     });
     int rc = kOk;
+    std::vector<remote::BoardRun> runs;
+    for (size_t i = 0; i < results.size(); ++i)
+        if (results[i].ok()) runs.push_back({boards.value()[i].name, &results[i].value()});
+    if (!a.otlp.empty())
+        if (auto s = write_file(a.otlp, remote::otlp_json_lines(runs)); !s.ok()) rc = fail(s.error());
+    if (!a.csv.empty())
+        if (auto s = write_file(a.csv, remote::telemetry_csv(runs)); !s.ok()) rc = fail(s.error());
+    // Prometheus text has one sample set per scrape target: a file per board when there are several.
+    for (const auto& r : runs) {
+        if (a.prometheus.empty()) break;
+        std::string path = runs.size() == 1 && boards->size() == 1 ? a.prometheus : a.prometheus + "." + r.board;
+        if (auto s = write_file(path, r.report->prometheus_text); !s.ok()) rc = fail(s.error());
+    }
     nlohmann::json j = nlohmann::json::array();
     if (!a.b.json)
         std::printf("%-16s %8s %8s %10s %10s %10s %10s %10s %8s %s\n", "board", "prompts", "tokens", "p50 ms", "p99 ms",
@@ -306,8 +351,12 @@ int run_profile_cmd(const ProfileArgs& a) {
                 res.push_back({{"prompt", prompts[x.prompt_index]}, {"prompt_tokens", x.prompt_tokens},
                                {"generated_tokens", x.generated_tokens}, {"ttft_ms", x.ttft_ms},
                                {"tokens_per_s", x.tokens_per_s}, {"text", x.text}});
+            nlohmann::json logs = nlohmann::json::array();
+            for (const auto& l : r->logs) logs.push_back(log_json(l));
             j.push_back({{"board", b.name},
                          {"ok", true},
+                         {"traceparent", r->traceparent},
+                         {"logs", logs},
                          {"agent", {{"hostname", r->agent.hostname}, {"cpu", r->agent.cpu_model},
                                     {"threads", r->agent.cpu_threads}, {"backend", r->agent.backend},
                                     {"version", r->agent.software_version}}},
@@ -336,6 +385,47 @@ struct BoardsArgs {
     BoardArgs b;
     bool check = false;
 };
+
+struct ExportAnsibleArgs {
+    BoardArgs b;
+    std::string engine, agent, version, out;
+};
+
+// The same verified deploy as `deploy`, as an Ansible inventory + playbook for larger fleets.
+int run_export_ansible(const ExportAnsibleArgs& a) {
+    auto boards = target_boards(a.b);
+    if (!boards.ok()) return fail(boards.error());
+    std::string agent = find_agent(a.agent);
+    if (agent.empty()) return fail("no edge-agent binary found next to edgestudio-cli; pass --agent PATH");
+    if (!fs::is_regular_file(a.engine)) return fail(a.engine + ": no such engine file");
+    remote::AnsibleExportOptions o;
+    o.out_dir = a.out;
+    o.version = a.version;
+    o.files = {{agent, "edge-agent", true}, {a.engine, "", false}};
+    o.known_hosts = a.b.known_hosts;
+    o.ssh_config = a.b.ssh_config;
+    o.accept_new_host_key = a.b.accept_new;
+    for (Board b : boards.value()) {
+        b.root = root_of(a.b, b);
+        if (!a.b.identity.empty()) b.identity = a.b.identity;
+        o.boards.push_back(b);
+    }
+    auto r = remote::export_ansible(o);
+    if (!r.ok()) return fail(r.error());
+    if (a.b.json) {
+        nlohmann::json files = nlohmann::json::array();
+        for (const auto& [name, d] : r->files) files.push_back({{"name", name}, {"sha256", remote::digest_hex(d)}});
+        nlohmann::json names = nlohmann::json::array();
+        for (const auto& b : o.boards) names.push_back(b.name);
+        print_json({{"version", r->version}, {"inventory", r->inventory}, {"playbook", r->playbook}, {"vars", r->vars},
+                    {"boards", names}, {"files", files}});
+    } else {
+        std::printf("wrote %s for %zu board(s), version %s\n", a.out.c_str(), o.boards.size(), r->version.c_str());
+        for (const auto& [name, d] : r->files) std::printf("  %-24s sha256 %s\n", name.c_str(), remote::digest_hex(d).c_str());
+        std::printf("run: ansible-playbook -i %s %s\n", r->inventory.c_str(), r->playbook.c_str());
+    }
+    return kOk;
+}
 
 int run_boards(const BoardsArgs& a) {
     std::vector<Board> all;
@@ -421,13 +511,29 @@ void add_remote_commands(CLI::App& app, int& rc) {
     p->add_option("--max-tokens,-n", prof->max_tokens, "tokens to generate per prompt")->check(CLI::Range(1, 1 << 20));
     p->add_option("--restarts", prof->restarts, "restart a dead agent this many times")->check(CLI::Range(0, 100));
     p->add_option("--threads", prof->threads, "agent threads (0: the board's cores)")->check(CLI::Range(0, 1024));
+    p->add_option("--otlp", prof->otlp, "write the telemetry as OTLP/JSON (JSON Lines: metrics, then spans) to FILE");
+    p->add_option("--csv", prof->csv, "write every telemetry sample as CSV to FILE");
+    p->add_option("--prometheus", prof->prometheus,
+                  "after the run, ask the agent for its counters and write them in the Prometheus text format to FILE "
+                  "(FILE.BOARD for a fleet)");
+    p->add_option("--traceparent", prof->traceparent,
+                  "W3C traceparent of the caller (00-<trace id>-<parent id>-<flags>); default: a fresh trace");
     p->callback([prof, &rc] { rc = run_profile_cmd(*prof); });
 
     auto boards = std::make_shared<BoardsArgs>();
     CLI::App* b = app.add_subcommand("boards", "list boards (~/.ssh/config and --boards FILE); --check connects to each");
     add_board_options(b, boards->b);
     b->add_flag("--check", boards->check, "connect to every board (in parallel) and report its machine and deployed version");
-    b->callback([boards, &rc] { rc = run_boards(*boards); });
+    auto ea = std::make_shared<ExportAnsibleArgs>();
+    CLI::App* e = b->add_subcommand("export-ansible",
+                                    "write an Ansible inventory + playbook performing the same verified deploy (SHA-256 on "
+                                    "the board, atomic switch, previous kept) for --boards FILE or --board");
+    e->add_option("engine", ea->engine, "engine or model file to deploy")->required();
+    add_board_options(e, ea->b);
+    e->add_option("--agent", ea->agent, "edge-agent binary for the boards (default: the one built with this CLI)");
+    e->add_option("--version", ea->version, "version folder name (default: UTC time of the export)");
+    e->add_option("--out,-o", ea->out, "output folder (inventory.json, deploy.yml, deploy-vars.json, files/)")->required();
+    b->callback([boards, ea, e, &rc] { rc = e->parsed() ? run_export_ansible(*ea) : run_boards(*boards); });
 }
 
 }  // namespace edge::cli

@@ -9,6 +9,8 @@
 #include <cstring>
 
 #include "engine/runtime/device.h"
+#include "engine/telemetry/memory.h"
+#include "engine/telemetry/stopwatch.h"
 #include "engine/telemetry/system_info.h"
 #include "remote/protocol/handshake.h"
 
@@ -60,6 +62,7 @@ bool read_raw(int fd, proto::FrameReader& reader, size_t n, std::vector<uint8_t>
 }  // namespace
 
 int run_session(int in_fd, int out_fd, const SessionOptions& opts) {
+    Stopwatch uptime;
     proto::FrameReader reader(opts.max_frame);
     FrameWriter out(out_fd, opts.max_frame);
     std::vector<uint8_t> hs;
@@ -124,6 +127,25 @@ int run_session(int in_fd, int out_fd, const SessionOptions& opts) {
                 worker.submit(std::move(*l));
             } else if (auto* w = std::get_if<proto::RunWorkload>(&msg)) {
                 worker.submit(std::move(*w));
+            } else if (auto* q = std::get_if<proto::MetricsRequest>(&msg)) {
+                // Answered at once, even mid-run: the counters are read under their own locks.
+                AgentMetrics am;
+                am.version = kAgentVersion;
+                am.protocol = proto::kProtocolVersion;
+                am.host = hello.hostname;
+                am.backend = hello.backend;
+                am.uptime_s = uptime.millis() / 1000.0;
+                am.worker = worker.stats();
+                am.telemetry_batches = pump.batches_sent();
+                am.telemetry_dropped = pump.samples_dropped();
+                auto mem = process_memory();
+                if (mem.ok) am.rss_bytes = static_cast<uint64_t>(mem.rss_bytes);
+                BoardReading b = sensors.read();
+                am.mem_available_bytes = b.mem_available_bytes;
+                am.mem_total_bytes = sensors.mem_total_bytes();
+                am.power_w = b.power_w;
+                am.temperature_c = b.temperature_c;
+                (void)out.send(proto::Metrics{q->request_id, prometheus_text(am)});
             } else if (auto* s = std::get_if<proto::Stop>(&msg)) {
                 size_t n = worker.cancel();
                 worker.wait_idle();

@@ -30,6 +30,7 @@ void TelemetryPump::push(proto::TelemetrySample s) {
     if (pending_.size() >= capacity_) {
         pending_.pop_front();
         ++dropped_;
+        ++dropped_total_;
     }
     pending_.push_back(std::move(s));
 }
@@ -37,6 +38,11 @@ void TelemetryPump::push(proto::TelemetrySample s) {
 uint64_t TelemetryPump::batches_sent() const {
     std::lock_guard lk(mu_);
     return batches_;
+}
+
+uint64_t TelemetryPump::samples_dropped() const {
+    std::lock_guard lk(mu_);
+    return dropped_total_;
 }
 
 void TelemetryPump::send_locked(std::unique_lock<std::mutex>& lk) {

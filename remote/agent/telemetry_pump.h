@@ -25,6 +25,7 @@ public:
     // Sends what is pending, waiting first if a batch went out less than one period ago.
     void flush();
     uint64_t batches_sent() const;
+    uint64_t samples_dropped() const;  // since the pump started
 
 private:
     void loop();
@@ -38,6 +39,7 @@ private:
     std::chrono::steady_clock::duration period_;
     std::chrono::steady_clock::time_point last_send_{};
     uint64_t batches_ = 0;
+    uint64_t dropped_total_ = 0;
     bool stop_ = false;
     bool flush_requested_ = false;
     std::condition_variable done_;

@@ -116,6 +116,11 @@ void Worker::loop() {
     }
 }
 
+WorkerStats Worker::stats() const {
+    std::lock_guard lk(stats_mu_);
+    return stats_;
+}
+
 void Worker::log(proto::LogLevel level, const std::string& text) {
     proto::LogLine l;
     l.timestamp_ns = realtime_ns();
@@ -127,6 +132,15 @@ void Worker::log(proto::LogLevel level, const std::string& text) {
 }
 
 void Worker::fail(uint32_t request_id, proto::ErrorCode code, const std::string& message) {
+    {
+        std::lock_guard lk(stats_mu_);
+        if (code == proto::ErrorCode::LoadFailed) {
+            ++stats_.loads_failed;
+            stats_.engine.clear();  // the previous engine was released before loading
+        } else {
+            ++stats_.runs_failed;
+        }
+    }
     log(proto::LogLevel::Error, message);
     (void)out_.send(proto::ErrorMsg{request_id, code, message});
 }
@@ -172,6 +186,11 @@ void Worker::load(const proto::LoadEngine& r) {
                          std::to_string(l->exe->max_seq()) + " positions, loaded in " +
                          std::to_string(static_cast<int>(sw.millis())) + " ms";
     loaded_ = std::move(l);
+    {
+        std::lock_guard lk(stats_mu_);
+        ++stats_.loads_ok;
+        stats_.engine = p;
+    }
     log(proto::LogLevel::Info, detail);
     (void)out_.send(proto::Ack{r.request_id, proto::MsgType::LoadEngine, detail});
 }
@@ -230,11 +249,26 @@ void Worker::run(const proto::RunWorkload& r) {
             // The FP32 executor's contiguous cache has no hit rate, evictions or compression:
             // those stay absent until the paged KV cache serves the agent.
             sys.fill(s);
+            {
+                std::lock_guard lk(stats_mu_);
+                ++stats_.tokens;
+                double sec = *s.token_latency_ms / 1000.0;
+                size_t b = 0;
+                while (b < kLatencyBucketsS.size() && sec > kLatencyBucketsS[b]) ++b;
+                ++stats_.latency_buckets[b];
+                stats_.latency_sum_s += sec;
+                stats_.kv_blocks_used = s.kv_blocks_used;
+                stats_.kv_blocks_free = s.kv_blocks_free;
+            }
             pump_.push(std::move(s));
             last = now;
             if (gen < r.max_tokens) logits = exe.forward(next, pos++);
         }
         total_tokens += gen;
+        {
+            std::lock_guard lk(stats_mu_);
+            ++stats_.prompts;
+        }
         double ms = sw.millis();
         (void)out_.send(proto::RunResult{r.request_id, static_cast<uint32_t>(i), static_cast<uint32_t>(ids.size()), gen,
                                          ttft, ms > 0 ? gen * 1000.0 / ms : 0.0, text});
@@ -243,6 +277,10 @@ void Worker::run(const proto::RunWorkload& r) {
     std::string detail = std::to_string(done) + "/" + std::to_string(r.prompts.size()) + " prompt(s), " +
                          std::to_string(total_tokens) + " tokens in " + std::to_string(static_cast<int>(total.millis())) +
                          " ms" + (cancel_ ? " (cancelled)" : "");
+    {
+        std::lock_guard lk(stats_mu_);
+        ++stats_.runs;
+    }
     log(proto::LogLevel::Info, "run " + std::to_string(r.request_id) + ": " + detail);
     (void)out_.send(proto::Ack{r.request_id, proto::MsgType::RunWorkload, detail});
 }

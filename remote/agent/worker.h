@@ -13,6 +13,7 @@
 
 #include "remote/agent/board_sensors.h"
 #include "remote/agent/frame_writer.h"
+#include "remote/agent/prometheus.h"
 #include "remote/agent/telemetry_pump.h"
 #include "remote/protocol/trace.h"
 
@@ -39,6 +40,8 @@ public:
     size_t cancel();
     // Waits until the queue is empty and nothing runs.
     void wait_idle();
+    // Counters since the session started (any thread; a consistent copy).
+    WorkerStats stats() const;
 
 private:
     struct Loaded;
@@ -60,6 +63,8 @@ private:
     std::deque<Request> queue_;
     bool busy_ = false, stop_ = false;
     std::atomic<bool> cancel_{false};
+    mutable std::mutex stats_mu_;
+    WorkerStats stats_;
     std::thread thread_;
 };
 

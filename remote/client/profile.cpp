@@ -13,6 +13,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+uint64_t unix_now_ns() {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+}
+
 struct SshStarterState {
     Connector connect;
     std::string command;
@@ -58,7 +63,19 @@ Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileReques
     auto t0 = Clock::now();
     if (req.prompts.empty()) return err("profile: no prompts");
     ProfileReport rep;
-    std::string traceparent = req.traceparent.empty() ? proto::format_traceparent(proto::new_trace()) : req.traceparent;
+    rep.start_unix_ns = unix_now_ns();
+    // The client's span: a child of the caller's when a traceparent was given, else a fresh trace's
+    // root. The requests carry it as their parent, so the agent's spans hang under it.
+    proto::TraceContext ctx = proto::new_trace();
+    if (!req.traceparent.empty()) {
+        auto given = proto::parse_traceparent(req.traceparent);
+        if (!given.ok()) return err("profile: ", given.message());
+        ctx = given.value();
+        rep.caller_span_id = proto::to_hex(ctx.span_id.data(), ctx.span_id.size());
+        ctx.span_id = proto::new_span_id();
+    }
+    std::string traceparent = proto::format_traceparent(ctx);
+    rep.traceparent = traceparent;
     std::vector<bool> done(req.prompts.size(), false);
     int delay = o.restart_delay_ms;
     std::string where = "the board";
@@ -98,8 +115,9 @@ Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileReques
                     loaded = true;
                 } else if (auto* e = std::get_if<proto::ErrorMsg>(&*m.value()); e && (e->request_id == load_id || e->request_id == 0)) {
                     return Failure{true, where + ": loading " + req.engine_path + ": " + e->message};
-                } else if (auto* lg = std::get_if<proto::LogLine>(&*m.value()); lg && o.on_log) {
-                    o.on_log(*lg);
+                } else if (auto* lg = std::get_if<proto::LogLine>(&*m.value())) {
+                    rep.logs.push_back(*lg);
+                    if (o.on_log) o.on_log(*lg);
                 }
             }
 
@@ -144,8 +162,27 @@ Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileReques
                         if (o.on_result) o.on_result(*r);
                     }
                 } else if (auto* lg = std::get_if<proto::LogLine>(&msg)) {
+                    rep.logs.push_back(*lg);
                     if (o.on_log) o.on_log(*lg);
                 } else if (auto* a = std::get_if<proto::Ack>(&msg); a && a->request_id == run.request_id) {
+                    if (req.fetch_metrics) {
+                        uint32_t id = l.next_request_id();
+                        if (auto s = l.send(proto::MetricsRequest{id}); !s.ok()) return Failure{false, s.message()};
+                        for (;;) {
+                            auto mm = l.receive(o.silence_timeout_ms);
+                            if (!mm.ok()) return Failure{false, mm.message()};
+                            if (!mm.value())
+                                return Failure{false, where + ": no answer to the metrics request within " +
+                                                          std::to_string(o.silence_timeout_ms) + " ms"};
+                            if (auto* x = std::get_if<proto::Metrics>(&*mm.value()); x && x->request_id == id) {
+                                rep.prometheus_text = x->text;
+                                break;
+                            }
+                            if (auto* e = std::get_if<proto::ErrorMsg>(&*mm.value()))
+                                return Failure{true, where + ": metrics request: " + e->message};
+                            if (auto* lg = std::get_if<proto::LogLine>(&*mm.value())) rep.logs.push_back(*lg);
+                        }
+                    }
                     (void)l.stop(5000);
                     return std::nullopt;
                 } else if (auto* e = std::get_if<proto::ErrorMsg>(&msg); e && (e->request_id == run.request_id || e->request_id == 0)) {
@@ -175,6 +212,7 @@ Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileReques
     std::sort(rep.results.begin(), rep.results.end(),
               [](const auto& a, const auto& b) { return a.prompt_index < b.prompt_index; });
     rep.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    rep.end_unix_ns = unix_now_ns();
     return rep;
 }
 

@@ -10,7 +10,8 @@ namespace edge::proto {
 // The variant's order is the type numbering (index + 1).
 static_assert(std::is_same_v<std::variant_alternative_t<0, Message>, Hello>);
 static_assert(std::is_same_v<std::variant_alternative_t<5, Message>, ErrorMsg>);
-static_assert(std::is_same_v<std::variant_alternative_t<kLastMsgType - 1, Message>, RunResult>);
+static_assert(std::is_same_v<std::variant_alternative_t<8, Message>, RunResult>);
+static_assert(std::is_same_v<std::variant_alternative_t<kLastMsgType - 1, Message>, Metrics>);
 static_assert(std::variant_size_v<Message> == kLastMsgType);
 
 Result<std::vector<uint8_t>> encode_frame(const Message& m, uint32_t max_payload) {

@@ -13,7 +13,8 @@
 namespace edge::proto {
 
 // Bumped whenever a frame type, a payload layout or a field's meaning changes.
-inline constexpr uint32_t kProtocolVersion = 1;
+// 2: metrics-request / metrics frames (Prometheus text). 1: the first version.
+inline constexpr uint32_t kProtocolVersion = 2;
 inline constexpr std::array<uint8_t, 8> kMagic = {'E', 'D', 'G', 'E', 'W', 'I', 'R', 'E'};
 
 // client -> agent: magic, u32 version, u32 reserved (0).

@@ -114,6 +114,11 @@ void put(WireWriter& w, const RunResult& m) {
     w.f64(m.tokens_per_s);
     w.str(m.text);
 }
+void put(WireWriter& w, const MetricsRequest& m) { w.u32(m.request_id); }
+void put(WireWriter& w, const Metrics& m) {
+    w.u32(m.request_id);
+    w.str(m.text);
+}
 
 // ---- decoders: each returns false for a field value outside its domain ------------------------
 bool get(WireReader& r, Hello& m) {
@@ -230,6 +235,15 @@ bool get(WireReader& r, RunResult& m) {
     m.text = r.str();
     return true;
 }
+bool get(WireReader& r, MetricsRequest& m) {
+    m.request_id = r.u32();
+    return true;
+}
+bool get(WireReader& r, Metrics& m) {
+    m.request_id = r.u32();
+    m.text = r.str();
+    return true;
+}
 
 template <size_t I = 0>
 Result<Message> decode_as(size_t index, std::span<const uint8_t> payload) {
@@ -263,6 +277,8 @@ const char* msg_type_name(MsgType t) {
         case MsgType::Stop: return "stop";
         case MsgType::Ack: return "ack";
         case MsgType::RunResult: return "run-result";
+        case MsgType::MetricsRequest: return "metrics-request";
+        case MsgType::Metrics: return "metrics";
     }
     return "unknown";
 }

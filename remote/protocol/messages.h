@@ -21,10 +21,13 @@ enum class MsgType : uint16_t {
     Stop = 7,            // client -> agent
     Ack = 8,             // agent -> client: a request completed
     RunResult = 9,       // agent -> client: the text generated for one prompt
+    MetricsRequest = 10, // client -> agent (protocol 2): the agent's counters, please
+    Metrics = 11,        // agent -> client (protocol 2): Prometheus text exposition format 0.0.4
 };
 inline constexpr uint16_t kFirstMsgType = 1;
-inline constexpr uint16_t kLastMsgType = 9;
-static_assert(static_cast<uint16_t>(MsgType::Ack) == 8 && static_cast<uint16_t>(MsgType::RunResult) == kLastMsgType,
+inline constexpr uint16_t kLastMsgType = 11;
+static_assert(static_cast<uint16_t>(MsgType::Ack) == 8 && static_cast<uint16_t>(MsgType::RunResult) == 9 &&
+                  static_cast<uint16_t>(MsgType::Metrics) == kLastMsgType,
               "frame type numbers are part of the wire format");
 const char* msg_type_name(MsgType t);
 
@@ -151,7 +154,22 @@ struct RunResult {
     bool operator==(const RunResult&) const = default;
 };
 
-using Message = std::variant<Hello, LoadEngine, RunWorkload, TelemetryBatch, LogLine, ErrorMsg, Stop, Ack, RunResult>;
+// Answered at once, also while a workload runs (it does not queue behind requests).
+struct MetricsRequest {
+    uint32_t request_id = 0;
+    bool operator==(const MetricsRequest&) const = default;
+};
+
+struct Metrics {
+    uint32_t request_id = 0;
+    std::string text;  // Prometheus text format 0.0.4 (what `promtool check metrics` reads)
+    bool operator==(const Metrics&) const = default;
+};
+
+// The alternatives are in frame-type order: type = index + 1.
+using Message = std::variant<Hello, LoadEngine, RunWorkload, TelemetryBatch, LogLine, ErrorMsg, Stop, Ack, RunResult,
+                             MetricsRequest, Metrics>;
+static_assert(std::variant_size_v<Message> == kLastMsgType, "one alternative per frame type");
 MsgType type_of(const Message& m);
 
 }  // namespace edge::proto

@@ -52,7 +52,9 @@ std::vector<Message> every_message() {
             Stop{4, StopScope::Cancel},
             Stop{5, StopScope::Shutdown},
             Ack{6, MsgType::RunWorkload, "done"},
-            RunResult{3, 1, 5, 64, 3.5, 900.5, "text"}};
+            RunResult{3, 1, 5, 64, 3.5, 900.5, "text"},
+            MetricsRequest{11},
+            Metrics{11, "# HELP x_total y\n# TYPE x_total counter\nx_total 1\n"}};
 }
 
 }  // namespace

@@ -30,8 +30,10 @@ void expect_live_telemetry(const Collected& c, size_t prompts);
 // temporary folder; stopped by PID when destroyed.
 class Sshd {
 public:
-    // nullptr with *why filled when sshd cannot start.
-    static std::unique_ptr<Sshd> start(std::string* why);
+    // nullptr with *why filled when sshd cannot start. With `netns`, sshd runs inside that network
+    // namespace (`ip netns exec`) listening on `address`:`port` there (port 0: a free one here).
+    static std::unique_ptr<Sshd> start(std::string* why, const std::string& netns = "", const std::string& address = "127.0.0.1",
+                                       int port = 0);
     ~Sshd();
 
     int port = 0;
@@ -39,12 +41,23 @@ public:
     std::string user;
     std::string client_key;    // private key file authorized for `user`
     std::string host_pub;      // "ssh-ed25519 AAAA..." of the server
-    std::string known_hosts_line() const;  // "[127.0.0.1]:port ssh-ed25519 AAAA..."
+    std::string address = "127.0.0.1";
+    std::string known_hosts_line() const;  // "[address]:port ssh-ed25519 AAAA..."
     std::string log() const;
 
 private:
     pid_t pid_ = -1;
 };
+
+// Runs a shell command line; stdout and stderr captured apart (stderr through a file in `tmp`).
+struct Shell {
+    int rc = -1;
+    std::string out, err;
+};
+Shell run_shell(const std::string& command, const std::filesystem::path& tmp);
+// A shell command line running `exe` with `args`, each quoted.
+std::string command_line(const std::string& exe, const std::vector<std::string>& args);
+std::string read_file(const std::filesystem::path& p);
 
 // Generates an ed25519 key pair (ssh-keygen) at path; returns the public key line.
 std::string make_key(const std::filesystem::path& path);

@@ -42,11 +42,11 @@ int free_port() {
     return port;
 }
 
-bool accepts(int port) {
+bool accepts(const std::string& address, int port) {
     int s = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::inet_pton(AF_INET, address.c_str(), &a.sin_addr);
     a.sin_port = htons(static_cast<uint16_t>(port));
     bool ok = ::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
     ::close(s);
@@ -65,7 +65,7 @@ std::string make_key(const fs::path& path) {
     return pub;
 }
 
-std::unique_ptr<Sshd> Sshd::start(std::string* why) {
+std::unique_ptr<Sshd> Sshd::start(std::string* why, const std::string& netns, const std::string& address, int fixed_port) {
     const char* sshd = "/usr/sbin/sshd";
     if (::access(sshd, X_OK) != 0) {
         *why = std::string(sshd) + " is missing (openssh-server; see scripts/install-deps.sh)";
@@ -73,6 +73,7 @@ std::unique_ptr<Sshd> Sshd::start(std::string* why) {
     }
     auto d = std::unique_ptr<Sshd>(new Sshd);
     d->dir = temp_dir("sshd");
+    d->address = address;
     passwd* pw = ::getpwuid(::getuid());
     d->user = pw ? pw->pw_name : "root";
     d->host_pub = make_key(d->dir / "host_key");
@@ -85,9 +86,9 @@ std::unique_ptr<Sshd> Sshd::start(std::string* why) {
     std::ofstream(d->dir / "authorized_keys") << client_pub << "\n";
     ::mkdir("/run/sshd", 0755);  // privilege separation folder (EEXIST is fine)
     for (int attempt = 0; attempt < 3; ++attempt) {
-        d->port = free_port();
+        d->port = fixed_port ? fixed_port : free_port();
         std::ofstream cfg(d->dir / "sshd_config");
-        cfg << "Port " << d->port << "\nListenAddress 127.0.0.1\n"
+        cfg << "Port " << d->port << "\nListenAddress " << address << "\n"
             << "HostKey " << (d->dir / "host_key").string() << "\n"
             << "PidFile " << (d->dir / "sshd.pid").string() << "\n"
             << "AuthorizedKeysFile " << (d->dir / "authorized_keys").string() << "\n"
@@ -100,13 +101,17 @@ std::unique_ptr<Sshd> Sshd::start(std::string* why) {
             int fd = ::open((d->dir / "sshd.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
             ::dup2(fd, 1), ::dup2(fd, 2);
             std::string conf = (d->dir / "sshd_config").string();
-            ::execl(sshd, sshd, "-D", "-e", "-f", conf.c_str(), static_cast<char*>(nullptr));
+            if (!netns.empty())  // `ip netns exec` enters the namespace and execs sshd: same PID
+                ::execl("/usr/sbin/ip", "ip", "netns", "exec", netns.c_str(), sshd, "-D", "-e", "-f", conf.c_str(),
+                        static_cast<char*>(nullptr));
+            else
+                ::execl(sshd, sshd, "-D", "-e", "-f", conf.c_str(), static_cast<char*>(nullptr));
             _exit(127);
         }
         d->pid_ = pid;
         auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
         while (std::chrono::steady_clock::now() < deadline) {
-            if (accepts(d->port)) return d;
+            if (accepts(address, d->port)) return d;
             int st;
             if (::waitpid(pid, &st, WNOHANG) == pid) {
                 d->pid_ = -1;
@@ -131,7 +136,7 @@ Sshd::~Sshd() {
     }
 }
 
-std::string Sshd::known_hosts_line() const { return "[127.0.0.1]:" + std::to_string(port) + " " + host_pub; }
+std::string Sshd::known_hosts_line() const { return "[" + address + "]:" + std::to_string(port) + " " + host_pub; }
 std::string Sshd::log() const { return read_all(dir / "sshd.log"); }
 
 }  // namespace edge::test
