@@ -11,6 +11,10 @@
 
 #include "app/cli/common.h"
 
+namespace edge::cli {
+void add_prune_commands(CLI::App& app, int& rc);  // cmd_prune.cpp: prune, prune-bench
+}
+
 int main(int argc, char** argv) {
     using namespace edge::cli;
     try {
@@ -27,6 +31,7 @@ int main(int argc, char** argv) {
         add_quant_commands(app, rc);
         add_cnn_commands(app, rc);
         add_kv_commands(app, rc);
+        add_prune_commands(app, rc);  // prune, prune-bench
 #ifdef EDGE_CLI_ANALYSIS
         add_analysis_commands(app, rc);
 #endif

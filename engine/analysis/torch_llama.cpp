@@ -223,6 +223,21 @@ Status train_impl(Model& m, const std::vector<std::vector<int32_t>>& seqs, const
     std::vector<torch::Tensor> leaves;
     for (auto& p : t.params) leaves.push_back(p.second);
     torch::optim::AdamW opt(leaves, torch::optim::AdamWOptions(o.lr).betas({0.9, 0.95}).weight_decay(o.weight_decay));
+    // Optional masks (structured pruning): masked weights are zero before and after every step.
+    std::vector<std::pair<torch::Tensor, torch::Tensor>> masked;
+    if (o.masks)
+        for (auto& [name, x] : t.params) {
+            auto it = o.masks->find(name);
+            if (it == o.masks->end()) continue;
+            if (int64_t(it->second.size()) != x.numel())
+                return err("training mask of '", name, "' has ", it->second.size(), " values; the tensor has ", x.numel());
+            masked.emplace_back(x, torch::from_blob(const_cast<float*>(it->second.data()), x.sizes(), torch::kFloat32).clone());
+        }
+    auto apply_masks = [&] {
+        torch::NoGradGuard ng;
+        for (auto& [x, mk] : masked) x.mul_(mk);
+    };
+    apply_masks();
 
     std::mt19937_64 rng(o.seed);
     const auto t0 = std::chrono::steady_clock::now();
@@ -253,6 +268,7 @@ Status train_impl(Model& m, const std::vector<std::vector<int32_t>>& seqs, const
         loss.backward();
         if (o.grad_clip > 0) torch::nn::utils::clip_grad_norm_(leaves, o.grad_clip);
         opt.step();
+        apply_masks();
 
         const double l = loss.item<double>();
         if (!std::isfinite(l)) return err("training diverged at step ", step, " (loss ", l, ")");
@@ -444,6 +460,31 @@ Status train_llama(Model& m, const std::vector<std::vector<int32_t>>& sequences,
     } catch (const std::exception& e) {
         return err("LibTorch training failed: ", e.what());
     }
+}
+
+Result<std::map<std::string, std::vector<float>>> torch_llama_gradients(
+    const Model& m, const std::vector<std::vector<int32_t>>& seqs, int batches, int batch, int seq_len, uint64_t seed) {
+    if (batches <= 0 || batch <= 0 || seq_len <= 0) return err("gradient batches, batch size and length must be positive");
+    std::vector<size_t> usable;
+    for (size_t i = 0; i < seqs.size(); ++i) {
+        EDGE_TRY(check_tokens(m, seqs[i]));
+        if (seqs[i].size() >= 2) usable.push_back(i);
+    }
+    if (usable.empty()) return err("no sequence has two tokens or more");
+    auto built = build(m, true, seq_len);
+    if (!built) return built.error();
+    TorchLlama& t = *built;
+    std::mt19937_64 rng(seed);
+    for (int k = 0; k < batches; ++k) {
+        Batch b = sample_batch(seqs, usable, batch, seq_len, rng);
+        (batch_loss(t, b) / double(batches)).backward();
+    }
+    std::map<std::string, std::vector<float>> out;
+    for (auto& [name, x] : t.params) {
+        torch::Tensor g = x.grad().defined() ? x.grad().contiguous() : torch::zeros_like(x);
+        out[name].assign(g.data_ptr<float>(), g.data_ptr<float>() + g.numel());
+    }
+    return out;
 }
 
 Result<std::vector<float>> torch_logits(const Model& m, const std::vector<int32_t>& tokens) {

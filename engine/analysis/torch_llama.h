@@ -9,6 +9,7 @@
 // (down(silu(gate x) * up x)), final RMSNorm and the output head (token_embd when tied).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,10 @@ struct TrainOptions {
     float weight_decay = 0.0f;
     float grad_clip = 1.0f;   // global gradient-norm clip; <= 0: off
     int threads = 0;          // LibTorch intra-op threads; <= 0: leave LibTorch's default
+    // Optional 0/1 masks by tensor name (same element count): multiplied into those weights
+    // before the first step and after every step, so masked weights stay zero (structured
+    // pruning: engine/analysis/prune_finetune.h).
+    const std::map<std::string, std::vector<float>>* masks = nullptr;
 };
 
 struct TrainReport {
@@ -48,6 +53,13 @@ struct TrainReport {
 // the model unchanged.
 Status train_llama(Model& m, const std::vector<std::vector<int32_t>>& sequences, const TrainOptions& opts,
                    Progress* progress = nullptr, TrainReport* report = nullptr);
+
+// Mean gradient of the next-token cross-entropy w.r.t. every F32 weight tensor of a llama Model,
+// by tensor name, over `batches` batches of `batch` windows of seq_len+1 tokens sampled as
+// train_llama samples them (seeded). Taylor importance for structured pruning.
+Result<std::map<std::string, std::vector<float>>> torch_llama_gradients(
+    const Model& m, const std::vector<std::vector<int32_t>>& sequences, int batches, int batch, int seq_len,
+    uint64_t seed = 1);
 
 // Logits of every position of `tokens` (positions 0..n-1), row-major [n][vocab], computed by the
 // LibTorch forward in FP32 — for cross-checking the runtime's executors.
