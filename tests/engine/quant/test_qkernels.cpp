@@ -99,6 +99,53 @@ TEST(QuantKernels, MatvecAndMatmatMatchTheReference) {
     }
 }
 
+// matmul_multi (Q/K/V, gate|up in one parallel region, activations prepared once per layout)
+// gives what separate matmul calls give, for weights of mixed types and layouts sharing an input,
+// on every kernel family and thread count.
+TEST(QuantKernels, MatmulMultiEqualsSeparateProducts) {
+    constexpr int64_t cols = 256;
+    std::vector<Tensor> ws;
+    auto add_q = [&](int64_t rows, QuantSpec spec, uint32_t seed) {
+        auto q = quantize_rtn(random_f32("w" + std::to_string(seed), rows, cols, seed), spec);
+        ASSERT_TRUE(q.ok()) << q.message();
+        ws.push_back(std::move(q).value());
+    };
+    add_q(37, QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN}, 1);
+    add_q(5, QuantSpec{4, false, QGrouping::Group, 64, QMethod::RTN}, 2);   // another layout: own activations
+    add_q(11, QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN}, 3);   // shares the first one's
+    add_q(9, QuantSpec{8, true, QGrouping::Group, 32, QMethod::RTN}, 4);
+    add_q(6, QuantSpec{8, true, QGrouping::Flat, 32, QMethod::RTN}, 5);     // dequantize-a-row path
+    ws.push_back(random_f32("f32", 7, cols, 6));
+    std::mt19937 rng(11);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    std::vector<qkernels::KernelLevel> levels{qkernels::KernelLevel::Portable};
+    for (auto l : {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni})
+        if (qkernels::kernel_available(l)) levels.push_back(l);
+    for (int threads : {1, 2, 3})
+        for (int n : {1, 3, 9}) {
+            ThreadPool pool(threads);
+            std::vector<float> x(size_t(n * cols));
+            for (auto& v : x) v = nd(rng);
+            for (auto level : levels) {
+                qkernels::force_kernels(level);
+                std::vector<std::vector<float>> sep(ws.size()), multi(ws.size());
+                std::vector<qkernels::MatmulJob> jobs;
+                for (size_t j = 0; j < ws.size(); ++j) {
+                    sep[j].assign(size_t(n * ws[j].rows()), 0.0f);
+                    multi[j].assign(size_t(n * ws[j].rows()), -1.0f);
+                    qkernels::matmul(sep[j].data(), x.data(), ws[j], n, pool);
+                    jobs.push_back({multi[j].data(), &ws[j]});
+                }
+                qkernels::matmul_multi(jobs.data(), int(jobs.size()), x.data(), n, pool);
+                for (size_t j = 0; j < ws.size(); ++j)
+                    for (size_t i = 0; i < sep[j].size(); ++i)
+                        ASSERT_EQ(multi[j][i], sep[j][i]) << qkernels::kernel_name() << " weight " << j << " element " << i
+                                                          << " threads " << threads << " n " << n;
+            }
+            qkernels::force_kernels(qkernels::KernelLevel::Auto);
+        }
+}
+
 // The AVX-512 activation quantizer gives bit-identical codes, scales and sums to the portable one.
 TEST(QuantKernels, ActivationQuantizationIsIdenticalOnEveryPath) {
     if (!qkernels::kernel_available(qkernels::KernelLevel::Avx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
