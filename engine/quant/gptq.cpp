@@ -61,7 +61,8 @@ Result<Tensor> quantize_gptq(const std::string& name, const float* w_in, int64_t
 }
 
 // Memory: H (moved in) is freed once permuted; U is made in place from a dampened copy of it
-// (LAPACK). Peak: two cols×cols double matrices (the permuted H and U), then U and W in double.
+// (LAPACK). Peak: two cols×cols double matrices (the permuted H and U), then U and W in double
+// (W itself is read in place, never copied as floats).
 Result<Tensor> quantize_gptq(const std::string& name, const float* w_in, int64_t rows, int64_t cols,
                              std::vector<double>&& h, const QuantSpec& spec_in, const GptqOptions& opts,
                              ThreadPool* pool) {
@@ -76,13 +77,15 @@ Result<Tensor> quantize_gptq(const std::string& name, const float* w_in, int64_t
     for (int64_t i = 0; i < rows * cols; ++i)
         if (!std::isfinite(w_in[i])) return err(name, ": weight ", i, " is not finite; cannot quantize");
 
-    std::vector<float> w(w_in, w_in + rows * cols);
-    // Columns no calibration token touches carry no information: zero them, keep H invertible.
+    // Columns no calibration token touches carry no information: they count as zero weights
+    // (w_in itself is read in place, never copied), and H stays invertible.
+    std::vector<uint8_t> dead(static_cast<size_t>(cols), 0);
     for (int64_t j = 0; j < cols; ++j)
         if (h[size_t(j * cols + j)] == 0.0) {
             h[size_t(j * cols + j)] = 1.0;
-            for (int64_t r = 0; r < rows; ++r) w[size_t(r * cols + j)] = 0.0f;
+            dead[size_t(j)] = 1;
         }
+    auto weight = [&](int64_t r, int64_t c) { return dead[size_t(c)] ? 0.0f : w_in[r * cols + c]; };
     std::vector<int64_t> perm(static_cast<size_t>(cols));
     std::iota(perm.begin(), perm.end(), 0);
     if (opts.act_order)
@@ -90,12 +93,16 @@ Result<Tensor> quantize_gptq(const std::string& name, const float* w_in, int64_t
                          [&](int64_t a, int64_t b) { return h[size_t(a * cols + a)] > h[size_t(b * cols + b)]; });
     // Static group parameters (from the original weights) when columns are visited out of order.
     std::vector<GroupParams> params(size_t(qi.n_groups));
-    if (opts.act_order)
+    if (opts.act_order) {
+        std::vector<float> gw;
         for (int64_t r = 0; r < rows; ++r)
             for (int64_t g = 0; g < qi.groups_per_row; ++g) {
                 const int64_t c0 = g * qi.group_size, len = std::min(qi.group_size, cols - c0);
-                params[size_t(r * qi.groups_per_row + g)] = group_params(&w[size_t(r * cols + c0)], len, spec);
+                gw.resize(size_t(len));
+                for (int64_t k = 0; k < len; ++k) gw[size_t(k)] = weight(r, c0 + k);
+                params[size_t(r * qi.groups_per_row + g)] = group_params(gw.data(), len, spec);
             }
+    }
     // Permuted, dampened H; U = upper Cholesky factor of H^-1 (H^-1 = UᵀU).
     std::vector<double> hp(size_t(cols * cols));
     double mean_diag = 0;
@@ -125,8 +132,7 @@ Result<Tensor> quantize_gptq(const std::string& name, const float* w_in, int64_t
     // so U streams from memory once per matrix instead of once per row.
     std::vector<double> wd(size_t(rows * cols));
     for (int64_t r = 0; r < rows; ++r)
-        for (int64_t i = 0; i < cols; ++i) wd[size_t(r * cols + i)] = w[size_t(r * cols + perm[size_t(i)])];
-    std::vector<float>().swap(w);
+        for (int64_t i = 0; i < cols; ++i) wd[size_t(r * cols + i)] = weight(r, perm[size_t(i)]);
     std::vector<double> e(size_t(rows * B));
     for (int64_t i1 = 0; i1 < cols; i1 += B) {
         const int64_t i2 = std::min(cols, i1 + B);
