@@ -1,4 +1,5 @@
-// Boards: `deploy ENGINE`, `profile`, `boards`, over remote/client (libssh). A board is a name from
+// Boards: `deploy ENGINE`, `profile` (with OTLP/JSON, CSV and Prometheus exports), `boards` (and
+// `boards export-ansible`), over remote/client (libssh). A board is a name from
 // --boards FILE or ~/.ssh/config, or user@host[:port]; --boards FILE without --board addresses the
 // whole fleet, in parallel (one SSH session per board). Exit 1 when any board failed.
 #include <CLI/CLI.hpp>

@@ -168,7 +168,8 @@ int main(int argc, char** argv) {
             }
         }
         auto now = Clock::now();
-        if (now >= next_report || over) {
+        // The last run's tail (after the deadline) goes into the totals, not into a row of its own.
+        if (now >= next_report) {
             auto mem = process_memory();
             client_rss = mem.ok ? static_cast<uint64_t>(mem.rss_bytes) : 0;
             if (!client_rss_first) client_rss_first = client_rss;
