@@ -72,6 +72,21 @@
     </message>
 </context>
 <context>
+    <name>PruningModel</name>
+    <message>
+        <source>KV heads</source>
+        <translation>KV heads</translation>
+    </message>
+    <message>
+        <source>MLP channels</source>
+        <translation>MLP channels</translation>
+    </message>
+    <message>
+        <source>conv channels</source>
+        <translation>conv channels</translation>
+    </message>
+</context>
+<context>
     <name>Validation</name>
     <message>
         <source>Validation: no model is open</source>
@@ -271,6 +286,10 @@
     <message>
         <source>Boards</source>
         <translation>Boards</translation>
+    </message>
+    <message>
+        <source>Pruning</source>
+        <translation>Pruning</translation>
     </message>
 </context>
 <context>
@@ -506,10 +525,6 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <translation>Deployed %1 to %2 as version %3 (%4 MiB sent, %5 attempt(s), %6 s).</translation>
     </message>
     <message>
-        <source>Profiled on %1 (%2): %3 prompt(s), %4 tokens; p50 %5 ms, p99 %6 ms, %7 tok/s, RSS max %8 MiB%9.</source>
-        <translation>Profiled on %1 (%2): %3 prompt(s), %4 tokens; p50 %5 ms, p99 %6 ms, %7 tok/s, RSS max %8 MiB%9.</translation>
-    </message>
-    <message>
         <source>, %1 agent restart(s)</source>
         <translation>, %1 agent restart(s)</translation>
     </message>
@@ -664,6 +679,10 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
     <message>
         <source>blocks in use</source>
         <translation>blocks in use</translation>
+    </message>
+    <message>
+        <source>Profiled on %1: %2 prompt(s), %3 tokens; p50 %4 ms, p99 %5 ms, %6 tok/s, RSS max %7 MiB%8.</source>
+        <translation>Profiled on %1: %2 prompt(s), %3 tokens; p50 %4 ms, p99 %5 ms, %6 tok/s, RSS max %7 MiB%8.</translation>
     </message>
 </context>
 <context>
@@ -1285,6 +1304,112 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
     <message>
         <source>B</source>
         <translation>B</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::PruningModel</name>
+    <message>
+        <source>pinned</source>
+        <translation>pinned</translation>
+    </message>
+    <message>
+        <source>Group</source>
+        <translation>Group</translation>
+    </message>
+    <message>
+        <source>Units</source>
+        <translation>Units</translation>
+    </message>
+    <message>
+        <source>Count</source>
+        <translation>Count</translation>
+    </message>
+    <message>
+        <source>Kept</source>
+        <translation>Kept</translation>
+    </message>
+    <message>
+        <source>Pruned</source>
+        <translation>Pruned</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>Parameters</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::PruningPage</name>
+    <message>
+        <source>This pruning cannot be applied.</source>
+        <translation>This pruning cannot be applied.</translation>
+    </message>
+    <message>
+        <source>Planning…</source>
+        <translation>Planning…</translation>
+    </message>
+    <message>
+        <source>Open a model to see its prune groups.</source>
+        <translation>Open a model to see its prune groups.</translation>
+    </message>
+    <message>
+        <source>Parameters %1 → %2 (%3 % removed)</source>
+        <translation>Parameters %1 → %2 (%3 % removed)</translation>
+    </message>
+    <message>
+        <source>Nodes before: %1</source>
+        <translation>Nodes before: %1</translation>
+    </message>
+    <message>
+        <source>Nodes after:  %1</source>
+        <translation>Nodes after:  %1</translation>
+    </message>
+    <message>
+        <source>Shape %1 → %2</source>
+        <translation>Shape %1 → %2</translation>
+    </message>
+    <message>
+        <source>%1 is pinned: %2</source>
+        <translation>%1 is pinned: %2</translation>
+    </message>
+    <message>
+        <source>%1: keeps %2 of %3 %4: %5</source>
+        <translation>%1: keeps %2 of %3 %4: %5</translation>
+    </message>
+    <message>
+        <source>removes: %1</source>
+        <translation>removes: %1</translation>
+    </message>
+    <message>
+        <source>query heads kept: %1</source>
+        <translation>query heads kept: %1</translation>
+    </message>
+    <message>
+        <source>Pruning</source>
+        <translation>Pruning</translation>
+    </message>
+    <message>
+        <source>Structured pruning removes whole units: KV heads (with their query group) and MLP channels of an LLM block, output channels of a CNN convolution. Units with the smallest weight magnitude go first. Double-click a ratio to edit one group.</source>
+        <translation>Structured pruning removes whole units: KV heads (with their query group) and MLP channels of an LLM block, output channels of a CNN convolution. Units with the smallest weight magnitude go first. Double-click a ratio to edit one group.</translation>
+    </message>
+    <message>
+        <source>Ratio for every group</source>
+        <translation>Ratio for every group</translation>
+    </message>
+    <message>
+        <source>KV heads</source>
+        <translation>KV heads</translation>
+    </message>
+    <message>
+        <source>MLP channels</source>
+        <translation>MLP channels</translation>
+    </message>
+    <message>
+        <source>Reset edited ratios</source>
+        <translation>Reset edited ratios</translation>
+    </message>
+    <message>
+        <source>Units of each group: kept (blue), removed (red), pinned (grey)</source>
+        <translation>Units of each group: kept (blue), removed (red), pinned (grey)</translation>
     </message>
 </context>
 <context>

@@ -72,6 +72,21 @@
     </message>
 </context>
 <context>
+    <name>PruningModel</name>
+    <message>
+        <source>KV heads</source>
+        <translation>KV 头</translation>
+    </message>
+    <message>
+        <source>MLP channels</source>
+        <translation>MLP 通道</translation>
+    </message>
+    <message>
+        <source>conv channels</source>
+        <translation>卷积通道</translation>
+    </message>
+</context>
+<context>
     <name>Validation</name>
     <message>
         <source>Validation: no model is open</source>
@@ -271,6 +286,10 @@
     <message>
         <source>Boards</source>
         <translation>开发板</translation>
+    </message>
+    <message>
+        <source>Pruning</source>
+        <translation>剪枝</translation>
     </message>
 </context>
 <context>
@@ -506,10 +525,6 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <translation>已将 %1 部署到 %2，版本 %3（发送 %4 MiB，尝试 %5 次，用时 %6 秒）。</translation>
     </message>
     <message>
-        <source>Profiled on %1 (%2): %3 prompt(s), %4 tokens; p50 %5 ms, p99 %6 ms, %7 tok/s, RSS max %8 MiB%9.</source>
-        <translation>在 %1（%2）上完成性能分析：%3 个提示词，%4 个词元；p50 %5 ms，p99 %6 ms，%7 词元/秒，RSS 峰值 %8 MiB%9。</translation>
-    </message>
-    <message>
         <source>, %1 agent restart(s)</source>
         <translation>，代理重启 %1 次</translation>
     </message>
@@ -664,6 +679,10 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
     <message>
         <source>blocks in use</source>
         <translation>已用块</translation>
+    </message>
+    <message>
+        <source>Profiled on %1: %2 prompt(s), %3 tokens; p50 %4 ms, p99 %5 ms, %6 tok/s, RSS max %7 MiB%8.</source>
+        <translation>在 %1 上完成性能分析：%2 个提示词，%3 个词元；p50 %4 ms，p99 %5 ms，%6 词元/秒，RSS 峰值 %7 MiB%8。</translation>
     </message>
 </context>
 <context>
@@ -1280,6 +1299,112 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
     <message>
         <source>B</source>
         <translation>B</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::PruningModel</name>
+    <message>
+        <source>pinned</source>
+        <translation>已固定</translation>
+    </message>
+    <message>
+        <source>Group</source>
+        <translation>剪枝组</translation>
+    </message>
+    <message>
+        <source>Units</source>
+        <translation>单元类型</translation>
+    </message>
+    <message>
+        <source>Count</source>
+        <translation>数量</translation>
+    </message>
+    <message>
+        <source>Kept</source>
+        <translation>保留</translation>
+    </message>
+    <message>
+        <source>Pruned</source>
+        <translation>剪除比例</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>参数量</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::PruningPage</name>
+    <message>
+        <source>This pruning cannot be applied.</source>
+        <translation>无法应用此剪枝设置。</translation>
+    </message>
+    <message>
+        <source>Planning…</source>
+        <translation>正在规划…</translation>
+    </message>
+    <message>
+        <source>Open a model to see its prune groups.</source>
+        <translation>打开模型以查看其剪枝组。</translation>
+    </message>
+    <message>
+        <source>Parameters %1 → %2 (%3 % removed)</source>
+        <translation>参数量 %1 → %2（移除 %3 %）</translation>
+    </message>
+    <message>
+        <source>Nodes before: %1</source>
+        <translation>剪枝前节点：%1</translation>
+    </message>
+    <message>
+        <source>Nodes after:  %1</source>
+        <translation>剪枝后节点：%1</translation>
+    </message>
+    <message>
+        <source>Shape %1 → %2</source>
+        <translation>形状 %1 → %2</translation>
+    </message>
+    <message>
+        <source>%1 is pinned: %2</source>
+        <translation>%1 已固定：%2</translation>
+    </message>
+    <message>
+        <source>%1: keeps %2 of %3 %4: %5</source>
+        <translation>%1：保留 %2/%3 个%4：%5</translation>
+    </message>
+    <message>
+        <source>removes: %1</source>
+        <translation>移除：%1</translation>
+    </message>
+    <message>
+        <source>query heads kept: %1</source>
+        <translation>保留的查询头：%1</translation>
+    </message>
+    <message>
+        <source>Pruning</source>
+        <translation>剪枝</translation>
+    </message>
+    <message>
+        <source>Structured pruning removes whole units: KV heads (with their query group) and MLP channels of an LLM block, output channels of a CNN convolution. Units with the smallest weight magnitude go first. Double-click a ratio to edit one group.</source>
+        <translation>结构化剪枝按整个单元移除：LLM 块中的 KV 头（连同其查询头组）和 MLP 通道，CNN 卷积的输出通道。权重幅值最小的单元最先移除。双击比例可单独编辑某一组。</translation>
+    </message>
+    <message>
+        <source>Ratio for every group</source>
+        <translation>所有组的剪枝比例</translation>
+    </message>
+    <message>
+        <source>KV heads</source>
+        <translation>KV 头</translation>
+    </message>
+    <message>
+        <source>MLP channels</source>
+        <translation>MLP 通道</translation>
+    </message>
+    <message>
+        <source>Reset edited ratios</source>
+        <translation>重置已编辑的比例</translation>
+    </message>
+    <message>
+        <source>Units of each group: kept (blue), removed (red), pinned (grey)</source>
+        <translation>各组单元：保留（蓝）、移除（红）、固定（灰）</translation>
     </message>
 </context>
 <context>

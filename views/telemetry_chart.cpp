@@ -14,12 +14,13 @@ TelemetryChart::TelemetryChart(QWidget* parent)
     : QWidget(parent), title_(new QLabel(this)), absent_(new QLabel(this)), plot_(new QCustomPlot(this)) {
     title_->setObjectName(QStringLiteral("sectionTitle"));
     absent_->setObjectName(QStringLiteral("hint"));
-    absent_->setWordWrap(true);
+    absent_->setWordWrap(false);
     absent_->hide();
     plot_->setBackground(QBrush(Qt::white));
     plot_->setMinimumHeight(150);
     plot_->setNoAntialiasingOnDrag(true);
     plot_->setPlottingHint(QCP::phCacheLabels, true);
+    plot_->setPlottingHint(QCP::phFastPolylines, true);
     for (QCPAxis* a : {plot_->xAxis, plot_->yAxis}) {
         a->setTickLabelFont(monoFont());
         a->setBasePen(QPen(QColor(0xb0, 0xb6, 0xbe)));
@@ -44,7 +45,7 @@ TelemetryChart::TelemetryChart(QWidget* parent)
     auto* head = new QHBoxLayout;
     head->addWidget(title_);
     head->addStretch(1);
-    head->addWidget(absent_, 2, Qt::AlignRight);
+    head->addWidget(absent_);
     layout->addLayout(head);
     layout->addWidget(plot_, 1);
 }
@@ -105,7 +106,7 @@ void TelemetryChart::refresh(const TelemetryStore& store, double t0, double t1) 
         absent_->setText(absentNote_.arg(absent.join(QStringLiteral(", "))));
         absent_->show();
     }
-    plot_->xAxis->setRange(t0, std::max(t1, t0 + 1.0));
+    plot_->xAxis->setRange(t0, t1 > t0 ? t1 : t0 + 1.0);
     if (any) {
         const double bottom = lo >= 0 ? 0.0 : lo * 1.1;
         const double top = hi > bottom ? hi + (hi - bottom) * 0.15 : bottom + 1.0;

@@ -19,7 +19,7 @@ namespace edge::views {
 class TelemetryChart : public QWidget {
     Q_OBJECT
 public:
-    static constexpr int kBuckets = 600;  // at most ~1200 points per line, whatever the window
+    static constexpr int kBuckets = 300;  // at most ~600 points per line, whatever the window
 
     explicit TelemetryChart(QWidget* parent = nullptr);
 

@@ -29,6 +29,7 @@
 #include "views/pages/layers_page.h"
 #include "views/pages/model_page.h"
 #include "views/pages/pareto_page.h"
+#include "views/pages/pruning_page.h"
 #include "views/pages/sensitivity_page.h"
 #include "views/pages/validation_page.h"
 #include "views/style.h"
@@ -49,6 +50,7 @@ MainWindow::MainWindow(views::Language* language, QWidget* parent, const QString
       sensitivityPage_(new views::SensitivityPage(document_, this)),
       validationPage_(new views::ValidationPage(document_, layersPage_->planModel(), configurations_, this)),
       paretoPage_(new views::ParetoPage(configurations_, this)),
+      pruningPage_(new views::PruningPage(document_, this)),
       boardsPage_(new views::BoardsPage(document_, this)),
       statusModel_(new QLabel(this)) {
     project_ = new ProjectController(
@@ -65,6 +67,7 @@ MainWindow::MainWindow(views::Language* language, QWidget* parent, const QString
     stack_->addWidget(sensitivityPage_);
     stack_->addWidget(validationPage_);
     stack_->addWidget(paretoPage_);
+    stack_->addWidget(pruningPage_);
     stack_->addWidget(boardsPage_);
     connect(nav_, &QListWidget::currentRowChanged, stack_, &QStackedWidget::setCurrentIndex);
 
@@ -124,6 +127,7 @@ QString MainWindow::pageKey(int page) {
         case SensitivityPageIndex: return QStringLiteral("sensitivity");
         case ValidationPageIndex: return QStringLiteral("validation");
         case ParetoPageIndex: return QStringLiteral("pareto");
+        case PruningPageIndex: return QStringLiteral("pruning");
         case BoardsPageIndex: return QStringLiteral("boards");
         default: return QStringLiteral("home");
     }
@@ -322,6 +326,7 @@ void MainWindow::retranslate() {
     nav_->item(SensitivityPageIndex)->setText(tr("Sensitivity"));
     nav_->item(ValidationPageIndex)->setText(tr("Validation"));
     nav_->item(ParetoPageIndex)->setText(tr("Pareto"));
+    nav_->item(PruningPageIndex)->setText(tr("Pruning"));
     nav_->item(BoardsPageIndex)->setText(tr("Boards"));
     fileMenu_->setTitle(tr("&File"));
     openAction_->setText(tr("&Open model…"));

@@ -12,6 +12,7 @@ class QCloseEvent;
 
 namespace edge::views {
 class BoardsPage;
+class PruningPage;
 class ConfigurationModel;
 class HomePage;
 class ParetoPage;
@@ -38,6 +39,7 @@ public:
         SensitivityPageIndex,
         ValidationPageIndex,
         ParetoPageIndex,
+        PruningPageIndex,
         BoardsPageIndex,
         PageCount
     };
@@ -53,6 +55,7 @@ public:
     views::ValidationPage* validationPage() const { return validationPage_; }
     views::ParetoPage* paretoPage() const { return paretoPage_; }
     views::BoardsPage* boardsPage() const { return boardsPage_; }
+    views::PruningPage* pruningPage() const { return pruningPage_; }
     views::ConfigurationModel* configurations() const { return configurations_; }
     ProjectController* project() const { return project_; }
     views::RecentFilesModel* recentFiles() const { return recent_; }
@@ -102,6 +105,7 @@ private:
     views::SensitivityPage* sensitivityPage_;
     views::ValidationPage* validationPage_;
     views::ParetoPage* paretoPage_;
+    views::PruningPage* pruningPage_;
     views::BoardsPage* boardsPage_;
     ProjectController* project_;
     QLabel* statusModel_;

@@ -23,6 +23,9 @@
 #include "views/models/telemetry_store.h"
 #include "views/pages/boards_page.h"
 #include "views/pages/layers_page.h"
+#include "views/models/job.h"
+#include "views/models/pruning_model.h"
+#include "views/pages/pruning_page.h"
 #include "views/telemetry_chart.h"
 #include "views/pages/model_page.h"
 #include "views/pages/pareto_page.h"
@@ -111,6 +114,18 @@ TEST(Screenshot, StudioPagesInEnglishAndChinese) {
     window.paretoPage()->setCost(ConfigurationModel::Size);
     EXPECT_EQ(window.paretoPage()->frontRows().size(), 3u);
     EXPECT_GT(window.paretoPage()->diffModel()->differences(), 0);
+
+    // The Pruning page: the real structured-pruning plan of stories260K at 25 % (magnitude), with
+    // one MLP group edited to 50 %.
+    PruningPage* pruning = window.pruningPage();
+    ASSERT_TRUE(waitUntil([&] { return pruning->model()->hasReport(); }, 60000));
+    pruning->setGlobalPercent(25);
+    ASSERT_TRUE(waitUntil([&] { return !pruning->job()->isRunning() && pruning->model()->report().params_after <
+                                                                        pruning->model()->report().params_before; }, 60000));
+    const int ffn1 = pruning->model()->rowOfLayer(QStringLiteral("blk.1.ffn"));
+    ASSERT_TRUE(pruning->model()->setData(pruning->model()->index(ffn1, PruningModel::RatioColumn), 50.0));
+    ASSERT_TRUE(waitUntil([&] { return !pruning->job()->isRunning() && pruning->model()->mask(ffn1).ratio() > 0.4; }, 60000));
+    pruning->selectRow(pruning->model()->rowOfLayer(QStringLiteral("blk.0.attn")));
 
 #ifdef EDGE_HAVE_SSHD_FIXTURE
     // The Boards page with real telemetry: the open model deployed with edge-agent to a loopback

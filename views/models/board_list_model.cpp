@@ -141,7 +141,7 @@ QVariant BoardListModel::data(const QModelIndex& index, int role) const {
             case FolderColumn: return folder(index.row());
             case SourceColumn:
                 if (r.user) return tr("added by you");
-                return r.board.source == "ssh config" ? tr("ssh config") : q(r.board.source);
+                return role == Qt::ToolTipRole ? q(r.board.source) : tr("ssh config");
             case StatusColumn: return r.status;
             default: return {};
         }

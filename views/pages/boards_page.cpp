@@ -98,7 +98,7 @@ BoardsPage::BoardsPage(ModelDocument* document, QWidget* parent)
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setStretchLastSection(true);
 
-    engine_->setMinimumWidth(360);
+    engine_->setMinimumWidth(280);
     folder_->setText(QString::fromLatin1(BoardListModel::kDefaultRoot));
     prompts_->setText(QStringLiteral("Once upon a time | The little dog"));
     tokens_->setRange(1, 4096);
@@ -174,8 +174,9 @@ BoardsPage::BoardsPage(ModelDocument* document, QWidget* parent)
     auto* top = new QSplitter(Qt::Horizontal, this);
     top->addWidget(left);
     top->addWidget(right);
-    top->setStretchFactor(0, 5);
-    top->setStretchFactor(1, 6);
+    top->setStretchFactor(0, 1);
+    top->setStretchFactor(1, 1);
+    top->setSizes({660, 740});
 
     auto* chartBar = new QHBoxLayout;
     chartBar->addWidget(windowLabel_);
@@ -214,8 +215,10 @@ BoardsPage::BoardsPage(ModelDocument* document, QWidget* parent)
 
     // ---- behaviour ----
     refresh_->setSingleShot(true);
-    refresh_->setInterval(100);
-    connect(refresh_, &QTimer::timeout, this, &BoardsPage::refreshCharts);
+    refresh_->setInterval(200);  // 5 redraws a second, however fast the batches come
+    connect(refresh_, &QTimer::timeout, this, [this] {
+        if (isVisible()) refreshCharts();  // a hidden page redraws when shown
+    });
     connect(store_, &TelemetryStore::appended, this, [this] {
         if (!refresh_->isActive()) refresh_->start();
     });
@@ -359,7 +362,7 @@ void BoardsPage::refreshCharts() {
     const double first = ring.size() ? ring.at(0).t : 0.0;
     const double window = windowSeconds();
     const double t0 = window > 0 ? std::max(first, last - window) : first;
-    const double t1 = std::max(last, t0 + 1.0);
+    const double t1 = last > t0 ? last : t0 + 1.0;
     for (auto* c : charts_) c->refresh(*store_, t0, t1);
 }
 
@@ -464,7 +467,7 @@ void BoardsPage::onProfiled(const QString& board, const ProfileOutcome& o) {
     updateSummary();
     stage_->setText(tr("Finished"));
     progress_->setValue(1000);
-    logEvent(board, profileText());
+    logEvent(board, profileText() + QLatin1Char(' ') + o.agent);
     refreshCharts();
 }
 
@@ -481,8 +484,8 @@ QString BoardsPage::deployText() const {
 QString BoardsPage::profileText() const {
     if (profiledBoard_.isEmpty()) return QString();
     const ProfileOutcome& o = controller_->lastProfile();
-    return tr("Profiled on %1 (%2): %3 prompt(s), %4 tokens; p50 %5 ms, p99 %6 ms, %7 tok/s, RSS max %8 MiB%9.")
-        .arg(profiledBoard_, o.agent)
+    return tr("Profiled on %1: %2 prompt(s), %3 tokens; p50 %4 ms, p99 %5 ms, %6 tok/s, RSS max %7 MiB%8.")
+        .arg(profiledBoard_)
         .arg(o.prompts)
         .arg(o.tokens)
         .arg(o.p50Ms, 0, 'f', 2)
@@ -497,6 +500,8 @@ void BoardsPage::updateSummary() {
     if (!deployedBoard_.isEmpty()) parts << deployText();
     if (!profiledBoard_.isEmpty()) parts << profileText();
     summary_->setText(parts.join(QLatin1Char('\n')));
+    summary_->setToolTip(profiledBoard_.isEmpty() ? QString() : controller_->lastProfile().agent + QLatin1Char('\n') +
+                                                                   controller_->lastProfile().engine);
     for (auto it = boardState_.cbegin(); it != boardState_.cend(); ++it) {
         QString status = it->first.isEmpty() ? QString() : tr("deployed %1").arg(it->first);
         if (it->second > 0) status += (status.isEmpty() ? QString() : QStringLiteral(" · ")) + tr("%1 tok/s").arg(it->second, 0, 'f', 1);
@@ -521,6 +526,7 @@ void BoardsPage::updateRunState() {
 }
 
 void BoardsPage::retranslate() {
+    stage_->clear();  // it named the last step in the previous language
     title_->setText(tr("Boards"));
     subtitle_->setText(tr("Deploy an engine with edge-agent over SSH, run it on the board and watch what the agent "
                           "streams back. Boards come from ~/.ssh/config and the ones you add."));
@@ -553,6 +559,11 @@ void BoardsPage::retranslate() {
     boards_->retranslate();
     updateSummary();
     updateFigures();
+    refreshCharts();
+}
+
+void BoardsPage::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
     refreshCharts();
 }
 

@@ -71,11 +71,12 @@ public slots:
     void deploy();
     void profile();
     void cancel();
-    // Redraws the charts from the store now (the page does it ~10 times a second while data arrives).
+    // Redraws the charts from the store now (the page does it 5 times a second while data arrives and it is shown).
     void refreshCharts();
 
 protected:
     void changeEvent(QEvent* event) override;
+    void showEvent(QShowEvent* event) override;
 
 private:
     void retranslate();
