@@ -888,7 +888,9 @@ Result<PruneReport> plan_pruning(const Model& m, const PruneSpec& spec) {
     // Hessian with a single global ratio: rank across the groups of each kind.
     const bool global = spec.importance == Importance::Hessian && spec.rules.empty();
     if (global) {
-        for (UnitKind kind : {UnitKind::AttentionHeads, UnitKind::MlpChannels, UnitKind::ConvChannels}) {
+        // CNN layers only: LLM blocks share one config, so an uneven split would only add zero
+        // padding to the narrower blocks (LLM groups keep the per-layer count, below).
+        for (UnitKind kind : {UnitKind::ConvChannels}) {
             int64_t total = 0;
             std::vector<std::tuple<double, size_t, int64_t>> cand;
             for (size_t i = 0; i < groups->size(); ++i) {
@@ -900,13 +902,17 @@ Result<PruneReport> plan_pruning(const Model& m, const PruneSpec& spec) {
             std::sort(cand.begin(), cand.end());
             for (auto& [s, i, u] : cand) {
                 if (total <= 0) break;
-                if (r.layers[i].kept() <= 1) continue;
+                // Each layer keeps one unit and loses at most twice the target ratio.
+                const int64_t cap = std::min<int64_t>((*groups)[i].units - 1, std::llround(2.0 * target[i] * double((*groups)[i].units)));
+                if (r.layers[i].kept() <= 1 || r.layers[i].removed() >= cap) continue;
                 r.layers[i].keep[size_t(u)] = 0;
                 --total;
             }
         }
-    } else {
+    }
+    {
         for (size_t i = 0; i < groups->size(); ++i) {
+            if (global && (*groups)[i].kind == UnitKind::ConvChannels) continue;
             LayerMask& mk = r.layers[i];
             int64_t more = remove_n[i] - mk.removed();
             if (more <= 0) continue;

@@ -23,9 +23,11 @@
 //              over calibration batches; engine/analysis/prune_finetune.h computes them).
 //   hessian    the fused Hessian importance of the group's layers (engine/analysis/sensitivity,
 //              one number per layer, mean over the group's member layers) times the unit's
-//              magnitude relative to its group's mean. With one global ratio the removals are
-//              then ranked across the groups of a kind, so layers with a larger Hessian score
-//              lose fewer units (each keeps at least one).
+//              magnitude relative to its group's mean. With one global ratio the CNN removals
+//              are then ranked across the conv groups, so layers with a larger Hessian score lose
+//              fewer channels (each keeps one and loses at most twice the ratio). LLM groups keep
+//              the per-layer count (blocks share one config: an uneven split would only be zero
+//              padding); give LLMs per-layer ratios in a plan instead.
 //
 // A ratio r removes round(r * units) units of a group (lowest importance first). A ratio that
 // would remove every unit of a group is refused with an error naming the group; a plan naming a

@@ -252,8 +252,8 @@ TEST(StructuredLlama, TaylorAndHessianScores) {
     ASSERT_TRUE(rh.ok()) << rh.message();
     int64_t total = 0;
     for (int b = 0; b < 5; ++b) total += mask_of(rh.value(), "blk." + std::to_string(b) + ".ffn").removed();
-    EXPECT_EQ(total, 5 * 43);
-    EXPECT_LT(mask_of(rh.value(), "blk.1.ffn").removed(), mask_of(rh.value(), "blk.0.ffn").removed());
+    EXPECT_EQ(total, 5 * 43);  // LLM blocks keep the per-layer count (one config for all blocks)
+    EXPECT_EQ(mask_of(rh.value(), "blk.1.ffn").removed(), 43);
     std::map<std::string, double> none;
     h.layer_importance = &none;
     auto rn = plan_pruning(m, h);
@@ -448,6 +448,20 @@ TEST(StructuredCnn, Mnist8FlattenAndReshapeFollow) {
     EXPECT_EQ((*g)[0].units, 8);
     EXPECT_EQ((*g)[1].units, 16);
     expect_pruned_equals_masked(m.value(), 0.5, 1e-5);
+}
+
+TEST(StructuredCnn, HessianAllocatesAcrossConvLayers) {
+    const Model m = residual_cnn();
+    std::map<std::string, double> imp{{"stem", 1.0}, {"b", 1.0}, {"a", 0.01}};
+    PruneSpec h;
+    h.importance = Importance::Hessian;
+    h.layer_importance = &imp;
+    h.ratio = 0.25;  // 2 of 8 tied channels + 2 of 6 (rounded 1.5) = 4 in all
+    auto r = plan_pruning(m, h);
+    ASSERT_TRUE(r.ok()) << r.message();
+    // The unimportant layer gives up to twice its share; the important residual chain less.
+    EXPECT_EQ(mask_of(r.value(), "a").removed(), 3);
+    EXPECT_EQ(mask_of(r.value(), "stem").removed(), 1);
 }
 
 TEST(StructuredCnn, ReportJsonListsMasks) {
