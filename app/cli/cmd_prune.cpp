@@ -222,8 +222,8 @@ struct BenchArgs {
     std::string shared = "../shared";
     int base_steps = 1500, final_steps = 300, round_steps = 30, dst_steps = 600, dst_every = 50;
     double step = 0.01;
-    int llm_steps = 300, llm_eval_paras = 400, threads = 0;
-    bool skip_cnn = false, skip_llm = false;
+    int llm_steps = 150, llm_eval_paras = 400, threads = 0;
+    bool skip_cnn = false, skip_llm = false, llm_iterative = false;
 };
 
 struct CnnRow {
@@ -332,6 +332,7 @@ int run_bench(const BenchArgs& b) {
                                LRow{"25% MLP pruned + fine-tuning", analysis::PruneMode::OneShot, b.llm_steps, true},
                                LRow{"iterative (1%/round) + fine-tuning", analysis::PruneMode::Iterative, b.llm_steps, true},
                                LRow{"unpruned + the same fine-tuning", analysis::PruneMode::OneShot, b.llm_steps, false}}) {
+            if (lr.mode == analysis::PruneMode::Iterative && !b.llm_iterative) continue;
             analysis::PruneRunOptions o;
             o.mode = lr.mode;
             o.spec.ratio = lr.prune ? 0.25 : 0.0;
@@ -393,6 +394,7 @@ void add_prune_commands(CLI::App& app, int& rc) {
     bench->add_option("--threads,-t", b->threads, "Threads (0 = default)");
     bench->add_flag("--skip-cnn", b->skip_cnn, "Only the LLM table");
     bench->add_flag("--skip-llm", b->skip_llm, "Only the CNN table");
+    bench->add_flag("--llm-iterative", b->llm_iterative, "Also the iterative row for stories260K (25 rounds)");
     bench->callback([b, &rc] { rc = run_bench(*b); });
 #endif
 }
