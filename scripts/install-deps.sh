@@ -40,3 +40,24 @@ if [ ! -f "$OTLP_PROTO_DIR/opentelemetry/proto/metrics/v1/metrics.proto" ]; then
   fi
   rm -rf "$tmp"
 fi
+
+# ---- aarch64 (the board agent, cross-built and run under qemu-user; docs/cross.md) -------------
+# The cross compiler, qemu-user and the arm64 -dev packages of what edge-agent links (lz4, zlib,
+# pcre2) plus GoogleTest for its kernel tests. nlohmann-json and xxhash are headers from /usr/include.
+CROSS_PKGS=(g++-aarch64-linux-gnu qemu-user libc6-dev:arm64 liblz4-dev:arm64 zlib1g-dev:arm64
+  libpcre2-dev:arm64 libgtest-dev:arm64)
+if [ "${EDGE_SKIP_CROSS:-0}" != 1 ] && [ "$(dpkg --print-architecture)" = amd64 ]; then
+  cross_missing=()
+  for p in "${CROSS_PKGS[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || cross_missing+=("$p")
+  done
+  if [ ${#cross_missing[@]} -gt 0 ]; then
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+    echo "[install-deps] installing (aarch64 agent): ${cross_missing[*]}"
+    dpkg --print-foreign-architectures | grep -qx arm64 || $SUDO dpkg --add-architecture arm64
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${cross_missing[@]}"
+  else
+    echo "[install-deps] aarch64 packages present"
+  fi
+fi

@@ -17,7 +17,7 @@ namespace {
 
 std::atomic<int> g_cap{int(KernelLevel::Auto)};
 
-bool cpu_has_avx2() {
+[[maybe_unused]] bool cpu_has_avx2() {
 #if defined(__x86_64__)
     static const bool has = [] {
         __builtin_cpu_init();
@@ -29,7 +29,7 @@ bool cpu_has_avx2() {
 #endif
 }
 
-bool cpu_has_vnni512() {
+[[maybe_unused]] bool cpu_has_vnni512() {
 #if defined(__x86_64__)
     static const bool has = [] {
         __builtin_cpu_init();
@@ -43,8 +43,16 @@ bool cpu_has_vnni512() {
 #endif
 }
 
+KernelLevel hw_level() {
+#if defined(__aarch64__)
+    return cpu_has_neon_dotprod() ? KernelLevel::NeonDotprod : KernelLevel::Neon;  // NEON is part of aarch64
+#else
+    return cpu_has_vnni512() ? KernelLevel::Avx512Vnni : cpu_has_avx2() ? KernelLevel::Avx2 : KernelLevel::Portable;
+#endif
+}
+
 KernelLevel best_level() {
-    const KernelLevel hw = cpu_has_vnni512() ? KernelLevel::Avx512Vnni : cpu_has_avx2() ? KernelLevel::Avx2 : KernelLevel::Portable;
+    const KernelLevel hw = hw_level();
     return KernelLevel(std::min(int(hw), g_cap.load(std::memory_order_relaxed)));
 }
 
@@ -62,6 +70,12 @@ float row_dot_int(const Tensor& w, int64_t r, const ActsView& x, bool avx2) {
     const uint8_t* base = w.data.get();
 #if defined(__x86_64__)
     if (avx2) return q.bits == 8 ? row_dot_q8_avx2(q, base, r, x) : row_dot_q4_avx2(q, base, r, x);
+#elif defined(__aarch64__)
+    if (avx2) {  // here: NEON at least
+        if (best_level() >= KernelLevel::NeonDotprod)
+            return q.bits == 8 ? row_dot_q8_dotprod(q, base, r, x) : row_dot_q4_dotprod(q, base, r, x);
+        return q.bits == 8 ? row_dot_q8_neon(q, base, r, x) : row_dot_q4_neon(q, base, r, x);
+    }
 #else
     (void)avx2;
 #endif
@@ -137,18 +151,16 @@ void quantize_block_portable(const float* x, int64_t n, int8_t* q, float* scale,
 }  // namespace detail
 
 bool kernel_available(KernelLevel level) {
-    switch (level) {
-        case KernelLevel::Portable:
-        case KernelLevel::Auto: return true;
-        case KernelLevel::Avx2: return cpu_has_avx2();
-        case KernelLevel::Avx512Vnni: return cpu_has_vnni512();
-    }
-    return false;
+    return level == KernelLevel::Auto || int(level) <= int(hw_level());
 }
 void force_kernels(KernelLevel cap) { g_cap.store(int(cap), std::memory_order_relaxed); }
 const char* kernel_name() {
     const KernelLevel l = best_level();
+#if defined(__aarch64__)
+    return l == KernelLevel::NeonDotprod ? "neon-dotprod" : l == KernelLevel::Neon ? "neon" : "portable";
+#else
     return l == KernelLevel::Avx512Vnni ? "avx512-vnni" : l == KernelLevel::Avx2 ? "avx2" : "portable";
+#endif
 }
 void force_portable(bool on) { force_kernels(on ? KernelLevel::Portable : KernelLevel::Auto); }
 
@@ -334,6 +346,8 @@ void rows(const Slot& s, const Tensor& w, const float* in, int n, float* out, in
                     const float* x = in + int64_t(t) * in_dim;
 #if defined(__x86_64__)
                     out[int64_t(t) * out_dim + o] = avx2 ? dot_f16_avx2(h, x, in_dim) : dot_f16_portable(h, x, in_dim);
+#elif defined(__aarch64__)
+                    out[int64_t(t) * out_dim + o] = avx2 ? dot_f16_neon(h, x, in_dim) : dot_f16_portable(h, x, in_dim);
 #else
                     out[int64_t(t) * out_dim + o] = dot_f16_portable(h, x, in_dim);
 #endif

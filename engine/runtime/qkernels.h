@@ -42,10 +42,13 @@ void matmul_multi(const MatmulJob* jobs, int count, const float* in, int n, Thre
 // capped by force_kernels (tests and A/B benches); Auto removes the cap.
 //   Avx512Vnni: row-mode QI4/QI8 (groups of 32, 64, 128·k, per channel) with vpdpbusd, 4 rows
 //               per pass; other layouts and F16 fall back to the AVX2 kernels.
-enum class KernelLevel { Portable = 0, Avx2 = 1, Avx512Vnni = 2, Auto = 3 };
+// On aarch64 the same ladder is Portable < Neon < NeonDotprod (qkernels_neon.cpp): the aarch64
+// names share the x86 levels' numbers, one ladder per architecture.
+enum class KernelLevel { Portable = 0, Avx2 = 1, Avx512Vnni = 2, Auto = 3, Neon = Avx2, NeonDotprod = Avx512Vnni };
 bool kernel_available(KernelLevel level);
 void force_kernels(KernelLevel cap);
-// Which kernel family the quantized matmul uses now ("avx512-vnni", "avx2" or "portable").
+// Which kernel family the quantized matmul uses now ("avx512-vnni", "avx2", "neon-dotprod",
+// "neon" or "portable").
 const char* kernel_name();
 void force_portable(bool on);  // force_kernels(on ? Portable : Auto)
 

@@ -47,6 +47,17 @@ float row_dot_q4_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const 
 float dot_f16_avx2(const uint16_t* w, const float* x, int64_t n);
 #endif
 
+#if defined(__aarch64__)
+// qkernels_neon.cpp: plain NEON (every aarch64 CPU) and the dot-product extension (SDOT), which
+// is only called when cpu_has_neon_dotprod() (HWCAP_ASIMDDP).
+bool cpu_has_neon_dotprod();
+float row_dot_q8_neon(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x);
+float row_dot_q4_neon(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x);
+float row_dot_q8_dotprod(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x);
+float row_dot_q4_dotprod(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x);
+float dot_f16_neon(const uint16_t* w, const float* x, int64_t n);
+#endif
+
 // Blocks of 32 that make up group g's share of a row: the group of block b.
 inline int64_t block_group(const QuantInfo& q, int64_t b) {
     return q.grouping == QGrouping::PerChannel ? 0 : (b * kQBlock) / q.group_size;
