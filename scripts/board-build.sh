@@ -12,6 +12,8 @@
 #   --cuda auto|on|off  auto (default): on when the board has nvcc (PATH or /usr/local/cuda/bin)
 #   --jobs N            parallel compile jobs on the board (default: its nproc)
 #   --no-switch         build and fill the version folder, but leave `current` as it is
+#   --work-dir DIR      build folder on the board (default ~/.cache/edgestudio/agent-build): kept
+#                       between runs, so a rebuild is incremental (and ccache hits)
 #   -p PORT, -i KEY, -o OPTION, -F CONFIG   passed to ssh
 #
 # What is sent: `git archive` of the agent's sources (CMakeLists.txt cmake/ engine/ remote/) from
@@ -26,6 +28,7 @@ version=""
 cuda=auto
 jobs=""
 switch=1
+work_dir=""
 ssh_args=(-o BatchMode=yes)
 board=""
 while [ $# -gt 0 ]; do
@@ -35,8 +38,9 @@ while [ $# -gt 0 ]; do
     --cuda) cuda="${2:?--cuda needs a value}"; shift 2 ;;
     --jobs) jobs="${2:?--jobs needs a value}"; shift 2 ;;
     --no-switch) switch=0; shift ;;
+    --work-dir) work_dir="${2:?--work-dir needs a value}"; shift 2 ;;
     -p|-i|-o|-F) [ $# -ge 2 ] || die "$1 needs a value"; ssh_args+=("$1" "$2"); shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     -*) die "unknown option '$1' (see --help)" ;;
     *) [ -z "$board" ] || die "more than one board given ('$board', '$1')"; board="$1"; shift ;;
   esac
@@ -66,15 +70,19 @@ ssh "${ssh_args[@]}" "$board" "mkdir -p $(q "$stage") && cat > $(q "$stage/src.t
   die "$board: uploading the source bundle to $stage failed (see above)"
 
 # 2. configure, build, smoke-test and install on the board
-ssh "${ssh_args[@]}" "$board" bash -s -- "$(q "$root_dir")" "$(q "$version")" "$cuda" "${jobs:-0}" "$switch" <<'REMOTE'
+ssh "${ssh_args[@]}" "$board" bash -s -- "$(q "$root_dir")" "$(q "$version")" "$cuda" "${jobs:-0}" "$switch" "$(q "$work_dir")" <<'REMOTE'
 set -euo pipefail
-root="$1" version="$2" cuda="$3" jobs="$4" switch="$5"
+root="$1" version="$2" cuda="$3" jobs="$4" switch="$5" work="${6:-}"
 stage="$root/build/$version"
 host="$(hostname)"
 die() { echo "board-build ($host): $*" >&2; exit 1; }
-cd "$stage"
 shopt -s nullglob
-rm -rf src && mkdir src && tar -xzf src.tar.gz -C src
+# One stable build folder per board user: sources replaced, build tree kept (incremental).
+[ -n "$work" ] || work="${XDG_CACHE_HOME:-$HOME/.cache}/edgestudio/agent-build"
+mkdir -p "$work"
+if command -v flock >/dev/null; then exec 9>"$work.lock"; flock 9; fi  # one board-build at a time
+rm -rf "$work/src" && mkdir "$work/src" && tar -xzf "$stage/src.tar.gz" -C "$work/src"
+cd "$stage"
 command -v cmake >/dev/null || die "cmake is not installed (need >= 3.25)"
 cm="$(cmake --version | sed -n 's/^cmake version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')"
 set -- $cm
@@ -95,15 +103,15 @@ if command -v ninja >/dev/null; then args+=(-G Ninja); fi
 if command -v ccache >/dev/null; then
   # Paths relative to the bundle, no working-directory hash: rebuilds (and identical sources
   # elsewhere on the board) are cache hits.
-  export CCACHE_BASEDIR="$stage/src" CCACHE_NOHASHDIR=1
+  export CCACHE_BASEDIR="$work" CCACHE_NOHASHDIR=1
   args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
 [ "$jobs" -gt 0 ] || jobs="$(nproc)"
 echo "board-build ($host): $(c++ --version | head -1); cmake $(cmake --version | head -1 | cut -d' ' -f3); CUDA $cuda; $jobs jobs"
 t0=$(date +%s)
-cmake -S src -B src/build "${args[@]}" > configure.log 2>&1 || { tail -30 configure.log >&2; die "configure failed (log: $stage/configure.log)"; }
-cmake --build src/build --target edge-agent --parallel "$jobs" > build.log 2>&1 || { tail -40 build.log >&2; die "build failed (log: $stage/build.log)"; }
-agent="src/build/remote/edge-agent"
+cmake -S "$work/src" -B "$work/build" "${args[@]}" > configure.log 2>&1 || { tail -30 configure.log >&2; die "configure failed (log: $stage/configure.log)"; }
+cmake --build "$work/build" --target edge-agent --parallel "$jobs" > build.log 2>&1 || { tail -40 build.log >&2; die "build failed (log: $stage/build.log)"; }
+agent="$work/build/remote/edge-agent"
 "$agent" --version > version.txt 2>&1 || { cat version.txt >&2; die "the built agent does not run"; }
 echo "board-build ($host): built $(cat version.txt) in $(( $(date +%s) - t0 )) s"
 
@@ -131,5 +139,5 @@ if [ "$switch" = 1 ]; then
   ln -sfn "versions/$version" .current.new && mv -Tf .current.new current
   echo "board-build ($host): current -> versions/$version${live:+ (previous -> $live)}"
 fi
-rm -rf "$stage/src" "$stage/src.tar.gz"
+rm -f "$stage/src.tar.gz"
 REMOTE

@@ -85,8 +85,8 @@ TEST(CrossKernels, RunTimeSelectionMatchesTheCpu) {
 TEST(CrossKernels, ExtremeValuesGiveTheIntegerSums) {
     ThreadPool pool(2);
     for (int64_t cols : {32, 128, 160, 4096 + 96}) {
-        Tensor w = Tensor::zeros_f32("w", 9, cols);
-        std::mt19937 rng(uint32_t(cols));
+        Tensor w = Tensor::zeros_f32("w", {9, cols});
+        std::mt19937 rng{uint32_t(cols)};
         std::uniform_int_distribution<int> sign(0, 1);
         for (int64_t i = 0; i < w.numel(); ++i) w.f32_mut()[i] = sign(rng) ? 1.0f : -0.999f;
         w.f32_mut()[0] = 0.0f;
@@ -125,7 +125,7 @@ TEST(CrossKernels, F16DotOnEveryFamily) {
         Tensor h = Tensor::alloc("w", DType::F16, {5, cols});
         auto* hp = reinterpret_cast<uint16_t*>(h.data.get());
         std::vector<double> ref(5, 0.0);
-        std::vector<float> x(size_t(cols));
+        std::vector<float> x(static_cast<size_t>(cols));
         for (int64_t c = 0; c < cols; ++c) x[size_t(c)] = std::cos(float(c) * 0.37f);
         for (int64_t r = 0; r < 5; ++r)
             for (int64_t c = 0; c < cols; ++c) {
