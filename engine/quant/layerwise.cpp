@@ -190,8 +190,12 @@ Result<LayerwiseStats> gptq_layerwise(const Model& model, const CalibSet& calib,
     const int blocks = opts.max_blocks < 0 ? c.n_layers : std::min(opts.max_blocks, c.n_layers);
     auto f32 = [&](const std::string& n) { return model.find(n); };
     // The Hessian is handed over (copied only when another layer still needs it).
+    using Clock = std::chrono::steady_clock;
+    auto secs = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
     auto gptq = [&](const Tensor& w, std::vector<double>&& hess) -> Result<Tensor> {
+        const auto tg = Clock::now();
         auto q = quantize_gptq(w.name, w.f32(), w.rows(), w.cols(), std::move(hess), spec, opts.gptq, &pool);
+        stats.seconds_gptq += secs(tg);
         if (!q.ok()) return q.error();
         q->source_type = w.source_type;
         return q;
@@ -205,12 +209,14 @@ Result<LayerwiseStats> gptq_layerwise(const Model& model, const CalibSet& calib,
         // 1. inputs of the block's linears, block l in FP32 (on a copy of the hidden states).
         BlockInputs cap;
         {
+            const auto tc = Clock::now();
             std::vector<float> x;
             for (size_t i = 0; i < calib.sequences.size(); ++i) {
                 const int n = int(calib.sequences[i].size());
                 x.assign(h.begin() + int64_t(starts[i]) * D, h.begin() + (int64_t(starts[i]) + n) * D);
                 runner.run(x.data(), n, fw, &cap);
             }
+            stats.seconds_capture += secs(tc);
         }
         // 2. GPTQ, one Hessian per input (q/k/v and gate/up share theirs), each freed after use.
         std::map<std::string, Tensor> qt;
@@ -222,7 +228,9 @@ Result<LayerwiseStats> gptq_layerwise(const Model& model, const CalibSet& calib,
         for (const auto& [key, kinds] : order) {
             Captured& x = cap[key];
             if (x.rows == 0) return err(p, key, ": no calibration inputs were captured");
+            const auto th = Clock::now();
             std::vector<double> hess = hessian_from_inputs(x.x.data(), x.rows, x.dim);
+            stats.seconds_hessian += secs(th);
             std::vector<float>().swap(x.x);
             for (size_t i = 0; i < kinds.size(); ++i) {
                 const char* kind = kinds[i];
@@ -234,8 +242,10 @@ Result<LayerwiseStats> gptq_layerwise(const Model& model, const CalibSet& calib,
         // 3. the hidden states through the quantized block.
         const BlockWeights qw{fw.attn_norm, &qt.at("attn_q"), &qt.at("attn_k"), &qt.at("attn_v"), &qt.at("attn_output"),
                               fw.ffn_norm, &qt.at("ffn_gate"), &qt.at("ffn_up"), &qt.at("ffn_down")};
+        const auto tq = Clock::now();
         for (size_t i = 0; i < calib.sequences.size(); ++i)
             runner.run(&h[size_t(starts[i]) * size_t(D)], int(calib.sequences[i].size()), qw, nullptr);
+        stats.seconds_requant_forward += secs(tq);
         for (auto& [kind, t] : qt) EDGE_TRY(sink(std::move(t)));
         if (opts.release_pages)
             for (const Tensor* t : {fw.wq, fw.wk, fw.wv, fw.wo, fw.w_gate, fw.w_up, fw.w_down}) release(t->data.get(), t->nbytes);
@@ -246,7 +256,9 @@ Result<LayerwiseStats> gptq_layerwise(const Model& model, const CalibSet& calib,
         // The head reads the final norm of the hidden states (every token, as apply_plan captures it).
         const float* norm = f32("output_norm.weight")->f32();
         for (int64_t t = 0; t < total; ++t) kernels::rmsnorm(&h[size_t(t) * D], &h[size_t(t) * D], norm, D, c.norm_eps);
+        const auto th = Clock::now();
         std::vector<double> hess = hessian_from_inputs(h.data(), total, D);
+        stats.seconds_hessian += secs(th);
         std::vector<float>().swap(h);
         auto q = gptq(*head, std::move(hess));
         if (!q.ok()) return err("output: ", q.message());

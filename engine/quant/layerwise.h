@@ -40,6 +40,10 @@ struct LayerwiseStats {
     int blocks_done = 0;
     bool head_done = false;
     double seconds = 0.0;
+    // Where the time went (wall seconds, all blocks and the head together): the FP32 calibration
+    // forwards that capture the linears' inputs, the Hessians, GPTQ, the forwards through the
+    // quantized blocks.
+    double seconds_capture = 0.0, seconds_hessian = 0.0, seconds_gptq = 0.0, seconds_requant_forward = 0.0;
 };
 
 Result<LayerwiseStats> gptq_layerwise(const Model& model, const CalibSet& calib, const TensorSink& sink,

@@ -93,5 +93,7 @@ int run_layerwise_bench(const BenchArgs& a) {
     if (!r.ok()) return std::fprintf(stderr, "%s\n", r.message().c_str()), 1;
     std::printf("\n%d blocks%s in %.1f s; %zu bytes of quantized tensors written; peak RSS (VmHWM) %.0f MiB\n",
                 r->blocks_done, r->head_done ? " + head" : "", r->seconds, bytes, status_mib("VmHWM"));
+    std::printf("time: FP32 capture forwards %.1f s, Hessians %.1f s, GPTQ %.1f s, quantized forwards %.1f s\n",
+                r->seconds_capture, r->seconds_hessian, r->seconds_gptq, r->seconds_requant_forward);
     return 0;
 }
