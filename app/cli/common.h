@@ -71,6 +71,7 @@ void add_cnn_commands(CLI::App& app, int& rc);  // classify, fold; cnn_summary/p
 nlohmann::json cnn_summary(const Model& m);
 void print_cnn_summary(const Model& m);
 void add_kv_commands(CLI::App& app, int& rc);     // kv-sim, serve-bench
+void add_calib_commands(CLI::App& app, int& rc);  // calib-select
 void add_analysis_commands(CLI::App& app, int& rc);  // analyze, autoplan (LibTorch builds only)
 void add_remote_commands(CLI::App& app, int& rc);    // deploy, profile, boards (libssh builds only)
 

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
         add_cnn_commands(app, rc);
         add_kv_commands(app, rc);
         add_prune_commands(app, rc);  // prune, prune-bench
+        add_calib_commands(app, rc);
 #ifdef EDGE_CLI_ANALYSIS
         add_analysis_commands(app, rc);
 #endif

@@ -194,7 +194,7 @@ Result<KMeansResult> kmeans(const std::vector<float>& points, int64_t n, int dim
         r.iterations = it + 1;
         report(progress, double(it + 1) / double(std::max(1, opts.max_iter)), "k-means");
         if (!changed) break;
-        if (prev_inertia - r.inertia <= opts.tol * prev_inertia) break;
+        if (std::isfinite(prev_inertia) && prev_inertia - r.inertia <= opts.tol * prev_inertia) break;
         prev_inertia = r.inertia;
     }
     return r;

@@ -6,6 +6,7 @@
 // windows); perplexity is measured on the first `eval` paragraphs (para protocol), disjoint from
 // the pool. Prints mean +- sample standard deviation over the seeds, per-seed values, and the
 // paired (k-means - random) differences.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -32,8 +33,9 @@ namespace {
 struct Args {
     std::string model = std::string(EDGE_SHARED_DIR) + "/models/stories260K/stories260K.gguf";
     std::string text = std::string(EDGE_SHARED_DIR) + "/data/tinystories_val.txt";
-    int eval = 400, n = 128, seeds = 5, calib_len = 128, max_tokens = 128, threads = 0;
+    int eval = 200, pool = 2000, n = 64, seeds = 5, calib_len = 128, max_tokens = 128, threads = 0;
     uint64_t seed0 = 1;
+    std::string methods = "random,kmeans";  // of random, kmeans, kmeans+hw
 };
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
@@ -56,8 +58,9 @@ struct Stat {
 
 int usage() {
     std::fprintf(stderr,
-                 "usage: edge-calib-bench [--model M] [--text T] [--eval P] [--n N] [--seeds S] [--seed0 S0]\n"
-                 "                        [--calib-len L] [--max-tokens T] [--threads K]\n");
+                 "usage: edge-calib-bench [--model M] [--text T] [--eval P] [--pool P] [--n N] [--seeds S] [--seed0 S0]\n"
+                 "                        [--methods random,kmeans,kmeans+hw] [--calib-len L] [--max-tokens T] [--threads K]\n"
+                 "The first --eval paragraphs of --text are the evaluation text; the next --pool paragraphs the pool.\n");
     return 2;
 }
 
@@ -73,6 +76,8 @@ int main(int argc, char** argv) {
         else if (k == "--text") a.text = v;
         else if (k == "--eval") a.eval = std::atoi(v);
         else if (k == "--n") a.n = std::atoi(v);
+        else if (k == "--pool") a.pool = std::atoi(v);
+        else if (k == "--methods") a.methods = v;
         else if (k == "--seeds") a.seeds = std::atoi(v);
         else if (k == "--seed0") a.seed0 = std::strtoull(v, nullptr, 10);
         else if (k == "--calib-len") a.calib_len = std::atoi(v);
@@ -80,6 +85,7 @@ int main(int argc, char** argv) {
         else if (k == "--threads") a.threads = std::atoi(v);
         else return usage();
     }
+    const double t_start = now();
     auto loaded = load_model(a.model);
     if (!loaded) return std::fprintf(stderr, "%s\n", loaded.message().c_str()), 1;
     auto model = std::make_shared<const Model>(std::move(loaded).value());
@@ -88,11 +94,12 @@ int main(int argc, char** argv) {
     auto text = read_text_file(a.text);
     if (!text) return std::fprintf(stderr, "%s\n", text.message().c_str()), 1;
     const auto paras = calib::split_paragraphs(text.value());
-    if (int(paras.size()) <= a.eval + a.n)
-        return std::fprintf(stderr, "%s: %zu paragraphs, need more than %d\n", a.text.c_str(), paras.size(), a.eval + a.n), 1;
+    if (a.eval < 1 || a.n < 1 || a.pool < a.n || a.seeds < 1 || a.calib_len < 2) return usage();
+    if (int(paras.size()) < a.eval + a.pool)
+        return std::fprintf(stderr, "%s: %zu paragraphs, need %d\n", a.text.c_str(), paras.size(), a.eval + a.pool), 1;
     const std::string eval_text =
         calib::join_paragraphs(std::vector<std::string>(paras.begin(), paras.begin() + a.eval));
-    const std::vector<std::string> pool(paras.begin() + a.eval, paras.end());
+    const std::vector<std::string> pool(paras.begin() + a.eval, paras.begin() + a.eval + a.pool);
 
     PplOptions ppl;
     ppl.protocol = PplProtocol::Para;
@@ -112,6 +119,7 @@ int main(int argc, char** argv) {
     auto emb = calib::llm_embeddings(model, *tok.value(), pool, eo);
     if (!emb) return std::fprintf(stderr, "%s\n", emb.message().c_str()), 1;
     const double t_embed = now() - t0;
+    std::fprintf(stderr, "FP32 ppl %.4f; pool embedded in %.1f s\n", fp32->perplexity, t_embed);
     std::vector<calib::SampleShape> shapes(pool.size());
     int64_t pool_tokens = 0;
     for (size_t i = 0; i < pool.size(); ++i) {
@@ -128,9 +136,12 @@ int main(int argc, char** argv) {
         calib::SelectMethod method;
         bool weighted;
     };
-    const Method methods[] = {{"random", calib::SelectMethod::Random, false},
-                              {"kmeans", calib::SelectMethod::KMeans, false},
-                              {"kmeans+hw", calib::SelectMethod::KMeans, true}};
+    std::vector<Method> methods;
+    for (const Method& m : {Method{"random", calib::SelectMethod::Random, false},
+                            Method{"kmeans", calib::SelectMethod::KMeans, false},
+                            Method{"kmeans+hw", calib::SelectMethod::KMeans, true}})
+        if (("," + a.methods + ",").find("," + std::string(m.name) + ",") != std::string::npos) methods.push_back(m);
+    if (methods.empty()) return usage();
     const std::pair<const char*, QMethod> quants[] = {{"AWQ", QMethod::AWQ}, {"GPTQ", QMethod::GPTQ}};
     std::map<std::string, Stat> ppl_of, tokens_of;
     std::map<std::string, double> select_s;
@@ -169,21 +180,27 @@ int main(int argc, char** argv) {
                 const std::string key = std::string(qname) + " " + m.name;
                 ppl_of[key].v.push_back(r->perplexity);
                 row[key] = r->perplexity;
-                std::fprintf(stderr, "seed %llu %-16s ppl %.4f (%zu x %d calibration tokens)\n", (unsigned long long)seed,
-                             key.c_str(), r->perplexity, cs->sequences.size(), a.calib_len);
+                std::fprintf(stderr, "seed %llu %-16s ppl %.4f (%zu x %d calibration tokens) at %.0f s\n",
+                             (unsigned long long)seed, key.c_str(), r->perplexity, cs->sequences.size(), a.calib_len,
+                             now() - t_start);
             }
         }
-        char line[512];
-        std::snprintf(line, sizeof line, "| %llu | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f |\n", (unsigned long long)seed,
-                      row["AWQ random"], row["AWQ kmeans"], row["AWQ kmeans+hw"], row["GPTQ random"], row["GPTQ kmeans"],
-                      row["GPTQ kmeans+hw"]);
-        per_seed += line;
+        per_seed += "| " + std::to_string(seed);
+        for (const auto& [qname, qm] : quants) {
+            (void)qm;
+            for (const Method& m : methods) {
+                char cell[32];
+                std::snprintf(cell, sizeof cell, " | %.4f", row[std::string(qname) + " " + m.name]);
+                per_seed += cell;
+            }
+        }
+        per_seed += " |\n";
     }
 
-    std::printf("stories260K INT4 g32 (symmetric), N = %d calibration paragraphs from a pool of %zu (%lld tokens),\n"
-                "perplexity on the first %d paragraphs of tinystories_val (para protocol, %lld tokens scored; FP32 %.4f),\n"
+    std::printf("%s INT4 g32 (symmetric), N = %d calibration paragraphs from a pool of %zu (%lld tokens),\n"
+                "perplexity on the first %d paragraphs of %s (para protocol, %lld tokens scored; FP32 %.4f),\n"
                 "%d seeds (%llu..%llu). Pool embedding: %.2f s (%d tokens max per paragraph).\n\n",
-                a.n, pool.size(), (long long)pool_tokens, a.eval, (long long)fp32->tokens, fp32->perplexity, a.seeds,
+                a.model.substr(a.model.find_last_of('/') + 1).c_str(), a.n, pool.size(), (long long)pool_tokens, a.eval, a.text.c_str(), (long long)fp32->tokens, fp32->perplexity, a.seeds,
                 (unsigned long long)a.seed0, (unsigned long long)(a.seed0 + uint64_t(a.seeds) - 1), t_embed, a.max_tokens);
     std::printf("| quantizer | selection | perplexity mean +- sd | min | max | calibration tokens (mean) | selection time (mean) |\n");
     std::printf("|---|---|---|---|---|---|---|\n");
@@ -197,24 +214,36 @@ int main(int argc, char** argv) {
                         tokens_of[m.name].mean(), select_s[m.name] / a.seeds);
         }
     }
-    std::printf("\nPaired differences (same seed), perplexity k-means minus random (negative: k-means better):\n\n");
-    std::printf("| quantizer | selection | mean +- sd of the difference | seeds where k-means is better |\n|---|---|---|---|\n");
-    for (const auto& [qname, qm] : quants) {
-        (void)qm;
-        for (const char* km : {"kmeans", "kmeans+hw"}) {
-            Stat d;
-            int better = 0;
-            const auto& k = ppl_of[std::string(qname) + " " + km].v;
-            const auto& r = ppl_of[std::string(qname) + " random"].v;
-            for (size_t i = 0; i < k.size(); ++i) {
-                d.v.push_back(k[i] - r[i]);
-                better += k[i] < r[i];
+    const bool has_random = std::any_of(methods.begin(), methods.end(), [](const Method& m) { return m.method == calib::SelectMethod::Random; });
+    if (has_random) {
+        std::printf("\nPaired differences (same seed), perplexity k-means minus random (negative: k-means better):\n\n");
+        std::printf("| quantizer | selection | mean +- sd of the difference | seeds where k-means is better |\n|---|---|---|---|\n");
+        for (const auto& [qname, qm] : quants) {
+            (void)qm;
+            for (const Method& km : methods) {
+                if (km.method != calib::SelectMethod::KMeans) continue;
+                Stat d;
+                int better = 0;
+                const auto& k = ppl_of[std::string(qname) + " " + km.name].v;
+                const auto& r = ppl_of[std::string(qname) + " random"].v;
+                for (size_t i = 0; i < k.size(); ++i) {
+                    d.v.push_back(k[i] - r[i]);
+                    better += k[i] < r[i];
+                }
+                std::printf("| %s | %s | %+.4f +- %.4f | %d of %zu |\n", qname, km.name, d.mean(), d.sd(), better, k.size());
             }
-            std::printf("| %s | %s | %+.4f +- %.4f | %d of %zu |\n", qname, km, d.mean(), d.sd(), better, k.size());
         }
     }
-    std::printf("\nPer seed:\n\n| seed | AWQ random | AWQ kmeans | AWQ kmeans+hw | GPTQ random | GPTQ kmeans | GPTQ kmeans+hw |\n"
-                "|---|---|---|---|---|---|---|\n%s",
-                per_seed.c_str());
+    std::printf("\nPer seed:\n\n| seed |");
+    std::string rule = "|---|";
+    for (const auto& [qname, qm] : quants) {
+        (void)qm;
+        for (const Method& m : methods) {
+            std::printf(" %s %s |", qname, m.name);
+            rule += "---|";
+        }
+    }
+    std::printf("\n%s\n%s", rule.c_str(), per_seed.c_str());
+    std::printf("\nWall time: %.0f s (%s).\n", now() - t_start, a.threads > 0 ? (std::to_string(a.threads) + " threads").c_str() : "all threads");
     return 0;
 }

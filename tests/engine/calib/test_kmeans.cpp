@@ -71,6 +71,39 @@ TEST(KMeans, RecoversConstructedClusters) {
     }
 }
 
+TEST(KMeans, LloydRunsToAFixedPoint) {
+    // Unstructured data needs several Lloyd iterations; at the end every point sits in the cluster
+    // of its nearest centroid and no centroid moves.
+    std::mt19937 rng(17);
+    std::uniform_real_distribution<float> u(0.0f, 1.0f);
+    std::vector<float> pts(600 * 4);
+    for (float& v : pts) v = u(rng);
+    edge::calib::KMeansOptions o;
+    o.k = 12;
+    o.seed = 4;
+    o.max_iter = 500;
+    o.tol = 0.0;
+    auto r = edge::calib::kmeans(pts, 600, 4, o);
+    ASSERT_TRUE(r.ok()) << r.message();
+    EXPECT_GT(r->iterations, 2);
+    EXPECT_LT(r->iterations, 500);
+    for (int i = 0; i < 600; ++i) {
+        int best = 0;
+        double bd = 1e30;
+        for (int c = 0; c < 12; ++c) {
+            const double d = edge::calib::squared_distance(pts.data() + i * 4, r->centroids.data() + c * 4, 4);
+            if (d < bd) bd = d, best = c;
+        }
+        const double mine = edge::calib::squared_distance(pts.data() + i * 4, r->centroids.data() + r->assignment[size_t(i)] * 4, 4);
+        EXPECT_LE(mine, bd + 1e-5) << "point " << i << " is nearer to centroid " << best;
+    }
+    // k-means++ then Lloyd beats the k-means++ seeds alone (one iteration).
+    o.max_iter = 1;
+    auto once = edge::calib::kmeans(pts, 600, 4, o);
+    ASSERT_TRUE(once.ok());
+    EXPECT_LT(r->inertia, once->inertia);
+}
+
 TEST(KMeans, WeightedSingleClusterIsTheWeightedMean) {
     const std::vector<float> pts = {0, 0, 4, 0, 0, 8};  // three 2-D points
     const std::vector<double> w = {1.0, 3.0, 0.0};
