@@ -169,6 +169,18 @@ TEST(TelemetryStore, BoundedRingPercentilesDecimationAndCsv) {
     EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
     decimate(big.rows(), TelemetryColumn::TokenLatency, 10.0, 11.0, 200, keys, values);
     EXPECT_EQ(values.size(), 21);  // few enough in the window: every point (t = 10.00 ... 11.00)
+    // Bucket ends that round onto a row's time (3.125 ms rows, 300 buckets over 79.296875 s: the
+    // soak bench's stream) still advance: this once looped forever.
+    TelemetryStore fine(nullptr, 30000);
+    edge::proto::TelemetryBatch rows;
+    for (int i = 0; i <= 25375; ++i) rows.samples.push_back(sample(t0 + uint64_t(i) * 3'125'000ull, 10.0 + (i % 5)));
+    fine.addBatch(rows);
+    ASSERT_DOUBLE_EQ(fine.latestTime(), 79.296875);
+    for (int buckets : {300, 299, 256, 7}) {
+        decimate(fine.rows(), TelemetryColumn::TokenLatency, 0, fine.latestTime(), buckets, keys, values);
+        EXPECT_LE(values.size(), 2 * buckets + 2);
+        EXPECT_GE(values.size(), buckets);
+    }
     decimate(big.rows(), TelemetryColumn::KvHitPct, 0, big.latestTime(), 200, keys, values);
     EXPECT_TRUE(values.isEmpty());
     store.clear();

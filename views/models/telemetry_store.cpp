@@ -84,12 +84,16 @@ void decimate(const TelemetryRing& ring, TelemetryColumn c, double t0, double t1
     while (i < end) {
         const double bucketEnd = t0 + width * (std::floor((ring.at(i).t - t0) / width) + 1.0);
         int lo = -1, hi = -1;
-        for (; i < end && ring.at(i).t < bucketEnd; ++i) {
+        // The row that opened the bucket always belongs to it: a bucket end rounded onto that
+        // row's time must not stop the walk.
+        do {
             const double v = ring.at(i)[c];
-            if (std::isnan(v)) continue;
-            if (lo < 0 || v < ring.at(lo)[c]) lo = i;
-            if (hi < 0 || v > ring.at(hi)[c]) hi = i;
-        }
+            if (!std::isnan(v)) {
+                if (lo < 0 || v < ring.at(lo)[c]) lo = i;
+                if (hi < 0 || v > ring.at(hi)[c]) hi = i;
+            }
+            ++i;
+        } while (i < end && ring.at(i).t < bucketEnd);
         if (lo < 0) continue;
         const int first = std::min(lo, hi), second = std::max(lo, hi);
         keys.append(ring.at(first).t);
