@@ -5,11 +5,14 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 
 #include "app/cli/common.h"
 #include "engine/analysis/autoplan.h"
+#include "engine/analysis/cnn_sensitivity.h"
+#include "engine/analysis/torchscript_cnn.h"
 #include "engine/analysis/sensitivity.h"
 #include "engine/core/mapped_file.h"
 #include "engine/quant/apply.h"
@@ -23,6 +26,8 @@ namespace {
 
 struct AnalyzeArgs {
     std::string model, tokenizer, calib, out;
+    std::string images, labels;  // CNNs: the labelled images (instead of --calib)
+    double scale = 1.0 / 255.0;
     analysis::AnalysisOptions o;
     int calib_sequences = 32;
     bool no_quant = false;
@@ -94,7 +99,54 @@ Result<analysis::AnalysisReport> run_analysis(const AnalyzeArgs& a, const Loaded
     return r;
 }
 
+bool is_cnn_path(const std::string& p) {
+    for (const char* suf : {".onnx", ".pt", ".safetensors"}) {
+        const std::string s(suf);
+        if (p.size() >= s.size() && p.compare(p.size() - s.size(), s.size(), s) == 0) return true;
+    }
+    return false;
+}
+
+// A CNN: curvature and gradients on labelled images, the empirical INT4 pass on the first
+// --quant-sequences of them (engine/analysis/cnn_sensitivity.h).
+int run_analyze_cnn(const AnalyzeArgs& a) {
+    if (a.images.empty()) return fail(err(a.model, ": a CNN is analysed on labelled images: give --images (and --labels)"));
+    const bool pt = a.model.size() > 3 && a.model.compare(a.model.size() - 3, 3, ".pt") == 0;
+    auto m = pt ? load_torchscript_cnn(a.model) : load_cnn_model(a.model);
+    if (!m.ok()) return fail(m.error());
+    auto data = load_labelled_images(a.images, a.labels, a.scale);
+    if (!data.ok()) return fail(data.error());
+    analysis::AnalysisOptions o = a.o;
+    o.quant = !a.no_quant;
+    ProgressBar bar(!a.json);
+    auto r = analysis::analyze_cnn_sensitivity(*m, *data, o, bar.progress());
+    bar.finish();
+    if (!r.ok()) return fail(r.error());
+    r->model = base_name(a.model);
+    r->calib = base_name(a.images);
+    const std::string text = analysis::analysis_to_json(*r);
+    if (!a.out.empty()) {
+        auto s = write_file(a.out, text);
+        if (!s.ok()) return fail(s.error());
+    }
+    if (a.json) {
+        std::fputs(text.c_str(), stdout);
+        return kOk;
+    }
+    std::printf("%s on %s: %zu layers, %.1f s\n", r->model.c_str(), r->calib.c_str(), r->layers.size(), r->seconds);
+    std::printf("  %-16s %8s %12s %10s %10s %5s %10s %10s\n", "layer", "params", "top |eig|", "grad std", "importance",
+                "rank", "int4 KL", "int4 top1");
+    for (const auto& L : r->layers)
+        std::printf("  %-16s %8lld %12.4g %10.4g %10.3f %5d %10.3g %+10.4f\n", L.layer.c_str(), (long long)L.params,
+                    L.eigenvalues.empty() ? 0.0 : std::abs(L.eigenvalues[0]), L.grad_norm_std, L.importance, L.rank,
+                    L.int4_kl.value_or(0.0), L.int4_top1_delta.value_or(0.0));
+    if (!a.out.empty()) std::printf("  wrote %s\n", a.out.c_str());
+    return kOk;
+}
+
 int run_analyze(const AnalyzeArgs& a) {
+    if (is_cnn_path(a.model)) return run_analyze_cnn(a);
+    if (a.calib.empty()) return fail(err(a.model, ": --calib is required for language models"));
     auto lc = load_with_calib(a);
     if (!lc.ok()) return fail(lc.error());
     auto r = run_analysis(a, lc->first, lc->second);
@@ -287,7 +339,10 @@ void add_analysis_commands(CLI::App& app, int& rc) {
     auto a = std::make_shared<AnalyzeArgs>();
     CLI::App* sub = app.add_subcommand("analyze", "Per-layer sensitivity: Hessian spectrum, gradient spread, importance, INT4 cost");
     add_analysis_options(sub, *a);
-    sub->add_option("--calib", a->calib, "Calibration text (paragraphs)")->required();
+    sub->add_option("--calib", a->calib, "Calibration text (paragraphs); language models");
+    sub->add_option("--images", a->images, "CNNs (.onnx, .pt, ResNet-20 .safetensors): IDX images or a digits .csv(.gz)");
+    sub->add_option("--labels", a->labels, "CNNs: IDX labels");
+    sub->add_option("--scale", a->scale, "CNNs: pixel scale for IDX images (default 1/255)");
     sub->add_option("--out", a->out, "Write the sensitivity JSON here (docs/analysis.md)");
     sub->add_flag("--no-quant", a->no_quant, "Skip the empirical INT4 pass");
     sub->callback([a, &rc] { rc = run_analyze(*a); });

@@ -3,6 +3,8 @@
 //   classify MODEL --images IDX --labels IDX   top-1 accuracy on a labelled image set
 //   fold MODEL                                 BatchNorm folding + linear merging: node counts
 //                                              before/after and the largest output difference
+//   cnn-quant MODEL --images IDX --labels IDX  INT8 (W8A8, integer kernels) / INT4 quantization
+//                                              through a plan: top-1, agreement and KL vs FP32
 // MODEL is an .onnx file, or a CIFAR ResNet-20 .safetensors checkpoint (conv1/bn1/layerN...).
 // Also the CNN part of `info` (cnn_summary).
 #include <CLI/CLI.hpp>
@@ -16,6 +18,7 @@
 #include "engine/model/cnn_ir.h"
 #include "engine/model/loader.h"
 #include "engine/prune/fold.h"
+#include "engine/quant/cnn_quant.h"
 #include "engine/runtime/cnn.h"
 #include "engine/runtime/cnn_data.h"
 
@@ -31,6 +34,67 @@ Result<Model> load_cnn(const std::string& path) {
         return err(path, ": a ", m->architecture, " model, not a CNN (classify and fold take .onnx CNNs or a ResNet-20 "
                          ".safetensors)");
     return m;
+}
+
+struct CnnQuantArgs {
+    std::string model, images, labels, plan, precision = "int8";
+    double scale = 1.0 / 255.0;
+    int64_t calib_images = 256, limit = 0;
+    bool weight_only = false, json = false;
+};
+
+int run_cnn_quant(const CnnQuantArgs& a) {
+    auto m = load_cnn(a.model);
+    if (!m) return fail(m.error());
+    auto data = load_labelled_images(a.images, a.labels, a.scale);
+    if (!data) return fail(data.error());
+    if (a.limit > 0 && a.limit < data->count) {
+        data->count = a.limit;
+        data->labels.resize(size_t(a.limit));
+        data->pixels.resize(size_t(a.limit * data->image_size()));
+    }
+    quant::Plan plan;
+    if (!a.plan.empty()) {
+        auto p = quant::load_plan(a.plan);
+        if (!p) return fail(p.error());
+        plan = p.value();
+    } else {
+        plan = quant::cnn_uniform_plan(a.precision == "int4" ? quant::Precision::INT4 : quant::Precision::INT8);
+    }
+    quant::CnnQuantOptions o;
+    o.int8_activations = !a.weight_only;
+    o.calib_images = a.calib_images;
+    ProgressBar bar(!a.json);
+    auto q = quant::quantize_cnn(m.value(), plan, data->pixels, data->count, o, bar.progress());
+    if (!q) return fail(q.error());
+    auto ref = CnnExecutor::create(m.value());
+    if (!ref) return fail(ref.error());
+    auto test = CnnExecutor::create(m.value(), q.value());
+    if (!test) return fail(test.error());
+    const auto t0 = std::chrono::steady_clock::now();
+    auto c = quant::compare_cnn(*ref.value(), *test.value(), data->pixels, data->labels, 500, bar.progress());
+    bar.finish();
+    if (!c) return fail(c.error());
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    nlohmann::json layers = nlohmann::json::array();
+    for (const CnnQuantLayer& l : q->layers)
+        layers.push_back({{"layer", l.op}, {"bits", l.bits}, {"int8_activations", l.int8_activations},
+                          {"act_scale", l.act_scale}, {"act_zero", l.act_zero}});
+    if (a.json) {
+        print_json({{"model", a.model},         {"images", c->images},       {"top1_fp32", c->top1_ref},
+                    {"top1", c->top1},          {"agreement", c->agreement}, {"kl_mean", c->kl_mean},
+                    {"kl_max", c->kl_max},      {"nll_fp32", c->nll_ref},    {"nll", c->nll},
+                    {"seconds", secs},          {"layers", layers}});
+        return kOk;
+    }
+    std::printf("%s on %s (%lld images)\n", a.model.c_str(), a.images.c_str(), (long long)c->images);
+    for (const CnnQuantLayer& l : q->layers)
+        std::printf("  %-24s int%d weights per channel%s\n", l.op.c_str(), l.bits,
+                    l.int8_activations ? ", int8 activations" : " (weight-only)");
+    std::printf("  top-1         %.2f%% (fp32 %.2f%%)\n", 100.0 * c->top1, 100.0 * c->top1_ref);
+    std::printf("  agreement     %.2f%%\n", 100.0 * c->agreement);
+    std::printf("  KL            mean %.3g, max %.3g nats\n", c->kl_mean, c->kl_max);
+    return kOk;
 }
 
 struct ClassifyArgs {
@@ -156,6 +220,29 @@ int run_fold(const FoldArgs& a) {
 
 }  // namespace
 
+Result<Model> load_cnn_model(const std::string& path) { return load_cnn(path); }
+
+Result<LabelledImages> load_labelled_images(const std::string& images, const std::string& labels, double scale) {
+    auto ends = [&](const char* suf) {
+        const std::string s(suf);
+        return images.size() >= s.size() && images.compare(images.size() - s.size(), s.size(), s) == 0;
+    };
+    if (ends(".csv") || ends(".csv.gz")) return read_digits_csv(images);
+    if (labels.empty()) return err(images, ": IDX images need --labels");
+    auto im = read_idx_images(images);
+    if (!im) return im.error();
+    auto lb = read_idx_labels(labels);
+    if (!lb) return lb.error();
+    if (int64_t(lb->size()) != im->count) return err(labels, ": ", lb->size(), " labels for ", im->count, " images in ", images);
+    LabelledImages d;
+    d.count = im->count;
+    d.rows = im->rows;
+    d.cols = im->cols;
+    d.pixels = scale_pixels(im.value(), float(scale));
+    d.labels = lb.value();
+    return d;
+}
+
 nlohmann::json cnn_summary(const Model& m) {
     nlohmann::json j;
     auto shape = cnn_input_shape(m);
@@ -204,6 +291,22 @@ void add_cnn_commands(CLI::App& app, int& rc) {
         ->check(CLI::PositiveNumber);
     fold->add_flag("--json", f->json, "Print JSON");
     fold->callback([f, &rc] { rc = run_fold(*f); });
+
+    auto q = std::make_shared<CnnQuantArgs>();
+    CLI::App* cq = app.add_subcommand("cnn-quant", "Quantize a CNN (INT8 W8A8 / INT4) and compare it with FP32");
+    cq->add_option("model", q->model, "CNN model (.onnx, or a ResNet-20 .safetensors)")->required();
+    cq->add_option("--images", q->images, "IDX image file, or a digits .csv(.gz)")->required();
+    cq->add_option("--labels", q->labels, "IDX label file");
+    cq->add_option("--scale", q->scale, "Pixel scale for IDX images (default 1/255)");
+    cq->add_option("--precision", q->precision, "int8 or int4 for every Conv2d/Linear layer")
+        ->capture_default_str()->check(CLI::IsMember({"int8", "int4"}));
+    cq->add_option("--plan", q->plan, "A *.plan.json instead of --precision (per-channel layers)");
+    cq->add_option("--calib-images", q->calib_images, "Calibration images (the first N)")->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    cq->add_option("--limit", q->limit, "Only the first N images")->check(CLI::NonNegativeNumber);
+    cq->add_flag("--weight-only", q->weight_only, "Keep activations in float (no INT8 activations)");
+    cq->add_flag("--json", q->json, "Print JSON");
+    cq->callback([q, &rc] { rc = run_cnn_quant(*q); });
 }
 
 }  // namespace edge::cli

@@ -150,6 +150,7 @@ std::string analysis_to_json(const AnalysisReport& r) {
         if (L.int4_kl_max) l["int4_kl_max"] = *L.int4_kl_max;
         if (L.int4_nll_delta) l["int4_nll_delta"] = *L.int4_nll_delta;
         if (L.int4_bytes) l["int4_bytes"] = *L.int4_bytes;
+        if (L.int4_top1_delta) l["int4_top1_delta"] = *L.int4_top1_delta;
         layers.push_back(std::move(l));
     }
     j["layers"] = std::move(layers);
@@ -202,6 +203,7 @@ Result<AnalysisReport> analysis_from_json(std::string_view text, const std::stri
             if (l.contains("int4_kl_max")) L.int4_kl_max = l["int4_kl_max"].get<double>();
             if (l.contains("int4_nll_delta")) L.int4_nll_delta = l["int4_nll_delta"].get<double>();
             if (l.contains("int4_bytes")) L.int4_bytes = l["int4_bytes"].get<int64_t>();
+            if (l.contains("int4_top1_delta")) L.int4_top1_delta = l["int4_top1_delta"].get<double>();
             r.layers.push_back(std::move(L));
             ++i;
         }

@@ -40,6 +40,7 @@ struct LayerAnalysis {
     int rank = 0;                                                      // 1 = most important
     std::optional<double> int4_kl, int4_kl_max, int4_nll_delta;
     std::optional<int64_t> int4_bytes;
+    std::optional<double> int4_top1_delta;  // CNNs: top-1 change with the layer alone at INT4
 };
 
 struct AnalysisReport {

@@ -23,7 +23,19 @@ struct CnnExecutor::Step {
     const Op* op = nullptr;
     std::vector<const Tensor*> weights;
     std::vector<std::string> release;  // values no later step reads
+    // Integer layers: the quantization, the per-row code sums and (weight-only) the dequantized
+    // weights, or the per-channel output scales (int8 activations).
+    const CnnQuantLayer* q = nullptr;
+    std::vector<int32_t> rowsum;
+    std::vector<float> dequant;
+    std::vector<float> out_scale;
 };
+
+const CnnQuantLayer* CnnQuantization::find(const std::string& op) const {
+    for (const CnnQuantLayer& l : layers)
+        if (l.op == op) return &l;
+    return nullptr;
+}
 
 CnnExecutor::~CnnExecutor() = default;
 int CnnExecutor::threads() const { return pool_ ? pool_->size() : 1; }
@@ -32,13 +44,13 @@ namespace {
 
 std::string shp(const std::vector<int64_t>& s) { return "[" + shape_text(s) + "]"; }
 
-// Output extent and begin/end padding of one spatial axis.
-struct Axis {
-    int64_t out = 0, pad_begin = 0, pad_end = 0;
-};
-Axis spatial_axis(int64_t in, int64_t k, int64_t stride, int64_t dil, int64_t pb, int64_t pe, int auto_pad,
-                  bool ceil_mode) {
-    Axis a;
+using Axis = CnnAxis;
+
+}  // namespace
+
+CnnAxis cnn_spatial_axis(int64_t in, int64_t k, int64_t stride, int64_t dil, int64_t pb, int64_t pe, int auto_pad,
+                         bool ceil_mode) {
+    CnnAxis a;
     const int64_t span = dil * (k - 1) + 1;
     if (auto_pad == 1 || auto_pad == 2) {  // SAME_UPPER / SAME_LOWER
         a.out = (in + stride - 1) / stride;
@@ -57,9 +69,59 @@ Axis spatial_axis(int64_t in, int64_t k, int64_t stride, int64_t dil, int64_t pb
     return a;
 }
 
-}  // namespace
-
 // ---- kernels --------------------------------------------------------------------------------
+
+int8_t quantize_act(float x, float scale, int32_t zero) {
+    const float q = std::nearbyint(x / scale) + float(zero);
+    return int8_t(std::clamp(q, -128.0f, 127.0f));
+}
+
+int32_t dot_i8(const int8_t* a, const int8_t* b, int64_t k) {
+    int32_t acc = 0;
+    for (int64_t i = 0; i < k; ++i) acc += int32_t(a[i]) * int32_t(b[i]);
+    return acc;
+}
+
+void conv2d_int8(const int8_t* x, int64_t n, int64_t ic, int64_t h, int64_t w, int32_t act_zero, const int8_t* codes,
+                 const int32_t* rowsum, const float* out_scale, const float* bias, int64_t oc, const Conv2dParams& p,
+                 float* y, int64_t oh, int64_t ow, ThreadPool* pool) {
+    const int64_t icg = ic / p.group, ocg = oc / p.group;
+    const int64_t k = icg * p.kh * p.kw;
+    const int8_t pad = int8_t(act_zero);
+    auto body = [&](int64_t begin, int64_t end) {
+        std::vector<int8_t> col(size_t(ow * k));
+        for (int64_t unit = begin; unit < end; ++unit) {
+            const int64_t b = unit / oh, oy = unit % oh;
+            for (int64_t g = 0; g < p.group; ++g) {
+                for (int64_t ox = 0; ox < ow; ++ox) {
+                    int8_t* dst = col.data() + ox * k;
+                    for (int64_t c = 0; c < icg; ++c) {
+                        const int8_t* plane = x + (b * ic + g * icg + c) * h * w;
+                        for (int64_t ky = 0; ky < p.kh; ++ky) {
+                            const int64_t iy = oy * p.stride_h - p.pad_t + ky * p.dil_h;
+                            const bool row_in = iy >= 0 && iy < h;
+                            for (int64_t kx = 0; kx < p.kw; ++kx) {
+                                const int64_t ix = ox * p.stride_w - p.pad_l + kx * p.dil_w;
+                                *dst++ = row_in && ix >= 0 && ix < w ? plane[iy * w + ix] : pad;
+                            }
+                        }
+                    }
+                }
+                for (int64_t o = g * ocg; o < (g + 1) * ocg; ++o) {
+                    const int8_t* wr = codes + o * k;
+                    const float bo = bias ? bias[o] : 0.0f;
+                    const int32_t corr = act_zero * rowsum[o];
+                    float* out = y + ((b * oc + o) * oh + oy) * ow;
+                    for (int64_t ox = 0; ox < ow; ++ox)
+                        out[ox] = out_scale[o] * float(dot_i8(wr, col.data() + ox * k, k) - corr) + bo;
+                }
+            }
+        }
+    };
+    const int64_t units = n * oh;
+    if (pool && units > 1) pool->parallel_for(units, body, 1);
+    else body(0, units);
+}
 
 void conv2d_reference(const float* x, int64_t n, int64_t ic, int64_t h, int64_t w, const float* weight,
                       const float* bias, int64_t oc, const Conv2dParams& p, float* y, int64_t oh, int64_t ow) {
@@ -254,7 +316,52 @@ Result<std::unique_ptr<CnnExecutor>> CnnExecutor::create(const Model& m, int thr
     return e;
 }
 
-Result<Activation> CnnExecutor::run(const Activation& input) const {
+Result<std::unique_ptr<CnnExecutor>> CnnExecutor::create(const Model& m, const CnnQuantization& q, int threads) {
+    auto e = create(m, threads);
+    if (!e) return e;
+    const std::string& src = m.source_path.empty() ? m.name : m.source_path;
+    auto quant = std::make_shared<const CnnQuantization>(q);
+    std::set<std::string> found;
+    for (Step& s : (*e)->steps_) {
+        const Op& op = *s.op;
+        const CnnQuantLayer* l = quant->find(op.name);
+        if (!l) continue;
+        if (op.type != OpType::Conv2d && op.type != OpType::Linear)
+            return err(src, ": quantized layer '", op.name, "' is a ", op_type_name(op.type), ", not a Conv2d or Linear");
+        const Tensor& w = *s.weights[0];
+        const int64_t oc = w.shape[0], k = w.numel() / oc;
+        if (int64_t(l->codes.size()) != w.numel() || int64_t(l->scales.size()) != oc)
+            return err(src, ": quantized layer '", op.name, "' has ", l->codes.size(), " codes and ", l->scales.size(),
+                       " scales for weight ", w.shape_str());
+        if (l->bits < 2 || l->bits > 8) return err(src, ": quantized layer '", op.name, "': ", l->bits, " bits");
+        const int lim = (1 << (l->bits - 1)) - 1;
+        for (int8_t c : l->codes)
+            if (c < -lim || c > lim) return err(src, ": quantized layer '", op.name, "': code ", int(c), " outside +-", lim);
+        if (l->int8_activations && (!(l->act_scale > 0) || l->act_zero < -128 || l->act_zero > 127))
+            return err(src, ": quantized layer '", op.name, "': bad activation scale ", l->act_scale, " / zero ", l->act_zero);
+        s.q = l;
+        if (l->int8_activations) {
+            s.rowsum.assign(size_t(oc), 0);
+            s.out_scale.resize(size_t(oc));
+            for (int64_t o = 0; o < oc; ++o) {
+                for (int64_t i = 0; i < k; ++i) s.rowsum[size_t(o)] += l->codes[size_t(o * k + i)];
+                s.out_scale[size_t(o)] = l->scales[size_t(o)] * l->act_scale;
+            }
+        } else {
+            s.dequant.resize(size_t(w.numel()));
+            for (int64_t i = 0; i < w.numel(); ++i) s.dequant[size_t(i)] = l->scales[size_t(i / k)] * float(l->codes[size_t(i)]);
+        }
+        found.insert(op.name);
+    }
+    for (const CnnQuantLayer& l : quant->layers)
+        if (!found.count(l.op)) return err(src, ": quantized layer '", l.op, "' is not an op of the graph");
+    (*e)->quant_ = std::move(quant);
+    return e;
+}
+
+Result<Activation> CnnExecutor::run(const Activation& input) const { return run(input, Observer()); }
+
+Result<Activation> CnnExecutor::run(const Activation& input, const Observer& before) const {
     const std::string& src = model_->source_path.empty() ? model_->name : model_->source_path;
     if (input.shape.size() != 4 || input.shape[0] < 1 ||
         !std::equal(input.shape.begin() + 1, input.shape.end(), input_shape_.begin() + 1))
@@ -265,6 +372,7 @@ Result<Activation> CnnExecutor::run(const Activation& input) const {
     std::map<std::string, Activation> values;
     values[model_->graph.inputs[0]] = input;
     for (const Step& s : steps_) {
+        if (before) before(*s.op, values.at(s.op->inputs[0]));
         EDGE_TRY(step(s, values));
         for (const std::string& v : s.release) values.erase(v);
     }
@@ -299,8 +407,8 @@ Status CnnExecutor::step(const Step& s, std::map<std::string, Activation>& value
                 return err(src, ": conv '", op.name, "' weight ", shp(w.shape), " (group ", p.group, ") does not fit input ",
                            shp(x.shape));
             const int ap = int(op_attr1(op, "auto_pad", 0));
-            const Axis ay = spatial_axis(x.shape[2], p.kh, p.stride_h, p.dil_h, int64_t(pd[0]), int64_t(pd[2]), ap, false);
-            const Axis ax = spatial_axis(x.shape[3], p.kw, p.stride_w, p.dil_w, int64_t(pd[1]), int64_t(pd[3]), ap, false);
+            const Axis ay = cnn_spatial_axis(x.shape[2], p.kh, p.stride_h, p.dil_h, int64_t(pd[0]), int64_t(pd[2]), ap, false);
+            const Axis ax = cnn_spatial_axis(x.shape[3], p.kw, p.stride_w, p.dil_w, int64_t(pd[1]), int64_t(pd[3]), ap, false);
             if (ay.out <= 0 || ax.out <= 0)
                 return err(src, ": conv '", op.name, "' kernel ", shp(w.shape), " does not fit input ", shp(x.shape));
             p.pad_t = ay.pad_begin;
@@ -309,8 +417,17 @@ Status CnnExecutor::step(const Step& s, std::map<std::string, Activation>& value
             p.pad_r = ax.pad_end;
             y.shape = {x.shape[0], w.shape[0], ay.out, ax.out};
             y.data.resize(size_t(y.numel()));
-            conv2d(x.data.data(), x.shape[0], x.shape[1], x.shape[2], x.shape[3], w.f32(),
-                   s.weights.size() > 1 ? s.weights[1]->f32() : nullptr, w.shape[0], p, y.data.data(), ay.out, ax.out,
+            const float* cbias = s.weights.size() > 1 ? s.weights[1]->f32() : nullptr;
+            if (s.q && s.q->int8_activations) {
+                std::vector<int8_t> xq(x.data.size());
+                for (size_t i = 0; i < xq.size(); ++i) xq[i] = quantize_act(x.data[i], s.q->act_scale, s.q->act_zero);
+                conv2d_int8(xq.data(), x.shape[0], x.shape[1], x.shape[2], x.shape[3], s.q->act_zero, s.q->codes.data(),
+                            s.rowsum.data(), s.out_scale.data(), cbias, w.shape[0], p, y.data.data(), ay.out, ax.out,
+                            pool_.get());
+                break;
+            }
+            conv2d(x.data.data(), x.shape[0], x.shape[1], x.shape[2], x.shape[3], s.q ? s.dequant.data() : w.f32(),
+                   cbias, w.shape[0], p, y.data.data(), ay.out, ax.out,
                    pool_.get());
             break;
         }
@@ -343,8 +460,8 @@ Status CnnExecutor::step(const Step& s, std::map<std::string, Activation>& value
                        pd = op_attr(op, "pads", {0, 0, 0, 0});
             const int ap = int(op_attr1(op, "auto_pad", 0));
             const bool ceil = op_attr1(op, "ceil_mode", 0) != 0;
-            const Axis ay = spatial_axis(x.shape[2], int64_t(k[0]), int64_t(st[0]), 1, int64_t(pd[0]), int64_t(pd[2]), ap, ceil);
-            const Axis ax = spatial_axis(x.shape[3], int64_t(k[1]), int64_t(st[1]), 1, int64_t(pd[1]), int64_t(pd[3]), ap, ceil);
+            const Axis ay = cnn_spatial_axis(x.shape[2], int64_t(k[0]), int64_t(st[0]), 1, int64_t(pd[0]), int64_t(pd[2]), ap, ceil);
+            const Axis ax = cnn_spatial_axis(x.shape[3], int64_t(k[1]), int64_t(st[1]), 1, int64_t(pd[1]), int64_t(pd[3]), ap, ceil);
             if (ay.out <= 0 || ax.out <= 0)
                 return err(src, ": pool '", op.name, "' window does not fit input ", shp(x.shape));
             y.shape = {x.shape[0], x.shape[1], ay.out, ax.out};
@@ -374,10 +491,23 @@ Status CnnExecutor::step(const Step& s, std::map<std::string, Activation>& value
             y.shape = {n, out};
             y.data.resize(size_t(n * out));
             const float* bias = s.weights.size() > 1 ? s.weights[1]->f32() : nullptr;
+            const float* wf = s.q && !s.q->int8_activations ? s.dequant.data() : w.f32();
+            std::vector<int8_t> xq;
+            if (s.q && s.q->int8_activations) {
+                xq.resize(x.data.size());
+                for (size_t i = 0; i < xq.size(); ++i) xq[i] = quantize_act(x.data[i], s.q->act_scale, s.q->act_zero);
+            }
             auto body = [&](int64_t begin, int64_t end) {
                 for (int64_t i = begin; i < end; ++i) {
                     const int64_t b = i / out, o = i % out;
-                    y.data[size_t(i)] = kernels::dot(w.f32() + o * k, x.data.data() + b * k, k) + (bias ? bias[o] : 0.0f);
+                    const float bo = bias ? bias[o] : 0.0f;
+                    if (!xq.empty())
+                        y.data[size_t(i)] = s.out_scale[size_t(o)] *
+                                                float(dot_i8(s.q->codes.data() + o * k, xq.data() + b * k, k) -
+                                                      s.q->act_zero * s.rowsum[size_t(o)]) +
+                                            bo;
+                    else
+                        y.data[size_t(i)] = kernels::dot(wf + o * k, x.data.data() + b * k, k) + bo;
                 }
             };
             if (n * out * k > 65536) pool_->parallel_for(n * out, body, 16);

@@ -3,7 +3,10 @@
 
 #include <zlib.h>
 
+#include <algorithm>
+#include <charconv>
 #include <memory>
+#include <string_view>
 
 namespace edge {
 
@@ -73,6 +76,68 @@ std::vector<float> scale_pixels(const IdxImages& images, float scale) {
     std::vector<float> out(images.pixels.size());
     for (size_t i = 0; i < out.size(); ++i) out[i] = float(images.pixels[i]) * scale;
     return out;
+}
+
+Result<LabelledImages> read_digits_csv(const std::string& path) {
+    auto bytes = read_all(path);
+    if (!bytes) return bytes.error();
+    const std::string text(bytes->begin(), bytes->end());
+    LabelledImages out;
+    out.channels = 1;
+    out.rows = out.cols = 8;
+    size_t pos = 0;
+    int64_t line_no = 0;
+    while (pos < text.size()) {
+        size_t eol = text.find('\n', pos);
+        if (eol == std::string::npos) eol = text.size();
+        std::string_view line(text.data() + pos, eol - pos);
+        pos = eol + 1;
+        ++line_no;
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line.empty()) continue;
+        int values[65];
+        int n = 0;
+        const char* p = line.data();
+        const char* end = line.data() + line.size();
+        while (p <= end) {
+            if (n == 65) return err(path, ":", line_no, ": more than 65 values (64 pixels and a label)");
+            const char* comma = std::find(p, end, ',');
+            int v = 0;
+            auto [ptr, ec] = std::from_chars(p, comma, v);
+            if (ec != std::errc() || ptr != comma)
+                return err(path, ":", line_no, ": value ", n + 1, " ('", std::string(p, comma), "') is not an integer");
+            values[n++] = v;
+            p = comma + 1;
+        }
+        if (n != 65) return err(path, ":", line_no, ": ", n, " values; expected 64 pixels and a label");
+        for (int i = 0; i < 64; ++i) {
+            if (values[i] < 0 || values[i] > 16)
+                return err(path, ":", line_no, ": pixel ", i, " is ", values[i], ", outside 0..16");
+            out.pixels.push_back(float(values[i]) / 16.0f);
+        }
+        if (values[64] < 0 || values[64] > 9) return err(path, ":", line_no, ": label ", values[64], " is not a digit");
+        out.labels.push_back(uint8_t(values[64]));
+        ++out.count;
+    }
+    if (out.count == 0) return err(path, ": no images");
+    return out;
+}
+
+ImageSplit split_every_fifth(const LabelledImages& all) {
+    ImageSplit s;
+    for (LabelledImages* d : {&s.train, &s.test}) {
+        d->channels = all.channels;
+        d->rows = all.rows;
+        d->cols = all.cols;
+    }
+    const int64_t per = all.image_size();
+    for (int64_t i = 0; i < all.count; ++i) {
+        LabelledImages& d = i % 5 == 0 ? s.test : s.train;
+        d.pixels.insert(d.pixels.end(), all.pixels.begin() + i * per, all.pixels.begin() + (i + 1) * per);
+        d.labels.push_back(all.labels[size_t(i)]);
+        ++d.count;
+    }
+    return s;
 }
 
 }  // namespace edge
