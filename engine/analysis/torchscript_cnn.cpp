@@ -44,7 +44,13 @@ struct Importer {
 
     std::string where(const Node* n) const { return std::string(n->kind().toQualString()); }
 
-    std::optional<c10::IValue> constant(const Value* v) const { return torch::jit::toIValue(v); }
+    // (Not `return toIValue(v)`: an empty c10::optional<IValue> would convert into an engaged
+    // std::optional holding None.)
+    std::optional<c10::IValue> constant(const Value* v) const {
+        auto c = torch::jit::toIValue(v);
+        if (!c.has_value()) return std::nullopt;
+        return *c;
+    }
 
     // An int list argument: a constant list, a ListConstruct of constants, or (for reshape) of
     // aten::size(x, d) at position d of the same tensor, which becomes 0 ("copy the dim").
