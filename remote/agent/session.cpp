@@ -1,5 +1,7 @@
 #include "remote/agent/session.h"
 
+#include "engine/runtime/qkernels.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -9,6 +11,7 @@
 #include <cstring>
 
 #include "engine/runtime/device.h"
+#include "engine/runtime/qkernels.h"
 #include "engine/telemetry/memory.h"
 #include "engine/telemetry/stopwatch.h"
 #include "engine/telemetry/system_info.h"
@@ -101,7 +104,7 @@ int run_session(int in_fd, int out_fd, const SessionOptions& opts) {
     hello.cpu_threads = static_cast<uint32_t>(cpu_count());
     hello.mem_total_bytes = sensors.mem_total_bytes().value_or(0);
     DeviceReport dev = probe_devices();
-    hello.backend = "cpu (FP32 reference executor)";
+    hello.backend = std::string("cpu (") + qkernels::kernel_name() + " kernels)";
     hello.backend += dev.cuda_usable ? "; CUDA " + dev.cuda_name + " present (not yet used by the agent)"
                                      : "; CUDA: " + dev.reason;
     if (!out.send(hello).ok()) return kExitIoError;

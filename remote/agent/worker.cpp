@@ -17,6 +17,11 @@ struct Worker::Loaded {
     std::unique_ptr<Tokenizer> tokenizer;
     std::unique_ptr<LlamaCpu> exe;
     std::string path;
+    // The tokens whose K/V sit in exe's cache at positions 0..n-1. A prompt that starts with
+    // some of them (a shared system prompt, a follow-up turn) reuses those positions instead of
+    // prefilling them again: that reuse is the KV hit rate the agent reports.
+    std::vector<int32_t> cached;
+    uint64_t prompt_tokens = 0, reused_tokens = 0;
 };
 
 namespace {
@@ -220,7 +225,16 @@ void Worker::run(const proto::RunWorkload& r) {
                         "prompt " + std::to_string(i) + " has " + std::to_string(ids.size()) +
                             " tokens, the KV cache holds " + std::to_string(max_seq));
         Stopwatch sw;
-        const float* logits = exe.prefill(ids.data(), static_cast<int>(ids.size()), 0);
+        // Longest common prefix with what the cache holds, leaving at least one token to run
+        // (its logits start the generation).
+        std::vector<int32_t>& cached = loaded_->cached;
+        size_t reuse = 0;
+        while (reuse + 1 < ids.size() && reuse < cached.size() && cached[reuse] == ids[reuse]) ++reuse;
+        loaded_->prompt_tokens += ids.size();
+        loaded_->reused_tokens += reuse;
+        const double hit_rate = static_cast<double>(loaded_->reused_tokens) / static_cast<double>(loaded_->prompt_tokens);
+        const float* logits = exe.prefill(ids.data() + reuse, static_cast<int>(ids.size() - reuse), static_cast<int>(reuse));
+        cached = ids;
         int pos = static_cast<int>(ids.size());
         int32_t prev = ids.back();
         std::string text;
@@ -246,8 +260,9 @@ void Worker::run(const proto::RunWorkload& r) {
             uint32_t used = static_cast<uint32_t>((pos + kKvBlockTokens - 1) / kKvBlockTokens);
             s.kv_blocks_used = used;
             s.kv_blocks_free = kv_total - std::min(used, kv_total);
-            // The FP32 executor's contiguous cache has no hit rate, evictions or compression:
-            // those stay absent until the paged KV cache serves the agent.
+            // Prompt positions served from the cache so far in this engine's life. The
+            // contiguous cache evicts nothing and compresses nothing: those stay absent.
+            s.kv_hit_rate = hit_rate;
             sys.fill(s);
             {
                 std::lock_guard lk(stats_mu_);
@@ -262,7 +277,10 @@ void Worker::run(const proto::RunWorkload& r) {
             }
             pump_.push(std::move(s));
             last = now;
-            if (gen < r.max_tokens) logits = exe.forward(next, pos++);
+            if (gen < r.max_tokens) {
+                logits = exe.forward(next, pos++);
+                cached.push_back(next);
+            }
         }
         total_tokens += gen;
         {

@@ -86,8 +86,10 @@ void expect_live_telemetry(const Collected& c, size_t prompts) {
             EXPECT_GT(s.rss_bytes.value_or(0), 0u);
             EXPECT_TRUE(s.mem_available_bytes.has_value());
             EXPECT_TRUE(s.kv_blocks_used.has_value() && s.kv_blocks_free.has_value());
-            // No paged KV cache behind the FP32 executor yet: absent, not zero.
-            EXPECT_FALSE(s.kv_hit_rate.has_value());
+            // Prompt positions reused from the cache (a shared prefix, BOS at least).
+            ASSERT_TRUE(s.kv_hit_rate.has_value());
+            EXPECT_GE(*s.kv_hit_rate, 0.0);
+            EXPECT_LE(*s.kv_hit_rate, 1.0);
             EXPECT_FALSE(s.kv_evictions.has_value());
             EXPECT_FALSE(s.device_mem_used_bytes.has_value());
         }
@@ -270,4 +272,40 @@ TEST(AgentProcess, CancelStopsARunAndEndOfInputExitsCleanly) {
     auto t0 = std::chrono::steady_clock::now();
     EXPECT_EQ(link->transport().close(10000), 0);
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+}
+
+// A prompt that repeats what the cache already holds (the same story opening, then a longer
+// one that starts with it) is served from the cached positions: the same greedy text as a
+// fresh prefill, and the reported hit rate counts exactly the reused positions.
+TEST(AgentProcess, SharedPromptPrefixIsServedFromTheKvCache) {
+    EDGE_REQUIRE_SHARED(model_path());
+    auto dir = test::temp_dir("agent-prefix");
+    auto link = open_agent(dir);
+    ASSERT_TRUE(link);
+    auto digest = remote::sha256_of_file(model_path());
+    ASSERT_TRUE(digest.ok());
+    uint32_t load_id = link->next_request_id();
+    ASSERT_TRUE(link->send(LoadEngine{load_id, model_path(), digest.value(), "", ""}).ok());
+    auto loaded = test::collect(*link, load_id, 30000);
+    ASSERT_TRUE(loaded.ack.has_value()) << (loaded.error ? loaded.error->message : "timeout");
+
+    RunWorkload run;
+    run.request_id = link->next_request_id();
+    // BOS + 4 pieces each ("Once upon a time" encodes to [1, 403, 407, 261, 378], ASSETS.md).
+    run.prompts = {"Once upon a time", "Once upon a time", "Once upon a time"};
+    run.max_tokens = 30;
+    ASSERT_TRUE(link->send(run).ok());
+    auto c = test::collect(*link, run.request_id, 60000);
+    test::expect_live_telemetry(c, 3);
+    EXPECT_EQ(c.results[1].text, c.results[0].text) << "a prompt served from cached positions must decode the same";
+    EXPECT_EQ(c.results[2].text, c.results[0].text);
+    EXPECT_EQ(c.results[0].text.rfind(", there was a little girl named Lily", 0), 0u) << c.results[0].text;
+    // First prompt: nothing cached (0 of 5). Later ones: 4 of 5 reused (the last prompt token
+    // always runs, its logits start the generation). Cumulative: 8 / 15.
+    double last_rate = -1;
+    for (const auto& b : c.batches)
+        for (const auto& s : b.samples)
+            if (s.prompt_index == 2 && s.kv_hit_rate) last_rate = *s.kv_hit_rate;
+    EXPECT_NEAR(last_rate, 8.0 / 15.0, 1e-9);
+    ASSERT_TRUE(link->stop(10000).ok());
 }

@@ -121,7 +121,9 @@ TEST_F(SuperviseTest, KilledAgentIsRestartedAndTelemetryResumes) {
     auto sum = remote::summarize(r.value());
     ASSERT_TRUE(sum.latency_p50_ms && sum.latency_p99_ms && sum.tokens_per_s && sum.rss_max_bytes);
     EXPECT_LE(*sum.latency_p50_ms, *sum.latency_p99_ms);
-    EXPECT_FALSE(sum.kv_hit_rate.has_value()) << "absent on the FP32 executor: must stay absent, not 0";
+    ASSERT_TRUE(sum.kv_hit_rate.has_value()) << "the agent reports prompt positions reused from its cache";
+    EXPECT_GE(*sum.kv_hit_rate, 0.0);
+    EXPECT_LE(*sum.kv_hit_rate, 1.0);
     std::printf("[supervised profile] killed pid %d mid-run, restarted, %zu samples (%zu after the kill), "
                 "p50 %.3f ms p99 %.3f ms, %.0f tok/s\n",
                 int(killed), r->samples.size(), after, *sum.latency_p50_ms, *sum.latency_p99_ms, *sum.tokens_per_s);
