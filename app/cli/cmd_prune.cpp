@@ -22,6 +22,7 @@
 #include "engine/runtime/llama_cpu.h"
 #include "engine/validate/perplexity.h"
 #ifdef EDGE_CLI_ANALYSIS
+#include "engine/analysis/cnn_digits.h"
 #include "engine/analysis/prune_finetune.h"
 #include "engine/analysis/sensitivity.h"
 #include "engine/analysis/torch_llama.h"
@@ -161,13 +162,14 @@ int run_prune(const PruneArgs& a) {
         ProgressBar bar(!a.json);
         Result<analysis::PruneRun> run = err("unreachable");
         if (is_cnn(m.value())) {
-            auto d = analysis::load_digits(a.data);
-            if (!d) return fail(d.error());
-            run = analysis::prune_cnn(m.value(), d->train, o, bar.progress());
+            auto all = read_digits_csv(a.data);
+            if (!all) return fail(all.error());
+            const ImageSplit d = split_every_fifth(all.value());
+            run = analysis::prune_cnn(m.value(), d.train, o, bar.progress());
             if (run) {
-                auto acc = analysis::cnn_accuracy(run->model, d->test);
+                auto acc = torch_cnn_classify(run->model, d.test);
                 if (!acc) return fail(acc.error());
-                extra["test_top1"] = acc.value();
+                extra["test_top1"] = acc->top1();
             }
         } else {
             if (m->tokenizer.empty()) return fail(err(a.model, ": the model carries no tokenizer; pass --tokenizer FILE"));
@@ -237,19 +239,21 @@ struct CnnRow {
 
 int run_bench(const BenchArgs& b) {
     if (!b.skip_cnn) {
-        auto d = analysis::load_digits(b.shared + "/data/digits.csv.gz");
-        if (!d) return fail(d.error());
-        Model base = analysis::digits_cnn(1);
-        analysis::CnnTrainOptions t;
+        auto all = read_digits_csv(b.shared + "/data/digits.csv.gz");
+        if (!all) return fail(all.error());
+        const ImageSplit d = split_every_fifth(all.value());
+        Model base = build_digits_cnn(1);
+        CnnTrainOptions t = analysis::prune_cnn_train_defaults();
         t.steps = b.base_steps;
+        t.seed = 1;
         t.threads = b.threads;
         const auto t0 = std::chrono::steady_clock::now();
-        if (auto s = analysis::train_cnn(base, d->train, t); !s) return fail(s.error());
+        if (auto s = train_cnn(base, d.train, t); !s) return fail(s.error());
         const double base_secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        auto base_acc = analysis::cnn_accuracy(base, d->test);
+        auto base_acc = torch_cnn_classify(base, d.test);
         if (!base_acc) return fail(base_acc.error());
         std::vector<CnnRow> rows;
-        rows.push_back({"unpruned (" + std::to_string(b.base_steps) + " steps)", base_acc.value(), base.parameter_count(),
+        rows.push_back({"unpruned (" + std::to_string(b.base_steps) + " steps)", base_acc->top1(), base.parameter_count(),
                         count_nodes(base.graph), 0, b.base_steps, base_secs});
         struct ModeRow {
             std::string name;
@@ -269,15 +273,15 @@ int run_bench(const BenchArgs& b) {
             o.dst_steps = b.dst_steps;
             o.dst_every = b.dst_every;
             o.cnn.threads = b.threads;
-            auto run = analysis::prune_cnn(base, d->train, o);
+            auto run = analysis::prune_cnn(base, d.train, o);
             if (!run) return fail(run.error());
-            auto acc = analysis::cnn_accuracy(run->model, d->test);
+            auto acc = torch_cnn_classify(run->model, d.test);
             if (!acc) return fail(acc.error());
-            rows.push_back({mr.name, acc.value(), run->model.parameter_count(), count_nodes(run->model.graph), run->rounds,
+            rows.push_back({mr.name, acc->top1(), run->model.parameter_count(), count_nodes(run->model.graph), run->rounds,
                             run->train_steps, run->seconds});
         }
         std::printf("digits CNN (%lld train / %lld test images), 50%% of every conv's output channels, magnitude importance\n\n",
-                    (long long)d->train.count(), (long long)d->test.count());
+                    (long long)d.train.count, (long long)d.test.count);
         std::printf("| model | test top-1 | vs unpruned | params | nodes | rounds | train steps | seconds |\n");
         std::printf("|---|---|---|---|---|---|---|---|\n");
         for (const CnnRow& r : rows)

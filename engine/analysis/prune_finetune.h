@@ -13,9 +13,8 @@
 // is exactly the unit's removal (structured.h: pruned == masked), and gradients on those columns
 // measure what regrowing it would gain. The result is physically pruned (apply_masks).
 //
-// CNN training: a small LibTorch executor over the CNN IR (Conv2d, BatchNorm in training mode with
-// running statistics, Relu, pools, Linear, Add, Reshape, Pad), AdamW on cross-entropy. LLM training:
-// train_llama (torch_llama.h) with masks.
+// CNN training: train_cnn of torch_cnn.h (the LibTorch executor over the CNN IR) with masks, AdamW on
+// cross-entropy. LLM training: train_llama (torch_llama.h) with masks.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -23,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/analysis/torch_cnn.h"
 #include "engine/core/progress.h"
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
@@ -30,65 +30,17 @@
 
 namespace edge::analysis {
 
-// ---- labelled images and the digits CNN fixture ----------------------------------------------
+// CNN training, gradients and accuracy come from torch_cnn.h (train_cnn with masks,
+// torch_cnn_gradients, torch_cnn_classify); the digits fixture from cnn_digits.h
+// (build_digits_cnn) on cnn_data.h (read_digits_csv, split_every_fifth).
 
-struct ImageSet {
-    std::vector<int64_t> shape;   // per image: C, H, W
-    std::vector<float> pixels;    // count * C*H*W
-    std::vector<uint8_t> labels;
-    int64_t count() const { return int64_t(labels.size()); }
-};
-
-struct DigitsSplit {
-    ImageSet train, test;
-};
-
-// UCI optical digits (../shared/data/digits.csv.gz: rows of 64 pixels 0..16 then the label, no
-// header): images [1, 8, 8] scaled by 1/16. A fixed split: row i goes to test when i % 4 == 3
-// (449 test, 1,348 train). Errors name the file and the line.
-Result<DigitsSplit> load_digits(const std::string& csv_gz_path);
-
-// The digits CNN (input [1, 1, 8, 8]): conv1 3x3 1->16 + bn1 + ReLU, conv2 3x3 16->32 + bn2 +
-// ReLU, MaxPool 2, conv3 3x3 32->32 + bn3 + ReLU, GlobalAvgPool, fc 32->10. He-initialised from
-// `seed`; train it with train_cnn.
-Model digits_cnn(uint64_t seed = 1);
-
-// ---- CNN training through LibTorch -------------------------------------------------------------
-
-// 0/1 masks by tensor name (element count of the tensor), multiplied into the weights before the
-// first and after every optimizer step.
+// 0/1 masks by tensor name (element count of the tensor): the consumer columns of removed units.
+// CNN training takes them as CnnTrainOptions::masks, LLM training as TrainOptions::masks.
 using WeightMasks = std::map<std::string, std::vector<float>>;
 
-struct CnnTrainOptions {
-    int steps = 400;          // optimizer steps
-    int batch = 64;
-    float lr = 3e-3f;         // AdamW, cosine decay to lr/10
-    float weight_decay = 1e-4f;
-    uint64_t seed = 1;        // batch order
-    int threads = 0;          // LibTorch intra-op threads; <= 0: LibTorch's default
-};
-
-struct CnnTrainReport {
-    int steps = 0;
-    double seconds = 0.0;
-    double first_loss = 0.0, last_loss = 0.0;  // last: mean of the last min(10, steps) steps
-};
-
-// Trains every F32 tensor of a CNN Model in place (BatchNorm scale/bias trained, running mean and
-// variance updated as in training mode) on cross-entropy. Errors name an op LibTorch cannot run.
-Status train_cnn(Model& m, const ImageSet& data, const CnnTrainOptions& opts, const WeightMasks* masks = nullptr,
-                 Progress* progress = nullptr, CnnTrainReport* report = nullptr);
-
-// Logits [count][classes] through the LibTorch forward (BatchNorm in inference mode): for
-// cross-checking against the runtime's CnnExecutor.
-Result<std::vector<float>> torch_cnn_logits(const Model& m, const ImageSet& data);
-
-// Mean gradient of the cross-entropy w.r.t. every F32 tensor (BatchNorm in inference mode), over
-// the first min(count, batches * batch) images.
-Result<prune::Gradients> cnn_gradients(const Model& m, const ImageSet& data, int batches = 8, int batch = 64);
-
-// Top-1 accuracy through the runtime's CnnExecutor (the deployed path).
-Result<double> cnn_accuracy(const Model& m, const ImageSet& data);
+// The CNN training options of the pruning modes (steps are set per phase): AdamW lr 3e-3 with
+// cosine decay, batch 64, weight decay 1e-4.
+CnnTrainOptions prune_cnn_train_defaults();
 
 // ---- pruning modes -----------------------------------------------------------------------------
 
@@ -106,7 +58,8 @@ struct PruneRunOptions {
     int dst_every = 50;           // dst: steps between mask updates
     double dst_fraction = 0.3;    // dst: share of the removed units swapped at the first update
     int grad_batches = 4;         // batches for Taylor gradients and DST regrowth
-    CnnTrainOptions cnn;          // batch, lr, seed, threads for CNN training (steps are set per phase)
+    CnnTrainOptions cnn = prune_cnn_train_defaults();  // batch, lr, threads for CNN training (steps and
+                                                       // seed are set per phase)
     // LLM training (train_llama): batch, seq_len, lr, threads.
     int llm_batch = 16, llm_seq_len = 128, threads = 0;
     float llm_lr = 1e-3f;
@@ -122,8 +75,9 @@ struct PruneRun {
     double seconds = 0.0;
 };
 
-// CNN: `data` trains (and gives Taylor gradients).
-Result<PruneRun> prune_cnn(const Model& m, const ImageSet& data, const PruneRunOptions& opts,
+// CNN: `data` trains (and gives Taylor gradients and DST regrowth gradients on its first
+// grad_batches * cnn.batch images).
+Result<PruneRun> prune_cnn(const Model& m, const LabelledImages& data, const PruneRunOptions& opts,
                            Progress* progress = nullptr);
 // LLM: `sequences` (token ids, each starting with BOS) train and give gradients.
 Result<PruneRun> prune_llama(const Model& m, const std::vector<std::vector<int32_t>>& sequences,

@@ -1,19 +1,14 @@
-// The pruning modes of prune_finetune.h (one-shot, iterative, DST), the digits fixture and the
-// runtime accuracy. No torch include: training goes through train_cnn / train_llama.
-#include <zlib.h>
-
+// The pruning modes of prune_finetune.h (one-shot, iterative, DST). No torch include: training
+// goes through train_cnn (torch_cnn.h) / train_llama (torch_llama.h).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <functional>
 #include <numbers>
-#include <random>
-#include <set>
 
 #include "engine/analysis/prune_finetune.h"
 #include "engine/analysis/torch_llama.h"
 #include "engine/model/cnn_ir.h"
-#include "engine/runtime/cnn.h"
 
 namespace edge::analysis {
 
@@ -23,114 +18,15 @@ std::string origin(const Model& m) { return m.source_path.empty() ? m.name : m.s
 
 }  // namespace
 
-// ---- digits --------------------------------------------------------------------------------------
-
-Result<DigitsSplit> load_digits(const std::string& path) {
-    gzFile f = gzopen(path.c_str(), "rb");
-    if (!f) return err(path, ": cannot open");
-    std::string text;
-    char buf[65536];
-    int n = 0;
-    while ((n = gzread(f, buf, sizeof buf)) > 0) text.append(buf, size_t(n));
-    const bool bad = n < 0;
-    gzclose(f);
-    if (bad) return err(path, ": not a readable gzip file");
-    DigitsSplit s;
-    s.train.shape = s.test.shape = {1, 8, 8};
-    size_t pos = 0;
-    int line = 0, row = 0;
-    while (pos < text.size()) {
-        size_t end = text.find('\n', pos);
-        if (end == std::string::npos) end = text.size();
-        std::string l = text.substr(pos, end - pos);
-        pos = end + 1;
-        ++line;
-        if (!l.empty() && l.back() == '\r') l.pop_back();
-        if (l.empty()) continue;
-        std::vector<int> v;
-        size_t p = 0;
-        while (p <= l.size()) {
-            size_t q = l.find(',', p);
-            if (q == std::string::npos) q = l.size();
-            const std::string cell = l.substr(p, q - p);
-            char* e = nullptr;
-            const double d = std::strtod(cell.c_str(), &e);
-            if (cell.empty() || *e != '\0' || d != std::floor(d))
-                return err(path, ":", line, ": '", cell, "' is not an integer (64 pixels 0..16 then a label)");
-            v.push_back(int(d));
-            p = q + 1;
-        }
-        if (v.size() != 65) return err(path, ":", line, ": ", v.size(), " values; expected 64 pixels and a label");
-        for (int k = 0; k < 64; ++k)
-            if (v[size_t(k)] < 0 || v[size_t(k)] > 16) return err(path, ":", line, ": pixel ", k, " is ", v[size_t(k)], " (0..16)");
-        if (v[64] < 0 || v[64] > 9) return err(path, ":", line, ": label ", v[64], " is not a digit");
-        ImageSet& dst = row % 4 == 3 ? s.test : s.train;
-        for (int k = 0; k < 64; ++k) dst.pixels.push_back(float(v[size_t(k)]) / 16.0f);
-        dst.labels.push_back(uint8_t(v[64]));
-        ++row;
-    }
-    if (s.test.count() == 0 || s.train.count() == 0) return err(path, ": ", row, " rows; too few for a train/test split");
-    return s;
-}
-
-Model digits_cnn(uint64_t seed) {
-    Model m;
-    m.architecture = kCnnArchitecture;
-    m.name = "digits-cnn";
-    m.source_format = "synth";
-    m.graph.inputs = {"image"};
-    set_cnn_input_shape(m, {1, 1, 8, 8});
-    std::mt19937_64 rng(seed);
-    auto he = [&](const std::string& name, std::vector<int64_t> shape, int64_t fan_in) {
-        Tensor t = Tensor::zeros_f32(name, shape);
-        std::normal_distribution<float> d(0.0f, std::sqrt(2.0f / float(fan_in)));
-        for (int64_t i = 0; i < t.numel(); ++i) t.f32_mut()[i] = d(rng);
-        m.tensors.push_back(std::move(t));
-    };
-    auto fill = [&](const std::string& name, int64_t n, float v) {
-        Tensor t = Tensor::zeros_f32(name, {n});
-        for (int64_t i = 0; i < n; ++i) t.f32_mut()[i] = v;
-        m.tensors.push_back(std::move(t));
-    };
-    std::string x = "image";
-    auto conv_bn = [&](const std::string& conv, const std::string& bn, int64_t ic, int64_t oc) {
-        he(conv + ".weight", {oc, ic, 3, 3}, ic * 9);
-        Op c{OpType::Conv2d, conv, {x}, {conv + ".out"}, {conv + ".weight"}, {}};
-        c.attrs["pads"] = {1, 1, 1, 1};
-        m.graph.ops.push_back(c);
-        fill(bn + ".scale", oc, 1.0f);
-        fill(bn + ".bias", oc, 0.0f);
-        fill(bn + ".mean", oc, 0.0f);
-        fill(bn + ".var", oc, 1.0f);
-        m.graph.ops.push_back({OpType::BatchNorm, bn, {conv + ".out"}, {bn + ".out"},
-                               {bn + ".scale", bn + ".bias", bn + ".mean", bn + ".var"}, {{"epsilon", {1e-5}}}});
-        m.graph.ops.push_back({OpType::Relu, conv + ".relu", {bn + ".out"}, {conv + ".relu.out"}, {}, {}});
-        x = conv + ".relu.out";
-    };
-    conv_bn("conv1", "bn1", 1, 16);
-    conv_bn("conv2", "bn2", 16, 32);
-    Op pool{OpType::MaxPool, "pool", {x}, {"pool.out"}, {}, {}};
-    pool.attrs["kernel"] = {2, 2};
-    pool.attrs["strides"] = {2, 2};
-    pool.attrs["pads"] = {0, 0, 0, 0};
-    m.graph.ops.push_back(pool);
-    x = "pool.out";
-    conv_bn("conv3", "bn3", 32, 32);
-    m.graph.ops.push_back({OpType::GlobalAvgPool, "gap", {x}, {"gap.out"}, {}, {}});
-    he("fc.weight", {10, 32}, 32);
-    fill("fc.bias", 10, 0.0f);
-    m.graph.ops.push_back({OpType::Linear, "fc", {"gap.out"}, {"logits"}, {"fc.weight", "fc.bias"}, {}});
-    m.graph.outputs = {"logits"};
-    m.metadata.emplace_back("cnn.classes", "10 (digits)");
-    return m;
-}
-
-Result<double> cnn_accuracy(const Model& m, const ImageSet& data) {
-    auto exec = CnnExecutor::create(m, 0);
-    if (!exec) return exec.error();
-    auto r = classify(*exec.value(), data.pixels, data.labels, 128);
-    if (!r) return r.error();
-    return r->top1();
+CnnTrainOptions prune_cnn_train_defaults() {
+    CnnTrainOptions t;
+    t.optimizer = CnnOptimizer::Adam;
+    t.lr = 3e-3f;
+    t.weight_decay = 1e-4f;
+    t.batch = 64;
+    t.epochs = 0;  // each phase sets steps
+    t.cosine_decay = true;
+    return t;
 }
 
 // ---- modes -----------------------------------------------------------------------------------------
@@ -330,15 +226,32 @@ Result<PruneRun> run_modes(const Model& m0, const PruneRunOptions& o, const Trai
 
 }  // namespace
 
-Result<PruneRun> prune_cnn(const Model& m, const ImageSet& data, const PruneRunOptions& o, Progress* progress) {
+Result<PruneRun> prune_cnn(const Model& m, const LabelledImages& data, const PruneRunOptions& o, Progress* progress) {
     if (!is_cnn(m)) return err(origin(m), ": prune_cnn needs a CNN model");
+    if (o.grad_batches <= 0 || o.cnn.batch <= 0) return err("gradient batches and batch size must be positive");
+    // Gradients (Taylor scores, DST regrowth) on the first grad_batches * batch images.
+    LabelledImages head = data;
+    head.count = std::min<int64_t>(data.count, int64_t(o.grad_batches) * o.cnn.batch);
+    head.pixels.resize(size_t(head.count * data.image_size()));
+    head.labels.resize(size_t(head.count));
     TrainFn train = [&](Model& x, int steps, const WeightMasks* masks, uint64_t seed) -> Status {
         CnnTrainOptions t = o.cnn;
         t.steps = steps;
+        t.epochs = 0;
         t.seed = seed;
-        return train_cnn(x, data, t, masks);
+        if (masks)
+            for (const auto& [name, mk] : *masks) {
+                auto& dst = t.masks[name];
+                dst.resize(mk.size());
+                for (size_t i = 0; i < mk.size(); ++i) dst[i] = mk[i] != 0.0f ? 1 : 0;
+            }
+        return train_cnn(x, data, t);
     };
-    GradFn grads = [&](const Model& x) { return cnn_gradients(x, data, o.grad_batches, o.cnn.batch); };
+    GradFn grads = [&](const Model& x) -> Result<prune::Gradients> {
+        auto g = torch_cnn_gradients(x, head, {}, o.cnn.batch);
+        if (!g) return g.error();
+        return prune::Gradients(std::move(g.value()));
+    };
     return run_modes(m, o, train, grads, progress);
 }
 

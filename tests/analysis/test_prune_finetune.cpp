@@ -1,5 +1,6 @@
-// Pruning with fine-tuning (engine/analysis/prune_finetune.h): the LibTorch CNN forward agrees with
-// the runtime executor, masks hold removed units at zero during training, the fast version of
+// Pruning with fine-tuning (engine/analysis/prune_finetune.h) on the digits CNN fixture
+// (cnn_digits.h, split_every_fifth) trained through torch_cnn.h: the LibTorch CNN forward agrees
+// with the runtime executor, masks hold removed units at zero during training, the fast version of
 // acceptance 3 (digits CNN, 50% of its channels, iterative with fine-tuning), DST, and the LLM path
 // (stories260K MLP channels, fine-tuning lowers the loss on held-out paragraphs).
 #include <gtest/gtest.h>
@@ -9,7 +10,9 @@
 #include <random>
 #include <sstream>
 
+#include "engine/analysis/cnn_digits.h"
 #include "engine/analysis/prune_finetune.h"
+#include "engine/analysis/torch_cnn.h"
 #include "engine/analysis/torch_llama.h"
 #include "engine/model/cnn_ir.h"
 #include "engine/model/loader.h"
@@ -23,11 +26,11 @@ using namespace edge::analysis;
 
 namespace {
 
-DigitsSplit digits() {
+ImageSplit digits() {
     const std::string path = edge::test::shared("data/digits.csv.gz");
-    auto d = load_digits(path);
+    auto d = read_digits_csv(path);
     EXPECT_TRUE(d.ok()) << (d.ok() ? "" : d.message());
-    return std::move(d.value());
+    return split_every_fifth(d.value());
 }
 
 double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
@@ -39,20 +42,33 @@ double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
     return num / std::max(den, 1e-30);
 }
 
-std::vector<float> runtime_logits(const Model& m, const ImageSet& d) {
+Activation as_input(const LabelledImages& d) {
+    Activation in;
+    in.shape = {d.count, d.channels, d.rows, d.cols};
+    in.data = d.pixels;
+    return in;
+}
+
+std::vector<float> runtime_logits(const Model& m, const LabelledImages& d) {
     auto ex = CnnExecutor::create(m, 2);
     EXPECT_TRUE(ex.ok()) << (ex.ok() ? "" : ex.message());
-    Activation in;
-    in.shape = {d.count(), d.shape[0], d.shape[1], d.shape[2]};
-    in.data = d.pixels;
-    auto y = ex.value()->run(in);
+    auto y = ex.value()->run(as_input(d));
     EXPECT_TRUE(y.ok()) << (y.ok() ? "" : y.message());
     return y->data;
 }
 
-ImageSet random_images(std::vector<int64_t> shape, int n, uint32_t seed) {
-    ImageSet s;
-    s.shape = shape;
+std::vector<float> torch_logits(const Model& m, const LabelledImages& d) {
+    auto y = torch_cnn_forward(m, as_input(d));
+    EXPECT_TRUE(y.ok()) << (y.ok() ? "" : y.message());
+    return y.ok() ? y->data : std::vector<float>{};
+}
+
+LabelledImages random_images(std::vector<int64_t> shape, int n, uint32_t seed) {
+    LabelledImages s;
+    s.count = n;
+    s.channels = shape[0];
+    s.rows = shape[1];
+    s.cols = shape[2];
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> u(0.0f, 1.0f);
     s.pixels.resize(size_t(n * shape[0] * shape[1] * shape[2]));
@@ -61,22 +77,27 @@ ImageSet random_images(std::vector<int64_t> shape, int n, uint32_t seed) {
     return s;
 }
 
-ImageSet head(const ImageSet& d, int64_t n) {
-    ImageSet s;
-    s.shape = d.shape;
-    const int64_t per = d.shape[0] * d.shape[1] * d.shape[2];
-    s.pixels.assign(d.pixels.begin(), d.pixels.begin() + n * per);
-    s.labels.assign(d.labels.begin(), d.labels.begin() + n);
+LabelledImages head(const LabelledImages& d, int64_t n) {
+    LabelledImages s = d;
+    s.count = n;
+    s.pixels.resize(size_t(n * d.image_size()));
+    s.labels.resize(size_t(n));
     return s;
 }
 
-Model trained_digits(const DigitsSplit& d, int steps) {
-    Model m = digits_cnn(1);
-    CnnTrainOptions t;
+double accuracy(const Model& m, const LabelledImages& d) {
+    auto r = torch_cnn_classify(m, d);
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.message());
+    return r.ok() ? r->top1() : 0.0;
+}
+
+Model trained_digits(const ImageSplit& d, int steps) {
+    Model m = build_digits_cnn(1);
+    CnnTrainOptions t = prune_cnn_train_defaults();
     t.steps = steps;
     t.threads = 1;
     CnnTrainReport rep;
-    auto s = train_cnn(m, d.train, t, nullptr, nullptr, &rep);
+    auto s = train_cnn(m, d.train, t, nullptr, &rep);
     EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.message());
     EXPECT_LT(rep.last_loss, rep.first_loss);
     return m;
@@ -86,24 +107,22 @@ Model trained_digits(const DigitsSplit& d, int steps) {
 
 TEST(PruneFinetune, DigitsSplitIsFixed) {
     EDGE_REQUIRE_SHARED(edge::test::shared("data/digits.csv.gz"));
-    const DigitsSplit d = digits();
-    EXPECT_EQ(d.train.count(), 1348);
-    EXPECT_EQ(d.test.count(), 449);
-    EXPECT_EQ(d.train.shape, (std::vector<int64_t>{1, 8, 8}));
+    const ImageSplit d = digits();
+    EXPECT_EQ(d.train.count, 1437);
+    EXPECT_EQ(d.test.count, 360);
+    EXPECT_EQ((std::vector<int64_t>{d.train.channels, d.train.rows, d.train.cols}), (std::vector<int64_t>{1, 8, 8}));
     for (float v : d.test.pixels) ASSERT_TRUE(v >= 0.0f && v <= 1.0f);
-    auto bad = load_digits(edge::test::shared("models/cnn/mnist-8.onnx"));
+    auto bad = read_digits_csv(edge::test::shared("models/cnn/mnist-8.onnx"));
     ASSERT_FALSE(bad.ok());
     EXPECT_NE(bad.message().find("mnist-8.onnx"), std::string::npos) << bad.message();
 }
 
 TEST(PruneFinetune, TorchForwardMatchesRuntime) {
     EDGE_REQUIRE_SHARED(edge::test::shared("data/digits.csv.gz"));
-    const DigitsSplit d = digits();
+    const ImageSplit d = digits();
     const Model m = trained_digits(d, 60);  // BatchNorm statistics are no longer trivial
-    const ImageSet few = head(d.test, 64);
-    auto t = torch_cnn_logits(m, few);
-    ASSERT_TRUE(t.ok()) << t.message();
-    EXPECT_LT(max_rel_diff(t.value(), runtime_logits(m, few)), 1e-4);
+    const LabelledImages few = head(d.test, 64);
+    EXPECT_LT(max_rel_diff(torch_logits(m, few), runtime_logits(m, few)), 1e-4);
     // ResNet-20 (channel Pad shortcuts, strided MaxPool) and mnist-8 (SAME_UPPER pads, Reshape).
     for (const std::string rel : {"models/cnn/resnet20_cifar10.safetensors", "models/cnn/mnist-8.onnx"}) {
         const std::string path = edge::test::shared(rel);
@@ -112,38 +131,38 @@ TEST(PruneFinetune, TorchForwardMatchesRuntime) {
         ASSERT_TRUE(x.ok()) << x.message();
         auto in = cnn_input_shape(x.value());
         ASSERT_TRUE(in.ok());
-        const ImageSet imgs = random_images({(*in)[1], (*in)[2], (*in)[3]}, 3, 5);
-        auto y = torch_cnn_logits(x.value(), imgs);
-        ASSERT_TRUE(y.ok()) << y.message();
-        EXPECT_LT(max_rel_diff(y.value(), runtime_logits(x.value(), imgs)), 1e-4) << rel;
+        const LabelledImages imgs = random_images({(*in)[1], (*in)[2], (*in)[3]}, 3, 5);
+        EXPECT_LT(max_rel_diff(torch_logits(x.value(), imgs), runtime_logits(x.value(), imgs)), 1e-4) << rel;
     }
 }
 
 TEST(PruneFinetune, TrainingHoldsRemovedUnitsAtZero) {
     EDGE_REQUIRE_SHARED(edge::test::shared("data/digits.csv.gz"));
-    const DigitsSplit d = digits();
-    Model m = digits_cnn(2);
+    const ImageSplit d = digits();
+    Model m = build_digits_cnn(2);
     prune::PruneSpec spec;
     spec.ratio = 0.5;
     auto plan = prune::plan_pruning(m, spec);
     ASSERT_TRUE(plan.ok()) << plan.message();
     auto masks = consumer_masks(m, plan->layers);
     ASSERT_TRUE(masks.ok()) << masks.message();
-    EXPECT_EQ(masks->size(), 3u);  // conv2, conv3 and fc read pruned channels
-    CnnTrainOptions t;
+    EXPECT_EQ(masks->size(), 2u);  // conv2 and fc (through the flatten) read pruned channels
+    CnnTrainOptions t = prune_cnn_train_defaults();
     t.steps = 20;
     t.threads = 1;
-    ASSERT_TRUE(train_cnn(m, d.train, t, &masks.value()).ok());
-    const Tensor* w = m.find("conv2.weight");  // [32, 16, 3, 3]; reads conv1's channels
+    for (const auto& [name, mk] : masks.value())
+        for (float v : mk) t.masks[name].push_back(v != 0.0f ? 1 : 0);
+    ASSERT_TRUE(train_cnn(m, d.train, t).ok());
+    const Tensor* w = m.find("conv2.weight");  // [16, 8, 3, 3]; reads conv1's channels
     std::vector<int64_t> removed;
     for (const auto& l : plan->layers)
         if (l.layer == "conv1") removed = l.removed_units();
-    ASSERT_EQ(removed.size(), 8u);
+    ASSERT_EQ(removed.size(), 4u);
     double zero_sum = 0, kept_sum = 0;
-    for (int64_t o = 0; o < 32; ++o)
-        for (int64_t c = 0; c < 16; ++c)
+    for (int64_t o = 0; o < 16; ++o)
+        for (int64_t c = 0; c < 8; ++c)
             for (int64_t k = 0; k < 9; ++k) {
-                const double v = std::fabs(w->f32()[(o * 16 + c) * 9 + k]);
+                const double v = std::fabs(w->f32()[(o * 8 + c) * 9 + k]);
                 (std::find(removed.begin(), removed.end(), c) != removed.end() ? zero_sum : kept_sum) += v;
             }
     EXPECT_EQ(zero_sum, 0.0);
@@ -151,7 +170,7 @@ TEST(PruneFinetune, TrainingHoldsRemovedUnitsAtZero) {
     // The masked, trained model and its physically pruned twin agree.
     auto p = prune::apply_masks(m, plan->layers);
     ASSERT_TRUE(p.ok()) << p.message();
-    const ImageSet few = head(d.test, 32);
+    const LabelledImages few = head(d.test, 32);
     EXPECT_LT(max_rel_diff(runtime_logits(p.value(), few), runtime_logits(m, few)), 1e-5);
 }
 
@@ -159,11 +178,10 @@ TEST(PruneFinetune, TrainingHoldsRemovedUnitsAtZero) {
 // the bench) with fine-tuning, loses at most 1 point of test accuracy.
 TEST(PruneFinetune, IterativeHalfTheChannelsKeepsDigitsAccuracy) {
     EDGE_REQUIRE_SHARED(edge::test::shared("data/digits.csv.gz"));
-    const DigitsSplit d = digits();
+    const ImageSplit d = digits();
     const Model base = trained_digits(d, 800);
-    auto acc0 = cnn_accuracy(base, d.test);
-    ASSERT_TRUE(acc0.ok());
-    EXPECT_GT(acc0.value(), 0.95);
+    const double acc0 = accuracy(base, d.test);
+    EXPECT_GT(acc0, 0.95);
     PruneRunOptions o;
     o.mode = PruneMode::Iterative;
     o.spec.ratio = 0.5;
@@ -174,12 +192,11 @@ TEST(PruneFinetune, IterativeHalfTheChannelsKeepsDigitsAccuracy) {
     auto run = prune_cnn(base, d.train, o);
     ASSERT_TRUE(run.ok()) << run.message();
     EXPECT_EQ(run->rounds, 10);
-    auto acc = cnn_accuracy(run->model, d.test);
-    ASSERT_TRUE(acc.ok());
-    std::printf("digits: unpruned %.2f%%, iterative 50%% %.2f%% (%lld -> %lld params)\n", 100 * acc0.value(),
-                100 * acc.value(), (long long)base.parameter_count(), (long long)run->model.parameter_count());
-    EXPECT_GE(acc.value(), acc0.value() - 0.01);
-    EXPECT_EQ(run->model.find("conv2.weight")->shape, (std::vector<int64_t>{16, 8, 3, 3}));
+    const double acc = accuracy(run->model, d.test);
+    std::printf("digits: unpruned %.2f%%, iterative 50%% %.2f%% (%lld -> %lld params)\n", 100 * acc0, 100 * acc,
+                (long long)base.parameter_count(), (long long)run->model.parameter_count());
+    EXPECT_GE(acc, acc0 - 0.01);
+    EXPECT_EQ(run->model.find("conv2.weight")->shape, (std::vector<int64_t>{8, 4, 3, 3}));
     EXPECT_EQ(run->model.parameter_count(), run->report.params_after);
     for (const auto& l : run->report.layers)
         if (l.prunable) {
@@ -189,7 +206,7 @@ TEST(PruneFinetune, IterativeHalfTheChannelsKeepsDigitsAccuracy) {
 
 TEST(PruneFinetune, DynamicSparseTrainingSwapsUnits) {
     EDGE_REQUIRE_SHARED(edge::test::shared("data/digits.csv.gz"));
-    const DigitsSplit d = digits();
+    const ImageSplit d = digits();
     const Model base = trained_digits(d, 300);
     PruneRunOptions o;
     o.mode = PruneMode::Dst;
@@ -204,9 +221,7 @@ TEST(PruneFinetune, DynamicSparseTrainingSwapsUnits) {
     EXPECT_GT(run->units_swapped, 0);
     EXPECT_EQ(run->train_steps, 250);
     EXPECT_EQ(run->model.parameter_count(), run->report.params_after);
-    auto acc = cnn_accuracy(run->model, d.test);
-    ASSERT_TRUE(acc.ok());
-    EXPECT_GT(acc.value(), 0.85);
+    EXPECT_GT(accuracy(run->model, d.test), 0.85);
 }
 
 TEST(PruneFinetune, LlamaMlpPruningFineTunesOnDisjointText) {
