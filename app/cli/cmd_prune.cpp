@@ -26,6 +26,7 @@
 #include "engine/analysis/prune_finetune.h"
 #include "engine/analysis/sensitivity.h"
 #include "engine/analysis/torch_llama.h"
+#include "engine/analysis/torchscript_cnn.h"
 #endif
 
 namespace edge::cli {
@@ -89,9 +90,16 @@ void print_table(const prune::PruneReport& r) {
 
 Status write_out(const Model& m, const std::string& path) {
     if (path.empty()) return {};
-    if (is_cnn(m))
-        return err(path, ": writing CNN models is not supported yet (the .edgeq writer keeps no CNN graph); the pruned "
-                         "CNN was built and can be checked with --json");
+    if (is_cnn(m)) {
+#ifdef EDGE_CLI_ANALYSIS
+        // A CNN leaves as a TorchScript module (the narrower convs and the graph), which `analyze`
+        // and load_torchscript_cnn read back.
+        if (ends_with(path, ".pt")) return save_torchscript_cnn(m, path);
+        return err(path, ": a pruned CNN is written as TorchScript (.pt); .gguf and .edgeq hold LLMs only");
+#else
+        return err(path, ": writing a CNN needs the LibTorch build (TorchScript .pt)");
+#endif
+    }
     if (ends_with(path, ".gguf")) return write_gguf_model(m, path);
     if (ends_with(path, ".edgeq")) return save_edgeq(m, path);
     return err(path, ": unknown output format (use .gguf or .edgeq)");
@@ -382,7 +390,7 @@ void add_prune_commands(CLI::App& app, int& rc) {
     sub->add_option("--sequences", a->sequences, "LLM: training paragraphs taken from --data (0: all)");
     sub->add_option("--seed", a->seed, "Training seed")->capture_default_str();
     sub->add_option("--threads,-t", a->threads, "Threads (0 = default)");
-    sub->add_option("--out,-o", a->out, "Write the pruned model (.gguf or .edgeq)");
+    sub->add_option("--out,-o", a->out, "Write the pruned model (.gguf or .edgeq for LLMs, TorchScript .pt for CNNs)");
     sub->add_flag("--json", a->json, "Print JSON");
     sub->callback([a, &rc] { rc = run_prune(*a); });
 #ifdef EDGE_CLI_ANALYSIS

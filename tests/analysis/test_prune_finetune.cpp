@@ -14,6 +14,7 @@
 #include "engine/analysis/prune_finetune.h"
 #include "engine/analysis/torch_cnn.h"
 #include "engine/analysis/torch_llama.h"
+#include "engine/analysis/torchscript_cnn.h"
 #include "engine/model/cnn_ir.h"
 #include "engine/model/loader.h"
 #include "engine/runtime/cnn.h"
@@ -172,6 +173,39 @@ TEST(PruneFinetune, TrainingHoldsRemovedUnitsAtZero) {
     ASSERT_TRUE(p.ok()) << p.message();
     const LabelledImages few = head(d.test, 32);
     EXPECT_LT(max_rel_diff(runtime_logits(p.value(), few), runtime_logits(m, few)), 1e-5);
+}
+
+// The pruned model is physically smaller and exports: ResNet-20 (residual ties, channel-Pad
+// shortcuts) at 30% leaves as a TorchScript module whose import has the narrower tensors and
+// gives the pruned model's outputs.
+TEST(PruneFinetune, PrunedResNet20ExportsAsTorchScript) {
+    const std::string path = edge::test::shared("models/cnn/resnet20_cifar10.safetensors");
+    EDGE_REQUIRE_SHARED(path);
+    auto m = build_resnet20_cifar(path);
+    ASSERT_TRUE(m.ok()) << m.message();
+    prune::PruneSpec spec;
+    spec.ratio = 0.3;
+    auto plan = prune::plan_pruning(m.value(), spec);
+    ASSERT_TRUE(plan.ok()) << plan.message();
+    auto p = prune::apply_masks(m.value(), plan->layers);
+    ASSERT_TRUE(p.ok()) << p.message();
+    ASSERT_LT(plan->params_after, plan->params_before);
+    const std::string pt = (edge::test::temp_dir("prune-pt") / "resnet20-pruned.pt").string();
+    ASSERT_TRUE(save_torchscript_cnn(p.value(), pt).ok());
+    auto back = load_torchscript_cnn(pt);
+    ASSERT_TRUE(back.ok()) << back.message();
+    int64_t params = 0;
+    for (const auto& name : cnn_layer_weights(back.value())) params += back->find(name)->numel();
+    int64_t pruned_params = 0;
+    for (const auto& name : cnn_layer_weights(p.value())) pruned_params += p->find(name)->numel();
+    EXPECT_EQ(params, pruned_params);
+    int64_t orig_params = 0;
+    for (const auto& name : cnn_layer_weights(m.value())) orig_params += m->find(name)->numel();
+    EXPECT_LT(params, orig_params);
+    auto in = cnn_input_shape(p.value());
+    ASSERT_TRUE(in.ok());
+    const LabelledImages imgs = random_images({(*in)[1], (*in)[2], (*in)[3]}, 4, 9);
+    EXPECT_LT(max_rel_diff(runtime_logits(back.value(), imgs), runtime_logits(p.value(), imgs)), 1e-5);
 }
 
 // Acceptance 3, fast version: 50% of every conv's channels, iterative (5% per round here, 1% in
