@@ -237,9 +237,9 @@ TEST(Otlp, ProfileExportsValidOtlpJsonCsvAndCarriesTheTrace) {
         }
     }
     for (const char* n : {"edge.token.latency", "edge.ttft", "edge.tokens_per_second", "process.memory.rss", "edge.kv.blocks.used",
-                          "edge.tokens.generated", "edge.token.latency.distribution"})
+                          "edge.tokens.generated", "edge.token.latency.distribution", "edge.kv.hit_rate"})
         EXPECT_TRUE(names.count(n)) << n;
-    EXPECT_FALSE(names.count("edge.kv.hit_rate")) << "the agent does not measure it yet: absent, not zero";
+    EXPECT_FALSE(names.count("edge.kv.evictions")) << "the contiguous cache evicts nothing: absent, not zero";
 
     // Spans: the client's span under the caller's, the agent's two spans under the client's, a
     // span per prompt; ids decoded to 16 and 8 bytes.
@@ -297,6 +297,7 @@ TEST(Otlp, ProfileExportsValidOtlpJsonCsvAndCarriesTheTrace) {
     auto col = [&](const std::string& n) { return size_t(std::find(cols.begin(), cols.end(), n) - cols.begin()); };
     ASSERT_LT(col("edge.token.latency_ms"), cols.size()) << header;
     ASSERT_LT(col("edge.kv.hit_rate"), cols.size()) << header;
+    ASSERT_LT(col("edge.kv.evictions"), cols.size()) << header;
     size_t rows = 0;
     while (std::getline(c, row)) {
         std::vector<std::string> cells;
@@ -306,7 +307,8 @@ TEST(Otlp, ProfileExportsValidOtlpJsonCsvAndCarriesTheTrace) {
         ASSERT_EQ(cells.size(), cols.size()) << row;
         EXPECT_EQ(cells[0], pj[0]["board"].get<std::string>());
         EXPECT_GT(std::stod(cells[col("edge.token.latency_ms")]), 0.0) << row;
-        EXPECT_TRUE(cells[col("edge.kv.hit_rate")].empty()) << row;
+        EXPECT_FALSE(cells[col("edge.kv.hit_rate")].empty()) << row;
+        EXPECT_TRUE(cells[col("edge.kv.evictions")].empty()) << row;  // absent: an empty cell, never 0
         ++rows;
     }
     EXPECT_EQ(rows, samples);
