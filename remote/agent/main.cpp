@@ -14,9 +14,11 @@ namespace {
 
 void usage() {
     std::fprintf(stderr,
-                 "usage: edge-agent [--root DIR] [--threads N] [--max-seq N] [--lock FILE] [--max-frame BYTES]\n"
-                 "                  [--sys DIR] [--proc DIR] [--version]\n"
-                 "Speaks the EdgeStudio protocol (version %u) on stdin/stdout.\n",
+                 "usage: edge-agent [--root DIR] [--threads N] [--max-seq N] [--backend auto|cpu|cuda] [--lock FILE]\n"
+                 "                  [--max-frame BYTES] [--sys DIR] [--proc DIR] [--version]\n"
+                 "Speaks the EdgeStudio protocol (version %u) on stdin/stdout.\n"
+                 "--backend: what runs compiled engines (.edge); auto (default) = CUDA when a device\n"
+                 "answers, else the CPU. Other model files run on the FP32 CPU executor.\n",
                  edge::proto::kProtocolVersion);
 }
 
@@ -63,6 +65,13 @@ int main(int argc, char** argv) {
             opts.worker.threads = static_cast<int>(n);
         } else if (a == "--max-seq" && parse_int(value(), 0, 1 << 20, n)) {
             opts.worker.max_seq = static_cast<int>(n);
+        } else if (a == "--backend") {
+            auto b = edge::agent::parse_backend_choice(value());
+            if (!b.ok()) {
+                std::fprintf(stderr, "edge-agent: --backend: %s\n", b.message().c_str());
+                return 64;
+            }
+            opts.worker.backend = b.value();
         } else if (a == "--max-frame" && parse_int(value(), 1024, 1ll << 31, n)) {
             opts.max_frame = static_cast<uint32_t>(n);
         } else {

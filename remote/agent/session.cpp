@@ -1,7 +1,5 @@
 #include "remote/agent/session.h"
 
-#include "engine/runtime/qkernels.h"
-
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -10,8 +8,6 @@
 #include <cstdio>
 #include <cstring>
 
-#include "engine/runtime/device.h"
-#include "engine/runtime/qkernels.h"
 #include "engine/telemetry/memory.h"
 #include "engine/telemetry/stopwatch.h"
 #include "engine/telemetry/system_info.h"
@@ -103,10 +99,7 @@ int run_session(int in_fd, int out_fd, const SessionOptions& opts) {
     hello.cpu_model = cpu_model();
     hello.cpu_threads = static_cast<uint32_t>(cpu_count());
     hello.mem_total_bytes = sensors.mem_total_bytes().value_or(0);
-    DeviceReport dev = probe_devices();
-    hello.backend = std::string("cpu (") + qkernels::kernel_name() + " kernels)";
-    hello.backend += dev.cuda_usable ? "; CUDA " + dev.cuda_name + " present (not yet used by the agent)"
-                                     : "; CUDA: " + dev.reason;
+    hello.backend = describe_backends(opts.worker.backend);
     if (!out.send(hello).ok()) return kExitIoError;
 
     TelemetryPump pump(out);
@@ -136,9 +129,10 @@ int run_session(int in_fd, int out_fd, const SessionOptions& opts) {
                 am.version = kAgentVersion;
                 am.protocol = proto::kProtocolVersion;
                 am.host = hello.hostname;
-                am.backend = hello.backend;
-                am.uptime_s = uptime.millis() / 1000.0;
                 am.worker = worker.stats();
+                // The loaded engine's backend once there is one; before that, what the hello said.
+                am.backend = am.worker.backend.empty() ? hello.backend : am.worker.backend;
+                am.uptime_s = uptime.millis() / 1000.0;
                 am.telemetry_batches = pump.batches_sent();
                 am.telemetry_dropped = pump.samples_dropped();
                 auto mem = process_memory();

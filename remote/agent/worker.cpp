@@ -3,8 +3,7 @@
 #include <filesystem>
 #include <time.h>
 
-#include "engine/model/loader.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/llama_cpu.h"  // Sampler
 #include "engine/telemetry/memory.h"
 #include "engine/telemetry/stopwatch.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -13,9 +12,8 @@
 namespace edge::agent {
 
 struct Worker::Loaded {
-    std::shared_ptr<const Model> model;
+    std::unique_ptr<Executor> exe;  // owns the model
     std::unique_ptr<Tokenizer> tokenizer;
-    std::unique_ptr<LlamaCpu> exe;
     std::string path;
     // The tokens whose K/V sit in exe's cache at positions 0..n-1. A prompt that starts with
     // some of them (a shared system prompt, a follow-up turn) reuses those positions instead of
@@ -34,19 +32,25 @@ uint64_t realtime_ns() {
 
 std::string hex(const proto::Sha256& h) { return proto::to_hex(h.data(), h.size()); }
 
-// Process and board readings change slowly; refreshed at most every 50 ms while tokens stream.
+// Process, device and board readings change slowly; refreshed at most every 50 ms while tokens
+// stream.
 class SystemCache {
 public:
-    explicit SystemCache(const BoardSensors& s) : sensors_(s) {}
+    SystemCache(const BoardSensors& s, const Executor& exe) : sensors_(s), exe_(exe) {}
     void fill(proto::TelemetrySample& t) {
         if (!fresh_ || age_.millis() > 50) {
             auto m = process_memory();
             rss_ = m.ok ? std::optional<uint64_t>(static_cast<uint64_t>(m.rss_bytes)) : std::nullopt;
+            const auto d = exe_.device_memory();  // CUDA only
+            device_used_ = d ? std::optional<uint64_t>(d->used_bytes) : std::nullopt;
+            device_total_ = d ? std::optional<uint64_t>(d->total_bytes) : std::nullopt;
             board_ = sensors_.read();
             age_.restart();
             fresh_ = true;
         }
         t.rss_bytes = rss_;
+        t.device_mem_used_bytes = device_used_;
+        t.device_mem_total_bytes = device_total_;
         t.mem_available_bytes = board_.mem_available_bytes;
         t.power_w = board_.power_w;
         t.temperature_c = board_.temperature_c;
@@ -54,9 +58,11 @@ public:
 
 private:
     const BoardSensors& sensors_;
+    const Executor& exe_;
     Stopwatch age_;
     bool fresh_ = false;
     std::optional<uint64_t> rss_;
+    std::optional<uint64_t> device_used_, device_total_;
     BoardReading board_;
 };
 
@@ -142,6 +148,7 @@ void Worker::fail(uint32_t request_id, proto::ErrorCode code, const std::string&
         if (code == proto::ErrorCode::LoadFailed) {
             ++stats_.loads_failed;
             stats_.engine.clear();  // the previous engine was released before loading
+            stats_.backend.clear();
         } else {
             ++stats_.runs_failed;
         }
@@ -170,31 +177,31 @@ void Worker::load(const proto::LoadEngine& r) {
         log(proto::LogLevel::Info, p + ": SHA-256 verified");
     }
     loaded_.reset();  // free the previous model before loading the next
-    LoadOptions lo;
+    ExecutorOptions eo{opts_.threads, opts_.max_seq, opts_.backend, {}};
     if (!r.tokenizer_path.empty()) {
         fs::path t = r.tokenizer_path;
-        lo.tokenizer_path = (t.is_relative() ? fs::path(opts_.root) / t : t).string();
+        eo.tokenizer_path = (t.is_relative() ? fs::path(opts_.root) / t : t).string();
     }
-    auto m = load_model(p, lo);
-    if (!m.ok()) return fail(r.request_id, proto::ErrorCode::LoadFailed, m.message());
+    auto exe = open_executor(p, eo);
+    if (!exe.ok()) return fail(r.request_id, proto::ErrorCode::LoadFailed, exe.message());
     auto l = std::make_unique<Loaded>();
-    l->model = std::make_shared<const Model>(std::move(m).value());
+    l->exe = std::move(exe).value();
     l->path = p;
-    auto tok = make_tokenizer(l->model->tokenizer);
+    const Model& model = l->exe->model();
+    auto tok = make_tokenizer(model.tokenizer);
     if (!tok.ok()) return fail(r.request_id, proto::ErrorCode::LoadFailed, p + ": tokenizer: " + tok.message());
     l->tokenizer = std::move(tok).value();
-    auto exe = LlamaCpu::create(l->model, RuntimeOptions{opts_.threads, opts_.max_seq});
-    if (!exe.ok()) return fail(r.request_id, proto::ErrorCode::LoadFailed, p + ": " + exe.message());
-    l->exe = std::move(exe).value();
-    std::string detail = p + ": " + l->model->source_format + ", " + std::to_string(l->model->parameter_count()) +
-                         " parameters, " + std::to_string(l->exe->threads()) + " threads, KV " +
-                         std::to_string(l->exe->max_seq()) + " positions, loaded in " +
-                         std::to_string(static_cast<int>(sw.millis())) + " ms";
+    const std::string backend = l->exe->backend();
+    std::string detail = p + ": " + model.source_format + ", " + std::to_string(model.parameter_count()) +
+                         " parameters, KV " + std::to_string(l->exe->max_seq()) + " positions, " +
+                         l->exe->memory_summary() + ", loaded in " + std::to_string(static_cast<int>(sw.millis())) +
+                         " ms; backend: " + backend;
     loaded_ = std::move(l);
     {
         std::lock_guard lk(stats_mu_);
         ++stats_.loads_ok;
         stats_.engine = p;
+        stats_.backend = backend;
     }
     log(proto::LogLevel::Info, detail);
     (void)out_.send(proto::Ack{r.request_id, proto::MsgType::LoadEngine, detail});
@@ -205,11 +212,11 @@ void Worker::run(const proto::RunWorkload& r) {
         return fail(r.request_id, proto::ErrorCode::NotLoaded, "run-workload: no engine is loaded (send load-engine first)");
     if (r.prompts.empty()) return fail(r.request_id, proto::ErrorCode::BadRequest, "run-workload: no prompts");
     pump_.set_rate_hz(r.telemetry_hz == 0 ? kMaxTelemetryHz : r.telemetry_hz);
-    LlamaCpu& exe = *loaded_->exe;
+    Executor& exe = *loaded_->exe;
     const Tokenizer& tok = *loaded_->tokenizer;
     const int vocab = exe.config().vocab_size, max_seq = exe.max_seq();
     const uint32_t kv_total = static_cast<uint32_t>((max_seq + kKvBlockTokens - 1) / kKvBlockTokens);
-    SystemCache sys(sensors_);
+    SystemCache sys(sensors_, exe);
     SamplingParams sp{r.temperature, r.top_k, r.top_p, r.seed};
     log(proto::LogLevel::Info, "run " + std::to_string(r.request_id) + ": " + std::to_string(r.prompts.size()) +
                                    " prompt(s), up to " + std::to_string(r.max_tokens) + " tokens each");
@@ -233,7 +240,12 @@ void Worker::run(const proto::RunWorkload& r) {
         loaded_->prompt_tokens += ids.size();
         loaded_->reused_tokens += reuse;
         const double hit_rate = static_cast<double>(loaded_->reused_tokens) / static_cast<double>(loaded_->prompt_tokens);
-        const float* logits = exe.prefill(ids.data() + reuse, static_cast<int>(ids.size() - reuse), static_cast<int>(reuse));
+        auto first = exe.run(ids.data() + reuse, static_cast<int>(ids.size() - reuse), static_cast<int>(reuse));
+        if (!first.ok()) {
+            cached.clear();  // what the cache holds is unknown now
+            return fail(r.request_id, proto::ErrorCode::RunFailed, "prompt " + std::to_string(i) + ": " + first.message());
+        }
+        const float* logits = first.value();
         cached = ids;
         int pos = static_cast<int>(ids.size());
         int32_t prev = ids.back();
@@ -278,7 +290,13 @@ void Worker::run(const proto::RunWorkload& r) {
             pump_.push(std::move(s));
             last = now;
             if (gen < r.max_tokens) {
-                logits = exe.forward(next, pos++);
+                auto step = exe.run(&next, 1, pos++);
+                if (!step.ok()) {
+                    cached.clear();
+                    return fail(r.request_id, proto::ErrorCode::RunFailed,
+                                "prompt " + std::to_string(i) + ", token " + std::to_string(gen) + ": " + step.message());
+                }
+                logits = step.value();
                 cached.push_back(next);
             }
         }

@@ -1,5 +1,6 @@
-// The agent's worker thread: it owns the model and the executor, and serves LoadEngine and
-// RunWorkload requests one at a time from a queue. Results, log lines and errors go out through
+// The agent's worker thread: it owns the model and its executor (executor.h: a .edge engine through
+// the Backend interface, other formats through LlamaCpu), and serves LoadEngine and RunWorkload
+// requests one at a time from a queue. Results, log lines and errors go out through
 // the FrameWriter; per-token telemetry goes to the TelemetryPump.
 #pragma once
 #include <atomic>
@@ -12,6 +13,7 @@
 #include <variant>
 
 #include "remote/agent/board_sensors.h"
+#include "remote/agent/executor.h"
 #include "remote/agent/frame_writer.h"
 #include "remote/agent/prometheus.h"
 #include "remote/agent/telemetry_pump.h"
@@ -23,6 +25,7 @@ struct WorkerOptions {
     std::string root = ".";  // relative engine paths resolve against it
     int threads = 0;         // executor threads (<= 0: all)
     int max_seq = 0;         // KV length (<= 0: the model's context, capped by the runtime)
+    BackendChoice backend = BackendChoice::Auto;  // what runs compiled engines (.edge)
 };
 
 inline constexpr int kKvBlockTokens = 16;  // KV positions reported as blocks of this many
