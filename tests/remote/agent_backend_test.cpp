@@ -279,3 +279,37 @@ TEST(AgentBackend, CorruptEngineAndUnknownBackendAreRefusedClearly) {
     EXPECT_EQ(sh.rc, 64);
     EXPECT_NE(sh.err.find("unknown backend 'tpu' (expected auto, cpu or cuda)"), std::string::npos) << sh.err;
 }
+
+#if defined(EDGE_AARCH64_AGENT) && defined(EDGE_QEMU_AARCH64)
+// The agent-only aarch64 build (no compiler, no CUDA) runs the same .edge through its CPU backend
+// under qemu-user, says why CUDA is not used, and gives the host's greedy text of the GGUF.
+TEST(AgentBackend, TheAarch64AgentRunsACompiledEngineUnderQemu) {
+    EDGE_REQUIRE_SHARED(gguf_path());
+    auto dir = test::temp_dir("agent-edge-qemu");
+    const std::string edge = compile_stories(dir);
+    ASSERT_FALSE(edge.empty());
+    auto t = remote::start_local_agent({EDGE_QEMU_AARCH64, "-L", "/usr/aarch64-linux-gnu", EDGE_AARCH64_AGENT, "--threads",
+                                        "1", "--root", dir.string(), "--lock", (dir / "agent.lock").string()});
+    ASSERT_TRUE(t.ok()) << t.message();
+    auto l = remote::AgentLink::open(std::move(t).value());
+    ASSERT_TRUE(l.ok()) << l.message();
+    remote::AgentLink& arm = *l.value();
+    EXPECT_NE(arm.agent_hello().backend.find("CUDA not used: built without CUDA"), std::string::npos)
+        << arm.agent_hello().backend;
+    auto le = load(arm, "stories260K.edge");
+    ASSERT_TRUE(le.ack.has_value()) << (le.error ? le.error->message : "timeout");
+    EXPECT_NE(le.ack->detail.find("; backend: cpu ("), std::string::npos) << le.ack->detail;
+    EXPECT_NE(le.ack->detail.find("CUDA not used: built without CUDA"), std::string::npos) << le.ack->detail;
+    auto on_arm = run(arm, kPrompts, 40);
+    test::expect_live_telemetry(on_arm, kPrompts.size());
+    ASSERT_TRUE(arm.stop(20000).ok());
+
+    auto host = open_agent(test::temp_dir("agent-edge-qemu-host"), "");
+    ASSERT_TRUE(host);
+    ASSERT_TRUE(load(*host, gguf_path()).ack.has_value());
+    auto on_host = run(*host, kPrompts, 40);
+    ASSERT_TRUE(host->stop(10000).ok());
+    EXPECT_EQ(texts(on_arm), texts(on_host));
+    std::printf("[qemu ack] %s\n", le.ack->detail.c_str());
+}
+#endif
