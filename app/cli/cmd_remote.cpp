@@ -203,6 +203,7 @@ struct ProfileArgs {
     uint32_t max_tokens = 64;
     int restarts = 3;
     int threads = 0;
+    std::string backend;  // the agent's --backend (empty: its default, auto)
     std::string otlp, csv, traceparent, prometheus;
 };
 
@@ -296,7 +297,8 @@ int run_profile_cmd(const ProfileArgs& a) {
         std::string cur = root + "/current";
         std::string cmd = remote::shell_quote(cur + "/edge-agent") + " --root " + remote::shell_quote(cur) + " --lock " +
                           remote::shell_quote(root + "/agent.lock") +
-                          (a.threads > 0 ? " --threads " + std::to_string(a.threads) : std::string());
+                          (a.threads > 0 ? " --threads " + std::to_string(a.threads) : std::string()) +
+                          (a.backend.empty() ? std::string() : " --backend " + a.backend);
         remote::SupervisorOptions o;
         o.max_restarts = a.restarts;
         o.on_event = [&](const std::string& e) {
@@ -512,6 +514,9 @@ void add_remote_commands(CLI::App& app, int& rc) {
     p->add_option("--max-tokens,-n", prof->max_tokens, "tokens to generate per prompt")->check(CLI::Range(1, 1 << 20));
     p->add_option("--restarts", prof->restarts, "restart a dead agent this many times")->check(CLI::Range(0, 100));
     p->add_option("--threads", prof->threads, "agent threads (0: the board's cores)")->check(CLI::Range(0, 1024));
+    p->add_option("--backend", prof->backend, "what runs a compiled engine (.edge) on the board: auto (CUDA when a device "
+                                              "answers, else the CPU; the default), cpu or cuda")
+        ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
     p->add_option("--otlp", prof->otlp, "write the telemetry as OTLP/JSON (JSON Lines: metrics, then spans) to FILE");
     p->add_option("--csv", prof->csv, "write every telemetry sample as CSV to FILE");
     p->add_option("--prometheus", prof->prometheus,
