@@ -47,7 +47,11 @@ Result<std::unique_ptr<LlamaCpu>> LlamaCpu::create(std::shared_ptr<const Model> 
                                     t(p + "attn_v.weight"), t(p + "attn_output.weight"), w(p + "ffn_norm.weight"),
                                     t(p + "ffn_gate.weight"), t(p + "ffn_up.weight"), t(p + "ffn_down.weight")});
     }
-    if (opts.contiguous_kv) {
+    if (opts.numerics == Numerics::LlamaCpp) {
+        auto compat = ggml_compat::Executor::create(*model, max_seq);
+        if (!compat.ok()) return compat.error();
+        rt->compat_ = std::move(compat).value();
+    } else if (opts.contiguous_kv) {
         const size_t kv = size_t(c.n_layers) * size_t(max_seq) * size_t(c.kv_dim());
         rt->key_cache_.assign(kv, 0.0f);
         rt->value_cache_.assign(kv, 0.0f);
@@ -69,7 +73,10 @@ Result<std::unique_ptr<LlamaCpu>> LlamaCpu::create(std::shared_ptr<const Model> 
     return rt;
 }
 
-size_t LlamaCpu::kv_cache_bytes() const { return (key_cache_.size() + value_cache_.size()) * sizeof(float); }
+size_t LlamaCpu::kv_cache_bytes() const {
+    if (compat_) return compat_->kv_cache_bytes();
+    return (key_cache_.size() + value_cache_.size()) * sizeof(float);
+}
 
 void LlamaCpu::ensure_batch(int n) {
     if (n <= batch_cap_) return;
@@ -140,6 +147,7 @@ void LlamaCpu::finish_block(int l, int n) {
 
 const float* LlamaCpu::prefill(const int32_t* tokens, int n, int pos, float* all_logits) {
     const LlamaConfig& c = cfg_;
+    if (compat_) return compat_->prefill(tokens, n, pos, all_logits, pool_);
     if (n <= 0) return logits_.data();
     // Guard rails for programmer errors; user-facing callers check lengths before calling.
     if (pos < 0 || pos + n > max_seq_) n = std::max(0, max_seq_ - pos);
@@ -222,6 +230,7 @@ const float* LlamaCpu::prefill(const int32_t* tokens, int n, int pos, float* all
 
 Result<const float*> LlamaCpu::forward_paged(kv::PagedKv& kv, std::span<const PagedStep> batch) {
     const LlamaConfig& c = cfg_;
+    if (compat_) return err("paged forward runs FP32 numerics only (this executor runs ", numerics_name(Numerics::LlamaCpp), ")");
     const kv::KvShape& sh = kv.shape();
     if (sh.n_layers != c.n_layers || sh.n_kv_heads != c.n_kv_heads || sh.head_dim != c.head_dim)
         return err("paged KV cache shape (", sh.n_layers, " layers, ", sh.n_kv_heads, " KV heads x ", sh.head_dim,

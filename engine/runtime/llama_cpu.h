@@ -11,6 +11,7 @@
 #include "engine/core/result.h"
 #include "engine/core/thread_pool.h"
 #include "engine/model/ir.h"
+#include "engine/runtime/ggml_compat.h"
 
 namespace edge::kv {
 class PagedKv;
@@ -24,6 +25,10 @@ struct RuntimeOptions {
     // false: no contiguous cache is allocated (paged mode only; forward/prefill must not be
     // called). max_seq still bounds positions (rotary tables, attention scratch).
     bool contiguous_kv = true;
+    // Numerics::LlamaCpp runs llama.cpp's CPU arithmetic (engine/runtime/ggml_compat.h) for GGUF
+    // models as the file stores them: prefill/forward only (forward_paged, the FP32 KV-cache views
+    // and the linear hook belong to the FP32 path).
+    Numerics numerics = Numerics::Fp32;
 };
 
 // One sequence's share of a paged batch: its next tokens (positions continue from the sequence's
@@ -56,6 +61,7 @@ public:
     Result<const float*> forward_paged(kv::PagedKv& kv, std::span<const PagedStep> batch);
 
     const LlamaConfig& config() const { return cfg_; }
+    Numerics numerics() const { return compat_ ? Numerics::LlamaCpp : Numerics::Fp32; }
     int max_seq() const { return max_seq_; }
     int threads() const { return pool_.size(); }
     size_t kv_cache_bytes() const;
@@ -84,6 +90,7 @@ private:
     const Tensor* embd_tensor_ = nullptr;  // weights held as stored (F32, F16, QI8, QI4)
     const Tensor* head_tensor_ = nullptr;
     LinearHook linear_hook_;
+    std::unique_ptr<ggml_compat::Executor> compat_;  // set in Numerics::LlamaCpp mode
     std::vector<float> key_cache_, value_cache_;  // [layer][pos][kv_dim]
     std::vector<float> rope_cos_, rope_sin_;      // [pos][rope_dim/2]
     // scratch, sized for a batch
