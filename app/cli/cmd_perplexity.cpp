@@ -17,12 +17,15 @@ struct PplArgs {
     std::string model, tokenizer, text_path, protocol = "story";
     int max_parts = -1;
     int threads = 0;
+    std::string numerics = "fp32";
     bool json = false;
 };
 
 int run_perplexity(const PplArgs& a) {
     auto proto = parse_ppl_protocol(a.protocol);
     if (!proto.ok()) return fail(proto.error());
+    auto numerics = parse_numerics(a.numerics);
+    if (!numerics.ok()) return fail(numerics.error());
     auto text = read_text_file(a.text_path);
     if (!text.ok()) return fail(text.error());
     auto loaded = load(a.model, a.tokenizer, true);
@@ -33,6 +36,7 @@ int run_perplexity(const PplArgs& a) {
     po.max_parts = a.max_parts;
     RuntimeOptions ro;
     ro.threads = a.threads;
+    ro.numerics = *numerics;
     ro.max_seq = std::max(1, std::min(po.max_tokens, loaded->model->config.context_length > 0
                                                         ? loaded->model->config.context_length
                                                         : po.max_tokens));
@@ -76,6 +80,10 @@ void add_perplexity_command(CLI::App& app, int& rc) {
     sub->add_option("--threads,-t", a->threads, "Threads (0 = all)")->check(CLI::NonNegativeNumber);
     sub->add_option("--tokenizer", a->tokenizer, "Tokenizer file for formats without one (llama2.c)");
     sub->add_flag("--json", a->json, "Print JSON (keys perplexity, tokens, parts, ...)");
+    sub->add_option("--numerics", a->numerics,
+                    "fp32 (default) or llamacpp: llama.cpp's CPU arithmetic, for GGUF files as stored "
+                    "(docs/quant-formats.md)")
+        ->check(CLI::IsMember({"fp32", "llamacpp"}));
     sub->callback([a, &rc] { rc = run_perplexity(*a); });
 }
 
