@@ -15,6 +15,10 @@
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
 
+namespace edge::compile {
+struct ExecPlan;
+}
+
 namespace edge::agent {
 
 // --backend: which backend runs compiled engines (.edge).
@@ -58,13 +62,23 @@ protected:
 // True when `path` is a compiled engine (.edge, told by its magic).
 bool is_compiled_engine(const std::string& path);
 
-// Loads `path` and builds its executor: .edge through make_backend (errors name the file and,
-// for --backend cuda without a device, the probe's reason), anything else through load_model
-// and LlamaCpu.
+// Loads `path` and builds its executor: .edge through make_backend_executor, anything else
+// through load_model and LlamaCpu (executor.cpp).
 Result<std::unique_ptr<Executor>> open_executor(const std::string& path, const ExecutorOptions& opts);
+
+// A compiled model and its execution plan, already in memory, on the backend opts.backend asks
+// for (make_backend): auto falls back to the CPU and backend() says why; cuda without a device is
+// an error naming `where` and the probe's reason (backend_executor.cpp: runtime only, so the
+// standalone GPU check in tests/gpu builds it too).
+Result<std::unique_ptr<Executor>> make_backend_executor(std::shared_ptr<const Model> model, const compile::ExecPlan& plan,
+                                                        const ExecutorOptions& opts, const std::string& where);
 
 // What the hello says before anything is loaded: the backend .edge engines will run on (and
 // why not CUDA), and the executor of other formats.
 std::string describe_backends(BackendChoice choice);
+
+// "36.0 KiB", "1.1 MiB"; "1 thread", "2 threads".
+std::string format_bytes(size_t bytes);
+std::string thread_count(int n);
 
 }  // namespace edge::agent

@@ -5,6 +5,9 @@
 //
 //   edge-gpu-check check          every kernel vs a CPU reference, and the whole model (FP32, INT8,
 //                                 INT4) CUDA backend vs CPU backend, by normalised error
+//   edge-gpu-check agent          the board agent's executor (remote/agent/backend_executor.cpp):
+//                                 --backend cuda/auto pick CUDA, prefix reuse at pos > 0 matches
+//                                 a fresh prefill and the CPU, device memory is reported
 //   edge-gpu-check bench [shape]  decode / prefill tokens/s at tinyllama-1.1b (default) or
 //                                 stories260k shape, FP16/INT8/INT4, vs the device-copy bandwidth
 // Exit 0: all checks passed (or "no device": nothing could run, said on stdout); 1: a check failed.
@@ -30,6 +33,7 @@
 #include "engine/runtime/cuda/cuda_probe.h"
 #include "engine/runtime/kernels.h"
 #include "engine/runtime/qkernels.h"
+#include "remote/agent/executor.h"
 
 using namespace edge;
 
@@ -416,6 +420,66 @@ void check_models() {
     }
 }
 
+// What the agent does with a .edge on a GPU board, minus the file: make_backend_executor with
+// --backend cuda and auto, then the worker's prefix reuse (a prompt that extends what the KV cache
+// holds runs only its new tokens, at pos > 0) compared with a fresh prefill on CUDA and with the
+// same steps on the CPU backend (--backend cpu).
+void check_agent() {
+    using namespace edge::agent;
+    std::printf("\n| agent executor (remote/agent)                | max|a-b|/max|b| | tol | |\n|---|---|---|---|\n");
+    ThreadPool pool(0);
+    const LlamaConfig c = shape("stories260k");
+    std::shared_ptr<const Model> m = random_model(c, "f32", pool);
+    const auto plan = make_plan(c, 16, 128);
+    auto open = [&](BackendChoice b) { return make_backend_executor(m, plan, ExecutorOptions{0, 0, b, {}}, "random-f32"); };
+    auto cu = open(BackendChoice::Cuda), au = open(BackendChoice::Auto), fresh = open(BackendChoice::Cuda),
+         cpu = open(BackendChoice::Cpu);
+    for (auto* r : {&cu, &au, &fresh, &cpu})
+        if (!r->ok()) {
+            std::printf("make_backend_executor: %s\n", r->message().c_str());
+            ++g_failed;
+            return;
+        }
+    std::printf("--backend cuda: %s\n--backend auto: %s\n--backend cpu:  %s\n", (*cu)->backend().c_str(),
+                (*au)->backend().c_str(), (*cpu)->backend().c_str());
+    std::printf("memory: %s\n", (*cu)->memory_summary().c_str());
+    row("--backend cuda runs on CUDA", (*cu)->backend().rfind("cuda (", 0) == 0 ? 0.0 : 1.0, 0.0);
+    row("--backend auto runs on CUDA", (*au)->backend().rfind("cuda (", 0) == 0 ? 0.0 : 1.0, 0.0);
+    const auto dm = (*cu)->device_memory();
+    row("device memory reported (used > 0, <= total)", dm && dm->used_bytes > 0 && dm->used_bytes <= dm->total_bytes ? 0.0 : 1.0, 0.0);
+
+    // First prompt (20 tokens, two prefill chunks) and 8 greedy tokens, on CUDA and on the CPU.
+    std::vector<int32_t> seq;
+    for (int i = 0; i < 20; ++i) seq.push_back((i * 53 + 7) % c.vocab_size);
+    auto step = [&](Executor& e, const int32_t* t, int n, int pos) -> std::vector<float> {
+        auto r = e.run(t, n, pos);
+        if (!r.ok()) {
+            std::printf("%s: %s\n", e.backend().c_str(), r.message().c_str());
+            return {};
+        }
+        return std::vector<float>(*r, *r + c.vocab_size);
+    };
+    std::vector<float> lc = step(**cu, seq.data(), 20, 0), lp = step(**cpu, seq.data(), 20, 0);
+    for (int i = 0; i < 8 && !lc.empty() && !lp.empty(); ++i) {
+        const int32_t t = int32_t(std::max_element(lc.begin(), lc.end()) - lc.begin());
+        const int pos = int(seq.size());
+        seq.push_back(t);
+        lc = step(**cu, &t, 1, pos);
+        lp = step(**cpu, &t, 1, pos);
+    }
+    // Second prompt: 24 of the 28 cached tokens, then 6 new ones. Reuse runs 6 tokens at pos 24.
+    std::vector<int32_t> p2(seq.begin(), seq.begin() + 24);
+    for (int i = 0; i < 6; ++i) p2.push_back((i * 97 + 11) % c.vocab_size);
+    const auto reused = step(**cu, p2.data() + 24, 6, 24);
+    const auto reused_cpu = step(**cpu, p2.data() + 24, 6, 24);
+    const auto full = step(**fresh, p2.data(), int(p2.size()), 0);
+    auto cmp = [](const std::vector<float>& a, const std::vector<float>& b) {
+        return a.empty() || b.empty() ? 1e30 : rel_err(a, b);  // a failed run fails the row
+    };
+    row("prefix reuse (6 at pos 24) vs fresh prefill", cmp(reused, full), 1e-4);
+    row("prefix reuse on CUDA vs on the CPU backend", cmp(reused, reused_cpu), 1e-4);
+}
+
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
@@ -496,6 +560,12 @@ int main(int argc, char** argv) {
     if (mode == "check") {
         check_kernels();
         check_models();
+        check_agent();
+        std::printf("\n%s: %d check(s) failed\n", g_failed ? "FAILED" : "PASSED", g_failed);
+        return g_failed ? 1 : 0;
+    }
+    if (mode == "agent") {
+        check_agent();
         std::printf("\n%s: %d check(s) failed\n", g_failed ? "FAILED" : "PASSED", g_failed);
         return g_failed ? 1 : 0;
     }
@@ -503,6 +573,6 @@ int main(int argc, char** argv) {
         bench(argc > 2 ? argv[2] : "tinyllama-1.1b");
         return g_failed ? 1 : 0;
     }
-    std::printf("usage: edge-gpu-check check | bench [tinyllama-1.1b|stories260k]\n");
+    std::printf("usage: edge-gpu-check check | agent | bench [tinyllama-1.1b|stories260k]\n");
     return 2;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the runtime + CUDA backend + edge-gpu-check standalone (tests/gpu/CMakeLists.txt: no
-# Debian libraries needed) and runs the kernel/model checks and the benchmark, printing tables.
+# Debian libraries needed) and runs the kernel/model checks (with the board agent's executor on
+# CUDA: --backend cuda/auto, prefix reuse at pos > 0) and the benchmark, printing tables.
 #   tests/gpu/run.sh [build-dir] [bench shape: tinyllama-1.1b (default) | stories260k | none]
 # Exit status: that of the checks (0 also when no device answered: the output says "no device").
 set -euo pipefail

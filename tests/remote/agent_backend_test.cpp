@@ -75,7 +75,7 @@ std::vector<std::string> texts(const test::Collected& c) {
 
 const std::vector<std::string> kPrompts = {"Once upon a time", "The little dog", "Lily wanted to"};
 
-std::string cpu_label() { return std::string("cpu (") + qkernels::kernel_name() + " kernels, 1 threads)"; }
+std::string cpu_label() { return std::string("cpu (") + qkernels::kernel_name() + " kernels, 1 thread)"; }
 
 }  // namespace
 
@@ -102,7 +102,7 @@ TEST(AgentBackend, EdgeEngineGivesTheGreedyTextOfTheGgufAndTheBin) {
 
     auto lg = load(*link, gguf_path());
     ASSERT_TRUE(lg.ack.has_value()) << (lg.error ? lg.error->message : "timeout");
-    EXPECT_NE(lg.ack->detail.find("llama-cpu (FP32 reference executor, 1 threads)"), std::string::npos) << lg.ack->detail;
+    EXPECT_NE(lg.ack->detail.find("llama-cpu (FP32 reference executor, 1 thread)"), std::string::npos) << lg.ack->detail;
     auto from_gguf = run(*link, kPrompts, 60);
     test::expect_live_telemetry(from_gguf, kPrompts.size());
 
