@@ -119,6 +119,14 @@ TEST(AgentBackend, EdgeEngineGivesTheGreedyTextOfTheGgufAndTheBin) {
         EXPECT_EQ(from_edge.results[i].generated_tokens, from_gguf.results[i].generated_tokens);
     }
     std::printf("[edge via %s] %s\n", le.ack->detail.c_str(), from_edge.results[1].text.c_str());
+    auto tps = [](const test::Collected& c) {
+        double s = 0;
+        for (const auto& r : c.results) s += r.tokens_per_s;
+        return s / double(c.results.size());
+    };
+    // Information only (never asserted): 1 thread, a shared machine.
+    std::printf("[tok/s, mean of %zu prompts] .edge on the cpu backend %.0f, .gguf on llama-cpu %.0f, .bin on llama-cpu %.0f\n",
+                kPrompts.size(), tps(from_edge), tps(from_gguf), tps(from_bin));
     ASSERT_TRUE(link->stop(10000).ok());
 }
 

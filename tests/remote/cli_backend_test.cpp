@@ -59,7 +59,9 @@ TEST_F(CliBackendTest, DeployedEngineIsProfiledOnTheBackendAskedFor) {
     ASSERT_EQ(d.rc, 0) << d.err;
 
     // Forced CPU: the engine runs on the CPU backend and the JSON says so.
-    auto p = cli({"profile", "-p", "Once upon a time", "-n", "24", "--threads", "1", "--backend", "cpu", "--json"});
+    const std::string prom = (dir_ / "agent.prom").string();
+    auto p = cli({"profile", "-p", "Once upon a time", "-n", "24", "--threads", "1", "--backend", "cpu", "--json",
+                  "--prometheus", prom});
     ASSERT_EQ(p.rc, 0) << p.err;
     auto pj = nlohmann::json::parse(p.out, nullptr, false);
     ASSERT_TRUE(pj.is_array() && pj.size() == 1) << p.out;
@@ -70,6 +72,10 @@ TEST_F(CliBackendTest, DeployedEngineIsProfiledOnTheBackendAskedFor) {
     ASSERT_EQ(pj[0]["results"].size(), 1u);
     EXPECT_EQ(pj[0]["results"][0]["text"].get<std::string>().rfind(", there was a little girl named Lily", 0), 0u) << p.out;
     EXPECT_TRUE(pj[0]["summary"]["kv_hit_rate"].is_number()) << pj[0]["summary"].dump();
+    // The agent's metrics label the loaded engine's backend.
+    const std::string metrics = test::read_file(prom);
+    EXPECT_NE(metrics.find("backend=\"cpu ("), std::string::npos) << metrics;
+    EXPECT_NE(metrics.find("forced by --backend cpu\""), std::string::npos) << metrics;
 
     const DeviceReport dev = probe_devices();
     // The default (auto): CUDA when the board has a device, else the CPU with the reason.
