@@ -230,6 +230,7 @@ namespace {
 struct VnniBuffers {
     std::vector<int8_t> q;
     std::vector<float> scale, cg;
+    std::vector<int32_t> lane;
 };
 
 void prepare_vnni(const QActs& a, const QuantInfo& qi, VnniBuffers& buf) {
@@ -251,6 +252,17 @@ void prepare_vnni(const QActs& a, const QuantInfo& qi, VnniBuffers& buf) {
     const int64_t bpg = qi.grouping == QGrouping::PerChannel ? B : qi.group_size / kQBlock;
     buf.cg.assign(size_t(qi.groups_per_row), 0.0f);
     for (int64_t b = 0; b < B; ++b) buf.cg[size_t(b / bpg)] += a.scale[size_t(b)] * float(a.sum[size_t(b)]);
+    // Lane sums: INT8 chunks are 64 q bytes, INT4 chunks 128 (two halves meeting the low and the
+    // high nibbles).
+    const int64_t chunk = qi.bits == 8 ? 64 : 128, chunks = int64_t(buf.q.size()) / chunk;
+    buf.lane.assign(size_t(chunks * 16), 0);
+    for (int64_t c = 0; c < chunks; ++c)
+        for (int64_t i = 0; i < 16; ++i) {
+            int32_t s = 0;
+            for (int64_t half = 0; half < chunk; half += 64)
+                for (int64_t j = 0; j < 4; ++j) s += buf.q[size_t(c * chunk + half + 4 * i + j)];
+            buf.lane[size_t(c * 16 + i)] = s;
+        }
 }
 #endif
 
@@ -298,7 +310,7 @@ struct Slot {
             for (int t = 0; t < n; ++t) {
                 prepare_vnni(acts[size_t(t)], *w.quant, bufs[size_t(t)]);
                 vnni[size_t(t)] = VnniActs{bufs[size_t(t)].q.data(), bufs[size_t(t)].scale.data(),
-                                           bufs[size_t(t)].cg.data(), acts[size_t(t)].blocks};
+                                           bufs[size_t(t)].cg.data(), bufs[size_t(t)].lane.data(), acts[size_t(t)].blocks};
             }
             return;
         }

@@ -26,11 +26,18 @@ void quantize_block_portable(const float* x, int64_t n, int8_t* q, float* scale,
 //          elements 0..15 of each of the 4 blocks (64 bytes) then elements 16..31 (64 bytes).
 //          Zero padded to whole chunks of 4 blocks.
 //   scale  per block, zero padded by at least 16 entries past `blocks`.
-//   cg     per weight group of the tensor: Σ_{b in g} scale[b]·Σxq[b] (the zero-point term).
+//   cg     per weight group of the tensor: Σ_{b in g} scale[b]·Σxq[b] (the zero-point term of
+//          asymmetric weights).
+//   lane   per 64-byte chunk of weight codes, 16 int32: the sum of the activation codes that meet
+//          int32 lane i of that chunk's vpdpbusd (INT8: q bytes 4i..4i+3; INT4: the same four bytes
+//          of both halves). The kernels start each lane's accumulator at −offset·lane[i], so the
+//          unsigned codes' fixed offset (INT4 symmetric 8, INT8 128) is removed inside the integer
+//          sums with no extra instruction per row.
 struct VnniActs {
     const int8_t* q;
     const float* scale;
     const float* cg;
+    const int32_t* lane;
     int64_t blocks;
 };
 

@@ -39,6 +39,11 @@ struct BenchSetup {
 };
 
 int run_sensitivity_bench(BenchSetup& s);
+int run_stream_bench(const BenchArgs& a);
+// bench_decode.cpp: the processor's name (/proc/cpuinfo) and the read bandwidth in bytes/s of
+// `threads` threads each summing its share of a `bytes` buffer (AVX2 loads), best of 5.
+std::string cpu_model();
+double read_bandwidth(size_t bytes, int threads);
 int run_decode_bench(const BenchArgs& a);
 int run_kernel_bench(const BenchArgs& a);
 int run_layerwise_bench(const BenchArgs& a);

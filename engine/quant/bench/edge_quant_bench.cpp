@@ -1,12 +1,14 @@
 // edge-quant-bench: the docs/quant.md tables.
 //   edge-quant-bench [--model M] [--text T] [--parts 400] [--calib-seqs 32] [--calib-len 128]
-//                    [--threads 1] [--only NAME] [--mode table|compare|sens|decode|kernels|layerwise]
+//                    [--threads 1] [--only NAME] [--mode table|compare|sens|decode|kernels|stream|layerwise]
 //                    [--file F] [--kernels auto|avx2|portable]
 //   table   : FP32 / FP16 / INT8 / INT4 RTN-AWQ-GPTQ rows (acceptance 2), plus asymmetric and
 //             diagnostic rows (head kept FP32, act-order).
 //   compare : another model file (e.g. llama.cpp's stories260K-Q4_0.gguf, --file) against FP32.
 //   sens    : per-layer INT4 sensitivity and the k most / least sensitive at INT8 (acceptance 3).
 //   decode  : decode tokens/s on a synthesized TinyLlama-1.1B shape vs bandwidth (acceptance 4).
+//   stream  : only the matrix-vector products of one such decode step (--only f16|int8, default
+//             INT4), as weight GB/s against the read bandwidth (bench_stream.cpp).
 // Evaluation: the para protocol over the first --parts paragraphs. Calibration: sequences cut
 // from the second half of the same file (disjoint from what is scored).
 #include "bench_common.h"
@@ -127,6 +129,7 @@ int main(int argc, char** argv) {
     else if (a.kernels != "auto") return std::fprintf(stderr, "--kernels: auto, avx2 or portable\n"), 2;
     if (a.mode == "decode") return run_decode_bench(a);
     if (a.mode == "kernels") return run_kernel_bench(a);
+    if (a.mode == "stream") return run_stream_bench(a);
     if (a.mode == "layerwise") return run_layerwise_bench(a);
     auto s = BenchSetup::create(a);
     if (!s.ok()) return std::fprintf(stderr, "%s\n", s.message().c_str()), 1;

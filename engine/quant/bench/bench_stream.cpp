@@ -1,0 +1,140 @@
+// edge-quant-bench --mode stream: the matrix-vector products of one decode step of the
+// TinyLlama-1.1B shape, and nothing else (no attention, norms or sampling), so the kernels'
+// streaming efficiency can be told apart from the rest of decode. 22 blocks of Q/K/V (one
+// parallel region, as the executor runs them), output, gate|up (one region) and down, then the
+// 32000 x 2048 head: 1.1 G weights in distinct buffers (every block its own copy, so nothing is
+// served from the last-level cache), RTN group 32 (or FP16 with --only f16). Reports, at 1 and 2
+// threads, the median of 5 steps (after one warm-up), the weight bytes streamed per second
+// against the read bandwidth of the same number of threads (best of 5 over 1 GiB), and at 2
+// threads the time per product kind. --parts N: N steps per thread count (default 5).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <random>
+
+#include "bench_common.h"
+#include "engine/core/half.h"
+#include "engine/runtime/qkernels.h"
+
+using namespace edge;
+using namespace edge::quant;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Shape {
+    const char* kind;
+    int64_t rows, cols;
+};
+
+// One decode step's products, in the executor's order; `group` runs with the previous entry's
+// input in one matmul_multi region.
+struct Product {
+    const char* kind;
+    int first, count;  // weights [first, first+count) of the store
+};
+
+Tensor random_weight(const Shape& s, int bits, std::mt19937& rng) {
+    Tensor w = Tensor::zeros_f32(s.kind, {s.rows, s.cols});
+    std::normal_distribution<float> nd(0.0f, 0.02f);
+    for (int64_t i = 0; i < s.rows * s.cols; ++i) w.f32_mut()[i] = nd(rng);
+    if (bits == 16) {
+        Tensor h = Tensor::alloc(s.kind, DType::F16, {s.rows, s.cols});
+        auto* p = reinterpret_cast<uint16_t*>(h.data.get());
+        for (int64_t i = 0; i < s.rows * s.cols; ++i) p[i] = f32_to_f16(w.f32()[i]);
+        return h;
+    }
+    auto q = quantize_rtn(w, QuantSpec{bits, true, QGrouping::Group, 32, QMethod::RTN});
+    return q.ok() ? std::move(q).value() : Tensor{};
+}
+
+// Same values, its own memory.
+Tensor copy_of(const Tensor& t) {
+    Tensor c = t;
+    c.data = std::shared_ptr<uint8_t>(new uint8_t[t.nbytes], std::default_delete<uint8_t[]>());
+    std::memcpy(c.data.get(), t.data.get(), t.nbytes);
+    return c;
+}
+
+}  // namespace
+
+int run_stream_bench(const BenchArgs& a) {
+    const int bits = a.only == "f16" ? 16 : a.only == "int8" ? 8 : 4;
+    const int blocks = 22;
+    const Shape shapes[] = {{"attn_q", 2048, 2048}, {"attn_k", 256, 2048},  {"attn_v", 256, 2048},
+                            {"attn_output", 2048, 2048}, {"ffn_gate", 5632, 2048}, {"ffn_up", 5632, 2048},
+                            {"ffn_down", 2048, 5632}, {"output", 32000, 2048}};
+    std::mt19937 rng(7);
+    std::vector<Tensor> proto;
+    for (const Shape& s : shapes) {
+        proto.push_back(random_weight(s, bits, rng));
+        if (!proto.back().data) return std::fprintf(stderr, "quantizing %s failed\n", s.kind), 1;
+    }
+    // The store: 7 weights per block, then the head.
+    std::vector<Tensor> store;
+    std::vector<Product> step;
+    size_t bytes = 0;
+    for (int b = 0; b < blocks; ++b) {
+        const int base = int(store.size());
+        for (int k = 0; k < 7; ++k) store.push_back(copy_of(proto[size_t(k)]));
+        step.push_back({"qkv", base, 3});
+        step.push_back({"attn_output", base + 3, 1});
+        step.push_back({"gate_up", base + 4, 2});
+        step.push_back({"ffn_down", base + 6, 1});
+    }
+    store.push_back(proto.back());
+    step.push_back({"output", int(store.size()) - 1, 1});
+    proto.clear();
+    for (const Tensor& t : store) bytes += t.nbytes;
+
+    std::vector<float> x(5632), out(32000 * 3);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    for (auto& v : x) v = nd(rng);
+
+    std::printf("CPU: %s; kernels %s; %s g32 weights, %zu bytes per step (scales included)\n\n", cpu_model().c_str(),
+                qkernels::kernel_name(), bits == 16 ? "FP16" : bits == 8 ? "INT8" : "INT4", bytes);
+    const int reps = a.parts > 0 && a.parts < 400 ? a.parts : 5;  // --parts: steps per thread count
+    std::printf("| threads | read bandwidth GB/s | step ms (median of %d) | weight GB/s | of bandwidth | best step ms | best GB/s |\n"
+                "|---:|---:|---:|---:|---:|---:|---:|\n", reps);
+    std::map<std::string, double> kind_ms;
+    for (int threads : {1, 2}) {
+        const double bw = read_bandwidth(size_t(1) << 30, threads);
+        ThreadPool pool(threads);
+        std::vector<double> ms;
+        for (int rep = 0; rep <= reps; ++rep) {
+            std::map<std::string, double> per;
+            const auto t0 = Clock::now();
+            for (const Product& p : step) {
+                const auto s0 = Clock::now();
+                qkernels::MatmulJob jobs[3];
+                int64_t off = 0;
+                for (int j = 0; j < p.count; ++j) {
+                    jobs[j] = {out.data() + off, &store[size_t(p.first + j)]};
+                    off += store[size_t(p.first + j)].rows();
+                }
+                qkernels::matmul_multi(jobs, p.count, x.data(), 1, pool);
+                per[p.kind] += std::chrono::duration<double, std::milli>(Clock::now() - s0).count();
+            }
+            if (rep == 0) continue;
+            ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+            if (threads == 2 && rep == (reps + 1) / 2) kind_ms = per;
+        }
+        std::sort(ms.begin(), ms.end());
+        const double med = ms[ms.size() / 2], gbs = double(bytes) / med / 1e6;
+        std::printf("| %d | %.2f | %.2f | %.2f | %.0f%% | %.2f | %.2f |\n", threads, bw / 1e9, med, gbs, 100 * gbs * 1e9 / bw,
+                    ms.front(), double(bytes) / ms.front() / 1e6);
+        std::fflush(stdout);
+    }
+    std::printf("\n2 threads, one step by product kind:\n\n| product | ms | weight GB/s |\n|---|---:|---:|\n");
+    for (const auto& [kind, t] : kind_ms) {
+        size_t kb = 0;
+        for (const Product& p : step)
+            if (kind == p.kind)
+                for (int j = 0; j < p.count; ++j) kb += store[size_t(p.first + j)].nbytes;
+        std::printf("| %s | %.2f | %.2f |\n", kind.c_str(), t, double(kb) / t / 1e6);
+    }
+    return 0;
+}
