@@ -182,6 +182,8 @@ void Worker::load(const proto::LoadEngine& r) {
         fs::path t = r.tokenizer_path;
         eo.tokenizer_path = (t.is_relative() ? fs::path(opts_.root) / t : t).string();
     }
+    if (!eo.tokenizer_path.empty() && is_compiled_engine(p))
+        log(proto::LogLevel::Warn, p + ": the engine embeds its tokenizer; " + eo.tokenizer_path + " is not used");
     auto exe = open_executor(p, eo);
     if (!exe.ok()) return fail(r.request_id, proto::ErrorCode::LoadFailed, exe.message());
     auto l = std::make_unique<Loaded>();

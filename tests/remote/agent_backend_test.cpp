@@ -90,8 +90,13 @@ TEST(AgentBackend, EdgeEngineGivesTheGreedyTextOfTheGgufAndTheBin) {
     ASSERT_TRUE(link);
     EXPECT_NE(link->agent_hello().backend.find("forced by --backend cpu"), std::string::npos) << link->agent_hello().backend;
 
-    auto le = load(*link, "stories260K.edge");  // relative: against --root
+    // Relative: against --root. A tokenizer file is not used (the engine embeds one): a warning.
+    auto le = load(*link, "stories260K.edge", tok_path());
     ASSERT_TRUE(le.ack.has_value()) << (le.error ? le.error->message : "timeout");
+    bool warned = false;
+    for (const auto& l : le.logs)
+        warned = warned || (l.level == LogLevel::Warn && l.text.find("embeds its tokenizer") != std::string::npos);
+    EXPECT_TRUE(warned);
     const std::string& d = le.ack->detail;
     EXPECT_NE(d.find(edge), std::string::npos) << d;
     EXPECT_NE(d.find("; backend: " + cpu_label() + "; forced by --backend cpu"), std::string::npos) << d;
