@@ -294,6 +294,17 @@ struct Executor::Impl {
     void matmul(const Weight& w, const float* in, int n, float* out, ThreadPool& pool) const;
     void rope_rotate(float* vec, int heads, const float* cs) const;
     void attention(int l, int n, int pos, ThreadPool& pool);
+    // Cells per split-KV chunk for a step of n tokens attending over len cells, 0 for no split:
+    // llama.cpp's decode (one token) over a KV view of >= 512 cells, the view being len rounded
+    // up to kv_view_pad (at least kv_view_pad; llama.cpp's own cache is assumed large enough),
+    // cut into one chunk per thread.
+    int split_chunk(int n, int len) const {
+        if (n != 1 || ing.split_kv_threads <= 0) return 0;
+        const int pad = std::max(1, ing.kv_view_pad);
+        const int64_t view = std::max<int64_t>(pad, (int64_t(len) + pad - 1) / pad * pad);
+        if (view < 512) return 0;
+        return int((view + ing.split_kv_threads - 1) / ing.split_kv_threads);
+    }
     float kv_k(size_t i) const { return ing.f16_kv ? f16_to_f32(k16[i]) : k32[i]; }
     float kv_v(size_t i) const { return ing.f16_kv ? f16_to_f32(v16[i]) : v32[i]; }
 };
@@ -344,6 +355,10 @@ Result<std::unique_ptr<Executor>> Executor::create(const Model& model, int max_s
         return err("llama.cpp numerics need a GGUF model; '", model.source_path, "' was imported from ",
                    model.source_format.empty() ? std::string("another format") : model.source_format);
     EDGE_TRY(validate_llama(model));
+    if (ing.split_kv_threads < 0 || ing.split_kv_threads > 4096)
+        return err("llama.cpp numerics: split-KV thread count ", ing.split_kv_threads, " is out of range (0..4096)");
+    if (ing.kv_view_pad < 1 || ing.kv_view_pad > (1 << 20))
+        return err("llama.cpp numerics: KV view padding ", ing.kv_view_pad, " is out of range (1..1048576)");
     auto f = gguf::open(model.source_path);
     if (!f.ok()) return f.error();
     auto impl = std::make_unique<Impl>();
@@ -494,6 +509,7 @@ void Executor::Impl::attention(int l, int n, int pos, ThreadPool& pool) {
     const bool fc = ing.fma_contract;
     pool.parallel_for(int64_t(n) * c.n_heads, [&](int64_t b, int64_t e) {
         std::vector<float> qh(static_cast<size_t>(HD)), kr(static_cast<size_t>(HD)), acc(static_cast<size_t>(HD));
+        std::vector<float> merged(static_cast<size_t>(HD));
         std::vector<float> sc;
         for (int64_t job = b; job < e; ++job) {
             const int t = int(job / c.n_heads), h = int(job % c.n_heads);
@@ -510,31 +526,57 @@ void Executor::Impl::attention(int l, int n, int pos, ThreadPool& pool) {
             };
             float* out = &xb[size_t(t) * QD + size_t(h) * HD];
             if (ing.flash_attn) {
-                // ggml_compute_forward_flash_attn_ext_f16, one query row: online softmax, the V
-                // accumulator rounded to the cache type after every scale and mad.
+                // ggml_compute_forward_flash_attn_ext_f16, one query row over cells [s0, s1):
+                // online softmax, the V accumulator rounded to the cache type after every scale
+                // and mad. Returns the running max M and sum S; acc holds the unnormalised sum.
                 const bool h16 = ing.f16_kv;
-                std::fill(acc.begin(), acc.end(), 0.0f);
-                float S = 0.0f, M = -INFINITY;
-                for (int s = 0; s < len; ++s) {
-                    const float sv = score(s);
-                    const float Mold = M;
-                    float ms = 1.0f, vs = 1.0f;
-                    if (sv > M) {
-                        M = sv;
-                        ms = std::exp(Mold - M);
-                        for (float& a : acc) a = h16 ? round_f16(a * ms) : a * ms;
-                    } else {
-                        vs = std::exp(sv - M);
+                auto fa_range = [&](int s0, int s1, float& M, float& S) {
+                    std::fill(acc.begin(), acc.end(), 0.0f);
+                    S = 0.0f;
+                    M = -INFINITY;
+                    for (int s = s0; s < s1; ++s) {
+                        const float sv = score(s);
+                        const float Mold = M;
+                        float ms = 1.0f, vs = 1.0f;
+                        if (sv > M) {
+                            M = sv;
+                            ms = std::exp(Mold - M);
+                            for (float& a : acc) a = h16 ? round_f16(a * ms) : a * ms;
+                        } else {
+                            vs = std::exp(sv - M);
+                        }
+                        const size_t vo = base + size_t(s) * KV + hoff;
+                        for (int i = 0; i < HD; ++i) {
+                            const float r = fmac(fc, kv_v(vo + i), vs, acc[size_t(i)]);
+                            acc[size_t(i)] = h16 ? round_f16(r) : r;
+                        }
+                        S = fmac(fc, S, ms, vs);
                     }
-                    const size_t vo = base + size_t(s) * KV + hoff;
-                    for (int i = 0; i < HD; ++i) {
-                        const float r = fmac(fc, kv_v(vo + i), vs, acc[size_t(i)]);
-                        acc[size_t(i)] = h16 ? round_f16(r) : r;
+                };
+                float M = 0.0f, S = 0.0f;
+                const int chunk = split_chunk(n, len);
+                if (chunk <= 0) {
+                    fa_range(0, len, M, S);
+                    const float inv = S == 0.0f ? 0.0f : 1.0f / S;
+                    for (int i = 0; i < HD; ++i) out[i] = acc[size_t(i)] * inv;
+                } else {
+                    // Split-KV decode: one partial per chunk of cells, merged in chunk order in
+                    // float as ggml_flash_attn_ext_reduce_partials (fmaxf of the maxima, two expf
+                    // rescales, the old sum contracted to FMA), then scaled by 1/S.
+                    float Mf = -INFINITY, Sf = 0.0f;
+                    std::fill(merged.begin(), merged.end(), 0.0f);
+                    for (int c0 = 0; c0 < len; c0 += chunk) {
+                        fa_range(c0, std::min(len, c0 + chunk), M, S);
+                        if (S == 0.0f) continue;
+                        const float Mn = std::max(Mf, M);
+                        const float so = std::exp(Mf - Mn), sn = std::exp(M - Mn);
+                        for (int i = 0; i < HD; ++i) merged[size_t(i)] = fmac(fc, merged[size_t(i)], so, acc[size_t(i)] * sn);
+                        Sf = fmac(fc, Sf, so, S * sn);
+                        Mf = Mn;
                     }
-                    S = fmac(fc, S, ms, vs);
+                    const float inv = Sf == 0.0f ? 1.0f : 1.0f / Sf;
+                    for (int i = 0; i < HD; ++i) out[i] = merged[size_t(i)] * inv;
                 }
-                const float inv = S == 0.0f ? 0.0f : 1.0f / S;
-                for (int i = 0; i < HD; ++i) out[i] = acc[size_t(i)] * inv;
             } else {
                 // Non-flash path (ggml_soft_max_ext, then V^T x probabilities): scores over the
                 // cache padded to 256 cells (masked cells weigh 0), exp through ggml_v_expf in

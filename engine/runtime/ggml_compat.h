@@ -12,8 +12,11 @@
 // - RoPE with theta advanced by repeated float multiplication, rotation contracted to FMA;
 // - K/V cache in F16; flash attention as ggml_compute_forward_flash_attn_ext_f16: Q rounded to
 //   F16, online softmax with expf, the V accumulator held in F16;
-// - SwiGLU through ggml's vectorised expf (ggml_v_expf, AVX2) for 8-wide chunks.
-// Each ingredient can be switched off (Ingredients) to measure what it moves.
+// - SwiGLU through ggml's vectorised expf (ggml_v_expf, AVX2) for 8-wide chunks;
+// - optionally, the split-KV decode that recent ggml-cpu runs over long KV views.
+// Each ingredient can be switched off (Ingredients) to measure what it moves. Not covered:
+// the tiled flash attention recent ggml-cpu runs for batches of >= 64 queries (long prompts,
+// perplexity windows), ARM/AVX-512 lane orders, repacked (Q4_0 8x8) weights.
 //
 // No Qt, no LibTorch. Single sequence, contiguous F16 cache.
 #pragma once
@@ -63,6 +66,14 @@ struct Ingredients {
     // RoPE angles advanced by theta *= theta_scale in float (ggml_rope_cache_init); off:
     // pos * powf(base, -2i/n) per pair.
     bool rope_iterative = true;
+    // Split-KV decode of recent ggml-cpu: a one-token step whose KV view holds >= 512 cells cuts
+    // the view into one chunk per thread (ceil(view / threads) cells), each with its own F16
+    // accumulator, merged in float. llama.cpp's thread count (-t); 0 = never split.
+    int split_kv_threads = 0;
+    // The KV view llama.cpp attends over: the sequence rounded up to this many cells (at least
+    // this many; llama.cpp's cache is assumed at least that large). Only the split decision and
+    // the chunk size depend on it.
+    int kv_view_pad = 256;
 };
 
 class Executor {

@@ -48,7 +48,7 @@ Result<std::unique_ptr<LlamaCpu>> LlamaCpu::create(std::shared_ptr<const Model> 
                                     t(p + "ffn_gate.weight"), t(p + "ffn_up.weight"), t(p + "ffn_down.weight")});
     }
     if (opts.numerics == Numerics::LlamaCpp) {
-        auto compat = ggml_compat::Executor::create(*model, max_seq);
+        auto compat = ggml_compat::Executor::create(*model, max_seq, opts.llamacpp);
         if (!compat.ok()) return compat.error();
         rt->compat_ = std::move(compat).value();
     } else if (opts.contiguous_kv) {

@@ -29,6 +29,8 @@ struct RuntimeOptions {
     // models as the file stores them: prefill/forward only (forward_paged, the FP32 KV-cache views
     // and the linear hook belong to the FP32 path).
     Numerics numerics = Numerics::Fp32;
+    // Details of that arithmetic (defaults: llama.cpp's x86 CPU build, no split-KV decode).
+    ggml_compat::Ingredients llamacpp;
 };
 
 // One sequence's share of a paged batch: its next tokens (positions continue from the sequence's
