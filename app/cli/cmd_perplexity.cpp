@@ -18,6 +18,7 @@ struct PplArgs {
     int max_parts = -1;
     int threads = 0;
     std::string numerics = "fp32";
+    int llamacpp_threads = 0, llamacpp_kv_pad = 256;
     bool json = false;
 };
 
@@ -37,6 +38,8 @@ int run_perplexity(const PplArgs& a) {
     RuntimeOptions ro;
     ro.threads = a.threads;
     ro.numerics = *numerics;
+    ro.llamacpp.split_kv_threads = a.llamacpp_threads;
+    ro.llamacpp.kv_view_pad = a.llamacpp_kv_pad;
     ro.max_seq = std::max(1, std::min(po.max_tokens, loaded->model->config.context_length > 0
                                                         ? loaded->model->config.context_length
                                                         : po.max_tokens));
@@ -84,6 +87,12 @@ void add_perplexity_command(CLI::App& app, int& rc) {
                     "fp32 (default) or llamacpp: llama.cpp's CPU arithmetic, for GGUF files as stored "
                     "(docs/quant-formats.md)")
         ->check(CLI::IsMember({"fp32", "llamacpp"}));
+    sub->add_option("--llamacpp-threads", a->llamacpp_threads,
+                    "llamacpp numerics: llama.cpp's thread count for its split-KV decode over >= 512 cells (0 = no split)")
+        ->check(CLI::Range(0, 4096));
+    sub->add_option("--llamacpp-kv-pad", a->llamacpp_kv_pad,
+                    "llamacpp numerics: llama.cpp's KV view padding in cells (default 256)")
+        ->check(CLI::Range(1, 1 << 20));
     sub->callback([a, &rc] { rc = run_perplexity(*a); });
 }
 

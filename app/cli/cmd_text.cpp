@@ -20,6 +20,7 @@ struct GenerateArgs {
     uint64_t seed = 42;
     int threads = 0;
     std::string numerics = "fp32";
+    int llamacpp_threads = 0, llamacpp_kv_pad = 256;
     bool json = false;
 };
 
@@ -42,6 +43,8 @@ int run_generate(const GenerateArgs& a) {
     RuntimeOptions ro;
     ro.threads = a.threads;
     ro.numerics = *numerics;
+    ro.llamacpp.split_kv_threads = a.llamacpp_threads;
+    ro.llamacpp.kv_view_pad = a.llamacpp_kv_pad;
     ro.max_seq = std::min(c.context_length > 0 ? c.context_length : 4096, int(prompt.size()) + a.max_tokens);
     ro.max_seq = std::max(ro.max_seq, int(prompt.size()));
     if (int(prompt.size()) > ro.max_seq || (c.context_length > 0 && int(prompt.size()) > c.context_length))
@@ -146,6 +149,12 @@ void add_text_commands(CLI::App& app, int& rc) {
                     "fp32 (default) or llamacpp: llama.cpp's CPU arithmetic, for GGUF files as stored "
                     "(docs/quant-formats.md)")
         ->check(CLI::IsMember({"fp32", "llamacpp"}));
+    gen->add_option("--llamacpp-threads", g->llamacpp_threads,
+                    "llamacpp numerics: llama.cpp's thread count for its split-KV decode over >= 512 cells (0 = no split)")
+        ->check(CLI::Range(0, 4096));
+    gen->add_option("--llamacpp-kv-pad", g->llamacpp_kv_pad,
+                    "llamacpp numerics: llama.cpp's KV view padding in cells (default 256)")
+        ->check(CLI::Range(1, 1 << 20));
     gen->add_option("--seed", g->seed, "Sampling seed");
     gen->add_option("--threads,-t", g->threads, "Threads (0 = all)")->check(CLI::NonNegativeNumber);
     gen->add_option("--tokenizer", g->tokenizer, "Tokenizer file for formats without one (llama2.c)");

@@ -20,6 +20,22 @@ TEST(CliNumerics, GenerateLlamaCppQ40) {
     EXPECT_EQ(r.json()["text"], ", there was a little girl named Lily. She loved to play outside in the sun. One day, she");
 }
 
+// Q4_1 with the split-KV decode of 64 threads over a 512-cell view: llama.cpp's full text (the
+// fitted configuration docs/quant-formats.md describes); without it the 30th token differs.
+TEST(CliNumerics, GenerateLlamaCppQ41SplitKv) {
+    const std::string path = llamacpp_file("stories260K-Q4_1.gguf");
+    EDGE_REQUIRE_SHARED(path);
+    const std::string want = ", there was a little girl named Lily. She loved to play with her toys and her friends. One day, she";
+    CliRun split = run_cli({"generate", path, "--prompt", "Once upon a time", "--max-tokens", "30", "--temperature", "0",
+                            "--numerics", "llamacpp", "--llamacpp-threads", "64", "--llamacpp-kv-pad", "512", "--json"});
+    ASSERT_EQ(split.rc, 0) << split.err;
+    EXPECT_EQ(split.json()["text"], want);
+    CliRun plain = run_cli({"generate", path, "--prompt", "Once upon a time", "--max-tokens", "30", "--temperature", "0",
+                            "--numerics", "llamacpp", "--json"});
+    ASSERT_EQ(plain.rc, 0) << plain.err;
+    EXPECT_EQ(plain.json()["text"], ", there was a little girl named Lily. She loved to play with her toys and her friends. One day, Lily");
+}
+
 TEST(CliNumerics, PerplexityLlamaCppDiffersFromFp32ButStaysClose) {
     const std::string path = llamacpp_file("stories260K-Q4_1.gguf");
     const std::string text = shared("data/tinystories_sample.txt");
