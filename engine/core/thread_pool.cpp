@@ -4,9 +4,18 @@
 
 namespace edge {
 
+namespace {
+
+constexpr uint64_t kField = (uint64_t(1) << 20) - 1;  // chunk count and next index: 20 bits each
+inline uint64_t next_of(uint64_t s) { return s & kField; }
+inline uint64_t count_of(uint64_t s) { return (s >> 20) & kField; }
+inline bool open(uint64_t s) { return next_of(s) < count_of(s); }
+
+}  // namespace
+
 ThreadPool::ThreadPool(int threads) {
     if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
-    for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+    for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -18,51 +27,63 @@ ThreadPool::~ThreadPool() {
     for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::worker_loop(int index) {
-    uint64_t seen = 0;
+void ThreadPool::run_chunks() {
     for (;;) {
-        const std::function<void(int64_t, int64_t)>* job;
-        int64_t n, chunk;
-        {
-            std::unique_lock<std::mutex> lk(mu_);
-            cv_start_.wait(lk, [&] { return stop_ || generation_ != seen; });
-            if (stop_) return;
-            seen = generation_;
-            job = job_;
-            n = n_;
-            chunk = chunk_;
-        }
-        const int64_t b = std::min<int64_t>(n, int64_t(index) * chunk);
-        const int64_t e = std::min<int64_t>(n, b + chunk);
-        if (b < e) (*job)(b, e);
-        {
+        uint64_t s = state_.load(std::memory_order_acquire);
+        if (!open(s)) return;
+        if (!state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel)) continue;
+        // Chunk next_of(s) of the region s was published with: that region cannot finish before
+        // this chunk does, so job_, n_ and chunk_ are still its own.
+        const int64_t b = int64_t(next_of(s)) * chunk_;
+        (*job_)(b, std::min(n_, b + chunk_));
+        if (done_chunks_.fetch_add(1) + 1 == int64_t(count_of(s)) && caller_asleep_.load()) {
             std::lock_guard<std::mutex> lk(mu_);
-            if (--pending_ == 0) cv_done_.notify_one();
+            cv_done_.notify_one();
         }
+    }
+}
+
+void ThreadPool::worker_loop() {
+    for (;;) {
+        run_chunks();
+        std::unique_lock<std::mutex> lk(mu_);
+        cv_start_.wait(lk, [&] { return stop_ || open(state_.load(std::memory_order_acquire)); });
+        if (stop_) return;
     }
 }
 
 void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t grain) {
     if (n <= 0) return;
     const int64_t threads = size();
-    if (threads == 1 || n <= grain) {
+    grain = std::max<int64_t>(1, grain);
+    const int64_t target = threads * kChunksPerThread;
+    const int64_t chunk = std::max(grain, (n + target - 1) / target);
+    const int64_t chunks = (n + chunk - 1) / chunk;
+    if (threads == 1 || chunks <= 1) {
         fn(0, n);
         return;
     }
-    int64_t chunk = (n + threads - 1) / threads;
-    chunk = std::max(chunk, grain);
+    job_ = &fn;
+    n_ = n;
+    chunk_ = chunk;
+    done_chunks_.store(0, std::memory_order_relaxed);
     {
+        // Published under the mutex, so a worker between its last look and its wait cannot miss it.
         std::lock_guard<std::mutex> lk(mu_);
-        job_ = &fn;
-        n_ = n;
-        chunk_ = chunk;
-        pending_ = int(workers_.size());
-        ++generation_;
+        generation_ = (generation_ + 1) & ((uint64_t(1) << 24) - 1);
+        state_.store((generation_ << 40) | (uint64_t(chunks) << 20), std::memory_order_release);
     }
     cv_start_.notify_all();
-    fn(0, std::min(n, chunk));
+    run_chunks();
+    // What is left are chunks other threads are running now.
+    auto done = [&] { return done_chunks_.load(std::memory_order_acquire) == chunks; };
+    for (int i = 0; i < 4096 && !done(); ++i) {
+    }
+    if (done()) return;
     std::unique_lock<std::mutex> lk(mu_);
-    cv_done_.wait(lk, [&] { return pending_ == 0; });
+    caller_asleep_.store(true);  // seq_cst, before the predicate's look at done_chunks_
+    cv_done_.wait(lk, done);
+    caller_asleep_.store(false);
 }
 
 }  // namespace edge

@@ -110,6 +110,7 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
     constexpr int64_t kChunkBytes = 64;  // codes per chunk and row; also activation bytes per chunk half
     const int64_t bpg = q.grouping == QGrouping::PerChannel ? (int64_t(1) << 40) : q.group_size / kQBlock;
     const int64_t gpr = q.groups_per_row;
+    const int64_t kGroupsPerChunk = std::max<int64_t>(1, K / bpg);
     const __m512i blk_idx = lane_block_index<Bits>();
     const __m512i grp_idx = lane_group_index<Bits>(bpg);
     const __m512i cmask = Bits == 4 ? _mm512_set1_epi8(0x0f) : _mm512_set1_epi8(char(0x80));
@@ -138,7 +139,9 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
                                          : _mm512_setzero_si512();
         const __m512 sx = _mm512_permutexvar_ps(blk_idx, _mm512_loadu_ps(x.scale + b));
         const int64_t g0 = b / bpg;
-        const __mmask16 gm = first_n16(gpr - g0);
+        // Only the chunk's groups (4 floats for INT4 g32): a 64-byte masked load would often
+        // straddle two cache lines.
+        const __mmask16 gm = first_n16(std::min<int64_t>(gpr - g0, kGroupsPerChunk));
         for (int k = 0; k < R; ++k) {
             _mm_prefetch(reinterpret_cast<const char*>(codes[k] + b * (kQBlock * Bits / 8) + pf_codes), _MM_HINT_T1);
             if (((b / K) & 3) == 0) _mm_prefetch(reinterpret_cast<const char*>(sw[k] + g0 + pf_scales), _MM_HINT_T1);
@@ -167,6 +170,7 @@ bool vnni512_layout_ok(const QuantInfo& q) {
 void rows_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out) {
     int64_t r = r0;
     if (q.bits == 4) {
+        for (; r + 8 <= r1; r += 8) rows_pass<4, 8>(q, base, r, x, out + r);
         for (; r + 4 <= r1; r += 4) rows_pass<4, 4>(q, base, r, x, out + r);
         for (; r < r1; ++r) rows_pass<4, 1>(q, base, r, x, out + r);
     } else {

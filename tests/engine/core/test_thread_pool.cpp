@@ -2,7 +2,9 @@
 // many back-to-back regions; regions after the workers have been idle a while.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -29,7 +31,7 @@ TEST(ThreadPool, ParallelForCoversEveryIndexOnce) {
                     },
                     grain);
                 for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[size_t(i)].load(), 1) << "index " << i << " n " << n << " threads " << threads;
-                EXPECT_LE(calls.load(), threads);
+                EXPECT_LE(calls.load(), threads * ThreadPool::kChunksPerThread);
             }
     }
 }
@@ -60,4 +62,23 @@ TEST(ThreadPool, WakesWorkersThatWentToSleep) {
         EXPECT_EQ(sum.load(), 3 * (1 + 2 + 3));
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
+}
+
+// Chunks are claimed, not assigned: while the caller runs one slow chunk, a worker takes the
+// next, so a region of slow chunks runs on more than one thread; and every chunk runs once.
+TEST(ThreadPool, WorkersClaimChunksTheCallerHasNotTaken) {
+    ThreadPool pool(2);
+    std::mutex mu;
+    std::vector<std::thread::id> ran_on;
+    std::atomic<int64_t> covered{0};
+    pool.parallel_for(8, [&](int64_t b, int64_t e) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        covered += e - b;
+        std::lock_guard<std::mutex> lk(mu);
+        ran_on.push_back(std::this_thread::get_id());
+    });
+    EXPECT_EQ(covered.load(), 8);
+    EXPECT_EQ(ran_on.size(), 8u);  // 2 threads x kChunksPerThread chunks of one index
+    std::sort(ran_on.begin(), ran_on.end());
+    EXPECT_GE(std::unique(ran_on.begin(), ran_on.end()) - ran_on.begin(), 2) << "only the caller ran chunks";
 }
