@@ -1,6 +1,8 @@
 #include "thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 
 namespace edge {
 
@@ -13,7 +15,13 @@ inline bool open(uint64_t s) { return next_of(s) < count_of(s); }
 
 }  // namespace
 
-ThreadPool::ThreadPool(int threads) {
+int64_t ThreadPool::default_spin_ns() {
+    const char* e = std::getenv("EDGE_POOL_SPIN_US");
+    const long us = e ? std::strtol(e, nullptr, 10) : 30;
+    return int64_t(std::clamp(us, 0L, 10000L)) * 1000;
+}
+
+ThreadPool::ThreadPool(int threads) : spin_ns_(default_spin_ns()) {
     if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
     for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
 }
@@ -46,6 +54,21 @@ void ThreadPool::run_chunks() {
 void ThreadPool::worker_loop() {
     for (;;) {
         run_chunks();
+        // Decode's next region usually follows within a few µs (a norm, the activation
+        // quantization): wait for it with plain loads (no pause: a pause loop makes the
+        // hypervisor deschedule a virtual CPU) for up to spin_ns_, then sleep.
+        const int64_t spin_ns = spin_ns_.load(std::memory_order_relaxed);
+        if (spin_ns > 0) {
+            const auto t0 = std::chrono::steady_clock::now();
+            bool fresh = false;
+            for (int i = 1; !fresh; ++i) {
+                fresh = open(state_.load(std::memory_order_acquire));
+                if (!fresh && (i & 255) == 0 &&
+                    std::chrono::steady_clock::now() - t0 > std::chrono::nanoseconds(spin_ns))
+                    break;
+            }
+            if (fresh) continue;
+        }
         std::unique_lock<std::mutex> lk(mu_);
         cv_start_.wait(lk, [&] { return stop_ || open(state_.load(std::memory_order_acquire)); });
         if (stop_) return;

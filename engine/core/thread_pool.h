@@ -5,9 +5,10 @@
 // regions per token, and a sleeping worker takes 10–50 µs to wake on a virtual machine, so with
 // one fixed chunk per thread every region waited for the slowest wake-up; with claimed chunks the
 // caller starts at once and a late worker simply finds less (or nothing) left to do. The caller
-// waits only for chunks that are already running. Nobody spins for new work: idle workers sleep
-// on a condition variable (spinning was measured slower on the shared 2-vCPU machine, see
-// docs/backends.md).
+// waits only for chunks that are already running. A worker that finds no work waits for the next
+// region with plain loads for spin_us (default 30 µs, env EDGE_POOL_SPIN_US, 0 = off), which
+// covers the gap between decode's regions, then sleeps on a condition variable; idle pools sleep.
+// docs/backends.md has the measurements behind both choices.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -36,6 +37,10 @@ public:
 
     static constexpr int kChunksPerThread = 4;
 
+    // How long an idle worker looks for the next region before it sleeps (0: sleep at once).
+    void set_spin_us(int us) { spin_ns_.store(int64_t(us < 0 ? 0 : us) * 1000, std::memory_order_relaxed); }
+    static int64_t default_spin_ns();  // EDGE_POOL_SPIN_US, else 30 µs
+
 private:
     void worker_loop();
     // Claims and runs chunks of the open region until none is left.
@@ -54,6 +59,7 @@ private:
     std::atomic<int64_t> done_chunks_{0};
     std::atomic<bool> caller_asleep_{false};
     bool stop_ = false;  // guarded by mu_
+    std::atomic<int64_t> spin_ns_;
     uint64_t generation_ = 0;
 };
 

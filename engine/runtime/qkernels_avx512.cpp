@@ -100,61 +100,101 @@ float zero_correction(const QuantInfo& q, const float* sw, const int8_t* zw, con
     return _mm512_reduce_add_ps(acc);
 }
 
+// One chunk (4 INT4 / 2 INT8 blocks) of R rows: acc[k] += (Σ codes·x − offset·Σx) · s_w · s_x per
+// lane. Full chunks load unmasked; the last, partial chunk passes masks.
+// (The accumulators travel by value so they stay in registers once inlined.)
+template <int R>
+struct Acc {
+    __m512 v[R];
+};
+
+template <int Bits, int R, bool Full>
+inline __attribute__((always_inline)) Acc<R> chunk_rows(const uint8_t* const* codes, const float* const* sw, int64_t code_off,
+                                                        int64_t g0, __mmask64 m, __mmask16 gm, __m512i init, __m512i x0,
+                                                        __m512i x1, __m512 sx, __m512i grp_idx, __m512i cmask, Acc<R> acc) {
+#pragma GCC unroll 8
+    for (int k = 0; k < R; ++k) {
+        const auto c = Codes<Bits>::load(codes[k] + code_off, m, Full, cmask);
+        const __m512 s = _mm512_mul_ps(_mm512_permutexvar_ps(grp_idx, _mm512_maskz_loadu_ps(gm, sw[k] + g0)), sx);
+        acc.v[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(c.dot(init, x0, x1)), s, acc.v[k]);
+    }
+    return acc;
+}
+
 template <int Bits, int R>
 void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniActs& x, float* out) {
+    constexpr int K = Chunk<Bits>::kBlocks;
+    constexpr int64_t kCodeBytes = 64;                     // codes per chunk and row
+    constexpr int64_t kActBytes = Bits == 4 ? 128 : 64;    // activation bytes per chunk
     // Software prefetch into L2 of the same chunk of the next pass's rows (R rows further on):
     // the hardware prefetcher alone left a single core at ~55% of its read bandwidth, as each
     // row is a short stream (1-3 KB) and a pass interleaves 2·R of them (codes and scales).
     const int64_t pf_codes = R * q.row_bytes, pf_scales = R * q.groups_per_row;
-    constexpr int K = Chunk<Bits>::kBlocks;
-    constexpr int64_t kChunkBytes = 64;  // codes per chunk and row; also activation bytes per chunk half
     const int64_t bpg = q.grouping == QGrouping::PerChannel ? (int64_t(1) << 40) : q.group_size / kQBlock;
     const int64_t gpr = q.groups_per_row;
-    const int64_t kGroupsPerChunk = std::max<int64_t>(1, K / bpg);
+    // vnni512_layout_ok: either whole groups per chunk (bpg divides K) or whole chunks per group.
+    const int64_t groups_per_chunk = bpg <= K ? K / bpg : 0, chunks_per_group = bpg <= K ? 1 : bpg / K;
+    // Only the chunk's groups (4 floats for INT4 g32): a 64-byte load would often straddle two
+    // cache lines.
+    const __mmask16 gm_full = first_n16(std::max<int64_t>(1, groups_per_chunk));
     const __m512i blk_idx = lane_block_index<Bits>();
     const __m512i grp_idx = lane_group_index<Bits>(bpg);
     const __m512i cmask = Bits == 4 ? _mm512_set1_epi8(0x0f) : _mm512_set1_epi8(char(0x80));
     const uint8_t* codes[R];
     const float* sw[R];
-    __m512 acc[R];
+    Acc<R> acc;
     for (int k = 0; k < R; ++k) {
         codes[k] = base + (r + k) * q.row_bytes;
         sw[k] = reinterpret_cast<const float*>(base + q.scales_offset) + (r + k) * gpr;
-        acc[k] = _mm512_setzero_ps();
+        acc.v[k] = _mm512_setzero_ps();
     }
     // The codes' fixed offset is removed inside the integer sums (VnniActs::lane): INT4 symmetric
     // codes carry +8, INT8 codes +128 (the sign flip that makes them unsigned). Asymmetric INT4
     // codes carry none; their zero points, and INT8's, are the float correction below.
     constexpr int kShift = Bits == 4 ? 3 : 7;
     const bool fold_offset = Bits == 8 || q.symmetric;
-    const int8_t* xq = x.q;
-    const int32_t* lane = x.lane;
-    for (int64_t b = 0; b < x.blocks; b += K, xq += Bits == 4 ? 2 * kChunkBytes : kChunkBytes, lane += 16) {
-        const int64_t left = x.blocks - b;
-        const bool full = left >= K;
-        const __mmask64 m = first_n64(left * kQBlock * Bits / 8);
-        const __m512i x0 = _mm512_loadu_si512(xq);
-        const __m512i x1 = Bits == 4 ? _mm512_loadu_si512(xq + kChunkBytes) : x0;
-        const __m512i init = fold_offset ? _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(_mm512_loadu_si512(lane), kShift))
-                                         : _mm512_setzero_si512();
-        const __m512 sx = _mm512_permutexvar_ps(blk_idx, _mm512_loadu_ps(x.scale + b));
-        const int64_t g0 = b / bpg;
-        // Only the chunk's groups (4 floats for INT4 g32): a 64-byte masked load would often
-        // straddle two cache lines.
-        const __mmask16 gm = first_n16(std::min<int64_t>(gpr - g0, kGroupsPerChunk));
-        for (int k = 0; k < R; ++k) {
-            _mm_prefetch(reinterpret_cast<const char*>(codes[k] + b * (kQBlock * Bits / 8) + pf_codes), _MM_HINT_T1);
-            if (((b / K) & 3) == 0) _mm_prefetch(reinterpret_cast<const char*>(sw[k] + g0 + pf_scales), _MM_HINT_T1);
+    const int64_t chunks = (x.blocks + K - 1) / K, full_chunks = x.blocks / K;
+    int64_t g0 = 0, in_group = 0;
+    // Everything one chunk needs from the activations, and the prefetches of the next pass.
+    auto setup = [&](int64_t c, __m512i& x0, __m512i& x1, __m512i& init, __m512& sx) {
+        const int8_t* xq = x.q + c * kActBytes;
+        x0 = _mm512_loadu_si512(xq);
+        x1 = Bits == 4 ? _mm512_loadu_si512(xq + 64) : x0;
+        init = fold_offset ? _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(_mm512_loadu_si512(x.lane + c * 16), kShift))
+                           : _mm512_setzero_si512();
+        sx = _mm512_permutexvar_ps(blk_idx, _mm512_loadu_ps(x.scale + c * K));
+#pragma GCC unroll 8
+        for (int k = 0; k < R; ++k) _mm_prefetch(reinterpret_cast<const char*>(codes[k] + c * kCodeBytes + pf_codes), _MM_HINT_T1);
+        if ((c & 3) == 0) {
+#pragma GCC unroll 8
+            for (int k = 0; k < R; ++k) _mm_prefetch(reinterpret_cast<const char*>(sw[k] + g0 + pf_scales), _MM_HINT_T1);
         }
-        for (int k = 0; k < R; ++k) {
-            const auto c = Codes<Bits>::load(codes[k] + b * (kQBlock * Bits / 8), m, full, cmask);
-            const __m512 s = _mm512_mul_ps(_mm512_permutexvar_ps(grp_idx, _mm512_maskz_loadu_ps(gm, sw[k] + g0)), sx);
-            acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(c.dot(init, x0, x1)), s, acc[k]);
+    };
+    auto advance = [&] {
+        if (groups_per_chunk) {
+            g0 += groups_per_chunk;
+        } else if (++in_group == chunks_per_group) {
+            in_group = 0;
+            ++g0;
         }
+    };
+    __m512i x0, x1, init;
+    __m512 sx;
+    for (int64_t c = 0; c < full_chunks; ++c) {
+        setup(c, x0, x1, init, sx);
+        acc = chunk_rows<Bits, R, true>(codes, sw, c * kCodeBytes, g0, ~__mmask64(0), gm_full, init, x0, x1, sx, grp_idx, cmask, acc);
+        advance();
+    }
+    if (chunks > full_chunks) {  // the last, partial chunk
+        const int64_t c = full_chunks, left = x.blocks - c * K;
+        setup(c, x0, x1, init, sx);
+        const __mmask16 gm = first_n16(std::min<int64_t>(gpr - g0, std::max<int64_t>(1, groups_per_chunk)));
+        acc = chunk_rows<Bits, R, false>(codes, sw, c * kCodeBytes, g0, first_n64(left * kQBlock * Bits / 8), gm, init, x0, x1,
+                                         sx, grp_idx, cmask, acc);
     }
     const int8_t* zbase = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset);
     for (int k = 0; k < R; ++k)
-        out[k] = _mm512_reduce_add_ps(acc[k]) - (zbase ? zero_correction(q, sw[k], zbase + (r + k) * gpr, x.cg) : 0.0f);
+        out[k] = _mm512_reduce_add_ps(acc.v[k]) - (zbase ? zero_correction(q, sw[k], zbase + (r + k) * gpr, x.cg) : 0.0f);
 }
 
 }  // namespace

@@ -82,3 +82,20 @@ TEST(ThreadPool, WorkersClaimChunksTheCallerHasNotTaken) {
     std::sort(ran_on.begin(), ran_on.end());
     EXPECT_GE(std::unique(ran_on.begin(), ran_on.end()) - ran_on.begin(), 2) << "only the caller ran chunks";
 }
+
+// Workers that sleep at once, spin briefly, or spin longer than the gaps between regions all
+// see every region (no lost wake-up on either path) and shut down cleanly.
+TEST(ThreadPool, SpinningAndSleepingWorkersSeeEveryRegion) {
+    for (int spin_us : {0, 30, 2000}) {
+        ThreadPool pool(3);
+        pool.set_spin_us(spin_us);
+        std::atomic<int64_t> sum{0};
+        for (int round = 0; round < 200; ++round) {
+            if (round % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+            pool.parallel_for(30, [&](int64_t b, int64_t e) {
+                for (int64_t i = b; i < e; ++i) sum += i;
+            });
+        }
+        EXPECT_EQ(sum.load(), 200 * (29 * 30 / 2)) << "spin " << spin_us << " us";
+    }
+}
