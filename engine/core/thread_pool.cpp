@@ -17,7 +17,7 @@ inline bool open(uint64_t s) { return next_of(s) < count_of(s); }
 
 int64_t ThreadPool::default_spin_ns() {
     const char* e = std::getenv("EDGE_POOL_SPIN_US");
-    const long us = e ? std::strtol(e, nullptr, 10) : 30;
+    const long us = e ? std::strtol(e, nullptr, 10) : 100;
     return int64_t(std::clamp(us, 0L, 10000L)) * 1000;
 }
 
@@ -100,8 +100,12 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
     run_chunks();
     // What is left are chunks other threads are running now.
     auto done = [&] { return done_chunks_.load(std::memory_order_acquire) == chunks; };
-    for (int i = 0; i < 4096 && !done(); ++i) {
-    }
+    // The chunks still running are short; waiting for them with plain loads beats a sleep and a
+    // wake-up (10-50 us on a virtual machine) unless they run longer than spin_ns_.
+    const int64_t spin_ns = spin_ns_.load(std::memory_order_relaxed);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 1; !done(); ++i)
+        if ((i & 255) == 0 && std::chrono::steady_clock::now() - t0 > std::chrono::nanoseconds(spin_ns)) break;
     if (done()) return;
     std::unique_lock<std::mutex> lk(mu_);
     caller_asleep_.store(true);  // seq_cst, before the predicate's look at done_chunks_

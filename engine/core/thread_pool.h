@@ -5,10 +5,11 @@
 // regions per token, and a sleeping worker takes 10–50 µs to wake on a virtual machine, so with
 // one fixed chunk per thread every region waited for the slowest wake-up; with claimed chunks the
 // caller starts at once and a late worker simply finds less (or nothing) left to do. The caller
-// waits only for chunks that are already running. A worker that finds no work waits for the next
-// region with plain loads for spin_us (default 30 µs, env EDGE_POOL_SPIN_US, 0 = off), which
-// covers the gap between decode's regions, then sleeps on a condition variable; idle pools sleep.
-// docs/backends.md has the measurements behind both choices.
+// waits only for chunks that are already running. Both waits — an idle worker's for the next
+// region (decode's regions follow each other within a few µs) and the caller's for the running
+// chunks — look at an atomic with plain loads for up to spin_us (default 100 µs, env
+// EDGE_POOL_SPIN_US, 0 = off) before they sleep on a condition variable; idle pools sleep.
+// docs/backends.md has the measurements behind these choices.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -37,9 +38,9 @@ public:
 
     static constexpr int kChunksPerThread = 4;
 
-    // How long an idle worker looks for the next region before it sleeps (0: sleep at once).
+    // How long a waiting thread looks at the atomics before it sleeps (0: sleep at once).
     void set_spin_us(int us) { spin_ns_.store(int64_t(us < 0 ? 0 : us) * 1000, std::memory_order_relaxed); }
-    static int64_t default_spin_ns();  // EDGE_POOL_SPIN_US, else 30 µs
+    static int64_t default_spin_ns();  // EDGE_POOL_SPIN_US, else 100 µs
 
 private:
     void worker_loop();
