@@ -43,11 +43,24 @@ std::atomic<int> g_cap{int(KernelLevel::Auto)};
 #endif
 }
 
+[[maybe_unused]] bool cpu_has_gfni() {
+#if defined(__x86_64__)
+    static const bool has = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("gfni");
+    }();
+    return has;
+#else
+    return false;
+#endif
+}
+
 KernelLevel hw_level() {
 #if defined(__aarch64__)
     return cpu_has_neon_dotprod() ? KernelLevel::NeonDotprod : KernelLevel::Neon;  // NEON is part of aarch64
 #else
-    return cpu_has_vnni512() ? KernelLevel::Avx512Vnni : cpu_has_avx2() ? KernelLevel::Avx2 : KernelLevel::Portable;
+    if (cpu_has_vnni512()) return cpu_has_gfni() ? KernelLevel::Avx512VnniGfni : KernelLevel::Avx512Vnni;
+    return cpu_has_avx2() ? KernelLevel::Avx2 : KernelLevel::Portable;
 #endif
 }
 
@@ -159,7 +172,10 @@ const char* kernel_name() {
 #if defined(__aarch64__)
     return l == KernelLevel::NeonDotprod ? "neon-dotprod" : l == KernelLevel::Neon ? "neon" : "portable";
 #else
-    return l == KernelLevel::Avx512Vnni ? "avx512-vnni" : l == KernelLevel::Avx2 ? "avx2" : "portable";
+    return l == KernelLevel::Avx512VnniGfni ? "avx512-vnni-gfni"
+           : l == KernelLevel::Avx512Vnni   ? "avx512-vnni"
+           : l == KernelLevel::Avx2         ? "avx2"
+                                            : "portable";
 #endif
 }
 void force_portable(bool on) { force_kernels(on ? KernelLevel::Portable : KernelLevel::Auto); }
@@ -329,10 +345,12 @@ void rows(const Slot& s, const Tensor& w, const float* in, int n, float* out, in
     const int64_t out_dim = w.rows(), in_dim = w.cols();
 #if defined(__x86_64__)
     if (s.path == Path::Vnni) {
+        const bool gfni = best_level() >= KernelLevel::Avx512VnniGfni;
         constexpr int64_t kRows = 16;
         for (int64_t r0 = b; r0 < e; r0 += kRows) {
             const int64_t r1 = std::min(e, r0 + kRows);
-            for (int t = 0; t < n; ++t) rows_vnni512(*w.quant, w.data.get(), r0, r1, s.vnni[size_t(t)], out + int64_t(t) * out_dim);
+            for (int t = 0; t < n; ++t)
+                rows_vnni512(*w.quant, w.data.get(), r0, r1, s.vnni[size_t(t)], out + int64_t(t) * out_dim, gfni);
         }
         return;
     }

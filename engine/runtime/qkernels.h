@@ -44,11 +44,21 @@ void matmul_multi(const MatmulJob* jobs, int count, const float* in, int n, Thre
 //               per pass; other layouts and F16 fall back to the AVX2 kernels.
 // On aarch64 the same ladder is Portable < Neon < NeonDotprod (qkernels_neon.cpp): the aarch64
 // names share the x86 levels' numbers, one ladder per architecture.
-enum class KernelLevel { Portable = 0, Avx2 = 1, Avx512Vnni = 2, Auto = 3, Neon = Avx2, NeonDotprod = Avx512Vnni };
+//   Avx512VnniGfni: the same, with GFNI for the INT4 high nibbles (one instruction less per 128
+//               weights and row).
+enum class KernelLevel {
+    Portable = 0,
+    Avx2 = 1,
+    Avx512Vnni = 2,
+    Avx512VnniGfni = 3,
+    Auto = 4,
+    Neon = Avx2,
+    NeonDotprod = Avx512Vnni
+};
 bool kernel_available(KernelLevel level);
 void force_kernels(KernelLevel cap);
-// Which kernel family the quantized matmul uses now ("avx512-vnni", "avx2", "neon-dotprod",
-// "neon" or "portable").
+// Which kernel family the quantized matmul uses now ("avx512-vnni-gfni", "avx512-vnni", "avx2",
+// "neon-dotprod", "neon" or "portable").
 const char* kernel_name();
 void force_portable(bool on);  // force_kernels(on ? Portable : Auto)
 

@@ -16,7 +16,10 @@
 #include "qkernels_impl.h"
 
 #if defined(__x86_64__)
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,fma")
+// GFNI is enabled for the file so the INT4 kernels' Gfni instantiation can use it; that one only
+// runs when the processor has GFNI (qkernels.cpp: KernelLevel::Avx512VnniGfni), and GCC emits GFNI instructions only for its
+// intrinsics (checked: no gf2p8 instruction in the other instantiations' code).
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,fma,gfni")
 // GCC 12's AVX-512 reduce/undefined intrinsics trip its own uninitialized-value warnings.
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -60,24 +63,29 @@ inline __mmask64 first_n64(int64_t n) {
 }
 
 // The unsigned codes of one chunk of one row, as the 1 (INT8) or 2 (INT4: low nibbles = elements
-// 0..15 of each block, high = 16..31) byte vectors that meet the activation chunk.
-template <int Bits>
+// 0..15 of each block, high = 16..31) byte vectors that meet the activation chunk. With GFNI the
+// high nibbles take one affine transform (bits 4..7 -> 0..3, the rest cleared) instead of a shift
+// and a mask: one instruction less per 128 weights and row (in-L2 INT4 matvec +7%).
+template <int Bits, bool Gfni>
 struct Codes;
 
-template <>
-struct Codes<4> {
+template <bool Gfni>
+struct Codes<4, Gfni> {
     __m512i lo, hi;
     static inline Codes load(const uint8_t* p, __mmask64 m, bool full, __m512i low4) {
         const __m512i raw = full ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi8(m, p);
-        return {_mm512_and_si512(raw, low4), _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4)};
+        if constexpr (Gfni)
+            return {_mm512_and_si512(raw, low4), _mm512_gf2p8affine_epi64_epi8(raw, _mm512_set1_epi64(0x1020408000000000LL), 0)};
+        else
+            return {_mm512_and_si512(raw, low4), _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4)};
     }
     inline __m512i dot(__m512i init, __m512i xlo, __m512i xhi) const {
         return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(init, lo, xlo), hi, xhi);
     }
 };
 
-template <>
-struct Codes<8> {
+template <bool Gfni>
+struct Codes<8, Gfni> {
     __m512i u;
     static inline Codes load(const uint8_t* p, __mmask64 m, bool full, __m512i sign) {
         const __m512i raw = full ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi8(m, p);
@@ -108,20 +116,20 @@ struct Acc {
     __m512 v[R];
 };
 
-template <int Bits, int R, bool Full>
+template <int Bits, int R, bool Full, bool Gfni>
 inline __attribute__((always_inline)) Acc<R> chunk_rows(const uint8_t* const* codes, const float* const* sw, int64_t code_off,
                                                         int64_t g0, __mmask64 m, __mmask16 gm, __m512i init, __m512i x0,
                                                         __m512i x1, __m512 sx, __m512i grp_idx, __m512i cmask, Acc<R> acc) {
 #pragma GCC unroll 8
     for (int k = 0; k < R; ++k) {
-        const auto c = Codes<Bits>::load(codes[k] + code_off, m, Full, cmask);
+        const auto c = Codes<Bits, Gfni>::load(codes[k] + code_off, m, Full, cmask);
         const __m512 s = _mm512_mul_ps(_mm512_permutexvar_ps(grp_idx, _mm512_maskz_loadu_ps(gm, sw[k] + g0)), sx);
         acc.v[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(c.dot(init, x0, x1)), s, acc.v[k]);
     }
     return acc;
 }
 
-template <int Bits, int R>
+template <int Bits, int R, bool Gfni>
 void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniActs& x, float* out) {
     constexpr int K = Chunk<Bits>::kBlocks;
     constexpr int64_t kCodeBytes = 64;                     // codes per chunk and row
@@ -182,14 +190,14 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
     __m512 sx;
     for (int64_t c = 0; c < full_chunks; ++c) {
         setup(c, x0, x1, init, sx);
-        acc = chunk_rows<Bits, R, true>(codes, sw, c * kCodeBytes, g0, ~__mmask64(0), gm_full, init, x0, x1, sx, grp_idx, cmask, acc);
+        acc = chunk_rows<Bits, R, true, Gfni>(codes, sw, c * kCodeBytes, g0, ~__mmask64(0), gm_full, init, x0, x1, sx, grp_idx, cmask, acc);
         advance();
     }
     if (chunks > full_chunks) {  // the last, partial chunk
         const int64_t c = full_chunks, left = x.blocks - c * K;
         setup(c, x0, x1, init, sx);
         const __mmask16 gm = first_n16(std::min<int64_t>(gpr - g0, std::max<int64_t>(1, groups_per_chunk)));
-        acc = chunk_rows<Bits, R, false>(codes, sw, c * kCodeBytes, g0, first_n64(left * kQBlock * Bits / 8), gm, init, x0, x1,
+        acc = chunk_rows<Bits, R, false, Gfni>(codes, sw, c * kCodeBytes, g0, first_n64(left * kQBlock * Bits / 8), gm, init, x0, x1,
                                          sx, grp_idx, cmask, acc);
     }
     const int8_t* zbase = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset);
@@ -207,16 +215,24 @@ bool vnni512_layout_ok(const QuantInfo& q) {
     return K % bpg == 0 || bpg % K == 0;
 }
 
-void rows_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out) {
+template <bool Gfni>
+void rows_vnni512_impl(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out) {
     int64_t r = r0;
     if (q.bits == 4) {
-        for (; r + 8 <= r1; r += 8) rows_pass<4, 8>(q, base, r, x, out + r);
-        for (; r + 4 <= r1; r += 4) rows_pass<4, 4>(q, base, r, x, out + r);
-        for (; r < r1; ++r) rows_pass<4, 1>(q, base, r, x, out + r);
-    } else {
-        for (; r + 4 <= r1; r += 4) rows_pass<8, 4>(q, base, r, x, out + r);
-        for (; r < r1; ++r) rows_pass<8, 1>(q, base, r, x, out + r);
+        for (; r + 8 <= r1; r += 8) rows_pass<4, 8, Gfni>(q, base, r, x, out + r);
+        for (; r + 4 <= r1; r += 4) rows_pass<4, 4, Gfni>(q, base, r, x, out + r);
+        for (; r < r1; ++r) rows_pass<4, 1, Gfni>(q, base, r, x, out + r);
+    } else {  // INT8 has no nibbles: one instantiation
+        for (; r + 4 <= r1; r += 4) rows_pass<8, 4, false>(q, base, r, x, out + r);
+        for (; r < r1; ++r) rows_pass<8, 1, false>(q, base, r, x, out + r);
     }
+}
+
+void rows_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out, bool gfni) {
+    if (gfni)
+        rows_vnni512_impl<true>(q, base, r0, r1, x, out);
+    else
+        rows_vnni512_impl<false>(q, base, r0, r1, x, out);
 }
 
 // Same arithmetic as quantize_block_portable (IEEE max, divide, reciprocal, multiply, round half

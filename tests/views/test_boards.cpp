@@ -297,7 +297,11 @@ TEST_F(BoardsPageSsh, TrustsTheHostKeyDeploysAndStreamsLiveCharts) {
         if (c->profileJob()->isRunning()) ++liveBatches;
     });
     QSignalSpy profiled(c, &BoardController::profiled);
-    page_->setPrompts({QStringLiteral("Once upon a time"), QStringLiteral("The little dog"), QStringLiteral("Lily")});
+    // Enough work that the run outlasts several 50 ms telemetry batches however fast decode gets
+    // (stories260K runs at thousands of tokens/s): 24 prompts of up to 120 tokens.
+    QStringList prompts;
+    for (int i = 0; i < 8; ++i) prompts << QStringLiteral("Once upon a time") << QStringLiteral("The little dog") << QStringLiteral("Lily");
+    page_->setPrompts(prompts);
     page_->setMaxTokens(120);
     page_->profile();
     ASSERT_TRUE(waitUntil([&] { return profiled.size() + failed.size() > 0; }, 150000));
@@ -305,7 +309,7 @@ TEST_F(BoardsPageSsh, TrustsTheHostKeyDeploysAndStreamsLiveCharts) {
     EXPECT_GE(liveBatches, 2) << "telemetry only arrived after the run ended";
     EXPECT_LT(watchdog.worstMs(), 100) << "the event loop stalled during deploy/profile";
     const ProfileOutcome p = c->lastProfile();
-    EXPECT_EQ(p.prompts, 3);
+    EXPECT_EQ(p.prompts, 24);
     EXPECT_GT(p.tokens, 0);
     EXPECT_GT(p.p50Ms, 0.0);
     EXPECT_GE(p.p99Ms, p.p50Ms);

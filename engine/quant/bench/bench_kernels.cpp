@@ -33,7 +33,8 @@ int run_kernel_bench(const BenchArgs& a) {
         for (int bits : {4, 8}) {
             auto q = quantize_rtn(w, QuantSpec{bits, true, QGrouping::Group, 32, QMethod::RTN});
             if (!q.ok()) return std::fprintf(stderr, "%s\n", q.message().c_str()), 1;
-            for (auto level : {qkernels::KernelLevel::Portable, qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni}) {
+            for (auto level : {qkernels::KernelLevel::Portable, qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni,
+                               qkernels::KernelLevel::Avx512VnniGfni}) {
                 if (!qkernels::kernel_available(level)) continue;
                 qkernels::force_kernels(level);
                 const int reps = rows * cols > 1000000 ? 7 : 101;

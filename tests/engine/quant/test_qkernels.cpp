@@ -59,7 +59,7 @@ TEST(QuantKernels, MatvecAndMatmatMatchTheReference) {
     std::mt19937 rng(7);
     std::normal_distribution<float> nd(0.0f, 1.0f);
     std::vector<qkernels::KernelLevel> levels;
-    for (auto l : {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni})
+    for (auto l : {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni, qkernels::KernelLevel::Avx512VnniGfni})
         if (qkernels::kernel_available(l)) levels.push_back(l);
     for (int64_t cols : {64, 96, 172, 256, 300}) {
         const Tensor w = random_f32("w", 37, cols, uint32_t(cols));
@@ -119,7 +119,7 @@ TEST(QuantKernels, MatmulMultiEqualsSeparateProducts) {
     std::mt19937 rng(11);
     std::normal_distribution<float> nd(0.0f, 1.0f);
     std::vector<qkernels::KernelLevel> levels{qkernels::KernelLevel::Portable};
-    for (auto l : {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni})
+    for (auto l : {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni, qkernels::KernelLevel::Avx512VnniGfni})
         if (qkernels::kernel_available(l)) levels.push_back(l);
     for (int threads : {1, 2, 3})
         for (int n : {1, 3, 9}) {
@@ -228,7 +228,7 @@ TEST(QuantKernels, WholeModelLogitsAgreeAcrossKernelFamilies) {
             return all;
         };
         const auto port = logits(qkernels::KernelLevel::Portable);
-        for (auto level : {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni}) {
+        for (auto level : {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni, qkernels::KernelLevel::Avx512VnniGfni}) {
             if (!qkernels::kernel_available(level)) continue;
             const auto simd = logits(level);
             EXPECT_LT(norm_err(simd, port), 1e-4) << int(prec) << " level " << int(level);
