@@ -38,10 +38,23 @@ struct Row {
 
 int run_bench(const BenchArgs& a) {
     Stopwatch load_sw;
-    auto loaded = load(a.model, a.tokenizer, false);
-    if (!loaded.ok()) return fail(loaded.error());
+    // A .edge engine is mapped and verified once: its model (tensors alias the mapping) and its
+    // plan, run through a backend. Other formats run on LlamaCpu.
+    std::optional<compile::ExecPlan> plan;
+    std::shared_ptr<const Model> model;
+    std::string backend_name = "llama-cpu", why;
+    if (a.model.size() > 5 && a.model.compare(a.model.size() - 5, 5, ".edge") == 0) {
+        auto eng = compile::load_engine(a.model);
+        if (!eng.ok()) return fail(eng.error());
+        plan = std::move(eng->plan);
+        model = std::make_shared<const Model>(std::move(eng->file.model));
+    } else {
+        auto loaded = load(a.model, a.tokenizer, false);
+        if (!loaded.ok()) return fail(loaded.error());
+        model = loaded->model;
+    }
     const double load_s = load_sw.seconds();
-    const LlamaConfig& c = loaded->model->config;
+    const LlamaConfig& c = model->config;
     const int total = a.prompt_tokens + a.gen_tokens;
     if (c.context_length > 0 && total > c.context_length)
         return fail("--prompt-tokens + --gen-tokens = " + std::to_string(total) + " exceeds the model context of " +
@@ -49,14 +62,6 @@ int run_bench(const BenchArgs& a) {
     // A fixed, model-independent token stream (ids spread over the vocabulary).
     std::vector<int32_t> prompt(size_t(a.prompt_tokens));
     for (int i = 0; i < a.prompt_tokens; ++i) prompt[size_t(i)] = int32_t((int64_t(i) * 7919 + 3) % c.vocab_size);
-
-    std::optional<compile::ExecPlan> plan;  // set for a .edge engine: run through a backend
-    std::string backend_name = "llama-cpu", why;
-    if (a.model.size() > 5 && a.model.compare(a.model.size() - 5, 5, ".edge") == 0) {
-        auto eng = compile::load_engine(a.model);
-        if (!eng.ok()) return fail(eng.error());
-        plan = std::move(eng->plan);
-    }
 
     std::vector<Row> rows;
     ProgressBar bar;
@@ -72,10 +77,10 @@ int run_bench(const BenchArgs& a) {
             auto b = make_backend(a.backend, &why);
             if (!b.ok()) return fail(b.error());
             be = std::move(b).value();
-            if (auto st = be->load(loaded->model, *plan, BackendOptions{th, total}); !st.ok()) return fail(st.error());
+            if (auto st = be->load(model, *plan, BackendOptions{th, total}); !st.ok()) return fail(st.error());
             backend_name = be->name();
         } else {
-            auto r = LlamaCpu::create(loaded->model, ro);
+            auto r = LlamaCpu::create(model, ro);
             if (!r.ok()) return fail(r.error());
             rt = std::move(r).value();
         }
@@ -116,7 +121,7 @@ int run_bench(const BenchArgs& a) {
         j["model"] = a.model;
         j["cpu"] = cpu_model();
         j["cpus"] = cpu_count();
-        j["parameters"] = loaded->model->parameter_count();
+        j["parameters"] = model->parameter_count();
         j["load_seconds"] = load_s;
         j["prompt_tokens"] = a.prompt_tokens;
         j["gen_tokens"] = a.gen_tokens;
@@ -139,7 +144,7 @@ int run_bench(const BenchArgs& a) {
         return kOk;
     }
     std::printf("%s: %s parameters, loaded in %.2f s\n", a.model.c_str(),
-                group_digits(loaded->model->parameter_count()).c_str(), load_s);
+                group_digits(model->parameter_count()).c_str(), load_s);
     std::printf("CPU: %s (%d available)\n", cpu_model().c_str(), cpu_count());
     std::printf("executor: %s%s%s\n", backend_name.c_str(), why.empty() ? "" : " — ", why.c_str());
     std::printf("prefill %d tokens, decode %d tokens, median of %d runs\n\n", a.prompt_tokens, a.gen_tokens, a.runs);
