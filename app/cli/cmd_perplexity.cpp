@@ -17,16 +17,13 @@ struct PplArgs {
     std::string model, tokenizer, text_path, protocol = "story";
     int max_parts = -1;
     int threads = 0;
-    std::string numerics = "fp32";
-    int llamacpp_threads = 0, llamacpp_kv_pad = 256;
+    NumericsArgs numerics;
     bool json = false;
 };
 
 int run_perplexity(const PplArgs& a) {
     auto proto = parse_ppl_protocol(a.protocol);
     if (!proto.ok()) return fail(proto.error());
-    auto numerics = parse_numerics(a.numerics);
-    if (!numerics.ok()) return fail(numerics.error());
     auto text = read_text_file(a.text_path);
     if (!text.ok()) return fail(text.error());
     auto loaded = load(a.model, a.tokenizer, true);
@@ -37,9 +34,7 @@ int run_perplexity(const PplArgs& a) {
     po.max_parts = a.max_parts;
     RuntimeOptions ro;
     ro.threads = a.threads;
-    ro.numerics = *numerics;
-    ro.llamacpp.split_kv_threads = a.llamacpp_threads;
-    ro.llamacpp.kv_view_pad = a.llamacpp_kv_pad;
+    if (auto st = a.numerics.apply(ro); !st.ok()) return fail(st.error());
     ro.max_seq = std::max(1, std::min(po.max_tokens, loaded->model->config.context_length > 0
                                                         ? loaded->model->config.context_length
                                                         : po.max_tokens));
@@ -83,16 +78,7 @@ void add_perplexity_command(CLI::App& app, int& rc) {
     sub->add_option("--threads,-t", a->threads, "Threads (0 = all)")->check(CLI::NonNegativeNumber);
     sub->add_option("--tokenizer", a->tokenizer, "Tokenizer file for formats without one (llama2.c)");
     sub->add_flag("--json", a->json, "Print JSON (keys perplexity, tokens, parts, ...)");
-    sub->add_option("--numerics", a->numerics,
-                    "fp32 (default) or llamacpp: llama.cpp's CPU arithmetic, for GGUF files as stored "
-                    "(docs/quant-formats.md)")
-        ->check(CLI::IsMember({"fp32", "llamacpp"}));
-    sub->add_option("--llamacpp-threads", a->llamacpp_threads,
-                    "llamacpp numerics: llama.cpp's thread count for its split-KV decode over >= 512 cells (0 = no split)")
-        ->check(CLI::Range(0, 4096));
-    sub->add_option("--llamacpp-kv-pad", a->llamacpp_kv_pad,
-                    "llamacpp numerics: llama.cpp's KV view padding in cells (default 256)")
-        ->check(CLI::Range(1, 1 << 20));
+    a->numerics.add_options(sub);
     sub->callback([a, &rc] { rc = run_perplexity(*a); });
 }
 

@@ -19,14 +19,11 @@ struct GenerateArgs {
     int top_k = 0;
     uint64_t seed = 42;
     int threads = 0;
-    std::string numerics = "fp32";
-    int llamacpp_threads = 0, llamacpp_kv_pad = 256;
+    NumericsArgs numerics;
     bool json = false;
 };
 
 int run_generate(const GenerateArgs& a) {
-    auto numerics = parse_numerics(a.numerics);
-    if (!numerics.ok()) return fail(numerics.error());
     auto loaded = load(a.model, a.tokenizer, true);
     if (!loaded.ok()) return fail(loaded.error());
     const Tokenizer& tok = *loaded->tokenizer;
@@ -42,9 +39,7 @@ int run_generate(const GenerateArgs& a) {
     }
     RuntimeOptions ro;
     ro.threads = a.threads;
-    ro.numerics = *numerics;
-    ro.llamacpp.split_kv_threads = a.llamacpp_threads;
-    ro.llamacpp.kv_view_pad = a.llamacpp_kv_pad;
+    if (auto st = a.numerics.apply(ro); !st.ok()) return fail(st.error());
     ro.max_seq = std::min(c.context_length > 0 ? c.context_length : 4096, int(prompt.size()) + a.max_tokens);
     ro.max_seq = std::max(ro.max_seq, int(prompt.size()));
     if (int(prompt.size()) > ro.max_seq || (c.context_length > 0 && int(prompt.size()) > c.context_length))
@@ -145,16 +140,7 @@ void add_text_commands(CLI::App& app, int& rc) {
         ->check(CLI::Range(0.0f, 100.0f));
     gen->add_option("--top-p", g->top_p, "Nucleus sampling mass (1 = off)")->check(CLI::Range(0.0f, 1.0f));
     gen->add_option("--top-k", g->top_k, "Keep the k most likely tokens (0 = off)")->check(CLI::NonNegativeNumber);
-    gen->add_option("--numerics", g->numerics,
-                    "fp32 (default) or llamacpp: llama.cpp's CPU arithmetic, for GGUF files as stored "
-                    "(docs/quant-formats.md)")
-        ->check(CLI::IsMember({"fp32", "llamacpp"}));
-    gen->add_option("--llamacpp-threads", g->llamacpp_threads,
-                    "llamacpp numerics: llama.cpp's thread count for its split-KV decode over >= 512 cells (0 = no split)")
-        ->check(CLI::Range(0, 4096));
-    gen->add_option("--llamacpp-kv-pad", g->llamacpp_kv_pad,
-                    "llamacpp numerics: llama.cpp's KV view padding in cells (default 256)")
-        ->check(CLI::Range(1, 1 << 20));
+    g->numerics.add_options(gen);
     gen->add_option("--seed", g->seed, "Sampling seed");
     gen->add_option("--threads,-t", g->threads, "Threads (0 = all)")->check(CLI::NonNegativeNumber);
     gen->add_option("--tokenizer", g->tokenizer, "Tokenizer file for formats without one (llama2.c)");

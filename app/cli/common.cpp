@@ -6,7 +6,11 @@
 #include <cmath>
 #include <iostream>
 
+#include <CLI/CLI.hpp>
+
 #include "engine/model/loader.h"
+#include "engine/runtime/ggml_compat.h"
+#include "engine/runtime/llama_cpu.h"
 
 namespace edge::cli {
 
@@ -81,6 +85,27 @@ void ProgressBar::finish() {
     }
     drawn_ = false;
     last_permille_ = -1;
+}
+
+void NumericsArgs::add_options(CLI::App* sub) {
+    sub->add_option("--numerics", numerics,
+                    "fp32 (default) or llamacpp: llama.cpp's CPU arithmetic, for GGUF files as stored "
+                    "(docs/quant-formats.md)")
+        ->check(CLI::IsMember({"fp32", "llamacpp"}));
+    sub->add_option("--llamacpp-threads", llamacpp_threads,
+                    "llamacpp numerics: llama.cpp's thread count for its split-KV decode over >= 512 cells (0 = no split)")
+        ->check(CLI::Range(0, 4096));
+    sub->add_option("--llamacpp-kv-pad", llamacpp_kv_pad, "llamacpp numerics: llama.cpp's KV view padding in cells (default 256)")
+        ->check(CLI::Range(1, 1 << 20));
+}
+
+Status NumericsArgs::apply(RuntimeOptions& ro) const {
+    auto n = parse_numerics(numerics);
+    if (!n.ok()) return n.error();
+    ro.numerics = *n;
+    ro.llamacpp.split_kv_threads = llamacpp_threads;
+    ro.llamacpp.kv_view_pad = llamacpp_kv_pad;
+    return Status{};
 }
 
 Result<LoadedModel> load(const std::string& path, const std::string& tokenizer_path, bool need_tokenizer) {

@@ -16,6 +16,13 @@
 namespace CLI {
 class App;
 }
+namespace edge {
+struct RuntimeOptions;
+}
+
+namespace CLI {
+class App;
+}
 
 namespace edge::cli {
 
@@ -49,6 +56,15 @@ private:
     int last_permille_ = -1;
     double last_time_ = 0.0;
     Progress progress_;
+};
+
+// --numerics and llama.cpp's settings for it, shared by generate and perplexity.
+struct NumericsArgs {
+    std::string numerics = "fp32";
+    int llamacpp_threads = 0, llamacpp_kv_pad = 256;
+    void add_options(CLI::App* sub);
+    // ro.numerics and ro.llamacpp from the options; an error names an unknown --numerics.
+    Status apply(RuntimeOptions& ro) const;
 };
 
 struct LoadedModel {

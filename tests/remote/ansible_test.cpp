@@ -34,8 +34,7 @@ protected:
         sshd_ = test::Sshd::start(&why);
         ASSERT_TRUE(sshd_) << why;
         dir_ = sshd_->dir;
-        kh_ = (dir_ / "known_hosts").string();
-        std::ofstream(kh_) << sshd_->known_hosts_line() << "\n";
+        kh_ = sshd_->write_known_hosts();
         boards_ = (dir_ / "boards").string();
         std::ofstream(boards_) << "orin-a " << sshd_->user << "@127.0.0.1:" << sshd_->port << " root=" << (dir_ / "a").string()
                                << " identity=" << sshd_->client_key << "\n"

@@ -29,8 +29,7 @@ protected:
         sshd_ = test::Sshd::start(&why);
         ASSERT_TRUE(sshd_) << why;
         dir_ = sshd_->dir;
-        kh_ = (dir_ / "known_hosts").string();
-        std::ofstream(kh_) << sshd_->known_hosts_line() << "\n";
+        kh_ = sshd_->write_known_hosts();
         auto m = load_model(gguf);
         ASSERT_TRUE(m.ok()) << m.message();
         compile::CompileOptions o;

@@ -99,8 +99,7 @@ protected:
         sshd_ = test::Sshd::start(&why);
         ASSERT_TRUE(sshd_) << why;
         dir_ = sshd_->dir;
-        kh_ = (dir_ / "known_hosts").string();
-        std::ofstream(kh_) << sshd_->known_hosts_line() << "\n";
+        kh_ = sshd_->write_known_hosts();
         cfg_ = (dir_ / "ssh_config").string();
         std::ofstream(cfg_) << "Host jetson-test\n  HostName 127.0.0.1\n  Port " << sshd_->port << "\n  User " << sshd_->user
                             << "\n  IdentityFile " << sshd_->client_key << "\n";

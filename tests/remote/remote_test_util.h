@@ -43,6 +43,8 @@ public:
     std::string host_pub;      // "ssh-ed25519 AAAA..." of the server
     std::string address = "127.0.0.1";
     std::string known_hosts_line() const;  // "[address]:port ssh-ed25519 AAAA..."
+    // Writes dir/known_hosts trusting this server (the line above) and returns its path.
+    std::string write_known_hosts() const;
     std::string log() const;
 
 private:

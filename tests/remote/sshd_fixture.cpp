@@ -137,6 +137,12 @@ Sshd::~Sshd() {
 }
 
 std::string Sshd::known_hosts_line() const { return "[" + address + "]:" + std::to_string(port) + " " + host_pub; }
+
+std::string Sshd::write_known_hosts() const {
+    const std::string path = (dir / "known_hosts").string();
+    std::ofstream(path) << known_hosts_line() << "\n";
+    return path;
+}
 std::string Sshd::log() const { return read_all(dir / "sshd.log"); }
 
 }  // namespace edge::test
