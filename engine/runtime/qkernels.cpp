@@ -246,7 +246,6 @@ namespace {
 struct VnniBuffers {
     std::vector<int8_t> q;
     std::vector<float> scale, cg;
-    std::vector<int32_t> lane;
 };
 
 void prepare_vnni(const QActs& a, const QuantInfo& qi, VnniBuffers& buf) {
@@ -268,17 +267,6 @@ void prepare_vnni(const QActs& a, const QuantInfo& qi, VnniBuffers& buf) {
     const int64_t bpg = qi.grouping == QGrouping::PerChannel ? B : qi.group_size / kQBlock;
     buf.cg.assign(size_t(qi.groups_per_row), 0.0f);
     for (int64_t b = 0; b < B; ++b) buf.cg[size_t(b / bpg)] += a.scale[size_t(b)] * float(a.sum[size_t(b)]);
-    // Lane sums: INT8 chunks are 64 q bytes, INT4 chunks 128 (two halves meeting the low and the
-    // high nibbles).
-    const int64_t chunk = qi.bits == 8 ? 64 : 128, chunks = int64_t(buf.q.size()) / chunk;
-    buf.lane.assign(size_t(chunks * 16), 0);
-    for (int64_t c = 0; c < chunks; ++c)
-        for (int64_t i = 0; i < 16; ++i) {
-            int32_t s = 0;
-            for (int64_t half = 0; half < chunk; half += 64)
-                for (int64_t j = 0; j < 4; ++j) s += buf.q[size_t(c * chunk + half + 4 * i + j)];
-            buf.lane[size_t(c * 16 + i)] = s;
-        }
 }
 #endif
 
@@ -326,7 +314,7 @@ struct Slot {
             for (int t = 0; t < n; ++t) {
                 prepare_vnni(acts[size_t(t)], *w.quant, bufs[size_t(t)]);
                 vnni[size_t(t)] = VnniActs{bufs[size_t(t)].q.data(), bufs[size_t(t)].scale.data(),
-                                           bufs[size_t(t)].cg.data(), bufs[size_t(t)].lane.data(), acts[size_t(t)].blocks};
+                                           bufs[size_t(t)].cg.data(), acts[size_t(t)].blocks};
             }
             return;
         }
@@ -364,6 +352,9 @@ void rows(const Slot& s, const Tensor& w, const float* in, int n, float* out, in
         return;
     }
     thread_local std::vector<float> row;
+#if defined(__x86_64__)
+    const bool f16_512 = w.type == DType::F16 && best_level() >= KernelLevel::Avx512Vnni;
+#endif
     for (int t0 = 0; t0 < n; t0 += kTile) {
         const int t1 = std::min(n, t0 + kTile);
         for (int64_t o = b; o < e; ++o) {
@@ -375,7 +366,9 @@ void rows(const Slot& s, const Tensor& w, const float* in, int n, float* out, in
                 for (int t = t0; t < t1; ++t) {
                     const float* x = in + int64_t(t) * in_dim;
 #if defined(__x86_64__)
-                    out[int64_t(t) * out_dim + o] = avx2 ? dot_f16_avx2(h, x, in_dim) : dot_f16_portable(h, x, in_dim);
+                    out[int64_t(t) * out_dim + o] = f16_512 ? dot_f16_avx512(h, x, in_dim)
+                                                    : avx2  ? dot_f16_avx2(h, x, in_dim)
+                                                            : dot_f16_portable(h, x, in_dim);
 #elif defined(__aarch64__)
                     out[int64_t(t) * out_dim + o] = avx2 ? dot_f16_neon(h, x, in_dim) : dot_f16_portable(h, x, in_dim);
 #else

@@ -9,7 +9,8 @@
 // so the block scales are applied lane-wise and the lanes are summed once per row. Four rows are
 // processed per pass so the activation vectors and scales are loaded once for four rows.
 // The codes' fixed offset (INT4 symmetric: 8; INT8: the +128 that makes them unsigned) is removed
-// inside the integer sums by starting each lane's accumulator at −offset·(its activation sum), so
+// inside the integer sums by starting each lane's accumulator at −offset·(its activation sum, one
+// vpdpbusd of all-one bytes per chunk, shared by the pass's rows), so
 // symmetric weights need no correction at all; asymmetric zero points z_g are one float
 // correction per row: Σ_g s_w[g]·z_g·Σ_{b∈g} s_x[b]·Σxq[b]. Each pass also prefetches the next
 // pass's rows into L2.
@@ -161,6 +162,7 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
     // codes carry none; their zero points, and INT8's, are the float correction below.
     constexpr int kShift = Bits == 4 ? 3 : 7;
     const bool fold_offset = Bits == 8 || q.symmetric;
+    const __m512i ones = _mm512_set1_epi8(1);
     const int64_t chunks = (x.blocks + K - 1) / K, full_chunks = x.blocks / K;
     int64_t g0 = 0, in_group = 0;
     // Everything one chunk needs from the activations, and the prefetches of the next pass.
@@ -168,8 +170,14 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
         const int8_t* xq = x.q + c * kActBytes;
         x0 = _mm512_loadu_si512(xq);
         x1 = Bits == 4 ? _mm512_loadu_si512(xq + 64) : x0;
-        init = fold_offset ? _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(_mm512_loadu_si512(x.lane + c * 16), kShift))
-                           : _mm512_setzero_si512();
+        // Each lane's activation sum: vpdpbusd of all-one bytes with the chunk's activations.
+        if (fold_offset) {
+            __m512i lane = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, x0);
+            if (Bits == 4) lane = _mm512_dpbusd_epi32(lane, ones, x1);
+            init = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(lane, kShift));
+        } else {
+            init = _mm512_setzero_si512();
+        }
         sx = _mm512_permutexvar_ps(blk_idx, _mm512_loadu_ps(x.scale + c * K));
 #pragma GCC unroll 8
         for (int k = 0; k < R; ++k) _mm_prefetch(reinterpret_cast<const char*>(codes[k] + c * kCodeBytes + pf_codes), _MM_HINT_T1);
@@ -233,6 +241,30 @@ void rows_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r
         rows_vnni512_impl<true>(q, base, r0, r1, x, out);
     else
         rows_vnni512_impl<false>(q, base, r0, r1, x, out);
+}
+
+// FP16 rows (weights stored as IEEE half): 64 weights per iteration in four independent FMA
+// chains (one chain was latency-bound), converted with vcvtph2ps; the weights 4 KiB ahead are
+// prefetched (rows are consecutive, so this runs into the next rows); a masked tail, no scalar
+// loop.
+float dot_f16_avx512(const uint16_t* w, const float* x, int64_t n) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    auto half16 = [&](int64_t i) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + i))); };
+    int64_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(w + i + 2048), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(w + i + 2048 + 32), _MM_HINT_T0);
+        a0 = _mm512_fmadd_ps(half16(i), _mm512_loadu_ps(x + i), a0);
+        a1 = _mm512_fmadd_ps(half16(i + 16), _mm512_loadu_ps(x + i + 16), a1);
+        a2 = _mm512_fmadd_ps(half16(i + 32), _mm512_loadu_ps(x + i + 32), a2);
+        a3 = _mm512_fmadd_ps(half16(i + 48), _mm512_loadu_ps(x + i + 48), a3);
+    }
+    for (; i < n; i += 16) {
+        const __mmask16 m = first_n16(n - i);
+        const __m512 wv = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, w + i));
+        a0 = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(m, x + i), a0);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
 }
 
 // Same arithmetic as quantize_block_portable (IEEE max, divide, reciprocal, multiply, round half

@@ -28,16 +28,10 @@ void quantize_block_portable(const float* x, int64_t n, int8_t* q, float* scale,
 //   scale  per block, zero padded by at least 16 entries past `blocks`.
 //   cg     per weight group of the tensor: Σ_{b in g} scale[b]·Σxq[b] (the zero-point term of
 //          asymmetric weights).
-//   lane   per 64-byte chunk of weight codes, 16 int32: the sum of the activation codes that meet
-//          int32 lane i of that chunk's vpdpbusd (INT8: q bytes 4i..4i+3; INT4: the same four bytes
-//          of both halves). The kernels start each lane's accumulator at −offset·lane[i], so the
-//          unsigned codes' fixed offset (INT4 symmetric 8, INT8 128) is removed inside the integer
-//          sums with no extra instruction per row.
 struct VnniActs {
     const int8_t* q;
     const float* scale;
     const float* cg;
-    const int32_t* lane;
     int64_t blocks;
 };
 
@@ -48,6 +42,7 @@ bool vnni512_layout_ok(const QuantInfo& q);
 // out[r] = Σ_i W[r][i]·x[i] for r in [r0, r1); gfni: the processor has GFNI (INT4 nibbles).
 void rows_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out, bool gfni);
 void quantize_acts_avx512(const float* x, int64_t n, int8_t* q, float* scale, int32_t* sum);
+float dot_f16_avx512(const uint16_t* w, const float* x, int64_t n);
 
 float row_dot_q8_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x);
 float row_dot_q4_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x);

@@ -178,12 +178,15 @@ TEST(QuantKernels, F16WeightsMatchFp32) {
     for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(float(i));
     const auto ref = reference(h, x, 3);
     std::vector<float> out(19 * 3);
-    qkernels::matmul(out.data(), x.data(), h, 3, pool);
-    EXPECT_LT(norm_err(out, ref), 1e-5);
-    qkernels::force_portable(true);
-    qkernels::matmul(out.data(), x.data(), h, 3, pool);
-    qkernels::force_portable(false);
-    EXPECT_LT(norm_err(out, ref), 1e-5);
+    // Every F16 path present: portable, AVX2/F16C, AVX-512 (172 columns: 2 full 64-wide steps
+    // and a masked tail).
+    for (auto l : {qkernels::KernelLevel::Portable, qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni}) {
+        if (!qkernels::kernel_available(l)) continue;
+        qkernels::force_kernels(l);
+        qkernels::matmul(out.data(), x.data(), h, 3, pool);
+        EXPECT_LT(norm_err(out, ref), 1e-5) << qkernels::kernel_name();
+    }
+    qkernels::force_kernels(qkernels::KernelLevel::Auto);
 }
 
 TEST(QuantKernels, ActivationQuantizationRoundsHalfToEvenInBlocksOf32) {
