@@ -199,8 +199,8 @@ Result<Model> import_gguf(const gguf::File& f, Progress* progress) {
         m.tensors.push_back(std::move(t));
     }
     m.config.tied_embeddings = m.find("output.weight") == nullptr;
-    finalize_llama(m);
     EDGE_TRY(validate_llama(m));
+    finalize_llama(m);
 
     const size_t n = f.tensors.size();
     for (size_t k = 0; k < n; ++k) {
@@ -210,8 +210,8 @@ Result<Model> import_gguf(const gguf::File& f, Progress* progress) {
         m.tensors[k] = std::move(t).value();
         report(progress, double(k + 1) / double(n ? n : 1), "reading tensor " + f.tensors[k].name);
     }
-    finalize_llama(m);
     EDGE_TRY(validate_llama(m));
+    finalize_llama(m);
     return m;
 }
 

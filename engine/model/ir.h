@@ -108,7 +108,8 @@ struct Model {
 // error names the file, the tensor, the expected and the found shape.
 Status validate_llama(const Model& m);
 
-// Fills model.graph from model.config.
+// Fills model.graph from model.config (one op list per layer): call validate_llama first, so an
+// implausible configuration (say 2^29 layers in a damaged header) is refused before it is built.
 void finalize_llama(Model& m);
 
 // One row per layer (weight tensor of a linear/conv op), in execution order.

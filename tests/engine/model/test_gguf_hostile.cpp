@@ -170,6 +170,20 @@ TEST(GgufHostile, ShapeThatDisagreesWithTheConfig) {
     EXPECT_EQ(back.message(), path + ": tensor 'blk.1.attn_k.weight' has shape [8, 32] but the configuration implies [16, 32]");
 }
 
+TEST(GgufHostile, ImplausibleLayerCountIsRefusedBeforeTheGraphIsBuilt) {
+    // Found by fuzz_gguf: llama.block_count = 0x20000001 made the importer build the op list of
+    // 536,870,913 layers (gigabytes) before the configuration was checked.
+    const std::string path = (test::temp_dir("gguf-layers") / "layers.gguf").string();
+    auto m = make_synth_model(SynthOptions{"test-tiny"});
+    ASSERT_TRUE(m.ok());
+    m->config.n_layers = 0x20000001;
+    ASSERT_TRUE(write_gguf_model(*m, path).ok());
+    auto back = load_gguf_model(path);
+    ASSERT_FALSE(back.ok());
+    EXPECT_EQ(back.message().rfind(path + ": configuration sizes are implausible", 0), 0u) << back.message();
+    EXPECT_NE(back.message().find("layers 536870913"), std::string::npos) << back.message();
+}
+
 TEST(GgufHostile, UnknownArchitectureAndMissingKeys) {
     const auto dir = test::temp_dir("gguf-arch");
     auto write = [&](const std::string& name, const std::string& arch, bool with_dim) {
