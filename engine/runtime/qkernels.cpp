@@ -55,6 +55,8 @@ std::atomic<int> g_cap{int(KernelLevel::Auto)};
 #endif
 }
 
+std::atomic<int> g_prefetch{int(RowPrefetch::Auto)};
+
 KernelLevel hw_level() {
 #if defined(__aarch64__)
     return cpu_has_neon_dotprod() ? KernelLevel::NeonDotprod : KernelLevel::Neon;  // NEON is part of aarch64
@@ -178,6 +180,26 @@ const char* kernel_name() {
                                             : "portable";
 #endif
 }
+void force_row_prefetch(RowPrefetch p) { g_prefetch.store(int(p), std::memory_order_relaxed); }
+
+RowPrefetch row_prefetch() {
+    const auto forced = RowPrefetch(g_prefetch.load(std::memory_order_relaxed));
+    if (forced != RowPrefetch::Auto) return forced;
+#if defined(__x86_64__)
+    static const RowPrefetch by_vendor = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_is("amd") ? RowPrefetch::SequentialL1 : RowPrefetch::RowsL2;
+    }();
+    return by_vendor;
+#else
+    return RowPrefetch::RowsL2;
+#endif
+}
+
+const char* row_prefetch_name(RowPrefetch p) {
+    return p == RowPrefetch::RowsL2 ? "rows-l2" : p == RowPrefetch::SequentialL1 ? "sequential-l1" : "auto";
+}
+
 void force_portable(bool on) { force_kernels(on ? KernelLevel::Portable : KernelLevel::Auto); }
 
 bool supported(const Tensor& w) {
@@ -334,11 +356,12 @@ void rows(const Slot& s, const Tensor& w, const float* in, int n, float* out, in
 #if defined(__x86_64__)
     if (s.path == Path::Vnni) {
         const bool gfni = best_level() >= KernelLevel::Avx512VnniGfni;
+        const RowPrefetch pf = row_prefetch();
         constexpr int64_t kRows = 16;
         for (int64_t r0 = b; r0 < e; r0 += kRows) {
             const int64_t r1 = std::min(e, r0 + kRows);
             for (int t = 0; t < n; ++t)
-                rows_vnni512(*w.quant, w.data.get(), r0, r1, s.vnni[size_t(t)], out + int64_t(t) * out_dim, gfni);
+                rows_vnni512(*w.quant, w.data.get(), r0, r1, s.vnni[size_t(t)], out + int64_t(t) * out_dim, gfni, pf);
         }
         return;
     }

@@ -62,6 +62,18 @@ void force_kernels(KernelLevel cap);
 const char* kernel_name();
 void force_portable(bool on);  // force_kernels(on ? Portable : Auto)
 
+// How the AVX-512 row kernels prefetch the next pass's rows. Both fetch the same lines and give
+// the same results; which streams faster from DRAM depends on the processor, so Auto picks by
+// vendor, as measured on the two VMs we have (docs/quant.md):
+//   RowsL2        each row's line at the chunk's offset, into L2, 8 INT4 rows per pass (Intel
+//                 Xeon: one thread streams ~13 GB/s instead of ~7 without prefetch)
+//   SequentialL1  the next pass's lines in address order, into L1, 4 rows per pass (AMD EPYC:
+//                 INT4 decode 67-69% -> 82-85% of the bandwidth ceiling at 2 threads)
+enum class RowPrefetch { Auto, RowsL2, SequentialL1 };
+void force_row_prefetch(RowPrefetch p);  // tests and A/B benches; Auto: by processor
+RowPrefetch row_prefetch();              // the one in use (never Auto)
+const char* row_prefetch_name(RowPrefetch p);  // "rows-l2", "sequential-l1", "auto"
+
 // Activation quantization: n values -> ceil(n/32) blocks of 32 int8 (zero padded), one float
 // scale and one int32 code sum per block.
 struct QActs {

@@ -13,7 +13,7 @@
 // vpdpbusd of all-one bytes per chunk, shared by the pass's rows), so
 // symmetric weights need no correction at all; asymmetric zero points z_g are one float
 // correction per row: Σ_g s_w[g]·z_g·Σ_{b∈g} s_x[b]·Σxq[b]. Each pass also prefetches the next
-// pass's rows into L2.
+// pass's rows, in one of two ways (RowPrefetch, picked per processor in qkernels.cpp).
 #include "qkernels_impl.h"
 
 #if defined(__x86_64__)
@@ -130,14 +130,15 @@ inline __attribute__((always_inline)) Acc<R> chunk_rows(const uint8_t* const* co
     return acc;
 }
 
-template <int Bits, int R, bool Gfni>
+template <int Bits, int R, bool Gfni, RowPrefetch Pf>
 void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniActs& x, float* out) {
     constexpr int K = Chunk<Bits>::kBlocks;
     constexpr int64_t kCodeBytes = 64;                     // codes per chunk and row
     constexpr int64_t kActBytes = Bits == 4 ? 128 : 64;    // activation bytes per chunk
-    // Software prefetch into L2 of the same chunk of the next pass's rows (R rows further on):
-    // the hardware prefetcher alone left a single core at ~55% of its read bandwidth, as each
-    // row is a short stream (1-3 KB) and a pass interleaves 2·R of them (codes and scales).
+    // Software prefetch of the next pass's rows (R rows further on): the hardware prefetcher alone
+    // left a single core at ~55% of its read bandwidth, as each row is a short stream (1-3 KB)
+    // and a pass interleaves 2·R of them (codes and scales). The rows are consecutive, so the
+    // next pass's codes are R·row_bytes contiguous bytes and its scales R·groups_per_row floats.
     const int64_t pf_codes = R * q.row_bytes, pf_scales = R * q.groups_per_row;
     const int64_t bpg = q.grouping == QGrouping::PerChannel ? (int64_t(1) << 40) : q.group_size / kQBlock;
     const int64_t gpr = q.groups_per_row;
@@ -179,11 +180,26 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
             init = _mm512_setzero_si512();
         }
         sx = _mm512_permutexvar_ps(blk_idx, _mm512_loadu_ps(x.scale + c * K));
+        if constexpr (Pf == RowPrefetch::RowsL2) {
+            // Each row's line at this chunk's offset, into L2.
 #pragma GCC unroll 8
-        for (int k = 0; k < R; ++k) _mm_prefetch(reinterpret_cast<const char*>(codes[k] + c * kCodeBytes + pf_codes), _MM_HINT_T1);
-        if ((c & 3) == 0) {
+            for (int k = 0; k < R; ++k) _mm_prefetch(reinterpret_cast<const char*>(codes[k] + c * kCodeBytes + pf_codes), _MM_HINT_T1);
+            if ((c & 3) == 0) {
 #pragma GCC unroll 8
-            for (int k = 0; k < R; ++k) _mm_prefetch(reinterpret_cast<const char*>(sw[k] + g0 + pf_scales), _MM_HINT_T1);
+                for (int k = 0; k < R; ++k) _mm_prefetch(reinterpret_cast<const char*>(sw[k] + g0 + pf_scales), _MM_HINT_T1);
+            }
+        } else {
+            // The same number of lines, in address order through the next pass's block, into L1:
+            // R code lines per chunk, and every 4th chunk R scale lines (4 chunks of INT4 g32 use
+            // one 64-byte line of scales per row).
+            const char* next_codes = reinterpret_cast<const char*>(codes[0] + pf_codes) + c * R * kCodeBytes;
+#pragma GCC unroll 8
+            for (int k = 0; k < R; ++k) _mm_prefetch(next_codes + k * 64, _MM_HINT_T0);
+            if ((c & 3) == 0) {
+                const char* next_scales = reinterpret_cast<const char*>(sw[0] + pf_scales) + (c >> 2) * R * 64;
+#pragma GCC unroll 8
+                for (int k = 0; k < R; ++k) _mm_prefetch(next_scales + k * 64, _MM_HINT_T0);
+            }
         }
     };
     auto advance = [&] {
@@ -223,24 +239,31 @@ bool vnni512_layout_ok(const QuantInfo& q) {
     return K % bpg == 0 || bpg % K == 0;
 }
 
-template <bool Gfni>
+// Rows per pass: 8 for INT4 with RowsL2 (Intel: the activations are loaded once for more rows,
+// in-L2 INT4 matvec 45 -> 53 G weights/s), 4 with SequentialL1 (AMD: fewer concurrent streams
+// measured better from DRAM) and for INT8.
+template <bool Gfni, RowPrefetch Pf>
 void rows_vnni512_impl(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out) {
     int64_t r = r0;
     if (q.bits == 4) {
-        for (; r + 8 <= r1; r += 8) rows_pass<4, 8, Gfni>(q, base, r, x, out + r);
-        for (; r + 4 <= r1; r += 4) rows_pass<4, 4, Gfni>(q, base, r, x, out + r);
-        for (; r < r1; ++r) rows_pass<4, 1, Gfni>(q, base, r, x, out + r);
+        if constexpr (Pf == RowPrefetch::RowsL2)
+            for (; r + 8 <= r1; r += 8) rows_pass<4, 8, Gfni, Pf>(q, base, r, x, out + r);
+        for (; r + 4 <= r1; r += 4) rows_pass<4, 4, Gfni, Pf>(q, base, r, x, out + r);
+        for (; r < r1; ++r) rows_pass<4, 1, Gfni, Pf>(q, base, r, x, out + r);
     } else {  // INT8 has no nibbles: one instantiation
-        for (; r + 4 <= r1; r += 4) rows_pass<8, 4, false>(q, base, r, x, out + r);
-        for (; r < r1; ++r) rows_pass<8, 1, false>(q, base, r, x, out + r);
+        for (; r + 4 <= r1; r += 4) rows_pass<8, 4, false, Pf>(q, base, r, x, out + r);
+        for (; r < r1; ++r) rows_pass<8, 1, false, Pf>(q, base, r, x, out + r);
     }
 }
 
-void rows_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out, bool gfni) {
-    if (gfni)
-        rows_vnni512_impl<true>(q, base, r0, r1, x, out);
+void rows_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out, bool gfni,
+                  RowPrefetch pf) {
+    if (pf == RowPrefetch::SequentialL1)
+        gfni ? rows_vnni512_impl<true, RowPrefetch::SequentialL1>(q, base, r0, r1, x, out)
+             : rows_vnni512_impl<false, RowPrefetch::SequentialL1>(q, base, r0, r1, x, out);
     else
-        rows_vnni512_impl<false>(q, base, r0, r1, x, out);
+        gfni ? rows_vnni512_impl<true, RowPrefetch::RowsL2>(q, base, r0, r1, x, out)
+             : rows_vnni512_impl<false, RowPrefetch::RowsL2>(q, base, r0, r1, x, out);
 }
 
 // FP16 rows (weights stored as IEEE half): 64 weights per iteration in four independent FMA

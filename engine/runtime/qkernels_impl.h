@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "engine/core/quant_format.h"
+#include "engine/runtime/qkernels.h"
 
 namespace edge::qkernels::detail {
 
@@ -39,8 +40,10 @@ struct VnniActs {
 // True when the AVX-512 VNNI row kernels take this layout (row mode, groups of 32·k with k
 // dividing or divisible by the blocks per chunk, or per channel).
 bool vnni512_layout_ok(const QuantInfo& q);
-// out[r] = Σ_i W[r][i]·x[i] for r in [r0, r1); gfni: the processor has GFNI (INT4 nibbles).
-void rows_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out, bool gfni);
+// out[r] = Σ_i W[r][i]·x[i] for r in [r0, r1); gfni: the processor has GFNI (INT4 nibbles); pf:
+// RowsL2 or SequentialL1 (qkernels.h).
+void rows_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out, bool gfni,
+                  RowPrefetch pf);
 void quantize_acts_avx512(const float* x, int64_t n, int8_t* q, float* scale, int32_t* sum);
 float dot_f16_avx512(const uint16_t* w, const float* x, int64_t n);
 

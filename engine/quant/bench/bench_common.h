@@ -15,6 +15,7 @@ struct BenchArgs {
     int parts = 400, calib_seqs = 32, calib_len = 128, threads = 1;
     std::string only, mode = "table", file;
     std::string kernels = "auto";  // cap on the quantized kernel family (A/B runs)
+    std::string prefetch = "auto";  // the AVX-512 row kernels' prefetch (A/B runs)
 };
 
 struct BenchRow {

@@ -188,10 +188,11 @@ int run_decode_bench(const BenchArgs& a) {
     const Model& f16 = *loaded;  // F32 as loaded
     const int tokens = a.parts > 0 && a.parts < 400 ? a.parts : 16;  // --parts doubles as the step count
     const double bw = read_bandwidth(size_t(1) << 30, 2);
-    std::printf("CPU: %s; kernels %s; read bandwidth at start (2 threads, 1 GiB, best of 5 runs x 3 readers): %.2f GB/s\n"
+    std::printf("CPU: %s; kernels %s, prefetch %s; read bandwidth at start (2 threads, 1 GiB, best of 5 runs x 3 readers): %.2f GB/s\n"
                 "decode: %d greedy steps from BOS, 5 runs after a warm-up, each against the bandwidth measured just before "
                 "it; medians\n\n",
-                cpu_model().c_str(), qkernels::kernel_name(), bw / 1e9, tokens);
+                cpu_model().c_str(), qkernels::kernel_name(), qkernels::row_prefetch_name(qkernels::row_prefetch()), bw / 1e9,
+                tokens);
     std::printf("| precision | weight bytes read / token | ceiling tok/s | 1 thread tok/s | 1 thread / ceiling | "
                 "2 threads tok/s | 2 threads / ceiling | vs FP16 (2 threads) | prefill tok/s (2 threads, 64) | quantize s |\n"
                 "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");

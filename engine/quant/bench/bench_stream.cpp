@@ -94,8 +94,8 @@ int run_stream_bench(const BenchArgs& a) {
     std::normal_distribution<float> nd(0.0f, 1.0f);
     for (auto& v : x) v = nd(rng);
 
-    std::printf("CPU: %s; kernels %s; %s g32 weights, %zu bytes per step (scales included)\n\n", cpu_model().c_str(),
-                qkernels::kernel_name(), bits == 16 ? "FP16" : bits == 8 ? "INT8" : "INT4", bytes);
+    std::printf("CPU: %s; kernels %s, prefetch %s; %s g32 weights, %zu bytes per step (scales included)\n\n", cpu_model().c_str(),
+                qkernels::kernel_name(), qkernels::row_prefetch_name(qkernels::row_prefetch()), bits == 16 ? "FP16" : bits == 8 ? "INT8" : "INT4", bytes);
     const int reps = a.parts > 0 && a.parts < 400 ? a.parts : 5;  // --parts: steps per thread count
     std::printf("| threads | read bandwidth GB/s | step ms (median of %d) | weight GB/s | of bandwidth | best step ms | best GB/s |\n"
                 "|---:|---:|---:|---:|---:|---:|---:|\n", reps);

@@ -1,7 +1,7 @@
 // edge-quant-bench: the docs/quant.md tables.
 //   edge-quant-bench [--model M] [--text T] [--parts 400] [--calib-seqs 32] [--calib-len 128]
 //                    [--threads 1] [--only NAME] [--mode table|compare|sens|decode|kernels|stream|layerwise]
-//                    [--file F] [--kernels auto|avx2|portable]
+//                    [--file F] [--kernels auto|avx2|portable] [--prefetch auto|rows-l2|sequential-l1]
 //   table   : FP32 / FP16 / INT8 / INT4 RTN-AWQ-GPTQ rows (acceptance 2), plus asymmetric and
 //             diagnostic rows (head kept FP32, act-order).
 //   compare : another model file (e.g. llama.cpp's stories260K-Q4_0.gguf, --file) against FP32.
@@ -119,6 +119,7 @@ int main(int argc, char** argv) {
         else if (k == "--mode") a.mode = v;
         else if (k == "--file") a.file = v;
         else if (k == "--kernels") a.kernels = v;
+        else if (k == "--prefetch") a.prefetch = v;
         else {
             std::fprintf(stderr, "unknown option %s\n", k.c_str());
             return 2;
@@ -127,6 +128,9 @@ int main(int argc, char** argv) {
     if (a.kernels == "portable") qkernels::force_kernels(qkernels::KernelLevel::Portable);
     else if (a.kernels == "avx2") qkernels::force_kernels(qkernels::KernelLevel::Avx2);
     else if (a.kernels != "auto") return std::fprintf(stderr, "--kernels: auto, avx2 or portable\n"), 2;
+    if (a.prefetch == "rows-l2") qkernels::force_row_prefetch(qkernels::RowPrefetch::RowsL2);
+    else if (a.prefetch == "sequential-l1") qkernels::force_row_prefetch(qkernels::RowPrefetch::SequentialL1);
+    else if (a.prefetch != "auto") return std::fprintf(stderr, "--prefetch: auto, rows-l2 or sequential-l1\n"), 2;
     if (a.mode == "decode") return run_decode_bench(a);
     if (a.mode == "kernels") return run_kernel_bench(a);
     if (a.mode == "stream") return run_stream_bench(a);

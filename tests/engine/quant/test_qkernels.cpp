@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "engine/core/half.h"
@@ -97,6 +98,47 @@ TEST(QuantKernels, MatvecAndMatmatMatchTheReference) {
                     }
         }
     }
+}
+
+// The AVX-512 row kernels' two prefetch plans (8 INT4 rows per pass into L2, or 4 rows in address
+// order into L1) fetch the same lines and compute each row alike: bit-identical outputs, for row
+// counts that exercise 8-, 4- and 1-row passes and widths with partial chunks.
+TEST(QuantKernels, RowPrefetchPlansGiveIdenticalResults) {
+    if (!qkernels::kernel_available(qkernels::KernelLevel::Avx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this processor";
+    ThreadPool pool(2);
+    std::mt19937 rng(5);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    std::vector<qkernels::KernelLevel> levels{qkernels::KernelLevel::Avx512Vnni};
+    if (qkernels::kernel_available(qkernels::KernelLevel::Avx512VnniGfni)) levels.push_back(qkernels::KernelLevel::Avx512VnniGfni);
+    for (int64_t rows : {29, 45, 200})
+        for (int64_t cols : {96, 172, 2048}) {
+            const Tensor w = random_f32("w", rows, cols, uint32_t(rows * cols));
+            for (const QuantSpec& spec : {QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN},
+                                          QuantSpec{4, false, QGrouping::Group, 64, QMethod::RTN},
+                                          QuantSpec{8, true, QGrouping::Group, 32, QMethod::RTN},
+                                          QuantSpec{4, true, QGrouping::PerChannel, 0, QMethod::RTN}}) {
+                auto q = quantize_rtn(w, spec);
+                ASSERT_TRUE(q.ok()) << q.message();
+                for (int n : {1, 3}) {
+                    std::vector<float> x(size_t(n * cols));
+                    for (auto& v : x) v = nd(rng);
+                    for (auto level : levels) {
+                        qkernels::force_kernels(level);
+                        std::vector<float> l2(size_t(n * rows)), l1(size_t(n * rows));
+                        qkernels::force_row_prefetch(qkernels::RowPrefetch::RowsL2);
+                        qkernels::matmul(l2.data(), x.data(), *q, n, pool);
+                        qkernels::force_row_prefetch(qkernels::RowPrefetch::SequentialL1);
+                        EXPECT_EQ(qkernels::row_prefetch(), qkernels::RowPrefetch::SequentialL1);
+                        qkernels::matmul(l1.data(), x.data(), *q, n, pool);
+                        EXPECT_EQ(std::memcmp(l2.data(), l1.data(), l2.size() * sizeof(float)), 0)
+                            << qkernels::kernel_name() << " " << spec_name(spec) << " " << rows << "x" << cols << " n " << n;
+                    }
+                    qkernels::force_row_prefetch(qkernels::RowPrefetch::Auto);
+                    qkernels::force_kernels(qkernels::KernelLevel::Auto);
+                }
+            }
+        }
+    EXPECT_NE(qkernels::row_prefetch(), qkernels::RowPrefetch::Auto);
 }
 
 // matmul_multi (Q/K/V, gate|up in one parallel region, activations prepared once per layout)
