@@ -2,9 +2,10 @@
 // (written to --file, default /tmp/edge-tinyllama-1.1b-f16.gguf, never into the repository) at
 // 1 and 2 threads, FP16 / INT8 / INT4 (RTN group 32, every matrix including the output head),
 // beside the memory-bandwidth ceiling measured in the same run, before each of the 5 runs
-// (acceptance 4); prefill tokens/s of a 64-token prompt at 2 threads.
-// Quantization streams one tensor at a time (F16 -> F32 -> RTN), so peak memory is the quantized
-// model plus one F32 tensor.
+// (acceptance 4); prefill tokens/s of a 64-token prompt at 2 threads. The precisions take turns
+// run by run, so "vs FP16" compares runs minutes apart at most, not a whole table apart.
+// Quantization streams one tensor at a time (F16 -> F32 -> RTN); the three stored models are held
+// together so they can take turns (peak ~8.5 GB with the F32 model they come from, ~4 GB after).
 #include <immintrin.h>
 #include <sys/stat.h>
 
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include "bench_common.h"
@@ -63,32 +65,53 @@ double median(std::vector<double> v) {
     return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
+// One precision's decode runs at one thread count: tokens/s, the ceiling measured right before
+// each run, and their ratio, run by run.
 struct DecodeRuns {
-    double tps = 0, ceiling = 0, ratio = 0;  // medians over the runs
+    std::vector<double> tps, ceiling, ratio;
 };
 
-// Decode: 5 runs of `tokens` greedy steps from BOS (after one warm-up run). The machine's
-// bandwidth drifts with what else runs on the host, so the read bandwidth (2 threads, 1 GiB,
-// best of 5 x 3 readers) is measured again right before each run, and each run is set against
-// its own ceiling; the table gives the medians.
-DecodeRuns decode_runs(std::shared_ptr<const Model> m, int threads, int tokens, size_t weight_bytes) {
-    auto rt = LlamaCpu::create(m, RuntimeOptions{threads, tokens + 8});
-    if (!rt.ok()) return std::fprintf(stderr, "%s\n", rt.message().c_str()), DecodeRuns{};
-    std::vector<double> tps, ceil, ratio;
-    for (int run = 0; run < 6; ++run) {
-        const double c = run > 0 ? read_bandwidth(size_t(1) << 30, 2) / double(weight_bytes) : 0.0;
-        int32_t tok = 1;
-        const auto t0 = Clock::now();
-        for (int p = 0; p < tokens; ++p) {
-            const float* l = (*rt)->forward(tok, p);
-            tok = int32_t(std::max_element(l, l + m->config.vocab_size) - l);
-        }
-        if (run == 0) continue;
-        tps.push_back(tokens / secs(t0));
-        ceil.push_back(c);
-        ratio.push_back(tps.back() / c);
+// `tokens` greedy steps from BOS; tokens/s.
+double decode_once(LlamaCpu& rt, int vocab, int tokens) {
+    int32_t tok = 1;
+    const auto t0 = Clock::now();
+    for (int p = 0; p < tokens; ++p) {
+        const float* l = rt.forward(tok, p);
+        tok = int32_t(std::max_element(l, l + vocab) - l);
     }
-    return {median(tps), median(ceil), median(ratio)};
+    return tokens / secs(t0);
+}
+
+// Decode: 5 runs of `tokens` greedy steps from BOS per model (after one warm-up run), the models
+// taking turns. The machine's bandwidth drifts with what else runs on the host, so the read
+// bandwidth (2 threads, 1 GiB, best of 5 x 3 readers) is measured again right before each run,
+// and each run is set against its own ceiling.
+std::vector<DecodeRuns> decode_runs(const std::vector<std::shared_ptr<const Model>>& models, int threads, int tokens,
+                                    const std::vector<size_t>& weight_bytes) {
+    std::vector<std::unique_ptr<LlamaCpu>> rts;
+    for (const auto& m : models) {
+        auto rt = LlamaCpu::create(m, RuntimeOptions{threads, tokens + 8});
+        if (!rt.ok()) return std::fprintf(stderr, "%s\n", rt.message().c_str()), std::vector<DecodeRuns>{};
+        rts.push_back(std::move(rt).value());
+    }
+    std::vector<DecodeRuns> out(models.size());
+    for (int run = 0; run < 6; ++run)
+        for (size_t i = 0; i < models.size(); ++i) {
+            const double c = run > 0 ? read_bandwidth(size_t(1) << 30, 2) / double(weight_bytes[i]) : 0.0;
+            const double tps = decode_once(*rts[i], models[i]->config.vocab_size, tokens);
+            if (run == 0) continue;
+            out[i].tps.push_back(tps);
+            out[i].ceiling.push_back(c);
+            out[i].ratio.push_back(tps / c);
+        }
+    return out;
+}
+
+// Median over the runs of a[k] / b[k] (paired runs).
+double paired_ratio(const std::vector<double>& a, const std::vector<double>& b) {
+    std::vector<double> r;
+    for (size_t k = 0; k < std::min(a.size(), b.size()); ++k) r.push_back(a[k] / b[k]);
+    return median(r);
 }
 
 // Prefill tokens/s: one 64-token prompt, median of 5 (after a warm-up).
@@ -183,9 +206,9 @@ int run_decode_bench(const BenchArgs& a) {
         if (auto s = write_synth_model(so); !s.ok()) return std::fprintf(stderr, "%s\n", s.message().c_str()), 1;
     }
     // The loader widens F16 to F32; every matrix is re-stored below (F16 or RTN) one at a time.
-    auto loaded = load_model(path);
-    if (!loaded.ok()) return std::fprintf(stderr, "%s\n", loaded.message().c_str()), 1;
-    const Model& f16 = *loaded;  // F32 as loaded
+    auto loaded = std::make_unique<Result<Model>>(load_model(path));
+    if (!loaded->ok()) return std::fprintf(stderr, "%s\n", loaded->message().c_str()), 1;
+    const Model& f16 = **loaded;  // F32 as loaded
     const int tokens = a.parts > 0 && a.parts < 400 ? a.parts : 16;  // --parts doubles as the step count
     const double bw = read_bandwidth(size_t(1) << 30, 2);
     std::printf("CPU: %s; kernels %s, prefetch %s; read bandwidth at start (2 threads, 1 GiB, best of 5 runs x 3 readers): %.2f GB/s\n"
@@ -196,26 +219,32 @@ int run_decode_bench(const BenchArgs& a) {
     std::printf("| precision | weight bytes read / token | ceiling tok/s | 1 thread tok/s | 1 thread / ceiling | "
                 "2 threads tok/s | 2 threads / ceiling | vs FP16 (2 threads) | prefill tok/s (2 threads, 64) | quantize s |\n"
                 "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    double fp16_tps = 0;
+    // --only f16|int8|int4: one precision (the FP16 ratio column then needs the FP16 row).
+    std::vector<int> bits_list;
+    std::vector<std::shared_ptr<const Model>> models;
+    std::vector<size_t> bytes;
+    std::vector<double> quantize_s;
     for (int bits : {16, 8, 4}) {
-        // --only f16|int8|int4: one precision (the FP16 ratio column then needs the FP16 row).
         if (!a.only.empty() && a.only != (bits == 16 ? "f16" : bits == 8 ? "int8" : "int4")) continue;
-        std::shared_ptr<const Model> m;
-        double qs = 0;
-        {
-            const auto t0 = Clock::now();
-            auto q = quantize_streaming(f16, QuantSpec{bits, true, QGrouping::Group, 32, QMethod::RTN});
-            if (!q.ok()) return std::fprintf(stderr, "%s\n", q.message().c_str()), 1;
-            qs = secs(t0);
-            m = std::make_shared<const Model>(std::move(q).value());
-        }
-        const size_t bytes = matrix_bytes(*m);
-        const DecodeRuns r1 = decode_runs(m, 1, tokens, bytes), r2 = decode_runs(m, 2, tokens, bytes);
-        const double pf = prefill_tps(m, 2);
-        if (bits == 16) fp16_tps = r2.tps;
+        const auto t0 = Clock::now();
+        auto q = quantize_streaming(f16, QuantSpec{bits, true, QGrouping::Group, 32, QMethod::RTN});
+        if (!q.ok()) return std::fprintf(stderr, "%s\n", q.message().c_str()), 1;
+        quantize_s.push_back(secs(t0));
+        bits_list.push_back(bits);
+        models.push_back(std::make_shared<const Model>(std::move(q).value()));
+        bytes.push_back(matrix_bytes(*models.back()));
+    }
+    loaded.reset();  // the F32 model (4.4 GB) is no longer needed
+    const auto r1 = decode_runs(models, 1, tokens, bytes), r2 = decode_runs(models, 2, tokens, bytes);
+    if (r1.size() != models.size() || r2.size() != models.size()) return 1;
+    for (size_t i = 0; i < models.size(); ++i) {
+        const int bits = bits_list[i];
+        // vs FP16: the median of run-by-run ratios against the FP16 run of the same round.
+        const double vs16 = bits_list[0] == 16 ? paired_ratio(r2[i].tps, r2[0].tps) : 0.0;
         std::printf("| %s | %zu | %.2f | %.2f | %.0f%% | %.2f | %.0f%% | %.2fx | %.1f | %.1f |\n",
-                    bits == 16 ? "FP16" : bits == 8 ? "INT8 g32" : "INT4 g32", bytes, r2.ceiling, r1.tps, 100 * r1.ratio,
-                    r2.tps, 100 * r2.ratio, fp16_tps > 0 ? r2.tps / fp16_tps : 0.0, pf, qs);
+                    bits == 16 ? "FP16" : bits == 8 ? "INT8 g32" : "INT4 g32", bytes[i], median(r2[i].ceiling),
+                    median(r1[i].tps), 100 * median(r1[i].ratio), median(r2[i].tps), 100 * median(r2[i].ratio), vs16,
+                    prefill_tps(models[i], 2), quantize_s[i]);
         std::fflush(stdout);
     }
     return 0;
