@@ -20,10 +20,6 @@ namespace edge {
 struct RuntimeOptions;
 }
 
-namespace CLI {
-class App;
-}
-
 namespace edge::cli {
 
 enum ExitCode : int { kOk = 0, kFailed = 1, kUsage = 2 };

@@ -229,8 +229,7 @@ Result<EdgeFile> read_edge_file(std::shared_ptr<MappedFile> map, Progress* progr
             m.tensors.push_back(std::move(x));
             report(progress, 0.5 + 0.5 * double(++i) / double(tensors.size()), "mapping tensors");
         }
-        EDGE_TRY(validate_llama(m));
-        finalize_llama(m);
+        EDGE_TRY(validate_and_finalize_llama(m));
         return f;
     } catch (const std::exception& e) {
         return r.fail(where, std::string("malformed contents: ") + e.what());

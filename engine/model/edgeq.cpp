@@ -210,8 +210,7 @@ Result<Model> load_edgeq_model(const std::string& path, Progress* progress) {
             m.tensors.push_back(std::move(x));
             report(progress, double(++i) / double(tensors.size()), "mapping tensors");
         }
-        EDGE_TRY(validate_llama(m));
-        finalize_llama(m);
+        EDGE_TRY(validate_and_finalize_llama(m));
         return m;
     } catch (const std::exception& e) {
         return err(path, ": malformed .edgeq metadata: ", e.what());

@@ -200,7 +200,6 @@ Result<Model> import_gguf(const gguf::File& f, Progress* progress) {
     }
     m.config.tied_embeddings = m.find("output.weight") == nullptr;
     EDGE_TRY(validate_llama(m));
-    finalize_llama(m);
 
     const size_t n = f.tensors.size();
     for (size_t k = 0; k < n; ++k) {
@@ -210,8 +209,7 @@ Result<Model> import_gguf(const gguf::File& f, Progress* progress) {
         m.tensors[k] = std::move(t).value();
         report(progress, double(k + 1) / double(n ? n : 1), "reading tensor " + f.tensors[k].name);
     }
-    EDGE_TRY(validate_llama(m));
-    finalize_llama(m);
+    EDGE_TRY(validate_and_finalize_llama(m));
     return m;
 }
 

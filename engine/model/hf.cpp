@@ -309,8 +309,7 @@ Result<Model> load_hf_model(const std::string& folder, Progress* progress) {
     m.metadata.push_back({"stored dtypes", types});
 
     EDGE_TRY(read_tokenizer(dir, hc, m));
-    EDGE_TRY(validate_llama(m));
-    finalize_llama(m);
+    EDGE_TRY(validate_and_finalize_llama(m));
     return m;
 }
 

@@ -150,6 +150,12 @@ Status validate_llama(const Model& m) {
 
 void finalize_llama(Model& m) { m.graph = build_llama_graph(m.config); }
 
+Status validate_and_finalize_llama(Model& m) {
+    EDGE_TRY(validate_llama(m));
+    finalize_llama(m);
+    return {};
+}
+
 std::vector<LayerInfo> list_layers(const Model& m) {
     std::vector<LayerInfo> out;
     std::set<std::string> seen;

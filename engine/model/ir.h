@@ -108,9 +108,14 @@ struct Model {
 // error names the file, the tensor, the expected and the found shape.
 Status validate_llama(const Model& m);
 
-// Fills model.graph from model.config (one op list per layer): call validate_llama first, so an
-// implausible configuration (say 2^29 layers in a damaged header) is refused before it is built.
+// Fills model.graph from model.config (one op list per layer), for a configuration already
+// known to be sound.
 void finalize_llama(Model& m);
+
+// What a reader calls once the config and tensors are in place: validate_llama, then
+// finalize_llama - in that order, so an implausible configuration (say 2^29 layers in a damaged
+// header) is refused before its graph is built.
+Status validate_and_finalize_llama(Model& m);
 
 // One row per layer (weight tensor of a linear/conv op), in execution order.
 struct LayerInfo {

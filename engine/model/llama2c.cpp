@@ -271,8 +271,7 @@ Result<Model> load_llama2c_model(const std::string& path, const std::string& tok
         {"classifier", h.shared ? "shared with token embedding" : "separate"},
         {"tokenizer", tok.empty() ? "none (pass a llama2.c tokenizer.bin)" : tok},
     };
-    EDGE_TRY(validate_llama(m));
-    finalize_llama(m);
+    EDGE_TRY(validate_and_finalize_llama(m));
     return m;
 }
 

@@ -236,8 +236,7 @@ Result<Model> make_synth_model(const SynthOptions& o) {
         fill_rows(s, k, o.seed, o.stddev, cols, 0, t.numel() / cols, t.f32_mut());
         m.tensors.push_back(std::move(t));
     }
-    EDGE_TRY(validate_llama(m));
-    finalize_llama(m);
+    EDGE_TRY(validate_and_finalize_llama(m));
     return m;
 }
 

@@ -198,8 +198,7 @@ Result<Model> apply_llama(const Model& m, const std::vector<PruneGroup>& groups,
     out.config.n_kv_heads = int(kv_max);
     out.config.n_heads = int(kv_max) * g;
     out.config.hidden_dim = int(ffn_max);
-    EDGE_TRY(validate_llama(out));
-    finalize_llama(out);
+    EDGE_TRY(validate_and_finalize_llama(out));
     return out;
 }
 

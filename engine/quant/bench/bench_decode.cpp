@@ -205,10 +205,27 @@ int run_decode_bench(const BenchArgs& a) {
         so.threads = 2;
         if (auto s = write_synth_model(so); !s.ok()) return std::fprintf(stderr, "%s\n", s.message().c_str()), 1;
     }
-    // The loader widens F16 to F32; every matrix is re-stored below (F16 or RTN) one at a time.
-    auto loaded = std::make_unique<Result<Model>>(load_model(path));
-    if (!loaded->ok()) return std::fprintf(stderr, "%s\n", loaded->message().c_str()), 1;
-    const Model& f16 = **loaded;  // F32 as loaded
+    // --only f16|int8|int4: one precision (the FP16 ratio column then needs the FP16 row).
+    std::vector<int> bits_list;
+    std::vector<std::shared_ptr<const Model>> models;
+    std::vector<size_t> bytes;
+    std::vector<double> quantize_s;
+    {
+        // The loader widens F16 to F32; every matrix is re-stored (F16 or RTN) one at a time. The
+        // F32 model (4.4 GB) is freed at the end of this block.
+        auto loaded = load_model(path);
+        if (!loaded.ok()) return std::fprintf(stderr, "%s\n", loaded.message().c_str()), 1;
+        for (int bits : {16, 8, 4}) {
+            if (!a.only.empty() && a.only != (bits == 16 ? "f16" : bits == 8 ? "int8" : "int4")) continue;
+            const auto t0 = Clock::now();
+            auto q = quantize_streaming(*loaded, QuantSpec{bits, true, QGrouping::Group, 32, QMethod::RTN});
+            if (!q.ok()) return std::fprintf(stderr, "%s\n", q.message().c_str()), 1;
+            quantize_s.push_back(secs(t0));
+            bits_list.push_back(bits);
+            models.push_back(std::make_shared<const Model>(std::move(q).value()));
+            bytes.push_back(matrix_bytes(*models.back()));
+        }
+    }
     const int tokens = a.parts > 0 && a.parts < 400 ? a.parts : 16;  // --parts doubles as the step count
     const double bw = read_bandwidth(size_t(1) << 30, 2);
     std::printf("CPU: %s; kernels %s, prefetch %s; read bandwidth at start (2 threads, 1 GiB, best of 5 runs x 3 readers): %.2f GB/s\n"
@@ -219,22 +236,6 @@ int run_decode_bench(const BenchArgs& a) {
     std::printf("| precision | weight bytes read / token | ceiling tok/s | 1 thread tok/s | 1 thread / ceiling | "
                 "2 threads tok/s | 2 threads / ceiling | vs FP16 (2 threads) | prefill tok/s (2 threads, 64) | quantize s |\n"
                 "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    // --only f16|int8|int4: one precision (the FP16 ratio column then needs the FP16 row).
-    std::vector<int> bits_list;
-    std::vector<std::shared_ptr<const Model>> models;
-    std::vector<size_t> bytes;
-    std::vector<double> quantize_s;
-    for (int bits : {16, 8, 4}) {
-        if (!a.only.empty() && a.only != (bits == 16 ? "f16" : bits == 8 ? "int8" : "int4")) continue;
-        const auto t0 = Clock::now();
-        auto q = quantize_streaming(f16, QuantSpec{bits, true, QGrouping::Group, 32, QMethod::RTN});
-        if (!q.ok()) return std::fprintf(stderr, "%s\n", q.message().c_str()), 1;
-        quantize_s.push_back(secs(t0));
-        bits_list.push_back(bits);
-        models.push_back(std::make_shared<const Model>(std::move(q).value()));
-        bytes.push_back(matrix_bytes(*models.back()));
-    }
-    loaded.reset();  // the F32 model (4.4 GB) is no longer needed
     const auto r1 = decode_runs(models, 1, tokens, bytes), r2 = decode_runs(models, 2, tokens, bytes);
     if (r1.size() != models.size() || r2.size() != models.size()) return 1;
     for (size_t i = 0; i < models.size(); ++i) {
