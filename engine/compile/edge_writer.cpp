@@ -41,8 +41,7 @@ Status write_edge_file(const Model& m, const EdgeWriteInfo& info, const std::str
             json e{{"name", x.name}, {"type", dtype_name(x.type)}, {"source_type", dtype_name(x.source_type)},
                    {"shape", x.shape}, {"offset", woff}, {"nbytes", x.nbytes}};
             if (x.quant)
-                e["quant"] = {{"bits", x.quant->bits}, {"symmetric", x.quant->symmetric}, {"grouping", int(x.quant->grouping)},
-                              {"group_size", x.quant->group_size}, {"method", int(x.quant->method)}};
+                e["quant"] = quant_info_to_json(*x.quant);
             tensors.push_back(std::move(e));
             woff = align_up(woff + x.nbytes, kEdgeTensorAlign);
         }

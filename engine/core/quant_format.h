@@ -9,14 +9,19 @@
 //           tensor, unpadded (INT4: padded at the very end to a whole 32-element block).
 //           INT8: one int8 per element. INT4: 16 bytes per 32 elements; in block-local order,
 //           byte j holds element j in its low nibble and element j+16 in its high nibble.
-//   scales  float32, one per group: [rows][groups_per_row] (row modes) or [n_groups] (flat).
+//   scales  one per group: [rows][groups_per_row] (row modes) or [n_groups] (flat), stored as
+//           float32 or as IEEE half (QuantInfo::scale_type; INT4's default is half: 0.5625
+//           instead of 0.625 byte per weight at groups of 32).
 //   zeros   asymmetric only: one int8 per group, same order as the scales.
 // Value of an element with code c (INT8: the signed byte; INT4: the nibble u in 0..15):
 //   INT8 symmetric  w = s * c            INT8 asymmetric  w = s * (c - z)
 //   INT4 symmetric  w = s * (u - 8)      INT4 asymmetric  w = s * (u - z)
 #pragma once
 #include <cstddef>
+#include <cstring>
 #include <cstdint>
+
+#include "engine/core/half.h"
 
 namespace edge {
 
@@ -30,12 +35,17 @@ enum class QGrouping : uint8_t {
 
 enum class QMethod : uint8_t { RTN = 0, AWQ = 1, GPTQ = 2 };
 
+// How the group scales are stored.
+enum class QScale : uint8_t { F32 = 0, F16 = 1 };
+inline constexpr size_t quant_scale_bytes(QScale s) { return s == QScale::F16 ? 2 : 4; }
+
 struct QuantInfo {
     int bits = 8;  // 8 or 4
     bool symmetric = true;
     QGrouping grouping = QGrouping::Group;
     int64_t group_size = 32;  // elements per scale (cols for per channel)
     QMethod method = QMethod::RTN;  // how the codes were chosen (informational)
+    QScale scale_type = QScale::F32;
 
     // Derived by quant_layout().
     int64_t rows = 0, cols = 0;
@@ -78,10 +88,22 @@ inline const char* quant_layout(QuantInfo& q, int64_t rows, int64_t cols) {
         q.codes_bytes = q.bits == 8 ? size_t(numel) : size_t((numel + kQBlock - 1) / kQBlock * (kQBlock / 2));
     }
     q.scales_offset = quant_align64(q.codes_bytes);
-    const size_t scales_end = q.scales_offset + size_t(q.n_groups) * sizeof(float);
+    const size_t scales_end = q.scales_offset + size_t(q.n_groups) * quant_scale_bytes(q.scale_type);
     q.zeros_offset = quant_align64(scales_end);
     q.total_bytes = q.symmetric ? scales_end : q.zeros_offset + size_t(q.n_groups);
     return nullptr;
+}
+
+// Scale of group g, whichever way it is stored.
+inline float quant_scale(const QuantInfo& q, const uint8_t* base, int64_t g) {
+    if (q.scale_type == QScale::F16) {
+        uint16_t h;
+        std::memcpy(&h, base + q.scales_offset + size_t(g) * 2, 2);
+        return f16_to_f32(h);
+    }
+    float s;
+    std::memcpy(&s, base + q.scales_offset + size_t(g) * 4, 4);
+    return s;
 }
 
 // Zero point of a group (the implicit one for symmetric formats).

@@ -64,4 +64,27 @@ void tokenizer_header_from_json(const nlohmann::json& j, TokenizerSpec& t) {
     t.hf_json = j.at("hf_json");
 }
 
+nlohmann::json quant_info_to_json(const QuantInfo& q) {
+    return {{"bits", q.bits},
+            {"symmetric", q.symmetric},
+            {"grouping", int(q.grouping)},
+            {"group_size", q.group_size},
+            {"method", int(q.method)},
+            {"scales", q.scale_type == QScale::F16 ? "f16" : "f32"}};
+}
+
+const char* quant_info_from_json(const nlohmann::json& j, QuantInfo& q) {
+    q.bits = j.at("bits");
+    q.symmetric = j.at("symmetric");
+    const int grouping = j.at("grouping"), method = j.at("method");
+    if (grouping < 0 || grouping > 2 || method < 0 || method > 2) return "unknown grouping or method";
+    q.grouping = QGrouping(grouping);
+    q.method = QMethod(method);
+    q.group_size = j.at("group_size");
+    const std::string scales = j.value("scales", std::string("f32"));
+    if (scales != "f32" && scales != "f16") return "unknown scale storage (expected f32 or f16)";
+    q.scale_type = scales == "f16" ? QScale::F16 : QScale::F32;
+    return nullptr;
+}
+
 }  // namespace edge

@@ -19,4 +19,11 @@ LlamaConfig llama_config_from_json(const nlohmann::json& j);
 nlohmann::json tokenizer_header_to_json(const TokenizerSpec& t);
 void tokenizer_header_from_json(const nlohmann::json& j, TokenizerSpec& t);
 
+// A quantized tensor's parameters (bits, symmetric, grouping, group_size, method, scales) for
+// the tensor tables of .edgeq and .edge. "scales" is "f32" or "f16"; files written before it
+// existed have no key and float32 scales. from_json checks the enumerations and returns a
+// description of what is wrong (nullptr when usable); the layout is left to quant_layout().
+nlohmann::json quant_info_to_json(const QuantInfo& q);
+const char* quant_info_from_json(const nlohmann::json& j, QuantInfo& q);
+
 }  // namespace edge

@@ -144,13 +144,7 @@ Status read_tensor(const Reader& r, const std::shared_ptr<MappedFile>& map, cons
         if (x.type != DType::QI8 && x.type != DType::QI4) return r.fail("meta", "tensor '" + x.name + "' has quantization parameters but is not QI8/QI4");
         const json& q = e.at("quant");
         auto info = std::make_shared<QuantInfo>();
-        info->bits = q.at("bits");
-        info->symmetric = q.at("symmetric");
-        const int grouping = q.at("grouping"), method = q.at("method");
-        if (grouping < 0 || grouping > 2 || method < 0 || method > 2) return r.fail("meta", "tensor '" + x.name + "' has unknown grouping or method");
-        info->grouping = QGrouping(grouping);
-        info->method = QMethod(method);
-        info->group_size = q.at("group_size");
+        if (const char* why = quant_info_from_json(q, *info)) return r.fail("meta", "tensor '" + x.name + "' has " + why);
         if ((info->bits == 8) != (x.type == DType::QI8)) return r.fail("meta", "tensor '" + x.name + "' bits disagree with its type");
         if (x.shape.size() > 2) return r.fail("meta", "quantized tensor '" + x.name + "' must be 1-D or 2-D");
         const int64_t rows = x.shape.size() == 2 ? x.shape[0] : 1;

@@ -53,11 +53,7 @@ Status save_edgeq(const Model& m, const std::string& path, Progress* progress) {
             json e{{"name", x.name}, {"type", dtype_name(x.type)}, {"source_type", dtype_name(x.source_type)},
                    {"shape", x.shape}, {"offset", off}, {"nbytes", x.nbytes}};
             if (x.quant)
-                e["quant"] = {{"bits", x.quant->bits},
-                              {"symmetric", x.quant->symmetric},
-                              {"grouping", int(x.quant->grouping)},
-                              {"group_size", x.quant->group_size},
-                              {"method", int(x.quant->method)}};
+                e["quant"] = quant_info_to_json(*x.quant);
             tensors.push_back(e);
             off = quant_align64(off + x.nbytes);
         }
@@ -182,14 +178,7 @@ Result<Model> load_edgeq_model(const std::string& path, Progress* progress) {
                     return err(path, ": tensor '", x.name, "' has quantization parameters but type ", dtype_name(x.type));
                 const json& q = e.at("quant");
                 auto info = std::make_shared<QuantInfo>();
-                info->bits = q.at("bits");
-                info->symmetric = q.at("symmetric");
-                const int grouping = q.at("grouping"), method = q.at("method");
-                if (grouping < 0 || grouping > 2 || method < 0 || method > 2)
-                    return err(path, ": tensor '", x.name, "' has unknown grouping or method");
-                info->grouping = QGrouping(grouping);
-                info->method = QMethod(method);
-                info->group_size = q.at("group_size");
+                if (const char* why = quant_info_from_json(q, *info)) return err(path, ": tensor '", x.name, "' has ", why);
                 if ((info->bits == 8) != (x.type == DType::QI8))
                     return err(path, ": tensor '", x.name, "' says ", info->bits, " bits but type ", dtype_name(x.type));
                 const int64_t rows = x.shape.size() == 2 ? x.shape[0] : 1;

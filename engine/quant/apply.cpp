@@ -114,10 +114,9 @@ Result<QuantizeResult> apply_plan(const Model& model, const Plan& plan, const Ca
             rep.format = spec_name(c.spec) + method_tag(c.spec.method);
             rep.error = error_report(t, *q);
             const QuantInfo& qi = *q->quant;
-            const float* sc = reinterpret_cast<const float*>(q->data.get() + qi.scales_offset);
             rep.scale_min = 0.0f;
             for (int64_t g = 0; g < qi.n_groups; ++g) {
-                const float s = std::fabs(sc[g]);
+                const float s = std::fabs(quant_scale(qi, q->data.get(), g));
                 rep.scale_max = std::max(rep.scale_max, s);
                 if (s > 0 && (rep.scale_min == 0.0f || s < rep.scale_min)) rep.scale_min = s;
             }

@@ -170,7 +170,7 @@ Result<Tensor> quantize_gptq(const std::string& name, const float* w_in, int64_t
                         int(B), &u[size_t(i1 * cols + i2)], int(cols), 1.0, &wd[size_t(i2)], int(cols));
     }
     for (int64_t g = 0; g < qi.n_groups; ++g) set_group(t, g, params[size_t(g)]);
-    return t;
+    return store_scales(std::move(t), spec);
 }
 
 }  // namespace edge::quant

@@ -62,8 +62,13 @@ Result<LayerRule> parse_rule(const ojson& j, const std::string& pattern, const s
         } else if (key == "clip") {
             if (!v.is_boolean()) return err(w, " must be true or false");
             r.clip = v.get<bool>();
+        } else if (key == "scales") {
+            if (v == "auto") r.scales = QuantSpec::Scales::Auto;
+            else if (v == "fp32") r.scales = QuantSpec::Scales::F32;
+            else if (v == "fp16") r.scales = QuantSpec::Scales::F16;
+            else return err(w, " must be \"auto\", \"fp32\" or \"fp16\" (found ", v.dump(), ")");
         } else {
-            return err(where, ": unknown setting \"", key, "\" (known: precision, method, group_size, grouping, symmetric, clip)");
+            return err(where, ": unknown setting \"", key, "\" (known: precision, method, group_size, grouping, symmetric, clip, scales)");
         }
     }
     return r;
@@ -79,6 +84,7 @@ void apply_rule(LayerChoice& c, const LayerRule& r) {
     }
     if (r.symmetric) c.spec.symmetric = *r.symmetric;
     if (r.clip) c.spec.clip = *r.clip;
+    if (r.scales) c.spec.scales = *r.scales;
 }
 
 ojson rule_json(const LayerRule& r) {
@@ -93,6 +99,7 @@ ojson rule_json(const LayerRule& r) {
     if (r.group_size) j["group_size"] = *r.group_size;
     if (r.symmetric) j["symmetric"] = *r.symmetric;
     if (r.clip) j["clip"] = *r.clip;
+    if (r.scales) j["scales"] = *r.scales == QuantSpec::Scales::F16 ? "fp16" : *r.scales == QuantSpec::Scales::F32 ? "fp32" : "auto";
     return j;
 }
 

@@ -16,7 +16,9 @@
 // (one character). "group_size" is a positive number of elements along the input dimension,
 // "channel" (one scale per output row) or, with "grouping": "flat", groups over the flattened
 // tensor. "clip": true searches each group's range (rtn.h group_params_clip) instead of plain
-// min/max (RTN, AWQ and GPTQ alike). Without "default", layers no rule names stay as they are.
+// min/max (RTN, AWQ and GPTQ alike). "scales": "fp16" | "fp32" | "auto" says how the group
+// scales are stored (auto, the default: half for INT4 where every scale of the tensor fits, float32
+// for INT8; rtn.h QuantSpec::scales). Without "default", layers no rule names stay as they are.
 #pragma once
 #include <optional>
 #include <string>
@@ -40,6 +42,7 @@ struct LayerRule {
     std::optional<int64_t> group_size;
     std::optional<bool> symmetric;
     std::optional<bool> clip;  // "clip": true = per-group clip search (rtn.h group_params_clip)
+    std::optional<QuantSpec::Scales> scales;  // "scales": "auto" | "fp32" | "fp16"
 };
 
 struct GptqOptions {

@@ -25,12 +25,13 @@ std::string spec_name(const QuantSpec& s) {
     return n;
 }
 
-GroupParams group_params(const float* w, int64_t n, int bits, bool symmetric) {
+GroupParams group_params(const float* w, int64_t n, int bits, bool symmetric, bool f16) {
     GroupParams p;
     if (symmetric) {
         float amax = 0.0f;
         for (int64_t i = 0; i < n; ++i) amax = std::max(amax, std::fabs(w[i]));
         p.scale = bits == 8 ? amax / 127.0f : 2.0f * amax / 15.0f;
+        if (f16) round_scale_to_f16(p.scale);
         p.zero = bits == 8 ? 0 : 8;
         return p;
     }
@@ -41,13 +42,14 @@ GroupParams group_params(const float* w, int64_t n, int bits, bool symmetric) {
     }
     const int levels = (1 << bits) - 1;
     p.scale = (hi - lo) / float(levels);
+    if (f16) round_scale_to_f16(p.scale);  // before the zero point, which depends on it
     const int clo = code_lo(bits, false), chi = code_hi(bits);
     p.zero = p.scale > 0.0f ? std::clamp(int(std::nearbyint(-lo / p.scale)) + clo, clo, chi) : (bits == 8 ? 0 : 8);
     return p;
 }
 
-GroupParams group_params_clip(const float* w, int64_t n, int bits, bool symmetric) {
-    const GroupParams base = group_params(w, n, bits, symmetric);
+GroupParams group_params_clip(const float* w, int64_t n, int bits, bool symmetric, bool f16) {
+    const GroupParams base = group_params(w, n, bits, symmetric, f16);
     if (!(base.scale > 0.0f)) return base;
     auto sse = [&](const GroupParams& p) {
         double e = 0;
@@ -74,21 +76,67 @@ GroupParams group_params_clip(const float* w, int64_t n, int bits, bool symmetri
         if (symmetric) {
             GroupParams p = base;
             p.scale = base.scale * f;
+            if (f16) round_scale_to_f16(p.scale);
             consider(p);
             if (bits == 4) {
                 p.scale = -m / 8.0f * f;  // m lands on the code -8 (the scale may be negative)
+                if (f16) round_scale_to_f16(p.scale);
                 consider(p);
             }
         } else {
             std::vector<float> ends = {lo * f, hi * f};
-            consider(group_params(ends.data(), 2, bits, false));
+            consider(group_params(ends.data(), 2, bits, false, f16));
         }
     }
     return best;
 }
 
 GroupParams group_params(const float* w, int64_t n, const QuantSpec& spec) {
-    return spec.clip ? group_params_clip(w, n, spec.bits, spec.symmetric) : group_params(w, n, spec.bits, spec.symmetric);
+    const bool f16 = wants_f16_scales(spec);
+    return spec.clip ? group_params_clip(w, n, spec.bits, spec.symmetric, f16) : group_params(w, n, spec.bits, spec.symmetric, f16);
+}
+
+bool wants_f16_scales(const QuantSpec& spec) {
+    return spec.scales == QuantSpec::Scales::F16 || (spec.scales == QuantSpec::Scales::Auto && spec.bits == 4);
+}
+
+bool round_scale_to_f16(float& s) {
+    if (s == 0.0f) return true;
+    uint16_t h = f32_to_f16(s);
+    if (std::fabs(f16_to_f32(h)) < std::fabs(s)) ++h;  // the next half away from zero (sign-magnitude)
+    const float r = f16_to_f32(h);
+    constexpr float kMinNormal = 6.103515625e-05f;  // 2^-14
+    if (!std::isfinite(r) || std::fabs(r) < kMinNormal) return false;
+    s = r;
+    return true;
+}
+
+Result<Tensor> store_scales(Tensor t, const QuantSpec& spec) {
+    if (!t.quant || t.quant->scale_type == QScale::F16 || !wants_f16_scales(spec)) return t;
+    const QuantInfo& q = *t.quant;
+    for (int64_t g = 0; g < q.n_groups; ++g) {
+        const float s = quant_scale(q, t.data.get(), g);
+        float r = s;
+        if (round_scale_to_f16(r) && r == s) continue;  // group_params chose a half already
+        if (spec.scales == QuantSpec::Scales::Auto) return t;  // float32 scales for this tensor
+        return err(t.name, ": group ", g, " has scale ", s,
+                   ", which half-precision scales cannot hold (normal range 6.1e-05 to 65504); store this layer's scales as fp32");
+    }
+    auto info = std::make_shared<QuantInfo>(q);
+    info->scale_type = QScale::F16;
+    quant_layout(*info, q.rows, q.cols);
+    Tensor out = t;
+    out.nbytes = info->total_bytes;
+    out.data = alloc_aligned(out.nbytes);
+    std::memset(out.data.get(), 0, out.nbytes);
+    std::memcpy(out.data.get(), t.data.get(), q.codes_bytes);
+    for (int64_t g = 0; g < q.n_groups; ++g) {
+        const uint16_t h = f32_to_f16(quant_scale(q, t.data.get(), g));
+        std::memcpy(out.data.get() + info->scales_offset + size_t(g) * 2, &h, 2);
+    }
+    if (!q.symmetric) std::memcpy(out.data.get() + info->zeros_offset, t.data.get() + q.zeros_offset, size_t(q.n_groups));
+    out.quant = std::move(info);
+    return out;
 }
 
 int quantize_value(float w, const GroupParams& p, int bits, bool symmetric) {
@@ -154,14 +202,19 @@ void set_code(Tensor& t, int64_t r, int64_t c, int code) {
 
 void set_group(Tensor& t, int64_t g, const GroupParams& p) {
     const QuantInfo& q = *t.quant;
-    std::memcpy(t.data.get() + q.scales_offset + size_t(g) * 4, &p.scale, 4);
+    if (q.scale_type == QScale::F16) {
+        const uint16_t h = f32_to_f16(p.scale);
+        std::memcpy(t.data.get() + q.scales_offset + size_t(g) * 2, &h, 2);
+    } else {
+        std::memcpy(t.data.get() + q.scales_offset + size_t(g) * 4, &p.scale, 4);
+    }
     if (!q.symmetric) t.data.get()[q.zeros_offset + size_t(g)] = uint8_t(int8_t(p.zero));
 }
 
 GroupParams get_group(const Tensor& t, int64_t g) {
     const QuantInfo& q = *t.quant;
     GroupParams p;
-    std::memcpy(&p.scale, t.data.get() + q.scales_offset + size_t(g) * 4, 4);
+    p.scale = quant_scale(q, t.data.get(), g);
     p.zero = quant_zero(q, t.data.get(), g);
     return p;
 }
@@ -198,7 +251,7 @@ Result<Tensor> quantize_rtn(const std::string& name, const float* w, const std::
             set_code(t, flat / q.cols, flat % q.cols, quantize_value(gw[k], p, q.bits, q.symmetric));
         }
     }
-    return t;
+    return store_scales(std::move(t), spec);
 }
 
 Result<Tensor> quantize_rtn(const Tensor& w, const QuantSpec& spec) {
@@ -223,11 +276,9 @@ ErrorReport error_report(const Tensor& original, const Tensor& quantized) {
     r.relative = w2 > 0 ? r.frobenius / std::sqrt(w2) : 0.0;
     if (quantized.quant) {
         const QuantInfo& q = *quantized.quant;
-        if (q.symmetric) {
-            r.delta = q.bits == 8 ? amax / 127.0 : 2.0 * amax / 15.0;
-        } else {
-            for (int64_t g = 0; g < q.n_groups; ++g) r.delta = std::max(r.delta, double(get_group(quantized, g).scale));
-        }
+        // Symmetric: the formula's step, or a stored one a hair above it (a scale rounded to half).
+        if (q.symmetric) r.delta = q.bits == 8 ? amax / 127.0 : 2.0 * amax / 15.0;
+        for (int64_t g = 0; g < q.n_groups; ++g) r.delta = std::max(r.delta, std::fabs(double(get_group(quantized, g).scale)));
     }
     r.bound = r.delta / 2.0 * std::sqrt(double(ref.size()));
     // float32 rounding of the scale and of w/s may exceed the exact bound by a hair.

@@ -26,6 +26,10 @@ struct QuantSpec {
     // Clip search: each group's scale (and zero) is the one of a grid of shrunken ranges that
     // minimises the group's squared rounding error (rtn.h group_params_clip); off = plain min/max.
     bool clip = false;
+    // How the group scales are stored (quant_format.h QScale). Auto: IEEE half for INT4 when every
+    // scale of the tensor is a normal half (or zero), else float32; float32 for INT8 (llama2.c's
+    // q80 is float32). F16 asked for explicitly makes a scale outside half's normal range an error.
+    enum class Scales : uint8_t { Auto, F32, F16 } scales = Scales::Auto;
 };
 std::string spec_name(const QuantSpec& s);  // "int4 sym g32", "int8 asym flat32", ...
 
@@ -34,12 +38,24 @@ struct GroupParams {
     int zero = 0;  // the code of 0.0 (8 for INT4 symmetric, 0 for INT8 symmetric)
 };
 // Scale and zero point of a group of n values.
-GroupParams group_params(const float* w, int64_t n, int bits, bool symmetric);
+// f16: the scale is rounded away from zero to a half (when it fits one, round_scale_to_f16) before
+// the zero point is chosen, so the codes still cover the group's range.
+GroupParams group_params(const float* w, int64_t n, int bits, bool symmetric, bool f16 = false);
 // The clip-searched parameters: symmetric candidates s = f·2max|w|/15 and s = −f·m/8 (m the
 // signed extreme, llama.cpp Q4_0's grid, which maps m to the code −8); asymmetric candidates
 // shrink [min, max] by f; f in {1, 0.98, ..., 0.70}. Returns the candidate of least Σ(w − ŵ)².
-GroupParams group_params_clip(const float* w, int64_t n, int bits, bool symmetric);
+GroupParams group_params_clip(const float* w, int64_t n, int bits, bool symmetric, bool f16 = false);
 GroupParams group_params(const float* w, int64_t n, const QuantSpec& spec);
+// Whether the spec stores its scales as half where it can (then group_params rounds each scale
+// that fits to a half, so the codes are chosen against the scale that is stored).
+bool wants_f16_scales(const QuantSpec& spec);
+// s rounded away from zero to the nearest half (so a group's extremes stay within the codes' reach)
+// when that is zero or a normal half; false (s unchanged) if not.
+bool round_scale_to_f16(float& s);
+// The tensor as the spec stores it: a float32-scaled tensor from make_quant_tensor whose scales
+// group_params already rounded is rewritten with half scales; Auto keeps float32 when a scale
+// does not fit, F16 then fails naming the tensor, the group and the value.
+Result<Tensor> store_scales(Tensor t, const QuantSpec& spec);
 // Code of value w under p (INT8: -128..127, INT4: nibble 0..15) and its dequantized value.
 int quantize_value(float w, const GroupParams& p, int bits, bool symmetric);
 inline float dequantize_value(int code, const GroupParams& p) { return p.scale * float(code - p.zero); }

@@ -101,9 +101,15 @@ float row_dot_int(const Tensor& w, int64_t r, const ActsView& x, bool avx2) {
 
 namespace detail {
 
-float row_dot_q8_portable(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
+namespace {
+inline float scale_f32(float s) { return s; }
+inline float scale_f32(uint16_t h) { return f16_to_f32(h); }
+}  // namespace
+
+template <class S>
+static float row_dot_q8_portable_t(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
     const int8_t* codes = reinterpret_cast<const int8_t*>(base + r * q.row_bytes);
-    const float* sw = reinterpret_cast<const float*>(base + q.scales_offset) + r * q.groups_per_row;
+    const S* sw = row_scales<S>(q, base, r);
     const int8_t* zw = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
     float acc = 0.0f;
     for (int64_t b = 0; b < x.blocks; ++b) {
@@ -113,14 +119,15 @@ float row_dot_q8_portable(const QuantInfo& q, const uint8_t* base, int64_t r, co
         for (int j = 0; j < kQBlock; ++j) s += int32_t(c[j]) * int32_t(xq[j]);
         const int64_t g = block_group(q, b);
         if (zw) s -= int32_t(zw[g]) * x.sum[b];
-        acc += sw[g] * x.scale[b] * float(s);
+        acc += scale_f32(sw[g]) * x.scale[b] * float(s);
     }
     return acc;
 }
 
-float row_dot_q4_portable(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
+template <class S>
+static float row_dot_q4_portable_t(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
     const uint8_t* codes = base + r * q.row_bytes;
-    const float* sw = reinterpret_cast<const float*>(base + q.scales_offset) + r * q.groups_per_row;
+    const S* sw = row_scales<S>(q, base, r);
     const int8_t* zw = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
     float acc = 0.0f;
     for (int64_t b = 0; b < x.blocks; ++b) {
@@ -131,9 +138,16 @@ float row_dot_q4_portable(const QuantInfo& q, const uint8_t* base, int64_t r, co
             s += int32_t(c[j] & 0x0f) * int32_t(xq[j]) + int32_t(c[j] >> 4) * int32_t(xq[j + kQBlock / 2]);
         const int64_t g = block_group(q, b);
         s -= int32_t(zw ? zw[g] : 8) * x.sum[b];
-        acc += sw[g] * x.scale[b] * float(s);
+        acc += scale_f32(sw[g]) * x.scale[b] * float(s);
     }
     return acc;
+}
+
+float row_dot_q8_portable(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
+    return with_scale_type(q, [&](auto s) { return row_dot_q8_portable_t<decltype(s)>(q, base, r, x); });
+}
+float row_dot_q4_portable(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
+    return with_scale_type(q, [&](auto s) { return row_dot_q4_portable_t<decltype(s)>(q, base, r, x); });
 }
 
 float dot_f16_portable(const uint16_t* w, const float* x, int64_t n) {
@@ -227,10 +241,9 @@ void dequantize_row(const Tensor& w, int64_t r, float* out) {
         case DType::QI4: {
             const QuantInfo& q = *w.quant;
             const uint8_t* base = w.data.get();
-            const float* scales = reinterpret_cast<const float*>(base + q.scales_offset);
             for (int64_t c = 0; c < cols; ++c) {
                 const int64_t g = q.group_of(r, c);
-                out[c] = scales[g] * float(quant_code(q, base, r, c) - quant_zero(q, base, g));
+                out[c] = quant_scale(q, base, g) * float(quant_code(q, base, r, c) - quant_zero(q, base, g));
             }
             return;
         }

@@ -42,6 +42,12 @@ inline void prefetch_ahead(const T* p, int64_t row_stride_bytes, int lines) {
     for (int i = 0; i < lines; ++i) _mm_prefetch(a + 64 * i, _MM_HINT_T1);
 }
 
+// Scales as floats (S: float or IEEE half, qkernels_impl.h row_scales): one, or 8 consecutive.
+inline float scale1(float s) { return s; }
+inline float scale1(uint16_t h) { return _cvtsh_ss(h); }
+inline __m256 scale8(const float* s) { return _mm256_loadu_ps(s); }
+inline __m256 scale8(const uint16_t* s) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s))); }
+
 // v with z·Σxq subtracted from lane 0.
 inline __m256i minus_lane0(__m256i v, int32_t c) {
     return _mm256_sub_epi32(v, _mm256_set_m128i(_mm_setzero_si128(), _mm_cvtsi32_si128(c)));
@@ -58,9 +64,10 @@ inline __m256i reduce8(__m256i p0, __m256i p1, __m256i p2, __m256i p3, __m256i p
 }  // namespace
 
 // Codes are int8: |w| (unsigned) times x carrying w's sign, so maddubs sees unsigned × signed.
-float row_dot_q8_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
+template <class S>
+static float row_dot_q8_avx2_t(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
     const int8_t* codes = reinterpret_cast<const int8_t*>(base + r * q.row_bytes);
-    const float* sw = reinterpret_cast<const float*>(base + q.scales_offset) + r * q.groups_per_row;
+    const S* sw = row_scales<S>(q, base, r);
     const int8_t* zw = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
     const __m256i ones = _mm256_set1_epi16(1);
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
@@ -75,13 +82,13 @@ float row_dot_q8_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const 
         for (; first + 8 <= x.blocks; first += 8) {
             const int64_t b = first;
             prefetch_ahead(reinterpret_cast<const uint8_t*>(codes + b * kQBlock), q.row_bytes, 4);
-            if ((b & 15) == 0) prefetch_ahead(sw + b, q.groups_per_row * int64_t(sizeof(float)), 1);
+            if ((b & 15) == 0) prefetch_ahead(sw + b, q.groups_per_row * int64_t(sizeof(S)), 1);
             __m256i sums = reduce8(dot(b), dot(b + 1), dot(b + 2), dot(b + 3), dot(b + 4), dot(b + 5), dot(b + 6), dot(b + 7));
             if (zw) {
                 const __m256i z = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(zw + b)));
                 sums = _mm256_sub_epi32(sums, _mm256_mullo_epi32(z, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.sum + b))));
             }
-            const __m256 sc = _mm256_mul_ps(_mm256_loadu_ps(sw + b), _mm256_loadu_ps(x.scale + b));
+            const __m256 sc = _mm256_mul_ps(scale8(sw + b), _mm256_loadu_ps(x.scale + b));
             acc0 = _mm256_fmadd_ps(sc, _mm256_cvtepi32_ps(sums), acc0);
         }
     }
@@ -94,7 +101,7 @@ float row_dot_q8_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const 
         acc = _mm256_fmadd_ps(_mm256_set1_ps(sg * x.scale[bb]), _mm256_cvtepi32_ps(p32), acc);
     };
     for (int64_t g = first / bpg, b0 = first; b0 < x.blocks; ++g, b0 += bpg) {
-        const float sg = sw[g];
+        const float sg = scale1(sw[g]);
         const int32_t z = zw ? zw[g] : 0;
         const int64_t b1 = std::min(x.blocks, b0 + bpg);
         int64_t b = b0;
@@ -111,9 +118,10 @@ float row_dot_q8_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const 
 // Groups of 32 take 8 blocks at a time: the 8 blocks' int32 sums are reduced into one vector
 // (hadd tree), corrected by z·Σxq with one multiply, converted once and scaled by the 8 products
 // s_w·s_x with one FMA.
-float row_dot_q4_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
+template <class S>
+static float row_dot_q4_avx2_t(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
     const uint8_t* codes = base + r * q.row_bytes;
-    const float* sw = reinterpret_cast<const float*>(base + q.scales_offset) + r * q.groups_per_row;
+    const S* sw = row_scales<S>(q, base, r);
     const int8_t* zw = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
     const __m256i ones = _mm256_set1_epi16(1);
     const __m256i low4 = _mm256_set1_epi8(0x0f);
@@ -131,11 +139,11 @@ float row_dot_q4_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const 
         for (; first + 8 <= x.blocks; first += 8) {
             const int64_t b = first;
             prefetch_ahead(codes + b * (kQBlock / 2), q.row_bytes, 2);
-            if ((b & 15) == 0) prefetch_ahead(sw + b, q.groups_per_row * int64_t(sizeof(float)), 1);
+            if ((b & 15) == 0) prefetch_ahead(sw + b, q.groups_per_row * int64_t(sizeof(S)), 1);
             __m256i sums = reduce8(dot(b), dot(b + 1), dot(b + 2), dot(b + 3), dot(b + 4), dot(b + 5), dot(b + 6), dot(b + 7));
             const __m256i z = zw ? _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(zw + b))) : z8;
             sums = _mm256_sub_epi32(sums, _mm256_mullo_epi32(z, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.sum + b))));
-            const __m256 sc = _mm256_mul_ps(_mm256_loadu_ps(sw + b), _mm256_loadu_ps(x.scale + b));
+            const __m256 sc = _mm256_mul_ps(scale8(sw + b), _mm256_loadu_ps(x.scale + b));
             acc0 = _mm256_fmadd_ps(sc, _mm256_cvtepi32_ps(sums), acc0);
         }
     }
@@ -147,7 +155,7 @@ float row_dot_q4_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const 
         acc = _mm256_fmadd_ps(_mm256_set1_ps(sg * x.scale[bb]), _mm256_cvtepi32_ps(p32), acc);
     };
     for (int64_t g = first / bpg, b0 = first; b0 < x.blocks; ++g, b0 += bpg) {
-        const float sg = sw[g];
+        const float sg = scale1(sw[g]);
         const int32_t z = zw ? zw[g] : 8;
         const int64_t b1 = std::min(x.blocks, b0 + bpg);
         int64_t b = b0;
@@ -158,6 +166,13 @@ float row_dot_q4_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const 
         if (b < b1) block(b, sg, z, acc0);
     }
     return hsum(_mm256_add_ps(acc0, acc1));
+}
+
+float row_dot_q8_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
+    return with_scale_type(q, [&](auto s) { return row_dot_q8_avx2_t<decltype(s)>(q, base, r, x); });
+}
+float row_dot_q4_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
+    return with_scale_type(q, [&](auto s) { return row_dot_q4_avx2_t<decltype(s)>(q, base, r, x); });
 }
 
 float dot_f16_avx2(const uint16_t* w, const float* x, int64_t n) {

@@ -96,14 +96,19 @@ struct Codes<8, Gfni> {
     inline __m512i dot(__m512i init, __m512i x, __m512i) const { return _mm512_dpbusd_epi32(init, u, x); }
 };
 
+// Up to 16 group scales as floats (S: float or IEEE half, qkernels_impl.h row_scales).
+inline __m512 load_scales(__mmask16 m, const float* s) { return _mm512_maskz_loadu_ps(m, s); }
+inline __m512 load_scales(__mmask16 m, const uint16_t* s) { return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, s)); }
+
 // Σ_g s_w[g]·z_g·cg[g] over one row's groups (asymmetric weights).
-float zero_correction(const QuantInfo& q, const float* sw, const int8_t* zw, const float* cg) {
+template <class S>
+float zero_correction(const QuantInfo& q, const S* sw, const int8_t* zw, const float* cg) {
     const int64_t G = q.groups_per_row;
     __m512 acc = _mm512_setzero_ps();
     for (int64_t g = 0; g < G; g += 16) {
         const __mmask16 m = first_n16(G - g);
         const __m512 z = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, zw + g)));
-        const __m512 s = _mm512_maskz_loadu_ps(m, sw + g);
+        const __m512 s = load_scales(m, sw + g);
         acc = _mm512_fmadd_ps(_mm512_mul_ps(s, z), _mm512_maskz_loadu_ps(m, cg + g), acc);
     }
     return _mm512_reduce_add_ps(acc);
@@ -117,20 +122,20 @@ struct Acc {
     __m512 v[R];
 };
 
-template <int Bits, int R, bool Full, bool Gfni>
-inline __attribute__((always_inline)) Acc<R> chunk_rows(const uint8_t* const* codes, const float* const* sw, int64_t code_off,
+template <int Bits, int R, bool Full, bool Gfni, class S>
+inline __attribute__((always_inline)) Acc<R> chunk_rows(const uint8_t* const* codes, const S* const* sw, int64_t code_off,
                                                         int64_t g0, __mmask64 m, __mmask16 gm, __m512i init, __m512i x0,
                                                         __m512i x1, __m512 sx, __m512i grp_idx, __m512i cmask, Acc<R> acc) {
 #pragma GCC unroll 8
     for (int k = 0; k < R; ++k) {
         const auto c = Codes<Bits, Gfni>::load(codes[k] + code_off, m, Full, cmask);
-        const __m512 s = _mm512_mul_ps(_mm512_permutexvar_ps(grp_idx, _mm512_maskz_loadu_ps(gm, sw[k] + g0)), sx);
+        const __m512 s = _mm512_mul_ps(_mm512_permutexvar_ps(grp_idx, load_scales(gm, sw[k] + g0)), sx);
         acc.v[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(c.dot(init, x0, x1)), s, acc.v[k]);
     }
     return acc;
 }
 
-template <int Bits, int R, bool Gfni, RowPrefetch Pf>
+template <int Bits, int R, bool Gfni, RowPrefetch Pf, class S>
 void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniActs& x, float* out) {
     constexpr int K = Chunk<Bits>::kBlocks;
     constexpr int64_t kCodeBytes = 64;                     // codes per chunk and row
@@ -138,7 +143,7 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
     // Software prefetch of the next pass's rows (R rows further on): the hardware prefetcher alone
     // left a single core at ~55% of its read bandwidth, as each row is a short stream (1-3 KB)
     // and a pass interleaves 2·R of them (codes and scales). The rows are consecutive, so the
-    // next pass's codes are R·row_bytes contiguous bytes and its scales R·groups_per_row floats.
+    // next pass's codes are R·row_bytes contiguous bytes and its scales R·groups_per_row scales.
     const int64_t pf_codes = R * q.row_bytes, pf_scales = R * q.groups_per_row;
     const int64_t bpg = q.grouping == QGrouping::PerChannel ? (int64_t(1) << 40) : q.group_size / kQBlock;
     const int64_t gpr = q.groups_per_row;
@@ -151,11 +156,11 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
     const __m512i grp_idx = lane_group_index<Bits>(bpg);
     const __m512i cmask = Bits == 4 ? _mm512_set1_epi8(0x0f) : _mm512_set1_epi8(char(0x80));
     const uint8_t* codes[R];
-    const float* sw[R];
+    const S* sw[R];
     Acc<R> acc;
     for (int k = 0; k < R; ++k) {
         codes[k] = base + (r + k) * q.row_bytes;
-        sw[k] = reinterpret_cast<const float*>(base + q.scales_offset) + (r + k) * gpr;
+        sw[k] = row_scales<S>(q, base, r + k);
         acc.v[k] = _mm512_setzero_ps();
     }
     // The codes' fixed offset is removed inside the integer sums (VnniActs::lane): INT4 symmetric
@@ -190,13 +195,14 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
             }
         } else {
             // The same number of lines, in address order through the next pass's block, into L1:
-            // R code lines per chunk, and every 4th chunk R scale lines (4 chunks of INT4 g32 use
-            // one 64-byte line of scales per row).
+            // R code lines per chunk, and R scale lines every kScaleEvery chunks (a 64-byte line
+            // holds one row's scales of 4 chunks of INT4 g32 as floats, of 8 as halves).
             const char* next_codes = reinterpret_cast<const char*>(codes[0] + pf_codes) + c * R * kCodeBytes;
 #pragma GCC unroll 8
             for (int k = 0; k < R; ++k) _mm_prefetch(next_codes + k * 64, _MM_HINT_T0);
-            if ((c & 3) == 0) {
-                const char* next_scales = reinterpret_cast<const char*>(sw[0] + pf_scales) + (c >> 2) * R * 64;
+            constexpr int64_t kScaleEvery = 64 / (4 * int64_t(sizeof(S)));
+            if (c % kScaleEvery == 0) {
+                const char* next_scales = reinterpret_cast<const char*>(sw[0] + pf_scales) + (c / kScaleEvery) * R * 64;
 #pragma GCC unroll 8
                 for (int k = 0; k < R; ++k) _mm_prefetch(next_scales + k * 64, _MM_HINT_T0);
             }
@@ -214,14 +220,14 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
     __m512 sx;
     for (int64_t c = 0; c < full_chunks; ++c) {
         setup(c, x0, x1, init, sx);
-        acc = chunk_rows<Bits, R, true, Gfni>(codes, sw, c * kCodeBytes, g0, ~__mmask64(0), gm_full, init, x0, x1, sx, grp_idx, cmask, acc);
+        acc = chunk_rows<Bits, R, true, Gfni, S>(codes, sw, c * kCodeBytes, g0, ~__mmask64(0), gm_full, init, x0, x1, sx, grp_idx, cmask, acc);
         advance();
     }
     if (chunks > full_chunks) {  // the last, partial chunk
         const int64_t c = full_chunks, left = x.blocks - c * K;
         setup(c, x0, x1, init, sx);
         const __mmask16 gm = first_n16(std::min<int64_t>(gpr - g0, std::max<int64_t>(1, groups_per_chunk)));
-        acc = chunk_rows<Bits, R, false, Gfni>(codes, sw, c * kCodeBytes, g0, first_n64(left * kQBlock * Bits / 8), gm, init, x0, x1,
+        acc = chunk_rows<Bits, R, false, Gfni, S>(codes, sw, c * kCodeBytes, g0, first_n64(left * kQBlock * Bits / 8), gm, init, x0, x1,
                                          sx, grp_idx, cmask, acc);
     }
     const int8_t* zbase = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset);
@@ -242,28 +248,31 @@ bool vnni512_layout_ok(const QuantInfo& q) {
 // Rows per pass: 8 for INT4 with RowsL2 (Intel: the activations are loaded once for more rows,
 // in-L2 INT4 matvec 45 -> 53 G weights/s), 4 with SequentialL1 (AMD: fewer concurrent streams
 // measured better from DRAM) and for INT8.
-template <bool Gfni, RowPrefetch Pf>
+template <bool Gfni, RowPrefetch Pf, class S>
 void rows_vnni512_impl(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out) {
     int64_t r = r0;
     if (q.bits == 4) {
         if constexpr (Pf == RowPrefetch::RowsL2)
-            for (; r + 8 <= r1; r += 8) rows_pass<4, 8, Gfni, Pf>(q, base, r, x, out + r);
-        for (; r + 4 <= r1; r += 4) rows_pass<4, 4, Gfni, Pf>(q, base, r, x, out + r);
-        for (; r < r1; ++r) rows_pass<4, 1, Gfni, Pf>(q, base, r, x, out + r);
+            for (; r + 8 <= r1; r += 8) rows_pass<4, 8, Gfni, Pf, S>(q, base, r, x, out + r);
+        for (; r + 4 <= r1; r += 4) rows_pass<4, 4, Gfni, Pf, S>(q, base, r, x, out + r);
+        for (; r < r1; ++r) rows_pass<4, 1, Gfni, Pf, S>(q, base, r, x, out + r);
     } else {  // INT8 has no nibbles: one instantiation
-        for (; r + 4 <= r1; r += 4) rows_pass<8, 4, false, Pf>(q, base, r, x, out + r);
-        for (; r < r1; ++r) rows_pass<8, 1, false, Pf>(q, base, r, x, out + r);
+        for (; r + 4 <= r1; r += 4) rows_pass<8, 4, false, Pf, S>(q, base, r, x, out + r);
+        for (; r < r1; ++r) rows_pass<8, 1, false, Pf, S>(q, base, r, x, out + r);
     }
 }
 
 void rows_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out, bool gfni,
                   RowPrefetch pf) {
-    if (pf == RowPrefetch::SequentialL1)
-        gfni ? rows_vnni512_impl<true, RowPrefetch::SequentialL1>(q, base, r0, r1, x, out)
-             : rows_vnni512_impl<false, RowPrefetch::SequentialL1>(q, base, r0, r1, x, out);
-    else
-        gfni ? rows_vnni512_impl<true, RowPrefetch::RowsL2>(q, base, r0, r1, x, out)
-             : rows_vnni512_impl<false, RowPrefetch::RowsL2>(q, base, r0, r1, x, out);
+    with_scale_type(q, [&](auto s) {
+        using S = decltype(s);
+        if (pf == RowPrefetch::SequentialL1)
+            gfni ? rows_vnni512_impl<true, RowPrefetch::SequentialL1, S>(q, base, r0, r1, x, out)
+                 : rows_vnni512_impl<false, RowPrefetch::SequentialL1, S>(q, base, r0, r1, x, out);
+        else
+            gfni ? rows_vnni512_impl<true, RowPrefetch::RowsL2, S>(q, base, r0, r1, x, out)
+                 : rows_vnni512_impl<false, RowPrefetch::RowsL2, S>(q, base, r0, r1, x, out);
+    });
 }
 
 // FP16 rows (weights stored as IEEE half): 64 weights per iteration in four independent FMA

@@ -63,6 +63,19 @@ float row_dot_q4_dotprod(const QuantInfo& q, const uint8_t* base, int64_t r, con
 float dot_f16_neon(const uint16_t* w, const float* x, int64_t n);
 #endif
 
+// Row r's group scales as stored: S = float or uint16_t (IEEE half), QuantInfo::scale_type. The
+// row kernels are written once over S (each family converts a half with its own instructions)
+// and picked per call by with_scale_type.
+template <class S>
+inline const S* row_scales(const QuantInfo& q, const uint8_t* base, int64_t r) {
+    return reinterpret_cast<const S*>(base + q.scales_offset) + r * q.groups_per_row;
+}
+// f(S{}) with S = uint16_t for half scales, float otherwise.
+template <class F>
+inline decltype(auto) with_scale_type(const QuantInfo& q, F&& f) {
+    return q.scale_type == QScale::F16 ? f(uint16_t{}) : f(float{});
+}
+
 // Blocks of 32 that make up group g's share of a row: the group of block b.
 inline int64_t block_group(const QuantInfo& q, int64_t b) {
     return q.grouping == QGrouping::PerChannel ? 0 : (b * kQBlock) / q.group_size;

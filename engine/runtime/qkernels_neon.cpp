@@ -35,13 +35,17 @@ struct BlockScales {
     int32x4_t zero;
 };
 
-inline BlockScales block_scales(const QuantInfo& q, const float* sw, const int8_t* zw, int default_zero, int64_t b,
+inline float scale1(float s) { return s; }
+inline float scale1(uint16_t h) { return vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h))), 0); }
+
+template <class S>
+inline BlockScales block_scales(const QuantInfo& q, const S* sw, const int8_t* zw, int default_zero, int64_t b,
                                 const ActsView& x) {
     float s[4];
     int32_t z[4];
     for (int j = 0; j < 4; ++j) {
         const int64_t g = block_group(q, b + j);
-        s[j] = sw[g];
+        s[j] = scale1(sw[g]);
         z[j] = zw ? int32_t(zw[g]) : default_zero;
     }
     return {vmulq_f32(vld1q_f32(s), vld1q_f32(x.scale + b)), vld1q_s32(z)};
@@ -54,11 +58,12 @@ inline float32x4_t accumulate4(float32x4_t acc, int32x4_t sums, const BlockScale
 }
 
 // One leftover block (fewer than four remain).
-inline float scale_one(const QuantInfo& q, const float* sw, const int8_t* zw, int default_zero, int64_t b,
+template <class S>
+inline float scale_one(const QuantInfo& q, const S* sw, const int8_t* zw, int default_zero, int64_t b,
                        const ActsView& x, int32_t s) {
     const int64_t g = block_group(q, b);
     s -= (zw ? int32_t(zw[g]) : default_zero) * x.sum[b];
-    return sw[g] * x.scale[b] * float(s);
+    return scale1(sw[g]) * x.scale[b] * float(s);
 }
 
 // ---- plain NEON -----------------------------------------------------------------------------
@@ -93,9 +98,10 @@ inline int32x4_t gather4(int32x4_t a0, int32x4_t a1, int32x4_t a2, int32x4_t a3)
 
 }  // namespace
 
-float row_dot_q8_neon(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
+template <class S>
+static float row_dot_q8_neon_t(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
     const int8_t* codes = reinterpret_cast<const int8_t*>(base + r * q.row_bytes);
-    const float* sw = reinterpret_cast<const float*>(base + q.scales_offset) + r * q.groups_per_row;
+    const S* sw = row_scales<S>(q, base, r);
     const int8_t* zw = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
     float32x4_t acc = vdupq_n_f32(0.0f);
     int64_t b = 0;
@@ -112,9 +118,10 @@ float row_dot_q8_neon(const QuantInfo& q, const uint8_t* base, int64_t r, const 
     return vaddvq_f32(acc) + tail;
 }
 
-float row_dot_q4_neon(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
+template <class S>
+static float row_dot_q4_neon_t(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
     const uint8_t* codes = base + r * q.row_bytes;
-    const float* sw = reinterpret_cast<const float*>(base + q.scales_offset) + r * q.groups_per_row;
+    const S* sw = row_scales<S>(q, base, r);
     const int8_t* zw = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
     constexpr int64_t H = kQBlock / 2;
     float32x4_t acc = vdupq_n_f32(0.0f);
@@ -130,6 +137,13 @@ float row_dot_q4_neon(const QuantInfo& q, const uint8_t* base, int64_t r, const 
     for (; b < x.blocks; ++b)
         tail += scale_one(q, sw, zw, 8, b, x, vaddvq_s32(block_q4_neon(codes + b * H, x.q + b * kQBlock)));
     return vaddvq_f32(acc) + tail;
+}
+
+float row_dot_q8_neon(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
+    return with_scale_type(q, [&](auto s) { return row_dot_q8_neon_t<decltype(s)>(q, base, r, x); });
+}
+float row_dot_q4_neon(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
+    return with_scale_type(q, [&](auto s) { return row_dot_q4_neon_t<decltype(s)>(q, base, r, x); });
 }
 
 float dot_f16_neon(const uint16_t* w, const float* x, int64_t n) {
@@ -172,9 +186,10 @@ inline int32x4_t block_q4_dot(const uint8_t* c, const int8_t* xq) {
 
 }  // namespace
 
-float row_dot_q8_dotprod(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
+template <class S>
+static float row_dot_q8_dotprod_t(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
     const int8_t* codes = reinterpret_cast<const int8_t*>(base + r * q.row_bytes);
-    const float* sw = reinterpret_cast<const float*>(base + q.scales_offset) + r * q.groups_per_row;
+    const S* sw = row_scales<S>(q, base, r);
     const int8_t* zw = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
     float32x4_t acc = vdupq_n_f32(0.0f);
     int64_t b = 0;
@@ -191,9 +206,10 @@ float row_dot_q8_dotprod(const QuantInfo& q, const uint8_t* base, int64_t r, con
     return vaddvq_f32(acc) + tail;
 }
 
-float row_dot_q4_dotprod(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
+template <class S>
+static float row_dot_q4_dotprod_t(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
     const uint8_t* codes = base + r * q.row_bytes;
-    const float* sw = reinterpret_cast<const float*>(base + q.scales_offset) + r * q.groups_per_row;
+    const S* sw = row_scales<S>(q, base, r);
     const int8_t* zw = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
     constexpr int64_t H = kQBlock / 2;
     float32x4_t acc = vdupq_n_f32(0.0f);
@@ -209,6 +225,13 @@ float row_dot_q4_dotprod(const QuantInfo& q, const uint8_t* base, int64_t r, con
     for (; b < x.blocks; ++b)
         tail += scale_one(q, sw, zw, 8, b, x, vaddvq_s32(block_q4_dot(codes + b * H, x.q + b * kQBlock)));
     return vaddvq_f32(acc) + tail;
+}
+
+float row_dot_q8_dotprod(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
+    return with_scale_type(q, [&](auto s) { return row_dot_q8_dotprod_t<decltype(s)>(q, base, r, x); });
+}
+float row_dot_q4_dotprod(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
+    return with_scale_type(q, [&](auto s) { return row_dot_q4_dotprod_t<decltype(s)>(q, base, r, x); });
 }
 
 #pragma GCC pop_options

@@ -108,9 +108,8 @@ std::vector<ScaleRange> scale_ranges(const Model& m) {
         const QuantInfo& q = *t.quant;
         ScaleRange r;
         r.tensor = t.name;
-        const float* s = reinterpret_cast<const float*>(t.data.get() + q.scales_offset);
         for (int64_t g = 0; g < q.n_groups; ++g) {
-            const double a = std::fabs(double(s[g]));
+            const double a = std::fabs(double(quant_scale(q, t.data.get(), g)));
             if (a == 0) continue;
             r.max_abs = std::max(r.max_abs, a);
             r.min_abs = r.min_abs == 0 ? a : std::min(r.min_abs, a);

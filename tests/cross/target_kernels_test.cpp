@@ -44,7 +44,6 @@ std::vector<double> integer_reference(const Tensor& w, const std::vector<float>&
     const int64_t R = w.rows(), C = w.cols();
     std::vector<double> out(size_t(n * R));
     const uint8_t* base = w.data.get();
-    const float* scales = reinterpret_cast<const float*>(base + q.scales_offset);
     for (int t = 0; t < n; ++t) {
         qkernels::QActs a;
         qkernels::quantize_acts(x.data() + size_t(t) * size_t(C), C, a);
@@ -55,7 +54,7 @@ std::vector<double> integer_reference(const Tensor& w, const std::vector<float>&
                 const int64_t g = q.group_of(r, b * kQBlock);
                 for (int64_t j = 0; j < kQBlock && b * kQBlock + j < C; ++j)
                     s += int64_t(quant_code(q, base, r, b * kQBlock + j) - quant_zero(q, base, g)) * a.q[size_t(b * kQBlock + j)];
-                acc += double(scales[g]) * a.scale[size_t(b)] * double(s);
+                acc += double(quant_scale(q, base, g)) * a.scale[size_t(b)] * double(s);
             }
             out[size_t(t * R + r)] = acc;
         }

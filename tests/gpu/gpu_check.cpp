@@ -131,7 +131,8 @@ TestWeight make_weight(int rows, int cols, const std::string& kind, uint64_t see
     w.data = d;
     w.type = t.type == DType::F32 ? cuda::kWF32 : t.type == DType::F16 ? cuda::kWF16 : t.type == DType::QI8 ? cuda::kWQI8 : cuda::kWQI4;
     if (t.quant) {
-        w.scales = reinterpret_cast<const float*>(d + t.quant->scales_offset);
+        w.scales = d + t.quant->scales_offset;
+        w.scales_f16 = t.quant->scale_type == QScale::F16;
         w.zeros = t.quant->symmetric ? nullptr : reinterpret_cast<const int8_t*>(d + t.quant->zeros_offset);
         w.row_bytes = t.quant->row_bytes;
         w.groups_per_row = int(t.quant->groups_per_row);

@@ -205,7 +205,8 @@ private:
             if (qrow) {
                 const QuantInfo& q = *t.quant;
                 w.type = q.bits == 8 ? kWQI8 : kWQI4;
-                w.scales = reinterpret_cast<const float*>(*p + q.scales_offset);
+                w.scales = *p + q.scales_offset;
+                w.scales_f16 = q.scale_type == QScale::F16;
                 w.zeros = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(*p + q.zeros_offset);
                 w.row_bytes = q.row_bytes;
                 w.groups_per_row = int(q.groups_per_row);

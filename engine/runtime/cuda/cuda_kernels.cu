@@ -48,6 +48,11 @@ __device__ float block_max(float v) {
     return warp_max(r);
 }
 
+// Scale of group g of a quantized weight.
+__device__ __forceinline__ float wscale(const DevWeight& w, int g) {
+    return w.scales_f16 ? __half2float(static_cast<const __half*>(w.scales)[g]) : static_cast<const float*>(w.scales)[g];
+}
+
 // Element (r, c) of a weight, dequantized.
 __device__ __forceinline__ float wval(const DevWeight& w, int r, int c) {
     switch (w.type) {
@@ -57,7 +62,7 @@ __device__ __forceinline__ float wval(const DevWeight& w, int r, int c) {
             const int g = r * w.groups_per_row + c / w.group_size;
             const int code = static_cast<const int8_t*>(w.data)[(long long)r * w.row_bytes + c];
             const int z = w.zeros ? w.zeros[g] : 0;
-            return w.scales[g] * float(code - z);
+            return wscale(w, g) * float(code - z);
         }
         default: {  // kWQI4
             const int g = r * w.groups_per_row + c / w.group_size;
@@ -65,7 +70,7 @@ __device__ __forceinline__ float wval(const DevWeight& w, int r, int c) {
             const uint8_t b = static_cast<const uint8_t*>(w.data)[(long long)r * w.row_bytes + (c / 32) * 16 + (j % 16)];
             const int u = j < 16 ? (b & 0x0f) : (b >> 4);
             const int z = w.zeros ? w.zeros[g] : 8;
-            return w.scales[g] * float(u - z);
+            return wscale(w, g) * float(u - z);
         }
     }
 }

@@ -10,7 +10,7 @@
 namespace edge::cuda {
 
 // A weight matrix [rows, cols] as the kernels read it: F32, F16, or EdgeStudio's row-mode QI8 /
-// QI4 (engine/core/quant_format.h: codes rows of row_bytes, one float scale and, when asymmetric,
+// QI4 (engine/core/quant_format.h: codes rows of row_bytes, one scale (float or half) and, when asymmetric,
 // one int8 zero per group of group_size along a row; INT4 nibbles in block-local order, byte j
 // of a 32-element block = element j (low nibble) and j+16 (high nibble)).
 enum WeightType : int { kWF32 = 0, kWF16 = 1, kWQI8 = 2, kWQI4 = 3 };
@@ -18,7 +18,8 @@ struct DevWeight {
     int type = kWF32;
     int rows = 0, cols = 0;
     const void* data = nullptr;      // F32/F16 values, or codes
-    const float* scales = nullptr;   // [rows][groups_per_row]
+    const void* scales = nullptr;    // [rows][groups_per_row], float, or IEEE half when scales_f16
+    int scales_f16 = 0;
     const int8_t* zeros = nullptr;   // [rows][groups_per_row], null when symmetric
     long long row_bytes = 0;         // codes per row (QI8: padded cols, QI4: padded cols / 2)
     int groups_per_row = 0;

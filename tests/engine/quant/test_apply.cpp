@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "engine/model/edgeq.h"
@@ -82,6 +83,44 @@ TEST(QuantApply, Int4AndFp16RunAsStored) {
             }
         }
     }
+}
+
+// INT4's half scales survive .edgeq and .edge (the tensor tables say "scales": "f16"), and a
+// plan can keep float32 scales.
+TEST(QuantApply, Int4ScaleStorageSurvivesTheFileAndThePlanChoosesIt) {
+    EDGE_REQUIRE_SHARED(edge::test::shared("models/stories260K/stories260K.gguf"));
+    const Model m = stories();
+    auto half = apply_plan(m, uniform_plan(Precision::INT4), nullptr);
+    ASSERT_TRUE(half.ok()) << half.message();
+    auto plan32 = parse_plan(R"({"default":{"precision":"int4","group_size":32,"scales":"fp32"}})");
+    ASSERT_TRUE(plan32.ok()) << plan32.message();
+    auto full = apply_plan(m, *plan32, nullptr);
+    ASSERT_TRUE(full.ok()) << full.message();
+    EXPECT_LT(half->model.weight_bytes(), full->model.weight_bytes());
+    const auto dir = edge::test::temp_dir("edgeq-half");
+    const std::string path = (dir / "m.edgeq").string();
+    ASSERT_TRUE(save_edgeq(half->model, path).ok());
+    auto back = load_model(path);
+    ASSERT_TRUE(back.ok()) << back.message();
+    int half_tensors = 0;
+    for (const Tensor& t : back->tensors) {
+        if (t.type != DType::QI4) continue;
+        const Tensor* orig = half->model.find(t.name);
+        ASSERT_NE(orig, nullptr);
+        EXPECT_EQ(t.quant->scale_type, orig->quant->scale_type) << t.name;
+        ASSERT_EQ(t.nbytes, orig->nbytes);
+        EXPECT_EQ(std::memcmp(t.data.get(), orig->data.get(), t.nbytes), 0) << t.name;
+        half_tensors += t.quant->scale_type == QScale::F16;
+    }
+    EXPECT_GT(half_tensors, 0);
+    for (const Tensor& t : full->model.tensors) {
+        if (t.quant) {
+            EXPECT_EQ(t.quant->scale_type, QScale::F32) << t.name;
+        }
+    }
+    // The reloaded model runs exactly as the one in memory.
+    EXPECT_EQ(greedy(std::make_shared<const Model>(std::move(back).value()), 10),
+              greedy(std::make_shared<const Model>(half->model), 10));
 }
 
 TEST(QuantApply, CorruptEdgeqIsRefusedWithTheReason) {

@@ -77,6 +77,7 @@ TEST(QuantPlan, RefusesUnknownLayersAndImpossibleSettings) {
     expect_error(R"({"default":{"precision":"int4","group_size":256}})", "larger than a row");
     expect_error(R"({"layers":{"blk.*.ffn_down":{"precision":"int4","group_size":256}}})", "blk.0.ffn_down");
     expect_error(R"({"default":{"precision":"int3"}})", "int3");
+    expect_error(R"({"default":{"precision":"int4","scales":"fp8"}})", "\"scales\" must be");
     expect_error(R"({"default":{"precision":"fp16","method":"gptq"}})", "impossible");
     expect_error(R"({"default":{"precision":"int4","method":"gptq","grouping":"flat"}})", "flat");
     expect_error(R"({"default":{"precision":"int4","bogus":1}})", "bogus");

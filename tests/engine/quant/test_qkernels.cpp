@@ -1,6 +1,7 @@
 // Quantized CPU kernels against the FP32 reference (normalised error), AVX2 against portable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -74,27 +75,31 @@ TEST(QuantKernels, MatvecAndMatmatMatchTheReference) {
                                                                                    {QGrouping::Group, 64},
                                                                                    {QGrouping::Group, 96},
                                                                                    {QGrouping::Flat, 32}}) {
+                      for (auto scales : {QuantSpec::Scales::F32, QuantSpec::Scales::F16}) {
                         if (gs > cols) continue;
-                        const QuantSpec spec{bits, sym, g, gs, QMethod::RTN};
+                        const QuantSpec spec{bits, sym, g, gs, QMethod::RTN, false, scales};
                         auto q = quantize_rtn(w, spec);
                         ASSERT_TRUE(q.ok()) << q.message();
+                        ASSERT_EQ(q->quant->scale_type, scales == QuantSpec::Scales::F16 ? QScale::F16 : QScale::F32);
+                        const std::string what = spec_name(spec) + (scales == QuantSpec::Scales::F16 ? " f16 scales" : " f32 scales");
                         const auto ref = reference(*q, x, n);
                         std::vector<float> port(size_t(n * 37));
                         qkernels::force_kernels(qkernels::KernelLevel::Portable);
                         qkernels::matmul(port.data(), x.data(), *q, n, pool);
                         // int8 activations cost ~0.5% relative; the dequantized weights are exact.
-                        EXPECT_LT(norm_err(port, ref), 0.01) << spec_name(spec) << " cols " << cols << " n " << n;
+                        EXPECT_LT(norm_err(port, ref), 0.01) << what << " cols " << cols << " n " << n;
                         for (auto level : levels) {
                             std::vector<float> simd(size_t(n * 37));
                             qkernels::force_kernels(level);
                             qkernels::matmul(simd.data(), x.data(), *q, n, pool);
-                            EXPECT_LT(norm_err(simd, ref), 0.01) << qkernels::kernel_name() << " " << spec_name(spec)
+                            EXPECT_LT(norm_err(simd, ref), 0.01) << qkernels::kernel_name() << " " << what
                                                                  << " cols " << cols << " n " << n;
                             // Same integer sums; only the float order of the scaling differs.
-                            EXPECT_LT(norm_err(simd, port), 2e-6) << qkernels::kernel_name() << " " << spec_name(spec)
+                            EXPECT_LT(norm_err(simd, port), 2e-6) << qkernels::kernel_name() << " " << what
                                                                   << " cols " << cols << " n " << n;
                         }
                         qkernels::force_kernels(qkernels::KernelLevel::Auto);
+                      }
                     }
         }
     }
@@ -114,6 +119,7 @@ TEST(QuantKernels, RowPrefetchPlansGiveIdenticalResults) {
         for (int64_t cols : {96, 172, 2048}) {
             const Tensor w = random_f32("w", rows, cols, uint32_t(rows * cols));
             for (const QuantSpec& spec : {QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN},
+                                          QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN, false, QuantSpec::Scales::F32},
                                           QuantSpec{4, false, QGrouping::Group, 64, QMethod::RTN},
                                           QuantSpec{8, true, QGrouping::Group, 32, QMethod::RTN},
                                           QuantSpec{4, true, QGrouping::PerChannel, 0, QMethod::RTN}}) {
@@ -249,17 +255,25 @@ TEST(QuantKernels, ActivationQuantizationRoundsHalfToEvenInBlocksOf32) {
 }
 
 // Whole model: stories260K with every linear INT4 / INT8 RTN g32 (the head and the 172-wide
-// ffn_down included), 48 tokens prefilled, logits of every token on each kernel family against
-// the portable one. The families compute the same int8-activation integer sums; only the float
-// order of the block scaling differs, so logits agree to ~1e-6 relative (bound 1e-4).
+// ffn_down included; float32 and half scales), 48 tokens prefilled, logits of every token on each
+// kernel family against the portable one. Per matmul the families agree to ~1e-7 (the same int8
+// integer sums, only the float order of the block scaling differs: MatvecAndMatmat above). Through
+// the model, though, a matmul output that the next layer requantizes to int8 can sit within that
+// 1e-7 of a rounding boundary: one activation code then differs by one, and attention spreads it
+// over the later tokens (measured: a single flip at block 1's Q/K/V input moves the logits by
+// 5e-3 normalised). So the bound is 2e-2 (a wrong kernel is off by O(1)) and the greedy choice
+// must agree at (nearly) every position.
 TEST(QuantKernels, WholeModelLogitsAgreeAcrossKernelFamilies) {
     EDGE_REQUIRE_SHARED(edge::test::shared("models/stories260K/stories260K.gguf"));
     auto m = load_model(edge::test::shared("models/stories260K/stories260K.gguf"));
     ASSERT_TRUE(m.ok()) << m.message();
     std::vector<int32_t> toks{1};
     for (int i = 1; i < 48; ++i) toks.push_back(int32_t((i * 37 + 11) % 500 + 3));
-    for (auto prec : {quant::Precision::INT4, quant::Precision::INT8}) {
-        auto q = quant::apply_plan(*m, quant::uniform_plan(prec), nullptr);
+    for (auto prec : {quant::Precision::INT4, quant::Precision::INT8})
+      for (auto scales : {QuantSpec::Scales::F32, QuantSpec::Scales::F16}) {
+        quant::Plan plan = quant::uniform_plan(prec);
+        plan.defaults->scales = scales;
+        auto q = quant::apply_plan(*m, plan, nullptr);
         ASSERT_TRUE(q.ok()) << q.message();
         auto model = std::make_shared<const Model>(q->model);
         const int V = model->config.vocab_size;
@@ -276,7 +290,13 @@ TEST(QuantKernels, WholeModelLogitsAgreeAcrossKernelFamilies) {
         for (auto level : {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni, qkernels::KernelLevel::Avx512VnniGfni}) {
             if (!qkernels::kernel_available(level)) continue;
             const auto simd = logits(level);
-            EXPECT_LT(norm_err(simd, port), 1e-4) << int(prec) << " level " << int(level);
+            EXPECT_LT(norm_err(simd, port), 2e-2) << int(prec) << " scales " << int(scales) << " level " << int(level);
+            int same = 0;
+            for (size_t t = 0; t < toks.size(); ++t) {
+                const auto a = simd.begin() + std::ptrdiff_t(t) * V, b = port.begin() + std::ptrdiff_t(t) * V;
+                same += std::max_element(a, a + V) - a == std::max_element(b, b + V) - b;
+            }
+            EXPECT_GE(same, int(toks.size()) - 2) << int(prec) << " scales " << int(scales) << " level " << int(level);
         }
     }
 }

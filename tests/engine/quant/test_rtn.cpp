@@ -75,6 +75,7 @@ TEST(QuantRtn, ReproducesLlama2cQ80Exactly) {
         auto q = quantize_rtn(g.name, fp32[i].data(), g.shape, spec);
         ASSERT_TRUE(q.ok()) << q.message();
         const QuantInfo& qi = *q->quant;
+        ASSERT_EQ(qi.scale_type, QScale::F32) << g.name;  // INT8 keeps float32 scales (q80's)
         ASSERT_EQ(qi.total_bytes, g.quant->total_bytes) << g.name;
         const size_t n = size_t(qi.rows * qi.cols);
         EXPECT_EQ(std::memcmp(q->data.get(), g.data.get(), n), 0) << g.name << ": int8 codes differ";
@@ -116,7 +117,7 @@ TEST(QuantRtn, EveryLayoutRoundTripsWithinHalfAStep) {
 
 TEST(QuantRtn, Int4SymmetricUsesDeltaOf2MaxOver15) {
     const std::vector<float> w{-1.0f, 1.0f, 0.5f, 0.0f, -0.2f, 0.9f, 0.07f, -0.66f};
-    const QuantSpec spec{4, true, QGrouping::PerChannel, 0, QMethod::RTN};
+    const QuantSpec spec{4, true, QGrouping::PerChannel, 0, QMethod::RTN, false, QuantSpec::Scales::F32};
     auto q = quantize_rtn("t", w.data(), {1, 8}, spec);
     ASSERT_TRUE(q.ok());
     const GroupParams p = get_group(*q, 0);
@@ -129,6 +130,56 @@ TEST(QuantRtn, Int4SymmetricUsesDeltaOf2MaxOver15) {
     const ErrorReport rep = error_report(ref, *q);
     EXPECT_NEAR(rep.delta, 2.0 / 15.0, 1e-7);
     EXPECT_TRUE(rep.within_bound);
+}
+
+// INT4 stores its group scales as IEEE half by default (0.5625 instead of 0.625 byte per weight
+// at groups of 32); the codes are chosen against the rounded scale, so the error bound holds, and
+// a tensor whose scales half cannot hold keeps float32 (auto) or is refused (fp16 asked for).
+TEST(QuantRtn, Int4DefaultsToHalfScalesWhereTheyFit) {
+    const auto w = random_matrix(64, 2048, 11);
+    auto q = quantize_rtn("blk.0.attn_q.weight", w.data(), {64, 2048}, QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN});
+    ASSERT_TRUE(q.ok()) << q.message();
+    const QuantInfo& qi = *q->quant;
+    EXPECT_EQ(qi.scale_type, QScale::F16);
+    EXPECT_EQ(qi.total_bytes, size_t(64 * 1024 + 64 * 64 * 2));  // codes, then 2 bytes per group
+    EXPECT_DOUBLE_EQ(double(qi.total_bytes) / (64.0 * 2048.0), 0.5625);
+    Tensor ref = Tensor::zeros_f32("blk.0.attn_q.weight", {64, 2048});
+    std::memcpy(ref.data.get(), w.data(), w.size() * 4);
+    const ErrorReport half = error_report(ref, *q);
+    EXPECT_TRUE(half.within_bound) << half.frobenius << " > " << half.bound;
+    // Against float32 scales the error barely moves (the half rounding of the scale is 2^-11).
+    auto f32 = quantize_rtn("blk.0.attn_q.weight", w.data(), {64, 2048},
+                            QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN, false, QuantSpec::Scales::F32});
+    ASSERT_TRUE(f32.ok());
+    EXPECT_EQ(f32->quant->scale_type, QScale::F32);
+    EXPECT_EQ(f32->quant->total_bytes, size_t(64 * 1024 + 64 * 64 * 4));
+    EXPECT_NEAR(half.relative, error_report(ref, *f32).relative, 0.002);
+    // Every scale stored is exactly the one the codes were chosen with (half, widened).
+    for (int64_t g = 0; g < qi.n_groups; ++g) {
+        const float s = get_group(*q, g).scale;
+        EXPECT_EQ(f16_to_f32(f32_to_f16(s)), s);
+    }
+    // INT8 keeps float32 unless asked.
+    auto i8 = quantize_rtn("x", w.data(), {64, 2048}, QuantSpec{8, true, QGrouping::Group, 32, QMethod::RTN});
+    ASSERT_TRUE(i8.ok());
+    EXPECT_EQ(i8->quant->scale_type, QScale::F32);
+    auto i8h = quantize_rtn("x", w.data(), {64, 2048}, QuantSpec{8, true, QGrouping::Group, 32, QMethod::RTN, false, QuantSpec::Scales::F16});
+    ASSERT_TRUE(i8h.ok());
+    EXPECT_EQ(i8h->quant->scale_type, QScale::F16);
+
+    // Scales below half's normal range (weights ~1e-6): auto falls back to float32 for the
+    // tensor; fp16 asked for is an error naming the tensor and the group.
+    std::vector<float> tiny(w.begin(), w.begin() + 4 * 64);
+    for (float& v : tiny) v *= 1e-5f;
+    auto a = quantize_rtn("blk.3.ffn_up.weight", tiny.data(), {4, 64}, QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN});
+    ASSERT_TRUE(a.ok()) << a.message();
+    EXPECT_EQ(a->quant->scale_type, QScale::F32);
+    auto f = quantize_rtn("blk.3.ffn_up.weight", tiny.data(), {4, 64},
+                          QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN, false, QuantSpec::Scales::F16});
+    ASSERT_FALSE(f.ok());
+    EXPECT_NE(f.message().find("blk.3.ffn_up.weight"), std::string::npos) << f.message();
+    EXPECT_NE(f.message().find("group 0"), std::string::npos) << f.message();
+    EXPECT_NE(f.message().find("fp32"), std::string::npos) << f.message();
 }
 
 TEST(QuantRtn, RefusesImpossibleSettingsAndNonFiniteWeights) {
