@@ -112,6 +112,10 @@ uint64_t estimatedBytes(const LayerSetting& s, const edge::LayerInfo& layer) {
     q.symmetric = s.symmetric;
     q.grouping = s.group == 0 ? edge::QGrouping::PerChannel : edge::QGrouping::Group;
     q.group_size = s.group == 0 ? rowLength(layer) : s.group;
+    // The plan's default scale storage (half for INT4, float32 for INT8: rtn.h QuantSpec::scales).
+    edge::quant::QuantSpec spec;
+    spec.bits = q.bits;
+    q.scale_type = edge::quant::wants_f16_scales(spec) ? edge::QScale::F16 : edge::QScale::F32;
     const int64_t cols = rowLength(layer);
     const int64_t rows = cols > 0 ? layer.params / cols : 0;
     if (edge::quant_layout(q, rows, cols) != nullptr) return layer.bytes;
