@@ -46,11 +46,12 @@ constexpr int kSteps = 4;
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: edge-roundtrip-check MODEL OUT_DIR [threads]\n");
+        std::fprintf(stderr, "usage: edge-roundtrip-check MODEL OUT_DIR [threads] [plans: fp32,int8,int4 (default all)]\n");
         return 2;
     }
     const std::string model_path = argv[1], out_dir = argv[2];
     const int threads = argc > 3 ? std::atoi(argv[3]) : 2;
+    const std::string plans = argc > 4 ? std::string(",") + argv[4] + "," : std::string(",fp32,int8,int4,");
     auto t0 = Clock::now();
     auto loaded = load_model(model_path);
     if (!loaded.ok()) return std::fprintf(stderr, "edge-roundtrip-check: %s\n", loaded.message().c_str()), 1;
@@ -70,6 +71,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     for (const Case& c : {Case{"fp32", std::nullopt, 1e-4}, Case{"int8", quant::Precision::INT8, 1e-3},
                           Case{"int4", quant::Precision::INT4, 1e-3}}) {
+        if (plans.find(std::string(",") + c.name + ",") == std::string::npos) continue;
         compile::CompileOptions opts;
         opts.threads = threads;
         opts.max_seq = max_seq;
