@@ -241,9 +241,18 @@ void dequantize_row(const Tensor& w, int64_t r, float* out) {
         case DType::QI4: {
             const QuantInfo& q = *w.quant;
             const uint8_t* base = w.data.get();
+            // Scale and zero read once per group, not per element (a half scale is a conversion).
+            int64_t g_read = -1;
+            float scale = 0.0f;
+            int zero = 0;
             for (int64_t c = 0; c < cols; ++c) {
                 const int64_t g = q.group_of(r, c);
-                out[c] = quant_scale(q, base, g) * float(quant_code(q, base, r, c) - quant_zero(q, base, g));
+                if (g != g_read) {
+                    scale = quant_scale(q, base, g);
+                    zero = quant_zero(q, base, g);
+                    g_read = g;
+                }
+                out[c] = scale * float(quant_code(q, base, r, c) - zero);
             }
             return;
         }

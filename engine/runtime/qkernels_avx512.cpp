@@ -145,6 +145,9 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
     // and a pass interleaves 2·R of them (codes and scales). The rows are consecutive, so the
     // next pass's codes are R·row_bytes contiguous bytes and its scales R·groups_per_row scales.
     const int64_t pf_codes = R * q.row_bytes, pf_scales = R * q.groups_per_row;
+    // A 64-byte line holds one row's scales of 4 chunks of INT4 g32 as floats, of 8 as halves:
+    // both plans prefetch scale lines every kScaleEvery chunks.
+    constexpr int64_t kScaleEvery = 64 / (4 * int64_t(sizeof(S)));
     const int64_t bpg = q.grouping == QGrouping::PerChannel ? (int64_t(1) << 40) : q.group_size / kQBlock;
     const int64_t gpr = q.groups_per_row;
     // vnni512_layout_ok: either whole groups per chunk (bpg divides K) or whole chunks per group.
@@ -189,18 +192,16 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
             // Each row's line at this chunk's offset, into L2.
 #pragma GCC unroll 8
             for (int k = 0; k < R; ++k) _mm_prefetch(reinterpret_cast<const char*>(codes[k] + c * kCodeBytes + pf_codes), _MM_HINT_T1);
-            if ((c & 3) == 0) {
+            if (c % kScaleEvery == 0) {
 #pragma GCC unroll 8
                 for (int k = 0; k < R; ++k) _mm_prefetch(reinterpret_cast<const char*>(sw[k] + g0 + pf_scales), _MM_HINT_T1);
             }
         } else {
             // The same number of lines, in address order through the next pass's block, into L1:
-            // R code lines per chunk, and R scale lines every kScaleEvery chunks (a 64-byte line
-            // holds one row's scales of 4 chunks of INT4 g32 as floats, of 8 as halves).
+            // R code lines per chunk, and R scale lines every kScaleEvery chunks.
             const char* next_codes = reinterpret_cast<const char*>(codes[0] + pf_codes) + c * R * kCodeBytes;
 #pragma GCC unroll 8
             for (int k = 0; k < R; ++k) _mm_prefetch(next_codes + k * 64, _MM_HINT_T0);
-            constexpr int64_t kScaleEvery = 64 / (4 * int64_t(sizeof(S)));
             if (c % kScaleEvery == 0) {
                 const char* next_scales = reinterpret_cast<const char*>(sw[0] + pf_scales) + (c / kScaleEvery) * R * 64;
 #pragma GCC unroll 8

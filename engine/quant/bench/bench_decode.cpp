@@ -5,7 +5,7 @@
 // (acceptance 4); prefill tokens/s of a 64-token prompt at 2 threads. The precisions take turns
 // run by run, so "vs FP16" compares runs minutes apart at most, not a whole table apart.
 // Quantization streams one tensor at a time (F16 -> F32 -> RTN); the three stored models are held
-// together so they can take turns (peak ~8.5 GB with the F32 model they come from, ~4 GB after).
+// together so they can take turns (peak RSS measured 10.5 GB with the F32 model they come from).
 #include <immintrin.h>
 #include <sys/stat.h>
 

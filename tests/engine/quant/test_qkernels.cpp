@@ -68,39 +68,36 @@ TEST(QuantKernels, MatvecAndMatmatMatchTheReference) {
         for (int n : {1, 5, 11}) {
             std::vector<float> x(size_t(n * cols));
             for (auto& v : x) v = nd(rng);
+            const std::vector<std::pair<QGrouping, int64_t>> groupings{
+                {QGrouping::PerChannel, 0}, {QGrouping::Group, 32}, {QGrouping::Group, 64}, {QGrouping::Group, 96}, {QGrouping::Flat, 32}};
             for (int bits : {8, 4})
                 for (bool sym : {true, false})
-                    for (auto [g, gs] : std::vector<std::pair<QGrouping, int64_t>>{{QGrouping::PerChannel, 0},
-                                                                                   {QGrouping::Group, 32},
-                                                                                   {QGrouping::Group, 64},
-                                                                                   {QGrouping::Group, 96},
-                                                                                   {QGrouping::Flat, 32}}) {
-                      for (auto scales : {QuantSpec::Scales::F32, QuantSpec::Scales::F16}) {
-                        if (gs > cols) continue;
-                        const QuantSpec spec{bits, sym, g, gs, QMethod::RTN, false, scales};
-                        auto q = quantize_rtn(w, spec);
-                        ASSERT_TRUE(q.ok()) << q.message();
-                        ASSERT_EQ(q->quant->scale_type, scales == QuantSpec::Scales::F16 ? QScale::F16 : QScale::F32);
-                        const std::string what = spec_name(spec) + (scales == QuantSpec::Scales::F16 ? " f16 scales" : " f32 scales");
-                        const auto ref = reference(*q, x, n);
-                        std::vector<float> port(size_t(n * 37));
-                        qkernels::force_kernels(qkernels::KernelLevel::Portable);
-                        qkernels::matmul(port.data(), x.data(), *q, n, pool);
-                        // int8 activations cost ~0.5% relative; the dequantized weights are exact.
-                        EXPECT_LT(norm_err(port, ref), 0.01) << what << " cols " << cols << " n " << n;
-                        for (auto level : levels) {
-                            std::vector<float> simd(size_t(n * 37));
-                            qkernels::force_kernels(level);
-                            qkernels::matmul(simd.data(), x.data(), *q, n, pool);
-                            EXPECT_LT(norm_err(simd, ref), 0.01) << qkernels::kernel_name() << " " << what
-                                                                 << " cols " << cols << " n " << n;
-                            // Same integer sums; only the float order of the scaling differs.
-                            EXPECT_LT(norm_err(simd, port), 2e-6) << qkernels::kernel_name() << " " << what
-                                                                  << " cols " << cols << " n " << n;
+                    for (auto [g, gs] : groupings)
+                        for (auto scales : {QuantSpec::Scales::F32, QuantSpec::Scales::F16}) {
+                            if (gs > cols) continue;
+                            const QuantSpec spec{bits, sym, g, gs, QMethod::RTN, false, scales};
+                            auto q = quantize_rtn(w, spec);
+                            ASSERT_TRUE(q.ok()) << q.message();
+                            ASSERT_EQ(q->quant->scale_type, scales == QuantSpec::Scales::F16 ? QScale::F16 : QScale::F32);
+                            const std::string what = spec_name(spec) + (scales == QuantSpec::Scales::F16 ? " f16 scales" : " f32 scales");
+                            const auto ref = reference(*q, x, n);
+                            std::vector<float> port(size_t(n * 37));
+                            qkernels::force_kernels(qkernels::KernelLevel::Portable);
+                            qkernels::matmul(port.data(), x.data(), *q, n, pool);
+                            // int8 activations cost ~0.5% relative; the dequantized weights are exact.
+                            EXPECT_LT(norm_err(port, ref), 0.01) << what << " cols " << cols << " n " << n;
+                            for (auto level : levels) {
+                                std::vector<float> simd(size_t(n * 37));
+                                qkernels::force_kernels(level);
+                                qkernels::matmul(simd.data(), x.data(), *q, n, pool);
+                                EXPECT_LT(norm_err(simd, ref), 0.01) << qkernels::kernel_name() << " " << what
+                                                                     << " cols " << cols << " n " << n;
+                                // Same integer sums; only the float order of the scaling differs.
+                                EXPECT_LT(norm_err(simd, port), 2e-6) << qkernels::kernel_name() << " " << what
+                                                                      << " cols " << cols << " n " << n;
+                            }
+                            qkernels::force_kernels(qkernels::KernelLevel::Auto);
                         }
-                        qkernels::force_kernels(qkernels::KernelLevel::Auto);
-                      }
-                    }
         }
     }
 }
@@ -270,33 +267,33 @@ TEST(QuantKernels, WholeModelLogitsAgreeAcrossKernelFamilies) {
     std::vector<int32_t> toks{1};
     for (int i = 1; i < 48; ++i) toks.push_back(int32_t((i * 37 + 11) % 500 + 3));
     for (auto prec : {quant::Precision::INT4, quant::Precision::INT8})
-      for (auto scales : {QuantSpec::Scales::F32, QuantSpec::Scales::F16}) {
-        quant::Plan plan = quant::uniform_plan(prec);
-        plan.defaults->scales = scales;
-        auto q = quant::apply_plan(*m, plan, nullptr);
-        ASSERT_TRUE(q.ok()) << q.message();
-        auto model = std::make_shared<const Model>(q->model);
-        const int V = model->config.vocab_size;
-        auto logits = [&](qkernels::KernelLevel level) {
-            qkernels::force_kernels(level);
-            auto rt = LlamaCpu::create(model, RuntimeOptions{2, 64});
-            EXPECT_TRUE(rt.ok());
-            std::vector<float> all(toks.size() * size_t(V));
-            (*rt)->prefill(toks.data(), int(toks.size()), 0, all.data());
-            qkernels::force_kernels(qkernels::KernelLevel::Auto);
-            return all;
-        };
-        const auto port = logits(qkernels::KernelLevel::Portable);
-        for (auto level : {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni, qkernels::KernelLevel::Avx512VnniGfni}) {
-            if (!qkernels::kernel_available(level)) continue;
-            const auto simd = logits(level);
-            EXPECT_LT(norm_err(simd, port), 2e-2) << int(prec) << " scales " << int(scales) << " level " << int(level);
-            int same = 0;
-            for (size_t t = 0; t < toks.size(); ++t) {
-                const auto a = simd.begin() + std::ptrdiff_t(t) * V, b = port.begin() + std::ptrdiff_t(t) * V;
-                same += std::max_element(a, a + V) - a == std::max_element(b, b + V) - b;
+        for (auto scales : {QuantSpec::Scales::F32, QuantSpec::Scales::F16}) {
+            quant::Plan plan = quant::uniform_plan(prec);
+            plan.defaults->scales = scales;
+            auto q = quant::apply_plan(*m, plan, nullptr);
+            ASSERT_TRUE(q.ok()) << q.message();
+            auto model = std::make_shared<const Model>(q->model);
+            const int V = model->config.vocab_size;
+            auto logits = [&](qkernels::KernelLevel level) {
+                qkernels::force_kernels(level);
+                auto rt = LlamaCpu::create(model, RuntimeOptions{2, 64});
+                EXPECT_TRUE(rt.ok());
+                std::vector<float> all(toks.size() * size_t(V));
+                (*rt)->prefill(toks.data(), int(toks.size()), 0, all.data());
+                qkernels::force_kernels(qkernels::KernelLevel::Auto);
+                return all;
+            };
+            const auto port = logits(qkernels::KernelLevel::Portable);
+            for (auto level : {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni, qkernels::KernelLevel::Avx512VnniGfni}) {
+                if (!qkernels::kernel_available(level)) continue;
+                const auto simd = logits(level);
+                EXPECT_LT(norm_err(simd, port), 2e-2) << int(prec) << " scales " << int(scales) << " level " << int(level);
+                int same = 0;
+                for (size_t t = 0; t < toks.size(); ++t) {
+                    const auto a = simd.begin() + std::ptrdiff_t(t) * V, b = port.begin() + std::ptrdiff_t(t) * V;
+                    same += std::max_element(a, a + V) - a == std::max_element(b, b + V) - b;
+                }
+                EXPECT_GE(same, int(toks.size()) - 2) << int(prec) << " scales " << int(scales) << " level " << int(level);
             }
-            EXPECT_GE(same, int(toks.size()) - 2) << int(prec) << " scales " << int(scales) << " level " << int(level);
         }
-    }
 }
