@@ -140,9 +140,7 @@ Status CpuBackend::run_chunk(const int32_t* tokens, int n, int pos, float* all_l
                 if (s.kind == StepKind::GateUpSwiglu) {
                     const int F = s.out[0].width;
                     float* a = P(s.out[0]) + size_t(r0) * F;
-                    const qkernels::MatmulJob gate_up[2] = {{a, s.weights[0]}, {up_scratch_.data(), s.weights[1]}};
-                    qkernels::matmul_multi(gate_up, 2, in, rows, pool);
-                    for (int t = 0; t < rows; ++t) kernels::swiglu(a + size_t(t) * F, up_scratch_.data() + size_t(t) * F, F);
+                    qkernels::matmul_gate_up_swiglu(a, up_scratch_.data(), in, *s.weights[0], *s.weights[1], rows, pool);
                 } else {
                     // Fused Q/K/V (several weights, one input): one parallel region.
                     std::vector<qkernels::MatmulJob> jobs;

@@ -137,9 +137,7 @@ void LlamaCpu::finish_block(int l, int n) {
     for (int t = 0; t < n; ++t) kernels::rmsnorm(&xb_[size_t(t) * D], &x_[size_t(t) * D], L.ffn_norm, D, c.norm_eps);
     if (linear_hook_)
         for (const char* kind : {"ffn_gate", "ffn_up"}) hook(l, kind, xb_.data(), n, D);
-    const qkernels::MatmulJob gate_up[2] = {{hb_.data(), L.w_gate}, {hb2_.data(), L.w_up}};
-    qkernels::matmul_multi(gate_up, 2, xb_.data(), n, pool_);
-    for (int t = 0; t < n; ++t) kernels::swiglu(&hb_[size_t(t) * F], &hb2_[size_t(t) * F], F);
+    qkernels::matmul_gate_up_swiglu(hb_.data(), hb2_.data(), xb_.data(), *L.w_gate, *L.w_up, n, pool_);
     hook(l, "ffn_down", hb_.data(), n, F);
     matmul(xb2_.data(), hb_.data(), *L.w_down, n);
     for (size_t i = 0; i < size_t(n) * D; ++i) x_[i] += xb2_[i];

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "engine/core/half.h"
 #include "kernels.h"
@@ -56,6 +57,7 @@ std::atomic<int> g_cap{int(KernelLevel::Auto)};
 }
 
 std::atomic<int> g_prefetch{int(RowPrefetch::Auto)};
+std::atomic<int> g_lead{0};
 
 KernelLevel hw_level() {
 #if defined(__aarch64__)
@@ -210,6 +212,13 @@ RowPrefetch row_prefetch() {
 #endif
 }
 
+void force_prefetch_lead(int passes) { g_lead.store(std::max(0, passes), std::memory_order_relaxed); }
+
+int prefetch_lead(int bits) {
+    const int forced = g_lead.load(std::memory_order_relaxed);
+    return forced > 0 ? forced : bits == 4 ? 2 : 1;
+}
+
 const char* row_prefetch_name(RowPrefetch p) {
     return p == RowPrefetch::RowsL2 ? "rows-l2" : p == RowPrefetch::SequentialL1 ? "sequential-l1" : "auto";
 }
@@ -290,6 +299,7 @@ namespace {
 struct VnniBuffers {
     std::vector<int8_t> q;
     std::vector<float> scale, cg;
+    std::vector<int32_t> lane_off;
 };
 
 void prepare_vnni(const QActs& a, const QuantInfo& qi, VnniBuffers& buf) {
@@ -311,6 +321,9 @@ void prepare_vnni(const QActs& a, const QuantInfo& qi, VnniBuffers& buf) {
     const int64_t bpg = qi.grouping == QGrouping::PerChannel ? B : qi.group_size / kQBlock;
     buf.cg.assign(size_t(qi.groups_per_row), 0.0f);
     for (int64_t b = 0; b < B; ++b) buf.cg[size_t(b / bpg)] += a.scale[size_t(b)] * float(a.sum[size_t(b)]);
+    const int64_t chunks = (B + (qi.bits == 4 ? 3 : 1)) / (qi.bits == 4 ? 4 : 2);
+    buf.lane_off.resize(size_t(chunks * 16));
+    vnni_lanes_avx512(qi.bits, buf.q.data(), chunks, buf.lane_off.data());
 }
 #endif
 
@@ -357,8 +370,8 @@ struct Slot {
             vnni.resize(size_t(n));
             for (int t = 0; t < n; ++t) {
                 prepare_vnni(acts[size_t(t)], *w.quant, bufs[size_t(t)]);
-                vnni[size_t(t)] = VnniActs{bufs[size_t(t)].q.data(), bufs[size_t(t)].scale.data(),
-                                           bufs[size_t(t)].cg.data(), acts[size_t(t)].blocks};
+                const VnniBuffers& v = bufs[size_t(t)];
+                vnni[size_t(t)] = VnniActs{v.q.data(), v.scale.data(), v.cg.data(), v.lane_off.data(), acts[size_t(t)].blocks};
             }
             return;
         }
@@ -379,11 +392,12 @@ void rows(const Slot& s, const Tensor& w, const float* in, int n, float* out, in
     if (s.path == Path::Vnni) {
         const bool gfni = best_level() >= KernelLevel::Avx512VnniGfni;
         const RowPrefetch pf = row_prefetch();
+        const int lead = pf == RowPrefetch::SequentialL1 ? prefetch_lead(w.quant->bits) : 1;
         constexpr int64_t kRows = 16;
         for (int64_t r0 = b; r0 < e; r0 += kRows) {
             const int64_t r1 = std::min(e, r0 + kRows);
             for (int t = 0; t < n; ++t)
-                rows_vnni512(*w.quant, w.data.get(), r0, r1, s.vnni[size_t(t)], out + int64_t(t) * out_dim, gfni, pf);
+                rows_vnni512(*w.quant, w.data.get(), r0, r1, s.vnni[size_t(t)], out + int64_t(t) * out_dim, gfni, pf, lead);
         }
         return;
     }
@@ -438,13 +452,15 @@ void matmul(float* out, const float* in, const Tensor& w, int n, ThreadPool& poo
     matmul_multi(&job, 1, in, n, pool);
 }
 
-void matmul_multi(const MatmulJob* jobs, int count, const float* in, int n, ThreadPool& pool) {
-    if (count <= 0 || n <= 0) return;
+namespace {
+
+// The products of jobs[0..count) (same input, same columns) in one parallel region. Without
+// `paired` the threads split the rows of all products laid end to end; with it every product has
+// the same rows, a thread's share [b, e) is those rows of each product, and paired(b, e) runs on
+// them right after.
+void run_products(const MatmulJob* jobs, int count, const float* in, int n, ThreadPool& pool,
+                  const std::function<void(int64_t, int64_t)>* paired) {
     constexpr int kMaxJobs = 8;
-    if (count > kMaxJobs) {
-        for (int i = 0; i < count; i += kMaxJobs) matmul_multi(jobs + i, std::min(kMaxJobs, count - i), in, n, pool);
-        return;
-    }
     const int64_t in_dim = jobs[0].w->cols();
     const bool avx2 = use_avx2();
     // Activations prepared once per distinct layout (Q/K/V or gate/up of one plan share one).
@@ -468,15 +484,21 @@ void matmul_multi(const MatmulJob* jobs, int count, const float* in, int n, Thre
         slot_of[j] = found;
         starts[j + 1] = starts[j] + w.rows();
     }
-    const int64_t total = starts[count];
-    int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, in_dim));
+    const int64_t total = paired ? jobs[0].w->rows() : starts[count];
+    const int64_t per_row = paired ? count : 1;  // products a row of the region stands for
+    int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, in_dim * per_row));
     if (any_vnni) grain = std::max<int64_t>(grain, 4);
-    // One parallel region over the rows of all the products, laid end to end. (The slots are this
-    // thread's: the workers must read them through a pointer, not by the thread_local's name.)
+    // (The slots are this thread's: the workers must read them through a pointer, not by the
+    // thread_local's name.)
     const Slot* prepared = slots.data();
     pool.parallel_for(
         total,
         [&](int64_t b, int64_t e) {
+            if (paired) {
+                for (int j = 0; j < count; ++j) rows(prepared[slot_of[j]], *jobs[j].w, in, n, jobs[j].out, b, e, avx2);
+                (*paired)(b, e);
+                return;
+            }
             for (int j = 0; j < count; ++j) {
                 const int64_t lo = std::max(b, starts[j]), hi = std::min(e, starts[j + 1]);
                 if (lo < hi)
@@ -484,6 +506,29 @@ void matmul_multi(const MatmulJob* jobs, int count, const float* in, int n, Thre
             }
         },
         grain);
+}
+
+}  // namespace
+
+void matmul_multi(const MatmulJob* jobs, int count, const float* in, int n, ThreadPool& pool) {
+    if (count <= 0 || n <= 0) return;
+    constexpr int kMaxJobs = 8;
+    if (count > kMaxJobs) {
+        for (int i = 0; i < count; i += kMaxJobs) matmul_multi(jobs + i, std::min(kMaxJobs, count - i), in, n, pool);
+        return;
+    }
+    run_products(jobs, count, in, n, pool, nullptr);
+}
+
+void matmul_gate_up_swiglu(float* out, float* up_scratch, const float* in, const Tensor& gate, const Tensor& up, int n,
+                           ThreadPool& pool) {
+    if (n <= 0) return;
+    const int64_t F = gate.rows();
+    const MatmulJob jobs[2] = {{out, &gate}, {up_scratch, &up}};
+    const std::function<void(int64_t, int64_t)> swiglu = [&](int64_t b, int64_t e) {
+        for (int t = 0; t < n; ++t) kernels::swiglu(out + t * F + b, up_scratch + t * F + b, int(e - b));
+    };
+    run_products(jobs, 2, in, n, pool, &swiglu);
 }
 
 }  // namespace edge::qkernels

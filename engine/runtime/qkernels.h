@@ -38,6 +38,14 @@ struct MatmulJob {
 };
 void matmul_multi(const MatmulJob* jobs, int count, const float* in, int n, ThreadPool& pool);
 
+// out[t][o] = silu(Σ_i gate[o][i]·in[t][i]) · Σ_i up[o][i]·in[t][i] (gate and up of the same
+// shape; up_scratch holds the up product, n × rows): both products and the SwiGLU in one parallel
+// region, each thread applying kernels::swiglu to the rows it has just computed. Identical to
+// matmul_multi of {gate, up} followed by kernels::swiglu, without the serial SwiGLU after the
+// region (~13 µs per block of TinyLlama-1.1B, 2% of an INT4 decode step at 2 threads).
+void matmul_gate_up_swiglu(float* out, float* up_scratch, const float* in, const Tensor& gate, const Tensor& up, int n,
+                           ThreadPool& pool);
+
 // Kernel families, in increasing order. The dispatcher uses the best one the processor has,
 // capped by force_kernels (tests and A/B benches); Auto removes the cap.
 //   Avx512Vnni: row-mode QI4/QI8 (groups of 32, 64, 128·k, per channel) with vpdpbusd, 4 rows
@@ -67,12 +75,20 @@ void force_portable(bool on);  // force_kernels(on ? Portable : Auto)
 // vendor, as measured on the two VMs we have (docs/quant.md):
 //   RowsL2        each row's line at the chunk's offset, into L2, 8 INT4 rows per pass (Intel
 //                 Xeon: one thread streams ~13 GB/s instead of ~7 without prefetch)
-//   SequentialL1  the next pass's lines in address order, into L1, 4 rows per pass (AMD EPYC:
-//                 INT4 decode 67-69% -> 82-85% of the bandwidth ceiling at 2 threads)
+//   SequentialL1  the lines of a pass `lead` passes ahead in address order, into L1, 4 rows
+//                 per pass (AMD EPYC: INT4 decode 67-69% -> 82-85% of the bandwidth ceiling at
+//                 2 threads)
 enum class RowPrefetch { Auto, RowsL2, SequentialL1 };
 void force_row_prefetch(RowPrefetch p);  // tests and A/B benches; Auto: by processor
 RowPrefetch row_prefetch();              // the one in use (never Auto)
 const char* row_prefetch_name(RowPrefetch p);  // "rows-l2", "sequential-l1", "auto"
+// How many passes ahead SequentialL1 prefetches. Auto (0): 2 for INT4, 1 for INT8 — the same
+// lead in bytes, ~8 KiB on 2048 columns. One pass of INT4 was too short a lead: a core computes
+// it in ~80 ns, less than a DRAM miss, and the AMD EPYC VM streamed INT4 at 72% of one core's
+// read bandwidth (2 passes: 84%) and 82% of two cores' (2 passes: 85%); INT8 measured best at 1
+// (edge-quant-bench --mode stream --lead 1,2, docs/quant.md). RowsL2 always looks 1 pass ahead.
+void force_prefetch_lead(int passes);  // tests and A/B benches; 0: Auto
+int prefetch_lead(int bits);           // the one in use for weights of `bits` bits
 
 // Activation quantization: n values -> ceil(n/32) blocks of 32 int8 (zero padded), one float
 // scale and one int32 code sum per block.

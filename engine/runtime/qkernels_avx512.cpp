@@ -3,16 +3,17 @@
 // time). See qkernels_impl.h (VnniActs) for the activation layout they expect.
 //
 // Instruction budget per 128 INT4 weights and row (4 blocks of 32, one 64-byte load of codes):
-// shift, 2 ands, 2 vpdpbusd, 1 convert, 1 load + 1 permute of the 4 weight scales, 1 multiply by
-// the activation scales, 1 FMA. No horizontal reduction per block: each int32 lane of the
-// vpdpbusd accumulator belongs to exactly one block (4 lanes per block for INT4, 8 for INT8),
+// and + GFNI affine (or shift + 2 ands) for the nibbles, 2 vpdpbusd, 1 convert, 1 permute of the
+// row's scale products s_w·s_x, 1 FMA; the scale products themselves cost one load, convert and
+// multiply per row and window of 16 blocks. No horizontal reduction per block: each int32 lane of
+// the vpdpbusd accumulator belongs to exactly one block (4 lanes per block for INT4, 8 for INT8),
 // so the block scales are applied lane-wise and the lanes are summed once per row. Four rows are
-// processed per pass so the activation vectors and scales are loaded once for four rows.
+// processed per pass so the activation vectors are loaded once for four rows.
 // The codes' fixed offset (INT4 symmetric: 8; INT8: the +128 that makes them unsigned) is removed
-// inside the integer sums by starting each lane's accumulator at −offset·(its activation sum, one
-// vpdpbusd of all-one bytes per chunk, shared by the pass's rows), so
+// inside the integer sums by starting each lane's accumulator at −offset·(its activation sum,
+// made once per matmul: VnniActs::lane_off), so
 // symmetric weights need no correction at all; asymmetric zero points z_g are one float
-// correction per row: Σ_g s_w[g]·z_g·Σ_{b∈g} s_x[b]·Σxq[b]. Each pass also prefetches the next
+// correction per row: Σ_g s_w[g]·z_g·Σ_{b∈g} s_x[b]·Σxq[b]. Each pass also prefetches a later
 // pass's rows, in one of two ways (RowPrefetch, picked per processor in qkernels.cpp).
 #include "qkernels_impl.h"
 
@@ -48,14 +49,6 @@ inline __m512i lane_block_index() {
     return _mm512_load_si512(idx);
 }
 
-// Lane i -> the weight group (relative to the chunk's first group) of its block.
-template <int Bits>
-inline __m512i lane_group_index(int64_t bpg) {
-    alignas(64) int32_t idx[16];
-    for (int i = 0; i < 16; ++i) idx[i] = int32_t((i / Chunk<Bits>::kLanesPerBlock) / bpg);
-    return _mm512_load_si512(idx);
-}
-
 inline __mmask16 first_n16(int64_t n) {
     return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << unsigned(n)) - 1u);
 }
@@ -73,8 +66,8 @@ struct Codes;
 template <bool Gfni>
 struct Codes<4, Gfni> {
     __m512i lo, hi;
-    static inline Codes load(const uint8_t* p, __mmask64 m, bool full, __m512i low4) {
-        const __m512i raw = full ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi8(m, p);
+    static inline Codes load(const uint8_t* p, __mmask64 m, __m512i low4) {
+        const __m512i raw = _mm512_maskz_loadu_epi8(m, p);
         if constexpr (Gfni)
             return {_mm512_and_si512(raw, low4), _mm512_gf2p8affine_epi64_epi8(raw, _mm512_set1_epi64(0x1020408000000000LL), 0)};
         else
@@ -88,8 +81,8 @@ struct Codes<4, Gfni> {
 template <bool Gfni>
 struct Codes<8, Gfni> {
     __m512i u;
-    static inline Codes load(const uint8_t* p, __mmask64 m, bool full, __m512i sign) {
-        const __m512i raw = full ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi8(m, p);
+    static inline Codes load(const uint8_t* p, __mmask64 m, __m512i sign) {
+        const __m512i raw = _mm512_maskz_loadu_epi8(m, p);
         // c + 128 as unsigned; a masked-off byte (0 -> 128) meets a zero activation.
         return {_mm512_xor_si512(raw, sign)};
     }
@@ -115,48 +108,55 @@ float zero_correction(const QuantInfo& q, const S* sw, const int8_t* zw, const f
 }
 
 // One chunk (4 INT4 / 2 INT8 blocks) of R rows: acc[k] += (Σ codes·x − offset·Σx) · s_w · s_x per
-// lane. Full chunks load unmasked; the last, partial chunk passes masks.
+// lane. The codes load under a mask (all ones but in a partial last chunk).
 // (The accumulators travel by value so they stay in registers once inlined.)
 template <int R>
 struct Acc {
     __m512 v[R];
 };
 
-template <int Bits, int R, bool Full, bool Gfni, class S>
-inline __attribute__((always_inline)) Acc<R> chunk_rows(const uint8_t* const* codes, const S* const* sw, int64_t code_off,
-                                                        int64_t g0, __mmask64 m, __mmask16 gm, __m512i init, __m512i x0,
-                                                        __m512i x1, __m512 sx, __m512i grp_idx, __m512i cmask, Acc<R> acc) {
+// ws[k]: row k's s_w·s_x of the 16 blocks of the window; idx: lane -> the lane's block among them.
+template <int Bits, int R, bool Gfni>
+inline __attribute__((always_inline)) Acc<R> chunk_rows(const uint8_t* const* codes, const __m512* ws, int64_t code_off,
+                                                        __m512i idx, __mmask64 m, __m512i init, __m512i x0, __m512i x1,
+                                                        __m512i cmask, Acc<R> acc) {
 #pragma GCC unroll 8
     for (int k = 0; k < R; ++k) {
-        const auto c = Codes<Bits, Gfni>::load(codes[k] + code_off, m, Full, cmask);
-        const __m512 s = _mm512_mul_ps(_mm512_permutexvar_ps(grp_idx, load_scales(gm, sw[k] + g0)), sx);
-        acc.v[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(c.dot(init, x0, x1)), s, acc.v[k]);
+        const auto c = Codes<Bits, Gfni>::load(codes[k] + code_off, m, cmask);
+        acc.v[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(c.dot(init, x0, x1)), _mm512_permutexvar_ps(idx, ws[k]), acc.v[k]);
     }
     return acc;
 }
 
 template <int Bits, int R, bool Gfni, RowPrefetch Pf, class S>
-void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniActs& x, float* out) {
+void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniActs& x, float* out, int64_t lead) {
     constexpr int K = Chunk<Bits>::kBlocks;
     constexpr int64_t kCodeBytes = 64;                     // codes per chunk and row
     constexpr int64_t kActBytes = Bits == 4 ? 128 : 64;    // activation bytes per chunk
-    // Software prefetch of the next pass's rows (R rows further on): the hardware prefetcher alone
-    // left a single core at ~55% of its read bandwidth, as each row is a short stream (1-3 KB)
-    // and a pass interleaves 2·R of them (codes and scales). The rows are consecutive, so the
-    // next pass's codes are R·row_bytes contiguous bytes and its scales R·groups_per_row scales.
-    const int64_t pf_codes = R * q.row_bytes, pf_scales = R * q.groups_per_row;
+    // Software prefetch of the pass `lead` passes on (lead·R rows further): the hardware
+    // prefetcher alone left a single core at ~55% of its read bandwidth, as each row is a short
+    // stream (1-3 KB) and a pass interleaves 2·R of them (codes and scales). The rows are
+    // consecutive, so a pass's codes are R·row_bytes contiguous bytes and its scales
+    // R·groups_per_row scales.
+    const int64_t pf_codes = lead * R * q.row_bytes, pf_scales = lead * R * q.groups_per_row;
     // A 64-byte line holds one row's scales of 4 chunks of INT4 g32 as floats, of 8 as halves:
     // both plans prefetch scale lines every kScaleEvery chunks.
     constexpr int64_t kScaleEvery = 64 / (4 * int64_t(sizeof(S)));
-    const int64_t bpg = q.grouping == QGrouping::PerChannel ? (int64_t(1) << 40) : q.group_size / kQBlock;
     const int64_t gpr = q.groups_per_row;
-    // vnni512_layout_ok: either whole groups per chunk (bpg divides K) or whole chunks per group.
-    const int64_t groups_per_chunk = bpg <= K ? K / bpg : 0, chunks_per_group = bpg <= K ? 1 : bpg / K;
-    // Only the chunk's groups (4 floats for INT4 g32): a 64-byte load would often straddle two
-    // cache lines.
-    const __mmask16 gm_full = first_n16(std::max<int64_t>(1, groups_per_chunk));
+    // The scale products s_w·s_x are made per window of 16 blocks (4 chunks of INT4, 8 of INT8)
+    // and row: one load and conversion of the row's scales, one multiply by the 16 activation
+    // scales; each chunk then permutes its lanes' out of them. Per chunk and row that leaves the
+    // two vpdpbusd, the convert and the FMA on the multiply pipes, not a load, a conversion and a
+    // multiply as well (one thread, INT4 g32 1024 x 2048 in L2, AMD EPYC: 76-82 -> 92-95 G
+    // weights/s). vnni512_layout_ok: the blocks per group (bpg) divide 16 (a window holds 16/bpg
+    // whole groups) or are a multiple of 16 (a window inside one group).
+    const int64_t bpg = q.grouping == QGrouping::PerChannel ? 0 : q.group_size / kQBlock;
+    const bool window_in_group = bpg == 0 || bpg >= 16;
     const __m512i blk_idx = lane_block_index<Bits>();
-    const __m512i grp_idx = lane_group_index<Bits>(bpg);
+    alignas(64) int32_t gob[16];  // block of the window -> its group among the window's
+    for (int i = 0; i < 16; ++i) gob[i] = window_in_group ? 0 : i / int32_t(bpg);
+    const __m512i grp_of_blk = _mm512_load_si512(gob);
+    __m512 ws[R];
     const __m512i cmask = Bits == 4 ? _mm512_set1_epi8(0x0f) : _mm512_set1_epi8(char(0x80));
     const uint8_t* codes[R];
     const S* sw[R];
@@ -166,35 +166,37 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
         sw[k] = row_scales<S>(q, base, r + k);
         acc.v[k] = _mm512_setzero_ps();
     }
-    // The codes' fixed offset is removed inside the integer sums (VnniActs::lane): INT4 symmetric
-    // codes carry +8, INT8 codes +128 (the sign flip that makes them unsigned). Asymmetric INT4
-    // codes carry none; their zero points, and INT8's, are the float correction below.
-    constexpr int kShift = Bits == 4 ? 3 : 7;
+    // The codes' fixed offset is removed inside the integer sums (VnniActs::lane_off): INT4
+    // symmetric codes carry +8, INT8 codes +128 (the sign flip that makes them unsigned).
+    // Asymmetric INT4 codes carry none; their zero points, and INT8's, are the float correction
+    // below.
     const bool fold_offset = Bits == 8 || q.symmetric;
-    const __m512i ones = _mm512_set1_epi8(1);
     const int64_t chunks = (x.blocks + K - 1) / K, full_chunks = x.blocks / K;
-    int64_t g0 = 0, in_group = 0;
-    // Everything one chunk needs from the activations, and the prefetches of the next pass.
-    auto setup = [&](int64_t c, __m512i& x0, __m512i& x1, __m512i& init, __m512& sx) {
+    // Everything one chunk needs from the activations, the window's scale products when the chunk
+    // starts one, and the prefetches of a later pass.
+    // (Inlined by force: as a call, the accumulators are spilled around it each chunk.)
+    auto setup = [&](int64_t c, __m512i& x0, __m512i& x1, __m512i& init, __m512i& idx) __attribute__((always_inline)) {
         const int8_t* xq = x.q + c * kActBytes;
         x0 = _mm512_loadu_si512(xq);
         x1 = Bits == 4 ? _mm512_loadu_si512(xq + 64) : x0;
-        // Each lane's activation sum: vpdpbusd of all-one bytes with the chunk's activations.
-        if (fold_offset) {
-            __m512i lane = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, x0);
-            if (Bits == 4) lane = _mm512_dpbusd_epi32(lane, ones, x1);
-            init = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(lane, kShift));
-        } else {
-            init = _mm512_setzero_si512();
+        init = fold_offset ? _mm512_loadu_si512(x.lane_off + c * 16) : _mm512_setzero_si512();
+        const int64_t b0 = c * K, w0 = b0 & ~int64_t(15);  // the chunk's first block, its window's
+        if (b0 == w0) {
+            const int64_t g0 = bpg ? w0 / bpg : 0;  // the window's first group
+            const __mmask16 gm = first_n16(window_in_group ? 1 : gpr - g0);
+            const __m512 sx = _mm512_loadu_ps(x.scale + w0);  // zero padded past the last block
+#pragma GCC unroll 8
+            for (int k = 0; k < R; ++k) ws[k] = _mm512_mul_ps(_mm512_permutexvar_ps(grp_of_blk, load_scales(gm, sw[k] + g0)), sx);
         }
-        sx = _mm512_permutexvar_ps(blk_idx, _mm512_loadu_ps(x.scale + c * K));
+        idx = _mm512_add_epi32(blk_idx, _mm512_set1_epi32(int32_t(b0 - w0)));
         if constexpr (Pf == RowPrefetch::RowsL2) {
             // Each row's line at this chunk's offset, into L2.
 #pragma GCC unroll 8
             for (int k = 0; k < R; ++k) _mm_prefetch(reinterpret_cast<const char*>(codes[k] + c * kCodeBytes + pf_codes), _MM_HINT_T1);
             if (c % kScaleEvery == 0) {
+                const int64_t g = bpg ? b0 / bpg : 0;
 #pragma GCC unroll 8
-                for (int k = 0; k < R; ++k) _mm_prefetch(reinterpret_cast<const char*>(sw[k] + g0 + pf_scales), _MM_HINT_T1);
+                for (int k = 0; k < R; ++k) _mm_prefetch(reinterpret_cast<const char*>(sw[k] + g + pf_scales), _MM_HINT_T1);
             }
         } else {
             // The same number of lines, in address order through the next pass's block, into L1:
@@ -209,31 +211,20 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
             }
         }
     };
-    auto advance = [&] {
-        if (groups_per_chunk) {
-            g0 += groups_per_chunk;
-        } else if (++in_group == chunks_per_group) {
-            in_group = 0;
-            ++g0;
-        }
-    };
-    __m512i x0, x1, init;
-    __m512 sx;
-    for (int64_t c = 0; c < full_chunks; ++c) {
-        setup(c, x0, x1, init, sx);
-        acc = chunk_rows<Bits, R, true, Gfni, S>(codes, sw, c * kCodeBytes, g0, ~__mmask64(0), gm_full, init, x0, x1, sx, grp_idx, cmask, acc);
-        advance();
+    __m512i x0, x1, init, idx;
+    // One loop for all chunks, the last one masked when partial.
+    const __mmask64 tail = first_n64((x.blocks - full_chunks * K) * kQBlock * Bits / 8);
+    for (int64_t c = 0; c < chunks; ++c) {
+        setup(c, x0, x1, init, idx);
+        acc = chunk_rows<Bits, R, Gfni>(codes, ws, c * kCodeBytes, idx, c < full_chunks ? ~__mmask64(0) : tail, init, x0, x1, cmask, acc);
     }
-    if (chunks > full_chunks) {  // the last, partial chunk
-        const int64_t c = full_chunks, left = x.blocks - c * K;
-        setup(c, x0, x1, init, sx);
-        const __mmask16 gm = first_n16(std::min<int64_t>(gpr - g0, std::max<int64_t>(1, groups_per_chunk)));
-        acc = chunk_rows<Bits, R, false, Gfni, S>(codes, sw, c * kCodeBytes, g0, first_n64(left * kQBlock * Bits / 8), gm, init, x0, x1,
-                                         sx, grp_idx, cmask, acc);
-    }
+    // All accumulators are reduced before any call of zero_correction: live across a call, they
+    // were kept in memory and stored every chunk.
+    float sums[R];
+#pragma GCC unroll 8
+    for (int k = 0; k < R; ++k) sums[k] = _mm512_reduce_add_ps(acc.v[k]);
     const int8_t* zbase = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset);
-    for (int k = 0; k < R; ++k)
-        out[k] = _mm512_reduce_add_ps(acc.v[k]) - (zbase ? zero_correction(q, sw[k], zbase + (r + k) * gpr, x.cg) : 0.0f);
+    for (int k = 0; k < R; ++k) out[k] = sums[k] - (zbase ? zero_correction(q, sw[k], zbase + (r + k) * gpr, x.cg) : 0.0f);
 }
 
 }  // namespace
@@ -242,38 +233,53 @@ bool vnni512_layout_ok(const QuantInfo& q) {
     if (!q.row_mode()) return false;
     if (q.grouping == QGrouping::PerChannel) return true;
     if (q.group_size % kQBlock != 0) return false;
-    const int64_t bpg = q.group_size / kQBlock, K = q.bits == 4 ? 4 : 2;
-    return K % bpg == 0 || bpg % K == 0;
+    // rows_pass makes the scale products per window of 16 blocks: whole groups in a window, or a
+    // window inside one group.
+    const int64_t bpg = q.group_size / kQBlock;
+    return 16 % bpg == 0 || bpg % 16 == 0;
 }
 
 // Rows per pass: 8 for INT4 with RowsL2 (Intel: the activations are loaded once for more rows,
 // in-L2 INT4 matvec 45 -> 53 G weights/s), 4 with SequentialL1 (AMD: fewer concurrent streams
 // measured better from DRAM) and for INT8.
 template <bool Gfni, RowPrefetch Pf, class S>
-void rows_vnni512_impl(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out) {
+void rows_vnni512_impl(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out, int64_t lead) {
     int64_t r = r0;
     if (q.bits == 4) {
         if constexpr (Pf == RowPrefetch::RowsL2)
-            for (; r + 8 <= r1; r += 8) rows_pass<4, 8, Gfni, Pf, S>(q, base, r, x, out + r);
-        for (; r + 4 <= r1; r += 4) rows_pass<4, 4, Gfni, Pf, S>(q, base, r, x, out + r);
-        for (; r < r1; ++r) rows_pass<4, 1, Gfni, Pf, S>(q, base, r, x, out + r);
+            for (; r + 8 <= r1; r += 8) rows_pass<4, 8, Gfni, Pf, S>(q, base, r, x, out + r, lead);
+        for (; r + 4 <= r1; r += 4) rows_pass<4, 4, Gfni, Pf, S>(q, base, r, x, out + r, lead);
+        for (; r < r1; ++r) rows_pass<4, 1, Gfni, Pf, S>(q, base, r, x, out + r, lead);
     } else {  // INT8 has no nibbles: one instantiation
-        for (; r + 4 <= r1; r += 4) rows_pass<8, 4, false, Pf, S>(q, base, r, x, out + r);
-        for (; r < r1; ++r) rows_pass<8, 1, false, Pf, S>(q, base, r, x, out + r);
+        for (; r + 4 <= r1; r += 4) rows_pass<8, 4, false, Pf, S>(q, base, r, x, out + r, lead);
+        for (; r < r1; ++r) rows_pass<8, 1, false, Pf, S>(q, base, r, x, out + r, lead);
     }
 }
 
 void rows_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out, bool gfni,
-                  RowPrefetch pf) {
+                  RowPrefetch pf, int lead) {
     with_scale_type(q, [&](auto s) {
         using S = decltype(s);
         if (pf == RowPrefetch::SequentialL1)
-            gfni ? rows_vnni512_impl<true, RowPrefetch::SequentialL1, S>(q, base, r0, r1, x, out)
-                 : rows_vnni512_impl<false, RowPrefetch::SequentialL1, S>(q, base, r0, r1, x, out);
+            gfni ? rows_vnni512_impl<true, RowPrefetch::SequentialL1, S>(q, base, r0, r1, x, out, lead)
+                 : rows_vnni512_impl<false, RowPrefetch::SequentialL1, S>(q, base, r0, r1, x, out, lead);
         else
-            gfni ? rows_vnni512_impl<true, RowPrefetch::RowsL2, S>(q, base, r0, r1, x, out)
-                 : rows_vnni512_impl<false, RowPrefetch::RowsL2, S>(q, base, r0, r1, x, out);
+            gfni ? rows_vnni512_impl<true, RowPrefetch::RowsL2, S>(q, base, r0, r1, x, out, lead)
+                 : rows_vnni512_impl<false, RowPrefetch::RowsL2, S>(q, base, r0, r1, x, out, lead);
     });
+}
+
+void vnni_lanes_avx512(int bits, const int8_t* q, int64_t chunks, int32_t* lane_off) {
+    const int act_bytes = bits == 4 ? 128 : 64;
+    const __m512i ones = _mm512_set1_epi8(1);
+    for (int64_t c = 0; c < chunks; ++c) {
+        // Each lane's activation sum: vpdpbusd of all-one bytes with the chunk's activations.
+        const int8_t* xq = q + c * act_bytes;
+        __m512i lane = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, _mm512_loadu_si512(xq));
+        if (bits == 4) lane = _mm512_dpbusd_epi32(lane, ones, _mm512_loadu_si512(xq + 64));
+        // −offset·sum: offset 8 (INT4) or 128 (INT8).
+        _mm512_storeu_si512(lane_off + c * 16, _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(lane, bits == 4 ? 3 : 7)));
+    }
 }
 
 // FP16 rows (weights stored as IEEE half): 64 weights per iteration in four independent FMA

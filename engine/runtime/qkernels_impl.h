@@ -29,10 +29,15 @@ void quantize_block_portable(const float* x, int64_t n, int8_t* q, float* scale,
 //   scale  per block, zero padded by at least 16 entries past `blocks`.
 //   cg     per weight group of the tensor: Σ_{b in g} scale[b]·Σxq[b] (the zero-point term of
 //          asymmetric weights).
+//   lane_off  per chunk, the 16 int32 lanes of a vpdpbusd accumulator (4 bytes of codes each:
+//          INT4 4 lanes per block, INT8 8): −offset·(the lane's activation sum) with the codes'
+//          fixed offset (8 for INT4, 128 for INT8). It depends on the activations only, so it is
+//          made once per matmul, not once per pass of rows.
 struct VnniActs {
     const int8_t* q;
     const float* scale;
     const float* cg;
+    const int32_t* lane_off;
     int64_t blocks;
 };
 
@@ -41,10 +46,13 @@ struct VnniActs {
 // dividing or divisible by the blocks per chunk, or per channel).
 bool vnni512_layout_ok(const QuantInfo& q);
 // out[r] = Σ_i W[r][i]·x[i] for r in [r0, r1); gfni: the processor has GFNI (INT4 nibbles); pf:
-// RowsL2 or SequentialL1 (qkernels.h).
+// RowsL2 or SequentialL1, lead: passes ahead (qkernels.h).
 void rows_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out, bool gfni,
-                  RowPrefetch pf);
+                  RowPrefetch pf, int lead);
 void quantize_acts_avx512(const float* x, int64_t n, int8_t* q, float* scale, int32_t* sum);
+// VnniActs::lane_off of `chunks` chunks from the activations q (as VnniActs lays them out) for
+// weights of `bits` bits.
+void vnni_lanes_avx512(int bits, const int8_t* q, int64_t chunks, int32_t* lane_off);
 float dot_f16_avx512(const uint16_t* w, const float* x, int64_t n);
 
 float row_dot_q8_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x);

@@ -7,12 +7,17 @@
 // threads, the median of 5 steps (after one warm-up), the weight bytes streamed per second
 // against the read bandwidth of the same number of threads (best of 5 over 1 GiB), and at 2
 // threads the time per product kind. --parts N: N steps per thread count (default 5).
+// --lead A,B,...: an A/B of how many passes ahead the AVX-512 row kernels prefetch (qkernels.h,
+// force_prefetch_lead; 0 = auto) at --threads T: --parts rounds, each a fresh read
+// bandwidth reading followed by every lead in turn (best of 2 steps after a warm-up), so all
+// leads of a round meet the host in the same memory state; then each lead's median fraction.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <random>
+#include <sstream>
 
 #include "bench_common.h"
 #include "engine/core/half.h"
@@ -59,6 +64,45 @@ Tensor copy_of(const Tensor& t) {
     return c;
 }
 
+// --lead A,B,...: see the top of the file.
+template <class Step>
+int lead_ab(const BenchArgs& a, int rounds, size_t bytes, Step&& run_step) {
+    std::vector<int> leads;
+    std::stringstream list(a.lead);
+    for (std::string v; std::getline(list, v, ',');)
+        if (!v.empty()) leads.push_back(std::atoi(v.c_str()));
+    const int threads = std::max(1, a.threads);
+    ThreadPool pool(threads);
+    std::printf("%d thread(s), prefetch lead A/B (passes ahead; 0 = auto: INT4 %d, INT8 %d), %d rounds\n\n| round | read bandwidth GB/s |",
+                threads, qkernels::prefetch_lead(4), qkernels::prefetch_lead(8), rounds);
+    for (int l : leads) std::printf(" lead %d GB/s | of bandwidth |", l);
+    std::printf("\n|---:|---:|");
+    for (size_t i = 0; i < leads.size(); ++i) std::printf("---:|---:|");
+    std::printf("\n");
+    std::vector<std::vector<double>> frac(leads.size());
+    for (int round = 0; round < rounds; ++round) {
+        const double bw = read_bandwidth(size_t(1) << 29, threads);
+        std::printf("| %d | %.2f |", round + 1, bw / 1e9);
+        for (size_t i = 0; i < leads.size(); ++i) {
+            qkernels::force_prefetch_lead(leads[i]);
+            run_step(pool, nullptr);
+            const double gbs = double(bytes) / std::min(run_step(pool, nullptr), run_step(pool, nullptr)) / 1e6;
+            frac[i].push_back(gbs * 1e9 / bw);
+            std::printf(" %.2f | %.0f%% |", gbs, 100 * gbs * 1e9 / bw);
+        }
+        std::printf("\n");
+        std::fflush(stdout);
+    }
+    qkernels::force_prefetch_lead(0);
+    std::printf("| median | |");
+    for (auto& f : frac) {
+        std::sort(f.begin(), f.end());
+        std::printf(" | %.1f%% |", 100 * f[f.size() / 2]);
+    }
+    std::printf("\n");
+    return 0;
+}
+
 }  // namespace
 
 int run_stream_bench(const BenchArgs& a) {
@@ -97,6 +141,23 @@ int run_stream_bench(const BenchArgs& a) {
     std::printf("CPU: %s; kernels %s, prefetch %s; %s g32 weights, %zu bytes per step (scales included)\n\n", cpu_model().c_str(),
                 qkernels::kernel_name(), qkernels::row_prefetch_name(qkernels::row_prefetch()), bits == 16 ? "FP16" : bits == 8 ? "INT8" : "INT4", bytes);
     const int reps = a.parts > 0 && a.parts < 400 ? a.parts : 5;  // --parts: steps per thread count
+    // One decode step's products on `pool`; per product kind's ms into `per` when given.
+    auto run_step = [&](ThreadPool& pool, std::map<std::string, double>* per) {
+        const auto t0 = Clock::now();
+        for (const Product& p : step) {
+            const auto s0 = Clock::now();
+            qkernels::MatmulJob jobs[3];
+            int64_t off = 0;
+            for (int j = 0; j < p.count; ++j) {
+                jobs[j] = {out.data() + off, &store[size_t(p.first + j)]};
+                off += store[size_t(p.first + j)].rows();
+            }
+            qkernels::matmul_multi(jobs, p.count, x.data(), 1, pool);
+            if (per) (*per)[p.kind] += std::chrono::duration<double, std::milli>(Clock::now() - s0).count();
+        }
+        return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    };
+    if (!a.lead.empty()) return lead_ab(a, reps, bytes, run_step);
     std::printf("| threads | read bandwidth GB/s | step ms (median of %d) | weight GB/s | of bandwidth | best step ms | best GB/s |\n"
                 "|---:|---:|---:|---:|---:|---:|---:|\n", reps);
     std::map<std::string, double> kind_ms;
@@ -106,20 +167,9 @@ int run_stream_bench(const BenchArgs& a) {
         std::vector<double> ms;
         for (int rep = 0; rep <= reps; ++rep) {
             std::map<std::string, double> per;
-            const auto t0 = Clock::now();
-            for (const Product& p : step) {
-                const auto s0 = Clock::now();
-                qkernels::MatmulJob jobs[3];
-                int64_t off = 0;
-                for (int j = 0; j < p.count; ++j) {
-                    jobs[j] = {out.data() + off, &store[size_t(p.first + j)]};
-                    off += store[size_t(p.first + j)].rows();
-                }
-                qkernels::matmul_multi(jobs, p.count, x.data(), 1, pool);
-                per[p.kind] += std::chrono::duration<double, std::milli>(Clock::now() - s0).count();
-            }
+            const double t = run_step(pool, &per);
             if (rep == 0) continue;
-            ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+            ms.push_back(t);
             if (threads == 2 && rep == (reps + 1) / 2) kind_ms = per;
         }
         std::sort(ms.begin(), ms.end());

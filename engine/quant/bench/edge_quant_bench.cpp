@@ -1,7 +1,7 @@
 // edge-quant-bench: the docs/quant.md tables.
 //   edge-quant-bench [--model M] [--text T] [--parts 400] [--calib-seqs 32] [--calib-len 128]
 //                    [--threads 1] [--only NAME] [--mode table|compare|sens|decode|kernels|stream|layerwise]
-//                    [--file F] [--kernels auto|avx2|portable] [--prefetch auto|rows-l2|sequential-l1]
+//                    [--file F] [--kernels auto|avx2|portable] [--prefetch auto|rows-l2|sequential-l1] [--lead N[,N...]]
 //   table   : FP32 / FP16 / INT8 / INT4 RTN-AWQ-GPTQ rows (acceptance 2), plus asymmetric and
 //             diagnostic rows (head kept FP32, act-order).
 //   compare : another model file (e.g. llama.cpp's stories260K-Q4_0.gguf, --file) against FP32.
@@ -120,6 +120,7 @@ int main(int argc, char** argv) {
         else if (k == "--file") a.file = v;
         else if (k == "--kernels") a.kernels = v;
         else if (k == "--prefetch") a.prefetch = v;
+        else if (k == "--lead") a.lead = v;
         else {
             std::fprintf(stderr, "unknown option %s\n", k.c_str());
             return 2;
@@ -131,6 +132,9 @@ int main(int argc, char** argv) {
     if (a.prefetch == "rows-l2") qkernels::force_row_prefetch(qkernels::RowPrefetch::RowsL2);
     else if (a.prefetch == "sequential-l1") qkernels::force_row_prefetch(qkernels::RowPrefetch::SequentialL1);
     else if (a.prefetch != "auto") return std::fprintf(stderr, "--prefetch: auto, rows-l2 or sequential-l1\n"), 2;
+    if (!a.lead.empty() && a.lead.find_first_not_of("0123456789,") != std::string::npos)
+        return std::fprintf(stderr, "--lead: passes, e.g. 2 or 1,2,3 (0: auto), got '%s'\n", a.lead.c_str()), 2;
+    if (!a.lead.empty() && a.mode != "stream") qkernels::force_prefetch_lead(std::atoi(a.lead.c_str()));
     if (a.mode == "decode") return run_decode_bench(a);
     if (a.mode == "kernels") return run_kernel_bench(a);
     if (a.mode == "stream") return run_stream_bench(a);

@@ -10,6 +10,7 @@
 #include "engine/model/loader.h"
 #include "engine/quant/apply.h"
 #include "engine/quant/rtn.h"
+#include "engine/runtime/kernels.h"
 #include "engine/runtime/llama_cpu.h"
 #include "engine/runtime/qkernels.h"
 #include "test_support.h"
@@ -55,7 +56,9 @@ std::vector<float> reference(const Tensor& w, const std::vector<float>& x, int n
 // Every kernel family the processor has (portable, AVX2, AVX-512 VNNI) against the FP32
 // reference of the dequantized weights, and against the portable integer sums; odd shapes: 37
 // rows (4-row passes plus a remainder), 172 columns (stories260K's FFN: a ragged last group, 6
-// blocks = a partial 4-block chunk), 300 (8-block path plus tail), 96 (3 blocks).
+// blocks = a partial 4-block chunk), 300 (8-block path plus tail), 96 (3 blocks), 1100 (the
+// AVX-512 kernels' scale products span three windows of 16 blocks, the last one partial; groups of
+// 128 and 512 put 4 groups in a window and a window in a group).
 TEST(QuantKernels, MatvecAndMatmatMatchTheReference) {
     ThreadPool pool(2);
     std::mt19937 rng(7);
@@ -63,13 +66,14 @@ TEST(QuantKernels, MatvecAndMatmatMatchTheReference) {
     std::vector<qkernels::KernelLevel> levels;
     for (auto l : {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni, qkernels::KernelLevel::Avx512VnniGfni})
         if (qkernels::kernel_available(l)) levels.push_back(l);
-    for (int64_t cols : {64, 96, 172, 256, 300}) {
+    for (int64_t cols : {64, 96, 172, 256, 300, 1100}) {
         const Tensor w = random_f32("w", 37, cols, uint32_t(cols));
         for (int n : {1, 5, 11}) {
             std::vector<float> x(size_t(n * cols));
             for (auto& v : x) v = nd(rng);
             const std::vector<std::pair<QGrouping, int64_t>> groupings{
-                {QGrouping::PerChannel, 0}, {QGrouping::Group, 32}, {QGrouping::Group, 64}, {QGrouping::Group, 96}, {QGrouping::Flat, 32}};
+                {QGrouping::PerChannel, 0}, {QGrouping::Group, 32},  {QGrouping::Group, 64},
+                {QGrouping::Group, 96},     {QGrouping::Group, 128}, {QGrouping::Group, 512}, {QGrouping::Flat, 32}};
             for (int bits : {8, 4})
                 for (bool sym : {true, false})
                     for (auto [g, gs] : groupings)
@@ -103,8 +107,9 @@ TEST(QuantKernels, MatvecAndMatmatMatchTheReference) {
 }
 
 // The AVX-512 row kernels' two prefetch plans (8 INT4 rows per pass into L2, or 4 rows in address
-// order into L1) fetch the same lines and compute each row alike: bit-identical outputs, for row
-// counts that exercise 8-, 4- and 1-row passes and widths with partial chunks.
+// order into L1, 1 to 3 passes ahead) fetch the same lines and compute each row alike:
+// bit-identical outputs, for row counts that exercise 8-, 4- and 1-row passes and widths with
+// partial chunks.
 TEST(QuantKernels, RowPrefetchPlansGiveIdenticalResults) {
     if (!qkernels::kernel_available(qkernels::KernelLevel::Avx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this processor";
     ThreadPool pool(2);
@@ -132,9 +137,15 @@ TEST(QuantKernels, RowPrefetchPlansGiveIdenticalResults) {
                         qkernels::matmul(l2.data(), x.data(), *q, n, pool);
                         qkernels::force_row_prefetch(qkernels::RowPrefetch::SequentialL1);
                         EXPECT_EQ(qkernels::row_prefetch(), qkernels::RowPrefetch::SequentialL1);
-                        qkernels::matmul(l1.data(), x.data(), *q, n, pool);
-                        EXPECT_EQ(std::memcmp(l2.data(), l1.data(), l2.size() * sizeof(float)), 0)
-                            << qkernels::kernel_name() << " " << spec_name(spec) << " " << rows << "x" << cols << " n " << n;
+                        for (int lead : {1, 2, 3}) {
+                            qkernels::force_prefetch_lead(lead);
+                            EXPECT_EQ(qkernels::prefetch_lead(spec.bits), lead);
+                            qkernels::matmul(l1.data(), x.data(), *q, n, pool);
+                            EXPECT_EQ(std::memcmp(l2.data(), l1.data(), l2.size() * sizeof(float)), 0)
+                                << qkernels::kernel_name() << " " << spec_name(spec) << " " << rows << "x" << cols << " n " << n
+                                << " lead " << lead;
+                        }
+                        qkernels::force_prefetch_lead(0);
                     }
                     qkernels::force_row_prefetch(qkernels::RowPrefetch::Auto);
                     qkernels::force_kernels(qkernels::KernelLevel::Auto);
@@ -142,6 +153,50 @@ TEST(QuantKernels, RowPrefetchPlansGiveIdenticalResults) {
             }
         }
     EXPECT_NE(qkernels::row_prefetch(), qkernels::RowPrefetch::Auto);
+    EXPECT_EQ(qkernels::prefetch_lead(4), 2);  // Auto: the same lead in bytes for INT4 and INT8
+    EXPECT_EQ(qkernels::prefetch_lead(8), 1);
+}
+
+// matmul_gate_up_swiglu (gate and up products and the SwiGLU in one parallel region) gives exactly
+// matmul_multi of {gate, up} followed by kernels::swiglu, for every weight type, kernel family and
+// thread count; the up product is left in the scratch.
+TEST(QuantKernels, GateUpSwigluEqualsProductsThenSwiglu) {
+    constexpr int64_t rows = 75, cols = 300;
+    std::vector<std::pair<Tensor, Tensor>> pairs;
+    pairs.emplace_back(random_f32("g", rows, cols, 1), random_f32("u", rows, cols, 2));
+    for (const QuantSpec& spec : {QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN}, QuantSpec{4, false, QGrouping::Group, 64, QMethod::RTN},
+                                  QuantSpec{8, true, QGrouping::Group, 32, QMethod::RTN}, QuantSpec{8, true, QGrouping::Flat, 32, QMethod::RTN}}) {
+        auto g = quantize_rtn(random_f32("g", rows, cols, 3), spec);
+        auto u = quantize_rtn(random_f32("u", rows, cols, 4), spec);
+        ASSERT_TRUE(g.ok() && u.ok());
+        pairs.emplace_back(std::move(g).value(), std::move(u).value());
+    }
+    std::vector<qkernels::KernelLevel> levels{qkernels::KernelLevel::Portable};
+    for (auto l : {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni, qkernels::KernelLevel::Avx512VnniGfni})
+        if (qkernels::kernel_available(l)) levels.push_back(l);
+    std::mt19937 rng(13);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    for (int threads : {1, 2, 3})
+        for (int n : {1, 4}) {
+            ThreadPool pool(threads);
+            std::vector<float> x(size_t(n * cols));
+            for (auto& v : x) v = nd(rng);
+            for (auto level : levels) {
+                qkernels::force_kernels(level);
+                for (size_t p = 0; p < pairs.size(); ++p) {
+                    const auto& [gate, up] = pairs[p];
+                    std::vector<float> a(size_t(n * rows)), b(size_t(n * rows)), fused(size_t(n * rows), -1.0f), scratch(size_t(n * rows));
+                    const qkernels::MatmulJob jobs[2] = {{a.data(), &gate}, {b.data(), &up}};
+                    qkernels::matmul_multi(jobs, 2, x.data(), n, pool);
+                    for (int t = 0; t < n; ++t) kernels::swiglu(a.data() + t * rows, b.data() + t * rows, int(rows));
+                    qkernels::matmul_gate_up_swiglu(fused.data(), scratch.data(), x.data(), gate, up, n, pool);
+                    ASSERT_EQ(std::memcmp(fused.data(), a.data(), a.size() * sizeof(float)), 0)
+                        << qkernels::kernel_name() << " pair " << p << " threads " << threads << " n " << n;
+                    ASSERT_EQ(std::memcmp(scratch.data(), b.data(), b.size() * sizeof(float)), 0) << "the up product, pair " << p;
+                }
+            }
+            qkernels::force_kernels(qkernels::KernelLevel::Auto);
+        }
 }
 
 // matmul_multi (Q/K/V, gate|up in one parallel region, activations prepared once per layout)
