@@ -1,7 +1,7 @@
 // edge-quant-bench --mode decode: decode tokens/s of a synthesized TinyLlama-1.1B-shape model
 // (written to --file, default /tmp/edge-tinyllama-1.1b-f16.gguf, never into the repository) at
 // 1 and 2 threads, FP16 / INT8 / INT4 (RTN group 32, every matrix including the output head),
-// beside the memory-bandwidth ceiling measured in the same run, before each of the 5 runs
+// beside the memory-bandwidth ceiling measured in the same run, before and after each of the 5 runs
 // (acceptance 4); prefill tokens/s of a 64-token prompt at 2 threads. The precisions take turns
 // run by run, so "vs FP16" compares runs minutes apart at most, not a whole table apart.
 // Quantization streams one tensor at a time (F16 -> F32 -> RTN); the three stored models are held
@@ -65,8 +65,8 @@ double median(std::vector<double> v) {
     return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
-// One precision's decode runs at one thread count: tokens/s, the ceiling measured right before
-// each run, and their ratio, run by run.
+// One precision's decode runs at one thread count: tokens/s, the ceiling measured around each run,
+// and their ratio, run by run.
 struct DecodeRuns {
     std::vector<double> tps, ceiling, ratio;
 };
@@ -84,8 +84,10 @@ double decode_once(LlamaCpu& rt, int vocab, int tokens) {
 
 // Decode: 5 runs of `tokens` greedy steps from BOS per model (after one warm-up run), the models
 // taking turns. The machine's bandwidth drifts with what else runs on the host, so the read
-// bandwidth (2 threads, 1 GiB, best of 5 x 3 readers) is measured again right before each run,
-// and each run is set against its own ceiling.
+// bandwidth (2 threads, 1 GiB, best of 5 x 3 readers) is measured between every two runs, and
+// each run is set against its own ceiling: the mean of the readings right before and right after
+// it, so a run during which the host changes state (its bandwidth jumps between ~45 and ~70 GB/s
+// within seconds) is not set against one side of the change only.
 std::vector<DecodeRuns> decode_runs(const std::vector<std::shared_ptr<const Model>>& models, int threads, int tokens,
                                     const std::vector<size_t>& weight_bytes) {
     std::vector<std::unique_ptr<LlamaCpu>> rts;
@@ -95,15 +97,26 @@ std::vector<DecodeRuns> decode_runs(const std::vector<std::shared_ptr<const Mode
         rts.push_back(std::move(rt).value());
     }
     std::vector<DecodeRuns> out(models.size());
+    // The last timed run, waiting for the reading after it.
+    size_t last = 0;
+    double last_tps = 0, last_before = 0;
+    auto settle = [&](double after) {
+        const double c = (last_before + after) / 2 / double(weight_bytes[last]);
+        out[last].tps.push_back(last_tps);
+        out[last].ceiling.push_back(c);
+        out[last].ratio.push_back(last_tps / c);
+    };
     for (int run = 0; run < 6; ++run)
         for (size_t i = 0; i < models.size(); ++i) {
-            const double c = run > 0 ? read_bandwidth(size_t(1) << 30, 2) / double(weight_bytes[i]) : 0.0;
+            const double bw = run > 0 ? read_bandwidth(size_t(1) << 30, 2) : 0.0;
+            if (last_before > 0) settle(bw);
             const double tps = decode_once(*rts[i], models[i]->config.vocab_size, tokens);
             if (run == 0) continue;
-            out[i].tps.push_back(tps);
-            out[i].ceiling.push_back(c);
-            out[i].ratio.push_back(tps / c);
+            last = i;
+            last_tps = tps;
+            last_before = bw;
         }
+    settle(read_bandwidth(size_t(1) << 30, 2));
     return out;
 }
 
@@ -229,8 +242,8 @@ int run_decode_bench(const BenchArgs& a) {
     const int tokens = a.parts > 0 && a.parts < 400 ? a.parts : 16;  // --parts doubles as the step count
     const double bw = read_bandwidth(size_t(1) << 30, 2);
     std::printf("CPU: %s; kernels %s, prefetch %s; read bandwidth at start (2 threads, 1 GiB, best of 5 runs x 3 readers): %.2f GB/s\n"
-                "decode: %d greedy steps from BOS, 5 runs after a warm-up, each against the bandwidth measured just before "
-                "it; medians\n\n",
+                "decode: %d greedy steps from BOS, 5 runs after a warm-up, each against the mean of the bandwidth "
+                "measured just before and just after it; medians\n\n",
                 cpu_model().c_str(), qkernels::kernel_name(), qkernels::row_prefetch_name(qkernels::row_prefetch()), bw / 1e9,
                 tokens);
     std::printf("| precision | weight bytes read / token | ceiling tok/s | 1 thread tok/s | 1 thread / ceiling | "

@@ -157,7 +157,7 @@ int run_stream_bench(const BenchArgs& a) {
         }
         return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     };
-    if (!a.lead.empty()) return lead_ab(a, reps, bytes, run_step);
+    if (a.lead.find(',') != std::string::npos) return lead_ab(a, reps, bytes, run_step);
     std::printf("| threads | read bandwidth GB/s | step ms (median of %d) | weight GB/s | of bandwidth | best step ms | best GB/s |\n"
                 "|---:|---:|---:|---:|---:|---:|---:|\n", reps);
     std::map<std::string, double> kind_ms;

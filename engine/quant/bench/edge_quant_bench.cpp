@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
     else if (a.prefetch != "auto") return std::fprintf(stderr, "--prefetch: auto, rows-l2 or sequential-l1\n"), 2;
     if (!a.lead.empty() && a.lead.find_first_not_of("0123456789,") != std::string::npos)
         return std::fprintf(stderr, "--lead: passes, e.g. 2 or 1,2,3 (0: auto), got '%s'\n", a.lead.c_str()), 2;
-    if (!a.lead.empty() && a.mode != "stream") qkernels::force_prefetch_lead(std::atoi(a.lead.c_str()));
+    if (!a.lead.empty() && a.lead.find(',') == std::string::npos) qkernels::force_prefetch_lead(std::atoi(a.lead.c_str()));
     if (a.mode == "decode") return run_decode_bench(a);
     if (a.mode == "kernels") return run_kernel_bench(a);
     if (a.mode == "stream") return run_stream_bench(a);
