@@ -200,10 +200,16 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
             }
         } else {
             // The same number of lines, in address order through the next pass's block, into L1:
-            // R code lines per chunk, and R scale lines every kScaleEvery chunks.
+            // R code lines per chunk, and R scale lines every kScaleEvery chunks. The code lines
+            // one lead further on are requested too, into L2: with two threads streaming, more
+            // requests in flight (AMD EPYC, INT4 2 threads: 83-86% -> 88-90% of the read
+            // bandwidth; with one thread, where the core is the limit, 95-97% -> 91%).
             const char* next_codes = reinterpret_cast<const char*>(codes[0] + pf_codes) + c * R * kCodeBytes;
 #pragma GCC unroll 8
-            for (int k = 0; k < R; ++k) _mm_prefetch(next_codes + k * 64, _MM_HINT_T0);
+            for (int k = 0; k < R; ++k) {
+                _mm_prefetch(next_codes + k * 64, _MM_HINT_T0);
+                _mm_prefetch(next_codes + k * 64 + pf_codes, _MM_HINT_T2);
+            }
             if (c % kScaleEvery == 0) {
                 const char* next_scales = reinterpret_cast<const char*>(sw[0] + pf_scales) + (c / kScaleEvery) * R * 64;
 #pragma GCC unroll 8
