@@ -75,9 +75,10 @@ void force_portable(bool on);  // force_kernels(on ? Portable : Auto)
 // vendor, as measured on the two VMs we have (docs/quant.md):
 //   RowsL2        each row's line at the chunk's offset, into L2, 8 INT4 rows per pass (Intel
 //                 Xeon: one thread streams ~13 GB/s instead of ~7 without prefetch)
-//   SequentialL1  the lines of a pass `lead` passes ahead in address order, into L1, 4 rows
-//                 per pass (AMD EPYC: INT4 decode 67-69% -> 82-85% of the bandwidth ceiling at
-//                 2 threads)
+//   SequentialL1  the lines of a pass `lead` passes ahead in address order, into L1, and its
+//                 code lines one lead further into L2, 4 rows per pass (AMD EPYC: INT4 decode
+//                 67-69% -> 82-85% of the bandwidth ceiling at 2 threads with the L1 part alone,
+//                 83-85% with both and the cheaper kernel of 2026-12-01 14:00)
 enum class RowPrefetch { Auto, RowsL2, SequentialL1 };
 void force_row_prefetch(RowPrefetch p);  // tests and A/B benches; Auto: by processor
 RowPrefetch row_prefetch();              // the one in use (never Auto)
