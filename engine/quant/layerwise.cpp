@@ -123,7 +123,7 @@ public:
                 for (int s = 0; s < len; ++s) {
                     const float a = att[s];
                     const float* vs = &v_[size_t(s) * KV + size_t(kvh) * HD];
-                    for (int i = 0; i < HD; ++i) out[i] += a * vs[i];
+                    kernels::axpy(out, a, vs, HD);
                 }
             }
         });

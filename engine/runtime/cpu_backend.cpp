@@ -201,7 +201,7 @@ Status CpuBackend::run_chunk(const int32_t* tokens, int n, int pos, float* all_l
                         for (int p = 0; p < len; ++p) {
                             const float a = att[p];
                             const float* vs = kv_row(v_pool_, layer, p) + kvo;
-                            for (int i = 0; i < HD; ++i) o[i] += a * vs[i];
+                            kernels::axpy(o, a, vs, HD);
                         }
                     }
                 });

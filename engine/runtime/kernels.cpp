@@ -45,10 +45,26 @@ __attribute__((target("avx2,fma"))) float dot_avx2(const float* a, const float* 
 }
 #endif
 
+void axpy_portable(float* y, float a, const float* x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx"))) void axpy_avx(float* y, float a, const float* x, int64_t n) {
+    const __m256 av = _mm256_set1_ps(a);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(y + i), _mm256_mul_ps(av, _mm256_loadu_ps(x + i))));
+    for (; i < n; ++i) y[i] += a * x[i];
+}
+#endif
+
 using DotFn = float (*)(const float*, const float*, int64_t);
+using AxpyFn = void (*)(float*, float, const float*, int64_t);
 
 struct Dispatch {
     DotFn fn = dot_portable;
+    AxpyFn axpy = axpy_portable;
     const char* name = "portable";
     Dispatch() {
 #if defined(__x86_64__)
@@ -57,6 +73,7 @@ struct Dispatch {
             fn = dot_avx2;
             name = "avx2-fma";
         }
+        if (__builtin_cpu_supports("avx")) axpy = axpy_avx;
 #endif
     }
 };
@@ -69,6 +86,7 @@ const Dispatch& dispatch() {
 }  // namespace
 
 float dot(const float* a, const float* b, int64_t n) { return dispatch().fn(a, b, n); }
+void axpy(float* y, float a, const float* x, int64_t n) { dispatch().axpy(y, a, x, n); }
 const char* dot_kernel_name() { return dispatch().name; }
 
 void rmsnorm(float* out, const float* x, const float* w, int n, float eps) {

@@ -12,6 +12,11 @@ float dot(const float* a, const float* b, int64_t n);
 // Name of the dot kernel picked for this processor ("avx2-fma" or "portable").
 const char* dot_kernel_name();
 
+// y[i] += a * x[i] for i < n: a multiply, then an add (no fused multiply-add), so every
+// element rounds as the plain loop does (AVX where the processor has it; attention's weighted sum
+// of the values).
+void axpy(float* y, float a, const float* x, int64_t n);
+
 // out = x / sqrt(mean(x^2) + eps) * w
 void rmsnorm(float* out, const float* x, const float* w, int n, float eps);
 // In-place softmax over n values.

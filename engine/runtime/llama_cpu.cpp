@@ -207,7 +207,7 @@ const float* LlamaCpu::prefill(const int32_t* tokens, int n, int pos, float* all
                 for (int s = 0; s < len; ++s) {
                     const float a = att[s];
                     const float* vs = vc + size_t(s) * KV + size_t(kvh) * HD;
-                    for (int i = 0; i < HD; ++i) out[i] += a * vs[i];
+                    kernels::axpy(out, a, vs, HD);
                 }
             }
         });
@@ -320,7 +320,7 @@ Result<const float*> LlamaCpu::forward_paged(kv::PagedKv& kv, std::span<const Pa
                 for (int s = 0; s < len; ++s) {
                     const float a = att[s];
                     const float* vs = kv.values(table[size_t(s / B)], l) + size_t(s % B) * KV + hoff;
-                    for (int i = 0; i < HD; ++i) out[i] += a * vs[i];
+                    kernels::axpy(out, a, vs, HD);
                 }
             }
         });

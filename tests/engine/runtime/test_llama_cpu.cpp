@@ -102,6 +102,26 @@ TEST(Kernels, DotMatchesDoubleReference) {
     }
 }
 
+// axpy (attention's weighted sum of the values) multiplies, then adds, like the plain loop it
+// replaced: bit-identical results on every length, tails included.
+TEST(Kernels, AxpyIsTheLoopBitForBit) {
+    std::mt19937 rng(3);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    for (int n : {1, 7, 8, 9, 64, 100}) {
+        std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n));
+        for (auto& v : x) v = nd(rng);
+        for (auto& v : y) v = nd(rng);
+        const float a = nd(rng);
+        std::vector<float> want = y;
+        for (int i = 0; i < n; ++i) {
+            volatile float prod = a * x[size_t(i)];  // rounded on its own, as without FMA
+            want[size_t(i)] = want[size_t(i)] + prod;
+        }
+        kernels::axpy(y.data(), a, x.data(), n);
+        for (int i = 0; i < n; ++i) ASSERT_EQ(y[size_t(i)], want[size_t(i)]) << "n=" << n << " i=" << i;
+    }
+}
+
 TEST(Sampler, GreedyTopKTopP) {
     std::vector<float> logits = {0.1f, 3.0f, 2.9f, -1.0f, 0.0f};
     Sampler greedy({0.0f, 0, 1.0f, 1});
