@@ -43,7 +43,7 @@ struct VnniActs {
 
 #if defined(__x86_64__)
 // True when the AVX-512 VNNI row kernels take this layout (row mode, groups of 32·k with k
-// dividing or divisible by the blocks per chunk, or per channel).
+// dividing 16 or a multiple of 16, or per channel).
 bool vnni512_layout_ok(const QuantInfo& q);
 // out[r] = Σ_i W[r][i]·x[i] for r in [r0, r1); gfni: the processor has GFNI (INT4 nibbles); pf:
 // RowsL2 or SequentialL1, lead: passes ahead (qkernels.h).

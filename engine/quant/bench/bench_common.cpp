@@ -1,5 +1,7 @@
 #include "bench_common.h"
 
+#include <algorithm>
+
 using namespace edge;
 
 Result<BenchSetup> BenchSetup::create(const BenchArgs& a) {
@@ -38,4 +40,9 @@ Result<BenchRow> BenchSetup::evaluate(std::shared_ptr<const Model> m, bool speed
     r.cmp = *cmp;
     if (speed) r.tokens_per_s = measure_jitter(**rt, 256, 5).tokens_per_s;
     return r;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
 }

@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/core/mapped_file.h"
 #include "engine/model/loader.h"
@@ -45,6 +46,8 @@ int run_stream_bench(const BenchArgs& a);
 // bench_decode.cpp: the processor's name (/proc/cpuinfo) and the read bandwidth in bytes/s of
 // `threads` threads each summing its share of a `bytes` buffer (AVX2 loads), best of 5.
 std::string cpu_model();
+// The middle value (the upper one of an even count; 0 when empty).
+double median(std::vector<double> v);
 double read_bandwidth(size_t bytes, int threads);
 int run_decode_bench(const BenchArgs& a);
 int run_kernel_bench(const BenchArgs& a);

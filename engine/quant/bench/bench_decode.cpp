@@ -60,11 +60,6 @@ size_t matrix_bytes(const Model& m) {
     return b;
 }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
 // One precision's decode runs at one thread count: tokens/s, the ceiling measured around each run,
 // and their ratio, run by run.
 struct DecodeRuns {

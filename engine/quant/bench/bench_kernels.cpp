@@ -44,8 +44,7 @@ int run_kernel_bench(const BenchArgs& a) {
                     qkernels::matmul(out.data(), x.data(), *q, 1, pool);
                     if (r > 0) us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
                 }
-                std::sort(us.begin(), us.end());
-                const double med = us[us.size() / 2];
+                const double med = median(us);
                 const double gw = double(rows * cols) / med / 1e3;
                 std::printf("| %lld x %lld | INT%d g32 | %s | %.1f | %.2f | %.2f |\n", (long long)rows, (long long)cols, bits,
                             qkernels::kernel_name(), med, gw, mhz * 1e6 * med * 1e-6 / (double(rows * cols) / 32));

@@ -95,10 +95,7 @@ int lead_ab(const BenchArgs& a, int rounds, size_t bytes, Step&& run_step) {
     }
     qkernels::force_prefetch_lead(0);
     std::printf("| median | |");
-    for (auto& f : frac) {
-        std::sort(f.begin(), f.end());
-        std::printf(" | %.1f%% |", 100 * f[f.size() / 2]);
-    }
+    for (const auto& f : frac) std::printf(" | %.1f%% |", 100 * median(f));
     std::printf("\n");
     return 0;
 }
@@ -172,10 +169,9 @@ int run_stream_bench(const BenchArgs& a) {
             ms.push_back(t);
             if (threads == 2 && rep == (reps + 1) / 2) kind_ms = per;
         }
-        std::sort(ms.begin(), ms.end());
-        const double med = ms[ms.size() / 2], gbs = double(bytes) / med / 1e6;
+        const double med = median(ms), best = *std::min_element(ms.begin(), ms.end()), gbs = double(bytes) / med / 1e6;
         std::printf("| %d | %.2f | %.2f | %.2f | %.0f%% | %.2f | %.2f |\n", threads, bw / 1e9, med, gbs, 100 * gbs * 1e9 / bw,
-                    ms.front(), double(bytes) / ms.front() / 1e6);
+                    best, double(bytes) / best / 1e6);
         std::fflush(stdout);
     }
     std::printf("\n2 threads, one step by product kind:\n\n| product | ms | weight GB/s |\n|---|---:|---:|\n");
