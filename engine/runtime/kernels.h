@@ -17,14 +17,20 @@ const char* dot_kernel_name();
 // of the values).
 void axpy(float* y, float a, const float* x, int64_t n);
 
-// out = x / sqrt(mean(x^2) + eps) * w
+// out = x / sqrt(mean(x^2) + eps) * w. With AVX2+FMA the sum of squares runs in 32 partial sums
+// (four 8-lane FMA chains), not one sequential sum: the last bits of a norm differ across
+// processors, as the dot product's do.
 void rmsnorm(float* out, const float* x, const float* w, int n, float eps);
-// In-place softmax over n values.
+// In-place softmax over n values (its exponentials are kernels::exp).
 void softmax(float* x, int n);
 // out[i] = log softmax(x)[i], in double (for KL divergences and NLLs over a vocabulary).
 void log_softmax(const float* x, int n, std::vector<double>& out);
-// a[i] = silu(a[i]) * b[i]
+// a[i] = silu(a[i]) * b[i] = a[i] / (1 + e^-a[i]) * b[i]. With AVX2+FMA e^x is exp8 in
+// kernels.cpp (within ~2 ulp of libm's expf), elsewhere libm's: the values are the same for any
+// split of a row into pieces, not across processors.
 void swiglu(float* a, const float* b, int n);
+// y[i] = e^x[i] (y may be x): the exponential swiglu and softmax use on this processor.
+void exp(float* y, const float* x, int n);
 // Rotary embedding, interleaved pairs (2i, 2i+1) of each of `heads` heads (stride head_dim),
 // pairs i < half rotated by (cos[i], sin[i]); the rest of a head is left as it is.
 void rope_interleaved(float* vec, int heads, int head_dim, int half, const float* cos, const float* sin);

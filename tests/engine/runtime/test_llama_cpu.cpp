@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "engine/model/ir.h"
@@ -119,6 +120,71 @@ TEST(Kernels, AxpyIsTheLoopBitForBit) {
         }
         kernels::axpy(y.data(), a, x.data(), n);
         for (int i = 0; i < n; ++i) ASSERT_EQ(y[size_t(i)], want[size_t(i)]) << "n=" << n << " i=" << i;
+    }
+}
+
+// The vector exponential behind swiglu and softmax stays within a few float ulp of libm's expf
+// over the whole range where e^x is a normal float, and passes NaN through.
+TEST(Kernels, VectorExpMatchesLibm) {
+    std::vector<float> x;
+    for (float v = -87.0f; v < 88.0f; v += 0.000731f) x.push_back(v);
+    for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 0.34657359f, -0.34657359f}) x.push_back(v);
+    x.push_back(std::numeric_limits<float>::quiet_NaN());
+    std::vector<float> y(x.size());
+    kernels::exp(y.data(), x.data(), int(x.size()));
+    double worst = 0;
+    for (size_t i = 0; i + 1 < x.size(); ++i) {
+        const double want = std::exp(double(x[i]));
+        worst = std::max(worst, std::abs(y[i] - want) / want);
+    }
+    EXPECT_LT(worst, 3 * 5.97e-8) << kernels::dot_kernel_name();
+    EXPECT_TRUE(std::isnan(y.back()));
+    // Far outside: 0 and a huge finite value or +inf, never a wrapped exponent.
+    float big[2] = {-1000.0f, 1000.0f};
+    kernels::exp(big, big, 2);
+    EXPECT_LT(big[0], 1e-37f);
+    EXPECT_GT(big[1], 1e38f);
+}
+
+// SwiGLU: g / (1 + e^-g) · b within a few ulp of the double formula, and the same values whether
+// a row is processed whole or in pieces of any length (the gate/up region applies it per chunk).
+TEST(Kernels, SwigluIsAccurateAndPiecewiseIdentical) {
+    std::mt19937 rng(5);
+    std::normal_distribution<float> nd(0.0f, 4.0f);
+    const int n = 203;
+    std::vector<float> g(n), b(n);
+    for (auto& v : g) v = nd(rng);
+    for (auto& v : b) v = nd(rng);
+    g[0] = 120.0f, g[1] = -120.0f, g[2] = 0.0f;
+    std::vector<float> whole = g;
+    kernels::swiglu(whole.data(), b.data(), n);
+    for (int i = 0; i < n; ++i) {
+        const double want = double(g[size_t(i)]) / (1.0 + std::exp(-double(g[size_t(i)]))) * b[size_t(i)];
+        EXPECT_NEAR(whole[size_t(i)], want, 4e-7 * std::abs(want) + 1e-30) << "i=" << i;
+    }
+    for (int piece : {1, 3, 8, 13, 64}) {
+        std::vector<float> p = g;
+        for (int i = 0; i < n; i += piece) kernels::swiglu(p.data() + i, b.data() + i, std::min(piece, n - i));
+        for (int i = 0; i < n; ++i) ASSERT_EQ(p[size_t(i)], whole[size_t(i)]) << "piece " << piece << " i=" << i;
+    }
+}
+
+// RMSNorm against the double formula, on lengths with and without a partial vector.
+TEST(Kernels, RmsnormMatchesDoubleReference) {
+    std::mt19937 rng(9);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    for (int n : {1, 5, 8, 33, 64, 2048, 5633}) {
+        std::vector<float> x(static_cast<size_t>(n)), w(x.size()), out(x.size());
+        for (auto& v : x) v = nd(rng);
+        for (auto& v : w) v = nd(rng);
+        double ss = 0;
+        for (float v : x) ss += double(v) * v;
+        const double inv = 1.0 / std::sqrt(ss / n + 1e-5);
+        kernels::rmsnorm(out.data(), x.data(), w.data(), n, 1e-5f);
+        for (int i = 0; i < n; ++i) {
+            const double want = double(w[size_t(i)]) * inv * x[size_t(i)];
+            ASSERT_NEAR(out[size_t(i)], want, 1e-5 * std::abs(want) + 1e-9) << "n=" << n << " i=" << i;
+        }
     }
 }
 
