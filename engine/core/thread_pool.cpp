@@ -8,10 +8,9 @@ namespace edge {
 
 namespace {
 
-constexpr uint64_t kField = (uint64_t(1) << 20) - 1;  // chunk count and next index: 20 bits each
-inline uint64_t next_of(uint64_t s) { return s & kField; }
-inline uint64_t count_of(uint64_t s) { return (s >> 20) & kField; }
-inline bool open(uint64_t s) { return next_of(s) < count_of(s); }
+inline uint64_t pack(int64_t front, int64_t end) { return (uint64_t(front) << 32) | uint64_t(end); }
+inline int64_t front_of(uint64_t w) { return int64_t(w >> 32); }
+inline int64_t end_of(uint64_t w) { return int64_t(w & 0xffffffffu); }
 
 }  // namespace
 
@@ -23,7 +22,8 @@ int64_t ThreadPool::default_spin_ns() {
 
 ThreadPool::ThreadPool(int threads) : spin_ns_(default_spin_ns()) {
     if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
-    for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+    runs_ = std::make_unique<Run[]>(size_t(threads));
+    for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -35,25 +35,45 @@ ThreadPool::~ThreadPool() {
     for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::run_chunks() {
+bool ThreadPool::has_work() const {
+    for (int r = 0; r < size(); ++r) {
+        const uint64_t w = runs_[size_t(r)].word.load(std::memory_order_acquire);
+        if (front_of(w) < end_of(w)) return true;
+    }
+    return false;
+}
+
+int64_t ThreadPool::claim(int r, bool front) {
+    std::atomic<uint64_t>& word = runs_[size_t(r)].word;
+    uint64_t w = word.load(std::memory_order_acquire);
     for (;;) {
-        uint64_t s = state_.load(std::memory_order_acquire);
-        if (!open(s)) return;
-        if (!state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel)) continue;
-        // Chunk next_of(s) of the region s was published with: that region cannot finish before
-        // this chunk does, so job_, n_ and chunk_ are still its own.
-        const int64_t b = int64_t(next_of(s)) * chunk_;
-        (*job_)(b, std::min(n_, b + chunk_));
-        if (done_chunks_.fetch_add(1) + 1 == int64_t(count_of(s)) && caller_asleep_.load()) {
-            std::lock_guard<std::mutex> lk(mu_);
-            cv_done_.notify_one();
-        }
+        const int64_t f = front_of(w), e = end_of(w);
+        if (f >= e) return -1;
+        if (word.compare_exchange_weak(w, front ? pack(f + 1, e) : pack(f, e - 1), std::memory_order_acq_rel,
+                                       std::memory_order_acquire))
+            return front ? f : e - 1;
     }
 }
 
-void ThreadPool::worker_loop() {
+void ThreadPool::run_piece(int64_t p) {
+    // Read after the claim: the region of this piece (see job_).
+    const int64_t b = p * piece_;
+    (*job_)(b, std::min(n_, b + piece_));
+    if (done_pieces_.fetch_add(1) + 1 == pieces_ && caller_asleep_.load()) {
+        std::lock_guard<std::mutex> lk(mu_);
+        cv_done_.notify_one();
+    }
+}
+
+void ThreadPool::run_pieces(int self) {
+    for (int64_t p; (p = claim(self, true)) >= 0;) run_piece(p);
+    for (int k = 1; k < size(); ++k)
+        for (int64_t p; (p = claim((self + k) % size(), false)) >= 0;) run_piece(p);
+}
+
+void ThreadPool::worker_loop(int self) {
     for (;;) {
-        run_chunks();
+        run_pieces(self);
         // Decode's next region usually follows within a few µs (a norm, the activation
         // quantization): wait for it with plain loads (no pause: a pause loop makes the
         // hypervisor deschedule a virtual CPU) for up to spin_ns_, then sleep.
@@ -62,7 +82,7 @@ void ThreadPool::worker_loop() {
             const auto t0 = std::chrono::steady_clock::now();
             bool fresh = false;
             for (int i = 1; !fresh; ++i) {
-                fresh = open(state_.load(std::memory_order_acquire));
+                fresh = has_work();
                 if (!fresh && (i & 255) == 0 &&
                     std::chrono::steady_clock::now() - t0 > std::chrono::nanoseconds(spin_ns))
                     break;
@@ -70,7 +90,7 @@ void ThreadPool::worker_loop() {
             if (fresh) continue;
         }
         std::unique_lock<std::mutex> lk(mu_);
-        cv_start_.wait(lk, [&] { return stop_ || open(state_.load(std::memory_order_acquire)); });
+        cv_start_.wait(lk, [&] { return stop_ || has_work(); });
         if (stop_) return;
     }
 }
@@ -79,28 +99,29 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
     if (n <= 0) return;
     const int64_t threads = size();
     grain = std::max<int64_t>(1, grain);
-    const int64_t target = threads * kChunksPerThread;
-    const int64_t chunk = std::max(grain, (n + target - 1) / target);
-    const int64_t chunks = (n + chunk - 1) / chunk;
-    if (threads == 1 || chunks <= 1) {
+    const int64_t target = threads * kPiecesPerThread;
+    const int64_t piece = std::max(grain, (n + target - 1) / target);
+    const int64_t pieces = (n + piece - 1) / piece;
+    if (threads == 1 || pieces <= 1) {
         fn(0, n);
         return;
     }
     job_ = &fn;
     n_ = n;
-    chunk_ = chunk;
-    done_chunks_.store(0, std::memory_order_relaxed);
+    piece_ = piece;
+    pieces_ = pieces;
+    done_pieces_.store(0, std::memory_order_relaxed);
     {
         // Published under the mutex, so a worker between its last look and its wait cannot miss it.
         std::lock_guard<std::mutex> lk(mu_);
-        generation_ = (generation_ + 1) & ((uint64_t(1) << 24) - 1);
-        state_.store((generation_ << 40) | (uint64_t(chunks) << 20), std::memory_order_release);
+        for (int64_t t = 0; t < threads; ++t)
+            runs_[size_t(t)].word.store(pack(pieces * t / threads, pieces * (t + 1) / threads), std::memory_order_release);
     }
     cv_start_.notify_all();
-    run_chunks();
-    // What is left are chunks other threads are running now.
-    auto done = [&] { return done_chunks_.load(std::memory_order_acquire) == chunks; };
-    // The chunks still running are short; waiting for them with plain loads beats a sleep and a
+    run_pieces(0);
+    // What is left are pieces other threads are running now.
+    auto done = [&] { return done_pieces_.load(std::memory_order_acquire) == pieces; };
+    // The pieces still running are short; waiting for them with plain loads beats a sleep and a
     // wake-up (10-50 us on a virtual machine) unless they run longer than spin_ns_.
     const int64_t spin_ns = spin_ns_.load(std::memory_order_relaxed);
     const auto t0 = std::chrono::steady_clock::now();
@@ -108,7 +129,7 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
         if ((i & 255) == 0 && std::chrono::steady_clock::now() - t0 > std::chrono::nanoseconds(spin_ns)) break;
     if (done()) return;
     std::unique_lock<std::mutex> lk(mu_);
-    caller_asleep_.store(true);  // seq_cst, before the predicate's look at done_chunks_
+    caller_asleep_.store(true);  // seq_cst, before the predicate's look at done_pieces_
     cv_done_.wait(lk, done);
     caller_asleep_.store(false);
 }

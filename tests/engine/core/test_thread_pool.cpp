@@ -1,5 +1,6 @@
 // engine/core/thread_pool: every index covered exactly once, for any size, grain and thread count;
-// many back-to-back regions; regions after the workers have been idle a while.
+// many back-to-back regions; regions after the workers have been idle a while; own pieces in order,
+// slow runs taken from the back.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -31,7 +32,7 @@ TEST(ThreadPool, ParallelForCoversEveryIndexOnce) {
                     },
                     grain);
                 for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[size_t(i)].load(), 1) << "index " << i << " n " << n << " threads " << threads;
-                EXPECT_LE(calls.load(), threads * ThreadPool::kChunksPerThread);
+                EXPECT_LE(calls.load(), threads * ThreadPool::kPiecesPerThread);
             }
     }
 }
@@ -64,9 +65,9 @@ TEST(ThreadPool, WakesWorkersThatWentToSleep) {
     }
 }
 
-// Chunks are claimed, not assigned: while the caller runs one slow chunk, a worker takes the
-// next, so a region of slow chunks runs on more than one thread; and every chunk runs once.
-TEST(ThreadPool, WorkersClaimChunksTheCallerHasNotTaken) {
+// Pieces are claimed, not assigned: while the caller runs one slow piece, a worker takes its own,
+// so a region of slow pieces runs on more than one thread; and every piece runs once.
+TEST(ThreadPool, WorkersClaimPiecesTheCallerHasNotTaken) {
     ThreadPool pool(2);
     std::mutex mu;
     std::vector<std::thread::id> ran_on;
@@ -78,9 +79,52 @@ TEST(ThreadPool, WorkersClaimChunksTheCallerHasNotTaken) {
         ran_on.push_back(std::this_thread::get_id());
     });
     EXPECT_EQ(covered.load(), 8);
-    EXPECT_EQ(ran_on.size(), 8u);  // 2 threads x kChunksPerThread chunks of one index
+    EXPECT_EQ(ran_on.size(), 8u);  // 8 pieces of one index
     std::sort(ran_on.begin(), ran_on.end());
-    EXPECT_GE(std::unique(ran_on.begin(), ran_on.end()) - ran_on.begin(), 2) << "only the caller ran chunks";
+    EXPECT_GE(std::unique(ran_on.begin(), ran_on.end()) - ran_on.begin(), 2) << "only the caller ran pieces";
+}
+
+// Each thread walks its own run in address order, each piece starting where its previous one
+// ended (the kernels' prefetch runs on into the next piece); a thread whose pieces are slow loses
+// the back of its run to the others.
+TEST(ThreadPool, OwnPiecesInOrderAndSlowRunsAreTakenFromTheBack) {
+    ThreadPool pool(2);
+    const int64_t n = 2 * ThreadPool::kPiecesPerThread * 10;  // pieces of 10
+    std::mutex mu;
+    std::vector<std::pair<std::thread::id, int64_t>> order;
+    const std::thread::id caller = std::this_thread::get_id();
+    std::atomic<bool> worker_started{false};
+    pool.parallel_for(n, [&](int64_t b, int64_t e) {
+        EXPECT_EQ(e - b, 10);
+        {
+            std::lock_guard<std::mutex> lk(mu);
+            order.push_back({std::this_thread::get_id(), b});
+        }
+        if (std::this_thread::get_id() != caller) {
+            // The worker's pieces are slow: the caller must take some of them.
+            worker_started = true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        } else if (b == 0) {
+            // Let the worker begin its run before the caller can take all of it.
+            const auto t0 = std::chrono::steady_clock::now();
+            while (!worker_started && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5))
+                std::this_thread::sleep_for(std::chrono::microseconds(100));
+        }
+    });
+    ASSERT_TRUE(worker_started.load()) << "the worker never ran";
+    ASSERT_EQ(order.size(), size_t(2 * ThreadPool::kPiecesPerThread));
+    const int64_t half = n / 2;
+    std::vector<int64_t> caller_own, worker_own, caller_stolen;
+    for (const auto& [id, b] : order) {
+        if (id == caller) (b < half ? caller_own : caller_stolen).push_back(b);
+        else worker_own.push_back(b);
+    }
+    ASSERT_EQ(caller_own.size(), size_t(ThreadPool::kPiecesPerThread));
+    for (size_t i = 0; i < caller_own.size(); ++i) EXPECT_EQ(caller_own[i], int64_t(i) * 10) << "caller's own run out of order";
+    for (size_t i = 0; i < worker_own.size(); ++i) EXPECT_EQ(worker_own[i], half + int64_t(i) * 10) << "worker's run out of order";
+    ASSERT_FALSE(worker_own.empty());
+    ASSERT_FALSE(caller_stolen.empty()) << "the caller never took a piece of the slow worker's run";
+    for (size_t i = 0; i < caller_stolen.size(); ++i) EXPECT_EQ(caller_stolen[i], n - 10 * int64_t(i + 1)) << "not taken from the back";
 }
 
 // Workers that sleep at once, spin briefly, or spin longer than the gaps between regions all
