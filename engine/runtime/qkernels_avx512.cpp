@@ -316,8 +316,10 @@ float dot_f16_avx512(const uint16_t* w, const float* x, int64_t n) {
 }
 
 // Same arithmetic as quantize_block_portable (IEEE max, divide, reciprocal, multiply, round half
-// to even), so both give identical codes and scales.
-void quantize_acts_avx512(const float* x, int64_t n, int8_t* q, float* scale, int32_t* sum) {
+// to even), so both give identical codes and scales. Block b's two halves of 16 codes go to
+// q + b·32 and q + b·32 + 16, or with int4_layout to where VnniActs puts them for INT4 weights:
+// chunk b/4 (128 bytes), slot b%4 of its first 64 bytes and of its second.
+void quantize_acts_avx512(const float* x, int64_t n, int8_t* q, float* scale, int32_t* sum, bool int4_layout) {
     const __m512 signbit = _mm512_set1_ps(-0.0f);
     for (int64_t b = 0, i = 0; i < n; ++b, i += kQBlock) {
         const int64_t left = n - i;
@@ -330,8 +332,9 @@ void quantize_acts_avx512(const float* x, int64_t n, int8_t* q, float* scale, in
         const __m512i lim = _mm512_set1_epi32(127), nlim = _mm512_set1_epi32(-127);
         const __m512i i0 = _mm512_max_epi32(nlim, _mm512_min_epi32(lim, _mm512_cvtps_epi32(_mm512_mul_ps(v0, iv))));
         const __m512i i1 = _mm512_max_epi32(nlim, _mm512_min_epi32(lim, _mm512_cvtps_epi32(_mm512_mul_ps(v1, iv))));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + b * kQBlock), _mm512_cvtsepi32_epi8(i0));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + b * kQBlock + 16), _mm512_cvtsepi32_epi8(i1));
+        const int64_t lo = int4_layout ? (b / 4) * 128 + (b % 4) * 16 : b * kQBlock, hi = lo + (int4_layout ? 64 : 16);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + lo), _mm512_cvtsepi32_epi8(i0));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + hi), _mm512_cvtsepi32_epi8(i1));
         scale[b] = d;
         sum[b] = _mm512_reduce_add_epi32(_mm512_add_epi32(i0, i1));
     }

@@ -49,7 +49,9 @@ bool vnni512_layout_ok(const QuantInfo& q);
 // RowsL2 or SequentialL1, lead: passes ahead (qkernels.h).
 void rows_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out, bool gfni,
                   RowPrefetch pf, int lead);
-void quantize_acts_avx512(const float* x, int64_t n, int8_t* q, float* scale, int32_t* sum);
+// Activations quantized in blocks of 32 (quantize_block_portable's arithmetic); int4_layout: the
+// codes in VnniActs' INT4 order instead of the natural one.
+void quantize_acts_avx512(const float* x, int64_t n, int8_t* q, float* scale, int32_t* sum, bool int4_layout = false);
 // VnniActs::lane_off of `chunks` chunks from the activations q (as VnniActs lays them out) for
 // weights of `bits` bits.
 void vnni_lanes_avx512(int bits, const int8_t* q, int64_t chunks, int32_t* lane_off);
