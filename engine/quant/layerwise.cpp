@@ -129,7 +129,7 @@ public:
         });
         capture("attn_output", xb_.data(), QD);
         qkernels::matmul(xb2_.data(), xb_.data(), *L.wo, n, pool_);
-        for (size_t i = 0; i < size_t(n) * D; ++i) x[i] += xb2_[i];
+        kernels::add(x, xb2_.data(), int64_t(n) * D);
         for (int t = 0; t < n; ++t) kernels::rmsnorm(&xb_[size_t(t) * D], &x[size_t(t) * D], L.ffn_norm, D, c.norm_eps);
         capture("ffn", xb_.data(), D);
         qkernels::matmul(hb_.data(), xb_.data(), *L.w_gate, n, pool_);
@@ -137,7 +137,7 @@ public:
         for (int t = 0; t < n; ++t) kernels::swiglu(&hb_[size_t(t) * F], &hb2_[size_t(t) * F], F);
         capture("ffn_down", hb_.data(), F);
         qkernels::matmul(xb2_.data(), hb_.data(), *L.w_down, n, pool_);
-        for (size_t i = 0; i < size_t(n) * D; ++i) x[i] += xb2_[i];
+        kernels::add(x, xb2_.data(), int64_t(n) * D);
     }
 
 private:

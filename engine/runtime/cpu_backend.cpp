@@ -153,7 +153,7 @@ Status CpuBackend::run_chunk(const int32_t* tokens, int n, int pos, float* all_l
                     const int W = s.out[0].width;
                     float* y = P(s.out[0]) + size_t(r0) * W;
                     const float* r = P(s.residual) + size_t(r0) * W;
-                    for (size_t i = 0; i < size_t(rows) * W; ++i) y[i] += r[i];
+                    kernels::add(y, r, int64_t(rows) * W);
                 }
                 if (s.writes_logits) {
                     const float* lg = P(s.out[0]);

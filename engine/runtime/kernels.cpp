@@ -152,6 +152,68 @@ void exp_portable(float* y, const float* x, int n) {
     for (int i = 0; i < n; ++i) y[i] = std::exp(x[i]);
 }
 
+void add_portable(float* y, const float* x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+void scale_mul_portable(float* out, const float* x, const float* w, float s, int n) {
+    for (int i = 0; i < n; ++i) out[i] = w[i] * (s * x[i]);
+}
+
+void rope_portable(float* vec, int heads, int head_dim, int half, const float* cs, const float* sn) {
+    for (int h = 0; h < heads; ++h) {
+        float* hv = vec + size_t(h) * size_t(head_dim);
+        for (int i = 0; i < half; ++i) {
+            const float a = hv[2 * i], b = hv[2 * i + 1];
+            hv[2 * i] = a * cs[i] - b * sn[i];
+            hv[2 * i + 1] = a * sn[i] + b * cs[i];
+        }
+    }
+}
+
+#if defined(__x86_64__)
+// Element-wise kernels the executor runs on one thread between parallel regions (residual adds,
+// RMSNorm's scaling, RoPE): AVX without FMA, so every element rounds exactly as in the portable
+// loops (the compiler does not vectorise those at -O2: the pointers may alias).
+__attribute__((target("avx"))) void add_avx(float* y, const float* x, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(y + i), _mm256_loadu_ps(x + i)));
+    for (; i < n; ++i) y[i] += x[i];
+}
+
+__attribute__((target("avx"))) void scale_mul_avx(float* out, const float* x, const float* w, float s, int n) {
+    const __m256 sv = _mm256_set1_ps(s);
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_loadu_ps(w + i), _mm256_mul_ps(sv, _mm256_loadu_ps(x + i))));
+    for (; i < n; ++i) out[i] = w[i] * (s * x[i]);
+}
+
+// Four pairs per vector: v = (a0 b0 a1 b1 ...), its pairs swapped (b0 a0 ...), cos doubled
+// (c0 c0 c1 c1 ...) and sin doubled with the even lanes negated: v·c + swapped·s gives
+// a·c − b·s and b·c + a·s, the same products and one add or subtract each, as the loop.
+__attribute__((target("avx"))) void rope_avx(float* vec, int heads, int head_dim, int half, const float* cs, const float* sn) {
+    const __m256 neg_even = _mm256_setr_ps(-0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f);
+    for (int h = 0; h < heads; ++h) {
+        float* hv = vec + size_t(h) * size_t(head_dim);
+        int i = 0;
+        for (; i + 4 <= half; i += 4) {
+            const __m128 c = _mm_loadu_ps(cs + i), s = _mm_loadu_ps(sn + i);
+            const __m256 c2 = _mm256_set_m128(_mm_unpackhi_ps(c, c), _mm_unpacklo_ps(c, c));
+            const __m256 s2 = _mm256_xor_ps(_mm256_set_m128(_mm_unpackhi_ps(s, s), _mm_unpacklo_ps(s, s)), neg_even);
+            const __m256 v = _mm256_loadu_ps(hv + 2 * i);
+            const __m256 swapped = _mm256_permute_ps(v, 0xB1);
+            _mm256_storeu_ps(hv + 2 * i, _mm256_add_ps(_mm256_mul_ps(v, c2), _mm256_mul_ps(swapped, s2)));
+        }
+        for (; i < half; ++i) {
+            const float a = hv[2 * i], b = hv[2 * i + 1];
+            hv[2 * i] = a * cs[i] - b * sn[i];
+            hv[2 * i + 1] = a * sn[i] + b * cs[i];
+        }
+    }
+}
+#endif
+
 using DotFn = float (*)(const float*, const float*, int64_t);
 using AxpyFn = void (*)(float*, float, const float*, int64_t);
 
@@ -161,6 +223,9 @@ struct Dispatch {
     float (*sum_squares)(const float*, int) = sum_squares_portable;
     void (*swiglu)(float*, const float*, int) = swiglu_portable;
     void (*exp)(float*, const float*, int) = exp_portable;
+    void (*add)(float*, const float*, int64_t) = add_portable;
+    void (*scale_mul)(float*, const float*, const float*, float, int) = scale_mul_portable;
+    void (*rope)(float*, int, int, int, const float*, const float*) = rope_portable;
     const char* name = "portable";
     Dispatch() {
 #if defined(__x86_64__)
@@ -172,7 +237,12 @@ struct Dispatch {
             exp = exp_avx2;
             name = "avx2-fma";
         }
-        if (__builtin_cpu_supports("avx")) axpy = axpy_avx;
+        if (__builtin_cpu_supports("avx")) {
+            axpy = axpy_avx;
+            add = add_avx;
+            scale_mul = scale_mul_avx;
+            rope = rope_avx;
+        }
 #endif
     }
 };
@@ -186,12 +256,13 @@ const Dispatch& dispatch() {
 
 float dot(const float* a, const float* b, int64_t n) { return dispatch().fn(a, b, n); }
 void axpy(float* y, float a, const float* x, int64_t n) { dispatch().axpy(y, a, x, n); }
+void add(float* y, const float* x, int64_t n) { dispatch().add(y, x, n); }
 const char* dot_kernel_name() { return dispatch().name; }
 
 void rmsnorm(float* out, const float* x, const float* w, int n, float eps) {
     float ss = dispatch().sum_squares(x, n);
     ss = 1.0f / std::sqrt(ss / float(n) + eps);
-    for (int i = 0; i < n; ++i) out[i] = w[i] * (ss * x[i]);
+    dispatch().scale_mul(out, x, w, ss, n);
 }
 
 void softmax(float* x, int n) {
@@ -219,14 +290,7 @@ void swiglu(float* a, const float* b, int n) { dispatch().swiglu(a, b, n); }
 void exp(float* y, const float* x, int n) { dispatch().exp(y, x, n); }
 
 void rope_interleaved(float* vec, int heads, int head_dim, int half, const float* cs, const float* sn) {
-    for (int h = 0; h < heads; ++h) {
-        float* hv = vec + size_t(h) * size_t(head_dim);
-        for (int i = 0; i < half; ++i) {
-            const float a = hv[2 * i], b = hv[2 * i + 1];
-            hv[2 * i] = a * cs[i] - b * sn[i];
-            hv[2 * i + 1] = a * sn[i] + b * cs[i];
-        }
-    }
+    dispatch().rope(vec, heads, head_dim, half, cs, sn);
 }
 
 }  // namespace edge::kernels

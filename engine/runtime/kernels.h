@@ -16,6 +16,8 @@ const char* dot_kernel_name();
 // element rounds as the plain loop does (AVX where the processor has it; attention's weighted sum
 // of the values).
 void axpy(float* y, float a, const float* x, int64_t n);
+// y[i] += x[i] (residual adds; AVX where the processor has it, bit-identical to the loop).
+void add(float* y, const float* x, int64_t n);
 
 // out = x / sqrt(mean(x^2) + eps) * w. With AVX2+FMA the sum of squares runs in 32 partial sums
 // (four 8-lane FMA chains), not one sequential sum: the last bits of a norm differ across

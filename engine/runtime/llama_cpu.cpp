@@ -132,7 +132,7 @@ void LlamaCpu::finish_block(int l, int n) {
     const int D = c.dim, F = c.hidden_dim, QD = c.q_dim();
     hook(l, "attn_output", xb_.data(), n, QD);
     matmul(xb2_.data(), xb_.data(), *L.wo, n);
-    for (size_t i = 0; i < size_t(n) * D; ++i) x_[i] += xb2_[i];
+    kernels::add(x_.data(), xb2_.data(), int64_t(n) * D);
 
     for (int t = 0; t < n; ++t) kernels::rmsnorm(&xb_[size_t(t) * D], &x_[size_t(t) * D], L.ffn_norm, D, c.norm_eps);
     if (linear_hook_)
@@ -140,7 +140,7 @@ void LlamaCpu::finish_block(int l, int n) {
     qkernels::matmul_gate_up_swiglu(hb_.data(), hb2_.data(), xb_.data(), *L.w_gate, *L.w_up, n, pool_);
     hook(l, "ffn_down", hb_.data(), n, F);
     matmul(xb2_.data(), hb_.data(), *L.w_down, n);
-    for (size_t i = 0; i < size_t(n) * D; ++i) x_[i] += xb2_[i];
+    kernels::add(x_.data(), xb2_.data(), int64_t(n) * D);
 }
 
 const float* LlamaCpu::prefill(const int32_t* tokens, int n, int pos, float* all_logits) {

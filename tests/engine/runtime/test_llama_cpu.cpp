@@ -188,6 +188,41 @@ TEST(Kernels, RmsnormMatchesDoubleReference) {
     }
 }
 
+// The element-wise kernels between regions (residual add, RoPE) round every element exactly as
+// the plain loops do, tails included.
+TEST(Kernels, AddAndRopeAreTheLoopsBitForBit) {
+    std::mt19937 rng(11);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    for (int n : {1, 7, 8, 9, 2048, 2051}) {
+        std::vector<float> y(static_cast<size_t>(n)), x(y.size());
+        for (auto& v : y) v = nd(rng);
+        for (auto& v : x) v = nd(rng);
+        std::vector<float> want = y;
+        for (size_t i = 0; i < want.size(); ++i) want[i] += x[i];
+        kernels::add(y.data(), x.data(), n);
+        for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(y[i], want[i]) << "n=" << n << " i=" << i;
+    }
+    for (int half : {1, 3, 4, 7, 32}) {
+        const int heads = 3, head_dim = 2 * half + 2;  // two trailing values per head left alone
+        std::vector<float> v(static_cast<size_t>(heads * head_dim)), cs(static_cast<size_t>(half)), sn(cs.size());
+        for (auto& e : v) e = nd(rng);
+        for (int i = 0; i < half; ++i) {
+            cs[size_t(i)] = std::cos(0.37f * float(i + 1));
+            sn[size_t(i)] = std::sin(0.37f * float(i + 1));
+        }
+        std::vector<float> want = v;
+        for (int h = 0; h < heads; ++h)
+            for (int i = 0; i < half; ++i) {
+                float* p = &want[size_t(h * head_dim + 2 * i)];
+                volatile float ac = p[0] * cs[size_t(i)], bs = p[1] * sn[size_t(i)], as = p[0] * sn[size_t(i)], bc = p[1] * cs[size_t(i)];
+                p[0] = ac - bs;
+                p[1] = as + bc;
+            }
+        kernels::rope_interleaved(v.data(), heads, head_dim, half, cs.data(), sn.data());
+        for (size_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], want[i]) << "half=" << half << " i=" << i;
+    }
+}
+
 TEST(Sampler, GreedyTopKTopP) {
     std::vector<float> logits = {0.1f, 3.0f, 2.9f, -1.0f, 0.0f};
     Sampler greedy({0.0f, 0, 1.0f, 1});
