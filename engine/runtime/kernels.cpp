@@ -73,6 +73,11 @@ void swiglu_portable(float* a, const float* b, int n) {
 }
 
 #if defined(__x86_64__)
+// The first `left` of 8 lanes (all when left >= 8): the mask of a partial last vector.
+__attribute__((target("avx2"))) inline __m256i first_n8(int left) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
 // Σ x² in four 8-lane FMA chains (the scalar loop is one dependent add per element: ~4 cycles
 // each, 2.7 µs for a 2048-wide RMSNorm, which decode runs twice per block on one thread). A
 // masked tail, so every length takes the same path.
@@ -88,7 +93,7 @@ __attribute__((target("avx2,fma"))) float sum_squares_avx2(const float* x, int n
         s3 = _mm256_fmadd_ps(d, d, s3);
     }
     for (; i < n; i += 8) {
-        const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(n - i), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        const __m256i m = first_n8(n - i);
         const __m256 a = _mm256_maskload_ps(x + i, m);
         s0 = _mm256_fmadd_ps(a, a, s0);
     }
@@ -133,7 +138,7 @@ __attribute__((target("avx2,fma"))) void swiglu_avx2(float* a, const float* b, i
     int i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(a + i, swiglu8(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
     if (i < n) {
-        const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(n - i), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        const __m256i m = first_n8(n - i);
         _mm256_maskstore_ps(a + i, m, swiglu8(_mm256_maskload_ps(a + i, m), _mm256_maskload_ps(b + i, m)));
     }
 }
@@ -142,7 +147,7 @@ __attribute__((target("avx2,fma"))) void exp_avx2(float* y, const float* x, int 
     int i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, exp8(_mm256_loadu_ps(x + i)));
     if (i < n) {
-        const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(n - i), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        const __m256i m = first_n8(n - i);
         _mm256_maskstore_ps(y + i, m, exp8(_mm256_maskload_ps(x + i, m)));
     }
 }
