@@ -49,13 +49,32 @@ void axpy_portable(float* y, float a, const float* x, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
 
+void add_portable(float* y, const float* x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+void scale_mul_portable(float* out, const float* x, const float* w, float s, int n) {
+    for (int i = 0; i < n; ++i) out[i] = w[i] * (s * x[i]);
+}
+
+void rope_portable(float* vec, int heads, int head_dim, int half, const float* cs, const float* sn) {
+    for (int h = 0; h < heads; ++h) {
+        float* hv = vec + size_t(h) * size_t(head_dim);
+        for (int i = 0; i < half; ++i) {
+            const float a = hv[2 * i], b = hv[2 * i + 1];
+            hv[2 * i] = a * cs[i] - b * sn[i];
+            hv[2 * i + 1] = a * sn[i] + b * cs[i];
+        }
+    }
+}
+
 #if defined(__x86_64__)
 __attribute__((target("avx"))) void axpy_avx(float* y, float a, const float* x, int64_t n) {
     const __m256 av = _mm256_set1_ps(a);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
         _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(y + i), _mm256_mul_ps(av, _mm256_loadu_ps(x + i))));
-    for (; i < n; ++i) y[i] += a * x[i];
+    axpy_portable(y + i, a, x + i, n - i);
 }
 #endif
 
@@ -157,25 +176,6 @@ void exp_portable(float* y, const float* x, int n) {
     for (int i = 0; i < n; ++i) y[i] = std::exp(x[i]);
 }
 
-void add_portable(float* y, const float* x, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) y[i] += x[i];
-}
-
-void scale_mul_portable(float* out, const float* x, const float* w, float s, int n) {
-    for (int i = 0; i < n; ++i) out[i] = w[i] * (s * x[i]);
-}
-
-void rope_portable(float* vec, int heads, int head_dim, int half, const float* cs, const float* sn) {
-    for (int h = 0; h < heads; ++h) {
-        float* hv = vec + size_t(h) * size_t(head_dim);
-        for (int i = 0; i < half; ++i) {
-            const float a = hv[2 * i], b = hv[2 * i + 1];
-            hv[2 * i] = a * cs[i] - b * sn[i];
-            hv[2 * i + 1] = a * sn[i] + b * cs[i];
-        }
-    }
-}
-
 #if defined(__x86_64__)
 // Element-wise kernels the executor runs on one thread between parallel regions (residual adds,
 // RMSNorm's scaling, RoPE): AVX without FMA, so every element rounds exactly as in the portable
@@ -183,7 +183,7 @@ void rope_portable(float* vec, int heads, int head_dim, int half, const float* c
 __attribute__((target("avx"))) void add_avx(float* y, const float* x, int64_t n) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(y + i), _mm256_loadu_ps(x + i)));
-    for (; i < n; ++i) y[i] += x[i];
+    add_portable(y + i, x + i, n - i);
 }
 
 __attribute__((target("avx"))) void scale_mul_avx(float* out, const float* x, const float* w, float s, int n) {
@@ -191,7 +191,7 @@ __attribute__((target("avx"))) void scale_mul_avx(float* out, const float* x, co
     int i = 0;
     for (; i + 8 <= n; i += 8)
         _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_loadu_ps(w + i), _mm256_mul_ps(sv, _mm256_loadu_ps(x + i))));
-    for (; i < n; ++i) out[i] = w[i] * (s * x[i]);
+    scale_mul_portable(out + i, x + i, w + i, s, n - i);
 }
 
 // Four pairs per vector: v = (a0 b0 a1 b1 ...), its pairs swapped (b0 a0 ...), cos doubled
@@ -210,11 +210,7 @@ __attribute__((target("avx"))) void rope_avx(float* vec, int heads, int head_dim
             const __m256 swapped = _mm256_permute_ps(v, 0xB1);
             _mm256_storeu_ps(hv + 2 * i, _mm256_add_ps(_mm256_mul_ps(v, c2), _mm256_mul_ps(swapped, s2)));
         }
-        for (; i < half; ++i) {
-            const float a = hv[2 * i], b = hv[2 * i + 1];
-            hv[2 * i] = a * cs[i] - b * sn[i];
-            hv[2 * i + 1] = a * sn[i] + b * cs[i];
-        }
+        rope_portable(hv + 2 * i, 1, head_dim, half - i, cs + i, sn + i);  // the last pairs
     }
 }
 #endif

@@ -310,15 +310,10 @@ void prepare_vnni(const float* x, int64_t n, const QuantInfo& qi, VnniBuffers& b
     buf.q.resize(size_t(Bp * kQBlock));
     buf.scale.resize(size_t(Bp + 16));
     buf.sum.resize(size_t(B));
-    // The padding blocks (to whole chunks of 4) and scales are zero; the rest is written below.
-    std::fill(buf.q.begin() + B * kQBlock, buf.q.end(), int8_t(0));
-    if (qi.bits == 4 && B % 4 != 0) {  // a partial last chunk: its missing blocks' slots
-        int8_t* chunk = buf.q.data() + (B / 4) * 4 * kQBlock;
-        for (int64_t j = B % 4; j < 4; ++j) {
-            std::fill_n(chunk + j * 16, 16, int8_t(0));
-            std::fill_n(chunk + 64 + j * 16, 16, int8_t(0));
-        }
-    }
+    // The padding blocks (to whole chunks of 4) and scales are zero: the codes from the last
+    // chunk's start on (INT4's layout spreads a block over its chunk) are cleared, then the
+    // blocks written over them.
+    std::fill(buf.q.begin() + (qi.bits == 4 ? B / 4 * 4 : B) * kQBlock, buf.q.end(), int8_t(0));
     std::fill(buf.scale.begin() + B, buf.scale.end(), 0.0f);
     quantize_acts_avx512(x, n, buf.q.data(), buf.scale.data(), buf.sum.data(), qi.bits == 4);
     const int64_t bpg = qi.grouping == QGrouping::PerChannel ? B : qi.group_size / kQBlock;
