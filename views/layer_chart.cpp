@@ -1,11 +1,11 @@
 #include "views/layer_chart.h"
 
+#include <qcustomplot.h>
 #include <QComboBox>
 #include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QVBoxLayout>
-#include <qcustomplot.h>
 
 #include "views/models/format.h"
 #include "views/style.h"
@@ -91,7 +91,7 @@ void LayerChart::setModel(std::shared_ptr<const LoadedModel> model) {
     if (model_) {
         for (const edge::LayerInfo& li : model_->layers) {
             const QString kind = QString::fromStdString(li.kind);
-            family_.push_back(kind.startsWith(QLatin1String("attn")) ? Attention
+            family_.push_back(kind.startsWith(QLatin1String("attn"))  ? Attention
                               : kind.startsWith(QLatin1String("ffn")) ? FeedForward
                                                                       : Other);
         }

@@ -29,8 +29,7 @@ std::optional<OpenChoice> completeChoice(QWidget* parent, OpenChoice choice) {
     if (!choice.tokenizer.isEmpty() || !needsTokenizer(choice.path)) return choice;
     const QString tok = QFileDialog::getOpenFileName(
         parent, OpenModel::tr("Choose the tokenizer for %1").arg(QFileInfo(choice.path).fileName()),
-        QFileInfo(choice.path).absolutePath(),
-        OpenModel::tr("llama2.c tokenizer (*.bin);;All files (*)"));
+        QFileInfo(choice.path).absolutePath(), OpenModel::tr("llama2.c tokenizer (*.bin);;All files (*)"));
     if (tok.isEmpty()) return std::nullopt;
     choice.tokenizer = tok;
     return choice;
@@ -38,8 +37,9 @@ std::optional<OpenChoice> completeChoice(QWidget* parent, OpenChoice choice) {
 
 std::optional<OpenChoice> chooseModelFile(QWidget* parent, const QString& startDir) {
     const QString filters = OpenModel::tr("Models (*.gguf *.bin *.safetensors *.onnx *.pt)") + QStringLiteral(";;") +
-                            OpenModel::tr("GGUF (*.gguf)") + QStringLiteral(";;") + OpenModel::tr("llama2.c checkpoint (*.bin)") +
-                            QStringLiteral(";;") + OpenModel::tr("All files (*)");
+                            OpenModel::tr("GGUF (*.gguf)") + QStringLiteral(";;") +
+                            OpenModel::tr("llama2.c checkpoint (*.bin)") + QStringLiteral(";;") +
+                            OpenModel::tr("All files (*)");
     const QString path = QFileDialog::getOpenFileName(parent, OpenModel::tr("Open model"), startDir, filters);
     if (path.isEmpty()) return std::nullopt;
     return completeChoice(parent, OpenChoice{path, {}});
@@ -47,7 +47,8 @@ std::optional<OpenChoice> chooseModelFile(QWidget* parent, const QString& startD
 
 std::optional<OpenChoice> chooseModelFolder(QWidget* parent, const QString& startDir) {
     const QString dir = QFileDialog::getExistingDirectory(
-        parent, OpenModel::tr("Open a Hugging Face model folder (safetensors + config.json + tokenizer.json)"), startDir);
+        parent, OpenModel::tr("Open a Hugging Face model folder (safetensors + config.json + tokenizer.json)"),
+        startDir);
     if (dir.isEmpty()) return std::nullopt;
     return OpenChoice{dir, {}};
 }

@@ -29,8 +29,7 @@ void applyStudioStyle(QApplication& app) {
 
     QFont font = app.font();
     // Latin text in a UI sans; Han characters from the Simplified Chinese CJK face (not JP/KR).
-    font.setFamilies({QStringLiteral("Noto Sans"), QStringLiteral("DejaVu Sans"),
-                      QStringLiteral("Noto Sans CJK SC")});
+    font.setFamilies({QStringLiteral("Noto Sans"), QStringLiteral("DejaVu Sans"), QStringLiteral("Noto Sans CJK SC")});
     font.setPointSize(10);
     app.setFont(font);
 
@@ -55,27 +54,27 @@ void applyStudioStyle(QApplication& app) {
     p.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(0x8c, 0x95, 0x9f));
     app.setPalette(p);
 
-    app.setStyleSheet(QStringLiteral(
-        "QListWidget#pageList { background: #e9ecf0; border: none; border-right: 1px solid #d0d7de;"
-        "  padding-top: 8px; outline: 0; }"
-        "QListWidget#pageList::item { padding: 10px 16px; border-radius: 6px; margin: 2px 8px;"
-        "  color: #1f2328; }"
-        "QListWidget#pageList::item:selected { background: #ffffff; color: #1f6fd1;"
-        "  border: 1px solid #d0d7de; }"
-        "QTreeView, QTableView, QListView { border: 1px solid #d0d7de; border-radius: 4px; }"
-        "QTreeView::item, QTableView::item { padding: 0px 6px; }"
-        "QListView#recentList { border: none; }"
-        "QListView#recentList::item { padding: 7px 4px; border-bottom: 1px solid #eef0f2; }"
-        "QHeaderView::section { background: #f0f2f4; border: none; border-bottom: 1px solid #d0d7de;"
-        "  border-right: 1px solid #e1e4e8; padding: 4px 8px; font-weight: 600; }"
-        "QFrame#card { background: #ffffff; border: 1px solid #d0d7de; border-radius: 6px; }"
-        "QLabel#hint { color: #5b6570; }"
-        "QLabel#sectionTitle { font-weight: 600; }"
-        "QPushButton { padding: 5px 14px; }"
-        "QPushButton#primary { background: #1f6fd1; color: white; border: 1px solid #1a5fb4;"
-        "  border-radius: 4px; padding: 6px 16px; }"
-        "QPushButton#primary:hover { background: #2a7ae0; }"
-        "QStatusBar { border-top: 1px solid #d0d7de; }"));
+    app.setStyleSheet(
+        QStringLiteral("QListWidget#pageList { background: #e9ecf0; border: none; border-right: 1px solid #d0d7de;"
+                       "  padding-top: 8px; outline: 0; }"
+                       "QListWidget#pageList::item { padding: 10px 16px; border-radius: 6px; margin: 2px 8px;"
+                       "  color: #1f2328; }"
+                       "QListWidget#pageList::item:selected { background: #ffffff; color: #1f6fd1;"
+                       "  border: 1px solid #d0d7de; }"
+                       "QTreeView, QTableView, QListView { border: 1px solid #d0d7de; border-radius: 4px; }"
+                       "QTreeView::item, QTableView::item { padding: 0px 6px; }"
+                       "QListView#recentList { border: none; }"
+                       "QListView#recentList::item { padding: 7px 4px; border-bottom: 1px solid #eef0f2; }"
+                       "QHeaderView::section { background: #f0f2f4; border: none; border-bottom: 1px solid #d0d7de;"
+                       "  border-right: 1px solid #e1e4e8; padding: 4px 8px; font-weight: 600; }"
+                       "QFrame#card { background: #ffffff; border: 1px solid #d0d7de; border-radius: 6px; }"
+                       "QLabel#hint { color: #5b6570; }"
+                       "QLabel#sectionTitle { font-weight: 600; }"
+                       "QPushButton { padding: 5px 14px; }"
+                       "QPushButton#primary { background: #1f6fd1; color: white; border: 1px solid #1a5fb4;"
+                       "  border-radius: 4px; padding: 6px 16px; }"
+                       "QPushButton#primary:hover { background: #2a7ae0; }"
+                       "QStatusBar { border-top: 1px solid #d0d7de; }"));
 }
 
 }  // namespace edge::views

@@ -1,8 +1,8 @@
 #include "views/telemetry_chart.h"
 
+#include <qcustomplot.h>
 #include <QLabel>
 #include <QVBoxLayout>
-#include <qcustomplot.h>
 
 #include <algorithm>
 
@@ -115,7 +115,9 @@ void TelemetryChart::refresh(const TelemetryStore& store, double t0, double t1) 
     plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
-void TelemetryChart::setInteractive(bool on) { plot_->setInteractions(on ? QCP::iRangeDrag | QCP::iRangeZoom : QCP::Interactions()); }
+void TelemetryChart::setInteractive(bool on) {
+    plot_->setInteractions(on ? QCP::iRangeDrag | QCP::iRangeZoom : QCP::Interactions());
+}
 
 int TelemetryChart::pointCount(int series) const {
     if (series < 0 || series >= series_.size()) return 0;

@@ -12,8 +12,8 @@
 #include "app/cli/common.h"
 #include "engine/analysis/autoplan.h"
 #include "engine/analysis/cnn_sensitivity.h"
-#include "engine/analysis/torchscript_cnn.h"
 #include "engine/analysis/sensitivity.h"
+#include "engine/analysis/torchscript_cnn.h"
 #include "engine/core/mapped_file.h"
 #include "engine/quant/apply.h"
 #include "engine/quant/calib.h"
@@ -38,20 +38,30 @@ void add_analysis_options(CLI::App* sub, AnalyzeArgs& a) {
     sub->add_option("model", a.model, "Model file or folder")->required();
     sub->add_option("--tokenizer", a.tokenizer, "Tokenizer file for formats without one (llama2.c)");
     sub->add_option("--batches", a.o.batches, "T: batches for the gradient-norm statistics")
-        ->capture_default_str()->check(CLI::PositiveNumber);
-    sub->add_option("--topk", a.o.topk, "Hessian eigenvalues per layer")->capture_default_str()->check(CLI::PositiveNumber);
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    sub->add_option("--topk", a.o.topk, "Hessian eigenvalues per layer")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
     sub->add_option("--alpha", a.o.alpha, "Weight of the Hessian term in the fused importance")
-        ->capture_default_str()->check(CLI::Range(0.0, 1.0));
-    sub->add_option("--batch-size", a.o.batch_size, "Windows per gradient batch")->capture_default_str()->check(CLI::PositiveNumber);
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 1.0));
+    sub->add_option("--batch-size", a.o.batch_size, "Windows per gradient batch")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
     sub->add_option("--seq-len", a.o.seq_len, "Tokens per window")->capture_default_str()->check(CLI::PositiveNumber);
     sub->add_option("--hessian-sequences", a.o.hessian_sequences, "Sequences in the Hessian batch")
-        ->capture_default_str()->check(CLI::PositiveNumber);
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
     sub->add_option("--lanczos-steps", a.o.lanczos_steps, "Lanczos iterations per layer")
-        ->capture_default_str()->check(CLI::PositiveNumber);
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
     sub->add_option("--calib-sequences", a.calib_sequences, "Calibration windows cut from --calib")
-        ->capture_default_str()->check(CLI::PositiveNumber);
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
     sub->add_option("--quant-sequences", a.o.quant_sequences, "Windows for the empirical INT4 pass")
-        ->capture_default_str()->check(CLI::PositiveNumber);
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
     sub->add_option("--seed", a.o.seed, "Batch sampling and Lanczos start vectors")->capture_default_str();
     sub->add_option("--threads,-t", a.o.threads, "Threads (0 = default)")->check(CLI::NonNegativeNumber);
     sub->add_flag("--json", a.json, "Print JSON");
@@ -110,7 +120,8 @@ bool is_cnn_path(const std::string& p) {
 // A CNN: curvature and gradients on labelled images, the empirical INT4 pass on the first
 // --quant-sequences of them (engine/analysis/cnn_sensitivity.h).
 int run_analyze_cnn(const AnalyzeArgs& a) {
-    if (a.images.empty()) return fail(err(a.model, ": a CNN is analysed on labelled images: give --images (and --labels)"));
+    if (a.images.empty())
+        return fail(err(a.model, ": a CNN is analysed on labelled images: give --images (and --labels)"));
     const bool pt = a.model.size() > 3 && a.model.compare(a.model.size() - 3, 3, ".pt") == 0;
     auto m = pt ? load_torchscript_cnn(a.model) : load_cnn_model(a.model);
     if (!m.ok()) return fail(m.error());
@@ -248,13 +259,16 @@ int run_autoplan(const AutoplanArgs& a) {
         if (auto s = write_file(a.an.out, quant::plan_to_json(p->plan)); !s.ok()) return fail(s.error());
         nlohmann::json layers = nlohmann::json::object();
         for (size_t i = 0; i < cands->size(); ++i) layers[(*cands)[i].layer] = quant::precision_name(p->choice[i]);
-        out["plan"] = {{"out", a.an.out}, {"budget_bytes", *b}, {"bytes", p->bytes}, {"bits_per_weight", p->bits_per_weight},
-                       {"predicted", p->predicted}, {"unit", p->unit}, {"slack", p->slack}, {"layers", layers}};
+        out["plan"] = {{"out", a.an.out},           {"budget_bytes", *b},
+                       {"bytes", p->bytes},         {"bits_per_weight", p->bits_per_weight},
+                       {"predicted", p->predicted}, {"unit", p->unit},
+                       {"slack", p->slack},         {"layers", layers}};
         if (!a.an.json)
-            std::printf("%s: %zu layers, %zu bytes (%.3f bits/weight) within %zu; predicted loss increase %.5g "
-                        "nats/token; precisions %s (F = fp16, 8 = int8, 4 = int4, execution order)\n",
-                        a.an.out.c_str(), cands->size(), p->bytes, p->bits_per_weight, *b, p->predicted,
-                        choice_string(*p).c_str());
+            std::printf(
+                "%s: %zu layers, %zu bytes (%.3f bits/weight) within %zu; predicted loss increase %.5g "
+                "nats/token; precisions %s (F = fp16, 8 = int8, 4 = int4, execution order)\n",
+                a.an.out.c_str(), cands->size(), p->bytes, p->bits_per_weight, *b, p->predicted,
+                choice_string(*p).c_str());
     }
     if (a.frontier > 0) {
         auto text = read_text_file(a.eval);
@@ -270,9 +284,11 @@ int run_autoplan(const AutoplanArgs& a) {
             auto ppl = measure_ppl(model, tok, *text, uniform.back().plan, a.eval_parts, a.an.o.threads);
             if (!ppl.ok()) return fail(ppl.error());
             uniform_ppl.push_back(*ppl);
-            uj.push_back({{"precision", quant::precision_name(p)}, {"bytes", uniform.back().bytes},
+            uj.push_back({{"precision", quant::precision_name(p)},
+                          {"bytes", uniform.back().bytes},
                           {"bits_per_weight", uniform.back().bits_per_weight},
-                          {"predicted", uniform.back().predicted}, {"perplexity", *ppl}});
+                          {"predicted", uniform.back().predicted},
+                          {"perplexity", *ppl}});
         }
         auto fp32 = measure_ppl(model, tok, *text, quant::Plan{}, a.eval_parts, a.an.o.threads);
         if (!fp32.ok()) return fail(fp32.error());
@@ -303,10 +319,14 @@ int run_autoplan(const AutoplanArgs& a) {
                 if (uniform[size_t(k)].bytes <= bud) u = k;
             const bool ok = u < 0 || *ppl <= uniform_ppl[size_t(u)] * (1.0 + 1e-9);
             all_ok = all_ok && ok;
-            fj.push_back({{"budget_bytes", bud}, {"bytes", p->bytes}, {"bits_per_weight", p->bits_per_weight},
-                          {"predicted", p->predicted}, {"perplexity", *ppl},
+            fj.push_back({{"budget_bytes", bud},
+                          {"bytes", p->bytes},
+                          {"bits_per_weight", p->bits_per_weight},
+                          {"predicted", p->predicted},
+                          {"perplexity", *ppl},
                           {"uniform", u < 0 ? "" : quant::precision_name(uni[u])},
-                          {"uniform_perplexity", u < 0 ? 0.0 : uniform_ppl[size_t(u)]}, {"at_least_as_good", ok},
+                          {"uniform_perplexity", u < 0 ? 0.0 : uniform_ppl[size_t(u)]},
+                          {"at_least_as_good", ok},
                           {"precisions", choice_string(*p)}});
             if (!a.an.json)
                 std::printf("%10zu %8.3f %12.5g %10.4f %10s %10.4f  %s%s\n", p->bytes, p->bits_per_weight, p->predicted,
@@ -324,9 +344,10 @@ int run_autoplan(const AutoplanArgs& a) {
             std::printf("uniform:");
             for (size_t k = 0; k < 3; ++k)
                 std::printf("  %s %zu B ppl %.4f", quant::precision_name(uni[k]), uniform[k].bytes, uniform_ppl[k]);
-            std::printf("  (fp32 %.4f)\nSpearman(predicted, measured perplexity) = %.3f over %zu plans; every plan at "
-                        "least as good as the uniform plan of its size: %s\n",
-                        *fp32, rho, predicted.size(), all_ok ? "yes" : "NO");
+            std::printf(
+                "  (fp32 %.4f)\nSpearman(predicted, measured perplexity) = %.3f over %zu plans; every plan at "
+                "least as good as the uniform plan of its size: %s\n",
+                *fp32, rho, predicted.size(), all_ok ? "yes" : "NO");
         }
     }
     if (a.an.json) print_json(out);
@@ -337,10 +358,12 @@ int run_autoplan(const AutoplanArgs& a) {
 
 void add_analysis_commands(CLI::App& app, int& rc) {
     auto a = std::make_shared<AnalyzeArgs>();
-    CLI::App* sub = app.add_subcommand("analyze", "Per-layer sensitivity: Hessian spectrum, gradient spread, importance, INT4 cost");
+    CLI::App* sub = app.add_subcommand(
+        "analyze", "Per-layer sensitivity: Hessian spectrum, gradient spread, importance, INT4 cost");
     add_analysis_options(sub, *a);
     sub->add_option("--calib", a->calib, "Calibration text (paragraphs); language models");
-    sub->add_option("--images", a->images, "CNNs (.onnx, .pt, ResNet-20 .safetensors): IDX images or a digits .csv(.gz)");
+    sub->add_option("--images", a->images,
+                    "CNNs (.onnx, .pt, ResNet-20 .safetensors): IDX images or a digits .csv(.gz)");
     sub->add_option("--labels", a->labels, "CNNs: IDX labels");
     sub->add_option("--scale", a->scale, "CNNs: pixel scale for IDX images (default 1/255)");
     sub->add_option("--out", a->out, "Write the sensitivity JSON here (docs/analysis.md)");
@@ -355,11 +378,15 @@ void add_analysis_commands(CLI::App& app, int& rc) {
     ap->add_option("--out", p->an.out, "Plan file to write (*.plan.json)");
     ap->add_option("--sensitivity", p->sensitivity, "Sensitivity JSON from `analyze` (else it is computed)");
     ap->add_option("--predictor", p->predictor, "kl (empirical INT4 KL scaled by squared error) or hessian")
-        ->capture_default_str()->check(CLI::IsMember({"kl", "hessian"}));
-    ap->add_option("--frontier", p->frontier, "Also measure N plans from the all-INT4 to the all-INT8 size, and all-FP16 (needs --eval)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"kl", "hessian"}));
+    ap->add_option("--frontier", p->frontier,
+                   "Also measure N plans from the all-INT4 to the all-INT8 size, and all-FP16 (needs --eval)")
         ->check(CLI::PositiveNumber);
     ap->add_option("--eval", p->eval, "Text for the frontier perplexities (para protocol)");
-    ap->add_option("--eval-parts", p->eval_parts, "Paragraphs scored per plan")->capture_default_str()->check(CLI::PositiveNumber);
+    ap->add_option("--eval-parts", p->eval_parts, "Paragraphs scored per plan")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
     ap->callback([p, &rc] { rc = run_autoplan(*p); });
 }
 

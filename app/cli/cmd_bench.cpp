@@ -91,8 +91,8 @@ int run_bench(const BenchArgs& a) {
         Row row;
         row.threads = rt ? rt->threads() : th;
         for (int r = 0; r < a.runs; ++r) {
-            bar.progress()->report(double(done) / steps, "run " + std::to_string(r + 1) + ", " +
-                                                             std::to_string(th) + " thread(s)");
+            bar.progress()->report(double(done) / steps,
+                                   "run " + std::to_string(r + 1) + ", " + std::to_string(th) + " thread(s)");
             Stopwatch sw;
             auto pl = step(prompt.data(), a.prompt_tokens, 0);
             if (!pl.ok()) return fail(pl.error());
@@ -150,9 +150,9 @@ int run_bench(const BenchArgs& a) {
     std::printf("prefill %d tokens, decode %d tokens, median of %d runs\n\n", a.prompt_tokens, a.gen_tokens, a.runs);
     std::printf("| threads | prefill tok/s | decode tok/s |\n|--------:|--------------:|-------------:|\n");
     for (const Row& r : rows) std::printf("| %7d | %13.2f | %12.2f |\n", r.threads, r.prefill_tps, r.decode_tps);
-    std::printf("\npeak RSS %s (now %s: anonymous %s, file-backed %s)\n", human_bytes(double(mem.peak_rss_bytes)).c_str(),
-                human_bytes(double(mem.rss_bytes)).c_str(), human_bytes(double(mem.rss_anon_bytes)).c_str(),
-                human_bytes(double(mem.rss_file_bytes)).c_str());
+    std::printf("\npeak RSS %s (now %s: anonymous %s, file-backed %s)\n",
+                human_bytes(double(mem.peak_rss_bytes)).c_str(), human_bytes(double(mem.rss_bytes)).c_str(),
+                human_bytes(double(mem.rss_anon_bytes)).c_str(), human_bytes(double(mem.rss_file_bytes)).c_str());
     return kOk;
 }
 

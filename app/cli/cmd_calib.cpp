@@ -50,7 +50,9 @@ struct CalibArgs {
 };
 
 nlohmann::json selection_json(const calib::Selection& s) {
-    nlohmann::json j{{"method", calib::select_method_name(s.method)}, {"seed", s.seed}, {"indices", s.indices},
+    nlohmann::json j{{"method", calib::select_method_name(s.method)},
+                     {"seed", s.seed},
+                     {"indices", s.indices},
                      {"weights", s.weights}};
     if (s.method == calib::SelectMethod::KMeans) {
         j["cluster_sizes"] = s.cluster_sizes;
@@ -154,14 +156,18 @@ int run_text(const CalibArgs& a, std::shared_ptr<const Model> model, const Token
     if (auto s = write_report(a, j); !s) return fail(s.error());
     if (!a.json) {
         std::printf("%s: %zu of %zu paragraphs by %s (seed %llu), %lld tokens\n", a.out.c_str(), sel->indices.size(),
-                    pool.size(), a.method.c_str(), static_cast<unsigned long long>(a.seed), static_cast<long long>(stream));
+                    pool.size(), a.method.c_str(), static_cast<unsigned long long>(a.seed),
+                    static_cast<long long>(stream));
         if (so->method == calib::SelectMethod::KMeans)
-            std::printf("  k-means: %d iterations, inertia %.4g, cluster sizes %lld..%lld\n", sel->iterations, sel->inertia,
-                        static_cast<long long>(*std::min_element(sel->cluster_sizes.begin(), sel->cluster_sizes.end())),
-                        static_cast<long long>(*std::max_element(sel->cluster_sizes.begin(), sel->cluster_sizes.end())));
+            std::printf(
+                "  k-means: %d iterations, inertia %.4g, cluster sizes %lld..%lld\n", sel->iterations, sel->inertia,
+                static_cast<long long>(*std::min_element(sel->cluster_sizes.begin(), sel->cluster_sizes.end())),
+                static_cast<long long>(*std::max_element(sel->cluster_sizes.begin(), sel->cluster_sizes.end())));
         std::printf("  report: %s\n", (a.report.empty() ? a.out + ".json" : a.report).c_str());
-        std::printf("  use: edgestudio-cli quantize %s --plan PLAN --calib %s --calib-sequences %lld --calib-len %d --out M.edgeq\n",
-                    a.model.c_str(), a.out.c_str(), static_cast<long long>(seqs), a.calib_len);
+        std::printf(
+            "  use: edgestudio-cli quantize %s --plan PLAN --calib %s --calib-sequences %lld --calib-len %d --out "
+            "M.edgeq\n",
+            a.model.c_str(), a.out.c_str(), static_cast<long long>(seqs), a.calib_len);
     }
     return kOk;
 }
@@ -220,8 +226,8 @@ int run_images(const CalibArgs& a, const Model& model) {
         if (!keep) return fail(err(a.model, ": ", keep.message()));
         candidates = keep.value();
         auto t = calib::threshold_for_depth(po, depth, int(pl.layers.size()));
-        pseudo_json = {{"depth", depth}, {"layer", pl.layers[size_t(depth)]}, {"threshold", t.value()},
-                       {"layers", pl.layers}, {"accepted", candidates.size()}, {"pool", images->count}};
+        pseudo_json = {{"depth", depth},      {"layer", pl.layers[size_t(depth)]}, {"threshold", t.value()},
+                       {"layers", pl.layers}, {"accepted", candidates.size()},     {"pool", images->count}};
         if (candidates.empty())
             return fail(err(a.pool, ": no image reaches the pseudo-label confidence ", t.value(), " at depth ", depth,
                             " (", pl.layers[size_t(depth)], ")"));
@@ -235,7 +241,8 @@ int run_images(const CalibArgs& a, const Model& model) {
 
     std::vector<float> cand_pixels;
     cand_pixels.reserve(candidates.size() * size_t(per));
-    for (int64_t i : candidates) cand_pixels.insert(cand_pixels.end(), pixels.begin() + i * per, pixels.begin() + (i + 1) * per);
+    for (int64_t i : candidates)
+        cand_pixels.insert(cand_pixels.end(), pixels.begin() + i * per, pixels.begin() + (i + 1) * per);
     auto feats = calib::cnn_features(model, cand_pixels, int64_t(candidates.size()), 100, a.threads, bar.progress());
     if (!feats) return fail(feats.error());
     calib::HardwareProfile hw = hardware_profile(a);
@@ -304,10 +311,11 @@ int run_images(const CalibArgs& a, const Model& model) {
                         static_cast<long long>(images->count), pseudo_json["threshold"].get<double>(),
                         pseudo_json["depth"].get<int>(), pseudo_json["layer"].get<std::string>().c_str());
         if (so->method == calib::SelectMethod::KMeans)
-            std::printf("  k-means on %d-dim penultimate features: %d iterations, cluster sizes %lld..%lld\n", feats->dim,
-                        sel->iterations,
-                        static_cast<long long>(*std::min_element(sel->cluster_sizes.begin(), sel->cluster_sizes.end())),
-                        static_cast<long long>(*std::max_element(sel->cluster_sizes.begin(), sel->cluster_sizes.end())));
+            std::printf(
+                "  k-means on %d-dim penultimate features: %d iterations, cluster sizes %lld..%lld\n", feats->dim,
+                sel->iterations,
+                static_cast<long long>(*std::min_element(sel->cluster_sizes.begin(), sel->cluster_sizes.end())),
+                static_cast<long long>(*std::max_element(sel->cluster_sizes.begin(), sel->cluster_sizes.end())));
         std::printf("  report: %s\n", (a.report.empty() ? a.out + ".json" : a.report).c_str());
     }
     return kOk;
@@ -331,7 +339,8 @@ int run_calib_select(const CalibArgs& a) {
 
 void add_calib_commands(CLI::App& app, int& rc) {
     auto a = std::make_shared<CalibArgs>();
-    CLI::App* c = app.add_subcommand("calib-select", "Choose a calibration set from a pool (k-means on model embeddings, or random)");
+    CLI::App* c = app.add_subcommand("calib-select",
+                                     "Choose a calibration set from a pool (k-means on model embeddings, or random)");
     c->add_option("model", a->model, "Model (LLM, or .onnx / ResNet-20 .safetensors CNN)")->required();
     c->add_option("--pool", a->pool, "Pool: text (paragraphs) for an LLM, IDX images for a CNN")->required();
     c->add_option("--n", a->n, "Samples to choose")->capture_default_str();

@@ -31,8 +31,9 @@ Result<Model> load_cnn(const std::string& path) {
     auto m = st ? build_resnet20_cifar(path) : load_model(path);
     if (!m) return m.error();
     if (!is_cnn(m.value()))
-        return err(path, ": a ", m->architecture, " model, not a CNN (classify and fold take .onnx CNNs or a ResNet-20 "
-                         ".safetensors)");
+        return err(path, ": a ", m->architecture,
+                   " model, not a CNN (classify and fold take .onnx CNNs or a ResNet-20 "
+                   ".safetensors)");
     return m;
 }
 
@@ -78,13 +79,23 @@ int run_cnn_quant(const CnnQuantArgs& a) {
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     nlohmann::json layers = nlohmann::json::array();
     for (const CnnQuantLayer& l : q->layers)
-        layers.push_back({{"layer", l.op}, {"bits", l.bits}, {"int8_activations", l.int8_activations},
-                          {"act_scale", l.act_scale}, {"act_zero", l.act_zero}});
+        layers.push_back({{"layer", l.op},
+                          {"bits", l.bits},
+                          {"int8_activations", l.int8_activations},
+                          {"act_scale", l.act_scale},
+                          {"act_zero", l.act_zero}});
     if (a.json) {
-        print_json({{"model", a.model},         {"images", c->images},       {"top1_fp32", c->top1_ref},
-                    {"top1", c->top1},          {"agreement", c->agreement}, {"kl_mean", c->kl_mean},
-                    {"kl_max", c->kl_max},      {"nll_fp32", c->nll_ref},    {"nll", c->nll},
-                    {"seconds", secs},          {"layers", layers}});
+        print_json({{"model", a.model},
+                    {"images", c->images},
+                    {"top1_fp32", c->top1_ref},
+                    {"top1", c->top1},
+                    {"agreement", c->agreement},
+                    {"kl_mean", c->kl_mean},
+                    {"kl_max", c->kl_max},
+                    {"nll_fp32", c->nll_ref},
+                    {"nll", c->nll},
+                    {"seconds", secs},
+                    {"layers", layers}});
         return kOk;
     }
     std::printf("%s on %s (%lld images)\n", a.model.c_str(), a.images.c_str(), (long long)c->images);
@@ -124,8 +135,8 @@ int run_classify(const ClassifyArgs& a) {
     if (!exec) return fail(exec.error());
     const auto& in = exec.value()->input_shape();
     if (in[1] * in[2] * in[3] != images->rows * images->cols)
-        return fail(err(a.images, ": images are ", images->rows, "x", images->cols, "; ", a.model, " takes ",
-                        shape_text(in)));
+        return fail(
+            err(a.images, ": images are ", images->rows, "x", images->cols, "; ", a.model, " takes ", shape_text(in)));
     std::vector<float> pixels = scale_pixels(images.value(), float(a.scale));
     std::vector<uint8_t> lab = labels.value();
     if (a.limit > 0 && a.limit < int64_t(lab.size())) {
@@ -139,9 +150,15 @@ int run_classify(const ClassifyArgs& a) {
     if (!r) return fail(r.error());
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (a.json) {
-        nlohmann::json j{{"model", a.model},       {"images", r->images},  {"correct", r->correct},
-                         {"top1", r->top1()},      {"seconds", secs},      {"images_per_second", double(r->images) / secs},
-                         {"threads", exec.value()->threads()}, {"batch", a.batch}, {"folded", a.fold},
+        nlohmann::json j{{"model", a.model},
+                         {"images", r->images},
+                         {"correct", r->correct},
+                         {"top1", r->top1()},
+                         {"seconds", secs},
+                         {"images_per_second", double(r->images) / secs},
+                         {"threads", exec.value()->threads()},
+                         {"batch", a.batch},
+                         {"folded", a.fold},
                          {"nodes", count_nodes(m->graph).total}};
         print_json(j);
         return kOk;
@@ -233,7 +250,8 @@ Result<LabelledImages> load_labelled_images(const std::string& images, const std
     if (!im) return im.error();
     auto lb = read_idx_labels(labels);
     if (!lb) return lb.error();
-    if (int64_t(lb->size()) != im->count) return err(labels, ": ", lb->size(), " labels for ", im->count, " images in ", images);
+    if (int64_t(lb->size()) != im->count)
+        return err(labels, ": ", lb->size(), " labels for ", im->count, " images in ", images);
     LabelledImages d;
     d.count = im->count;
     d.rows = im->rows;
@@ -253,7 +271,8 @@ nlohmann::json cnn_summary(const Model& m) {
     j["nodes"] = c.total;
     for (const auto& [t, n] : c.by_type) j["nodes_by_type"][t] = n;
     nlohmann::json ops = nlohmann::json::array();
-    for (const Op& op : m.graph.ops) ops.push_back({{"name", op.name}, {"type", op_type_name(op.type)}, {"weights", op.weights}});
+    for (const Op& op : m.graph.ops)
+        ops.push_back({{"name", op.name}, {"type", op_type_name(op.type)}, {"weights", op.weights}});
     j["ops"] = ops;
     return j;
 }
@@ -261,7 +280,8 @@ nlohmann::json cnn_summary(const Model& m) {
 void print_cnn_summary(const Model& m) {
     auto shape = cnn_input_shape(m);
     std::printf("  input         %s [%s], output %s\n", m.graph.inputs.empty() ? "?" : m.graph.inputs[0].c_str(),
-                shape ? shape_text(shape.value()).c_str() : "?", m.graph.outputs.empty() ? "?" : m.graph.outputs[0].c_str());
+                shape ? shape_text(shape.value()).c_str() : "?",
+                m.graph.outputs.empty() ? "?" : m.graph.outputs[0].c_str());
     std::printf("  graph         %s\n", count_nodes(m.graph).text().c_str());
     for (const Op& op : m.graph.ops) {
         std::string w;
@@ -285,7 +305,8 @@ void add_cnn_commands(CLI::App& app, int& rc) {
     cls->callback([c, &rc] { rc = run_classify(*c); });
 
     auto f = std::make_shared<FoldArgs>();
-    CLI::App* fold = app.add_subcommand("fold", "Fold BatchNorm into convs and merge linear ops; node counts before/after");
+    CLI::App* fold =
+        app.add_subcommand("fold", "Fold BatchNorm into convs and merge linear ops; node counts before/after");
     fold->add_option("model", f->model, "CNN model (.onnx, or a ResNet-20 .safetensors)")->required();
     fold->add_option("--samples", f->samples, "Random inputs for the output comparison (default 4)")
         ->check(CLI::PositiveNumber);
@@ -299,9 +320,11 @@ void add_cnn_commands(CLI::App& app, int& rc) {
     cq->add_option("--labels", q->labels, "IDX label file");
     cq->add_option("--scale", q->scale, "Pixel scale for IDX images (default 1/255)");
     cq->add_option("--precision", q->precision, "int8 or int4 for every Conv2d/Linear layer")
-        ->capture_default_str()->check(CLI::IsMember({"int8", "int4"}));
+        ->capture_default_str()
+        ->check(CLI::IsMember({"int8", "int4"}));
     cq->add_option("--plan", q->plan, "A *.plan.json instead of --precision (per-channel layers)");
-    cq->add_option("--calib-images", q->calib_images, "Calibration images (the first N)")->capture_default_str()
+    cq->add_option("--calib-images", q->calib_images, "Calibration images (the first N)")
+        ->capture_default_str()
         ->check(CLI::PositiveNumber);
     cq->add_option("--limit", q->limit, "Only the first N images")->check(CLI::NonNegativeNumber);
     cq->add_flag("--weight-only", q->weight_only, "Keep activations in float (no INT8 activations)");

@@ -19,7 +19,9 @@ struct CompileArgs {
 };
 
 nlohmann::json memory_json(const compile::MemoryPlan& m) {
-    return {{"batch", m.batch}, {"arena_bytes", m.arena_bytes}, {"naive_bytes", m.naive_bytes},
+    return {{"batch", m.batch},
+            {"arena_bytes", m.arena_bytes},
+            {"naive_bytes", m.naive_bytes},
             {"peak_live_bytes", m.peak_live_bytes}};
 }
 
@@ -50,8 +52,9 @@ int run_compile(const CompileArgs& a) {
     if (!r->plan_summary.empty()) std::printf("  plan      %s\n", r->plan_summary.c_str());
     std::printf("  graph     %d ops -> %d fused nodes\n", r->nodes_before, r->nodes_after);
     for (const compile::MemoryPlan* m : {&r->decode, &r->prefill})
-        std::printf("  arena     batch %-4d %s (naive %s, peak live %s)\n", m->batch, human_bytes(double(m->arena_bytes)).c_str(),
-                    human_bytes(double(m->naive_bytes)).c_str(), human_bytes(double(m->peak_live_bytes)).c_str());
+        std::printf("  arena     batch %-4d %s (naive %s, peak live %s)\n", m->batch,
+                    human_bytes(double(m->arena_bytes)).c_str(), human_bytes(double(m->naive_bytes)).c_str(),
+                    human_bytes(double(m->peak_live_bytes)).c_str());
     return kOk;
 }
 

@@ -17,7 +17,6 @@ struct InfoArgs {
     bool tensors = true;
 };
 
-
 int run_info(const InfoArgs& a) {
     auto loaded = load(a.model, a.tokenizer, false);
     if (!loaded.ok()) return fail(loaded.error());
@@ -46,8 +45,8 @@ int run_info(const InfoArgs& a) {
                           {"source_bytes", dtype_bytes(t.source_type, t.numel())}});
         j["tensors"] = ts;
         const TokenizerSpec& tk = m.tokenizer;
-        j["tokenizer"] = {{"model", tk.model},           {"vocab_size", tk.tokens.size()}, {"bos_id", tk.bos_id},
-                          {"eos_id", tk.eos_id},         {"add_bos", tk.add_bos},          {"source", tk.source}};
+        j["tokenizer"] = {{"model", tk.model},   {"vocab_size", tk.tokens.size()}, {"bos_id", tk.bos_id},
+                          {"eos_id", tk.eos_id}, {"add_bos", tk.add_bos},          {"source", tk.source}};
         nlohmann::json md = nlohmann::json::object();
         for (const auto& [k, v] : m.metadata) md[k] = v;
         j["metadata"] = md;
@@ -62,11 +61,14 @@ int run_info(const InfoArgs& a) {
     std::printf("  parameters    %s\n", group_digits(m.parameter_count()).c_str());
     std::printf("  weights       %s in the file, %s in memory\n", human_bytes(double(source_bytes)).c_str(),
                 human_bytes(double(m.weight_bytes())).c_str());
-    if (m.architecture == "cnn") print_cnn_summary(m);
-    else std::printf("  dim %d, ffn %d, layers %d, heads %d, kv heads %d, head dim %d, rope dim %d\n", c.dim,
-                c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, c.rope_dim);
-    if (m.architecture != "cnn") std::printf("  vocab %d, context %d, rope theta %g, norm eps %g, tied embeddings %s\n", c.vocab_size,
-                c.context_length, double(c.rope_theta), double(c.norm_eps), c.tied_embeddings ? "yes" : "no");
+    if (m.architecture == "cnn")
+        print_cnn_summary(m);
+    else
+        std::printf("  dim %d, ffn %d, layers %d, heads %d, kv heads %d, head dim %d, rope dim %d\n", c.dim,
+                    c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, c.rope_dim);
+    if (m.architecture != "cnn")
+        std::printf("  vocab %d, context %d, rope theta %g, norm eps %g, tied embeddings %s\n", c.vocab_size,
+                    c.context_length, double(c.rope_theta), double(c.norm_eps), c.tied_embeddings ? "yes" : "no");
     if (m.tokenizer.empty())
         std::printf("  tokenizer     none\n");
     else

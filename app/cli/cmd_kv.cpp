@@ -79,10 +79,17 @@ int run_kv_sim(const KvSimArgs& a) {
     if (a.json) {
         nlohmann::json j = nlohmann::json::array();
         for (const auto& m : rows)
-            j.push_back({{"trace", m.trace}, {"policy", m.policy}, {"device_blocks", m.device_blocks},
-                         {"hit_rate", m.hit_rate()}, {"hits", m.hits}, {"misses", m.misses},
-                         {"evictions", m.evictions}, {"recomputes", m.recomputes}, {"bytes_moved", m.bytes_moved},
-                         {"prefetches", m.prefetches}, {"prefetch_accuracy", m.prefetch_accuracy()}});
+            j.push_back({{"trace", m.trace},
+                         {"policy", m.policy},
+                         {"device_blocks", m.device_blocks},
+                         {"hit_rate", m.hit_rate()},
+                         {"hits", m.hits},
+                         {"misses", m.misses},
+                         {"evictions", m.evictions},
+                         {"recomputes", m.recomputes},
+                         {"bytes_moved", m.bytes_moved},
+                         {"prefetches", m.prefetches},
+                         {"prefetch_accuracy", m.prefetch_accuracy()}});
         print_json(j);
     } else {
         std::printf("KV tier simulation: 1.1B-shape blocks (%s), host tier INT8+delta+LZ4 (%s per block)\n\n%s",
@@ -104,25 +111,45 @@ nlohmann::json to_json(const sched::ServeResult& r) {
     const sched::Aggregate& a = r.total;
     nlohmann::json req = nlohmann::json::array();
     for (const auto& m : r.requests)
-        req.push_back({{"arrival_ms", m.arrival_ms}, {"prompt_tokens", m.prompt_tokens}, {"output_tokens", m.output_tokens},
-                       {"ttft_ms", m.ttft_ms}, {"tpot_ms", m.tpot_ms}, {"finish_ms", m.finish_ms},
-                       {"preemptions", m.preemptions}, {"context_tokens", m.context_tokens},
+        req.push_back({{"arrival_ms", m.arrival_ms},
+                       {"prompt_tokens", m.prompt_tokens},
+                       {"output_tokens", m.output_tokens},
+                       {"ttft_ms", m.ttft_ms},
+                       {"tpot_ms", m.tpot_ms},
+                       {"finish_ms", m.finish_ms},
+                       {"preemptions", m.preemptions},
+                       {"context_tokens", m.context_tokens},
                        {"shared_tokens", m.shared_tokens}});
     return {{"requests", req},
             {"aggregate",
-             {{"requests", a.requests}, {"output_tokens", a.output_tokens}, {"prompt_tokens", a.prompt_tokens},
-              {"makespan_ms", a.makespan_ms}, {"tokens_per_s", a.tokens_per_s}, {"ttft_mean_ms", a.ttft_mean_ms},
-              {"ttft_p95_ms", a.ttft_p95_ms}, {"tpot_mean_ms", a.tpot_mean_ms}, {"kv_hit_rate", a.kv_hit_rate},
-              {"queue_mean", a.queue_mean}, {"queue_max", a.queue_max}, {"steps", a.steps},
-              {"preemptions", a.preemptions}, {"recomputed_tokens", a.recomputed_tokens},
-              {"swap_out_bytes", a.swap_out_bytes}, {"swap_in_bytes", a.swap_in_bytes}, {"swap_ms", a.swap_ms},
-              {"peak_blocks", a.peak_blocks}, {"budget_blocks", a.budget_blocks}, {"demand_blocks", a.demand_blocks}}}};
+             {{"requests", a.requests},
+              {"output_tokens", a.output_tokens},
+              {"prompt_tokens", a.prompt_tokens},
+              {"makespan_ms", a.makespan_ms},
+              {"tokens_per_s", a.tokens_per_s},
+              {"ttft_mean_ms", a.ttft_mean_ms},
+              {"ttft_p95_ms", a.ttft_p95_ms},
+              {"tpot_mean_ms", a.tpot_mean_ms},
+              {"kv_hit_rate", a.kv_hit_rate},
+              {"queue_mean", a.queue_mean},
+              {"queue_max", a.queue_max},
+              {"steps", a.steps},
+              {"preemptions", a.preemptions},
+              {"recomputed_tokens", a.recomputed_tokens},
+              {"swap_out_bytes", a.swap_out_bytes},
+              {"swap_in_bytes", a.swap_in_bytes},
+              {"swap_ms", a.swap_ms},
+              {"peak_blocks", a.peak_blocks},
+              {"budget_blocks", a.budget_blocks},
+              {"demand_blocks", a.demand_blocks}}}};
 }
 
 int run_serve_bench(const ServeArgs& a) {
     auto mode = sched::parse_preempt(a.preempt);
     if (!mode) return fail(mode.error());
-    if (a.block_tokens <= 0) return fail("--block-tokens: KV block size must be at least 1 token (got " + std::to_string(a.block_tokens) + ")");
+    if (a.block_tokens <= 0)
+        return fail("--block-tokens: KV block size must be at least 1 token (got " + std::to_string(a.block_tokens) +
+                    ")");
     auto st = kv::validate_budget(kv::KvShape{1, 1, 1, a.block_tokens}, a.budget, "--budget-blocks: KV device tier");
     if (!st) return fail(st.error());
     auto w = sched::read_workload(a.workload);
@@ -135,11 +162,12 @@ int run_serve_bench(const ServeArgs& a) {
     if (!rt) return fail(rt.error());
     std::vector<sched::ServeRequest> reqs;
     for (size_t i = 0; i < w->requests.size(); ++i) {
-        sched::ServeRequest q{w->requests[i].arrival_ms, sched::prompt_tokens(*w, i, c.vocab_size), w->requests[i].output_tokens};
+        sched::ServeRequest q{w->requests[i].arrival_ms, sched::prompt_tokens(*w, i, c.vocab_size),
+                              w->requests[i].output_tokens};
         if (int64_t(q.prompt.size()) + q.output_tokens > max_seq)
             return fail(a.workload + ":" + std::to_string(w->requests[i].line) + ": request of " +
-                        std::to_string(q.prompt.size() + size_t(q.output_tokens)) + " tokens exceeds the model's context of " +
-                        std::to_string(max_seq));
+                        std::to_string(q.prompt.size() + size_t(q.output_tokens)) +
+                        " tokens exceeds the model's context of " + std::to_string(max_seq));
         reqs.push_back(std::move(q));
     }
     sched::SchedConfig cfg;
@@ -168,18 +196,25 @@ int run_serve_bench(const ServeArgs& a) {
         j["preempt"] = label;
         j["block_tokens"] = a.block_tokens;
         if (a.compare)
-            j["vs_alone"] = {{"token_agreement", g.token_agreement}, {"mean_kl", g.mean_kl}, {"max_kl", g.max_kl},
-                             {"kl_steps", g.kl_steps}, {"identical_requests", g.identical_requests}};
+            j["vs_alone"] = {{"token_agreement", g.token_agreement},
+                             {"mean_kl", g.mean_kl},
+                             {"max_kl", g.max_kl},
+                             {"kl_steps", g.kl_steps},
+                             {"identical_requests", g.identical_requests}};
         print_json(j);
         return kOk;
     }
-    std::printf("serve-bench: %s, %s (%zu requests), budget %lld blocks of %d tokens, preempt %s, batch %d tokens, prefill chunk %d\n\n",
-                a.model.c_str(), a.workload.c_str(), reqs.size(), (long long)a.budget, a.block_tokens, label.c_str(),
-                a.batch_tokens, a.prefill_chunk);
+    std::printf(
+        "serve-bench: %s, %s (%zu requests), budget %lld blocks of %d tokens, preempt %s, batch %d tokens, prefill "
+        "chunk %d\n\n",
+        a.model.c_str(), a.workload.c_str(), reqs.size(), (long long)a.budget, a.block_tokens, label.c_str(),
+        a.batch_tokens, a.prefill_chunk);
     std::printf("%s\n%s", sched::format_requests(*r).c_str(), sched::format_aggregate(*r, label).c_str());
     if (a.compare)
-        std::printf("\nvs running each request alone: %d/%zu outputs identical, token agreement %.2f%%, KL mean %.3g max %.3g over %lld steps\n",
-                    g.identical_requests, reqs.size(), 100 * g.token_agreement, g.mean_kl, g.max_kl, (long long)g.kl_steps);
+        std::printf(
+            "\nvs running each request alone: %d/%zu outputs identical, token agreement %.2f%%, KL mean %.3g max %.3g "
+            "over %lld steps\n",
+            g.identical_requests, reqs.size(), 100 * g.token_agreement, g.mean_kl, g.max_kl, (long long)g.kl_steps);
     return kOk;
 }
 
@@ -197,7 +232,8 @@ void add_kv_commands(CLI::App& app, int& rc) {
     sim->callback([k, &rc] { rc = run_kv_sim(*k); });
 
     auto s = std::make_shared<ServeArgs>();
-    CLI::App* sb = app.add_subcommand("serve-bench", "Replay a serving workload through the scheduler on the paged CPU executor");
+    CLI::App* sb =
+        app.add_subcommand("serve-bench", "Replay a serving workload through the scheduler on the paged CPU executor");
     sb->add_option("model", s->model, "Model file")->required();
     sb->add_option("--workload", s->workload, "Workload file (docs/kv.md)")->required();
     sb->add_option("--budget-blocks", s->budget, "KV budget in blocks");

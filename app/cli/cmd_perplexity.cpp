@@ -35,9 +35,9 @@ int run_perplexity(const PplArgs& a) {
     RuntimeOptions ro;
     ro.threads = a.threads;
     if (auto st = a.numerics.apply(ro); !st.ok()) return fail(st.error());
-    ro.max_seq = std::max(1, std::min(po.max_tokens, loaded->model->config.context_length > 0
-                                                        ? loaded->model->config.context_length
-                                                        : po.max_tokens));
+    ro.max_seq = std::max(
+        1, std::min(po.max_tokens,
+                    loaded->model->config.context_length > 0 ? loaded->model->config.context_length : po.max_tokens));
     auto rt = LlamaCpu::create(loaded->model, ro);
     if (!rt.ok()) return fail(rt.error());
     Stopwatch sw;

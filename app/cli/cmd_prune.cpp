@@ -51,7 +51,9 @@ Result<std::string> read_text(const std::string& path) {
     return ss.str();
 }
 
-bool ends_with(const std::string& s, const std::string& e) { return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0; }
+bool ends_with(const std::string& s, const std::string& e) {
+    return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
+}
 
 Result<Model> load_any(const PruneArgs& a) {
     const bool st = ends_with(a.model, ".safetensors");
@@ -63,7 +65,8 @@ Result<Model> load_any(const PruneArgs& a) {
 }
 
 void print_table(const prune::PruneReport& r) {
-    std::printf("%-22s %-5s %6s %6s %7s %6s  %s\n", "layer", "kind", "units", "kept", "removed", "ratio", "params before -> after");
+    std::printf("%-22s %-5s %6s %6s %7s %6s  %s\n", "layer", "kind", "units", "kept", "removed", "ratio",
+                "params before -> after");
     for (const auto& l : r.layers) {
         if (!l.prunable) {
             std::printf("%-22s %-5s %6lld %6s %7s %6s  pinned: %s\n", l.layer.c_str(), prune::unit_kind_name(l.kind),
@@ -121,7 +124,8 @@ int run_prune(const PruneArgs& a) {
     spec.heads = a.kinds.find("heads") != std::string::npos;
     spec.mlp = a.kinds.find("mlp") != std::string::npos;
     spec.conv = a.kinds.find("conv") != std::string::npos;
-    const bool needs_torch = spec.importance == prune::Importance::Taylor || a.mode != "oneshot" || a.finetune_steps > 0;
+    const bool needs_torch =
+        spec.importance == prune::Importance::Taylor || a.mode != "oneshot" || a.finetune_steps > 0;
     std::map<std::string, double> layer_imp;
     if (spec.importance == prune::Importance::Hessian) {
 #ifdef EDGE_CLI_ANALYSIS
@@ -180,7 +184,8 @@ int run_prune(const PruneArgs& a) {
                 extra["test_top1"] = acc->top1();
             }
         } else {
-            if (m->tokenizer.empty()) return fail(err(a.model, ": the model carries no tokenizer; pass --tokenizer FILE"));
+            if (m->tokenizer.empty())
+                return fail(err(a.model, ": the model carries no tokenizer; pass --tokenizer FILE"));
             auto tok = make_tokenizer(m->tokenizer);
             if (!tok) return fail(tok.error());
             auto text = read_text(a.data);
@@ -202,7 +207,8 @@ int run_prune(const PruneArgs& a) {
         report = std::move(run->report);
         pruned = std::move(run->model);
 #else
-        return fail("taylor importance, fine-tuning and the iterative/dst modes need the LibTorch build (engine/analysis)");
+        return fail(
+            "taylor importance, fine-tuning and the iterative/dst modes need the LibTorch build (engine/analysis)");
 #endif
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -217,7 +223,8 @@ int run_prune(const PruneArgs& a) {
         return kOk;
     }
     print_table(report);
-    if (extra.contains("test_top1")) std::printf("test top-1 after pruning: %.2f%%\n", 100.0 * extra["test_top1"].get<double>());
+    if (extra.contains("test_top1"))
+        std::printf("test top-1 after pruning: %.2f%%\n", 100.0 * extra["test_top1"].get<double>());
     if (extra.contains("rounds"))
         std::printf("mode %s: %d rounds/updates, %d training steps\n", a.mode.c_str(), extra["rounds"].get<int>(),
                     extra["train_steps"].get<int>());
@@ -261,17 +268,18 @@ int run_bench(const BenchArgs& b) {
         auto base_acc = torch_cnn_classify(base, d.test);
         if (!base_acc) return fail(base_acc.error());
         std::vector<CnnRow> rows;
-        rows.push_back({"unpruned (" + std::to_string(b.base_steps) + " steps)", base_acc->top1(), base.parameter_count(),
-                        count_nodes(base.graph), 0, b.base_steps, base_secs});
+        rows.push_back({"unpruned (" + std::to_string(b.base_steps) + " steps)", base_acc->top1(),
+                        base.parameter_count(), count_nodes(base.graph), 0, b.base_steps, base_secs});
         struct ModeRow {
             std::string name;
             analysis::PruneMode mode;
             int final_steps;
         };
-        for (const ModeRow& mr : {ModeRow{"one-shot, no fine-tuning", analysis::PruneMode::OneShot, 0},
-                                  ModeRow{"one-shot + fine-tuning", analysis::PruneMode::OneShot, b.final_steps},
-                                  ModeRow{"iterative (1%/round) + fine-tuning", analysis::PruneMode::Iterative, b.final_steps},
-                                  ModeRow{"dynamic sparse training", analysis::PruneMode::Dst, b.final_steps}}) {
+        for (const ModeRow& mr :
+             {ModeRow{"one-shot, no fine-tuning", analysis::PruneMode::OneShot, 0},
+              ModeRow{"one-shot + fine-tuning", analysis::PruneMode::OneShot, b.final_steps},
+              ModeRow{"iterative (1%/round) + fine-tuning", analysis::PruneMode::Iterative, b.final_steps},
+              ModeRow{"dynamic sparse training", analysis::PruneMode::Dst, b.final_steps}}) {
             analysis::PruneRunOptions o;
             o.mode = mr.mode;
             o.spec.ratio = 0.5;
@@ -285,16 +293,19 @@ int run_bench(const BenchArgs& b) {
             if (!run) return fail(run.error());
             auto acc = torch_cnn_classify(run->model, d.test);
             if (!acc) return fail(acc.error());
-            rows.push_back({mr.name, acc->top1(), run->model.parameter_count(), count_nodes(run->model.graph), run->rounds,
-                            run->train_steps, run->seconds});
+            rows.push_back({mr.name, acc->top1(), run->model.parameter_count(), count_nodes(run->model.graph),
+                            run->rounds, run->train_steps, run->seconds});
         }
-        std::printf("digits CNN (%lld train / %lld test images), 50%% of every conv's output channels, magnitude importance\n\n",
-                    (long long)d.train.count, (long long)d.test.count);
+        std::printf(
+            "digits CNN (%lld train / %lld test images), 50%% of every conv's output channels, magnitude "
+            "importance\n\n",
+            (long long)d.train.count, (long long)d.test.count);
         std::printf("| model | test top-1 | vs unpruned | params | nodes | rounds | train steps | seconds |\n");
         std::printf("|---|---|---|---|---|---|---|---|\n");
         for (const CnnRow& r : rows)
             std::printf("| %s | %.2f%% | %+.2f | %s | %d | %d | %d | %.1f |\n", r.name.c_str(), 100 * r.acc,
-                        100 * (r.acc - rows[0].acc), group_digits(r.params).c_str(), r.nodes.total, r.rounds, r.steps, r.secs);
+                        100 * (r.acc - rows[0].acc), group_digits(r.params).c_str(), r.nodes.total, r.rounds, r.steps,
+                        r.secs);
         std::printf("\n");
         std::fflush(stdout);
     }
@@ -328,9 +339,11 @@ int run_bench(const BenchArgs& b) {
         if (!seqs) return fail(seqs.error());
         auto p0 = ppl(m.value());
         if (!p0) return fail(p0.error());
-        std::printf("stories260K, 25%% of MLP channels (ffn 172 -> 129 per block), magnitude importance; perplexity on the\n"
-                    "first %d paragraphs of tinystories_val.txt (para protocol, %lld tokens); fine-tuning on the other %zu paragraphs\n\n",
-                    b.llm_eval_paras, (long long)p0->tokens, seqs->size());
+        std::printf(
+            "stories260K, 25%% of MLP channels (ffn 172 -> 129 per block), magnitude importance; perplexity on the\n"
+            "first %d paragraphs of tinystories_val.txt (para protocol, %lld tokens); fine-tuning on the other %zu "
+            "paragraphs\n\n",
+            b.llm_eval_paras, (long long)p0->tokens, seqs->size());
         std::printf("| model | params | perplexity | train steps | seconds |\n|---|---|---|---|---|\n");
         std::printf("| unpruned | %s | %.4f | 0 | - |\n", group_digits(m->parameter_count()).c_str(), p0->perplexity);
         // The unpruned model fine-tuned the same way: what fine-tuning alone gives.
@@ -340,15 +353,17 @@ int run_bench(const BenchArgs& b) {
             int final_steps;
             bool prune;
         };
-        for (const LRow& lr : {LRow{"25% MLP pruned, no fine-tuning", analysis::PruneMode::OneShot, 0, true},
-                               LRow{"25% MLP pruned + fine-tuning", analysis::PruneMode::OneShot, b.llm_steps, true},
-                               LRow{"iterative (1%/round) + fine-tuning", analysis::PruneMode::Iterative, b.llm_steps, true},
-                               LRow{"unpruned + the same fine-tuning", analysis::PruneMode::OneShot, b.llm_steps, false}}) {
+        for (const LRow& lr :
+             {LRow{"25% MLP pruned, no fine-tuning", analysis::PruneMode::OneShot, 0, true},
+              LRow{"25% MLP pruned + fine-tuning", analysis::PruneMode::OneShot, b.llm_steps, true},
+              LRow{"iterative (1%/round) + fine-tuning", analysis::PruneMode::Iterative, b.llm_steps, true},
+              LRow{"unpruned + the same fine-tuning", analysis::PruneMode::OneShot, b.llm_steps, false}}) {
             if (lr.mode == analysis::PruneMode::Iterative && !b.llm_iterative) continue;
             analysis::PruneRunOptions o;
             o.mode = lr.mode;
             o.spec.ratio = lr.prune ? 0.25 : 0.0;
-            o.spec.rules = lr.prune ? std::vector<std::pair<std::string, double>>{} : std::vector<std::pair<std::string, double>>{{"blk.*.ffn", 0.0}};
+            o.spec.rules = lr.prune ? std::vector<std::pair<std::string, double>>{}
+                                    : std::vector<std::pair<std::string, double>>{{"blk.*.ffn", 0.0}};
             o.spec.heads = false;
             o.final_steps = lr.final_steps;
             o.round_steps = 2;
@@ -359,8 +374,9 @@ int run_bench(const BenchArgs& b) {
             if (!run) return fail(run.error());
             auto p = ppl(run->model);
             if (!p) return fail(p.error());
-            std::printf("| %s | %s | %.4f | %d | %.1f |\n", lr.name.c_str(), group_digits(run->model.parameter_count()).c_str(),
-                        p->perplexity, run->train_steps, run->seconds);
+            std::printf("| %s | %s | %.4f | %d | %.1f |\n", lr.name.c_str(),
+                        group_digits(run->model.parameter_count()).c_str(), p->perplexity, run->train_steps,
+                        run->seconds);
             std::fflush(stdout);
         }
     }
@@ -372,19 +388,24 @@ int run_bench(const BenchArgs& b) {
 
 void add_prune_commands(CLI::App& app, int& rc) {
     auto a = std::make_shared<PruneArgs>();
-    CLI::App* sub = app.add_subcommand("prune", "Structured pruning: attention heads (GQA groups), MLP channels, conv channels");
-    sub->add_option("model", a->model, "Model: GGUF / llama2.c / HF (LLM), .onnx or ResNet-20 .safetensors (CNN)")->required();
+    CLI::App* sub =
+        app.add_subcommand("prune", "Structured pruning: attention heads (GQA groups), MLP channels, conv channels");
+    sub->add_option("model", a->model, "Model: GGUF / llama2.c / HF (LLM), .onnx or ResNet-20 .safetensors (CNN)")
+        ->required();
     sub->add_option("--tokenizer", a->tokenizer, "Tokenizer file for formats without one (llama2.c)");
-    sub->add_option("--ratio", a->ratio, "Fraction of units removed from every prunable layer")->check(CLI::Range(0.0, 1.0));
+    sub->add_option("--ratio", a->ratio, "Fraction of units removed from every prunable layer")
+        ->check(CLI::Range(0.0, 1.0));
     sub->add_option("--plan", a->plan, "Plan file with a \"prune\" object (pattern -> ratio)");
     sub->add_option("--importance", a->importance, "magnitude | taylor | hessian")->capture_default_str();
     sub->add_option("--mode", a->mode, "oneshot | iterative | dst")->capture_default_str();
-    sub->add_option("--kinds", a->kinds, "What --ratio applies to: heads, mlp, conv (comma-separated)")->capture_default_str();
+    sub->add_option("--kinds", a->kinds, "What --ratio applies to: heads, mlp, conv (comma-separated)")
+        ->capture_default_str();
     sub->add_option("--sensitivity", a->sensitivity, "Sensitivity JSON of `analyze` (hessian importance)");
     sub->add_option("--data", a->data, "Training data: text (LLM) or digits.csv.gz (CNN)");
     sub->add_option("--step", a->step, "Iterative: fraction of each layer's units per round")->capture_default_str();
     sub->add_option("--finetune-steps", a->finetune_steps, "Fine-tuning steps at the end (default 200 with --data)");
-    sub->add_option("--round-steps", a->round_steps, "Iterative: fine-tuning steps between rounds")->capture_default_str();
+    sub->add_option("--round-steps", a->round_steps, "Iterative: fine-tuning steps between rounds")
+        ->capture_default_str();
     sub->add_option("--dst-steps", a->dst_steps, "DST: training steps with mask updates")->capture_default_str();
     sub->add_option("--dst-every", a->dst_every, "DST: steps between mask updates")->capture_default_str();
     sub->add_option("--sequences", a->sequences, "LLM: training paragraphs taken from --data (0: all)");

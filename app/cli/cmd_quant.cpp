@@ -48,12 +48,19 @@ int run_quantize(const QuantizeArgs& a) {
     for (const auto& l : q->layers) {
         before += l.bytes_before;
         after += l.bytes_after;
-        layers.push_back({{"layer", l.layer}, {"format", l.format}, {"bytes_before", l.bytes_before},
-                          {"bytes_after", l.bytes_after}, {"frobenius_error", l.error.frobenius},
-                          {"bound", l.error.bound}, {"within_bound", l.error.within_bound}});
+        layers.push_back({{"layer", l.layer},
+                          {"format", l.format},
+                          {"bytes_before", l.bytes_before},
+                          {"bytes_after", l.bytes_after},
+                          {"frobenius_error", l.error.frobenius},
+                          {"bound", l.error.bound},
+                          {"within_bound", l.error.within_bound}});
     }
     if (a.json) {
-        print_json({{"out", a.out}, {"bytes_before", before}, {"bytes_after", after}, {"layers", layers},
+        print_json({{"out", a.out},
+                    {"bytes_before", before},
+                    {"bytes_after", after},
+                    {"layers", layers},
                     {"warnings", q->warnings}});
         return kOk;
     }

@@ -2,8 +2,8 @@
 // `boards export-ansible`), over remote/client (libssh). A board is a name from
 // --boards FILE or ~/.ssh/config, or user@host[:port]; --boards FILE without --board addresses the
 // whole fleet, in parallel (one SSH session per board). Exit 1 when any board failed.
-#include <CLI/CLI.hpp>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <cmath>
 #include <filesystem>
@@ -17,9 +17,9 @@
 #include "remote/client/deploy.h"
 #include "remote/client/profile.h"
 #include "remote/client/sha256_file.h"
+#include "remote/client/ssh_session.h"
 #include "remote/client/telemetry_export.h"
 #include "remote/protocol/trace.h"
-#include "remote/client/ssh_session.h"
 
 namespace edge::cli {
 namespace {
@@ -39,12 +39,14 @@ struct BoardArgs {
 void add_board_options(CLI::App* c, BoardArgs& a, bool fleet_ok = true) {
     c->add_option("--board", a.board, "board: a name from --boards or ~/.ssh/config, or user@host[:port]");
     if (fleet_ok)
-        c->add_option("--boards", a.boards_file, "boards file (one 'NAME [user@]host[:port] [root=DIR] [identity=KEY]' a line); "
-                                                 "without --board: every board in it, in parallel");
+        c->add_option("--boards", a.boards_file,
+                      "boards file (one 'NAME [user@]host[:port] [root=DIR] [identity=KEY]' a line); "
+                      "without --board: every board in it, in parallel");
     c->add_option("--identity,-i", a.identity, "private key file (default: ssh-agent, ssh config, ~/.ssh keys)");
     c->add_option("--known-hosts", a.known_hosts, "known_hosts file (default ~/.ssh/known_hosts)");
     c->add_option("--ssh-config", a.ssh_config, "OpenSSH client config (default ~/.ssh/config)");
-    c->add_option("--root", a.root, std::string("board folder (absolute; default: the boards file's root=, else ") + kDefaultRoot + ")");
+    c->add_option("--root", a.root,
+                  std::string("board folder (absolute; default: the boards file's root=, else ") + kDefaultRoot + ")");
     c->add_flag("--accept-new-host-key", a.accept_new,
                 "trust an unknown host key and remember it (a changed key is always refused)");
     c->add_option("--timeout", a.timeout_s, "connect timeout in seconds")->check(CLI::Range(1, 600));
@@ -61,7 +63,8 @@ Result<std::vector<Board>> target_boards(const BoardArgs& a) {
         known = f.value();
     }
     if (a.board.empty()) {
-        if (a.boards_file.empty()) return err("no board given: --board NAME|user@host[:port], or --boards FILE for a fleet");
+        if (a.boards_file.empty())
+            return err("no board given: --board NAME|user@host[:port], or --boards FILE for a fleet");
         if (known.empty()) return err(a.boards_file, ": lists no boards");
         return known;
     }
@@ -143,50 +146,64 @@ int run_deploy(const DeployArgs& a) {
     if (agent.empty()) return fail("no edge-agent binary found next to edgestudio-cli; pass --agent PATH");
     if (!fs::is_regular_file(a.engine)) return fail(a.engine + ": no such engine file");
     std::mutex print;
-    auto results = for_each_board<remote::DeployReport>(boards.value(), [&](const Board& b) -> Result<remote::DeployReport> {
-        remote::DeployOptions d;
-        d.board_root = root_of(a.b, b);
-        d.version = a.version;
-        d.files = {{agent, "edge-agent", true}, {a.engine, "", false}};
-        remote::RetryPolicy p;
-        p.attempts = a.retries + 1;
-        p.on_retry = [&](int attempt, const std::string& e, int ms) {
-            std::lock_guard<std::mutex> g(print);
-            std::fprintf(stderr, "edgestudio-cli: %s: attempt %d failed: %s; retrying in %d ms\n", b.name.c_str(), attempt,
-                         e.c_str(), ms);
-        };
-        auto r = remote::deploy_with_retry(connector(a.b, b), d, p);
-        if (!r.ok()) return err("board ", b.name, ": ", r.message());
-        return r;
-    });
+    auto results =
+        for_each_board<remote::DeployReport>(boards.value(), [&](const Board& b) -> Result<remote::DeployReport> {
+            remote::DeployOptions d;
+            d.board_root = root_of(a.b, b);
+            d.version = a.version;
+            d.files = {{agent, "edge-agent", true}, {a.engine, "", false}};
+            remote::RetryPolicy p;
+            p.attempts = a.retries + 1;
+            p.on_retry = [&](int attempt, const std::string& e, int ms) {
+                std::lock_guard<std::mutex> g(print);
+                std::fprintf(stderr, "edgestudio-cli: %s: attempt %d failed: %s; retrying in %d ms\n", b.name.c_str(),
+                             attempt, e.c_str(), ms);
+            };
+            auto r = remote::deploy_with_retry(connector(a.b, b), d, p);
+            if (!r.ok()) return err("board ", b.name, ": ", r.message());
+            return r;
+        });
     int rc = kOk;
     nlohmann::json j = nlohmann::json::array();
-    if (!a.b.json) std::printf("%-16s %-22s %-18s %10s %10s %8s %s\n", "board", "destination", "version", "sent", "resumed", "seconds", "status");
+    if (!a.b.json)
+        std::printf("%-16s %-22s %-18s %10s %10s %8s %s\n", "board", "destination", "version", "sent", "resumed",
+                    "seconds", "status");
     for (size_t i = 0; i < results.size(); ++i) {
         const Board& b = boards.value()[i];
         const auto& r = results[i];
         if (!r.ok()) {
             rc = kFailed;
             std::fprintf(stderr, "edgestudio-cli: %s\n", r.message().c_str());
-            if (a.b.json) j.push_back({{"board", b.name}, {"ok", false}, {"error", r.message()}});
-            else std::printf("%-16s %-22s %-18s %10s %10s %8s %s\n", b.name.c_str(), destination(b).c_str(), "-", "-", "-", "-", "FAILED");
+            if (a.b.json)
+                j.push_back({{"board", b.name}, {"ok", false}, {"error", r.message()}});
+            else
+                std::printf("%-16s %-22s %-18s %10s %10s %8s %s\n", b.name.c_str(), destination(b).c_str(), "-", "-",
+                            "-", "-", "FAILED");
             continue;
         }
         uint64_t resumed = 0;
         nlohmann::json files = nlohmann::json::array();
         for (const auto& f : r->files) {
             resumed += f.resumed_from;
-            files.push_back({{"path", f.remote_path}, {"sha256", remote::digest_hex(f.sha256)}, {"bytes", f.bytes},
+            files.push_back({{"path", f.remote_path},
+                             {"sha256", remote::digest_hex(f.sha256)},
+                             {"bytes", f.bytes},
                              {"resumed_from", f.resumed_from}});
         }
         if (a.b.json) {
-            j.push_back({{"board", b.name}, {"ok", true}, {"root", root_of(a.b, b)}, {"version", r->version},
-                         {"previous_version", r->previous_version}, {"attempts", r->attempts}, {"bytes_sent", r->bytes_sent},
-                         {"seconds", r->seconds}, {"files", files}});
+            j.push_back({{"board", b.name},
+                         {"ok", true},
+                         {"root", root_of(a.b, b)},
+                         {"version", r->version},
+                         {"previous_version", r->previous_version},
+                         {"attempts", r->attempts},
+                         {"bytes_sent", r->bytes_sent},
+                         {"seconds", r->seconds},
+                         {"files", files}});
         } else {
-            std::printf("%-16s %-22s %-18s %10s %10s %8.2f ok (current -> %s%s)\n", b.name.c_str(), destination(b).c_str(),
-                        r->version.c_str(), human_bytes(double(r->bytes_sent)).c_str(), human_bytes(double(resumed)).c_str(),
-                        r->seconds, r->version.c_str(),
+            std::printf("%-16s %-22s %-18s %10s %10s %8.2f ok (current -> %s%s)\n", b.name.c_str(),
+                        destination(b).c_str(), r->version.c_str(), human_bytes(double(r->bytes_sent)).c_str(),
+                        human_bytes(double(resumed)).c_str(), r->seconds, r->version.c_str(),
                         r->previous_version.empty() ? "" : (", previous " + r->previous_version).c_str());
         }
     }
@@ -274,52 +291,53 @@ int run_profile_cmd(const ProfileArgs& a) {
     std::vector<std::string> prompts = a.prompts.empty() ? std::vector<std::string>{"Once upon a time"} : a.prompts;
     bool live = !a.b.json && boards->size() == 1 && isatty(STDERR_FILENO);
     std::mutex print;
-    auto results = for_each_board<remote::ProfileReport>(boards.value(), [&](const Board& b) -> Result<remote::ProfileReport> {
-        std::string root = root_of(a.b, b);
-        auto connect = connector(a.b, b);
-        remote::ProfileRequest req;
-        req.prompts = prompts;
-        req.max_tokens = a.max_tokens;
-        req.traceparent = a.traceparent;
-        req.fetch_metrics = !a.prometheus.empty();
-        {
-            auto s = connect();
-            if (!s.ok()) return err("board ", b.name, ": ", s.message());
-            if (a.engine.empty()) {
-                auto e = live_engine(*s.value(), root);
-                if (!e.ok()) return err("board ", b.name, ": ", e.message());
-                req.engine_path = e->first;
-                req.engine_sha256 = e->second;
-            } else {
-                req.engine_path = a.engine;
+    auto results =
+        for_each_board<remote::ProfileReport>(boards.value(), [&](const Board& b) -> Result<remote::ProfileReport> {
+            std::string root = root_of(a.b, b);
+            auto connect = connector(a.b, b);
+            remote::ProfileRequest req;
+            req.prompts = prompts;
+            req.max_tokens = a.max_tokens;
+            req.traceparent = a.traceparent;
+            req.fetch_metrics = !a.prometheus.empty();
+            {
+                auto s = connect();
+                if (!s.ok()) return err("board ", b.name, ": ", s.message());
+                if (a.engine.empty()) {
+                    auto e = live_engine(*s.value(), root);
+                    if (!e.ok()) return err("board ", b.name, ": ", e.message());
+                    req.engine_path = e->first;
+                    req.engine_sha256 = e->second;
+                } else {
+                    req.engine_path = a.engine;
+                }
             }
-        }
-        std::string cur = root + "/current";
-        std::string cmd = remote::shell_quote(cur + "/edge-agent") + " --root " + remote::shell_quote(cur) + " --lock " +
-                          remote::shell_quote(root + "/agent.lock") +
-                          (a.threads > 0 ? " --threads " + std::to_string(a.threads) : std::string()) +
-                          (a.backend.empty() ? std::string() : " --backend " + a.backend);
-        remote::SupervisorOptions o;
-        o.max_restarts = a.restarts;
-        o.on_event = [&](const std::string& e) {
-            std::lock_guard<std::mutex> g(print);
-            std::fprintf(stderr, "%sedgestudio-cli: %s: %s\n", live ? "\r\033[K" : "", b.name.c_str(), e.c_str());
-        };
-        size_t tokens = 0;
-        o.on_telemetry = [&](const proto::TelemetryBatch& batch) {
-            if (!live || batch.samples.empty()) return;
-            const auto& s = batch.samples.back();
-            tokens += batch.samples.size();
-            std::fprintf(stderr, "\r\033[K%s  prompt %u/%zu  tokens %zu  latency %s ms  %s tok/s  rss %s", b.name.c_str(),
-                         s.prompt_index + 1, prompts.size(), tokens, opt_text(s.token_latency_ms, "%.2f").c_str(),
-                         opt_text(s.tokens_per_s, "%.0f").c_str(),
-                         s.rss_bytes ? human_bytes(double(*s.rss_bytes)).c_str() : "-");
-        };
-        auto r = remote::run_profile(remote::ssh_agent_starter(connect, cmd), req, o);
-        if (live) std::fprintf(stderr, "\r\033[K");
-        if (!r.ok()) return err("board ", b.name, ": ", r.message());
-        return r;
-    });
+            std::string cur = root + "/current";
+            std::string cmd = remote::shell_quote(cur + "/edge-agent") + " --root " + remote::shell_quote(cur) +
+                              " --lock " + remote::shell_quote(root + "/agent.lock") +
+                              (a.threads > 0 ? " --threads " + std::to_string(a.threads) : std::string()) +
+                              (a.backend.empty() ? std::string() : " --backend " + a.backend);
+            remote::SupervisorOptions o;
+            o.max_restarts = a.restarts;
+            o.on_event = [&](const std::string& e) {
+                std::lock_guard<std::mutex> g(print);
+                std::fprintf(stderr, "%sedgestudio-cli: %s: %s\n", live ? "\r\033[K" : "", b.name.c_str(), e.c_str());
+            };
+            size_t tokens = 0;
+            o.on_telemetry = [&](const proto::TelemetryBatch& batch) {
+                if (!live || batch.samples.empty()) return;
+                const auto& s = batch.samples.back();
+                tokens += batch.samples.size();
+                std::fprintf(stderr, "\r\033[K%s  prompt %u/%zu  tokens %zu  latency %s ms  %s tok/s  rss %s",
+                             b.name.c_str(), s.prompt_index + 1, prompts.size(), tokens,
+                             opt_text(s.token_latency_ms, "%.2f").c_str(), opt_text(s.tokens_per_s, "%.0f").c_str(),
+                             s.rss_bytes ? human_bytes(double(*s.rss_bytes)).c_str() : "-");
+            };
+            auto r = remote::run_profile(remote::ssh_agent_starter(connect, cmd), req, o);
+            if (live) std::fprintf(stderr, "\r\033[K");
+            if (!r.ok()) return err("board ", b.name, ": ", r.message());
+            return r;
+        });
     int rc = kOk;
     std::vector<remote::BoardRun> runs;
     for (size_t i = 0; i < results.size(); ++i)
@@ -351,18 +369,24 @@ int run_profile_cmd(const ProfileArgs& a) {
         if (a.b.json) {
             nlohmann::json res = nlohmann::json::array();
             for (const auto& x : r->results)
-                res.push_back({{"prompt", prompts[x.prompt_index]}, {"prompt_tokens", x.prompt_tokens},
-                               {"generated_tokens", x.generated_tokens}, {"ttft_ms", x.ttft_ms},
-                               {"tokens_per_s", x.tokens_per_s}, {"text", x.text}});
+                res.push_back({{"prompt", prompts[x.prompt_index]},
+                               {"prompt_tokens", x.prompt_tokens},
+                               {"generated_tokens", x.generated_tokens},
+                               {"ttft_ms", x.ttft_ms},
+                               {"tokens_per_s", x.tokens_per_s},
+                               {"text", x.text}});
             nlohmann::json logs = nlohmann::json::array();
             for (const auto& l : r->logs) logs.push_back(log_json(l));
             j.push_back({{"board", b.name},
                          {"ok", true},
                          {"traceparent", r->traceparent},
                          {"logs", logs},
-                         {"agent", {{"hostname", r->agent.hostname}, {"cpu", r->agent.cpu_model},
-                                    {"threads", r->agent.cpu_threads}, {"backend", r->agent.backend},
-                                    {"version", r->agent.software_version}}},
+                         {"agent",
+                          {{"hostname", r->agent.hostname},
+                           {"cpu", r->agent.cpu_model},
+                           {"threads", r->agent.cpu_threads},
+                           {"backend", r->agent.backend},
+                           {"version", r->agent.software_version}}},
                          {"engine", r->load_detail},
                          {"restarts", r->restarts},
                          {"incidents", r->incidents},
@@ -420,11 +444,16 @@ int run_export_ansible(const ExportAnsibleArgs& a) {
         for (const auto& [name, d] : r->files) files.push_back({{"name", name}, {"sha256", remote::digest_hex(d)}});
         nlohmann::json names = nlohmann::json::array();
         for (const auto& b : o.boards) names.push_back(b.name);
-        print_json({{"version", r->version}, {"inventory", r->inventory}, {"playbook", r->playbook}, {"vars", r->vars},
-                    {"boards", names}, {"files", files}});
+        print_json({{"version", r->version},
+                    {"inventory", r->inventory},
+                    {"playbook", r->playbook},
+                    {"vars", r->vars},
+                    {"boards", names},
+                    {"files", files}});
     } else {
         std::printf("wrote %s for %zu board(s), version %s\n", a.out.c_str(), o.boards.size(), r->version.c_str());
-        for (const auto& [name, d] : r->files) std::printf("  %-24s sha256 %s\n", name.c_str(), remote::digest_hex(d).c_str());
+        for (const auto& [name, d] : r->files)
+            std::printf("  %-24s sha256 %s\n", name.c_str(), remote::digest_hex(d).c_str());
         std::printf("run: ansible-playbook -i %s %s\n", r->inventory.c_str(), r->playbook.c_str());
     }
     return kOk;
@@ -453,8 +482,8 @@ int run_boards(const BoardsArgs& a) {
             auto s = connector(a.b, b)();
             if (!s.ok()) return err("board ", b.name, ": ", s.message());
             std::string root = root_of(a.b, b);
-            auto out = s.value()->exec_checked("uname -srm; readlink " + remote::shell_quote(root + "/current") + " || true",
-                                               "checking the board");
+            auto out = s.value()->exec_checked(
+                "uname -srm; readlink " + remote::shell_quote(root + "/current") + " || true", "checking the board");
             if (!out.ok()) return err("board ", b.name, ": ", out.message());
             Check c;
             std::istringstream in(out.value());
@@ -470,15 +499,16 @@ int run_boards(const BoardsArgs& a) {
     }
     for (size_t i = 0; i < all.size(); ++i) {
         const Board& b = all[i];
-        nlohmann::json e = {{"name", b.name}, {"host", b.host}, {"user", b.user}, {"port", b.port},
-                            {"root", root_of(a.b, b)}, {"source", b.source}};
+        nlohmann::json e = {{"name", b.name}, {"host", b.host},          {"user", b.user},
+                            {"port", b.port}, {"root", root_of(a.b, b)}, {"source", b.source}};
         std::string status = b.source;
         if (a.check) {
             if (checks[i].ok()) {
                 e["reachable"] = true;
                 e["machine"] = checks[i]->machine;
                 e["current"] = checks[i]->current;
-                status = "ok  " + checks[i]->machine + (checks[i]->current.empty() ? "  (nothing deployed)" : "  current " + checks[i]->current);
+                status = "ok  " + checks[i]->machine +
+                         (checks[i]->current.empty() ? "  (nothing deployed)" : "  current " + checks[i]->current);
             } else {
                 rc = kFailed;
                 e["reachable"] = false;
@@ -487,8 +517,11 @@ int run_boards(const BoardsArgs& a) {
                 std::fprintf(stderr, "edgestudio-cli: %s\n", checks[i].message().c_str());
             }
         }
-        if (a.b.json) j.push_back(e);
-        else std::printf("%-16s %-28s %-18s %s\n", b.name.c_str(), destination(b).c_str(), root_of(a.b, b).c_str(), status.c_str());
+        if (a.b.json)
+            j.push_back(e);
+        else
+            std::printf("%-16s %-28s %-18s %s\n", b.name.c_str(), destination(b).c_str(), root_of(a.b, b).c_str(),
+                        status.c_str());
     }
     if (a.b.json) print_json(j);
     return rc;
@@ -498,24 +531,29 @@ int run_boards(const BoardsArgs& a) {
 
 void add_remote_commands(CLI::App& app, int& rc) {
     auto deploy = std::make_shared<DeployArgs>();
-    CLI::App* d = app.add_subcommand("deploy", "push an engine and edge-agent to a board (or a fleet): verified, resumable, atomic switch");
+    CLI::App* d = app.add_subcommand(
+        "deploy", "push an engine and edge-agent to a board (or a fleet): verified, resumable, atomic switch");
     d->add_option("engine", deploy->engine, "engine or model file to deploy")->required();
     add_board_options(d, deploy->b);
     d->add_option("--agent", deploy->agent, "edge-agent binary for the board (default: the one built with this CLI)");
     d->add_option("--version", deploy->version, "version folder name (default: UTC time)");
-    d->add_option("--retries", deploy->retries, "reconnect and resume this many times after a failure")->check(CLI::Range(0, 20));
+    d->add_option("--retries", deploy->retries, "reconnect and resume this many times after a failure")
+        ->check(CLI::Range(0, 20));
     d->callback([deploy, &rc] { rc = run_deploy(*deploy); });
 
     auto prof = std::make_shared<ProfileArgs>();
-    CLI::App* p = app.add_subcommand("profile", "run the deployed engine on a board through edge-agent and stream telemetry");
+    CLI::App* p =
+        app.add_subcommand("profile", "run the deployed engine on a board through edge-agent and stream telemetry");
     add_board_options(p, prof->b);
-    p->add_option("--engine", prof->engine, "engine file in the board's current version (default: the deployed one, SHA-256 checked)");
+    p->add_option("--engine", prof->engine,
+                  "engine file in the board's current version (default: the deployed one, SHA-256 checked)");
     p->add_option("--prompt,-p", prof->prompts, "prompt (repeatable)");
     p->add_option("--max-tokens,-n", prof->max_tokens, "tokens to generate per prompt")->check(CLI::Range(1, 1 << 20));
     p->add_option("--restarts", prof->restarts, "restart a dead agent this many times")->check(CLI::Range(0, 100));
     p->add_option("--threads", prof->threads, "agent threads (0: the board's cores)")->check(CLI::Range(0, 1024));
-    p->add_option("--backend", prof->backend, "what runs a compiled engine (.edge) on the board: auto (CUDA when a device "
-                                              "answers, else the CPU; the default), cpu or cuda")
+    p->add_option("--backend", prof->backend,
+                  "what runs a compiled engine (.edge) on the board: auto (CUDA when a device "
+                  "answers, else the CPU; the default), cpu or cuda")
         ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
     p->add_option("--otlp", prof->otlp, "write the telemetry as OTLP/JSON (JSON Lines: metrics, then spans) to FILE");
     p->add_option("--csv", prof->csv, "write every telemetry sample as CSV to FILE");
@@ -527,18 +565,22 @@ void add_remote_commands(CLI::App& app, int& rc) {
     p->callback([prof, &rc] { rc = run_profile_cmd(*prof); });
 
     auto boards = std::make_shared<BoardsArgs>();
-    CLI::App* b = app.add_subcommand("boards", "list boards (~/.ssh/config and --boards FILE); --check connects to each");
+    CLI::App* b =
+        app.add_subcommand("boards", "list boards (~/.ssh/config and --boards FILE); --check connects to each");
     add_board_options(b, boards->b);
-    b->add_flag("--check", boards->check, "connect to every board (in parallel) and report its machine and deployed version");
+    b->add_flag("--check", boards->check,
+                "connect to every board (in parallel) and report its machine and deployed version");
     auto ea = std::make_shared<ExportAnsibleArgs>();
-    CLI::App* e = b->add_subcommand("export-ansible",
-                                    "write an Ansible inventory + playbook performing the same verified deploy (SHA-256 on "
-                                    "the board, atomic switch, previous kept) for --boards FILE or --board");
+    CLI::App* e =
+        b->add_subcommand("export-ansible",
+                          "write an Ansible inventory + playbook performing the same verified deploy (SHA-256 on "
+                          "the board, atomic switch, previous kept) for --boards FILE or --board");
     e->add_option("engine", ea->engine, "engine or model file to deploy")->required();
     add_board_options(e, ea->b);
     e->add_option("--agent", ea->agent, "edge-agent binary for the boards (default: the one built with this CLI)");
     e->add_option("--version", ea->version, "version folder name (default: UTC time of the export)");
-    e->add_option("--out,-o", ea->out, "output folder (inventory.json, deploy.yml, deploy-vars.json, files/)")->required();
+    e->add_option("--out,-o", ea->out, "output folder (inventory.json, deploy.yml, deploy-vars.json, files/)")
+        ->required();
     b->callback([boards, ea, e, &rc] { rc = e->parsed() ? run_export_ansible(*ea) : run_boards(*boards); });
 }
 

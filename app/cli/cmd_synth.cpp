@@ -51,8 +51,12 @@ int run_synth(const SynthArgs& a) {
     std::error_code ec;
     const auto bytes = std::filesystem::file_size(a.out, ec);
     if (a.json) {
-        print_json({{"path", a.out}, {"shape", a.shape}, {"type", a.type}, {"seed", a.seed},
-                    {"bytes", ec ? 0 : bytes}, {"seconds", sw.seconds()}});
+        print_json({{"path", a.out},
+                    {"shape", a.shape},
+                    {"type", a.type},
+                    {"seed", a.seed},
+                    {"bytes", ec ? 0 : bytes},
+                    {"seconds", sw.seconds()}});
     } else {
         std::printf("wrote %s (%s, %s) in %.1f s\n", a.out.c_str(), a.shape.c_str(),
                     human_bytes(ec ? 0.0 : double(bytes)).c_str(), sw.seconds());

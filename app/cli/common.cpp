@@ -47,9 +47,7 @@ std::string group_digits(int64_t n) {
 }
 
 namespace {
-double now_s() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 }  // namespace
 
 ProgressBar::ProgressBar(bool enabled)
@@ -92,10 +90,12 @@ void NumericsArgs::add_options(CLI::App* sub) {
                     "fp32 (default) or llamacpp: llama.cpp's CPU arithmetic, for GGUF files as stored "
                     "(docs/quant-formats.md)")
         ->check(CLI::IsMember({"fp32", "llamacpp"}));
-    sub->add_option("--llamacpp-threads", llamacpp_threads,
-                    "llamacpp numerics: llama.cpp's thread count for its split-KV decode over >= 512 cells (0 = no split)")
+    sub->add_option(
+           "--llamacpp-threads", llamacpp_threads,
+           "llamacpp numerics: llama.cpp's thread count for its split-KV decode over >= 512 cells (0 = no split)")
         ->check(CLI::Range(0, 4096));
-    sub->add_option("--llamacpp-kv-pad", llamacpp_kv_pad, "llamacpp numerics: llama.cpp's KV view padding in cells (default 256)")
+    sub->add_option("--llamacpp-kv-pad", llamacpp_kv_pad,
+                    "llamacpp numerics: llama.cpp's KV view padding in cells (default 256)")
         ->check(CLI::Range(1, 1 << 20));
 }
 

@@ -80,15 +80,15 @@ void add_bench_command(CLI::App& app, int& rc);
 void add_synth_command(CLI::App& app, int& rc);
 void add_compile_command(CLI::App& app, int& rc);
 void add_quant_commands(CLI::App& app, int& rc);  // quantize, validate
-void add_cnn_commands(CLI::App& app, int& rc);  // classify, fold; cnn_summary/print_cnn_summary serve `info`
+void add_cnn_commands(CLI::App& app, int& rc);    // classify, fold; cnn_summary/print_cnn_summary serve `info`
 nlohmann::json cnn_summary(const Model& m);
 void print_cnn_summary(const Model& m);
 // cmd_cnn.cpp: a CNN from .onnx or a ResNet-20 .safetensors; a labelled image set from IDX
 // images + labels (pixels * scale) or a digits .csv(.gz) (labels unused).
 Result<Model> load_cnn_model(const std::string& path);
 Result<LabelledImages> load_labelled_images(const std::string& images, const std::string& labels, double scale);
-void add_kv_commands(CLI::App& app, int& rc);     // kv-sim, serve-bench
-void add_calib_commands(CLI::App& app, int& rc);  // calib-select
+void add_kv_commands(CLI::App& app, int& rc);        // kv-sim, serve-bench
+void add_calib_commands(CLI::App& app, int& rc);     // calib-select
 void add_analysis_commands(CLI::App& app, int& rc);  // analyze, autoplan (LibTorch builds only)
 void add_remote_commands(CLI::App& app, int& rc);    // deploy, profile, boards (libssh builds only)
 

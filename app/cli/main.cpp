@@ -6,8 +6,8 @@
 
 #include <cstdio>
 #include <exception>
-#include <string>
 #include <new>
+#include <string>
 
 #include "app/cli/common.h"
 

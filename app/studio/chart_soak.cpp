@@ -40,12 +40,14 @@ int main(int argc, char** argv) {
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("edgestudio-chart-soak"));
     QCommandLineParser cli;
-    cli.setApplicationDescription(QStringLiteral("Feed the Boards charts a 20 Hz telemetry stream and print memory over time."));
+    cli.setApplicationDescription(
+        QStringLiteral("Feed the Boards charts a 20 Hz telemetry stream and print memory over time."));
     cli.addHelpOption();
     const QCommandLineOption duration(QStringLiteral("duration"), QStringLiteral("seconds to run (default 3600)"),
                                       QStringLiteral("s"), QStringLiteral("3600"));
-    const QCommandLineOption interval(QStringLiteral("interval"), QStringLiteral("seconds between report lines (default 60)"),
-                                      QStringLiteral("s"), QStringLiteral("60"));
+    const QCommandLineOption interval(QStringLiteral("interval"),
+                                      QStringLiteral("seconds between report lines (default 60)"), QStringLiteral("s"),
+                                      QStringLiteral("60"));
     const QCommandLineOption rate(QStringLiteral("rate"), QStringLiteral("telemetry batches per second (default 20)"),
                                   QStringLiteral("hz"), QStringLiteral("20"));
     const QCommandLineOption perBatch(QStringLiteral("samples-per-batch"),
@@ -56,7 +58,8 @@ int main(int argc, char** argv) {
     const double seconds = cli.value(duration).toDouble(), every = cli.value(interval).toDouble();
     const int hz = cli.value(rate).toInt(), n = cli.value(perBatch).toInt();
     if (seconds <= 0 || every <= 0 || hz <= 0 || hz > 1000 || n <= 0 || n > 1000) {
-        std::fprintf(stderr, "edgestudio-chart-soak: --duration, --interval > 0; --rate 1..1000; --samples-per-batch 1..1000\n");
+        std::fprintf(
+            stderr, "edgestudio-chart-soak: --duration, --interval > 0; --rate 1..1000; --samples-per-batch 1..1000\n");
         return 2;
     }
 
@@ -79,7 +82,8 @@ int main(int argc, char** argv) {
             edge::proto::TelemetrySample s;
             s.timestamp_ns = ns += step;
             s.tokens_generated = token % 256 + 1;
-            const double lat = std::max(0.2, 12.0 + 2.0 * std::sin(token / 400.0) + jitter(rng) + (spike(rng) < 0.01 ? 25.0 : 0.0));
+            const double lat =
+                std::max(0.2, 12.0 + 2.0 * std::sin(token / 400.0) + jitter(rng) + (spike(rng) < 0.01 ? 25.0 : 0.0));
             s.token_latency_ms = lat;
             s.tokens_per_s = 1000.0 / lat;
             s.rss_bytes = uint64_t((180.0 + 20.0 * std::sin(token / 5000.0)) * 1048576.0);

@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
                                  QStringLiteral("file"));
     cli.addOption(langOption);
     cli.addOption(tokOption);
-    cli.addPositionalArgument(QStringLiteral("model"), QStringLiteral("Model file or folder, or .edgeproj project, to open."));
+    cli.addPositionalArgument(QStringLiteral("model"),
+                              QStringLiteral("Model file or folder, or .edgeproj project, to open."));
     cli.process(app);
     language.setLanguage(cli.isSet(langOption) ? cli.value(langOption) : edge::views::Language::preferred());
 

@@ -19,8 +19,8 @@
 #include "app/studio/project_controller.h"
 #include "views/models/configuration_model.h"
 #include "views/models/format.h"
-#include "views/models/layer_plan_model.h"
 #include "views/models/language.h"
+#include "views/models/layer_plan_model.h"
 #include "views/models/model_document.h"
 #include "views/models/recent_files_model.h"
 #include "views/open_model.h"
@@ -53,10 +53,10 @@ MainWindow::MainWindow(views::Language* language, QWidget* parent, const QString
       pruningPage_(new views::PruningPage(document_, this)),
       boardsPage_(new views::BoardsPage(document_, this)),
       statusModel_(new QLabel(this)) {
-    project_ = new ProjectController(
-        ProjectParts{document_, layersPage_->planModel(), configurations_, validationPage_, sensitivityPage_,
-                     [this] { return pageKey(currentPage()); }, [this](const QString& key) { showPage(pageIndex(key)); }},
-        autosavePath, this);
+    project_ = new ProjectController(ProjectParts{document_, layersPage_->planModel(), configurations_, validationPage_,
+                                                  sensitivityPage_, [this] { return pageKey(currentPage()); },
+                                                  [this](const QString& key) { showPage(pageIndex(key)); }},
+                                     autosavePath, this);
     nav_->setObjectName(QStringLiteral("pageList"));
     nav_->setFixedWidth(190);
     nav_->setFrameShape(QFrame::NoFrame);
@@ -109,7 +109,8 @@ MainWindow::MainWindow(views::Language* language, QWidget* parent, const QString
         showPage(LayersPageIndex);
     });
     connect(validationPage_, &views::ValidationPage::configurationAdded, this, [this](int row) {
-        statusBar()->showMessage(tr("Configuration %1 added to the Pareto page").arg(configurations_->at(row).name), 5000);
+        statusBar()->showMessage(tr("Configuration %1 added to the Pareto page").arg(configurations_->at(row).name),
+                                 5000);
     });
     connect(paretoPage_, &views::ParetoPage::configurationActivated, this, &MainWindow::openConfiguration);
     connect(project_, &ProjectController::failed, this,

@@ -74,8 +74,8 @@ bool ProjectController::recover(QString* error) {
 }
 
 void ProjectController::apply(const views::ProjectData& p) {
-    const bool same = parts_.document->current() &&
-                      QFileInfo(parts_.document->path()).canonicalFilePath() == QFileInfo(p.modelPath).canonicalFilePath();
+    const bool same = parts_.document->current() && QFileInfo(parts_.document->path()).canonicalFilePath() ==
+                                                        QFileInfo(p.modelPath).canonicalFilePath();
     if (same) {
         applyRest(p);
         return;

@@ -70,7 +70,8 @@ Result<std::vector<LayerCandidates>> plan_candidates(const Model& m, const Analy
     const std::vector<LayerInfo> infos = list_layers(m);
     for (const LayerAnalysis& L : report.layers) {
         auto it = std::find_if(infos.begin(), infos.end(), [&](const LayerInfo& li) { return li.name == L.layer; });
-        if (it == infos.end()) return err(m.source_path, ": the sensitivity report names layer '", L.layer, "', which the model lacks");
+        if (it == infos.end())
+            return err(m.source_path, ": the sensitivity report names layer '", L.layer, "', which the model lacks");
         const Tensor* w = m.find(it->tensor);
         if (!w || w->type != DType::F32)
             return err(m.source_path, ": layer '", L.layer, "' is not F32; autoplan starts from an FP32 model");
@@ -88,11 +89,15 @@ Result<std::vector<LayerCandidates>> plan_candidates(const Model& m, const Analy
             auto q = quant::quantize_rtn(*w, spec_for(bits, opts.group_size));
             if (!q.ok()) return err(L.layer, ": ", q.message());
             const quant::ErrorReport e = quant::error_report(*w, *q);
-            lc.options.push_back({bits == 8 ? Precision::INT8 : Precision::INT4, q->nbytes, e.frobenius * e.frobenius, 0.0});
+            lc.options.push_back(
+                {bits == 8 ? Precision::INT8 : Precision::INT4, q->nbytes, e.frobenius * e.frobenius, 0.0});
         }
         double s = 0.0;
         if (opts.predictor == Predictor::KL) {
-            if (!L.int4_kl) return err("layer '", L.layer, "' has no int4_kl in the sensitivity report (run analyze without --no-quant, or use the hessian predictor)");
+            if (!L.int4_kl)
+                return err("layer '", L.layer,
+                           "' has no int4_kl in the sensitivity report (run analyze without --no-quant, or use the "
+                           "hessian predictor)");
             const double e4 = lc.options[2].sq_error;
             s = e4 > 0 ? *L.int4_kl / e4 : 0.0;
         } else {
@@ -148,7 +153,8 @@ Result<AutoPlan> autoplan(const std::vector<LayerCandidates>& cands, size_t budg
         std::swap(dp, next);
     }
     if (dp[W] == inf)  // only possible when rounding up to the unit pushed the INT4 plan over
-        return err("budget of ", budget, " bytes is too tight for the knapsack unit of ", unit, " bytes; raise it slightly");
+        return err("budget of ", budget, " bytes is too tight for the knapsack unit of ", unit,
+                   " bytes; raise it slightly");
     std::vector<size_t> pick(n);
     size_t w = W;
     for (size_t i = n; i-- > 0;) {

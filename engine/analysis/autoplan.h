@@ -20,7 +20,7 @@ const char* predictor_name(Predictor p);
 
 struct AutoplanOptions {
     Predictor predictor = Predictor::KL;
-    int64_t group_size = 32;  // INT8 and INT4: RTN, symmetric, this group size (the INT4 pass's spec)
+    int64_t group_size = 32;                 // INT8 and INT4: RTN, symmetric, this group size (the INT4 pass's spec)
     int64_t max_columns = int64_t(1) << 19;  // knapsack table width (see docs/analysis.md)
 };
 
@@ -42,13 +42,13 @@ Result<std::vector<LayerCandidates>> plan_candidates(const Model& m, const Analy
                                                      const AutoplanOptions& opts = {});
 
 struct AutoPlan {
-    quant::Plan plan;                            // one rule per layer (RTN for INT8/INT4)
-    std::vector<quant::Precision> choice;        // per candidate layer, in order
-    size_t bytes = 0;                            // exact bytes of the chosen layers
-    double bits_per_weight = 0.0;                // 8 * bytes / params of those layers
-    double predicted = 0.0;                      // sum of the chosen costs
-    size_t unit = 1;                             // knapsack byte unit (docs/analysis.md)
-    size_t slack = 0;                            // optimal among plans within budget - slack
+    quant::Plan plan;                      // one rule per layer (RTN for INT8/INT4)
+    std::vector<quant::Precision> choice;  // per candidate layer, in order
+    size_t bytes = 0;                      // exact bytes of the chosen layers
+    double bits_per_weight = 0.0;          // 8 * bytes / params of those layers
+    double predicted = 0.0;                // sum of the chosen costs
+    size_t unit = 1;                       // knapsack byte unit (docs/analysis.md)
+    size_t slack = 0;                      // optimal among plans within budget - slack
 };
 
 // The minimum-predicted-cost plan whose layers take at most `budget_bytes`. A budget below the
@@ -57,7 +57,8 @@ Result<AutoPlan> autoplan(const std::vector<LayerCandidates>& cands, size_t budg
                           const AutoplanOptions& opts = {});
 
 // A plan with every candidate layer at precision p (for comparisons), with its bytes and cost.
-AutoPlan uniform_autoplan(const std::vector<LayerCandidates>& cands, quant::Precision p, const AutoplanOptions& opts = {});
+AutoPlan uniform_autoplan(const std::vector<LayerCandidates>& cands, quant::Precision p,
+                          const AutoplanOptions& opts = {});
 
 // "4.5bpw" (average bits per weight of the candidate layers), "300000" (bytes), "300KB",
 // "1.5MiB" (KB/MB = 1000, KiB/MiB = 1024).

@@ -50,8 +50,12 @@ Model build_digits_cnn(uint64_t seed) {
         m.tensors.push_back(filled(bn + ".bias", oc, 0.0f));
         m.tensors.push_back(filled(bn + ".mean", oc, 0.0f));
         m.tensors.push_back(filled(bn + ".var", oc, 1.0f));
-        Op b{OpType::BatchNorm, bn, {conv + ".out"}, {bn + ".out"},
-             {bn + ".scale", bn + ".bias", bn + ".mean", bn + ".var"}, {}};
+        Op b{OpType::BatchNorm,
+             bn,
+             {conv + ".out"},
+             {bn + ".out"},
+             {bn + ".scale", bn + ".bias", bn + ".mean", bn + ".var"},
+             {}};
         b.attrs["epsilon"] = {1e-5};
         m.graph.ops.push_back(std::move(b));
         m.graph.ops.push_back(Op{OpType::Relu, relu, {bn + ".out"}, {relu + ".out"}, {}, {}});

@@ -31,8 +31,8 @@ struct DigitsCnnOptions {
 };
 
 struct DigitsCnn {
-    Model model;       // trained, BatchNorm kept as its own op (fold it with engine/prune)
-    ImageSplit data;   // the fixed split it was trained and evaluated on
+    Model model;      // trained, BatchNorm kept as its own op (fold it with engine/prune)
+    ImageSplit data;  // the fixed split it was trained and evaluated on
     CnnTrainReport train;
     double test_top1 = 0.0;  // through the runtime executor (engine/runtime/cnn.h)
 };

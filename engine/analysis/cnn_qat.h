@@ -13,8 +13,8 @@
 namespace edge {
 
 struct CnnQatOptions {
-    CnnTrainOptions train;           // optimizer, steps, batch ... (fake_quant is filled from the plan)
-    std::vector<std::string> only;   // non-empty: fake-quantize only these layers (those that lose too much)
+    CnnTrainOptions train;          // optimizer, steps, batch ... (fake_quant is filled from the plan)
+    std::vector<std::string> only;  // non-empty: fake-quantize only these layers (those that lose too much)
 };
 
 // Fine-tunes `m` in place; quantize it with quant::quantize_cnn (same plan) afterwards.

@@ -50,14 +50,14 @@ const char* prune_mode_name(PruneMode m);
 
 struct PruneRunOptions {
     PruneMode mode = PruneMode::OneShot;
-    prune::PruneSpec spec;        // target ratios, importance, kinds (gradients are computed here)
-    double step = 0.01;           // iterative: fraction of each group's original units per round
-    int round_steps = 20;         // iterative: fine-tuning steps after each round
-    int final_steps = 200;        // fine-tuning at the end (0: none)
-    int dst_steps = 400;          // dst: training steps with mask updates
-    int dst_every = 50;           // dst: steps between mask updates
-    double dst_fraction = 0.3;    // dst: share of the removed units swapped at the first update
-    int grad_batches = 4;         // batches for Taylor gradients and DST regrowth
+    prune::PruneSpec spec;                             // target ratios, importance, kinds (gradients are computed here)
+    double step = 0.01;                                // iterative: fraction of each group's original units per round
+    int round_steps = 20;                              // iterative: fine-tuning steps after each round
+    int final_steps = 200;                             // fine-tuning at the end (0: none)
+    int dst_steps = 400;                               // dst: training steps with mask updates
+    int dst_every = 50;                                // dst: steps between mask updates
+    double dst_fraction = 0.3;                         // dst: share of the removed units swapped at the first update
+    int grad_batches = 4;                              // batches for Taylor gradients and DST regrowth
     CnnTrainOptions cnn = prune_cnn_train_defaults();  // batch, lr, threads for CNN training (steps and
                                                        // seed are set per phase)
     // LLM training (train_llama): batch, seq_len, lr, threads.
@@ -67,11 +67,11 @@ struct PruneRunOptions {
 };
 
 struct PruneRun {
-    Model model;                  // physically pruned and fine-tuned
-    prune::PruneReport report;    // final masks against the original model's units
-    int rounds = 0;               // pruning rounds (iterative) or mask updates (dst)
-    int train_steps = 0;          // optimizer steps in total
-    int64_t units_swapped = 0;    // dst: units removed and regrown by the updates
+    Model model;                // physically pruned and fine-tuned
+    prune::PruneReport report;  // final masks against the original model's units
+    int rounds = 0;             // pruning rounds (iterative) or mask updates (dst)
+    int train_steps = 0;        // optimizer steps in total
+    int64_t units_swapped = 0;  // dst: units removed and regrown by the updates
     double seconds = 0.0;
 };
 

@@ -57,7 +57,8 @@ Result<WeightMasks> consumer_masks(const Model& m, const std::vector<prune::Laye
             if (x.layer == mk.layer) g = &x;
         if (!g) return err(origin(m), ": no prunable layer '", mk.layer, "' in the model");
         if (int64_t(mk.keep.size()) != g->units)
-            return err(origin(m), ": the mask of '", mk.layer, "' has ", mk.keep.size(), " units; the model has ", g->units);
+            return err(origin(m), ": the mask of '", mk.layer, "' has ", mk.keep.size(), " units; the model has ",
+                       g->units);
         for (int64_t u = 0; u < g->units; ++u) {
             if (mk.keep[size_t(u)]) continue;
             for (const prune::UnitSlice& s : g->slices[size_t(u)]) {
@@ -88,8 +89,8 @@ std::map<std::string, std::vector<int64_t>> removed_of(const std::vector<prune::
     return r;
 }
 
-Status train_masked(Model& m, const std::vector<prune::LayerMask>& masks, int steps, const TrainFn& train, uint64_t seed,
-                    int& total) {
+Status train_masked(Model& m, const std::vector<prune::LayerMask>& masks, int steps, const TrainFn& train,
+                    uint64_t seed, int& total) {
     if (steps <= 0) return {};
     auto wm = consumer_masks(m, masks);
     if (!wm) return wm.error();
@@ -143,18 +144,21 @@ Result<PruneRun> run_modes(const Model& m0, const PruneRunOptions& o, const Trai
             if (!plan) return plan.error();
             masks = plan->layers;
             removed = removed_of(masks);
-            EDGE_TRY(train_masked(m, masks, k == rounds ? 0 : o.round_steps, train, o.seed + uint64_t(k), run.train_steps));
+            EDGE_TRY(
+                train_masked(m, masks, k == rounds ? 0 : o.round_steps, train, o.seed + uint64_t(k), run.train_steps));
             run.rounds = k;
             report(progress, double(k) / rounds, "pruning round " + std::to_string(k) + "/" + std::to_string(rounds));
         }
     } else if (o.mode == PruneMode::Dst) {
-        if (o.dst_every <= 0 || o.dst_steps <= 0) return err("dynamic sparse training needs positive dst_steps and dst_every");
+        if (o.dst_every <= 0 || o.dst_steps <= 0)
+            return err("dynamic sparse training needs positive dst_steps and dst_every");
         const int updates = std::max(1, o.dst_steps / o.dst_every);
         for (int u = 0; u < updates; ++u) {
             if (is_cancelled(progress)) return err("pruning cancelled");
             EDGE_TRY(train_masked(m, masks, o.dst_every, train, o.seed + uint64_t(u), run.train_steps));
             if (u + 1 == updates) break;
-            const double frac = o.dst_fraction * 0.5 * (1.0 + std::cos(std::numbers::pi * double(u) / double(updates - 1)));
+            const double frac =
+                o.dst_fraction * 0.5 * (1.0 + std::cos(std::numbers::pi * double(u) / double(updates - 1)));
             // Magnitude of the kept units on the current weights; gradient on the removed units'
             // consumer columns (held at zero) for regrowth.
             auto gr = grads(m);

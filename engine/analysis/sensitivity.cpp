@@ -90,8 +90,8 @@ Result<AnalysisReport> analyze_sensitivity(const Model& m, const std::vector<std
         quant::SensitivityOptions so;
         so.threads = opts.threads;
         rep.quant_spec = quant::spec_name(so.spec);
-        std::vector<std::vector<int32_t>> qs(seqs.begin(),
-                                             seqs.begin() + std::min<size_t>(seqs.size(), size_t(std::max(1, opts.quant_sequences))));
+        std::vector<std::vector<int32_t>> qs(
+            seqs.begin(), seqs.begin() + std::min<size_t>(seqs.size(), size_t(std::max(1, opts.quant_sequences))));
         Progress* qp_self = nullptr;
         Progress qp = relay(torch_share, 1.0 - torch_share, qp_self);
         qp_self = &qp;

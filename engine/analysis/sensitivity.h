@@ -16,14 +16,14 @@ namespace edge::analysis {
 
 struct AnalysisOptions {
     int topk = 5;
-    double alpha = 0.6;          // weight of the Hessian term in the fused importance
-    int batches = 8;             // T gradient batches
+    double alpha = 0.6;  // weight of the Hessian term in the fused importance
+    int batches = 8;     // T gradient batches
     int batch_size = 4;
     int seq_len = 64;
     int hessian_sequences = 8;
     int lanczos_steps = 30;
-    bool quant = true;           // the empirical INT4 pass (engine/quant layer_sensitivity)
-    int quant_sequences = 16;    // first N calibration sequences for it
+    bool quant = true;         // the empirical INT4 pass (engine/quant layer_sensitivity)
+    int quant_sequences = 16;  // first N calibration sequences for it
     uint64_t seed = 1;
     int threads = 0;
 };

@@ -115,7 +115,8 @@ Result<torch::Tensor> forward(const Model& m, const Weights& w, const torch::Ten
                     if (W(0).numel() != x.size(1))
                         return err(src, ": batchnorm '", op.name, "' has ", W(0).numel(), " channels, input ", shp(x));
                     const double eps = op_attr1(op, "epsilon", 1e-5);
-                    y = torch::batch_norm(x, W(0), W(1), W(2), W(3), mode.train_batchnorm, mode.bn_momentum, eps, false);
+                    y = torch::batch_norm(x, W(0), W(1), W(2), W(3), mode.train_batchnorm, mode.bn_momentum, eps,
+                                          false);
                     break;
                 }
                 case OpType::Relu: y = torch::relu(x); break;
@@ -147,9 +148,10 @@ Result<torch::Tensor> forward(const Model& m, const Weights& w, const torch::Ten
                         torch::Tensor ind = torch::ones({1, 1, H, Wd}, x.options());
                         if (op_attr1(op, "count_include_pad", 0) != 0) {
                             ind = torch::constant_pad_nd(ind, {ax.pad_begin, ax.pad_end, ay.pad_begin, ay.pad_end}, 1);
-                            ind = torch::constant_pad_nd(ind, {0, std::max<int64_t>(0, ex - ax.pad_end), 0,
-                                                               std::max<int64_t>(0, ey - ay.pad_end)},
-                                                         0);
+                            ind = torch::constant_pad_nd(
+                                ind,
+                                {0, std::max<int64_t>(0, ex - ax.pad_end), 0, std::max<int64_t>(0, ey - ay.pad_end)},
+                                0);
                             ind = ind.narrow(2, 0, H + ay.pad_begin + ey).narrow(3, 0, Wd + ax.pad_begin + ex);
                         } else {
                             ind = torch::constant_pad_nd(ind, pads, 0);
@@ -187,7 +189,8 @@ Result<torch::Tensor> forward(const Model& m, const Weights& w, const torch::Ten
                         ok = cs[d] == 1 || cs[d] == xd;
                     }
                     if (!ok)
-                        return err(src, ": add '", op.name, "' constant ", shp(W(0)), " does not broadcast to ", shp(x));
+                        return err(src, ": add '", op.name, "' constant ", shp(W(0)), " does not broadcast to ",
+                                   shp(x));
                     y = x + W(0).reshape(cs);
                     break;
                 }
@@ -218,10 +221,12 @@ Result<torch::Tensor> forward(const Model& m, const Weights& w, const torch::Ten
                     if (infer < 0 && !ys.empty() && ys[0] == 1 && xs[0] > 1 && known * xs[0] == x.numel())
                         ys[0] = xs[0], known *= xs[0];
                     if (infer >= 0) {
-                        if (x.numel() % known) return err(src, ": reshape '", op.name, "' cannot infer -1 for ", shp(x));
+                        if (x.numel() % known)
+                            return err(src, ": reshape '", op.name, "' cannot infer -1 for ", shp(x));
                         ys[size_t(infer)] = x.numel() / known;
                     } else if (known != x.numel()) {
-                        return err(src, ": reshape '", op.name, "' to [", shape_text(ys), "] does not hold input ", shp(x));
+                        return err(src, ": reshape '", op.name, "' to [", shape_text(ys), "] does not hold input ",
+                                   shp(x));
                     }
                     y = x.reshape(ys);
                     break;
@@ -331,9 +336,10 @@ Result<Activation> torch_cnn_forward(const Model& m, const Activation& input) {
     auto shape = cnn_input_shape(m);
     if (!shape) return shape.error();
     const auto& s = shape.value();
-    if (input.shape.size() != 4 || input.shape[0] < 1 || !std::equal(input.shape.begin() + 1, input.shape.end(), s.begin() + 1))
-        return err(src_of(m), ": input has shape [", shape_text(input.shape), "]; the model takes [N, ", s[1], ", ", s[2],
-                   ", ", s[3], "]");
+    if (input.shape.size() != 4 || input.shape[0] < 1 ||
+        !std::equal(input.shape.begin() + 1, input.shape.end(), s.begin() + 1))
+        return err(src_of(m), ": input has shape [", shape_text(input.shape), "]; the model takes [N, ", s[1], ", ",
+                   s[2], ", ", s[3], "]");
     if (int64_t(input.data.size()) != input.numel())
         return err(src_of(m), ": input holds ", input.data.size(), " values for shape [", shape_text(input.shape), "]");
     torch::NoGradGuard ng;
@@ -347,7 +353,8 @@ Result<Activation> torch_cnn_forward(const Model& m, const Activation& input) {
     return out;
 }
 
-Result<ClassifyResult> torch_cnn_classify(const Model& m, const LabelledImages& data, int64_t batch, Progress* progress) {
+Result<ClassifyResult> torch_cnn_classify(const Model& m, const LabelledImages& data, int64_t batch,
+                                          Progress* progress) {
     EDGE_TRY(check_data(m, data));
     auto w = load_weights(m);
     if (!w) return w.error();
@@ -384,8 +391,9 @@ Result<double> torch_cnn_loss(const Model& m, const LabelledImages& data, int64_
         std::iota(idx.begin(), idx.end(), b0);
         auto y = forward(m, w.value(), batch_tensor(data, idx), {});
         if (!y) return y.error();
-        total += torch::nn::functional::cross_entropy(logits2d(*y), label_tensor(data, idx),
-                                                      torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+        total += torch::nn::functional::cross_entropy(
+                     logits2d(*y), label_tensor(data, idx),
+                     torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
                      .item<double>();
     }
     return total / double(data.count);
@@ -394,7 +402,8 @@ Result<double> torch_cnn_loss(const Model& m, const LabelledImages& data, int64_
 std::vector<std::string> cnn_layer_weights(const Model& m) {
     std::vector<std::string> out;
     for (const Op& op : m.graph.ops)
-        if ((op.type == OpType::Conv2d || op.type == OpType::Linear) && !op.weights.empty()) out.push_back(op.weights[0]);
+        if ((op.type == OpType::Conv2d || op.type == OpType::Linear) && !op.weights.empty())
+            out.push_back(op.weights[0]);
     return out;
 }
 
@@ -466,22 +475,24 @@ Status train_cnn(Model& m, const LabelledImages& data, const CnnTrainOptions& op
     std::map<std::string, torch::Tensor> frozen_zp;
     for (const auto& [n, spec] : opts.fake_quant) {
         if (!w.count(n)) return err(src_of(m), ": fake quantization of '", n, "': no op of the graph uses it");
-        if (spec.bits < 2 || spec.bits > 8) return err("train_cnn: fake quantization of '", n, "' to ", spec.bits, " bits");
+        if (spec.bits < 2 || spec.bits > 8)
+            return err("train_cnn: fake quantization of '", n, "' to ", spec.bits, " bits");
         frozen_zp[n] = torch::Tensor();
     }
     if (params.empty()) return err(src_of(m), ": nothing to train");
 
     std::unique_ptr<torch::optim::Optimizer> opt;
     if (opts.optimizer == CnnOptimizer::Adam)
-        opt = std::make_unique<torch::optim::AdamW>(params, torch::optim::AdamWOptions(opts.lr).weight_decay(opts.weight_decay));
+        opt = std::make_unique<torch::optim::AdamW>(
+            params, torch::optim::AdamWOptions(opts.lr).weight_decay(opts.weight_decay));
     else
         opt = std::make_unique<torch::optim::SGD>(
             params, torch::optim::SGDOptions(opts.lr).momentum(opts.momentum).weight_decay(opts.weight_decay));
 
     const int64_t per_epoch = (data.count + opts.batch - 1) / opts.batch;
-    const int64_t total_steps = opts.steps > 0 ? (opts.epochs > 0 ? std::min<int64_t>(opts.steps, per_epoch * opts.epochs)
-                                                                   : opts.steps)
-                                               : per_epoch * opts.epochs;
+    const int64_t total_steps =
+        opts.steps > 0 ? (opts.epochs > 0 ? std::min<int64_t>(opts.steps, per_epoch * opts.epochs) : opts.steps)
+                       : per_epoch * opts.epochs;
     std::mt19937_64 rng(opts.seed);
     std::vector<int64_t> order(size_t(data.count));
     std::iota(order.begin(), order.end(), 0);
@@ -534,7 +545,8 @@ Status train_cnn(Model& m, const LabelledImages& data, const CnnTrainOptions& op
         for (const std::string& n : op.weights) {
             Tensor* t = m.find_mut(n);
             const torch::Tensor& v = w.at(n);
-            const bool changed = seen.count(n) || masks.count(n) || (op.type == OpType::BatchNorm && mode.train_batchnorm);
+            const bool changed =
+                seen.count(n) || masks.count(n) || (op.type == OpType::BatchNorm && mode.train_batchnorm);
             if (!t || !changed) continue;
             Tensor fresh = Tensor::zeros_f32(t->name, t->shape);
             fresh.source_type = t->source_type;
@@ -590,7 +602,8 @@ Result<std::vector<LayerCurvature>> torch_cnn_curvature(const Model& m, const La
     EDGE_TRY(check_data(m, data));
     if (o.topk < 1 || o.lanczos_steps < o.topk)
         return err("curvature: lanczos steps (", o.lanczos_steps, ") must be at least topk (", o.topk, ") >= 1");
-    if (o.hessian_images < 1 || o.batch_size < 1 || o.batches < 1) return err("curvature: empty Hessian or gradient batch");
+    if (o.hessian_images < 1 || o.batch_size < 1 || o.batches < 1)
+        return err("curvature: empty Hessian or gradient batch");
     if (o.threads > 0) torch::set_num_threads(o.threads);
     auto wr = load_weights(m);
     if (!wr) return wr.error();

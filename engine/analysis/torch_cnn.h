@@ -33,9 +33,9 @@ Result<ClassifyResult> torch_cnn_classify(const Model& m, const LabelledImages& 
 // the forward sees dequant(quant(W)); the backward passes the gradient straight through (STE)
 // inside the clipping range. Scales (and zero points) follow the weights each step unless frozen.
 struct FakeQuantSpec {
-    int bits = 8;                  // 2..8
-    bool per_channel = true;       // one scale per output channel (dim 0), else per tensor
-    bool symmetric = true;         // symmetric: zero point 0, codes in [-(2^(b-1)-1), 2^(b-1)-1]
+    int bits = 8;                    // 2..8
+    bool per_channel = true;         // one scale per output channel (dim 0), else per tensor
+    bool symmetric = true;           // symmetric: zero point 0, codes in [-(2^(b-1)-1), 2^(b-1)-1]
     bool freeze_zero_point = false;  // asymmetric only: keep the zero points of the first step
 };
 
@@ -44,16 +44,16 @@ enum class CnnOptimizer { Sgd, Adam };
 struct CnnTrainOptions {
     CnnOptimizer optimizer = CnnOptimizer::Adam;
     float lr = 1e-3f;
-    float momentum = 0.9f;         // SGD only
-    float weight_decay = 0.0f;     // L2 (SGD) / AdamW-style decoupled (Adam)
-    int epochs = 1;                // passes over the data (shuffled each epoch with `seed`)
-    int steps = 0;                 // > 0: stop after this many optimizer steps (before epochs end)
+    float momentum = 0.9f;      // SGD only
+    float weight_decay = 0.0f;  // L2 (SGD) / AdamW-style decoupled (Adam)
+    int epochs = 1;             // passes over the data (shuffled each epoch with `seed`)
+    int steps = 0;              // > 0: stop after this many optimizer steps (before epochs end)
     int batch = 32;
     uint64_t seed = 1;
-    bool cosine_decay = true;      // lr decays to lr/10 over the run
-    float bn_momentum = 0.1f;      // BatchNorm running statistics update (PyTorch convention)
-    bool freeze_batchnorm = false; // true: BatchNorm uses its running statistics (eval mode)
-    int threads = 0;               // LibTorch intra-op threads; <= 0: leave LibTorch's default
+    bool cosine_decay = true;       // lr decays to lr/10 over the run
+    float bn_momentum = 0.1f;       // BatchNorm running statistics update (PyTorch convention)
+    bool freeze_batchnorm = false;  // true: BatchNorm uses its running statistics (eval mode)
+    int threads = 0;                // LibTorch intra-op threads; <= 0: leave LibTorch's default
     // Tensor names to train; empty: every F32 weight of Conv2d / Linear / BatchNorm scale & bias
     // and constant Add operands.
     std::vector<std::string> trainable;
@@ -66,7 +66,7 @@ struct CnnTrainOptions {
 
 struct CnnTrainReport {
     int steps = 0;
-    int epochs = 0;           // complete passes
+    int epochs = 0;  // complete passes
     double seconds = 0.0;
     double first_loss = 0.0;  // mean cross-entropy of the first step
     double last_loss = 0.0;   // mean over the last min(20, steps) steps
@@ -90,13 +90,13 @@ Result<std::map<std::string, std::vector<float>>> torch_cnn_gradients(const Mode
 
 // --- Curvature and gradient statistics per layer (sensitivity, engine/analysis/sensitivity.h) ---
 struct CnnCurvatureOptions {
-    int topk = 5;                 // eigenvalues per layer (largest |lambda| first)
-    int lanczos_steps = 30;       // Hessian-vector products per layer, >= topk
-    int64_t hessian_images = 256; // the Hessian batch: the first N images
-    int batches = 8;              // T batches for the gradient-norm statistics
-    int64_t batch_size = 64;      // images per gradient batch (sampled with `seed`)
+    int topk = 5;                  // eigenvalues per layer (largest |lambda| first)
+    int lanczos_steps = 30;        // Hessian-vector products per layer, >= topk
+    int64_t hessian_images = 256;  // the Hessian batch: the first N images
+    int batches = 8;               // T batches for the gradient-norm statistics
+    int64_t batch_size = 64;       // images per gradient batch (sampled with `seed`)
     uint64_t seed = 1;
-    int threads = 0;              // LibTorch intra-op threads; <= 0: leave LibTorch's default
+    int threads = 0;  // LibTorch intra-op threads; <= 0: leave LibTorch's default
 };
 // Per Conv2d / Linear layer (graph order): top eigenvalues of the Hessian of the mean
 // cross-entropy (eval mode) on the Hessian batch w.r.t. that layer's weight (Lanczos with full

@@ -77,9 +77,9 @@ Result<TorchLlama> build(const Model& m, bool grad, int max_pos) {
     for (int l = 0; l < c.n_layers; ++l) {
         TLayer L;
         const std::pair<torch::Tensor*, const char*> parts[] = {
-            {&L.attn_norm, "attn_norm.weight"}, {&L.wq, "attn_q.weight"},       {&L.wk, "attn_k.weight"},
-            {&L.wv, "attn_v.weight"},           {&L.wo, "attn_output.weight"},  {&L.ffn_norm, "ffn_norm.weight"},
-            {&L.w_gate, "ffn_gate.weight"},     {&L.w_up, "ffn_up.weight"},      {&L.w_down, "ffn_down.weight"}};
+            {&L.attn_norm, "attn_norm.weight"}, {&L.wq, "attn_q.weight"},      {&L.wk, "attn_k.weight"},
+            {&L.wv, "attn_v.weight"},           {&L.wo, "attn_output.weight"}, {&L.ffn_norm, "ffn_norm.weight"},
+            {&L.w_gate, "ffn_gate.weight"},     {&L.w_up, "ffn_up.weight"},    {&L.w_down, "ffn_down.weight"}};
         for (auto& [dst, suffix] : parts) {
             auto r = get(blk(l, suffix));
             if (!r) return r.error();
@@ -230,8 +230,10 @@ Status train_impl(Model& m, const std::vector<std::vector<int32_t>>& seqs, const
             auto it = o.masks->find(name);
             if (it == o.masks->end()) continue;
             if (int64_t(it->second.size()) != x.numel())
-                return err("training mask of '", name, "' has ", it->second.size(), " values; the tensor has ", x.numel());
-            masked.emplace_back(x, torch::from_blob(const_cast<float*>(it->second.data()), x.sizes(), torch::kFloat32).clone());
+                return err("training mask of '", name, "' has ", it->second.size(), " values; the tensor has ",
+                           x.numel());
+            masked.emplace_back(
+                x, torch::from_blob(const_cast<float*>(it->second.data()), x.sizes(), torch::kFloat32).clone());
         }
     auto apply_masks = [&] {
         torch::NoGradGuard ng;
@@ -262,9 +264,9 @@ Status train_impl(Model& m, const std::vector<std::vector<int32_t>>& seqs, const
         Batch b = sample_batch(seqs, usable, o.batch, o.seq_len, rng);
         opt.zero_grad();
         auto logits = forward(t, b.inputs);
-        auto loss = torch::nn::functional::cross_entropy(
-            logits.view({-1, t.c.vocab_size}), b.targets.view({-1}),
-            torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-100));
+        auto loss =
+            torch::nn::functional::cross_entropy(logits.view({-1, t.c.vocab_size}), b.targets.view({-1}),
+                                                 torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-100));
         loss.backward();
         if (o.grad_clip > 0) torch::nn::utils::clip_grad_norm_(leaves, o.grad_clip);
         opt.step();
@@ -277,8 +279,8 @@ Status train_impl(Model& m, const std::vector<std::vector<int32_t>>& seqs, const
         if (recent.size() > 10) recent.erase(recent.begin());
         rep.steps = step + 1;
         rep.tokens += b.scored;
-        const double frac = o.steps > 0 ? double(step + 1) / o.steps
-                                        : std::min(1.0, elapsed / std::max(1e-9, o.seconds));
+        const double frac =
+            o.steps > 0 ? double(step + 1) / o.steps : std::min(1.0, elapsed / std::max(1e-9, o.seconds));
         edge::report(progress, frac, "training (loss " + std::to_string(l) + ")");
     }
     rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -287,7 +289,6 @@ Status train_impl(Model& m, const std::vector<std::vector<int32_t>>& seqs, const
     if (report) *report = rep;
     return {};
 }
-
 
 // ---- curvature -----------------------------------------------------------------------------------
 
@@ -329,7 +330,8 @@ Result<std::vector<Target>> targets(const Model& m, const TorchLlama& t, const s
         for (const auto& [name, x] : t.params)
             if (name == li.tensor) w = x;
         if (!w.defined() && li.tensor == "output.weight") w = t.head;  // tied head
-        if (!w.defined()) return err(m.source_path, ": layer '", li.name, "' has no differentiable weight '", li.tensor, "'");
+        if (!w.defined())
+            return err(m.source_path, ": layer '", li.name, "' has no differentiable weight '", li.tensor, "'");
         out.push_back({li.name, li.tensor, w});
     }
     for (const std::string& name : only)
@@ -342,7 +344,8 @@ Result<std::vector<Target>> targets(const Model& m, const TorchLlama& t, const s
 Status check_curvature_options(const Model& m, const std::vector<std::vector<int32_t>>& seqs, const CurvatureOptions& o,
                                std::vector<size_t>& usable) {
     if (o.topk < 1) return err("topk must be at least 1 (got ", o.topk, ")");
-    if (o.lanczos_steps < o.topk) return err("lanczos steps (", o.lanczos_steps, ") must be at least topk (", o.topk, ")");
+    if (o.lanczos_steps < o.topk)
+        return err("lanczos steps (", o.lanczos_steps, ") must be at least topk (", o.topk, ")");
     if (o.batches < 1 || o.batch_size < 1 || o.seq_len < 1 || o.hessian_sequences < 1)
         return err("batches, batch size, sequence length and Hessian sequences must be positive");
     if (m.config.context_length > 0 && o.seq_len > m.config.context_length)
@@ -462,9 +465,12 @@ Status train_llama(Model& m, const std::vector<std::vector<int32_t>>& sequences,
     }
 }
 
-Result<std::map<std::string, std::vector<float>>> torch_llama_gradients(
-    const Model& m, const std::vector<std::vector<int32_t>>& seqs, int batches, int batch, int seq_len, uint64_t seed) {
-    if (batches <= 0 || batch <= 0 || seq_len <= 0) return err("gradient batches, batch size and length must be positive");
+Result<std::map<std::string, std::vector<float>>> torch_llama_gradients(const Model& m,
+                                                                        const std::vector<std::vector<int32_t>>& seqs,
+                                                                        int batches, int batch, int seq_len,
+                                                                        uint64_t seed) {
+    if (batches <= 0 || batch <= 0 || seq_len <= 0)
+        return err("gradient batches, batch size and length must be positive");
     std::vector<size_t> usable;
     for (size_t i = 0; i < seqs.size(); ++i) {
         EDGE_TRY(check_tokens(m, seqs[i]));

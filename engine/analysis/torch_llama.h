@@ -20,17 +20,17 @@
 namespace edge {
 
 struct TrainOptions {
-    int steps = 200;          // optimizer steps; <= 0: bounded by `seconds` only
-    double seconds = 0.0;     // wall-clock bound; <= 0: none. With both, whichever ends first
-                              // (a step bound alone is deterministic; a time bound is not)
-    float lr = 3e-3f;         // peak learning rate (linear warm-up, cosine decay to lr/10)
-    int warmup_steps = -1;    // < 0: steps/20
-    int batch = 16;           // sequences per step
-    int seq_len = 128;        // tokens per sequence (targets are the next tokens)
-    uint64_t seed = 1;        // batch sampling
+    int steps = 200;        // optimizer steps; <= 0: bounded by `seconds` only
+    double seconds = 0.0;   // wall-clock bound; <= 0: none. With both, whichever ends first
+                            // (a step bound alone is deterministic; a time bound is not)
+    float lr = 3e-3f;       // peak learning rate (linear warm-up, cosine decay to lr/10)
+    int warmup_steps = -1;  // < 0: steps/20
+    int batch = 16;         // sequences per step
+    int seq_len = 128;      // tokens per sequence (targets are the next tokens)
+    uint64_t seed = 1;      // batch sampling
     float weight_decay = 0.0f;
-    float grad_clip = 1.0f;   // global gradient-norm clip; <= 0: off
-    int threads = 0;          // LibTorch intra-op threads; <= 0: leave LibTorch's default
+    float grad_clip = 1.0f;  // global gradient-norm clip; <= 0: off
+    int threads = 0;         // LibTorch intra-op threads; <= 0: leave LibTorch's default
     // Optional 0/1 masks by tensor name (same element count): multiplied into those weights
     // before the first step and after every step, so masked weights stay zero (structured
     // pruning: engine/analysis/prune_finetune.h).
@@ -72,20 +72,20 @@ Result<double> torch_mean_nll(const Model& m, const std::vector<std::vector<int3
 // --- Curvature and gradient statistics per layer (sensitivity analysis, docs/analysis.md) -------
 
 struct CurvatureOptions {
-    int topk = 5;               // eigenvalues per layer (largest |lambda| first)
-    int lanczos_steps = 30;     // Lanczos iterations (Hessian-vector products) per layer, >= topk
-    int hessian_sequences = 8;  // the Hessian batch: the first N sequences, cut to seq_len+1 tokens
-    int batches = 8;            // T batches for the gradient-norm statistics
-    int batch_size = 4;         // windows per gradient batch
-    int seq_len = 64;           // tokens per window (targets are the next tokens)
-    uint64_t seed = 1;          // gradient-batch sampling and the Lanczos start vectors
-    int threads = 0;            // LibTorch intra-op threads; <= 0: leave LibTorch's default
+    int topk = 5;                     // eigenvalues per layer (largest |lambda| first)
+    int lanczos_steps = 30;           // Lanczos iterations (Hessian-vector products) per layer, >= topk
+    int hessian_sequences = 8;        // the Hessian batch: the first N sequences, cut to seq_len+1 tokens
+    int batches = 8;                  // T batches for the gradient-norm statistics
+    int batch_size = 4;               // windows per gradient batch
+    int seq_len = 64;                 // tokens per window (targets are the next tokens)
+    uint64_t seed = 1;                // gradient-batch sampling and the Lanczos start vectors
+    int threads = 0;                  // LibTorch intra-op threads; <= 0: leave LibTorch's default
     std::vector<std::string> layers;  // canonical layer names (blk.0.attn_q); empty: every layer
 };
 
 struct LayerCurvature {
-    std::string layer;                // blk.0.attn_q
-    std::string tensor;               // blk.0.attn_q.weight
+    std::string layer;   // blk.0.attn_q
+    std::string tensor;  // blk.0.attn_q.weight
     int64_t params = 0;
     std::vector<double> eigenvalues;  // top min(topk, params) by |lambda|, sorted by decreasing |lambda|
     std::vector<double> grad_norms;   // ||dL/dW||_2 on each of the T batches

@@ -137,7 +137,8 @@ struct Importer {
     Status add_tensor(const std::string& name, const at::Tensor& t, const Node* n) {
         if (m.find(name)) return {};
         if (!t.is_floating_point())
-            return err(path, ": ", where(n), ": tensor '", name, "' is ", std::string(t.dtype().name()), ", not floating point");
+            return err(path, ": ", where(n), ": tensor '", name, "' is ", std::string(t.dtype().name()),
+                       ", not floating point");
         auto c = t.detach().to(torch::kFloat32).contiguous();
         std::vector<int64_t> shape(c.sizes().begin(), c.sizes().end());
         Tensor out = Tensor::zeros_f32(name, shape);
@@ -148,8 +149,7 @@ struct Importer {
 
     Result<std::string> act(const Node* n, size_t i, const char* what) const {
         auto it = acts.find(n->inputs()[i]);
-        if (it == acts.end())
-            return err(path, ": ", where(n), ": ", what, " is not a tensor computed from the input");
+        if (it == acts.end()) return err(path, ": ", where(n), ": ", what, " is not a tensor computed from the input");
         return it->second;
     }
 
@@ -243,7 +243,8 @@ struct Importer {
         } else if (k == c10::aten::relu || k == c10::aten::relu_) {
             auto x = act(n, 0, "the relu input");
             if (!x) return x.error();
-            emit(Op{OpType::Relu, unique_name("relu" + std::to_string(counter)), {x.value()}, {}, {}, {}}, n, rank[x.value()]);
+            emit(Op{OpType::Relu, unique_name("relu" + std::to_string(counter)), {x.value()}, {}, {}, {}}, n,
+                 rank[x.value()]);
         } else if (k == c10::aten::dropout || k == c10::aten::contiguous) {
             auto x = act(n, 0, "the input");
             if (!x) return x.error();
@@ -259,8 +260,12 @@ struct Importer {
             auto pd = need_ints(3, "padding");
             if (!pd) return pd.error();
             if (st->empty()) *st = *ks;
-            Op op{is_max ? OpType::MaxPool : OpType::AvgPool, unique_name((is_max ? "maxpool" : "avgpool") + std::to_string(counter)),
-                  {x.value()}, {}, {}, {}};
+            Op op{is_max ? OpType::MaxPool : OpType::AvgPool,
+                  unique_name((is_max ? "maxpool" : "avgpool") + std::to_string(counter)),
+                  {x.value()},
+                  {},
+                  {},
+                  {}};
             op.attrs["kernel"] = pair(*ks);
             op.attrs["strides"] = pair(*st);
             const auto p = pair(*pd);
@@ -291,7 +296,8 @@ struct Importer {
             if (!os) return os.error();
             for (int64_t d : *os)
                 if (d != 1) return err(path, ": ", kind, ": only output size 1x1 (global pooling) is supported");
-            emit(Op{OpType::GlobalAvgPool, unique_name("gap" + std::to_string(counter)), {x.value()}, {}, {}, {}}, n, 4);
+            emit(Op{OpType::GlobalAvgPool, unique_name("gap" + std::to_string(counter)), {x.value()}, {}, {}, {}}, n,
+                 4);
         } else if (k == c10::aten::mean) {
             auto x = act(n, 0, "the mean input");
             if (!x) return x.error();
@@ -354,8 +360,8 @@ struct Importer {
             if (!alpha || *alpha != 1.0) return err(path, ": ", kind, ": only alpha = 1 is supported");
             auto a = acts.find(n->inputs()[0]), b = acts.find(n->inputs()[1]);
             if (a != acts.end() && b != acts.end()) {
-                emit(Op{OpType::Add, unique_name("add" + std::to_string(counter)), {a->second, b->second}, {}, {}, {}}, n,
-                     rank[a->second]);
+                emit(Op{OpType::Add, unique_name("add" + std::to_string(counter)), {a->second, b->second}, {}, {}, {}},
+                     n, rank[a->second]);
             } else {
                 const Value* xv = a != acts.end() ? n->inputs()[0] : n->inputs()[1];
                 const Value* cv = a != acts.end() ? n->inputs()[1] : n->inputs()[0];
@@ -376,7 +382,8 @@ struct Importer {
             auto value = need_num(2, "value");
             if (!value) return value.error();
             const int r = rank[x.value()];
-            if (pads->size() % 2 || int(pads->size()) > 2 * r) return err(path, ": ", kind, ": ", pads->size(), " pads for rank ", r);
+            if (pads->size() % 2 || int(pads->size()) > 2 * r)
+                return err(path, ": ", kind, ": ", pads->size(), " pads for rank ", r);
             std::vector<double> onnx(size_t(2 * r), 0.0);
             for (size_t i = 0; i < pads->size() / 2; ++i) {
                 const size_t d = size_t(r) - 1 - i;
@@ -392,7 +399,8 @@ struct Importer {
             if (!x) return x.error();
             auto d = need_num(1, "dim");
             if (!d) return d.error();
-            if (*d != -1 && *d != rank[x.value()] - 1) return err(path, ": ", kind, ": only the last axis is supported");
+            if (*d != -1 && *d != rank[x.value()] - 1)
+                return err(path, ": ", kind, ": only the last axis is supported");
             emit(Op{OpType::Softmax, unique_name("softmax" + std::to_string(counter)), {x.value()}, {}, {}, {}}, n,
                  rank[x.value()]);
         } else {
@@ -411,7 +419,8 @@ struct Importer {
         } catch (const std::exception& e) {
             return err(path, ": the module has no usable forward: ", first_line(e.what()));
         }
-        if (g->inputs().size() != 2) return err(path, ": forward takes ", g->inputs().size() - 1, " inputs; expected one tensor");
+        if (g->inputs().size() != 2)
+            return err(path, ": forward takes ", g->inputs().size() - 1, " inputs; expected one tensor");
         m.architecture = kCnnArchitecture;
         m.source_path = path;
         m.source_format = "torchscript";
@@ -423,12 +432,12 @@ struct Importer {
         std::set<std::string> unsupported;
         // Every unsupported op is listed up front, before any conversion error.
         const std::set<c10::Symbol> known = {
-            c10::prim::Constant,        c10::prim::ListConstruct, c10::prim::GetAttr,   c10::aten::size,
-            c10::aten::conv2d,          c10::aten::_convolution,  c10::aten::batch_norm, c10::aten::relu,
-            c10::aten::relu_,           c10::aten::max_pool2d,    c10::aten::avg_pool2d, c10::aten::adaptive_avg_pool2d,
-            c10::aten::mean,            c10::aten::flatten,       c10::aten::reshape,    c10::aten::view,
-            c10::aten::linear,          c10::aten::add,           c10::aten::add_,       c10::aten::constant_pad_nd,
-            c10::aten::softmax,         c10::aten::dropout,       c10::aten::contiguous};
+            c10::prim::Constant, c10::prim::ListConstruct, c10::prim::GetAttr,    c10::aten::size,
+            c10::aten::conv2d,   c10::aten::_convolution,  c10::aten::batch_norm, c10::aten::relu,
+            c10::aten::relu_,    c10::aten::max_pool2d,    c10::aten::avg_pool2d, c10::aten::adaptive_avg_pool2d,
+            c10::aten::mean,     c10::aten::flatten,       c10::aten::reshape,    c10::aten::view,
+            c10::aten::linear,   c10::aten::add,           c10::aten::add_,       c10::aten::constant_pad_nd,
+            c10::aten::softmax,  c10::aten::dropout,       c10::aten::contiguous};
         for (const Node* n : g->nodes())
             if (!known.count(n->kind())) unsupported.insert(where(n));
         if (!unsupported.empty()) {
@@ -454,7 +463,8 @@ struct Importer {
                     } else {
                         return err(path, ": prim::GetAttr '", name, "' of a value that is not the module");
                     }
-                    if (!obj.isObject()) return err(path, ": prim::GetAttr '", name, "' of a non-module attribute '", p, "'");
+                    if (!obj.isObject())
+                        return err(path, ": prim::GetAttr '", name, "' of a non-module attribute '", p, "'");
                     attrs[n->output()] = {obj.toObject()->getAttr(name), p.empty() ? name : p + "." + name};
                     continue;
                 }
@@ -533,7 +543,8 @@ Status save_torchscript_cnn(const Model& m, const std::string& path) {
         torch::jit::Module root(c10::QualifiedName("__torch__.edgestudio.Cnn"), cu, true);
         std::map<std::string, torch::jit::Module> subs;  // dotted path -> module
         int made = 0;
-        std::function<torch::jit::Module(const std::string&)> module_at = [&](const std::string& p) -> torch::jit::Module {
+        std::function<torch::jit::Module(const std::string&)> module_at =
+            [&](const std::string& p) -> torch::jit::Module {
             if (p.empty()) return root;
             if (auto it = subs.find(p); it != subs.end()) return it->second;
             const size_t dot = p.rfind('.');
@@ -579,7 +590,9 @@ Status save_torchscript_cnn(const Model& m, const std::string& path) {
             const std::string self = access(op.name);
             const std::string out = "v" + std::to_string(nv++);
             std::string expr;
-            auto symmetric = [&](const std::vector<double>& p) { return p.size() == 4 && p[0] == p[2] && p[1] == p[3]; };
+            auto symmetric = [&](const std::vector<double>& p) {
+                return p.size() == 4 && p[0] == p[2] && p[1] == p[3];
+            };
             switch (op.type) {
                 case OpType::Conv2d: {
                     torch::jit::Module mod = module_at(op.name);
@@ -592,7 +605,8 @@ Status save_torchscript_cnn(const Model& m, const std::string& path) {
                     if (ap == 1 || ap == 2) {
                         const double sy = dl[0] * double(w->shape[2] - 1), sx = dl[1] * double(w->shape[3] - 1);
                         if (st[0] != 1 || st[1] != 1 || int64_t(sy) % 2 || int64_t(sx) % 2)
-                            return err(m.name, ": conv '", op.name, "': SAME padding with stride or even kernel is not exported");
+                            return err(m.name, ": conv '", op.name,
+                                       "': SAME padding with stride or even kernel is not exported");
                         pads = {sy / 2, sx / 2, sy / 2, sx / 2};
                     } else if (ap == 3) {
                         pads = {0, 0, 0, 0};
@@ -604,8 +618,9 @@ Status save_torchscript_cnn(const Model& m, const std::string& path) {
                             std::to_string(int64_t(pads[2])) + "], 0.0)";
                         pads = {0, 0, 0, 0};
                     }
-                    expr = "torch.conv2d(" + x + ", " + self + ".weight, " + (op.weights.size() > 1 ? self + ".bias" : "None") +
-                           ", " + list(st, 0, 2) + ", " + list(pads, 0, 2) + ", " + list(dl, 0, 2) + ", " +
+                    expr = "torch.conv2d(" + x + ", " + self + ".weight, " +
+                           (op.weights.size() > 1 ? self + ".bias" : "None") + ", " + list(st, 0, 2) + ", " +
+                           list(pads, 0, 2) + ", " + list(dl, 0, 2) + ", " +
                            std::to_string(int64_t(op_attr1(op, "group", 1))) + ")";
                     break;
                 }
@@ -616,8 +631,8 @@ Status save_torchscript_cnn(const Model& m, const std::string& path) {
                     mod.register_buffer("running_mean", tensor(op.weights[2]));
                     mod.register_buffer("running_var", tensor(op.weights[3]));
                     expr = "torch.batch_norm(" + in[0] + ", " + self + ".weight, " + self + ".bias, " + self +
-                           ".running_mean, " + self + ".running_var, False, 0.1, " + number(op_attr1(op, "epsilon", 1e-5)) +
-                           ", False)";
+                           ".running_mean, " + self + ".running_var, False, 0.1, " +
+                           number(op_attr1(op, "epsilon", 1e-5)) + ", False)";
                     break;
                 }
                 case OpType::Relu: expr = "torch.relu(" + in[0] + ")"; break;
@@ -657,16 +672,18 @@ Status save_torchscript_cnn(const Model& m, const std::string& path) {
                     break;
                 case OpType::Reshape:
                     if (op.attrs.count("flatten_axis")) {
-                        expr = "torch.flatten(" + in[0] + ", " + std::to_string(int64_t(op_attr1(op, "flatten_axis", 1))) + ", -1)";
+                        expr = "torch.flatten(" + in[0] + ", " +
+                               std::to_string(int64_t(op_attr1(op, "flatten_axis", 1))) + ", -1)";
                     } else {
                         auto shape = op_attr(op, "shape");
                         // The runtime's batch rule: a fixed leading 1 follows the batch.
-                        if (!shape.empty() && shape[0] == 1 && std::find(shape.begin(), shape.end(), -1.0) == shape.end())
+                        if (!shape.empty() && shape[0] == 1 &&
+                            std::find(shape.begin(), shape.end(), -1.0) == shape.end())
                             shape[0] = -1;
                         std::string s = "[";
                         for (size_t i = 0; i < shape.size(); ++i)
                             s += (i ? ", " : "") + (shape[i] == 0 ? in[0] + ".size(" + std::to_string(i) + ")"
-                                                                   : std::to_string(int64_t(shape[i])));
+                                                                  : std::to_string(int64_t(shape[i])));
                         expr = "torch.reshape(" + in[0] + ", " + s + "])";
                     }
                     break;
@@ -676,7 +693,8 @@ Status save_torchscript_cnn(const Model& m, const std::string& path) {
                     std::string s = "[";
                     for (size_t i = 0; i < r; ++i) {
                         const size_t d = r - 1 - i;
-                        s += (i ? ", " : "") + std::to_string(int64_t(pads[d])) + ", " + std::to_string(int64_t(pads[d + r]));
+                        s += (i ? ", " : "") + std::to_string(int64_t(pads[d])) + ", " +
+                             std::to_string(int64_t(pads[d + r]));
                     }
                     expr = "torch.constant_pad_nd(" + in[0] + ", " + s + "], " + number(op_attr1(op, "value", 0)) + ")";
                     break;

@@ -25,7 +25,9 @@ Status write_bytes(const std::string& path, const void* data, size_t n) {
 
 }  // namespace
 
-Status write_text_file(const std::string& path, const std::string& text) { return write_bytes(path, text.data(), text.size()); }
+Status write_text_file(const std::string& path, const std::string& text) {
+    return write_bytes(path, text.data(), text.size());
+}
 
 Status write_idx_images(const std::string& path, const IdxImages& images, const std::vector<int64_t>& indices) {
     const int64_t per = images.rows * images.cols;

@@ -113,8 +113,8 @@ Result<Embeddings> cnn_features(const Model& cnn, const std::vector<float>& pixe
     const auto& shape = (*exec)->input_shape();
     const int64_t per = shape[1] * shape[2] * shape[3];
     if (int64_t(pixels.size()) != count * per)
-        return err(src, ": the pool holds ", pixels.size(), " values for ", count, " images; the model takes ", shape[1],
-                   "x", shape[2], "x", shape[3], " = ", per, " per image");
+        return err(src, ": the pool holds ", pixels.size(), " values for ", count, " images; the model takes ",
+                   shape[1], "x", shape[2], "x", shape[3], " = ", per, " per image");
     batch = std::max<int64_t>(1, batch);
     Embeddings e;
     e.n = count;

@@ -109,7 +109,8 @@ Result<KMeansResult> kmeans(const std::vector<float>& points, int64_t n, int dim
         }
         chosen[size_t(pick)] = 1;
         std::copy(row(pick), row(pick) + dim, r.centroids.begin() + int64_t(c) * dim);
-        for (int64_t i = 0; i < n; ++i) d2[size_t(i)] = std::min(d2[size_t(i)], squared_distance(row(i), row(pick), dim));
+        for (int64_t i = 0; i < n; ++i)
+            d2[size_t(i)] = std::min(d2[size_t(i)], squared_distance(row(i), row(pick), dim));
     }
 
     // ---- Lloyd iterations.
@@ -173,7 +174,8 @@ Result<KMeansResult> kmeans(const std::vector<float>& points, int64_t n, int dim
         }
 
         // Centroids: weighted means (plain means for a cluster whose weights are all zero).
-        std::vector<double> acc(static_cast<size_t>(k) * size_t(dim), 0.0), accw(size_t(k), 0.0), plain(size_t(k) * size_t(dim), 0.0);
+        std::vector<double> acc(static_cast<size_t>(k) * size_t(dim), 0.0), accw(size_t(k), 0.0),
+            plain(size_t(k) * size_t(dim), 0.0);
         for (int64_t i = 0; i < n; ++i) {
             const int c = r.assignment[size_t(i)];
             accw[size_t(c)] += w[size_t(i)];
@@ -190,7 +192,8 @@ Result<KMeansResult> kmeans(const std::vector<float>& points, int64_t n, int dim
             }
         r.inertia = 0.0;
         for (int64_t i = 0; i < n; ++i)
-            r.inertia += w[size_t(i)] * squared_distance(row(i), r.centroids.data() + int64_t(r.assignment[size_t(i)]) * dim, dim);
+            r.inertia += w[size_t(i)] *
+                         squared_distance(row(i), r.centroids.data() + int64_t(r.assignment[size_t(i)]) * dim, dim);
         r.iterations = it + 1;
         report(progress, double(it + 1) / double(std::max(1, opts.max_iter)), "k-means");
         if (!changed) break;

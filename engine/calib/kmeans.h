@@ -18,8 +18,8 @@ class Rng {
 public:
     explicit Rng(uint64_t seed) : s_(seed) {}
     uint64_t next();
-    double uniform();                    // [0, 1)
-    uint64_t below(uint64_t n);          // [0, n), n > 0
+    double uniform();            // [0, 1)
+    uint64_t below(uint64_t n);  // [0, n), n > 0
 
 private:
     uint64_t s_;

@@ -20,8 +20,8 @@ Result<Selection> select_samples(const Embeddings& pool, const SelectOptions& op
     if (pool.n < 1) return err("the calibration pool is empty: nothing to select from");
     if (opts.n < 1) return err("the number of samples to select must be at least 1 (got ", opts.n, ")");
     if (opts.n > pool.n)
-        return err(opts.n, " samples asked for, but the pool holds only ", pool.n,
-                   " (ask for at most ", pool.n, " or give a larger pool)");
+        return err(opts.n, " samples asked for, but the pool holds only ", pool.n, " (ask for at most ", pool.n,
+                   " or give a larger pool)");
     if (!opts.weights.empty() && int64_t(opts.weights.size()) != pool.n)
         return err(opts.weights.size(), " sample weights for a pool of ", pool.n);
     Selection s;

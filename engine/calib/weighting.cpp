@@ -32,7 +32,8 @@ Result<SampleWeights> hardware_weights(const std::vector<SampleShape>& samples, 
     for (size_t i = 0; i < n; ++i) {
         const SampleShape& s = samples[i];
         if (s.channel_mean.size() != channels)
-            return err("hardware weighting: sample ", i, " has ", s.channel_mean.size(), " channels, sample 0 has ", channels);
+            return err("hardware weighting: sample ", i, " has ", s.channel_mean.size(), " channels, sample 0 has ",
+                       channels);
         if (s.tokens > 0) {
             const int64_t len = std::min<int64_t>(s.tokens, hw.preferred_tokens);
             w.length[i] = double(len) / double(hw.preferred_tokens);

@@ -28,9 +28,9 @@
 namespace edge::calib {
 
 struct HardwareProfile {
-    int token_multiple = 16;     // KV block / tile along the sequence
-    int preferred_tokens = 128;  // calibration / prefill length of the target
-    int spatial_multiple = 8;    // conv tile along H and W
+    int token_multiple = 16;           // KV block / tile along the sequence
+    int preferred_tokens = 128;        // calibration / prefill length of the target
+    int spatial_multiple = 8;          // conv tile along H and W
     int64_t input_h = 0, input_w = 0;  // the model's input (CNN); 0: the samples' own size
     double length_strength = 1.0;
     double alignment_strength = 1.0;
@@ -45,7 +45,7 @@ struct SampleShape {
 };
 
 struct SampleWeights {
-    std::vector<double> weight;     // mean 1 over the pool
+    std::vector<double> weight;                      // mean 1 over the pool
     std::vector<double> length, alignment, channel;  // the factors (before the strengths)
 };
 

@@ -81,8 +81,8 @@ Result<CompileReport> compile(const Model& model, const CompileOptions& opts, Pr
     return rep;
 }
 
-Result<CompileReport> compile_file(const std::string& model_path, const std::string& plan_path, const CompileOptions& opts,
-                                   Progress* progress) {
+Result<CompileReport> compile_file(const std::string& model_path, const std::string& plan_path,
+                                   const CompileOptions& opts, Progress* progress) {
     auto m = load_model(model_path, {}, progress);
     if (!m.ok()) return m.error();
     CompileOptions o = opts;

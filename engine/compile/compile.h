@@ -44,8 +44,8 @@ Result<CompileReport> compile(const Model& m, const CompileOptions& opts, Progre
 
 // For the CLI: loads `model_path` (any format load_model reads), an optional plan file
 // (plan_path empty: stored precision), and compiles to opts.out_path.
-Result<CompileReport> compile_file(const std::string& model_path, const std::string& plan_path, const CompileOptions& opts,
-                                   Progress* progress = nullptr);
+Result<CompileReport> compile_file(const std::string& model_path, const std::string& plan_path,
+                                   const CompileOptions& opts, Progress* progress = nullptr);
 
 // A loaded engine: the model (tensors alias the mapping) and its execution plan.
 struct Engine {

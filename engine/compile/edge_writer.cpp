@@ -20,7 +20,6 @@ using nlohmann::json;
 
 uint64_t align_up(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
 
-
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 struct Section {
@@ -38,10 +37,13 @@ Status write_edge_file(const Model& m, const EdgeWriteInfo& info, const std::str
         uint64_t woff = 0;
         for (const Tensor& x : m.tensors) {
             if (!x.data) return err(path, ": tensor '", x.name, "' has no data to write");
-            json e{{"name", x.name}, {"type", dtype_name(x.type)}, {"source_type", dtype_name(x.source_type)},
-                   {"shape", x.shape}, {"offset", woff}, {"nbytes", x.nbytes}};
-            if (x.quant)
-                e["quant"] = quant_info_to_json(*x.quant);
+            json e{{"name", x.name},
+                   {"type", dtype_name(x.type)},
+                   {"source_type", dtype_name(x.source_type)},
+                   {"shape", x.shape},
+                   {"offset", woff},
+                   {"nbytes", x.nbytes}};
+            if (x.quant) e["quant"] = quant_info_to_json(*x.quant);
             tensors.push_back(std::move(e));
             woff = align_up(woff + x.nbytes, kEdgeTensorAlign);
         }
@@ -80,7 +82,8 @@ Status write_edge_file(const Model& m, const EdgeWriteInfo& info, const std::str
         h.table_offset = sizeof h;
         h.section_count = uint32_t(secs.size());
         h.alignment = kEdgeAlignment;
-        h.table_span = align_up(h.table_offset + secs.size() * sizeof(EdgeSectionEntry), kEdgeAlignment) - h.table_offset;
+        h.table_span =
+            align_up(h.table_offset + secs.size() * sizeof(EdgeSectionEntry), kEdgeAlignment) - h.table_offset;
         std::vector<EdgeSectionEntry> table(secs.size());
         uint64_t off = h.table_offset + h.table_span;
         for (size_t i = 0; i < secs.size(); ++i) {
@@ -115,7 +118,8 @@ Status write_edge_file(const Model& m, const EdgeWriteInfo& info, const std::str
                 }
             };
             f.write(reinterpret_cast<const char*>(&h), sizeof h);
-            f.write(reinterpret_cast<const char*>(table.data()), std::streamsize(table.size() * sizeof(EdgeSectionEntry)));
+            f.write(reinterpret_cast<const char*>(table.data()),
+                    std::streamsize(table.size() * sizeof(EdgeSectionEntry)));
             pad_to(h.table_offset + table.size() * sizeof(EdgeSectionEntry), table[0].offset);
             for (size_t i = 0; i < secs.size(); ++i) {
                 uint64_t pos = 0;
@@ -142,7 +146,8 @@ Status write_edge_file(const Model& m, const EdgeWriteInfo& info, const std::str
             auto mf = MappedFile::open(tmp);
             if (!mf.ok()) return mf.error();
             const uint8_t* p = (*mf)->data();
-            if ((*mf)->size() != h.file_bytes) return err(path, ": wrote ", (*mf)->size(), " bytes, expected ", h.file_bytes);
+            if ((*mf)->size() != h.file_bytes)
+                return err(path, ": wrote ", (*mf)->size(), " bytes, expected ", h.file_bytes);
             for (EdgeSectionEntry& e : table) e.checksum = xxh64(p + e.offset, size_t(e.span));
             std::vector<uint8_t> span(size_t(h.table_span), 0);
             std::memcpy(span.data(), table.data(), table.size() * sizeof(EdgeSectionEntry));
@@ -150,7 +155,8 @@ Status write_edge_file(const Model& m, const EdgeWriteInfo& info, const std::str
             h.header_checksum = xxh64(&h, offsetof(EdgeFileHeader, header_checksum));
             std::fstream f(tmp, std::ios::binary | std::ios::in | std::ios::out);
             f.write(reinterpret_cast<const char*>(&h), sizeof h);
-            f.write(reinterpret_cast<const char*>(table.data()), std::streamsize(table.size() * sizeof(EdgeSectionEntry)));
+            f.write(reinterpret_cast<const char*>(table.data()),
+                    std::streamsize(table.size() * sizeof(EdgeSectionEntry)));
             if (!f) return err(path, ": cannot write the header");
         }
         std::error_code ec;

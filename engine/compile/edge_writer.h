@@ -15,6 +15,7 @@ struct EdgeWriteInfo {
 };
 
 // Written beside `path` and renamed over it, so a failed write never loses an existing file.
-Status write_edge_file(const Model& m, const EdgeWriteInfo& info, const std::string& path, Progress* progress = nullptr);
+Status write_edge_file(const Model& m, const EdgeWriteInfo& info, const std::string& path,
+                       Progress* progress = nullptr);
 
 }  // namespace edge::compile

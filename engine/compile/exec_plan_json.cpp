@@ -12,7 +12,8 @@ using nlohmann::json;
 json memory_json(const MemoryPlan& m) {
     json bufs = json::array();
     for (const Buffer& b : m.buffers)
-        bufs.push_back({{"name", b.name}, {"bytes", b.bytes}, {"first", b.first}, {"last", b.last}, {"offset", b.offset}});
+        bufs.push_back(
+            {{"name", b.name}, {"bytes", b.bytes}, {"first", b.first}, {"last", b.last}, {"offset", b.offset}});
     return {{"batch", m.batch},
             {"arena_bytes", m.arena_bytes},
             {"naive_bytes", m.naive_bytes},
@@ -36,7 +37,8 @@ MemoryPlan memory_from(const json& j) {
 std::string exec_plan_to_json(const ExecPlan& p) {
     json nodes = json::array();
     for (const FusedNode& n : p.nodes) {
-        json j{{"kind", n.kind}, {"name", n.name}, {"ops", n.ops}, {"inputs", n.inputs}, {"outputs", n.outputs}, {"weights", n.weights}};
+        json j{{"kind", n.kind},     {"name", n.name},       {"ops", n.ops},
+               {"inputs", n.inputs}, {"outputs", n.outputs}, {"weights", n.weights}};
         if (!n.prologue.empty()) j["prologue"] = {n.prologue, n.prologue_weight};
         if (!n.epilogue.empty()) j["epilogue"] = {n.epilogue, n.epilogue_input};
         nodes.push_back(std::move(j));
@@ -53,7 +55,9 @@ Result<ExecPlan> exec_plan_from_json(const std::string& text, const std::string&
     try {
         const json j = json::parse(text, nullptr, false);
         if (j.is_discarded() || !j.is_object()) return err(where, ": section 'plan': not valid JSON");
-        if (j.at("version") != 1) return err(where, ": section 'plan': plan version ", j.at("version").dump(), " is not supported (expected 1)");
+        if (j.at("version") != 1)
+            return err(where, ": section 'plan': plan version ", j.at("version").dump(),
+                       " is not supported (expected 1)");
         ExecPlan p;
         p.ops_before = j.at("ops_before");
         for (const json& n : j.at("nodes")) {

@@ -95,8 +95,8 @@ void fuse_gate_up_swiglu(std::vector<FusedNode>& nodes) {
 void fuse_residual_epilogues(std::vector<FusedNode>& nodes, const Graph& g) {
     std::vector<FusedNode> out;
     for (size_t i = 0; i < nodes.size(); ++i) {
-        if (i + 1 < nodes.size() && nodes[i].kind == "linear" && nodes[i].epilogue.empty() && nodes[i].outputs.size() == 1 &&
-            nodes[i + 1].kind == "add" && nodes[i + 1].inputs.size() == 2) {
+        if (i + 1 < nodes.size() && nodes[i].kind == "linear" && nodes[i].epilogue.empty() &&
+            nodes[i].outputs.size() == 1 && nodes[i + 1].kind == "add" && nodes[i + 1].inputs.size() == 2) {
             const std::string& y = nodes[i].outputs[0];
             const auto& in = nodes[i + 1].inputs;
             const int which = in[0] == y ? 0 : in[1] == y ? 1 : -1;

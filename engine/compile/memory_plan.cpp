@@ -36,7 +36,8 @@ int64_t value_elems(const std::string& value, const LlamaConfig& c) {
 
 Result<MemoryPlan> plan_memory(const std::vector<FusedNode>& nodes, const Graph& g, const LlamaConfig& cfg, int batch,
                                int max_seq) {
-    if (batch <= 0 || max_seq <= 0) return err("memory plan: batch ", batch, " and sequence length ", max_seq, " must be positive");
+    if (batch <= 0 || max_seq <= 0)
+        return err("memory plan: batch ", batch, " and sequence length ", max_seq, " must be positive");
     MemoryPlan p;
     p.batch = batch;
     std::map<std::string, size_t> index;
@@ -51,7 +52,8 @@ Result<MemoryPlan> plan_memory(const std::vector<FusedNode>& nodes, const Graph&
         }
         if (n.kind == "attention")  // score scratch, live during the node only
             p.buffers.push_back(Buffer{n.name + ".scores",
-                                       align64(size_t(cfg.n_heads) * size_t(max_seq) * size_t(batch) * sizeof(float)), i, i, 0});
+                                       align64(size_t(cfg.n_heads) * size_t(max_seq) * size_t(batch) * sizeof(float)),
+                                       i, i, 0});
         std::vector<std::string> reads = n.inputs;
         if (!n.epilogue_input.empty()) reads.push_back(n.epilogue_input);
         for (const auto& r : reads) {
@@ -66,7 +68,8 @@ Result<MemoryPlan> plan_memory(const std::vector<FusedNode>& nodes, const Graph&
 
     std::vector<size_t> order(p.buffers.size());
     std::iota(order.begin(), order.end(), size_t(0));
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p.buffers[a].bytes > p.buffers[b].bytes; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return p.buffers[a].bytes > p.buffers[b].bytes; });
     std::vector<size_t> placed;
     for (size_t id : order) {
         Buffer& b = p.buffers[id];

@@ -39,7 +39,7 @@ inline uint16_t f32_to_f16(float f) {
     const uint32_t absx = x & 0x7fffffffu;
     if (absx >= 0x7f800000u) return uint16_t(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0));
     if (absx >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // overflow -> inf
-    if (absx < 0x38800000u) {                                   // subnormal or zero in half
+    if (absx < 0x38800000u) {                                  // subnormal or zero in half
         if (absx < 0x33000000u) return sign;
         const uint32_t e = absx >> 23;
         const uint32_t m = (absx & 0x7fffffu) | 0x800000u;

@@ -18,8 +18,8 @@
 //   INT4 symmetric  w = s * (u - 8)      INT4 asymmetric  w = s * (u - z)
 #pragma once
 #include <cstddef>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 
 #include "engine/core/half.h"
 
@@ -43,7 +43,7 @@ struct QuantInfo {
     int bits = 8;  // 8 or 4
     bool symmetric = true;
     QGrouping grouping = QGrouping::Group;
-    int64_t group_size = 32;  // elements per scale (cols for per channel)
+    int64_t group_size = 32;        // elements per scale (cols for per channel)
     QMethod method = QMethod::RTN;  // how the codes were chosen (informational)
     QScale scale_type = QScale::F32;
 

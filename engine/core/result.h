@@ -5,9 +5,9 @@
 #include <cassert>
 #include <optional>
 #include <sstream>
+#include <string>
 #include <string_view>
 #include <type_traits>
-#include <string>
 #include <utility>
 #include <variant>
 
@@ -22,13 +22,9 @@ inline std::string to_piece(std::string_view s) { return std::string(s); }
 inline std::string to_piece(const char* s) { return s; }
 inline std::string to_piece(char c) { return std::string(1, c); }
 template <class N>
-    requires std::is_integral_v<N>
-std::string to_piece(N n) {
-    return std::to_string(n);
-}
+requires std::is_integral_v<N> std::string to_piece(N n) { return std::to_string(n); }
 template <class N>
-    requires std::is_floating_point_v<N>
-std::string to_piece(N n) {
+requires std::is_floating_point_v<N> std::string to_piece(N n) {
     std::ostringstream os;
     os << n;
     return os.str();
@@ -99,8 +95,8 @@ using Status = Result<void>;
 }  // namespace edge
 
 // Propagate an error from an expression returning Result<...>/Status.
-#define EDGE_TRY(expr)                                   \
-    do {                                                 \
-        auto edge_try_r_ = (expr);                       \
+#define EDGE_TRY(expr)                                     \
+    do {                                                   \
+        auto edge_try_r_ = (expr);                         \
         if (!edge_try_r_.ok()) return edge_try_r_.error(); \
     } while (0)

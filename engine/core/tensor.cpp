@@ -72,9 +72,7 @@ int64_t dtype_block_bytes(DType t) {
     return 0;
 }
 
-size_t dtype_bytes(DType t, int64_t n) {
-    return size_t(n / dtype_block_elems(t)) * size_t(dtype_block_bytes(t));
-}
+size_t dtype_bytes(DType t, int64_t n) { return size_t(n / dtype_block_elems(t)) * size_t(dtype_block_bytes(t)); }
 
 int64_t Tensor::numel() const {
     int64_t n = 1;

@@ -115,7 +115,8 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
         // Published under the mutex, so a worker between its last look and its wait cannot miss it.
         std::lock_guard<std::mutex> lk(mu_);
         for (int64_t t = 0; t < threads; ++t)
-            runs_[size_t(t)].word.store(pack(pieces * t / threads, pieces * (t + 1) / threads), std::memory_order_release);
+            runs_[size_t(t)].word.store(pack(pieces * t / threads, pieces * (t + 1) / threads),
+                                        std::memory_order_release);
     }
     cv_start_.notify_all();
     run_pieces(0);

@@ -19,8 +19,10 @@ std::string codec_name(Codec c) {
 
 Status validate_slab_shape(const SlabShape& s) {
     if (s.slabs <= 0 || s.tokens <= 0 || s.heads <= 0 || s.head_dim <= 0)
-        return err("KV codec: shape ", s.slabs, "x", s.tokens, "x", s.heads, "x", s.head_dim, " has a zero or negative extent");
-    if (s.floats() * sizeof(float) > size_t(1) << 30) return err("KV codec: a block of ", s.floats(), " floats is absurd (limit 1 GiB)");
+        return err("KV codec: shape ", s.slabs, "x", s.tokens, "x", s.heads, "x", s.head_dim,
+                   " has a zero or negative extent");
+    if (s.floats() * sizeof(float) > size_t(1) << 30)
+        return err("KV codec: a block of ", s.floats(), " floats is absurd (limit 1 GiB)");
     return {};
 }
 
@@ -55,7 +57,8 @@ void quantize(const float* x, const SlabShape& s, bool delta, uint8_t* out) {
         if (delta)
             for (size_t t = T; t-- > 1;)
                 for (size_t j = 0; j < H * hd; ++j)
-                    qs[t * H * hd + j] = int8_t(uint8_t(uint8_t(qs[t * H * hd + j]) - uint8_t(qs[(t - 1) * H * hd + j])));
+                    qs[t * H * hd + j] =
+                        int8_t(uint8_t(uint8_t(qs[t * H * hd + j]) - uint8_t(qs[(t - 1) * H * hd + j])));
     }
 }
 
@@ -85,7 +88,8 @@ void dequantize(const uint8_t* in, const SlabShape& s, bool delta, float* x) {
 
 Result<std::vector<uint8_t>> compress(const float* x, const SlabShape& s, Codec c) {
     EDGE_TRY(validate_slab_shape(s));
-    if (c != Codec::Lz4 && c != Codec::Int8Lz4 && c != Codec::Int8DeltaLz4) return err("KV codec: unknown codec ", int(c));
+    if (c != Codec::Lz4 && c != Codec::Int8Lz4 && c != Codec::Int8DeltaLz4)
+        return err("KV codec: unknown codec ", int(c));
     const size_t raw = raw_bytes(s, c);
     std::vector<uint8_t> staged;
     const char* src = reinterpret_cast<const char*>(x);
@@ -98,8 +102,9 @@ Result<std::vector<uint8_t>> compress(const float* x, const SlabShape& s, Codec 
     std::vector<uint8_t> out(sizeof(CodecHeader) + size_t(bound));
     const int n = LZ4_compress_default(src, reinterpret_cast<char*>(out.data() + sizeof(CodecHeader)), int(raw), bound);
     if (n <= 0) return err("KV codec: LZ4 compression failed");
-    CodecHeader h{kCodecMagic, kCodecVersion, uint8_t(c), 0, uint32_t(s.slabs), uint32_t(s.tokens), uint32_t(s.heads),
-                  uint32_t(s.head_dim), uint32_t(raw), uint32_t(n)};
+    CodecHeader h{kCodecMagic,       kCodecVersion,      uint8_t(c),        0,
+                  uint32_t(s.slabs), uint32_t(s.tokens), uint32_t(s.heads), uint32_t(s.head_dim),
+                  uint32_t(raw),     uint32_t(n)};
     std::memcpy(out.data(), &h, sizeof h);
     out.resize(sizeof(CodecHeader) + size_t(n));
     return out;
@@ -107,17 +112,20 @@ Result<std::vector<uint8_t>> compress(const float* x, const SlabShape& s, Codec 
 
 Status decompress(std::span<const uint8_t> in, const SlabShape& s, float* out) {
     EDGE_TRY(validate_slab_shape(s));
-    if (in.size() < sizeof(CodecHeader)) return err("KV codec: stream of ", in.size(), " bytes is shorter than its header");
+    if (in.size() < sizeof(CodecHeader))
+        return err("KV codec: stream of ", in.size(), " bytes is shorter than its header");
     CodecHeader h;
     std::memcpy(&h, in.data(), sizeof h);
     if (h.magic != kCodecMagic) return err("KV codec: bad magic (not a compressed KV block)");
-    if (h.version != kCodecVersion) return err("KV codec: stream version ", h.version, " is not supported (this build reads 1)");
+    if (h.version != kCodecVersion)
+        return err("KV codec: stream version ", h.version, " is not supported (this build reads 1)");
     const Codec c = Codec(h.codec);
-    if (c != Codec::Lz4 && c != Codec::Int8Lz4 && c != Codec::Int8DeltaLz4) return err("KV codec: unknown codec ", int(h.codec));
+    if (c != Codec::Lz4 && c != Codec::Int8Lz4 && c != Codec::Int8DeltaLz4)
+        return err("KV codec: unknown codec ", int(h.codec));
     if (h.slabs != uint32_t(s.slabs) || h.tokens != uint32_t(s.tokens) || h.heads != uint32_t(s.heads) ||
         h.head_dim != uint32_t(s.head_dim))
-        return err("KV codec: stream holds a ", h.slabs, "x", h.tokens, "x", h.heads, "x", h.head_dim, " block, expected ",
-                   s.slabs, "x", s.tokens, "x", s.heads, "x", s.head_dim);
+        return err("KV codec: stream holds a ", h.slabs, "x", h.tokens, "x", h.heads, "x", h.head_dim,
+                   " block, expected ", s.slabs, "x", s.tokens, "x", s.heads, "x", s.head_dim);
     const size_t raw = raw_bytes(s, c);
     if (h.raw_bytes != raw || h.payload_bytes != in.size() - sizeof(CodecHeader))
         return err("KV codec: stream sizes disagree with the header (truncated or corrupt)");

@@ -30,9 +30,9 @@ struct SlabShape {
 // Stream header, little-endian, followed by the LZ4 payload.
 #pragma pack(push, 1)
 struct CodecHeader {
-    uint32_t magic;          // kCodecMagic
-    uint16_t version;        // kCodecVersion
-    uint8_t codec;           // Codec
+    uint32_t magic;    // kCodecMagic
+    uint16_t version;  // kCodecVersion
+    uint8_t codec;     // Codec
     uint8_t reserved;
     uint32_t slabs, tokens, heads, head_dim;
     uint32_t raw_bytes;      // payload before LZ4

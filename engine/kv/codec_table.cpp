@@ -30,7 +30,8 @@ Result<std::vector<float>> capture_to_blocks(const KvCapture& c) {
 Result<std::vector<CodecRow>> measure_codecs(const std::vector<float>& blocks, const KvShape& s, int repeats) {
     EDGE_TRY(validate_shape(s));
     const size_t bf = s.block_floats();
-    if (blocks.empty() || blocks.size() % bf != 0) return err("KV codec table: ", blocks.size(), " floats are not whole blocks");
+    if (blocks.empty() || blocks.size() % bf != 0)
+        return err("KV codec table: ", blocks.size(), " floats are not whole blocks");
     if (repeats < 1) repeats = 1;
     const size_t nb = blocks.size() / bf;
     const SlabShape ss{2 * s.n_layers, s.block_tokens, s.n_kv_heads, s.head_dim};
@@ -66,7 +67,9 @@ Result<std::vector<CodecRow>> measure_codecs(const std::vector<float>& blocks, c
                         double m = 0, e = 0;
                         for (int t = 0; t < s.block_tokens; ++t)
                             for (int i = 0; i < s.head_dim; ++i) {
-                                const size_t j = sl * slab + (size_t(t) * size_t(s.n_kv_heads) + size_t(h)) * size_t(s.head_dim) + size_t(i);
+                                const size_t j = sl * slab +
+                                                 (size_t(t) * size_t(s.n_kv_heads) + size_t(h)) * size_t(s.head_dim) +
+                                                 size_t(i);
                                 m = std::max(m, double(std::fabs(x[j])));
                                 e = std::max(e, double(std::fabs(x[j] - back[j])));
                             }
@@ -75,7 +78,8 @@ Result<std::vector<CodecRow>> measure_codecs(const std::vector<float>& blocks, c
                     }
             }
         }
-        if (c == Codec::Lz4 && r.max_abs_error != 0) return err("KV codec table: the lossless codec did not round-trip exactly");
+        if (c == Codec::Lz4 && r.max_abs_error != 0)
+            return err("KV codec table: the lossless codec did not round-trip exactly");
         const double bytes = double(blocks.size() * sizeof(float)) * repeats;
         r.ratio = double(blocks.size() * sizeof(float)) / double(comp);
         r.encode_gbps = t_enc > 0 ? bytes / t_enc / 1e9 : 0;
@@ -91,16 +95,19 @@ std::string format_codec_table(const std::vector<CodecRow>& rows) {
         "|---|---:|---:|---:|---:|---:|\n";
     char buf[256];
     for (const CodecRow& r : rows) {
-        std::snprintf(buf, sizeof buf, "| %s | %.2f | %.2f | %.2f | %.3g | %.3g |\n", codec_name(r.codec).c_str(), r.ratio,
-                      r.encode_gbps, r.decode_gbps, r.max_abs_error, r.max_rel_error);
+        std::snprintf(buf, sizeof buf, "| %s | %.2f | %.2f | %.2f | %.3g | %.3g |\n", codec_name(r.codec).c_str(),
+                      r.ratio, r.encode_gbps, r.decode_gbps, r.max_abs_error, r.max_rel_error);
         out += buf;
     }
     return out;
 }
 
 Status write_kv_dump(const std::string& path, const KvCapture& c) {
-    KvDumpHeader h{{'E', 'D', 'G', 'E', 'K', 'V', 'D', '1'}, uint32_t(c.shape.n_layers), uint32_t(c.shape.n_kv_heads),
-                   uint32_t(c.shape.head_dim), uint32_t(c.n_tokens)};
+    KvDumpHeader h{{'E', 'D', 'G', 'E', 'K', 'V', 'D', '1'},
+                   uint32_t(c.shape.n_layers),
+                   uint32_t(c.shape.n_kv_heads),
+                   uint32_t(c.shape.head_dim),
+                   uint32_t(c.n_tokens)};
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     if (!f) return err(path, ": cannot write the KV dump");
     f.write(reinterpret_cast<const char*>(&h), sizeof h);

@@ -14,11 +14,11 @@ namespace edge::kv {
 
 struct CodecRow {
     Codec codec;
-    double ratio = 0;           // uncompressed bytes / compressed bytes
-    double encode_gbps = 0;     // uncompressed GB (1e9 bytes) per second, one thread
+    double ratio = 0;        // uncompressed bytes / compressed bytes
+    double encode_gbps = 0;  // uncompressed GB (1e9 bytes) per second, one thread
     double decode_gbps = 0;
     double max_abs_error = 0;
-    double max_rel_error = 0;   // max |error| / max |x| of the same (slab, head)
+    double max_rel_error = 0;  // max |error| / max |x| of the same (slab, head)
 };
 
 // K/V captured from an executor: k and v are [n_layers][n_tokens][kv_dim].

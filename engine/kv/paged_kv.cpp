@@ -41,11 +41,16 @@ Result<KvApplied> PagedKv::apply(const KvOp& o) {
     return std::visit(
         [this](const auto& x) -> Result<KvApplied> {
             using T = std::decay_t<decltype(x)>;
-            if constexpr (std::is_same_v<T, op::Append>) return append(x);
-            else if constexpr (std::is_same_v<T, op::AttachPrefix>) return attach(x);
-            else if constexpr (std::is_same_v<T, op::Fork>) return fork(x);
-            else if constexpr (std::is_same_v<T, op::Write>) return write(x);
-            else return remove(x);
+            if constexpr (std::is_same_v<T, op::Append>)
+                return append(x);
+            else if constexpr (std::is_same_v<T, op::AttachPrefix>)
+                return attach(x);
+            else if constexpr (std::is_same_v<T, op::Fork>)
+                return fork(x);
+            else if constexpr (std::is_same_v<T, op::Write>)
+                return write(x);
+            else
+                return remove(x);
         },
         o);
 }
@@ -111,7 +116,8 @@ void PagedKv::on_full(Seq& s, size_t idx, KvApplied& out) {
 }
 
 Result<KvApplied> PagedKv::append(const op::Append& a) {
-    if ((a.k == nullptr) != (a.v == nullptr)) return err("KV append to sequence ", a.seq, ": K given without V or V without K");
+    if ((a.k == nullptr) != (a.v == nullptr))
+        return err("KV append to sequence ", a.seq, ": K given without V or V without K");
     const int B = cfg_.shape.block_tokens;
     auto it = seqs_.find(a.seq);
     const int64_t len = it == seqs_.end() ? 0 : it->second.len;
@@ -139,8 +145,7 @@ Result<KvApplied> PagedKv::append(const op::Append& a) {
         Block& dst = blocks_[size_t(nb)];
         dst.filled = blocks_[size_t(old)].filled;
         dst.tokens = blocks_[size_t(old)].tokens;
-        if (cfg_.store_data)
-            std::memcpy(slab(nb, 0, 0), slab(old, 0, 0), cfg_.shape.block_bytes());
+        if (cfg_.store_data) std::memcpy(slab(nb, 0, 0), slab(old, 0, 0), cfg_.shape.block_bytes());
         s.table.back() = nb;
         release(old, out);
         ++out.cow_copies;
@@ -226,7 +231,8 @@ Result<KvApplied> PagedKv::write(const op::Write& w) {
     if (data_.empty()) return err("KV write to sequence ", w.seq, ": the cache stores no data (bookkeeping only)");
     if (w.k == nullptr || w.v == nullptr) return err("KV write to sequence ", w.seq, ": K or V rows missing");
     if (w.layer < 0 || w.layer >= cfg_.shape.n_layers)
-        return err("KV write to sequence ", w.seq, ": layer ", w.layer, " out of range (", cfg_.shape.n_layers, " layers)");
+        return err("KV write to sequence ", w.seq, ": layer ", w.layer, " out of range (", cfg_.shape.n_layers,
+                   " layers)");
     if (w.pos < 0 || w.n < 0 || int64_t(w.pos) + w.n > it->second.len)
         return err("KV write to sequence ", w.seq, ": tokens ", w.pos, "..", int64_t(w.pos) + w.n - 1,
                    " are not all appended (length ", it->second.len, ")");
@@ -280,7 +286,8 @@ Status PagedKv::check() const {
             refs[size_t(b)]++;
             const int want = i + 1 < s.table.size() ? B : s.len - int(i) * B;
             if (blocks_[size_t(b)].filled != want)
-                return err("sequence ", id, ": block ", b, " holds ", blocks_[size_t(b)].filled, " tokens, expected ", want);
+                return err("sequence ", id, ": block ", b, " holds ", blocks_[size_t(b)].filled, " tokens, expected ",
+                           want);
         }
     }
     std::vector<char> in_free(blocks_.size(), 0);
@@ -289,8 +296,10 @@ Status PagedKv::check() const {
         in_free[size_t(b)] = 1;
     }
     for (size_t b = 0; b < blocks_.size(); ++b) {
-        if (refs[b] != blocks_[b].ref) return err("block ", b, ": refcount ", blocks_[b].ref, " but ", refs[b], " references");
-        if ((refs[b] == 0) != bool(in_free[b])) return err("block ", b, ": free-list membership disagrees with refcount");
+        if (refs[b] != blocks_[b].ref)
+            return err("block ", b, ": refcount ", blocks_[b].ref, " but ", refs[b], " references");
+        if ((refs[b] == 0) != bool(in_free[b]))
+            return err("block ", b, ": free-list membership disagrees with refcount");
     }
     for (const auto& [h, b] : index_) {
         const Block& blk = blocks_[size_t(b)];

@@ -22,9 +22,9 @@ using BlockId = int32_t;
 
 struct KvConfig {
     KvShape shape;
-    int64_t budget_blocks = 0;  // blocks in the pool
-    bool store_data = true;     // false: bookkeeping only (simulation, waste measurement)
-    bool prefix_sharing = true; // false: no hash index, every sequence keeps its own blocks
+    int64_t budget_blocks = 0;   // blocks in the pool
+    bool store_data = true;      // false: bookkeeping only (simulation, waste measurement)
+    bool prefix_sharing = true;  // false: no hash index, every sequence keeps its own blocks
 };
 
 namespace op {

@@ -55,11 +55,11 @@ std::unique_ptr<EvictionPolicy> make_lru_k(int k);  // k >= 1; LRU-2 is the usua
 std::unique_ptr<EvictionPolicy> make_arc(int64_t capacity_blocks);
 
 struct LocalityOptions {
-    double alpha = 0.95;         // EWMA decay per turn: hot = alpha * hot + (1 - alpha) * referenced
-    int window = 2;              // neighbours on each side of a hot block
-    double hot_threshold = 0.08; // prefetch neighbours of blocks at least this hot
-    double drop_threshold = 0.0; // evicted blocks colder than this are dropped (recompute), not kept
-    int max_prefetch = 16;       // blocks per step at most
+    double alpha = 0.95;          // EWMA decay per turn: hot = alpha * hot + (1 - alpha) * referenced
+    int window = 2;               // neighbours on each side of a hot block
+    double hot_threshold = 0.08;  // prefetch neighbours of blocks at least this hot
+    double drop_threshold = 0.0;  // evicted blocks colder than this are dropped (recompute), not kept
+    int max_prefetch = 16;        // blocks per step at most
 };
 std::unique_ptr<EvictionPolicy> make_locality(const LocalityOptions& o = {});
 

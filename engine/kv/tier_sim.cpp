@@ -68,7 +68,8 @@ public:
         }
         // prefetch for the next step
         cand_.clear();
-        p_.prefetch(keys_, now, [this](BlockKey k) { return is_resident(k); }, cand_);
+        p_.prefetch(
+            keys_, now, [this](BlockKey k) { return is_resident(k); }, cand_);
         for (BlockKey k : cand_) {
             auto it = blocks_.find(k);
             if (it == blocks_.end() || it->second.where != Where::Host) continue;
@@ -149,7 +150,8 @@ private:
 }  // namespace
 
 Result<SimMetrics> simulate(const Trace& t, EvictionPolicy& policy, const SimConfig& cfg) {
-    if (cfg.device_blocks <= 0) return err("KV simulation: the device tier needs at least one block (got ", cfg.device_blocks, ")");
+    if (cfg.device_blocks <= 0)
+        return err("KV simulation: the device tier needs at least one block (got ", cfg.device_blocks, ")");
     if (cfg.host_blocks < 0) return err("KV simulation: negative host tier budget ", cfg.host_blocks);
     if (cfg.device_blocks > kMaxTierBlocks || cfg.host_blocks > kMaxTierBlocks)
         return err("KV simulation: tier budget of ", std::max(cfg.device_blocks, cfg.host_blocks), " blocks is absurd");
@@ -182,7 +184,8 @@ SimConfig default_sim_config(const Trace& t, uint64_t block_bytes, uint64_t host
         if (e.kind == TraceEvent::Step) max_step = std::max(max_step, n);
     }
     SimConfig c;
-    c.device_blocks = std::max<int64_t>(int64_t(max_step * 5 / 4) + 1, int64_t(double(distinct.size()) * device_fraction));
+    c.device_blocks =
+        std::max<int64_t>(int64_t(max_step * 5 / 4) + 1, int64_t(double(distinct.size()) * device_fraction));
     c.host_blocks = int64_t(distinct.size() / 2);
     c.block_bytes = block_bytes;
     c.host_block_bytes = host_block_bytes;
@@ -207,7 +210,8 @@ Result<std::vector<SimMetrics>> policy_table(const std::vector<Trace>& traces, u
 
 std::string format_policy_table(const std::vector<SimMetrics>& rows) {
     std::string out =
-        "| trace | policy | device blocks | hit rate | misses | evictions | recomputes | bytes moved (MiB) | prefetch acc. |\n"
+        "| trace | policy | device blocks | hit rate | misses | evictions | recomputes | bytes moved (MiB) | prefetch "
+        "acc. |\n"
         "|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
     char buf[256];
     for (const SimMetrics& m : rows) {
@@ -216,10 +220,10 @@ std::string format_policy_table(const std::vector<SimMetrics>& rows) {
             std::snprintf(buf, sizeof buf, "%.1f%% of %lld", 100.0 * m.prefetch_accuracy(), (long long)m.prefetches);
             pf = buf;
         }
-        std::snprintf(buf, sizeof buf, "| %s | %s | %lld | %.2f%% | %lld | %lld | %lld | %.1f | %s |\n", m.trace.c_str(),
-                      m.policy.c_str(), (long long)m.device_blocks, 100.0 * m.hit_rate(), (long long)m.misses,
-                      (long long)m.evictions, (long long)m.recomputes, double(m.bytes_moved) / (1024.0 * 1024.0),
-                      pf.c_str());
+        std::snprintf(buf, sizeof buf, "| %s | %s | %lld | %.2f%% | %lld | %lld | %lld | %.1f | %s |\n",
+                      m.trace.c_str(), m.policy.c_str(), (long long)m.device_blocks, 100.0 * m.hit_rate(),
+                      (long long)m.misses, (long long)m.evictions, (long long)m.recomputes,
+                      double(m.bytes_moved) / (1024.0 * 1024.0), pf.c_str());
         out += buf;
     }
     return out;

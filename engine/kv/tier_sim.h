@@ -14,17 +14,17 @@
 #include <vector>
 
 #include "engine/core/result.h"
-#include "engine/kv/policy.h"
 #include "engine/kv/kv_shape.h"
+#include "engine/kv/policy.h"
 #include "engine/kv/trace.h"
 
 namespace edge::kv {
 
 struct SimConfig {
     int64_t device_blocks = 0;
-    int64_t host_blocks = 0;           // 0: no host tier (evicted blocks are dropped)
-    uint64_t block_bytes = 0;          // uncompressed (device) block size
-    uint64_t host_block_bytes = 0;     // compressed size of a block on the host (what crosses the link)
+    int64_t host_blocks = 0;        // 0: no host tier (evicted blocks are dropped)
+    uint64_t block_bytes = 0;       // uncompressed (device) block size
+    uint64_t host_block_bytes = 0;  // compressed size of a block on the host (what crosses the link)
 };
 
 struct SimMetrics {
@@ -34,7 +34,7 @@ struct SimMetrics {
     int64_t host_fetches = 0, recomputes = 0;
     int64_t evictions = 0, drops = 0;  // drops: evicted without a host copy, or pushed off the host
     int64_t prefetches = 0, prefetch_used = 0;
-    uint64_t bytes_moved = 0;          // device<->host, compressed bytes, prefetch included
+    uint64_t bytes_moved = 0;  // device<->host, compressed bytes, prefetch included
     double hit_rate() const { return hits + misses ? double(hits) / double(hits + misses) : 1.0; }
     double prefetch_accuracy() const { return prefetches ? double(prefetch_used) / double(prefetches) : 0.0; }
 };

@@ -41,8 +41,10 @@ Result<Trace> parse_trace(const std::string& text, const std::string& where) {
         auto bad = [&](const std::string& why) { return err(where, ":", lineno, ": ", why, ": '", line, "'"); };
         if (!header) {
             int v = 0;
-            if (tag != "edge-kv-trace" || !(ls >> v)) return bad("not an edge-kv-trace file (first line must be 'edge-kv-trace 1')");
-            if (v != kTraceVersion) return bad("trace format version " + std::to_string(v) + " is not supported (this build reads 1)");
+            if (tag != "edge-kv-trace" || !(ls >> v))
+                return bad("not an edge-kv-trace file (first line must be 'edge-kv-trace 1')");
+            if (v != kTraceVersion)
+                return bad("trace format version " + std::to_string(v) + " is not supported (this build reads 1)");
             header = true;
             continue;
         }
@@ -51,14 +53,16 @@ Result<Trace> parse_trace(const std::string& text, const std::string& where) {
             continue;
         }
         if (tag == "block_tokens") {
-            if (!(ls >> t.block_tokens) || t.block_tokens <= 0 || t.block_tokens > 4096) return bad("block_tokens must be in [1, 4096]");
+            if (!(ls >> t.block_tokens) || t.block_tokens <= 0 || t.block_tokens > 4096)
+                return bad("block_tokens must be in [1, 4096]");
             continue;
         }
         TraceEvent e;
         if (tag == "s") {
             uint64_t turn = 0, rep = 0;
             std::string a, b;
-            if (!(ls >> a >> b) || !parse_u64(a, turn) || !parse_u64(b, rep) || turn >= UINT32_MAX || rep == 0 || rep > 1000000)
+            if (!(ls >> a >> b) || !parse_u64(a, turn) || !parse_u64(b, rep) || turn >= UINT32_MAX || rep == 0 ||
+                rep > 1000000)
                 return bad("a step needs a turn and a repeat count in [1, 1000000]");
             e.turn = uint32_t(turn);
             e.repeat = uint32_t(rep);
@@ -90,11 +94,13 @@ Result<Trace> read_trace(const std::string& path) {
 
 std::string format_trace(const Trace& t) {
     std::ostringstream o;
-    o << "edge-kv-trace " << kTraceVersion << "\nname " << (t.name.empty() ? "unnamed" : t.name)
-      << "\nblock_tokens " << t.block_tokens << "\n";
+    o << "edge-kv-trace " << kTraceVersion << "\nname " << (t.name.empty() ? "unnamed" : t.name) << "\nblock_tokens "
+      << t.block_tokens << "\n";
     for (const TraceEvent& e : t.events) {
-        if (e.kind == TraceEvent::Step) o << "s " << e.turn << ' ' << e.repeat;
-        else o << 'f';
+        if (e.kind == TraceEvent::Step)
+            o << "s " << e.turn << ' ' << e.repeat;
+        else
+            o << 'f';
         for (auto [a, b] : e.ranges) {
             o << ' ' << a;
             if (b != a) o << '-' << b;

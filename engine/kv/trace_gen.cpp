@@ -10,7 +10,7 @@ namespace edge::kv {
 
 namespace {
 
-constexpr int B = 16;                 // tokens per block
+constexpr int B = 16;                    // tokens per block
 constexpr uint64_t kSeqStride = 100000;  // block ids of sequence s: s * kSeqStride + i
 
 uint64_t blocks_of(uint64_t tokens) { return (tokens + B - 1) / B; }
@@ -112,8 +112,8 @@ Trace chat_like(const char* name, uint64_t seed, int turns, int regulars, double
     Trace t = start(name);
     std::mt19937_64 rng(seed);
     const int kRegulars = regulars;
-    std::vector<uint64_t> ctx(kRegulars, 0);   // tokens so far per regular conversation
-    std::vector<uint64_t> seq(kRegulars, 0);   // its current sequence id
+    std::vector<uint64_t> ctx(kRegulars, 0);  // tokens so far per regular conversation
+    std::vector<uint64_t> seq(kRegulars, 0);  // its current sequence id
     std::vector<bool> busy(kRegulars, false);
     uint64_t next_seq = 1;
     for (auto& s : seq) s = next_seq++;

@@ -62,8 +62,9 @@ Result<WasteReport> measure_waste(const KvShape& shape, const MixedWorkload& w) 
         paged_tokens += double(u.tokens_held);
         contig_slots += double(active) * double(max_len);
         rep.paged_peak_bytes = std::max<int64_t>(rep.paged_peak_bytes, u.blocks_used * int64_t(u.block_bytes));
-        rep.contiguous_peak_bytes = std::max<int64_t>(
-            rep.contiguous_peak_bytes, int64_t(active) * max_len * int64_t(shape.block_bytes() / size_t(shape.block_tokens)));
+        rep.contiguous_peak_bytes =
+            std::max<int64_t>(rep.contiguous_peak_bytes,
+                              int64_t(active) * max_len * int64_t(shape.block_bytes() / size_t(shape.block_tokens)));
         ++rep.steps;
         for (Slot& s : slots) {
             if (s.seq < 0 || --s.left > 0) continue;
@@ -82,7 +83,8 @@ Result<WasteReport> measure_waste(const KvShape& shape, const MixedWorkload& w) 
 Result<SharingReport> measure_prefix_sharing(const KvShape& shape, int requests, int system_tokens, int user_tokens,
                                              uint64_t seed) {
     EDGE_TRY(validate_shape(shape));
-    if (requests <= 0 || system_tokens < 0 || user_tokens < 0 || requests > 100000 || system_tokens + user_tokens > (1 << 20))
+    if (requests <= 0 || system_tokens < 0 || user_tokens < 0 || requests > 100000 ||
+        system_tokens + user_tokens > (1 << 20))
         return err("prefix-sharing workload: requests ", requests, ", system ", system_tokens, ", user ", user_tokens,
                    " tokens is invalid");
     const int64_t per_req = (int64_t(system_tokens) + user_tokens + shape.block_tokens - 1) / shape.block_tokens;

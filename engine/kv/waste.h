@@ -9,8 +9,8 @@
 namespace edge::kv {
 
 struct MixedWorkload {
-    int requests = 256;    // requests served in total
-    int concurrent = 32;   // running at once (a finished one is replaced by the next)
+    int requests = 256;   // requests served in total
+    int concurrent = 32;  // running at once (a finished one is replaced by the next)
     int prompt_min = 16, prompt_max = 1024;
     int output_min = 16, output_max = 512;
     uint64_t seed = 1;
@@ -19,7 +19,7 @@ struct MixedWorkload {
 struct WasteReport {
     // waste = share of allocated KV bytes not holding a token, integrated over every decode step
     double paged_waste = 0;
-    double contiguous_waste = 0;       // each request reserves prompt_max + output_max tokens
+    double contiguous_waste = 0;  // each request reserves prompt_max + output_max tokens
     int64_t paged_peak_bytes = 0;
     int64_t contiguous_peak_bytes = 0;
     int64_t steps = 0;

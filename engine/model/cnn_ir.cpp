@@ -116,7 +116,12 @@ struct ResNetBuilder {
         EDGE_TRY(copy(bname + ".bias", bname + ".bias", {oc}));
         EDGE_TRY(copy(bname + ".running_mean", bname + ".mean", {oc}));
         EDGE_TRY(copy(bname + ".running_var", bname + ".var", {oc}));
-        Op b{OpType::BatchNorm, bname, {y}, {fresh(bname)}, {bname + ".scale", bname + ".bias", bname + ".mean", bname + ".var"}, {}};
+        Op b{OpType::BatchNorm,
+             bname,
+             {y},
+             {fresh(bname)},
+             {bname + ".scale", bname + ".bias", bname + ".mean", bname + ".var"},
+             {}};
         b.attrs["epsilon"] = {1e-5};
         std::string z = b.outputs[0];
         m.graph.ops.push_back(std::move(b));

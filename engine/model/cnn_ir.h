@@ -52,7 +52,7 @@ double op_attr1(const Op& op, const std::string& key, double fallback);
 struct NodeCounts {
     int total = 0;
     std::vector<std::pair<std::string, int>> by_type;  // in first-seen order
-    std::string text() const;                           // "24 nodes: Conv2d 2, Add 3, ..."
+    std::string text() const;                          // "24 nodes: Conv2d 2, Add 3, ..."
 };
 NodeCounts count_nodes(const Graph& g);
 

@@ -33,17 +33,22 @@ struct Reader {
 };
 
 Status check_header(const Reader& r, EdgeFileHeader& h) {
-    if (r.size < sizeof h) return r.fail("header", "the file is " + std::to_string(r.size) + " bytes, shorter than the 128-byte header (truncated)");
+    if (r.size < sizeof h)
+        return r.fail("header",
+                      "the file is " + std::to_string(r.size) + " bytes, shorter than the 128-byte header (truncated)");
     std::memcpy(&h, r.p, sizeof h);
-    if (std::memcmp(h.magic, kEdgeMagic, 8) != 0) return r.fail("header", "bad magic: not an EdgeStudio engine file (.edge)");
+    if (std::memcmp(h.magic, kEdgeMagic, 8) != 0)
+        return r.fail("header", "bad magic: not an EdgeStudio engine file (.edge)");
     if (h.header_bytes < sizeof h || h.header_bytes > 65536 || h.header_bytes % 8 != 0 || h.header_bytes > r.size)
-        return r.fail("header", "header length " + std::to_string(h.header_bytes) + " is invalid (corrupt or truncated)");
+        return r.fail("header",
+                      "header length " + std::to_string(h.header_bytes) + " is invalid (corrupt or truncated)");
     uint64_t stored = 0;
     std::memcpy(&stored, r.p + h.header_bytes - 8, 8);
     if (xxh64(r.p, h.header_bytes - 8) != stored) return r.fail("header", "checksum mismatch (the header is corrupt)");
     if (h.version > kEdgeVersion)
-        return r.fail("header", "format version " + std::to_string(h.version) + " is newer than this build reads (version " +
-                                    std::to_string(kEdgeVersion) + "): update EdgeStudio or recompile the engine");
+        return r.fail("header", "format version " + std::to_string(h.version) +
+                                    " is newer than this build reads (version " + std::to_string(kEdgeVersion) +
+                                    "): update EdgeStudio or recompile the engine");
     if (h.version != kEdgeVersion || h.header_bytes != sizeof h)
         return r.fail("header", "format version " + std::to_string(h.version) + " is not supported (expected " +
                                     std::to_string(kEdgeVersion) + ")");
@@ -51,10 +56,13 @@ Status check_header(const Reader& r, EdgeFileHeader& h) {
         if (b != 0) return r.fail("header", "reserved bytes are not zero");
     if (h.file_bytes != r.size)
         return r.fail("header", "the header says the file is " + std::to_string(h.file_bytes) + " bytes but it is " +
-                                    std::to_string(r.size) + (r.size < h.file_bytes ? " (truncated)" : " (trailing bytes)"));
-    if (h.alignment != kEdgeAlignment) return r.fail("header", "section alignment " + std::to_string(h.alignment) + " is not 4096");
+                                    std::to_string(r.size) +
+                                    (r.size < h.file_bytes ? " (truncated)" : " (trailing bytes)"));
+    if (h.alignment != kEdgeAlignment)
+        return r.fail("header", "section alignment " + std::to_string(h.alignment) + " is not 4096");
     if (h.table_offset != sizeof h) return r.fail("header", "the section table does not follow the header");
-    if (h.section_count == 0 || h.section_count > 64) return r.fail("header", "section count " + std::to_string(h.section_count) + " is invalid");
+    if (h.section_count == 0 || h.section_count > 64)
+        return r.fail("header", "section count " + std::to_string(h.section_count) + " is invalid");
     if (h.table_span > r.size - h.table_offset || h.table_span < uint64_t(h.section_count) * sizeof(EdgeSectionEntry))
         return r.fail("section table", "the table runs past the end of the file (truncated?)");
     if (xxh64(r.p + h.table_offset, size_t(h.table_span)) != h.table_checksum)
@@ -62,31 +70,42 @@ Status check_header(const Reader& r, EdgeFileHeader& h) {
     return {};
 }
 
-Status check_sections(const Reader& r, const EdgeFileHeader& h, std::vector<EdgeSectionEntry>& out, Progress* progress) {
+Status check_sections(const Reader& r, const EdgeFileHeader& h, std::vector<EdgeSectionEntry>& out,
+                      Progress* progress) {
     out.resize(h.section_count);
     std::memcpy(out.data(), r.p + h.table_offset, out.size() * sizeof(EdgeSectionEntry));
     uint64_t expect = h.table_offset + h.table_span;
     for (size_t i = 0; i < out.size(); ++i) {
         const EdgeSectionEntry& e = out[i];
-        if (e.name[15] != '\0') return r.fail("section table", "entry " + std::to_string(i) + " has an unterminated name");
+        if (e.name[15] != '\0')
+            return r.fail("section table", "entry " + std::to_string(i) + " has an unterminated name");
         const std::string name(e.name);
         const char* known = e.kind >= 1 && e.kind <= 5 ? edge_section_name(EdgeSectionKind(e.kind)) : nullptr;
-        if (!known || name != known) return r.fail("section table", "entry " + std::to_string(i) + " ('" + name + "') has an unknown kind");
-        if (e.offset % h.alignment != 0) return r.fail(name, "offset " + std::to_string(e.offset) + " is not page aligned");
-        if (e.offset < expect) return r.fail(name, "overlaps the previous section (offset " + std::to_string(e.offset) + " < " + std::to_string(expect) + ")");
-        if (e.offset > expect) return r.fail(name, "leaves unchecked bytes before it (offset " + std::to_string(e.offset) + " > " + std::to_string(expect) + ")");
+        if (!known || name != known)
+            return r.fail("section table", "entry " + std::to_string(i) + " ('" + name + "') has an unknown kind");
+        if (e.offset % h.alignment != 0)
+            return r.fail(name, "offset " + std::to_string(e.offset) + " is not page aligned");
+        if (e.offset < expect)
+            return r.fail(name, "overlaps the previous section (offset " + std::to_string(e.offset) + " < " +
+                                    std::to_string(expect) + ")");
+        if (e.offset > expect)
+            return r.fail(name, "leaves unchecked bytes before it (offset " + std::to_string(e.offset) + " > " +
+                                    std::to_string(expect) + ")");
         if (e.offset > r.size || e.span > r.size - e.offset)
-            return r.fail(name, "runs past the end of the file (offset " + std::to_string(e.offset) + " + " + std::to_string(e.span) +
-                                    " > " + std::to_string(r.size) + " bytes: truncated?)");
+            return r.fail(name, "runs past the end of the file (offset " + std::to_string(e.offset) + " + " +
+                                    std::to_string(e.span) + " > " + std::to_string(r.size) + " bytes: truncated?)");
         if (e.bytes > e.span) return r.fail(name, "payload is larger than its span");
         if (e.flags != 0 || e.reserved != 0) return r.fail(name, "reserved fields are not zero");
         for (size_t j = 0; j < i; ++j)
             if (out[j].kind == e.kind) return r.fail(name, "appears twice");
-        if (xxh64(r.p + e.offset, size_t(e.span)) != e.checksum) return r.fail(name, "checksum mismatch (the section or its padding is corrupt)");
+        if (xxh64(r.p + e.offset, size_t(e.span)) != e.checksum)
+            return r.fail(name, "checksum mismatch (the section or its padding is corrupt)");
         expect = e.offset + e.span;
         report(progress, 0.5 * double(i + 1) / double(out.size()), "verifying checksums");
     }
-    if (expect != r.size) return r.fail("section table", "the sections end at " + std::to_string(expect) + " but the file has " + std::to_string(r.size) + " bytes");
+    if (expect != r.size)
+        return r.fail("section table", "the sections end at " + std::to_string(expect) + " but the file has " +
+                                           std::to_string(r.size) + " bytes");
     for (uint32_t k = 1; k <= 5; ++k) {
         bool found = false;
         for (const auto& e : out) found = found || e.kind == k;
@@ -125,7 +144,8 @@ Status read_tokenizer(const Reader& r, const EdgeSectionEntry& ts, const json& t
     return {};
 }
 
-Status read_tensor(const Reader& r, const std::shared_ptr<MappedFile>& map, const EdgeSectionEntry& ws, const json& e, Tensor& x) {
+Status read_tensor(const Reader& r, const std::shared_ptr<MappedFile>& map, const EdgeSectionEntry& ws, const json& e,
+                   Tensor& x) {
     x.name = e.at("name");
     const auto type = dtype_from(e.at("type"));
     if (!type) return r.fail("meta", "tensor '" + x.name + "' has unknown type " + e.at("type").dump());
@@ -137,18 +157,23 @@ Status read_tensor(const Reader& r, const std::shared_ptr<MappedFile>& map, cons
         if (d <= 0 || d > (int64_t(1) << 32)) return r.fail("meta", "tensor '" + x.name + "' has a bad shape");
     const uint64_t off = e.at("offset"), nbytes = e.at("nbytes");
     if (off % kEdgeTensorAlign != 0 || off > ws.bytes || nbytes > ws.bytes - off)
-        return r.fail("weights", "tensor '" + x.name + "' lies outside the section (offset " + std::to_string(off) + ")");
+        return r.fail("weights",
+                      "tensor '" + x.name + "' lies outside the section (offset " + std::to_string(off) + ")");
     x.nbytes = size_t(nbytes);
     size_t expect = 0;
     if (e.contains("quant")) {
-        if (x.type != DType::QI8 && x.type != DType::QI4) return r.fail("meta", "tensor '" + x.name + "' has quantization parameters but is not QI8/QI4");
+        if (x.type != DType::QI8 && x.type != DType::QI4)
+            return r.fail("meta", "tensor '" + x.name + "' has quantization parameters but is not QI8/QI4");
         const json& q = e.at("quant");
         auto info = std::make_shared<QuantInfo>();
-        if (const char* why = quant_info_from_json(q, *info)) return r.fail("meta", "tensor '" + x.name + "' has " + why);
-        if ((info->bits == 8) != (x.type == DType::QI8)) return r.fail("meta", "tensor '" + x.name + "' bits disagree with its type");
+        if (const char* why = quant_info_from_json(q, *info))
+            return r.fail("meta", "tensor '" + x.name + "' has " + why);
+        if ((info->bits == 8) != (x.type == DType::QI8))
+            return r.fail("meta", "tensor '" + x.name + "' bits disagree with its type");
         if (x.shape.size() > 2) return r.fail("meta", "quantized tensor '" + x.name + "' must be 1-D or 2-D");
         const int64_t rows = x.shape.size() == 2 ? x.shape[0] : 1;
-        if (const char* why = quant_layout(*info, rows, x.shape.back())) return r.fail("meta", "tensor '" + x.name + "': " + why);
+        if (const char* why = quant_layout(*info, rows, x.shape.back()))
+            return r.fail("meta", "tensor '" + x.name + "': " + why);
         expect = info->total_bytes;
         x.quant = std::move(info);
     } else {
@@ -157,7 +182,8 @@ Status read_tensor(const Reader& r, const std::shared_ptr<MappedFile>& map, cons
         expect = dtype_bytes(x.type, x.numel());
     }
     if (expect != x.nbytes)
-        return r.fail("meta", "tensor '" + x.name + "' holds " + std::to_string(x.nbytes) + " bytes but its type and shape need " + std::to_string(expect));
+        return r.fail("meta", "tensor '" + x.name + "' holds " + std::to_string(x.nbytes) +
+                                  " bytes but its type and shape need " + std::to_string(expect));
     x.data = map->share(size_t(ws.offset + off));  // aliases the mapping: no copy
     return {};
 }

@@ -29,7 +29,6 @@ void put_strings(std::string& out, const std::vector<std::string>& v) {
     }
 }
 
-
 }  // namespace
 
 bool is_edgeq(const uint8_t* head, size_t n) { return n >= 8 && std::memcmp(head, kEdgeqMagic, 8) == 0; }
@@ -50,10 +49,13 @@ Status save_edgeq(const Model& m, const std::string& path, Progress* progress) {
         uint64_t off = 0;
         for (const Tensor& x : m.tensors) {
             if (!x.data) return err(path, ": tensor '", x.name, "' has no data to save");
-            json e{{"name", x.name}, {"type", dtype_name(x.type)}, {"source_type", dtype_name(x.source_type)},
-                   {"shape", x.shape}, {"offset", off}, {"nbytes", x.nbytes}};
-            if (x.quant)
-                e["quant"] = quant_info_to_json(*x.quant);
+            json e{{"name", x.name},
+                   {"type", dtype_name(x.type)},
+                   {"source_type", dtype_name(x.source_type)},
+                   {"shape", x.shape},
+                   {"offset", off},
+                   {"nbytes", x.nbytes}};
+            if (x.quant) e["quant"] = quant_info_to_json(*x.quant);
             tensors.push_back(e);
             off = quant_align64(off + x.nbytes);
         }
@@ -175,26 +177,33 @@ Result<Model> load_edgeq_model(const std::string& path, Progress* progress) {
             size_t expect = 0;
             if (e.contains("quant")) {
                 if (x.type != DType::QI8 && x.type != DType::QI4)
-                    return err(path, ": tensor '", x.name, "' has quantization parameters but type ", dtype_name(x.type));
+                    return err(path, ": tensor '", x.name, "' has quantization parameters but type ",
+                               dtype_name(x.type));
                 const json& q = e.at("quant");
                 auto info = std::make_shared<QuantInfo>();
-                if (const char* why = quant_info_from_json(q, *info)) return err(path, ": tensor '", x.name, "' has ", why);
+                if (const char* why = quant_info_from_json(q, *info))
+                    return err(path, ": tensor '", x.name, "' has ", why);
                 if ((info->bits == 8) != (x.type == DType::QI8))
-                    return err(path, ": tensor '", x.name, "' says ", info->bits, " bits but type ", dtype_name(x.type));
+                    return err(path, ": tensor '", x.name, "' says ", info->bits, " bits but type ",
+                               dtype_name(x.type));
                 const int64_t rows = x.shape.size() == 2 ? x.shape[0] : 1;
-                if (x.shape.empty() || x.shape.size() > 2) return err(path, ": tensor '", x.name, "' must be 1-D or 2-D");
+                if (x.shape.empty() || x.shape.size() > 2)
+                    return err(path, ": tensor '", x.name, "' must be 1-D or 2-D");
                 if (const char* why = quant_layout(*info, rows, x.shape.back()))
                     return err(path, ": tensor '", x.name, "': ", why);
                 expect = info->total_bytes;
                 x.quant = std::move(info);
             } else {
                 if (x.type == DType::QI8 || x.type == DType::QI4)
-                    return err(path, ": tensor '", x.name, "' is ", dtype_name(x.type), " without quantization parameters");
-                if (dtype_block_elems(x.type) != 1) return err(path, ": tensor '", x.name, "' has unsupported type ", dtype_name(x.type));
+                    return err(path, ": tensor '", x.name, "' is ", dtype_name(x.type),
+                               " without quantization parameters");
+                if (dtype_block_elems(x.type) != 1)
+                    return err(path, ": tensor '", x.name, "' has unsupported type ", dtype_name(x.type));
                 expect = dtype_bytes(x.type, x.numel());
             }
             if (expect != x.nbytes)
-                return err(path, ": tensor '", x.name, "' holds ", x.nbytes, " bytes but its type and shape need ", expect);
+                return err(path, ": tensor '", x.name, "' holds ", x.nbytes, " bytes but its type and shape need ",
+                           expect);
             x.data = map->share(size_t(h.data_offset + off));
             m.tensors.push_back(std::move(x));
             report(progress, double(++i) / double(tensors.size()), "mapping tensors");

@@ -17,9 +17,9 @@
 namespace edge {
 
 struct EdgeqHeader {
-    char magic[8];            // "EDGEQM\0\1"
-    uint32_t version;         // 1
-    uint32_t header_bytes;    // 64
+    char magic[8];          // "EDGEQM\0\1"
+    uint32_t version;       // 1
+    uint32_t header_bytes;  // 64
     uint64_t meta_offset, meta_bytes;
     uint64_t strings_offset, strings_bytes;
     uint64_t data_offset, data_bytes;

@@ -9,7 +9,7 @@
 namespace edge {
 namespace {
 
-constexpr int QK = 32;    // elements per block of the legacy types
+constexpr int QK = 32;     // elements per block of the legacy types
 constexpr int QK_K = 256;  // elements per K-type super-block
 
 // Q8_0: scale d, then 32 signed bytes; x = q * d.

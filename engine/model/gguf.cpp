@@ -12,9 +12,9 @@ constexpr uint32_t kMagic = 0x46554747u;  // "GGUF" read as a little-endian u32
 
 // Minimum bytes an element of each kind occupies in the file: used to reject counts that cannot
 // possibly fit in what is left, before anything is allocated.
-constexpr uint64_t kMinStringBytes = 8;   // u64 length, empty string
-constexpr uint64_t kMinArrayBytes = 12;   // u32 element type + u64 count
-constexpr uint64_t kMinKvBytes = 8 + 4 + 1;  // empty key, type, smallest value
+constexpr uint64_t kMinStringBytes = 8;                  // u64 length, empty string
+constexpr uint64_t kMinArrayBytes = 12;                  // u32 element type + u64 count
+constexpr uint64_t kMinKvBytes = 8 + 4 + 1;              // empty key, type, smallest value
 constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8;  // empty name, n_dims 0, type, offset
 
 class Cursor {
@@ -25,8 +25,8 @@ public:
     size_t left() const { return n_ - pos_; }
 
     Error truncated(const std::string& what) const {
-        return err(name_, ": truncated file: ", what, " at offset ", pos_, " runs past the end of the file (size ",
-                   n_, ")");
+        return err(name_, ": truncated file: ", what, " at offset ", pos_, " runs past the end of the file (size ", n_,
+                   ")");
     }
 
     template <class T>
@@ -42,8 +42,8 @@ public:
         auto len = scalar<uint64_t>(what + " length");
         if (!len.ok()) return len.error();
         if (*len > left())
-            return err(name_, ": ", what, " at offset ", pos_ - 8, " claims ", *len,
-                       " bytes but only ", left(), " remain in the file (size ", n_, ")");
+            return err(name_, ": ", what, " at offset ", pos_ - 8, " claims ", *len, " bytes but only ", left(),
+                       " remain in the file (size ", n_, ")");
         std::string s(reinterpret_cast<const char*>(p_ + pos_), size_t(*len));
         pos_ += size_t(*len);
         return s;
@@ -68,8 +68,7 @@ bool valid_type(uint32_t t) { return t <= uint32_t(ValueType::F64); }
 Result<Value> read_value(Cursor& c, ValueType type, int depth, const std::string& what, const std::string& name);
 
 Result<Value> read_array(Cursor& c, int depth, const std::string& what, const std::string& name) {
-    if (depth >= kMaxArrayDepth)
-        return err(name, ": ", what, " nests arrays more than ", kMaxArrayDepth, " deep");
+    if (depth >= kMaxArrayDepth) return err(name, ": ", what, " nests arrays more than ", kMaxArrayDepth, " deep");
     const size_t at = c.pos();
     auto et = c.scalar<uint32_t>(what + " element type");
     if (!et.ok()) return et.error();
@@ -169,8 +168,7 @@ Result<TensorInfo> read_tensor_info(Cursor& c, uint64_t index, const std::string
     const std::string tn = "tensor '" + t.name + "'";
     auto nd = c.scalar<uint32_t>(tn + " dimension count");
     if (!nd.ok()) return nd.error();
-    if (*nd > kMaxDims)
-        return err(name, ": ", tn, " has ", *nd, " dimensions (at most ", kMaxDims, " are allowed)");
+    if (*nd > kMaxDims) return err(name, ": ", tn, " has ", *nd, " dimensions (at most ", kMaxDims, " are allowed)");
     // The product of the non-zero dimensions must fit an int64 (Tensor::numel multiplies in any
     // order); a zero dimension makes the tensor empty.
     uint64_t nonzero = 1;
@@ -179,11 +177,12 @@ Result<TensorInfo> read_tensor_info(Cursor& c, uint64_t index, const std::string
         auto e = c.scalar<uint64_t>(tn + " dimension " + std::to_string(d));
         if (!e.ok()) return e.error();
         t.ne.push_back(*e);
-        if (*e == 0) empty = true;
-        else if (mul_overflows(nonzero, *e, &nonzero) || nonzero > uint64_t(INT64_MAX)) overflow = true;
+        if (*e == 0)
+            empty = true;
+        else if (mul_overflows(nonzero, *e, &nonzero) || nonzero > uint64_t(INT64_MAX))
+            overflow = true;
     }
-    if (overflow)
-        return err(name, ": ", tn, " dimensions ", dims_str(t.ne), " overflow a 64-bit element count");
+    if (overflow) return err(name, ": ", tn, " dimensions ", dims_str(t.ne), " overflow a 64-bit element count");
     const uint64_t n = empty ? 0 : nonzero;
     auto ty = c.scalar<uint32_t>(tn + " type");
     if (!ty.ok()) return ty.error();

@@ -112,7 +112,7 @@ struct TensorInfo {
     std::vector<uint64_t> ne;  // ggml order: ne[0] innermost
     uint32_t type_id = 0;
     DType type = DType::F32;
-    uint64_t offset = 0;       // relative to the data section
+    uint64_t offset = 0;  // relative to the data section
     uint64_t n_elements = 0;
     uint64_t nbytes = 0;
     const uint8_t* data = nullptr;  // points into the file's bytes
@@ -125,7 +125,7 @@ struct File {
     std::string path;  // or the name given to parse()
     uint32_t version = 0;
     uint64_t alignment = 32;
-    uint64_t data_offset = 0;  // start of the data section in the file
+    uint64_t data_offset = 0;                       // start of the data section in the file
     std::vector<std::pair<std::string, Value>> kv;  // file order
     std::vector<TensorInfo> tensors;                // file order
     const uint8_t* bytes = nullptr;

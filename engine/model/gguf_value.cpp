@@ -139,8 +139,7 @@ bool Value::operator==(const Value& o) const {
         case ValueType::String: return s == o.s;
         case ValueType::F32:
         case ValueType::F64: return std::memcmp(&f, &o.f, sizeof f) == 0;
-        case ValueType::Array:
-            return elem == o.elem && raw == o.raw && strings == o.strings && items == o.items;
+        case ValueType::Array: return elem == o.elem && raw == o.raw && strings == o.strings && items == o.items;
         default: return i == o.i;
     }
 }
@@ -216,21 +215,16 @@ Value Value::array_of_arrays(std::vector<Value> v) {
 // with a clear message instead of guessing their layout.
 namespace {
 const GgmlType kTypes[] = {
-    {0, "F32", 1, 4, DType::F32},       {1, "F16", 1, 2, DType::F16},
-    {2, "Q4_0", 32, 18, DType::Q4_0},   {3, "Q4_1", 32, 20, DType::Q4_1},
-    {6, "Q5_0", 32, 22, DType::Q5_0},   {7, "Q5_1", 32, 24, DType::Q5_1},
-    {8, "Q8_0", 32, 34, DType::Q8_0},   {9, "Q8_1", 32, 36, std::nullopt},
-    {10, "Q2_K", 256, 84, DType::Q2_K}, {11, "Q3_K", 256, 110, DType::Q3_K},
-    {12, "Q4_K", 256, 144, DType::Q4_K}, {13, "Q5_K", 256, 176, DType::Q5_K},
-    {14, "Q6_K", 256, 210, DType::Q6_K}, {15, "Q8_K", 256, 292, DType::Q8_K},
-    {16, "IQ2_XXS", 256, 0, std::nullopt}, {17, "IQ2_XS", 256, 0, std::nullopt},
-    {18, "IQ3_XXS", 256, 0, std::nullopt}, {19, "IQ1_S", 256, 0, std::nullopt},
-    {20, "IQ4_NL", 32, 0, std::nullopt},  {21, "IQ3_S", 256, 0, std::nullopt},
-    {22, "IQ2_S", 256, 0, std::nullopt},  {23, "IQ4_XS", 256, 0, std::nullopt},
-    {24, "I8", 1, 1, DType::I8},         {25, "I16", 1, 2, std::nullopt},
-    {26, "I32", 1, 4, DType::I32},       {27, "I64", 1, 8, std::nullopt},
-    {28, "F64", 1, 8, std::nullopt},     {29, "IQ1_M", 256, 0, std::nullopt},
-    {30, "BF16", 1, 2, DType::BF16},
+    {0, "F32", 1, 4, DType::F32},         {1, "F16", 1, 2, DType::F16},          {2, "Q4_0", 32, 18, DType::Q4_0},
+    {3, "Q4_1", 32, 20, DType::Q4_1},     {6, "Q5_0", 32, 22, DType::Q5_0},      {7, "Q5_1", 32, 24, DType::Q5_1},
+    {8, "Q8_0", 32, 34, DType::Q8_0},     {9, "Q8_1", 32, 36, std::nullopt},     {10, "Q2_K", 256, 84, DType::Q2_K},
+    {11, "Q3_K", 256, 110, DType::Q3_K},  {12, "Q4_K", 256, 144, DType::Q4_K},   {13, "Q5_K", 256, 176, DType::Q5_K},
+    {14, "Q6_K", 256, 210, DType::Q6_K},  {15, "Q8_K", 256, 292, DType::Q8_K},   {16, "IQ2_XXS", 256, 0, std::nullopt},
+    {17, "IQ2_XS", 256, 0, std::nullopt}, {18, "IQ3_XXS", 256, 0, std::nullopt}, {19, "IQ1_S", 256, 0, std::nullopt},
+    {20, "IQ4_NL", 32, 0, std::nullopt},  {21, "IQ3_S", 256, 0, std::nullopt},   {22, "IQ2_S", 256, 0, std::nullopt},
+    {23, "IQ4_XS", 256, 0, std::nullopt}, {24, "I8", 1, 1, DType::I8},           {25, "I16", 1, 2, std::nullopt},
+    {26, "I32", 1, 4, DType::I32},        {27, "I64", 1, 8, std::nullopt},       {28, "F64", 1, 8, std::nullopt},
+    {29, "IQ1_M", 256, 0, std::nullopt},  {30, "BF16", 1, 2, DType::BF16},
 };
 }  // namespace
 

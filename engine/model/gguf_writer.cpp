@@ -185,7 +185,8 @@ Status Writer::write_f32(const float* data, int64_t n) {
                 EDGE_TRY(write_raw(scratch_.data(), size_t(m) * 2));
             }
         } else {
-            return err(path_, ": tensor '", d.name, "' is ", dtype_name(d.type), "; write_f32 converts to F32/F16/BF16 only");
+            return err(path_, ": tensor '", d.name, "' is ", dtype_name(d.type),
+                       "; write_f32 converts to F32/F16/BF16 only");
         }
         data += k;
         n -= k;

@@ -58,8 +58,8 @@ private:
     std::string path_;
     std::FILE* out_ = nullptr;
     uint64_t pos_ = 0;
-    size_t current_ = 0;      // tensor being written
-    uint64_t written_ = 0;    // bytes of it written so far
+    size_t current_ = 0;    // tensor being written
+    uint64_t written_ = 0;  // bytes of it written so far
     std::vector<uint16_t> scratch_;
 };
 
@@ -71,6 +71,5 @@ void set_llama_metadata(Writer& w, const LlamaConfig& c, const TokenizerSpec& to
 namespace edge {
 // Writes an F32 llama Model as GGUF v3 with `type` (F32, F16 or BF16) for the matrices; 1-D
 // tensors (norm weights) stay F32 as llama.cpp expects. Reports progress per tensor.
-Status write_gguf_model(const Model& m, const std::string& path, DType type = DType::F32,
-                        Progress* progress = nullptr);
+Status write_gguf_model(const Model& m, const std::string& path, DType type = DType::F32, Progress* progress = nullptr);
 }  // namespace edge

@@ -105,8 +105,9 @@ Status open_weights(const fs::path& dir, std::vector<SafetensorsFile>& files, st
         shard_names.push_back("model.safetensors");
         meta.push_back({"weights", "model.safetensors"});
     } else {
-        return err(dir.string(), ": no model.safetensors or model.safetensors.index.json in the folder "
-                                 "(PyTorch .bin checkpoints are not supported; convert them to safetensors)");
+        return err(dir.string(),
+                   ": no model.safetensors or model.safetensors.index.json in the folder "
+                   "(PyTorch .bin checkpoints are not supported; convert them to safetensors)");
     }
     files.reserve(shard_names.size());  // `where` points into `files`: no reallocation after this
     for (const auto& s : shard_names) {
@@ -117,14 +118,14 @@ Status open_weights(const fs::path& dir, std::vector<SafetensorsFile>& files, st
     for (const auto& f : files) {
         for (const auto& e : f.entries) {
             auto [it, fresh] = where.emplace(e.name, Located{&f, &e});
-            if (!fresh)
-                return err(f.origin, ": tensor '", e.name, "' is also stored in ", it->second.file->origin);
+            if (!fresh) return err(f.origin, ": tensor '", e.name, "' is also stored in ", it->second.file->origin);
         }
     }
     for (const auto& [t, shard] : weight_map) {
         auto it = where.find(t);
         if (it == where.end() || fs::path(it->second.file->origin).filename() != shard)
-            return err((dir / shard).string(), ": tensor '", t, "' listed in model.safetensors.index.json is not in it");
+            return err((dir / shard).string(), ": tensor '", t,
+                       "' listed in model.safetensors.index.json is not in it");
     }
     return {};
 }
@@ -255,8 +256,9 @@ Result<Model> load_hf_model(const std::string& folder, Progress* progress) {
         m.tensors.push_back(std::move(t).value());
         if (!c.tied_embeddings) {
             if (!has_head)
-                return err(folder, ": tensor 'lm_head.weight' is missing and config.json says tie_word_embeddings "
-                                   "is false");
+                return err(folder,
+                           ": tensor 'lm_head.weight' is missing and config.json says tie_word_embeddings "
+                           "is false");
             auto h = fetch("lm_head.weight", {V, D}, "output.weight");
             if (!h) return h.error();
             m.tensors.push_back(std::move(h).value());
@@ -279,10 +281,10 @@ Result<Model> load_hf_model(const std::string& folder, Progress* progress) {
             case Want::K: m.tensors.push_back(unpermute_rope(x, c.n_kv_heads, c.head_dim, c.rope_dim)); break;
             case Want::QKV: {
                 const int64_t Q = c.q_dim(), KV = c.kv_dim();
-                m.tensors.push_back(unpermute_rope(row_slice(x, 0, Q, blk + "attn_q.weight"), c.n_heads,
-                                                   c.head_dim, c.rope_dim));
-                m.tensors.push_back(unpermute_rope(row_slice(x, Q, KV, blk + "attn_k.weight"), c.n_kv_heads,
-                                                   c.head_dim, c.rope_dim));
+                m.tensors.push_back(
+                    unpermute_rope(row_slice(x, 0, Q, blk + "attn_q.weight"), c.n_heads, c.head_dim, c.rope_dim));
+                m.tensors.push_back(
+                    unpermute_rope(row_slice(x, Q, KV, blk + "attn_k.weight"), c.n_kv_heads, c.head_dim, c.rope_dim));
                 m.tensors.push_back(row_slice(x, Q + KV, KV, blk + "attn_v.weight"));
                 break;
             }

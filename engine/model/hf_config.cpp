@@ -59,10 +59,14 @@ Result<HfConfig> parse(const json& j, const std::string& origin) {
         h.architecture = (*arch)[0].get<std::string>();
     } else if (auto mt = j.find("model_type"); mt != j.end() && mt->is_string()) {
         const std::string t = mt->get<std::string>();
-        if (t == "llama") h.architecture = "LlamaForCausalLM";
-        else if (t == "mistral") h.architecture = "MistralForCausalLM";
-        else if (t == "phi3") h.architecture = "Phi3ForCausalLM";
-        else h.architecture = "model_type " + t;
+        if (t == "llama")
+            h.architecture = "LlamaForCausalLM";
+        else if (t == "mistral")
+            h.architecture = "MistralForCausalLM";
+        else if (t == "phi3")
+            h.architecture = "Phi3ForCausalLM";
+        else
+            h.architecture = "model_type " + t;
     } else {
         return err(origin, ": neither 'architectures' nor 'model_type' says what model this is");
     }
@@ -129,19 +133,19 @@ Result<HfConfig> parse(const json& j, const std::string& origin) {
     h.eos_id = first_id(j, "eos_token_id");
 
     h.metadata.insert(h.metadata.begin(), {
-        {"architecture", h.architecture},
-        {"hidden_size", std::to_string(c.dim)},
-        {"intermediate_size", std::to_string(c.hidden_dim)},
-        {"num_hidden_layers", std::to_string(c.n_layers)},
-        {"num_attention_heads", std::to_string(c.n_heads)},
-        {"num_key_value_heads", std::to_string(c.n_kv_heads)},
-        {"head_dim", std::to_string(c.head_dim)},
-        {"vocab_size", std::to_string(c.vocab_size)},
-        {"max_position_embeddings", std::to_string(c.context_length)},
-        {"rope_theta", to_piece(c.rope_theta)},
-        {"rms_norm_eps", to_piece(c.norm_eps)},
-        {"tie_word_embeddings", c.tied_embeddings ? "true" : "false"},
-    });
+                                              {"architecture", h.architecture},
+                                              {"hidden_size", std::to_string(c.dim)},
+                                              {"intermediate_size", std::to_string(c.hidden_dim)},
+                                              {"num_hidden_layers", std::to_string(c.n_layers)},
+                                              {"num_attention_heads", std::to_string(c.n_heads)},
+                                              {"num_key_value_heads", std::to_string(c.n_kv_heads)},
+                                              {"head_dim", std::to_string(c.head_dim)},
+                                              {"vocab_size", std::to_string(c.vocab_size)},
+                                              {"max_position_embeddings", std::to_string(c.context_length)},
+                                              {"rope_theta", to_piece(c.rope_theta)},
+                                              {"rms_norm_eps", to_piece(c.norm_eps)},
+                                              {"tie_word_embeddings", c.tied_embeddings ? "true" : "false"},
+                                          });
     if (auto td = j.find("torch_dtype"); td != j.end() && td->is_string())
         h.metadata.push_back({"torch_dtype", td->get<std::string>()});
     return h;

@@ -59,8 +59,7 @@ Graph build_llama_graph(const LlamaConfig& cfg) {
         x = p + "out";
     }
     op(OpType::RMSNorm, "output_norm", {x}, {"xf"}, {"output_norm.weight"});
-    op(OpType::Linear, "output", {"xf"}, {"logits"},
-       {cfg.tied_embeddings ? "token_embd.weight" : "output.weight"});
+    op(OpType::Linear, "output", {"xf"}, {"logits"}, {cfg.tied_embeddings ? "token_embd.weight" : "output.weight"});
     g.outputs = {"logits"};
     return g;
 }
@@ -99,8 +98,8 @@ Status validate_llama(const Model& m) {
     const std::string& src = m.source_path;
     if (c.dim <= 0 || c.n_layers <= 0 || c.n_heads <= 0 || c.n_kv_heads <= 0 || c.vocab_size <= 0 ||
         c.hidden_dim <= 0 || c.head_dim <= 0)
-        return err(src, ": incomplete llama configuration (dim ", c.dim, ", layers ", c.n_layers, ", heads ",
-                   c.n_heads, ", kv heads ", c.n_kv_heads, ", ffn ", c.hidden_dim, ", vocab ", c.vocab_size, ")");
+        return err(src, ": incomplete llama configuration (dim ", c.dim, ", layers ", c.n_layers, ", heads ", c.n_heads,
+                   ", kv heads ", c.n_kv_heads, ", ffn ", c.hidden_dim, ", vocab ", c.vocab_size, ")");
     if (c.n_heads % c.n_kv_heads != 0)
         return err(src, ": ", c.n_heads, " attention heads are not a multiple of ", c.n_kv_heads, " KV heads");
     if (c.rope_dim <= 0 || c.rope_dim > c.head_dim || c.rope_dim % 2)

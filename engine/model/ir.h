@@ -29,15 +29,15 @@
 namespace edge {
 
 struct LlamaConfig {
-    int dim = 0;            // embedding width
-    int hidden_dim = 0;     // FFN intermediate width
+    int dim = 0;         // embedding width
+    int hidden_dim = 0;  // FFN intermediate width
     int n_layers = 0;
     int n_heads = 0;
-    int n_kv_heads = 0;     // GQA: n_heads % n_kv_heads == 0
-    int head_dim = 0;       // usually dim / n_heads
+    int n_kv_heads = 0;  // GQA: n_heads % n_kv_heads == 0
+    int head_dim = 0;    // usually dim / n_heads
     int vocab_size = 0;
-    int context_length = 0; // maximum sequence length the model was trained for
-    int rope_dim = 0;       // rotated dimensions per head (<= head_dim); usually head_dim
+    int context_length = 0;  // maximum sequence length the model was trained for
+    int rope_dim = 0;        // rotated dimensions per head (<= head_dim); usually head_dim
     float rope_theta = 10000.0f;
     float norm_eps = 1e-5f;
     bool tied_embeddings = false;  // output head shares token_embd.weight

@@ -32,8 +32,7 @@ int32_t rd_i32(const uint8_t* p) {
 
 // Returns an empty string when the header describes a plausible Llama, else the reason.
 std::string implausible(const Header& h) {
-    if (h.dim <= 0 || h.hidden <= 0 || h.layers <= 0 || h.heads <= 0 || h.kv_heads <= 0 || h.vocab <= 0 ||
-        h.seq <= 0)
+    if (h.dim <= 0 || h.hidden <= 0 || h.layers <= 0 || h.heads <= 0 || h.kv_heads <= 0 || h.vocab <= 0 || h.seq <= 0)
         return "a dimension is zero or negative";
     if (h.dim > (1 << 16) || h.hidden > (1 << 20) || h.layers > 1024 || h.vocab > (1 << 22) || h.seq > (1 << 22))
         return "a dimension is implausibly large";
@@ -61,11 +60,11 @@ Header read_legacy(const uint8_t* p) {
 
 // One tensor of the file: its canonical name pattern, per-layer shape and layer count.
 struct Part {
-    std::string name;          // canonical, with "%" for the layer index
+    std::string name;  // canonical, with "%" for the layer index
     std::vector<int64_t> shape;
-    int count;                 // layers (1 for global tensors); 0 = skipped (RoPE tables)
-    int64_t skip_floats = 0;   // for skipped parts
-    bool q8 = false;           // v2: int8 values, then one f32 scale per group
+    int count;                // layers (1 for global tensors); 0 = skipped (RoPE tables)
+    int64_t skip_floats = 0;  // for skipped parts
+    bool q8 = false;          // v2: int8 values, then one f32 scale per group
 };
 
 std::vector<Part> layout(const Header& h) {

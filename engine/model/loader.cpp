@@ -73,8 +73,9 @@ Result<Model> load_model(const std::string& path, const LoadOptions& opts, Progr
         const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
         if (is_hf_weights_name(p.filename().string()) && fs::is_regular_file(dir / "config.json", ec))
             return load_hf_model(dir.string(), progress);
-        return err(path, ": a safetensors file alone does not describe a model; a config.json is needed: pass the "
-                         "Hugging Face folder that holds config.json, model.safetensors and tokenizer.json");
+        return err(path,
+                   ": a safetensors file alone does not describe a model; a config.json is needed: pass the "
+                   "Hugging Face folder that holds config.json, model.safetensors and tokenizer.json");
     }
     if (ext == ".bin")  // a llama2.c checkpoint whose header or size is off: say exactly what
         return load_llama2c_model(path, opts.tokenizer_path, progress);

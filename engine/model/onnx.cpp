@@ -106,7 +106,8 @@ Result<Const> parse_tensor(const uint8_t* p, size_t n, const std::string& origin
     }
     if (r.failed()) return err(bad(origin, "tensor '" + name + "'", r.why()));
     if (name_out) *name_out = name;
-    if (external) return err(origin, ": tensor '", name, "' keeps its data in an external file, which is not supported");
+    if (external)
+        return err(origin, ": tensor '", name, "' keeps its data in an external file, which is not supported");
     for (int64_t d : c.dims)
         if (d < 0 || d > (int64_t(1) << 31)) return err(origin, ": tensor '", name, "' has a bad dimension ", d);
     const int64_t count = c.numel();
@@ -300,10 +301,14 @@ Result<GraphProto> parse_graph(const uint8_t* p, size_t n, const std::string& or
 }
 
 const std::set<std::string>& supported_ops() {
-    static const std::set<std::string> ops = {
-        "Conv",    "BatchNormalization", "Relu",    "MaxPool", "AveragePool", "GlobalAveragePool", "Gemm",
-        "MatMul",  "Add",                "Reshape", "Flatten", "Pad",         "Softmax",           "Identity",
-        "Dropout", "Constant"};
+    static const std::set<std::string> ops = {"Conv",        "BatchNormalization",
+                                              "Relu",        "MaxPool",
+                                              "AveragePool", "GlobalAveragePool",
+                                              "Gemm",        "MatMul",
+                                              "Add",         "Reshape",
+                                              "Flatten",     "Pad",
+                                              "Softmax",     "Identity",
+                                              "Dropout",     "Constant"};
     return ops;
 }
 
@@ -402,10 +407,14 @@ private:
         const Attr* ap = n.attr("auto_pad");
         double mode = 0;
         if (ap && ap->s != "NOTSET") {
-            if (ap->s == "SAME_UPPER") mode = 1;
-            else if (ap->s == "SAME_LOWER") mode = 2;
-            else if (ap->s == "VALID") mode = 3;
-            else return err(origin_, ": node '", n.name, "': unknown auto_pad '", ap->s, "'");
+            if (ap->s == "SAME_UPPER")
+                mode = 1;
+            else if (ap->s == "SAME_LOWER")
+                mode = 2;
+            else if (ap->s == "VALID")
+                mode = 3;
+            else
+                return err(origin_, ": node '", n.name, "': unknown auto_pad '", ap->s, "'");
         }
         op.attrs["auto_pad"] = {mode};
         op.attrs["strides"] = ints_of(n.attr("strides"), {1, 1});
@@ -445,8 +454,10 @@ private:
         }
         if (t == "Identity" || t == "Dropout") {
             EDGE_TRY(need_inputs(n, 1, 3));
-            if (const Const* c = constant(n.inputs[0])) consts_[n.outputs[0]] = *c;
-            else alias_[n.outputs[0]] = resolve(n.inputs[0]);
+            if (const Const* c = constant(n.inputs[0]))
+                consts_[n.outputs[0]] = *c;
+            else
+                alias_[n.outputs[0]] = resolve(n.inputs[0]);
             return {};
         }
         if (t == "Reshape" || t == "Flatten") return import_reshape(n);
@@ -570,7 +581,8 @@ private:
             EDGE_TRY(activation(n, 0));
             const Attr* mode = n.attr("mode");
             if (mode && mode->s != "constant")
-                return err(origin_, ": node '", n.name, "' (Pad): mode '", mode->s, "' is not supported (constant only)");
+                return err(origin_, ": node '", n.name, "' (Pad): mode '", mode->s,
+                           "' is not supported (constant only)");
             Op op = make(OpType::Pad, n);
             std::vector<double> pads;
             double value = 0;
@@ -591,7 +603,8 @@ private:
             if (pads.empty() || pads.size() % 2)
                 return err(origin_, ": node '", n.name, "' (Pad): pads must hold 2 values per axis");
             for (double p : pads)
-                if (p < 0) return err(origin_, ": node '", n.name, "' (Pad): negative pads (cropping) are not supported");
+                if (p < 0)
+                    return err(origin_, ": node '", n.name, "' (Pad): negative pads (cropping) are not supported");
             op.attrs["pads"] = pads;
             op.attrs["value"] = {value};
             m_.graph.ops.push_back(std::move(op));
@@ -658,8 +671,10 @@ private:
             return {};
         }
         Op op = make(OpType::Reshape, n);
-        if (flatten) op.attrs["flatten_axis"] = {double(axis)};
-        else op.attrs["shape"] = std::vector<double>(shape.begin(), shape.end());
+        if (flatten)
+            op.attrs["flatten_axis"] = {double(axis)};
+        else
+            op.attrs["shape"] = std::vector<double>(shape.begin(), shape.end());
         m_.graph.ops.push_back(std::move(op));
         return {};
     }
@@ -682,7 +697,8 @@ private:
         const Attr* group = n.attr("group");
         const int64_t g = group ? group->i : 1;
         if (g < 1 || wc->dims[0] % g)
-            return err(origin_, ": node '", n.name, "' (Conv): group ", g, " does not divide ", wc->dims[0], " output channels");
+            return err(origin_, ": node '", n.name, "' (Conv): group ", g, " does not divide ", wc->dims[0],
+                       " output channels");
         op.attrs["group"] = {double(g)};
         add_tensor(n.name + ".weight", wc->dims, wc->f.data());
         op.weights.push_back(n.name + ".weight");
@@ -737,8 +753,10 @@ Result<Model> parse_onnx_model(const uint8_t* data, size_t size, const std::stri
     const uint8_t* graph = nullptr;
     size_t graph_size = 0;
     while (r.next(f)) {
-        if (f.number == 1 && f.wire == 0) ir_version = int64_t(f.value);
-        else if (f.number == 2 && f.wire == 2) producer = std::string(f.str());
+        if (f.number == 1 && f.wire == 0)
+            ir_version = int64_t(f.value);
+        else if (f.number == 2 && f.wire == 2)
+            producer = std::string(f.str());
         else if (f.number == 7 && f.wire == 2) {
             graph = f.data;
             graph_size = f.size;

@@ -12,8 +12,8 @@ namespace edge::pb {
 
 struct Field {
     uint32_t number = 0;
-    uint32_t wire = 0;       // 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32
-    uint64_t value = 0;      // varint / fixed payload
+    uint32_t wire = 0;              // 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32
+    uint64_t value = 0;             // varint / fixed payload
     const uint8_t* data = nullptr;  // length-delimited payload
     size_t size = 0;
     std::string_view str() const { return {reinterpret_cast<const char*>(data), size}; }
@@ -61,8 +61,7 @@ public:
                 p_ += len;
                 return true;
             }
-            default:
-                return fail("unsupported wire type " + std::to_string(f.wire));
+            default: return fail("unsupported wire type " + std::to_string(f.wire));
         }
     }
 

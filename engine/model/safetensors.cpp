@@ -21,11 +21,10 @@ struct DtypeInfo {
 
 // Every dtype the format defines (sub-byte float formats are not listed: unknown -> error).
 constexpr DtypeInfo kDtypes[] = {
-    {"F32", 4, DType::F32},  {"F16", 2, DType::F16},  {"BF16", 2, DType::BF16}, {"F64", 8, std::nullopt},
-    {"I64", 8, std::nullopt}, {"I32", 4, std::nullopt}, {"I16", 2, std::nullopt}, {"I8", 1, std::nullopt},
-    {"U64", 8, std::nullopt}, {"U32", 4, std::nullopt}, {"U16", 2, std::nullopt}, {"U8", 1, std::nullopt},
-    {"BOOL", 1, std::nullopt}, {"F8_E4M3", 1, std::nullopt}, {"F8_E5M2", 1, std::nullopt},
-    {"F8_E8M0", 1, std::nullopt},
+    {"F32", 4, DType::F32},    {"F16", 2, DType::F16},       {"BF16", 2, DType::BF16},     {"F64", 8, std::nullopt},
+    {"I64", 8, std::nullopt},  {"I32", 4, std::nullopt},     {"I16", 2, std::nullopt},     {"I8", 1, std::nullopt},
+    {"U64", 8, std::nullopt},  {"U32", 4, std::nullopt},     {"U16", 2, std::nullopt},     {"U8", 1, std::nullopt},
+    {"BOOL", 1, std::nullopt}, {"F8_E4M3", 1, std::nullopt}, {"F8_E5M2", 1, std::nullopt}, {"F8_E8M0", 1, std::nullopt},
 };
 
 const DtypeInfo* find_dtype(const std::string& s) {
@@ -56,8 +55,10 @@ int max_nesting(const char* s, size_t n) {
     for (size_t i = 0; i < n; ++i) {
         const char c = s[i];
         if (in_str) {
-            if (c == '\\') ++i;
-            else if (c == '"') in_str = false;
+            if (c == '\\')
+                ++i;
+            else if (c == '"')
+                in_str = false;
         } else if (c == '"') {
             in_str = true;
         } else if (c == '{' || c == '[') {
@@ -109,8 +110,8 @@ Status parse_entry(const std::string& origin, const std::string& name, const jso
         return err(origin, ": tensor '", name, "': data_offsets [", e.begin, ", ", e.end,
                    "] run past the end of the data (", data_size, " bytes; file truncated?)");
     if (e.end - e.begin != bytes)
-        return err(origin, ": tensor '", name, "': data_offsets span ", e.end - e.begin, " bytes but ",
-                   e.dtype_name, " shape ", sh->dump(), " needs ", bytes);
+        return err(origin, ": tensor '", name, "': data_offsets span ", e.end - e.begin, " bytes but ", e.dtype_name,
+                   " shape ", sh->dump(), " needs ", bytes);
     return {};
 }
 
@@ -135,8 +136,7 @@ Result<SafetensorsFile> parse_safetensors(const uint8_t* data, size_t size, cons
     if (n > kSafetensorsMaxHeader)
         return err(origin, ": safetensors header length ", n, " is absurd (limit ", kSafetensorsMaxHeader, " bytes)");
     if (n > size - 8)
-        return err(origin, ": safetensors header length ", n, " exceeds the file (", size,
-                   " bytes; file truncated?)");
+        return err(origin, ": safetensors header length ", n, " exceeds the file (", size, " bytes; file truncated?)");
     if (n < 2) return err(origin, ": safetensors header length ", n, " is too short for a JSON object");
     const char* hdr = reinterpret_cast<const char*>(data + 8);
     if (hdr[0] != '{') return err(origin, ": safetensors header does not start with '{'");
@@ -247,8 +247,9 @@ Result<std::vector<uint8_t>> serialize_safetensors(const std::vector<Safetensors
     uint64_t offset = 0;
     for (const auto& it : items) {
         const char* dn = storage_name(it.dtype);
-        if (!dn) return err("safetensors writer: tensor '", it.name, "': dtype ", dtype_name(it.dtype),
-                            " is not supported (F32, F16, BF16)");
+        if (!dn)
+            return err("safetensors writer: tensor '", it.name, "': dtype ", dtype_name(it.dtype),
+                       " is not supported (F32, F16, BF16)");
         if (it.name == "__metadata__" || h.contains(it.name))
             return err("safetensors writer: tensor name '", it.name, "' is reserved or repeated");
         int64_t numel = 1;

@@ -29,8 +29,8 @@ constexpr uint64_t kSafetensorsMaxHeader = 100ull * 1000 * 1000;
 
 struct SafetensorsEntry {
     std::string name;
-    std::string dtype_name;       // as written in the file ("F32", "I64", ...)
-    std::optional<DType> dtype;   // set for F32, F16, BF16 (the types the engine converts)
+    std::string dtype_name;      // as written in the file ("F32", "I64", ...)
+    std::optional<DType> dtype;  // set for F32, F16, BF16 (the types the engine converts)
     int64_t elem_bytes = 0;
     std::vector<int64_t> shape;
     uint64_t begin = 0, end = 0;  // relative to the data buffer
@@ -40,7 +40,7 @@ struct SafetensorsEntry {
 // A parsed safetensors image. `base` points at the whole image (header length included); when
 // the image comes from a file, `file` keeps the mapping alive.
 struct SafetensorsFile {
-    std::string origin;  // file path (or a label for in-memory images), used in messages
+    std::string origin;                     // file path (or a label for in-memory images), used in messages
     std::vector<SafetensorsEntry> entries;  // in data-offset order
     std::map<std::string, std::string> metadata;
     const uint8_t* base = nullptr;

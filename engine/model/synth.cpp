@@ -65,8 +65,8 @@ uint64_t splitmix(uint64_t& x) {
 
 // Fills rows [r0, r1) of a [rows, cols] tensor. Each row has its own stream; normals come from
 // Box-Muller on 53-bit uniforms.
-void fill_rows(const Spec& sp, size_t tensor_index, uint64_t seed, float stddev, int64_t cols, int64_t r0,
-               int64_t r1, float* out) {
+void fill_rows(const Spec& sp, size_t tensor_index, uint64_t seed, float stddev, int64_t cols, int64_t r0, int64_t r1,
+               float* out) {
     if (sp.ones) {
         std::fill(out, out + (r1 - r0) * cols, 1.0f);
         return;
@@ -163,9 +163,9 @@ TokenizerSpec synth_tokenizer(int vocab_size) {
     for (char c = 'a'; c <= 'z'; ++c) piece(std::string(1, c));
     for (char c = 'A'; c <= 'Z'; ++c) piece(std::string(1, c));
     for (char c : std::string("0123456789.,!?'\"-:;()")) piece(std::string(1, c));
-    static const char* kWords[] = {"the", "and", "was", "to", "a", "he", "she", "they", "it", "of", "in", "day",
-                                   "one", "upon", "time", "there", "little", "girl", "boy", "named", "play",
-                                   "with", "her", "his", "said", "happy", "saw", "big", "went", "park"};
+    static const char* kWords[] = {"the",  "and",  "was", "to",   "a",    "he",    "she",    "they", "it",   "of",
+                                   "in",   "day",  "one", "upon", "time", "there", "little", "girl", "boy",  "named",
+                                   "play", "with", "her", "his",  "said", "happy", "saw",    "big",  "went", "park"};
     for (const char* w : kWords) {
         std::string acc = sp;
         for (const char* c = w; *c; ++c) piece(acc += *c);

@@ -33,8 +33,8 @@ struct SynthOptions {
     DType type = DType::F16;            // F32, F16 or BF16 for the matrices (norms stay F32)
     uint64_t seed = 1234;
     float stddev = 0.02f;
-    bool tied_embeddings = false;       // omit output.weight
-    int threads = 0;                    // 0: hardware concurrency
+    bool tied_embeddings = false;  // omit output.weight
+    int threads = 0;               // 0: hardware concurrency
 };
 
 // Generates and writes one tensor at a time; peak memory is a few MB whatever the model size.

@@ -67,7 +67,8 @@ Status ensure_f32(const Model& m, const Op& op) {
     for (const std::string& n : op.weights) {
         const Tensor* t = m.find(n);
         if (!t) return err(origin(m), ": op '", op.name, "' needs tensor '", n, "', which the model lacks");
-        if (t->type != DType::F32) return err(origin(m), ": tensor '", n, "' is ", dtype_name(t->type), "; folding needs F32");
+        if (t->type != DType::F32)
+            return err(origin(m), ": tensor '", n, "' is ", dtype_name(t->type), "; folding needs F32");
     }
     return {};
 }

@@ -34,7 +34,8 @@ Result<std::vector<PruneGroup>> llama_groups(const Model& m) {
             const Tensor* t = m.find(tname(b, k));
             if (!t) return err(origin(m), ": tensor '", tname(b, k), "' is missing");
             if (t->type != DType::F32)
-                return err(origin(m), ": tensor '", t->name, "' is ", dtype_name(t->type), "; pruning needs F32 weights");
+                return err(origin(m), ": tensor '", t->name, "' is ", dtype_name(t->type),
+                           "; pruning needs F32 weights");
         }
         PruneGroup at;
         at.layer = "blk." + std::to_string(b) + ".attn";
@@ -62,7 +63,8 @@ Result<std::vector<PruneGroup>> llama_groups(const Model& m) {
         ff.producers = {p + "ffn_gate", p + "ffn_up"};
         ff.consumers = {p + "ffn_down"};
         for (int64_t j = 0; j < c.hidden_dim; ++j)
-            ff.slices.push_back({{tname(b, "ffn_gate"), 0, {j}}, {tname(b, "ffn_up"), 0, {j}}, {tname(b, "ffn_down"), 1, {j}}});
+            ff.slices.push_back(
+                {{tname(b, "ffn_gate"), 0, {j}}, {tname(b, "ffn_up"), 0, {j}}, {tname(b, "ffn_down"), 1, {j}}});
         for (PruneGroup* gr : {&at, &ff})
             for (auto& u : gr->slices)
                 for (auto& s : u) gr->params += slice_params(m, s);
@@ -118,7 +120,8 @@ Tensor take(const Tensor& t, int axis, const std::vector<int64_t>& keep, std::ve
         const int64_t nd1 = shape[1];
         for (int64_t o = 0; o < d0; ++o)
             for (size_t i = 0; i < keep.size(); ++i)
-                std::memcpy(dst + (o * nd1 + int64_t(i)) * rest, src + (o * d1 + keep[i]) * rest, size_t(rest) * sizeof(float));
+                std::memcpy(dst + (o * nd1 + int64_t(i)) * rest, src + (o * d1 + keep[i]) * rest,
+                            size_t(rest) * sizeof(float));
     }
     return out;
 }
@@ -134,8 +137,8 @@ void replace_tensor(Model& m, Tensor t) {
 std::string config_text(const Model& m) {
     if (is_cnn(m)) return {};
     const LlamaConfig& c = m.config;
-    return "dim " + std::to_string(c.dim) + ", heads " + std::to_string(c.n_heads) + "/" + std::to_string(c.n_kv_heads) +
-           " kv, ffn " + std::to_string(c.hidden_dim);
+    return "dim " + std::to_string(c.dim) + ", heads " + std::to_string(c.n_heads) + "/" +
+           std::to_string(c.n_kv_heads) + " kv, ffn " + std::to_string(c.hidden_dim);
 }
 
 const LayerMask* find_mask(const std::vector<LayerMask>& masks, const std::string& layer) {
@@ -148,7 +151,8 @@ Status check_mask(const Model& m, const PruneGroup& g, const LayerMask* mk) {
     if (!mk) return {};
     if (mk->units != g.units || int64_t(mk->keep.size()) != g.units)
         return err(origin(m), ": the mask of '", g.layer, "' has ", mk->keep.size(), " units; the model has ", g.units);
-    if (mk->kept() == 0) return err(origin(m), ": the mask of '", g.layer, "' removes every unit; a layer cannot be removed");
+    if (mk->kept() == 0)
+        return err(origin(m), ": the mask of '", g.layer, "' removes every unit; a layer cannot be removed");
     if (mk->removed() > 0 && !g.prunable)
         return err(origin(m), ": '", g.layer, "' cannot be pruned (", g.pinned_reason, ")");
     return {};
@@ -364,11 +368,13 @@ Result<std::vector<PruneGroup>> find_groups(const Model& m) {
         if (!g) return g.error();
         return std::move(g->groups);
     }
-    if (m.architecture != "llama") return err(origin(m), ": pruning supports llama and CNN models, not '", m.architecture, "'");
+    if (m.architecture != "llama")
+        return err(origin(m), ": pruning supports llama and CNN models, not '", m.architecture, "'");
     return llama_groups(m);
 }
 
-Result<std::map<std::string, std::vector<double>>> unit_importance(const Model& m, const std::vector<PruneGroup>& groups,
+Result<std::map<std::string, std::vector<double>>> unit_importance(const Model& m,
+                                                                   const std::vector<PruneGroup>& groups,
                                                                    const PruneSpec& spec) {
     std::map<std::string, std::vector<double>> out;
     // Folded BatchNorm scales of CNN producers (magnitude).
@@ -395,7 +401,8 @@ Result<std::map<std::string, std::vector<double>>> unit_importance(const Model& 
                     if (!spec.gradients) return err("taylor importance needs gradients; none were supplied");
                     auto gi = spec.gradients->find(s.tensor);
                     if (gi == spec.gradients->end())
-                        return err("taylor importance: no gradient for tensor '", s.tensor, "' (layer '", g.layer, "')");
+                        return err("taylor importance: no gradient for tensor '", s.tensor, "' (layer '", g.layer,
+                                   "')");
                     if (int64_t(gi->second.size()) != t->numel())
                         return err("taylor importance: the gradient of '", s.tensor, "' has ", gi->second.size(),
                                    " values; the tensor has ", t->numel());
@@ -441,7 +448,8 @@ Result<PruneReport> plan_pruning(const Model& m, const PruneSpec& spec) {
     std::vector<double> target(groups->size(), -1.0);
     for (size_t i = 0; i < groups->size(); ++i) {
         const PruneGroup& g = (*groups)[i];
-        const bool kind_on = (g.kind == UnitKind::AttentionHeads && spec.heads) || (g.kind == UnitKind::MlpChannels && spec.mlp) ||
+        const bool kind_on = (g.kind == UnitKind::AttentionHeads && spec.heads) ||
+                             (g.kind == UnitKind::MlpChannels && spec.mlp) ||
                              (g.kind == UnitKind::ConvChannels && spec.conv);
         if (kind_on && spec.ratio > 0 && g.prunable) target[i] = spec.ratio;
     }
@@ -528,7 +536,8 @@ Result<PruneReport> plan_pruning(const Model& m, const PruneSpec& spec) {
             for (auto& [s, i, u] : cand) {
                 if (total <= 0) break;
                 // Each layer keeps one unit and loses at most twice the target ratio.
-                const int64_t cap = std::min<int64_t>((*groups)[i].units - 1, std::llround(2.0 * target[i] * double((*groups)[i].units)));
+                const int64_t cap = std::min<int64_t>((*groups)[i].units - 1,
+                                                      std::llround(2.0 * target[i] * double((*groups)[i].units)));
                 if (r.layers[i].kept() <= 1 || r.layers[i].removed() >= cap) continue;
                 r.layers[i].keep[size_t(u)] = 0;
                 --total;
@@ -630,7 +639,8 @@ Status read_prune_plan(const std::string& path, PruneSpec& spec) {
         } else if (k == "layers") {
             if (!it->is_object()) return err(path, ": prune.layers must be an object of pattern -> ratio");
             for (auto l = it->begin(); l != it->end(); ++l) {
-                if (!l->is_number()) return err(path, ": prune.layers.", l.key(), " must be a number (a ratio in [0, 1))");
+                if (!l->is_number())
+                    return err(path, ": prune.layers.", l.key(), " must be a number (a ratio in [0, 1))");
                 spec.rules.emplace_back(l.key(), l->get<double>());
             }
         } else {

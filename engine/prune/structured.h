@@ -62,23 +62,23 @@ const char* unit_kind_name(UnitKind k);  // "heads", "mlp", "conv"
 // `tensor`, or entries of a 1-D tensor (bias, BatchNorm, constant Add).
 struct UnitSlice {
     std::string tensor;
-    int axis = 0;                   // 0: rows (or entries), 1: columns
-    std::vector<int64_t> indices;   // along that axis, ascending
+    int axis = 0;                  // 0: rows (or entries), 1: columns
+    std::vector<int64_t> indices;  // along that axis, ascending
 };
 
 struct PruneGroup {
-    std::string layer;                  // "blk.3.attn", "blk.3.ffn", "layer1.0.conv1"
+    std::string layer;  // "blk.3.attn", "blk.3.ffn", "layer1.0.conv1"
     UnitKind kind = UnitKind::ConvChannels;
-    int block = -1;                     // LLM decoder block, -1 for CNN groups
-    int64_t units = 0;                  // KV heads / channels
-    int query_heads_per_unit = 1;       // GQA group size (attention only)
-    std::vector<std::string> producers; // layers whose outputs are the units (attn_q, ..., convs)
-    std::vector<std::string> consumers; // layers whose inputs shrink (attn_output, ffn_down, next convs)
-    std::vector<std::string> followers; // other ops carrying the channels (BatchNorm, Add, Pad, Reshape)
+    int block = -1;                              // LLM decoder block, -1 for CNN groups
+    int64_t units = 0;                           // KV heads / channels
+    int query_heads_per_unit = 1;                // GQA group size (attention only)
+    std::vector<std::string> producers;          // layers whose outputs are the units (attn_q, ..., convs)
+    std::vector<std::string> consumers;          // layers whose inputs shrink (attn_output, ffn_down, next convs)
+    std::vector<std::string> followers;          // other ops carrying the channels (BatchNorm, Add, Pad, Reshape)
     std::vector<std::vector<UnitSlice>> slices;  // per unit: every weight slice it removes
     bool prunable = true;
-    std::string pinned_reason;          // why not, when !prunable
-    int64_t params = 0;                 // parameters the units own (sum over slices)
+    std::string pinned_reason;  // why not, when !prunable
+    int64_t params = 0;         // parameters the units own (sum over slices)
 };
 
 // Every group of a Llama or CNN model (F32 weights), in graph order.
@@ -89,10 +89,10 @@ using Gradients = std::map<std::string, std::vector<float>>;
 
 struct PruneSpec {
     Importance importance = Importance::Magnitude;
-    double ratio = 0.0;                        // for groups no rule names (0: untouched)
-    std::vector<std::pair<std::string, double>> rules;  // pattern (* and ?) -> ratio, later wins
-    bool heads = true, mlp = true, conv = true;  // which kinds `ratio` applies to (rules name any)
-    const Gradients* gradients = nullptr;      // taylor
+    double ratio = 0.0;                                               // for groups no rule names (0: untouched)
+    std::vector<std::pair<std::string, double>> rules;                // pattern (* and ?) -> ratio, later wins
+    bool heads = true, mlp = true, conv = true;                       // which kinds `ratio` applies to (rules name any)
+    const Gradients* gradients = nullptr;                             // taylor
     const std::map<std::string, double>* layer_importance = nullptr;  // hessian: layer -> fused I
     // Units already removed (e.g. by an earlier iterative round): group -> unit indices. They stay
     // removed and count towards the group's ratio.
@@ -105,8 +105,8 @@ struct LayerMask {
     UnitKind kind = UnitKind::ConvChannels;
     int64_t units = 0;
     int query_heads_per_unit = 1;
-    std::vector<uint8_t> keep;        // per unit, 1 = kept
-    std::vector<double> scores;       // per unit importance (empty when the group was not scored)
+    std::vector<uint8_t> keep;   // per unit, 1 = kept
+    std::vector<double> scores;  // per unit importance (empty when the group was not scored)
     bool prunable = true;
     std::string pinned_reason;
     int64_t params_before = 0, params_after = 0;  // parameters the units own
@@ -124,7 +124,7 @@ struct LayerMask {
 
 struct PruneReport {
     Importance importance = Importance::Magnitude;
-    std::vector<LayerMask> layers;     // every group, prunable or not, in graph order
+    std::vector<LayerMask> layers;  // every group, prunable or not, in graph order
     NodeCounts nodes_before, nodes_after;
     int64_t params_before = 0, params_after = 0;  // whole model (after: the physical model)
     std::string config_before, config_after;      // "dim 64, heads 8/4 kv, ffn 172" or "" (CNN)
@@ -135,7 +135,8 @@ struct PruneReport {
 Result<PruneReport> plan_pruning(const Model& m, const PruneSpec& spec);
 
 // Importance of each unit of each group (prunable groups only; the others get empty vectors).
-Result<std::map<std::string, std::vector<double>>> unit_importance(const Model& m, const std::vector<PruneGroup>& groups,
+Result<std::map<std::string, std::vector<double>>> unit_importance(const Model& m,
+                                                                   const std::vector<PruneGroup>& groups,
                                                                    const PruneSpec& spec);
 
 // Builds the physically smaller model for `masks` (a report's layers; a group missing from

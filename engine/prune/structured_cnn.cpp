@@ -11,7 +11,6 @@ std::string origin(const Model& m) { return m.source_path.empty() ? m.name : m.s
 
 namespace {
 
-
 int fresh_nodes(CnnAnalysis& a, int64_t n) {
     int base = -1;
     for (int64_t i = 0; i < n; ++i) {
@@ -67,8 +66,7 @@ Result<CnnAnalysis> analyze_cnn(const Model& m) {
             case OpType::Conv2d:
             case OpType::Linear: {
                 const Tensor* w = weight(m, op, 0);
-                if (!w || w->shape.empty())
-                    return err(origin(m), ": op '", op.name, "' has no weight tensor");
+                if (!w || w->shape.empty()) return err(origin(m), ": op '", op.name, "' has no weight tensor");
                 const int64_t oc = w->shape[0];
                 const int64_t group = op.type == OpType::Conv2d ? int64_t(op_attr1(op, "group", 1)) : 1;
                 ValueChannels y;
@@ -87,8 +85,8 @@ Result<CnnAnalysis> analyze_cnn(const Model& m) {
                             hw = k / x->channels;
                             x->hw = hw;
                         } else if (w->shape.size() != 4 || w->shape[1] != x->channels) {
-                            return err(origin(m), ": conv '", op.name, "' weight ", shape_text(w->shape), " does not read ",
-                                       x->channels, " input channels");
+                            return err(origin(m), ": conv '", op.name, "' weight ", shape_text(w->shape),
+                                       " does not read ", x->channels, " input channels");
                         }
                         a.records.push_back({RecKind::Consumer, oi, x->base, x->channels, hw});
                     }
@@ -171,8 +169,8 @@ Result<CnnAnalysis> analyze_cnn(const Model& m) {
             case OpType::Reshape: {
                 if (!x) break;
                 const auto shape = op_attr(op, "shape");
-                const bool flatten = op.attrs.count("flatten_axis") ? op_attr1(op, "flatten_axis", 1) == 1.0
-                                                                    : shape.size() == 2;
+                const bool flatten =
+                    op.attrs.count("flatten_axis") ? op_attr1(op, "flatten_axis", 1) == 1.0 : shape.size() == 2;
                 if (!flatten || x->flat) {
                     pin_inputs("reshaped by '" + op.name + "' in a way pruning does not follow");
                     break;
@@ -183,9 +181,7 @@ Result<CnnAnalysis> analyze_cnn(const Model& m) {
                 a.reshapes.push_back({oi, op.inputs[0]});
                 break;
             }
-            default:
-                pin_inputs(std::string("read by the ") + op_type_name(op.type) + " '" + op.name + "'");
-                break;
+            default: pin_inputs(std::string("read by the ") + op_type_name(op.type) + " '" + op.name + "'"); break;
         }
     }
     for (const std::string& o : m.graph.outputs) {
@@ -214,7 +210,6 @@ int64_t slice_params(const Model& m, const UnitSlice& s) {
     if (s.axis == 0) return n * row_size(*t);
     return n * (t->numel() / t->shape[1]);
 }
-
 
 Result<CnnGroups> cnn_groups(const Model& m, CnnAnalysis& a) {
     const int n = int(a.uf.parent.size());
@@ -274,9 +269,7 @@ Result<CnnGroups> cnn_groups(const Model& m, CnnAnalysis& a) {
                 case RecKind::Follower:
                     for (const std::string& w : op.weights) add(root, w, 0, c, 1);
                     break;
-                case RecKind::Consumer:
-                    add(root, op.weights[0], 1, c * r.hw, r.hw);
-                    break;
+                case RecKind::Consumer: add(root, op.weights[0], 1, c * r.hw, r.hw); break;
             }
         }
     }
@@ -285,7 +278,8 @@ Result<CnnGroups> cnn_groups(const Model& m, CnnAnalysis& a) {
     for (auto& [ops, roots] : ordered) {
         PruneGroup g;
         g.kind = UnitKind::ConvChannels;
-        std::sort(roots.begin(), roots.end(), [&](int x, int y) { return comps[x].producers[0] < comps[y].producers[0]; });
+        std::sort(roots.begin(), roots.end(),
+                  [&](int x, int y) { return comps[x].producers[0] < comps[y].producers[0]; });
         std::string name = m.graph.ops[size_t(ops[0])].name;
         for (int k = 2; names.count(name); ++k) name = m.graph.ops[size_t(ops[0])].name + "#" + std::to_string(k);
         names.insert(name);

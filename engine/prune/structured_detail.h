@@ -35,8 +35,8 @@ struct UnionFind {
 struct ValueChannels {
     int base = -1;
     int64_t channels = 0;
-    int64_t hw = 1;        // columns per channel when read flat (set when a Linear reads it)
-    bool flat = false;     // produced by a flatten of a channelled value
+    int64_t hw = 1;     // columns per channel when read flat (set when a Linear reads it)
+    bool flat = false;  // produced by a flatten of a channelled value
 };
 
 enum class RecKind { Producer, Consumer, Follower };
@@ -53,8 +53,8 @@ struct CnnAnalysis {
     UnionFind uf;
     std::map<std::string, ValueChannels> values;
     std::vector<Record> records;
-    std::map<int, std::string> pinned;        // node -> reason
-    std::map<int, double> bn_scale;           // producer node -> folded BatchNorm scale
+    std::map<int, std::string> pinned;                   // node -> reason
+    std::map<int, double> bn_scale;                      // producer node -> folded BatchNorm scale
     std::map<int, std::pair<int, int64_t>> produced_by;  // node -> (op, channel)
     struct PadInfo {
         int op;

@@ -38,10 +38,10 @@ Tensor to_f16(const Tensor& w) {
 }
 
 struct AwqGroup {
-    const char* input;                 // capture key
-    std::vector<const char*> kinds;    // layers reading that input
-    const char* prev_norm;             // RMSNorm weight to divide (or null)
-    const char* prev_linear;           // linear whose rows to divide (or null)
+    const char* input;               // capture key
+    std::vector<const char*> kinds;  // layers reading that input
+    const char* prev_norm;           // RMSNorm weight to divide (or null)
+    const char* prev_linear;         // linear whose rows to divide (or null)
 };
 
 }  // namespace
@@ -54,11 +54,13 @@ Result<QuantizeResult> apply_plan(const Model& model, const Plan& plan, const Ca
     for (const LayerChoice& c : choices) {
         const Tensor* t = model.find(c.tensor);
         if (c.precision != Precision::FP32 && (!t || t->type != DType::F32))
-            return err(c.layer, ": is held as ", t ? dtype_name(t->type) : "nothing", "; quantization starts from F32 weights");
+            return err(c.layer, ": is held as ", t ? dtype_name(t->type) : "nothing",
+                       "; quantization starts from F32 weights");
     }
     bool needs_calib = false;
     for (const LayerChoice& c : choices)
-        needs_calib |= (c.precision == Precision::INT8 || c.precision == Precision::INT4) && c.spec.method != QMethod::RTN;
+        needs_calib |=
+            (c.precision == Precision::INT8 || c.precision == Precision::INT4) && c.spec.method != QMethod::RTN;
     if (needs_calib && (!calib || calib->sequences.empty()))
         return err(plan.source, ": awq and gptq need calibration text (none given, or it gave no sequences)");
 
@@ -92,7 +94,8 @@ Result<QuantizeResult> apply_plan(const Model& model, const Plan& plan, const Ca
                 const std::string key = capture_key(c.kind);
                 // Inputs captured once per block, with the earlier blocks already quantized.
                 if (captured_block != c.block || !captured) {
-                    auto in = quant::capture_block_inputs(std::make_shared<const Model>(out), *calib, c.block, opts.threads, progress);
+                    auto in = quant::capture_block_inputs(std::make_shared<const Model>(out), *calib, c.block,
+                                                          opts.threads, progress);
                     if (!in.ok()) return in.error();
                     captured = std::make_unique<BlockInputs>(std::move(in).value());
                     captured_block = c.block;
@@ -149,9 +152,11 @@ Result<QuantizeResult> apply_plan(const Model& model, const Plan& plan, const Ca
         };
         bool any_awq = false;
         for (const LayerChoice* c : mine)
-            any_awq |= c->spec.method == QMethod::AWQ && (c->precision == Precision::INT8 || c->precision == Precision::INT4);
+            any_awq |=
+                c->spec.method == QMethod::AWQ && (c->precision == Precision::INT8 || c->precision == Precision::INT4);
         if (any_awq && block >= 0) {
-            auto inputs = capture_block_inputs(std::make_shared<const Model>(out), *calib, block, opts.threads, progress);
+            auto inputs =
+                capture_block_inputs(std::make_shared<const Model>(out), *calib, block, opts.threads, progress);
             if (!inputs.ok()) return inputs.error();
             const std::string pre = "blk." + std::to_string(block) + ".";
             for (const AwqGroup& g : groups) {
@@ -199,10 +204,10 @@ Result<QuantizeResult> apply_plan(const Model& model, const Plan& plan, const Ca
         report(progress, double(b + 2) / double(cfg.n_layers + 1), "quantizing");
     }
     for (const LayerReport& r : res.layers) {
-        if (!r.error.within_bound && r.format.find("rtn") != std::string::npos && r.format.find("asym") == std::string::npos &&
-            r.format.find("clip") == std::string::npos)
-            res.warnings.push_back(r.layer + ": RTN error " + std::to_string(r.error.frobenius) + " exceeds the bound " +
-                                   std::to_string(r.error.bound));
+        if (!r.error.within_bound && r.format.find("rtn") != std::string::npos &&
+            r.format.find("asym") == std::string::npos && r.format.find("clip") == std::string::npos)
+            res.warnings.push_back(r.layer + ": RTN error " + std::to_string(r.error.frobenius) +
+                                   " exceeds the bound " + std::to_string(r.error.bound));
         if (r.scale_min > 0 && r.scale_max / r.scale_min > 1e6)
             res.warnings.push_back(r.layer + ": scale dynamic range " + std::to_string(r.scale_max / r.scale_min) +
                                    " exceeds 1e6");

@@ -17,12 +17,12 @@ namespace edge::quant {
 
 struct LayerReport {
     std::string layer;
-    std::string format;      // "fp32", "fp16", "int4 sym g32 gptq", ...
+    std::string format;  // "fp32", "fp16", "int4 sym g32 gptq", ...
     size_t bytes_before = 0, bytes_after = 0;
     ErrorReport error;       // vs the FP32 weight (after AWQ folding, the folded weight)
     float scale_min = 0.0f;  // smallest non-zero / largest group scale
     float scale_max = 0.0f;
-    double awq_alpha = -1.0; // -1 when no AWQ search
+    double awq_alpha = -1.0;  // -1 when no AWQ search
 };
 
 struct QuantizeResult {

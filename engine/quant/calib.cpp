@@ -25,7 +25,8 @@ Result<CalibSet> calib_from_text(const Tokenizer& tok, std::string_view text, in
     const size_t per = size_t(seq_len - 1);
     if (stream.size() < per)
         return err("the calibration text gives ", stream.size(), " tokens; at least ", per,
-                   " are needed for one sequence of ", seq_len, " tokens", stream.empty() ? " (the text is empty)" : "");
+                   " are needed for one sequence of ", seq_len, " tokens",
+                   stream.empty() ? " (the text is empty)" : "");
     CalibSet c;
     for (size_t s = 0; s + per <= stream.size() && int(c.sequences.size()) < n_seq; s += per) {
         std::vector<int32_t> seq{tok.bos_id() >= 0 ? tok.bos_id() : 1};

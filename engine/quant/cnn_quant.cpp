@@ -47,13 +47,15 @@ Result<CnnQuantization> quantize_cnn(const Model& m, const Plan& plan, const std
             const float* row = w->f32() + r * k;
             float amax = 0;
             for (int64_t i = 0; i < k; ++i) {
-                if (!std::isfinite(row[i])) return err(src, ": tensor '", c.tensor, "' element ", r * k + i, " is not finite");
+                if (!std::isfinite(row[i]))
+                    return err(src, ": tensor '", c.tensor, "' element ", r * k + i, " is not finite");
                 amax = std::max(amax, std::fabs(row[i]));
             }
             const float scale = amax > 0 ? amax / float(lim) : 1.0f;
             l.scales[size_t(r)] = scale;
             for (int64_t i = 0; i < k; ++i)
-                l.codes[size_t(r * k + i)] = int8_t(std::clamp(std::nearbyint(row[i] / scale), float(-lim), float(lim)));
+                l.codes[size_t(r * k + i)] =
+                    int8_t(std::clamp(std::nearbyint(row[i] / scale), float(-lim), float(lim)));
         }
         q.layers.push_back(std::move(l));
     }
@@ -67,8 +69,8 @@ Result<CnnQuantization> quantize_cnn(const Model& m, const Plan& plan, const std
     const int64_t per = s[1] * s[2] * s[3];
     const int64_t n = std::min(calib_count, o.calib_images);
     if (n < 1 || int64_t(calib_pixels.size()) < n * per)
-        return err(src, ": calibration needs images of ", per, " values (", calib_pixels.size(), " values for ", calib_count,
-                   " images given)");
+        return err(src, ": calibration needs images of ", per, " values (", calib_pixels.size(), " values for ",
+                   calib_count, " images given)");
     std::map<std::string, std::pair<float, float>> range;
     for (const CnnQuantLayer& l : q.layers) range[l.op] = {0.0f, 0.0f};  // 0 is always representable
     const int64_t batch = 64;
@@ -90,7 +92,8 @@ Result<CnnQuantization> quantize_cnn(const Model& m, const Plan& plan, const std
     }
     for (CnnQuantLayer& l : q.layers) {
         const auto [lo, hi] = range[l.op];
-        if (!std::isfinite(lo) || !std::isfinite(hi)) return err(src, ": layer '", l.op, "' sees non-finite activations");
+        if (!std::isfinite(lo) || !std::isfinite(hi))
+            return err(src, ": layer '", l.op, "' sees non-finite activations");
         const float span = hi - lo;
         l.act_scale = span > 0 ? span / 255.0f : 1.0f;
         l.act_zero = int32_t(std::clamp(std::nearbyint(-128.0f - lo / l.act_scale), -128.0f, 127.0f));
@@ -110,7 +113,8 @@ Model dequantized_cnn(const Model& m, const CnnQuantization& q) {
         Tensor fresh = Tensor::zeros_f32(t->name, t->shape);
         fresh.source_type = t->source_type;
         const int64_t k = t->numel() / t->shape[0];
-        for (int64_t i = 0; i < t->numel(); ++i) fresh.f32_mut()[i] = l.scales[size_t(i / k)] * float(l.codes[size_t(i)]);
+        for (int64_t i = 0; i < t->numel(); ++i)
+            fresh.f32_mut()[i] = l.scales[size_t(i / k)] * float(l.codes[size_t(i)]);
         *t = std::move(fresh);
     }
     return out;

@@ -36,13 +36,14 @@ Model dequantized_cnn(const Model& m, const CnnQuantization& q);
 
 struct CnnComparison {
     int64_t images = 0;
-    double top1_ref = 0, top1 = 0;  // against the labels
-    double agreement = 0;           // fraction of images where both predict the same class
-    double kl_mean = 0, kl_max = 0; // KL(softmax ref || softmax test), nats
-    double nll_ref = 0, nll = 0;    // mean cross-entropy of the labels, nats
+    double top1_ref = 0, top1 = 0;   // against the labels
+    double agreement = 0;            // fraction of images where both predict the same class
+    double kl_mean = 0, kl_max = 0;  // KL(softmax ref || softmax test), nats
+    double nll_ref = 0, nll = 0;     // mean cross-entropy of the labels, nats
 };
 Result<CnnComparison> compare_cnn(const CnnExecutor& ref, const CnnExecutor& test, const std::vector<float>& pixels,
-                                  const std::vector<uint8_t>& labels, int64_t batch = 500, Progress* progress = nullptr);
+                                  const std::vector<uint8_t>& labels, int64_t batch = 500,
+                                  Progress* progress = nullptr);
 
 // Empirical per-layer sensitivity: each Conv2d / Linear layer alone quantized to `p` (weight-only,
 // per channel), compared with FP32 on the labelled images. In graph order.

@@ -109,7 +109,8 @@ Result<Tensor> quantize_gptq(const std::string& name, const float* w_in, int64_t
     for (int64_t i = 0; i < cols; ++i) mean_diag += h[size_t(i * cols + i)];
     mean_diag /= double(cols);
     for (int64_t i = 0; i < cols; ++i)
-        for (int64_t j = 0; j < cols; ++j) hp[size_t(i * cols + j)] = h[size_t(perm[size_t(i)] * cols + perm[size_t(j)])];
+        for (int64_t j = 0; j < cols; ++j)
+            hp[size_t(i * cols + j)] = h[size_t(perm[size_t(i)] * cols + perm[size_t(j)])];
     std::vector<double>().swap(h);
     std::vector<double> u;
     double damp = opts.damp * mean_diag;
@@ -166,8 +167,8 @@ Result<Tensor> quantize_gptq(const std::string& name, const float* w_in, int64_t
         else
             do_rows(0, rows);
         if (i2 < cols)
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(rows), int(cols - i2), int(i2 - i1), -1.0, e.data(),
-                        int(B), &u[size_t(i1 * cols + i2)], int(cols), 1.0, &wd[size_t(i2)], int(cols));
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(rows), int(cols - i2), int(i2 - i1), -1.0,
+                        e.data(), int(B), &u[size_t(i1 * cols + i2)], int(cols), 1.0, &wd[size_t(i2)], int(cols));
     }
     for (int64_t g = 0; g < qi.n_groups; ++g) set_group(t, g, params[size_t(g)]);
     return store_scales(std::move(t), spec);

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 
@@ -30,7 +30,8 @@ bool file_backed(const void* p) {
     while (std::fgets(line, sizeof line, f)) {
         unsigned long lo = 0, hi = 0, off = 0, inode = 0;
         char perms[8] = {}, dev[16] = {};
-        if (std::sscanf(line, "%lx-%lx %7s %lx %15s %lu", &lo, &hi, perms, &off, dev, &inode) == 6 && a >= lo && a < hi) {
+        if (std::sscanf(line, "%lx-%lx %7s %lx %15s %lu", &lo, &hi, perms, &off, dev, &inode) == 6 && a >= lo &&
+            a < hi) {
             yes = inode != 0;
             break;
         }
@@ -97,7 +98,8 @@ public:
             k.x.insert(k.x.end(), in, in + int64_t(n) * dim);
             k.rows += n;
         };
-        for (int t = 0; t < n; ++t) kernels::rmsnorm(&xb_[size_t(t) * D], &x[size_t(t) * D], L.attn_norm, D, c.norm_eps);
+        for (int t = 0; t < n; ++t)
+            kernels::rmsnorm(&xb_[size_t(t) * D], &x[size_t(t) * D], L.attn_norm, D, c.norm_eps);
         capture("attn", xb_.data(), D);
         qkernels::matmul(q_.data(), xb_.data(), *L.wq, n, pool_);
         qkernels::matmul(k_.data(), xb_.data(), *L.wk, n, pool_);
@@ -116,7 +118,8 @@ public:
                 const float* qh = &q_[size_t(t) * QD + size_t(h) * HD];
                 float* att = &att_[(size_t(t) * c.n_heads + h) * size_t(S)];
                 const int kvh = h / kv_mul;
-                for (int s = 0; s < len; ++s) att[s] = kernels::dot(qh, &k_[size_t(s) * KV + size_t(kvh) * HD], HD) * inv_sqrt;
+                for (int s = 0; s < len; ++s)
+                    att[s] = kernels::dot(qh, &k_[size_t(s) * KV + size_t(kvh) * HD], HD) * inv_sqrt;
                 kernels::softmax(att, len);
                 float* out = &xb_[size_t(t) * QD + size_t(h) * HD];
                 std::fill(out, out + HD, 0.0f);
@@ -156,8 +159,9 @@ Result<LayerwiseStats> gptq_layerwise(const Model& model, const CalibSet& calib,
     const LlamaConfig& c = model.config;
     const int D = c.dim;
     for (const Tensor& t : model.tensors)
-        if (t.type != DType::F32) return err(model.source_path, ": tensor '", t.name, "' is ", dtype_name(t.type),
-                                             "; layer-wise GPTQ starts from F32 weights");
+        if (t.type != DType::F32)
+            return err(model.source_path, ": tensor '", t.name, "' is ", dtype_name(t.type),
+                       "; layer-wise GPTQ starts from F32 weights");
     const Tensor* embd = model.find("token_embd.weight");
     const Tensor* head = model.output_head();
     if (!embd || !head) return err(model.source_path, ": no token embedding or output head");
@@ -177,7 +181,8 @@ Result<LayerwiseStats> gptq_layerwise(const Model& model, const CalibSet& calib,
         for (size_t j = 0; j < calib.sequences[i].size(); ++j) {
             int32_t tok = calib.sequences[i][j];
             if (tok < 0 || tok >= c.vocab_size) tok = 0;
-            std::memcpy(&h[(size_t(starts[i]) + j) * size_t(D)], embd->f32() + int64_t(tok) * D, sizeof(float) * size_t(D));
+            std::memcpy(&h[(size_t(starts[i]) + j) * size_t(D)], embd->f32() + int64_t(tok) * D,
+                        sizeof(float) * size_t(D));
         }
 
     // The embedding rows are copied; its pages (random tokens touch most of them) are let go.
@@ -203,9 +208,10 @@ Result<LayerwiseStats> gptq_layerwise(const Model& model, const CalibSet& calib,
     for (int l = 0; l < blocks; ++l) {
         if (is_cancelled(progress)) return err("layer-wise GPTQ cancelled");
         const std::string p = "blk." + std::to_string(l) + ".";
-        BlockWeights fw{f32(p + "attn_norm.weight")->f32(), f32(p + "attn_q.weight"),   f32(p + "attn_k.weight"),
-                        f32(p + "attn_v.weight"),           f32(p + "attn_output.weight"), f32(p + "ffn_norm.weight")->f32(),
-                        f32(p + "ffn_gate.weight"),         f32(p + "ffn_up.weight"),      f32(p + "ffn_down.weight")};
+        BlockWeights fw{
+            f32(p + "attn_norm.weight")->f32(), f32(p + "attn_q.weight"),      f32(p + "attn_k.weight"),
+            f32(p + "attn_v.weight"),           f32(p + "attn_output.weight"), f32(p + "ffn_norm.weight")->f32(),
+            f32(p + "ffn_gate.weight"),         f32(p + "ffn_up.weight"),      f32(p + "ffn_down.weight")};
         // 1. inputs of the block's linears, block l in FP32 (on a copy of the hidden states).
         BlockInputs cap;
         {
@@ -234,21 +240,24 @@ Result<LayerwiseStats> gptq_layerwise(const Model& model, const CalibSet& calib,
             std::vector<float>().swap(x.x);
             for (size_t i = 0; i < kinds.size(); ++i) {
                 const char* kind = kinds[i];
-                auto q = gptq(*f32(p + kind + ".weight"), i + 1 < kinds.size() ? std::vector<double>(hess) : std::move(hess));
+                auto q = gptq(*f32(p + kind + ".weight"),
+                              i + 1 < kinds.size() ? std::vector<double>(hess) : std::move(hess));
                 if (!q.ok()) return err(p, kind, ": ", q.message());
                 qt.emplace(kind, std::move(q).value());
             }
         }
         // 3. the hidden states through the quantized block.
-        const BlockWeights qw{fw.attn_norm, &qt.at("attn_q"), &qt.at("attn_k"), &qt.at("attn_v"), &qt.at("attn_output"),
-                              fw.ffn_norm, &qt.at("ffn_gate"), &qt.at("ffn_up"), &qt.at("ffn_down")};
+        const BlockWeights qw{fw.attn_norm,       &qt.at("attn_q"),      &qt.at("attn_k"),
+                              &qt.at("attn_v"),   &qt.at("attn_output"), fw.ffn_norm,
+                              &qt.at("ffn_gate"), &qt.at("ffn_up"),      &qt.at("ffn_down")};
         const auto tq = Clock::now();
         for (size_t i = 0; i < calib.sequences.size(); ++i)
             runner.run(&h[size_t(starts[i]) * size_t(D)], int(calib.sequences[i].size()), qw, nullptr);
         stats.seconds_requant_forward += secs(tq);
         for (auto& [kind, t] : qt) EDGE_TRY(sink(std::move(t)));
         if (opts.release_pages)
-            for (const Tensor* t : {fw.wq, fw.wk, fw.wv, fw.wo, fw.w_gate, fw.w_up, fw.w_down}) release(t->data.get(), t->nbytes);
+            for (const Tensor* t : {fw.wq, fw.wk, fw.wv, fw.wo, fw.w_gate, fw.w_up, fw.w_down})
+                release(t->data.get(), t->nbytes);
         stats.blocks_done = l + 1;
         report(progress, double(l + 1) / double(c.n_layers + 1), "layer-wise GPTQ");
     }

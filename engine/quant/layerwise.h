@@ -29,8 +29,8 @@ struct LayerwiseOptions {
     QuantSpec spec{4, true, QGrouping::Group, 32, QMethod::GPTQ};  // every linear and the head
     GptqOptions gptq;
     int threads = 0;
-    int max_blocks = -1;       // < 0: every block, then the head; else only the first max_blocks blocks
-    bool release_pages = true; // madvise(DONTNEED) each finished block's mapped weights
+    int max_blocks = -1;        // < 0: every block, then the head; else only the first max_blocks blocks
+    bool release_pages = true;  // madvise(DONTNEED) each finished block's mapped weights
 };
 
 // Receives each quantized tensor as soon as it is made (it owns it from then on).

@@ -19,8 +19,8 @@ Result<Llama2cQ80> read_llama2c_q80(const std::string& path) {
     if (h.magic != kLlama2cMagic) return err(path, ": not a llama2.c v2 export (magic ", h.magic, ")");
     if (h.version != 2) return err(path, ": llama2.c export version ", h.version, " is not 2 (Q8_0)");
     if (h.dim <= 0 || h.hidden_dim <= 0 || h.n_layers <= 0 || h.n_heads <= 0 || h.n_kv_heads <= 0 ||
-        h.vocab_size <= 0 || h.group_size <= 0 || h.dim > (1 << 16) || h.hidden_dim > (1 << 18) ||
-        h.n_layers > 1024 || h.vocab_size > (1 << 22) || h.dim % h.n_heads != 0)
+        h.vocab_size <= 0 || h.group_size <= 0 || h.dim > (1 << 16) || h.hidden_dim > (1 << 18) || h.n_layers > 1024 ||
+        h.vocab_size > (1 << 22) || h.dim % h.n_heads != 0)
         return err(path, ": implausible llama2.c v2 header (dim ", h.dim, ", hidden ", h.hidden_dim, ", layers ",
                    h.n_layers, ", heads ", h.n_heads, ", group ", h.group_size, ")");
     size_t off = kLlama2cV2HeaderBytes;

@@ -19,8 +19,8 @@ namespace edge::quant {
 
 #pragma pack(push, 1)
 struct Llama2cV2Header {
-    uint32_t magic;  // 0x616b3432, "24ka" on disk
-    int32_t version; // 2
+    uint32_t magic;   // 0x616b3432, "24ka" on disk
+    int32_t version;  // 2
     int32_t dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len;
     uint8_t shared_classifier;
     int32_t group_size;

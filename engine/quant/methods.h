@@ -36,8 +36,9 @@ Result<Tensor> quantize_gptq(const std::string& name, const float* w, int64_t ro
                              const std::vector<double>& h, const QuantSpec& spec, const GptqOptions& opts,
                              ThreadPool* pool = nullptr);
 // The same, taking H by value so that it is freed as soon as it is permuted (large layers).
-Result<Tensor> quantize_gptq(const std::string& name, const float* w, int64_t rows, int64_t cols, std::vector<double>&& h,
-                             const QuantSpec& spec, const GptqOptions& opts, ThreadPool* pool = nullptr);
+Result<Tensor> quantize_gptq(const std::string& name, const float* w, int64_t rows, int64_t cols,
+                             std::vector<double>&& h, const QuantSpec& spec, const GptqOptions& opts,
+                             ThreadPool* pool = nullptr);
 // H = 2·XᵀX / N from captured rows.
 std::vector<double> hessian_from_inputs(const float* x, int64_t rows, int64_t cols);
 

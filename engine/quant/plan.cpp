@@ -52,10 +52,14 @@ Result<LayerRule> parse_rule(const ojson& j, const std::string& pattern, const s
                 return err(w, " must be a positive number of elements or \"channel\" (found ", v.dump(), ")");
             }
         } else if (key == "grouping") {
-            if (v == "flat") r.grouping = QGrouping::Flat;
-            else if (v == "group") r.grouping = QGrouping::Group;
-            else if (v == "channel" || v == "per_channel") r.grouping = QGrouping::PerChannel;
-            else return err(w, " must be \"group\", \"channel\" or \"flat\" (found ", v.dump(), ")");
+            if (v == "flat")
+                r.grouping = QGrouping::Flat;
+            else if (v == "group")
+                r.grouping = QGrouping::Group;
+            else if (v == "channel" || v == "per_channel")
+                r.grouping = QGrouping::PerChannel;
+            else
+                return err(w, " must be \"group\", \"channel\" or \"flat\" (found ", v.dump(), ")");
         } else if (key == "symmetric") {
             if (!v.is_boolean()) return err(w, " must be true or false");
             r.symmetric = v.get<bool>();
@@ -63,12 +67,17 @@ Result<LayerRule> parse_rule(const ojson& j, const std::string& pattern, const s
             if (!v.is_boolean()) return err(w, " must be true or false");
             r.clip = v.get<bool>();
         } else if (key == "scales") {
-            if (v == "auto") r.scales = QuantSpec::Scales::Auto;
-            else if (v == "fp32") r.scales = QuantSpec::Scales::F32;
-            else if (v == "fp16") r.scales = QuantSpec::Scales::F16;
-            else return err(w, " must be \"auto\", \"fp32\" or \"fp16\" (found ", v.dump(), ")");
+            if (v == "auto")
+                r.scales = QuantSpec::Scales::Auto;
+            else if (v == "fp32")
+                r.scales = QuantSpec::Scales::F32;
+            else if (v == "fp16")
+                r.scales = QuantSpec::Scales::F16;
+            else
+                return err(w, " must be \"auto\", \"fp32\" or \"fp16\" (found ", v.dump(), ")");
         } else {
-            return err(where, ": unknown setting \"", key, "\" (known: precision, method, group_size, grouping, symmetric, clip, scales)");
+            return err(where, ": unknown setting \"", key,
+                       "\" (known: precision, method, group_size, grouping, symmetric, clip, scales)");
         }
     }
     return r;
@@ -99,7 +108,10 @@ ojson rule_json(const LayerRule& r) {
     if (r.group_size) j["group_size"] = *r.group_size;
     if (r.symmetric) j["symmetric"] = *r.symmetric;
     if (r.clip) j["clip"] = *r.clip;
-    if (r.scales) j["scales"] = *r.scales == QuantSpec::Scales::F16 ? "fp16" : *r.scales == QuantSpec::Scales::F32 ? "fp32" : "auto";
+    if (r.scales)
+        j["scales"] = *r.scales == QuantSpec::Scales::F16   ? "fp16"
+                      : *r.scales == QuantSpec::Scales::F32 ? "fp32"
+                                                            : "auto";
     return j;
 }
 
@@ -247,7 +259,8 @@ Result<std::vector<LayerChoice>> resolve_plan(const Model& m, const Plan& p) {
     auto check_matches = [&](const std::string& pat, const char* what) -> Status {
         for (const LayerInfo& l : layers)
             if (glob_match(pat, l.name)) return {};
-        return err(p.source, ": ", what, " '", pat, "' names no layer of ", m.source_path, " (layers are ", names_hint(), ")");
+        return err(p.source, ": ", what, " '", pat, "' names no layer of ", m.source_path, " (layers are ",
+                   names_hint(), ")");
     };
     for (const LayerRule& r : p.rules) EDGE_TRY(check_matches(r.pattern, "layer rule"));
     for (const std::string& k : p.keep) EDGE_TRY(check_matches(k, "keep entry"));
@@ -282,15 +295,17 @@ Result<std::vector<LayerChoice>> resolve_plan(const Model& m, const Plan& p) {
             if (c.spec.grouping == QGrouping::Group && c.spec.group_size > cols)
                 return err(who, ": group size ", c.spec.group_size, " is larger than a row (", cols, " elements)");
             if (c.spec.grouping == QGrouping::Flat && c.spec.group_size > numel)
-                return err(who, ": group size ", c.spec.group_size, " is larger than the tensor (", numel, " elements)");
+                return err(who, ": group size ", c.spec.group_size, " is larger than the tensor (", numel,
+                           " elements)");
             if (c.spec.method == QMethod::GPTQ && c.spec.grouping == QGrouping::Flat)
                 return err(who, ": gptq needs per-channel or per-row groups, not flat groups");
             if (c.spec.method != QMethod::RTN && c.kind == "output" && m.config.tied_embeddings)
                 return err(who, ": ", method_name(c.spec.method),
                            " cannot be applied to the output head tied to the token embedding; use rtn or keep it");
         } else {
-            if (!kept && last && (last->method.value_or(QMethod::RTN) != QMethod::RTN || last->group_size ||
-                                  last->symmetric || last->grouping || last->clip))
+            if (!kept && last &&
+                (last->method.value_or(QMethod::RTN) != QMethod::RTN || last->group_size || last->symmetric ||
+                 last->grouping || last->clip))
                 return err(who, ": ", precision_name(c.precision),
                            " takes no method, group size or symmetry (impossible combination)");
             c.spec.method = QMethod::RTN;

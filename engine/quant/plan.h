@@ -41,7 +41,7 @@ struct LayerRule {
     std::optional<QGrouping> grouping;
     std::optional<int64_t> group_size;
     std::optional<bool> symmetric;
-    std::optional<bool> clip;  // "clip": true = per-group clip search (rtn.h group_params_clip)
+    std::optional<bool> clip;                 // "clip": true = per-group clip search (rtn.h group_params_clip)
     std::optional<QuantSpec::Scales> scales;  // "scales": "auto" | "fp32" | "fp16"
 };
 

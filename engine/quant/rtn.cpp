@@ -93,7 +93,8 @@ GroupParams group_params_clip(const float* w, int64_t n, int bits, bool symmetri
 
 GroupParams group_params(const float* w, int64_t n, const QuantSpec& spec) {
     const bool f16 = wants_f16_scales(spec);
-    return spec.clip ? group_params_clip(w, n, spec.bits, spec.symmetric, f16) : group_params(w, n, spec.bits, spec.symmetric, f16);
+    return spec.clip ? group_params_clip(w, n, spec.bits, spec.symmetric, f16)
+                     : group_params(w, n, spec.bits, spec.symmetric, f16);
 }
 
 bool wants_f16_scales(const QuantSpec& spec) {
@@ -117,10 +118,11 @@ Result<Tensor> store_scales(Tensor t, const QuantSpec& spec) {
     for (int64_t g = 0; g < q.n_groups; ++g) {
         const float s = quant_scale(q, t.data.get(), g);
         float r = s;
-        if (round_scale_to_f16(r) && r == s) continue;  // group_params chose a half already
+        if (round_scale_to_f16(r) && r == s) continue;         // group_params chose a half already
         if (spec.scales == QuantSpec::Scales::Auto) return t;  // float32 scales for this tensor
         return err(t.name, ": group ", g, " has scale ", s,
-                   ", which half-precision scales cannot hold (normal range 6.1e-05 to 65504); store this layer's scales as fp32");
+                   ", which half-precision scales cannot hold (normal range 6.1e-05 to 65504); store this layer's "
+                   "scales as fp32");
     }
     auto info = std::make_shared<QuantInfo>(q);
     info->scale_type = QScale::F16;
@@ -134,7 +136,8 @@ Result<Tensor> store_scales(Tensor t, const QuantSpec& spec) {
         const uint16_t h = f32_to_f16(quant_scale(q, t.data.get(), g));
         std::memcpy(out.data.get() + info->scales_offset + size_t(g) * 2, &h, 2);
     }
-    if (!q.symmetric) std::memcpy(out.data.get() + info->zeros_offset, t.data.get() + q.zeros_offset, size_t(q.n_groups));
+    if (!q.symmetric)
+        std::memcpy(out.data.get() + info->zeros_offset, t.data.get() + q.zeros_offset, size_t(q.n_groups));
     out.quant = std::move(info);
     return out;
 }
@@ -158,8 +161,8 @@ Result<Tensor> make_quant_tensor(const std::string& name, const std::vector<int6
     info->group_size = spec.group_size;
     info->method = spec.method;
     if (const char* why = quant_layout(*info, rows, cols))
-        return err(name, ": cannot quantize a ", rows, "x", cols, " tensor as ", spec_name(spec), ": ", why,
-                   " (", cols, " elements per row)");
+        return err(name, ": cannot quantize a ", rows, "x", cols, " tensor as ", spec_name(spec), ": ", why, " (", cols,
+                   " elements per row)");
     Tensor t;
     t.name = name;
     t.type = spec.bits == 8 ? DType::QI8 : DType::QI4;
@@ -278,7 +281,8 @@ ErrorReport error_report(const Tensor& original, const Tensor& quantized) {
         const QuantInfo& q = *quantized.quant;
         // Symmetric: the formula's step, or a stored one a hair above it (a scale rounded to half).
         if (q.symmetric) r.delta = q.bits == 8 ? amax / 127.0 : 2.0 * amax / 15.0;
-        for (int64_t g = 0; g < q.n_groups; ++g) r.delta = std::max(r.delta, std::fabs(double(get_group(quantized, g).scale)));
+        for (int64_t g = 0; g < q.n_groups; ++g)
+            r.delta = std::max(r.delta, std::fabs(double(get_group(quantized, g).scale)));
     }
     r.bound = r.delta / 2.0 * std::sqrt(double(ref.size()));
     // float32 rounding of the scale and of w/s may exceed the exact bound by a hair.

@@ -79,11 +79,11 @@ Result<Tensor> quantize_rtn(const std::string& name, const float* w, const std::
 // group's step).
 struct ErrorReport {
     std::string name;
-    double frobenius = 0.0;   // ||W − Q(W)||_F
-    double bound = 0.0;       // (Δ/2)·√(mn)
+    double frobenius = 0.0;  // ||W − Q(W)||_F
+    double bound = 0.0;      // (Δ/2)·√(mn)
     double delta = 0.0;
-    double relative = 0.0;    // ||W − Q(W)||_F / ||W||_F
-    double max_abs = 0.0;     // max |W − Q(W)|
+    double relative = 0.0;  // ||W − Q(W)||_F / ||W||_F
+    double max_abs = 0.0;   // max |W − Q(W)|
     bool within_bound = true;
 };
 ErrorReport error_report(const Tensor& original, const Tensor& quantized);

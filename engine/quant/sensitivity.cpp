@@ -89,8 +89,14 @@ Result<std::vector<LayerSensitivity>> layer_sensitivity(const Model& m, const st
 std::string sensitivity_to_json(const std::vector<LayerSensitivity>& s) {
     nlohmann::ordered_json j = nlohmann::ordered_json::array();
     for (const LayerSensitivity& l : s)
-        j.push_back({{"layer", l.layer}, {"kind", l.kind}, {"block", l.block}, {"shape", l.shape},
-                     {"kl_mean", l.kl_mean}, {"kl_max", l.kl_max}, {"nll_delta", l.nll_delta}, {"bytes", l.bytes}});
+        j.push_back({{"layer", l.layer},
+                     {"kind", l.kind},
+                     {"block", l.block},
+                     {"shape", l.shape},
+                     {"kl_mean", l.kl_mean},
+                     {"kl_max", l.kl_max},
+                     {"nll_delta", l.nll_delta},
+                     {"bytes", l.bytes}});
     return j.dump(1);
 }
 

@@ -32,11 +32,11 @@ struct BackendOptions {
 };
 
 struct BackendMemory {
-    size_t weight_bytes = 0;         // weights held by the backend (CUDA: uploaded to the device)
-    size_t mapped_weight_bytes = 0;  // weights read in place from the host mapping (CPU)
-    size_t arena_bytes = 0;          // the one arena of intermediates (max of decode and prefill plans)
-    size_t kv_bytes = 0;             // K and V block pools
-    size_t scratch_bytes = 0;        // outside the arena: RoPE tables, normalised prologue rows, logits
+    size_t weight_bytes = 0;                   // weights held by the backend (CUDA: uploaded to the device)
+    size_t mapped_weight_bytes = 0;            // weights read in place from the host mapping (CPU)
+    size_t arena_bytes = 0;                    // the one arena of intermediates (max of decode and prefill plans)
+    size_t kv_bytes = 0;                       // K and V block pools
+    size_t scratch_bytes = 0;                  // outside the arena: RoPE tables, normalised prologue rows, logits
     size_t device_total = 0, device_free = 0;  // CUDA only (cudaMemGetInfo)
     size_t total() const { return weight_bytes + arena_bytes + kv_bytes + scratch_bytes; }
 };
@@ -55,7 +55,8 @@ public:
 
     // Binds a model and its execution plan: weights (uploaded, or read in place), the arena sized
     // by the plan's memory planner, the KV cache. The model must outlive the backend.
-    virtual Status load(std::shared_ptr<const Model> model, const compile::ExecPlan& plan, const BackendOptions& opts) = 0;
+    virtual Status load(std::shared_ptr<const Model> model, const compile::ExecPlan& plan,
+                        const BackendOptions& opts) = 0;
     // Runs n tokens at positions pos..pos+n-1 (prefill in chunks of the prefill plan's batch,
     // decode with the batch-1 plan). Returns host logits of the last token, valid until the next
     // call; all_logits (host, n*vocab) receives every token's logits when not null.

@@ -54,17 +54,19 @@ Result<ResolvedPlan> resolve_plan(const Model& m, const compile::ExecPlan& plan,
     // Both plans must know every buffer; a value's bytes must hold width * batch floats.
     auto value = [&](const FusedNode& n, const std::string& v, int width) -> Result<ValueRef> {
         auto it = where.find(v);
-        if (it == where.end()) return err("execution plan: node '", n.name, "' uses value '", v, "' that has no arena buffer");
+        if (it == where.end())
+            return err("execution plan: node '", n.name, "' uses value '", v, "' that has no arena buffer");
         for (int k = 0; k < 2; ++k) {
             bool found = false;
             for (const compile::Buffer& b : mp[k]->buffers)
                 if (b.name == v) {
                     found = true;
                     if (b.bytes < size_t(width) * size_t(mp[k]->batch) * sizeof(float))
-                        return err("execution plan: buffer '", v, "' of node '", n.name, "' holds ", b.bytes, " bytes, fewer than ",
-                                   width, " floats x batch ", mp[k]->batch);
+                        return err("execution plan: buffer '", v, "' of node '", n.name, "' holds ", b.bytes,
+                                   " bytes, fewer than ", width, " floats x batch ", mp[k]->batch);
                 }
-            if (!found) return err("execution plan: value '", v, "' of node '", n.name, "' is missing from a memory plan");
+            if (!found)
+                return err("execution plan: value '", v, "' of node '", n.name, "' is missing from a memory plan");
         }
         return ValueRef{it->second, width};
     };
@@ -94,13 +96,15 @@ Result<ResolvedPlan> resolve_plan(const Model& m, const compile::ExecPlan& plan,
             if (n.outputs[i] == "logits") s.writes_logits = true;
             return {};
         };
-        const bool matmul = n.kind == "linear" || n.kind == "qkv_matmul" || n.kind == "concat_matmul" || n.kind == "gate_up_swiglu";
+        const bool matmul =
+            n.kind == "linear" || n.kind == "qkv_matmul" || n.kind == "concat_matmul" || n.kind == "gate_up_swiglu";
         if (matmul) {
             if (n.weights.empty()) return err("execution plan: matmul node '", n.name, "' has no weights");
             for (const auto& w : n.weights) {
                 auto t = tensor(n, w);
                 if (!t.ok()) return t.error();
-                if ((*t)->shape.size() != 2) return err("execution plan: weight '", w, "' of node '", n.name, "' is not a matrix");
+                if ((*t)->shape.size() != 2)
+                    return err("execution plan: weight '", w, "' of node '", n.name, "' is not a matrix");
                 if (!s.weights.empty() && (*t)->cols() != s.weights[0]->cols())
                     return err("execution plan: weights of node '", n.name, "' disagree on their input width");
                 s.weights.push_back(*t);
@@ -110,20 +114,23 @@ Result<ResolvedPlan> resolve_plan(const Model& m, const compile::ExecPlan& plan,
             EDGE_TRY(in(0, in_w));
             if (n.kind == "gate_up_swiglu") {
                 if (s.weights.size() != 2 || s.weights[0]->rows() != s.weights[1]->rows())
-                    return err("execution plan: gate_up_swiglu node '", n.name, "' needs two weights of the same shape");
+                    return err("execution plan: gate_up_swiglu node '", n.name,
+                               "' needs two weights of the same shape");
                 s.kind = StepKind::GateUpSwiglu;
                 rp.max_ffn = std::max(rp.max_ffn, int(s.weights[1]->rows()));
                 EDGE_TRY(out(0, int(s.weights[0]->rows())));
             } else {
                 if (n.outputs.size() != s.weights.size())
-                    return err("execution plan: node '", n.name, "' has ", n.outputs.size(), " outputs for ", s.weights.size(), " weights");
+                    return err("execution plan: node '", n.name, "' has ", n.outputs.size(), " outputs for ",
+                               s.weights.size(), " weights");
                 s.kind = StepKind::MatMul;
                 for (size_t i = 0; i < s.weights.size(); ++i) EDGE_TRY(out(i, int(s.weights[i]->rows())));
             }
             if (n.prologue == "rmsnorm") {
                 auto t = tensor(n, n.prologue_weight);
                 if (!t.ok()) return t.error();
-                if ((*t)->numel() != in_w) return err("execution plan: prologue norm of node '", n.name, "' has the wrong width");
+                if ((*t)->numel() != in_w)
+                    return err("execution plan: prologue norm of node '", n.name, "' has the wrong width");
                 s.prologue_rmsnorm = true;
                 s.norm = *t;
             } else if (!n.prologue.empty()) {
@@ -184,12 +191,14 @@ Result<ResolvedPlan> resolve_plan(const Model& m, const compile::ExecPlan& plan,
         } else {
             return err("execution plan: node '", n.name, "' of kind '", n.kind, "' has no kernel in the runtime");
         }
-        if (s.kind != StepKind::MatMul && s.kind != StepKind::GateUpSwiglu && s.writes_logits) rp.logits_width = s.out[0].width;
+        if (s.kind != StepKind::MatMul && s.kind != StepKind::GateUpSwiglu && s.writes_logits)
+            rp.logits_width = s.out[0].width;
         rp.steps.push_back(std::move(s));
     }
     if (rp.steps.empty() || rp.steps.front().kind != StepKind::Embedding)
         return err("execution plan: the first node is not the token embedding");
-    if (rp.logits_width != c.vocab_size) return err("execution plan: no node writes the logits (", c.vocab_size, " wide)");
+    if (rp.logits_width != c.vocab_size)
+        return err("execution plan: no node writes the logits (", c.vocab_size, " wide)");
     return rp;
 }
 

@@ -28,14 +28,14 @@ struct Step {
     std::string name;
     int layer = -1;  // attention: which layer's KV cache
     std::vector<ValueRef> in, out;
-    std::vector<const Tensor*> weights;    // MatMul: one per output; GateUpSwiglu: gate, up
-    const Tensor* norm = nullptr;          // RMSNorm weight, or the matmul's RMSNorm prologue weight
+    std::vector<const Tensor*> weights;  // MatMul: one per output; GateUpSwiglu: gate, up
+    const Tensor* norm = nullptr;        // RMSNorm weight, or the matmul's RMSNorm prologue weight
     bool prologue_rmsnorm = false;
     bool epilogue_residual = false;
-    ValueRef residual;                     // epilogue input
-    ValueRef scores;                       // attention score scratch (width = the plan's max_seq)
-    bool writes_logits = false;            // produces the graph output (only the last row is needed
-                                           // when the caller wants the last logits only)
+    ValueRef residual;           // epilogue input
+    ValueRef scores;             // attention score scratch (width = the plan's max_seq)
+    bool writes_logits = false;  // produces the graph output (only the last row is needed
+                                 // when the caller wants the last logits only)
 };
 
 struct ResolvedPlan {

@@ -119,8 +119,10 @@ void conv2d_int8(const int8_t* x, int64_t n, int64_t ic, int64_t h, int64_t w, i
         }
     };
     const int64_t units = n * oh;
-    if (pool && units > 1) pool->parallel_for(units, body, 1);
-    else body(0, units);
+    if (pool && units > 1)
+        pool->parallel_for(units, body, 1);
+    else
+        body(0, units);
 }
 
 void conv2d_reference(const float* x, int64_t n, int64_t ic, int64_t h, int64_t w, const float* weight,
@@ -181,8 +183,10 @@ void conv2d(const float* x, int64_t n, int64_t ic, int64_t h, int64_t w, const f
         }
     };
     const int64_t units = n * oh;
-    if (pool && units > 1) pool->parallel_for(units, body, 1);
-    else body(0, units);
+    if (pool && units > 1)
+        pool->parallel_for(units, body, 1);
+    else
+        body(0, units);
 }
 
 namespace {
@@ -204,7 +208,8 @@ void pool2d(bool is_max, const Activation& in, Activation& out, int64_t kh, int6
                     for (int64_t ky = 0; ky < kh; ++ky)
                         for (int64_t kx = 0; kx < kw; ++kx) {
                             const int64_t iy = y0 + ky, ix = x0 + kx;
-                            if (iy >= -ay.pad_begin && iy < h + ay.pad_end && ix >= -ax.pad_begin && ix < w + ax.pad_end)
+                            if (iy >= -ay.pad_begin && iy < h + ay.pad_end && ix >= -ax.pad_begin &&
+                                ix < w + ax.pad_end)
                                 ++padded;
                             if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
                             const float v = src[iy * w + ix];
@@ -217,8 +222,10 @@ void pool2d(bool is_max, const Activation& in, Activation& out, int64_t kh, int6
                 }
         }
     };
-    if (pool) pool->parallel_for(n * c, body, 1);
-    else body(0, n * c);
+    if (pool)
+        pool->parallel_for(n * c, body, 1);
+    else
+        body(0, n * c);
 }
 
 }  // namespace
@@ -327,7 +334,8 @@ Result<std::unique_ptr<CnnExecutor>> CnnExecutor::create(const Model& m, const C
         const CnnQuantLayer* l = quant->find(op.name);
         if (!l) continue;
         if (op.type != OpType::Conv2d && op.type != OpType::Linear)
-            return err(src, ": quantized layer '", op.name, "' is a ", op_type_name(op.type), ", not a Conv2d or Linear");
+            return err(src, ": quantized layer '", op.name, "' is a ", op_type_name(op.type),
+                       ", not a Conv2d or Linear");
         const Tensor& w = *s.weights[0];
         const int64_t oc = w.shape[0], k = w.numel() / oc;
         if (int64_t(l->codes.size()) != w.numel() || int64_t(l->scales.size()) != oc)
@@ -336,9 +344,11 @@ Result<std::unique_ptr<CnnExecutor>> CnnExecutor::create(const Model& m, const C
         if (l->bits < 2 || l->bits > 8) return err(src, ": quantized layer '", op.name, "': ", l->bits, " bits");
         const int lim = (1 << (l->bits - 1)) - 1;
         for (int8_t c : l->codes)
-            if (c < -lim || c > lim) return err(src, ": quantized layer '", op.name, "': code ", int(c), " outside +-", lim);
+            if (c < -lim || c > lim)
+                return err(src, ": quantized layer '", op.name, "': code ", int(c), " outside +-", lim);
         if (l->int8_activations && (!(l->act_scale > 0) || l->act_zero < -128 || l->act_zero > 127))
-            return err(src, ": quantized layer '", op.name, "': bad activation scale ", l->act_scale, " / zero ", l->act_zero);
+            return err(src, ": quantized layer '", op.name, "': bad activation scale ", l->act_scale, " / zero ",
+                       l->act_zero);
         s.q = l;
         if (l->int8_activations) {
             s.rowsum.assign(size_t(oc), 0);
@@ -349,7 +359,8 @@ Result<std::unique_ptr<CnnExecutor>> CnnExecutor::create(const Model& m, const C
             }
         } else {
             s.dequant.resize(size_t(w.numel()));
-            for (int64_t i = 0; i < w.numel(); ++i) s.dequant[size_t(i)] = l->scales[size_t(i / k)] * float(l->codes[size_t(i)]);
+            for (int64_t i = 0; i < w.numel(); ++i)
+                s.dequant[size_t(i)] = l->scales[size_t(i / k)] * float(l->codes[size_t(i)]);
         }
         found.insert(op.name);
     }
@@ -404,11 +415,13 @@ Status CnnExecutor::step(const Step& s, std::map<std::string, Activation>& value
             p.dil_h = int64_t(dl[0]);
             p.dil_w = int64_t(dl[1]);
             if (w.shape[1] * p.group != x.shape[1])
-                return err(src, ": conv '", op.name, "' weight ", shp(w.shape), " (group ", p.group, ") does not fit input ",
-                           shp(x.shape));
+                return err(src, ": conv '", op.name, "' weight ", shp(w.shape), " (group ", p.group,
+                           ") does not fit input ", shp(x.shape));
             const int ap = int(op_attr1(op, "auto_pad", 0));
-            const Axis ay = cnn_spatial_axis(x.shape[2], p.kh, p.stride_h, p.dil_h, int64_t(pd[0]), int64_t(pd[2]), ap, false);
-            const Axis ax = cnn_spatial_axis(x.shape[3], p.kw, p.stride_w, p.dil_w, int64_t(pd[1]), int64_t(pd[3]), ap, false);
+            const Axis ay =
+                cnn_spatial_axis(x.shape[2], p.kh, p.stride_h, p.dil_h, int64_t(pd[0]), int64_t(pd[2]), ap, false);
+            const Axis ax =
+                cnn_spatial_axis(x.shape[3], p.kw, p.stride_w, p.dil_w, int64_t(pd[1]), int64_t(pd[3]), ap, false);
             if (ay.out <= 0 || ax.out <= 0)
                 return err(src, ": conv '", op.name, "' kernel ", shp(w.shape), " does not fit input ", shp(x.shape));
             p.pad_t = ay.pad_begin;
@@ -427,15 +440,15 @@ Status CnnExecutor::step(const Step& s, std::map<std::string, Activation>& value
                 break;
             }
             conv2d(x.data.data(), x.shape[0], x.shape[1], x.shape[2], x.shape[3], s.q ? s.dequant.data() : w.f32(),
-                   cbias, w.shape[0], p, y.data.data(), ay.out, ax.out,
-                   pool_.get());
+                   cbias, w.shape[0], p, y.data.data(), ay.out, ax.out, pool_.get());
             break;
         }
         case OpType::BatchNorm: {
             if (x.shape.size() < 2) return bad_rank(4);
             const int64_t c = x.shape[1];
             if (s.weights[0]->numel() != c)
-                return err(src, ": batchnorm '", op.name, "' has ", s.weights[0]->numel(), " channels, input ", shp(x.shape));
+                return err(src, ": batchnorm '", op.name, "' has ", s.weights[0]->numel(), " channels, input ",
+                           shp(x.shape));
             const double eps = op_attr1(op, "epsilon", 1e-5);
             const int64_t inner = x.numel() / (x.shape[0] * c);
             y = x;
@@ -460,14 +473,16 @@ Status CnnExecutor::step(const Step& s, std::map<std::string, Activation>& value
                        pd = op_attr(op, "pads", {0, 0, 0, 0});
             const int ap = int(op_attr1(op, "auto_pad", 0));
             const bool ceil = op_attr1(op, "ceil_mode", 0) != 0;
-            const Axis ay = cnn_spatial_axis(x.shape[2], int64_t(k[0]), int64_t(st[0]), 1, int64_t(pd[0]), int64_t(pd[2]), ap, ceil);
-            const Axis ax = cnn_spatial_axis(x.shape[3], int64_t(k[1]), int64_t(st[1]), 1, int64_t(pd[1]), int64_t(pd[3]), ap, ceil);
+            const Axis ay = cnn_spatial_axis(x.shape[2], int64_t(k[0]), int64_t(st[0]), 1, int64_t(pd[0]),
+                                             int64_t(pd[2]), ap, ceil);
+            const Axis ax = cnn_spatial_axis(x.shape[3], int64_t(k[1]), int64_t(st[1]), 1, int64_t(pd[1]),
+                                             int64_t(pd[3]), ap, ceil);
             if (ay.out <= 0 || ax.out <= 0)
                 return err(src, ": pool '", op.name, "' window does not fit input ", shp(x.shape));
             y.shape = {x.shape[0], x.shape[1], ay.out, ax.out};
             y.data.resize(size_t(y.numel()));
-            pool2d(op.type == OpType::MaxPool, x, y, int64_t(k[0]), int64_t(k[1]), int64_t(st[0]), int64_t(st[1]), ay, ax,
-                   op_attr1(op, "count_include_pad", 0) != 0, pool_.get());
+            pool2d(op.type == OpType::MaxPool, x, y, int64_t(k[0]), int64_t(k[1]), int64_t(st[0]), int64_t(st[1]), ay,
+                   ax, op_attr1(op, "count_include_pad", 0) != 0, pool_.get());
             break;
         }
         case OpType::GlobalAvgPool: {
@@ -502,16 +517,18 @@ Status CnnExecutor::step(const Step& s, std::map<std::string, Activation>& value
                     const int64_t b = i / out, o = i % out;
                     const float bo = bias ? bias[o] : 0.0f;
                     if (!xq.empty())
-                        y.data[size_t(i)] = s.out_scale[size_t(o)] *
-                                                float(dot_i8(s.q->codes.data() + o * k, xq.data() + b * k, k) -
-                                                      s.q->act_zero * s.rowsum[size_t(o)]) +
-                                            bo;
+                        y.data[size_t(i)] =
+                            s.out_scale[size_t(o)] * float(dot_i8(s.q->codes.data() + o * k, xq.data() + b * k, k) -
+                                                           s.q->act_zero * s.rowsum[size_t(o)]) +
+                            bo;
                     else
                         y.data[size_t(i)] = kernels::dot(wf + o * k, x.data.data() + b * k, k) + bo;
                 }
             };
-            if (n * out * k > 65536) pool_->parallel_for(n * out, body, 16);
-            else body(0, n * out);
+            if (n * out * k > 65536)
+                pool_->parallel_for(n * out, body, 16);
+            else
+                body(0, n * out);
             break;
         }
         case OpType::Add: {
@@ -528,13 +545,15 @@ Status CnnExecutor::step(const Step& s, std::map<std::string, Activation>& value
             std::vector<int64_t> cs = c.shape;
             while (!cs.empty() && cs.front() == 1 && cs.size() > x.shape.size()) cs.erase(cs.begin());
             if (cs.size() > x.shape.size())
-                return err(src, ": add '", op.name, "' constant ", shp(c.shape), " does not broadcast to ", shp(x.shape));
+                return err(src, ": add '", op.name, "' constant ", shp(c.shape), " does not broadcast to ",
+                           shp(x.shape));
             cs.insert(cs.begin(), x.shape.size() - cs.size(), 1);
             std::vector<int64_t> cstride(cs.size(), 0);
             int64_t acc = 1;
             for (size_t d = cs.size(); d-- > 0;) {
                 if (cs[d] != 1 && cs[d] != x.shape[d])
-                    return err(src, ": add '", op.name, "' constant ", shp(c.shape), " does not broadcast to ", shp(x.shape));
+                    return err(src, ": add '", op.name, "' constant ", shp(c.shape), " does not broadcast to ",
+                               shp(x.shape));
                 cstride[d] = cs[d] == 1 ? 0 : acc;
                 acc *= cs[d];
             }

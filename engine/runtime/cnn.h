@@ -36,8 +36,8 @@ struct Activation {
 // (padding taps hold act_zero, i.e. the value 0). Without int8_activations the input stays
 // float and the weights are dequantized (weight-only quantization).
 struct CnnQuantLayer {
-    std::string op;       // the op (layer) name
-    int bits = 8;         // weight bits, 2..8
+    std::string op;  // the op (layer) name
+    int bits = 8;    // weight bits, 2..8
     std::vector<int8_t> codes;
     std::vector<float> scales;
     bool int8_activations = true;
@@ -103,9 +103,8 @@ struct Conv2dParams {
     int64_t group = 1;
 };
 // x [N, IC, H, W], w [OC, IC/group, KH, KW], bias [OC] or null -> y [N, OC, OH, OW].
-void conv2d(const float* x, int64_t n, int64_t ic, int64_t h, int64_t w, const float* weight,
-            const float* bias, int64_t oc, const Conv2dParams& p, float* y, int64_t oh, int64_t ow,
-            ThreadPool* pool);
+void conv2d(const float* x, int64_t n, int64_t ic, int64_t h, int64_t w, const float* weight, const float* bias,
+            int64_t oc, const Conv2dParams& p, float* y, int64_t oh, int64_t ow, ThreadPool* pool);
 // Integer conv: x holds int8 activation codes (zero point act_zero, the value of padding taps),
 // codes [OC, K] int8 weights, rowsum[oc] = sum_k codes[oc][k]; y = out_scale[oc] * (acc -
 // act_zero * rowsum[oc]) + bias[oc], acc accumulated exactly in int32.
@@ -128,7 +127,6 @@ struct ClassifyResult {
 // `pixels` holds `count` images of input_shape()[1..3] values each, already scaled; runs them in
 // batches of `batch` and compares argmax with `labels`.
 Result<ClassifyResult> classify(const CnnExecutor& exec, const std::vector<float>& pixels,
-                                const std::vector<uint8_t>& labels, int64_t batch = 100,
-                                Progress* progress = nullptr);
+                                const std::vector<uint8_t>& labels, int64_t batch = 100, Progress* progress = nullptr);
 
 }  // namespace edge

@@ -30,12 +30,14 @@ Status CpuBackend::load(std::shared_ptr<const Model> model, const compile::ExecP
     EDGE_TRY(validate_llama(*model));
     for (const Tensor& t : model->tensors)
         if (!qkernels::supported(t))
-            return err(model->source_path, ": tensor '", t.name, "' of type ", dtype_name(t.type), " cannot run on the CPU backend");
+            return err(model->source_path, ": tensor '", t.name, "' of type ", dtype_name(t.type),
+                       " cannot run on the CPU backend");
     const LlamaConfig& c = model->config;
     const int planned = plan_max_seq(plan, c);
     int max_seq = opts.max_seq > 0 ? opts.max_seq : std::min(c.context_length > 0 ? c.context_length : 2048, 4096);
     if (opts.max_seq <= 0) max_seq = std::min(max_seq, planned);
-    if (max_seq <= 0) return err(model->source_path, ": the execution plan has no attention scratch to size the KV cache by");
+    if (max_seq <= 0)
+        return err(model->source_path, ": the execution plan has no attention scratch to size the KV cache by");
     auto rp = resolve_plan(*model, plan, max_seq);
     if (!rp.ok()) return err(model->source_path, ": ", rp.message());
     model_ = std::move(model);
@@ -74,15 +76,17 @@ BackendMemory CpuBackend::memory() const {
     if (model_) m.mapped_weight_bytes = model_->weight_bytes();
     m.arena_bytes = plan_.arena_bytes;
     m.kv_bytes = (k_pool_.size() + v_pool_.size()) * sizeof(float);
-    m.scratch_bytes = (rope_cos_.size() + rope_sin_.size() + norm_scratch_.size() + up_scratch_.size() + logits_.size()) *
-                          sizeof(float) +
-                      block_table_.size() * sizeof(int32_t);
+    m.scratch_bytes =
+        (rope_cos_.size() + rope_sin_.size() + norm_scratch_.size() + up_scratch_.size() + logits_.size()) *
+            sizeof(float) +
+        block_table_.size() * sizeof(int32_t);
     return m;
 }
 
 float* CpuBackend::kv_row(std::vector<float>& pool, int layer, int p) {
     const size_t block = size_t(block_table_[size_t(p / kKvBlock)]);
-    return pool.data() + ((size_t(layer) * blocks_per_layer_ + block) * kKvBlock + size_t(p % kKvBlock)) * size_t(cfg_.kv_dim());
+    return pool.data() +
+           ((size_t(layer) * blocks_per_layer_ + block) * kKvBlock + size_t(p % kKvBlock)) * size_t(cfg_.kv_dim());
 }
 
 Result<const float*> CpuBackend::run(const int32_t* tokens, int n, int pos, float* all_logits) {
@@ -95,7 +99,8 @@ Result<const float*> CpuBackend::run(const int32_t* tokens, int n, int pos, floa
 Status CpuBackend::run_chunk(const int32_t* tokens, int n, int pos, float* all_logits) {
     const LlamaConfig& c = cfg_;
     const int k = n == 1 ? 0 : 1;  // which memory plan
-    if (n > plan_.batch[size_t(k)]) return err("cpu backend: ", n, " rows exceed the plan's batch ", plan_.batch[size_t(k)]);
+    if (n > plan_.batch[size_t(k)])
+        return err("cpu backend: ", n, " rows exceed the plan's batch ", plan_.batch[size_t(k)]);
     uint8_t* base = arena_.get();
     auto P = [&](const ValueRef& v) { return reinterpret_cast<float*>(base + v.off[size_t(k)]); };
     ThreadPool& pool = *pool_;
@@ -122,7 +127,8 @@ Status CpuBackend::run_chunk(const int32_t* tokens, int n, int pos, float* all_l
             case StepKind::RMSNorm: {
                 const int D = s.out[0].width;
                 for (int t = 0; t < n; ++t)
-                    kernels::rmsnorm(P(s.out[0]) + size_t(t) * D, P(s.in[0]) + size_t(t) * D, s.norm->f32(), D, c.norm_eps);
+                    kernels::rmsnorm(P(s.out[0]) + size_t(t) * D, P(s.in[0]) + size_t(t) * D, s.norm->f32(), D,
+                                     c.norm_eps);
                 break;
             }
             case StepKind::MatMul:
@@ -134,13 +140,15 @@ Status CpuBackend::run_chunk(const int32_t* tokens, int n, int pos, float* all_l
                 const float* in = P(s.in[0]) + size_t(r0) * in_w;
                 if (s.prologue_rmsnorm) {
                     for (int t = 0; t < rows; ++t)
-                        kernels::rmsnorm(norm_scratch_.data() + size_t(t) * in_w, in + size_t(t) * in_w, s.norm->f32(), in_w, c.norm_eps);
+                        kernels::rmsnorm(norm_scratch_.data() + size_t(t) * in_w, in + size_t(t) * in_w, s.norm->f32(),
+                                         in_w, c.norm_eps);
                     in = norm_scratch_.data();
                 }
                 if (s.kind == StepKind::GateUpSwiglu) {
                     const int F = s.out[0].width;
                     float* a = P(s.out[0]) + size_t(r0) * F;
-                    qkernels::matmul_gate_up_swiglu(a, up_scratch_.data(), in, *s.weights[0], *s.weights[1], rows, pool);
+                    qkernels::matmul_gate_up_swiglu(a, up_scratch_.data(), in, *s.weights[0], *s.weights[1], rows,
+                                                    pool);
                 } else {
                     // Fused Q/K/V (several weights, one input): one parallel region.
                     std::vector<qkernels::MatmulJob> jobs;
@@ -170,7 +178,9 @@ Status CpuBackend::run_chunk(const int32_t* tokens, int n, int pos, float* all_l
                 for (int t = 0; t < n; ++t) {
                     const float* cs = &rope_cos_[size_t(pos + t) * half];
                     const float* sn = &rope_sin_[size_t(pos + t) * half];
-                    auto rotate = [&](float* vec, int heads) { kernels::rope_interleaved(vec, heads, HD, half, cs, sn); };
+                    auto rotate = [&](float* vec, int heads) {
+                        kernels::rope_interleaved(vec, heads, HD, half, cs, sn);
+                    };
                     rotate(q + size_t(t) * QD, c.n_heads);
                     rotate(kk + size_t(t) * KV, c.n_kv_heads);
                 }
@@ -194,7 +204,8 @@ Status CpuBackend::run_chunk(const int32_t* tokens, int n, int pos, float* all_l
                         const float* qh = q + size_t(t) * QD + size_t(h) * HD;
                         float* att = scores + (size_t(t) * c.n_heads + h) * size_t(max_seq_);
                         const size_t kvo = size_t(h / kv_mul) * HD;
-                        for (int p = 0; p < len; ++p) att[p] = kernels::dot(qh, kv_row(k_pool_, layer, p) + kvo, HD) * inv_sqrt;
+                        for (int p = 0; p < len; ++p)
+                            att[p] = kernels::dot(qh, kv_row(k_pool_, layer, p) + kvo, HD) * inv_sqrt;
                         kernels::softmax(att, len);
                         float* o = out + size_t(t) * QD + size_t(h) * HD;
                         std::fill(o, o + HD, 0.0f);

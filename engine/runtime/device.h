@@ -6,12 +6,12 @@
 namespace edge {
 
 struct DeviceReport {
-    bool cuda_built = false;     // the CUDA backend was compiled in
-    bool cuda_usable = false;    // a device answered
+    bool cuda_built = false;   // the CUDA backend was compiled in
+    bool cuda_usable = false;  // a device answered
     int cuda_devices = 0;
-    std::string cuda_name;       // first device, e.g. "NVIDIA H200"
-    int cuda_cc = 0;             // compute capability, e.g. 87 or 90
-    std::string reason;          // why CUDA is not used, when it is not
+    std::string cuda_name;  // first device, e.g. "NVIDIA H200"
+    int cuda_cc = 0;        // compute capability, e.g. 87 or 90
+    std::string reason;     // why CUDA is not used, when it is not
     std::string backend() const { return cuda_usable ? "cuda" : "cpu"; }
 };
 

@@ -62,9 +62,7 @@ void unpack(DType t, const uint8_t* b, WBlock& w) {
     w.m = 0.0f;
     w.d = h2f(b);
     switch (t) {
-        case DType::Q8_0:
-            std::memcpy(w.q, b + 2, QK);
-            break;
+        case DType::Q8_0: std::memcpy(w.q, b + 2, QK); break;
         case DType::Q4_0:
             for (int j = 0; j < 16; ++j) {
                 w.q[j] = int8_t((b[2 + j] & 15) - 8);
@@ -95,8 +93,7 @@ void unpack(DType t, const uint8_t* b, WBlock& w) {
             }
             break;
         }
-        default:
-            break;
+        default: break;
     }
 }
 
@@ -227,8 +224,9 @@ float v_expf(float x) {
     const uint32_t e = bits_of(z) << 23;
     const float k = float_of(e + bits_of(1.0f));
     const float u = b * b;
-    const float j = std::fma(std::fma(std::fma(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, std::fma(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)),
-                             u, 0x1.ffffecp-1f * b);
+    const float j =
+        std::fma(std::fma(std::fma(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, std::fma(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)),
+                 u, 0x1.ffffecp-1f * b);
     if (!(std::fabs(n) > 126.0f)) return std::fma(j, k, k);
     const uint32_t g = n <= 0.0f ? 0x82000000u : 0u;
     const float s1 = float_of(g + 0x7f000000u);
@@ -368,7 +366,8 @@ Result<std::unique_ptr<Executor>> Executor::create(const Model& model, int max_s
     impl->file = std::move(f).value();
     const gguf::File& file = impl->file;
     const LlamaConfig& c = impl->c;
-    if (c.rope_dim % 2 != 0 || c.rope_dim > c.head_dim) return err(file.path, ": rope dimension ", c.rope_dim, " is not usable");
+    if (c.rope_dim % 2 != 0 || c.rope_dim > c.head_dim)
+        return err(file.path, ": rope dimension ", c.rope_dim, " is not usable");
     auto get = [&](const std::string& n, Weight& out) -> Status {
         auto w = find_weight(file, model, n);
         if (!w.ok()) return w.error();
@@ -430,21 +429,25 @@ void Executor::Impl::matmul(const Weight& w, const float* in, int n, float* out,
     if (!ing.quantized_activations || w.type == DType::F32) {
         // FP32 activations; F32 weights go through tinyBLAS / ggml_vec_dot_f32 either way.
         const bool f32 = w.type == DType::F32 && ing.quantized_activations;
-        pool.parallel_for(R, [&](int64_t b, int64_t e) {
-            std::vector<float> row(static_cast<size_t>(K));
-            for (int64_t o = b; o < e; ++o) {
-                dequantize_row(w, o, row.data());
-                for (int t = 0; t < n; ++t) {
-                    const float* y = in + int64_t(t) * K;
-                    float s = 0.0f;
-                    if (f32)
-                        s = K % 8 == 0 && ing.simd_lanes ? dot_tinyblas(row.data(), y, int(K)) : dot_vec(row.data(), y, int(K), false);
-                    else
-                        for (int64_t i = 0; i < K; ++i) s += row[size_t(i)] * y[i];
-                    out[int64_t(t) * R + o] = s;
+        pool.parallel_for(
+            R,
+            [&](int64_t b, int64_t e) {
+                std::vector<float> row(static_cast<size_t>(K));
+                for (int64_t o = b; o < e; ++o) {
+                    dequantize_row(w, o, row.data());
+                    for (int t = 0; t < n; ++t) {
+                        const float* y = in + int64_t(t) * K;
+                        float s = 0.0f;
+                        if (f32)
+                            s = K % 8 == 0 && ing.simd_lanes ? dot_tinyblas(row.data(), y, int(K))
+                                                             : dot_vec(row.data(), y, int(K), false);
+                        else
+                            for (int64_t i = 0; i < K; ++i) s += row[size_t(i)] * y[i];
+                        out[int64_t(t) * R + o] = s;
+                    }
                 }
-            }
-        }, grain);
+            },
+            grain);
         return;
     }
     if (is_block_type(w.type)) {
@@ -452,37 +455,44 @@ void Executor::Impl::matmul(const Weight& w, const float* in, int n, float* out,
         std::vector<ABlock> act(size_t(n) * size_t(nb));
         for (int t = 0; t < n; ++t) quantize_q8(in + int64_t(t) * K, int(K), ing.fp16_act_scales, &act[size_t(t) * nb]);
         const size_t bb = size_t(dtype_block_bytes(w.type));
-        pool.parallel_for(R, [&](int64_t b, int64_t e) {
-            for (int64_t o = b; o < e; ++o)
-                for (int t = 0; t < n; ++t)
-                    out[int64_t(t) * R + o] = dot_blocks(w.type, w.data + size_t(o) * w.row_bytes, bb, &act[size_t(t) * nb], nb, ing);
-        }, grain);
+        pool.parallel_for(
+            R,
+            [&](int64_t b, int64_t e) {
+                for (int64_t o = b; o < e; ++o)
+                    for (int t = 0; t < n; ++t)
+                        out[int64_t(t) * R + o] =
+                            dot_blocks(w.type, w.data + size_t(o) * w.row_bytes, bb, &act[size_t(t) * nb], nb, ing);
+            },
+            grain);
         return;
     }
     // F16 / BF16 weights meet activations rounded to the same type.
     const bool f16 = w.type == DType::F16;
     std::vector<float> act(size_t(n) * size_t(K));
     for (size_t i = 0; i < act.size(); ++i) act[i] = f16 ? round_f16(in[i]) : round_bf16(in[i]);
-    pool.parallel_for(R, [&](int64_t b, int64_t e) {
-        std::vector<float> row(static_cast<size_t>(K));
-        for (int64_t o = b; o < e; ++o) {
-            dequantize_row(w, o, row.data());
-            for (int t = 0; t < n; ++t) {
-                const float* y = &act[size_t(t) * size_t(K)];
-                float s;
-                if (!ing.simd_lanes) {
-                    double d = 0.0;
-                    for (int64_t i = 0; i < K; ++i) d += double(row[size_t(i)] * y[i]);
-                    s = float(d);
-                } else if (K % 8 == 0) {
-                    s = dot_tinyblas(row.data(), y, int(K));
-                } else {
-                    s = f16 ? dot_vec(row.data(), y, int(K), true) : dot_bf16(row.data(), y, int(K));
+    pool.parallel_for(
+        R,
+        [&](int64_t b, int64_t e) {
+            std::vector<float> row(static_cast<size_t>(K));
+            for (int64_t o = b; o < e; ++o) {
+                dequantize_row(w, o, row.data());
+                for (int t = 0; t < n; ++t) {
+                    const float* y = &act[size_t(t) * size_t(K)];
+                    float s;
+                    if (!ing.simd_lanes) {
+                        double d = 0.0;
+                        for (int64_t i = 0; i < K; ++i) d += double(row[size_t(i)] * y[i]);
+                        s = float(d);
+                    } else if (K % 8 == 0) {
+                        s = dot_tinyblas(row.data(), y, int(K));
+                    } else {
+                        s = f16 ? dot_vec(row.data(), y, int(K), true) : dot_bf16(row.data(), y, int(K));
+                    }
+                    out[int64_t(t) * R + o] = s;
                 }
-                out[int64_t(t) * R + o] = s;
             }
-        }
-    }, grain);
+        },
+        grain);
 }
 
 // Rotates the first rope_dim dimensions of each head by the angles in cs (cos, sin interleaved),
@@ -570,7 +580,8 @@ void Executor::Impl::attention(int l, int n, int pos, ThreadPool& pool) {
                         if (S == 0.0f) continue;
                         const float Mn = std::max(Mf, M);
                         const float so = std::exp(Mf - Mn), sn = std::exp(M - Mn);
-                        for (int i = 0; i < HD; ++i) merged[size_t(i)] = fmac(fc, merged[size_t(i)], so, acc[size_t(i)] * sn);
+                        for (int i = 0; i < HD; ++i)
+                            merged[size_t(i)] = fmac(fc, merged[size_t(i)], so, acc[size_t(i)] * sn);
                         Sf = fmac(fc, Sf, so, S * sn);
                         Mf = Mn;
                     }
@@ -591,13 +602,15 @@ void Executor::Impl::attention(int l, int n, int pos, ThreadPool& pool) {
                     float ch[8];
                     for (int j = 0; j < 8; ++j) {
                         const int s = s0 + j;
-                        ch[j] = s < len ? (ing.vec_expf ? v_expf(sc[size_t(s)] - mx) : std::exp(sc[size_t(s)] - mx)) : 0.0f;
+                        ch[j] =
+                            s < len ? (ing.vec_expf ? v_expf(sc[size_t(s)] - mx) : std::exp(sc[size_t(s)] - mx)) : 0.0f;
                         sc[size_t(s)] = ch[j];
                     }
                     sum += double(hsum8(ch));
                 }
                 const float inv = float(1.0 / sum);
-                for (int s = 0; s < padded; ++s) sc[size_t(s)] = ing.f16_kv ? round_f16(sc[size_t(s)] * inv) : sc[size_t(s)] * inv;
+                for (int s = 0; s < padded; ++s)
+                    sc[size_t(s)] = ing.f16_kv ? round_f16(sc[size_t(s)] * inv) : sc[size_t(s)] * inv;
                 std::vector<float> vcol(static_cast<size_t>(padded), 0.0f);
                 for (int i = 0; i < HD; ++i) {
                     for (int s = 0; s < len; ++s) vcol[size_t(s)] = kv_v(base + size_t(s) * KV + hoff + i);
@@ -629,7 +642,9 @@ const float* Executor::prefill(const int32_t* tokens, int n, int pos, float* all
     for (int t = 0; t < n; ++t) {
         float theta = float(pos + t);
         for (int i = 0; i < half; ++i) {
-            const float th = m.ing.rope_iterative ? theta : float(pos + t) * std::pow(c.rope_theta, -2.0f * float(i) / float(c.rope_dim));
+            const float th = m.ing.rope_iterative
+                                 ? theta
+                                 : float(pos + t) * std::pow(c.rope_theta, -2.0f * float(i) / float(c.rope_dim));
             m.rope[size_t(t) * 2 * half + 2 * i] = std::cos(th);
             m.rope[size_t(t) * 2 * half + 2 * i + 1] = std::sin(th);
             theta *= theta_scale;
@@ -637,7 +652,8 @@ const float* Executor::prefill(const int32_t* tokens, int n, int pos, float* all
     }
     for (int l = 0; l < c.n_layers; ++l) {
         const LayerW& L = m.layers[size_t(l)];
-        for (int t = 0; t < n; ++t) rmsnorm(&m.xb[size_t(t) * D], &m.x[size_t(t) * D], L.attn_norm.data(), D, c.norm_eps);
+        for (int t = 0; t < n; ++t)
+            rmsnorm(&m.xb[size_t(t) * D], &m.x[size_t(t) * D], L.attn_norm.data(), D, c.norm_eps);
         m.matmul(L.wq, m.xb.data(), n, m.q.data(), pool);
         m.matmul(L.wk, m.xb.data(), n, m.k.data(), pool);
         m.matmul(L.wv, m.xb.data(), n, m.v.data(), pool);
@@ -661,7 +677,8 @@ const float* Executor::prefill(const int32_t* tokens, int n, int pos, float* all
         m.matmul(L.wo, m.xb.data(), n, m.hb2.data(), pool);
         for (size_t i = 0; i < size_t(n) * D; ++i) m.x[i] += m.hb2[i];
 
-        for (int t = 0; t < n; ++t) rmsnorm(&m.xb[size_t(t) * D], &m.x[size_t(t) * D], L.ffn_norm.data(), D, c.norm_eps);
+        for (int t = 0; t < n; ++t)
+            rmsnorm(&m.xb[size_t(t) * D], &m.x[size_t(t) * D], L.ffn_norm.data(), D, c.norm_eps);
         m.matmul(L.gate, m.xb.data(), n, m.hb.data(), pool);
         m.matmul(L.up, m.xb.data(), n, m.hb2.data(), pool);
         // ggml_vec_swiglu_f32: silu(gate) * up; 8-wide chunks through ggml_v_silu (ggml_v_expf),

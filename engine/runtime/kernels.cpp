@@ -24,8 +24,7 @@ float dot_portable(const float* a, const float* b, int64_t n) {
 
 #if defined(__x86_64__)
 __attribute__((target("avx2,fma"))) float dot_avx2(const float* a, const float* b, int64_t n) {
-    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(),
-           s3 = _mm256_setzero_ps();
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
     int64_t i = 0;
     for (; i + 32 <= n; i += 32) {
         s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
@@ -129,7 +128,8 @@ __attribute__((target("avx2,fma"))) float sum_squares_avx2(const float* x, int n
 // (Kernels.VectorExpMatchesLibm).
 __attribute__((target("avx2,fma"))) inline __m256 exp8(__m256 x) {
     x = _mm256_max_ps(_mm256_set1_ps(-87.3f), _mm256_min_ps(_mm256_set1_ps(88.3f), x));  // NaN kept (second operand)
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
     r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
     __m256 p = _mm256_set1_ps(1.0f / 5040);
@@ -197,7 +197,8 @@ __attribute__((target("avx"))) void scale_mul_avx(float* out, const float* x, co
 // Four pairs per vector: v = (a0 b0 a1 b1 ...), its pairs swapped (b0 a0 ...), cos doubled
 // (c0 c0 c1 c1 ...) and sin doubled with the even lanes negated: v·c + swapped·s gives
 // a·c − b·s and b·c + a·s, the same products and one add or subtract each, as the loop.
-__attribute__((target("avx"))) void rope_avx(float* vec, int heads, int head_dim, int half, const float* cs, const float* sn) {
+__attribute__((target("avx"))) void rope_avx(float* vec, int heads, int head_dim, int half, const float* cs,
+                                             const float* sn) {
     const __m256 neg_even = _mm256_setr_ps(-0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f);
     for (int h = 0; h < heads; ++h) {
         float* hv = vec + size_t(h) * size_t(head_dim);

@@ -37,7 +37,9 @@ Result<std::unique_ptr<LlamaCpu>> LlamaCpu::create(std::shared_ptr<const Model> 
     rt->embd_tensor_ = t("token_embd.weight");
     rt->head_tensor_ = m.output_head();
     for (const Tensor& x : m.tensors)
-        if (!qkernels::supported(x)) return err(m.source_path, ": tensor '", x.name, "' of type ", dtype_name(x.type), " cannot run on the CPU executor");
+        if (!qkernels::supported(x))
+            return err(m.source_path, ": tensor '", x.name, "' of type ", dtype_name(x.type),
+                       " cannot run on the CPU executor");
     rt->embd_ = rt->embd_tensor_->type == DType::F32 ? rt->embd_tensor_->f32() : nullptr;
     rt->out_norm_ = w("output_norm.weight");
     rt->head_ = rt->head_tensor_->type == DType::F32 ? rt->head_tensor_->f32() : nullptr;
@@ -168,7 +170,8 @@ const float* LlamaCpu::prefill(const int32_t* tokens, int n, int pos, float* all
 
     for (int l = 0; l < c.n_layers; ++l) {
         const Layer& L = layers_[l];
-        for (int t = 0; t < n; ++t) kernels::rmsnorm(&xb_[size_t(t) * D], &x_[size_t(t) * D], L.attn_norm, D, c.norm_eps);
+        for (int t = 0; t < n; ++t)
+            kernels::rmsnorm(&xb_[size_t(t) * D], &x_[size_t(t) * D], L.attn_norm, D, c.norm_eps);
         if (linear_hook_)
             for (const char* kind : {"attn_q", "attn_k", "attn_v"}) hook(l, kind, xb_.data(), n, D);
         {
@@ -200,7 +203,8 @@ const float* LlamaCpu::prefill(const int32_t* tokens, int n, int pos, float* all
                 const float* qh = &q_[size_t(t) * QD + size_t(h) * HD];
                 float* att = &att_[(size_t(t) * c.n_heads + h) * max_seq_];
                 const int kvh = h / kv_mul;
-                for (int s = 0; s < len; ++s) att[s] = kernels::dot(qh, kc + size_t(s) * KV + size_t(kvh) * HD, HD) * inv_sqrt;
+                for (int s = 0; s < len; ++s)
+                    att[s] = kernels::dot(qh, kc + size_t(s) * KV + size_t(kvh) * HD, HD) * inv_sqrt;
                 kernels::softmax(att, len);
                 float* out = &xb_[size_t(t) * QD + size_t(h) * HD];
                 std::fill(out, out + HD, 0.0f);
@@ -228,11 +232,14 @@ const float* LlamaCpu::prefill(const int32_t* tokens, int n, int pos, float* all
 
 Result<const float*> LlamaCpu::forward_paged(kv::PagedKv& kv, std::span<const PagedStep> batch) {
     const LlamaConfig& c = cfg_;
-    if (compat_) return err("paged forward runs FP32 numerics only (this executor runs ", numerics_name(Numerics::LlamaCpp), ")");
+    if (compat_)
+        return err("paged forward runs FP32 numerics only (this executor runs ", numerics_name(Numerics::LlamaCpp),
+                   ")");
     const kv::KvShape& sh = kv.shape();
     if (sh.n_layers != c.n_layers || sh.n_kv_heads != c.n_kv_heads || sh.head_dim != c.head_dim)
         return err("paged KV cache shape (", sh.n_layers, " layers, ", sh.n_kv_heads, " KV heads x ", sh.head_dim,
-                   ") does not match the model (", c.n_layers, " layers, ", c.n_kv_heads, " KV heads x ", c.head_dim, ")");
+                   ") does not match the model (", c.n_layers, " layers, ", c.n_kv_heads, " KV heads x ", c.head_dim,
+                   ")");
     if (batch.empty()) return err("paged forward: empty batch");
     // Plan: positions, the block demand, and checks, before anything changes.
     std::vector<int> start(batch.size());
@@ -245,8 +252,9 @@ Result<const float*> LlamaCpu::forward_paged(kv::PagedKv& kv, std::span<const Pa
             if (batch[j].seq == st.seq) return err("paged forward: sequence ", st.seq, " appears twice in one batch");
         start[i] = kv.seq_len(st.seq);
         if (int64_t(start[i]) + int64_t(st.tokens.size()) > max_seq_)
-            return err("paged forward: sequence ", st.seq, " would reach ", int64_t(start[i]) + int64_t(st.tokens.size()),
-                       " tokens, past the executor's maximum of ", max_seq_);
+            return err("paged forward: sequence ", st.seq, " would reach ",
+                       int64_t(start[i]) + int64_t(st.tokens.size()), " tokens, past the executor's maximum of ",
+                       max_seq_);
         need += kv.blocks_needed(st.seq, int64_t(st.tokens.size()));
         n += int(st.tokens.size());
     }
@@ -281,7 +289,8 @@ Result<const float*> LlamaCpu::forward_paged(kv::PagedKv& kv, std::span<const Pa
 
     for (int l = 0; l < c.n_layers; ++l) {
         const Layer& L = layers_[l];
-        for (int t = 0; t < n; ++t) kernels::rmsnorm(&xb_[size_t(t) * D], &x_[size_t(t) * D], L.attn_norm, D, c.norm_eps);
+        for (int t = 0; t < n; ++t)
+            kernels::rmsnorm(&xb_[size_t(t) * D], &x_[size_t(t) * D], L.attn_norm, D, c.norm_eps);
         if (linear_hook_)
             for (const char* kind : {"attn_q", "attn_k", "attn_v"}) hook(l, kind, xb_.data(), n, D);
         {
@@ -299,7 +308,8 @@ Result<const float*> LlamaCpu::forward_paged(kv::PagedKv& kv, std::span<const Pa
         }
         for (size_t i = 0; i < batch.size(); ++i) {
             const size_t t0 = size_t(first[i]);
-            EDGE_TRY(kv.apply(kv::op::Write{batch[i].seq, l, start[i], int(batch[i].tokens.size()), &k_[t0 * KV], &v_[t0 * KV]}));
+            EDGE_TRY(kv.apply(
+                kv::op::Write{batch[i].seq, l, start[i], int(batch[i].tokens.size()), &k_[t0 * KV], &v_[t0 * KV]}));
             tables[i] = kv.block_table(batch[i].seq);
         }
 
@@ -313,7 +323,8 @@ Result<const float*> LlamaCpu::forward_paged(kv::PagedKv& kv, std::span<const Pa
                 float* att = &att_[(size_t(t) * c.n_heads + h) * max_seq_];
                 const size_t hoff = size_t(h / kv_mul) * HD;
                 for (int s = 0; s < len; ++s)
-                    att[s] = kernels::dot(qh, kv.keys(table[size_t(s / B)], l) + size_t(s % B) * KV + hoff, HD) * inv_sqrt;
+                    att[s] =
+                        kernels::dot(qh, kv.keys(table[size_t(s / B)], l) + size_t(s % B) * KV + hoff, HD) * inv_sqrt;
                 kernels::softmax(att, len);
                 float* out = &xb_[size_t(t) * QD + size_t(h) * HD];
                 std::fill(out, out + HD, 0.0f);

@@ -69,8 +69,12 @@ public:
     size_t kv_cache_bytes() const;
     // Read-only views of the contiguous KV cache of one layer, [max_seq][kv_dim] (positions not yet
     // run hold zeros); engine/kv captures K/V through these.
-    const float* key_cache(int layer) const { return key_cache_.data() + size_t(layer) * size_t(max_seq_) * size_t(cfg_.kv_dim()); }
-    const float* value_cache(int layer) const { return value_cache_.data() + size_t(layer) * size_t(max_seq_) * size_t(cfg_.kv_dim()); }
+    const float* key_cache(int layer) const {
+        return key_cache_.data() + size_t(layer) * size_t(max_seq_) * size_t(cfg_.kv_dim());
+    }
+    const float* value_cache(int layer) const {
+        return value_cache_.data() + size_t(layer) * size_t(max_seq_) * size_t(cfg_.kv_dim());
+    }
 
     // Calibration (engine/quant): called with the input of every linear layer just before it
     // runs: n tokens x in_dim floats. block is the decoder block (-1 for the output head), kind
@@ -93,8 +97,8 @@ private:
     const Tensor* head_tensor_ = nullptr;
     LinearHook linear_hook_;
     std::unique_ptr<ggml_compat::Executor> compat_;  // set in Numerics::LlamaCpp mode
-    std::vector<float> key_cache_, value_cache_;  // [layer][pos][kv_dim]
-    std::vector<float> rope_cos_, rope_sin_;      // [pos][rope_dim/2]
+    std::vector<float> key_cache_, value_cache_;     // [layer][pos][kv_dim]
+    std::vector<float> rope_cos_, rope_sin_;         // [pos][rope_dim/2]
     // scratch, sized for a batch
     int batch_cap_ = 0;
     std::vector<float> x_, xb_, xb2_, q_, k_, v_, att_, hb_, hb2_, logits_;

@@ -112,7 +112,8 @@ template <class S>
 static float row_dot_q8_portable_t(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
     const int8_t* codes = reinterpret_cast<const int8_t*>(base + r * q.row_bytes);
     const S* sw = row_scales<S>(q, base, r);
-    const int8_t* zw = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
+    const int8_t* zw =
+        q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
     float acc = 0.0f;
     for (int64_t b = 0; b < x.blocks; ++b) {
         int32_t s = 0;
@@ -130,7 +131,8 @@ template <class S>
 static float row_dot_q4_portable_t(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
     const uint8_t* codes = base + r * q.row_bytes;
     const S* sw = row_scales<S>(q, base, r);
-    const int8_t* zw = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
+    const int8_t* zw =
+        q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
     float acc = 0.0f;
     for (int64_t b = 0; b < x.blocks; ++b) {
         int32_t s = 0;
@@ -181,9 +183,7 @@ void quantize_block_portable(const float* x, int64_t n, int8_t* q, float* scale,
 
 }  // namespace detail
 
-bool kernel_available(KernelLevel level) {
-    return level == KernelLevel::Auto || int(level) <= int(hw_level());
-}
+bool kernel_available(KernelLevel level) { return level == KernelLevel::Auto || int(level) <= int(hw_level()); }
 void force_kernels(KernelLevel cap) { g_cap.store(int(cap), std::memory_order_relaxed); }
 const char* kernel_name() {
     const KernelLevel l = best_level();
@@ -319,7 +319,8 @@ void prepare_vnni(const float* x, int64_t n, const QuantInfo& qi, VnniBuffers& b
     const int64_t bpg = qi.grouping == QGrouping::PerChannel ? B : qi.group_size / kQBlock;
     buf.cg.assign(size_t(qi.groups_per_row), 0.0f);
     for (int64_t g = 0, b = 0; b < B; ++g)  // (an integer division per block cost ~1 µs per 2048 inputs)
-        for (int64_t k = 0; k < bpg && b < B; ++k, ++b) buf.cg[size_t(g)] += buf.scale[size_t(b)] * float(buf.sum[size_t(b)]);
+        for (int64_t k = 0; k < bpg && b < B; ++k, ++b)
+            buf.cg[size_t(g)] += buf.scale[size_t(b)] * float(buf.sum[size_t(b)]);
     const int64_t chunks = (B + (qi.bits == 4 ? 3 : 1)) / (qi.bits == 4 ? 4 : 2);
     buf.lane_off.resize(size_t(chunks * 16));
     vnni_lanes_avx512(qi.bits, buf.q.data(), chunks, buf.lane_off.data());
@@ -343,7 +344,8 @@ Path path_of(const Tensor& w) {
 bool same_acts(Path p, const Tensor& a, const Tensor& b) {
     if (p != Path::Vnni) return true;
     const QuantInfo &x = *a.quant, &y = *b.quant;
-    return x.bits == y.bits && x.grouping == y.grouping && x.group_size == y.group_size && x.groups_per_row == y.groups_per_row;
+    return x.bits == y.bits && x.grouping == y.grouping && x.group_size == y.group_size &&
+           x.groups_per_row == y.groups_per_row;
 }
 
 // The activations of n tokens prepared for one weight layout. Buffers are reused across calls
@@ -368,7 +370,8 @@ struct Slot {
             for (int t = 0; t < n; ++t) {
                 VnniBuffers& v = bufs[size_t(t)];
                 prepare_vnni(in + int64_t(t) * in_dim, in_dim, *w.quant, v);
-                vnni[size_t(t)] = VnniActs{v.q.data(), v.scale.data(), v.cg.data(), v.lane_off.data(), int64_t(v.sum.size())};
+                vnni[size_t(t)] =
+                    VnniActs{v.q.data(), v.scale.data(), v.cg.data(), v.lane_off.data(), int64_t(v.sum.size())};
             }
             return;
         }
@@ -377,8 +380,8 @@ struct Slot {
         for (int t = 0; t < n; ++t) quantize_acts(in + int64_t(t) * in_dim, in_dim, acts[size_t(t)]);
         views.resize(size_t(n));
         for (int t = 0; t < n; ++t)
-            views[size_t(t)] = ActsView{acts[size_t(t)].q.data(), acts[size_t(t)].scale.data(), acts[size_t(t)].sum.data(),
-                                        acts[size_t(t)].blocks};
+            views[size_t(t)] = ActsView{acts[size_t(t)].q.data(), acts[size_t(t)].scale.data(),
+                                        acts[size_t(t)].sum.data(), acts[size_t(t)].blocks};
     }
 };
 
@@ -396,7 +399,8 @@ void rows(const Slot& s, const Tensor& w, const float* in, int n, float* out, in
         for (int64_t r0 = b; r0 < e; r0 += kRows) {
             const int64_t r1 = std::min(e, r0 + kRows);
             for (int t = 0; t < n; ++t)
-                rows_vnni512(*w.quant, w.data.get(), r0, r1, s.vnni[size_t(t)], out + int64_t(t) * out_dim, gfni, pf, lead);
+                rows_vnni512(*w.quant, w.data.get(), r0, r1, s.vnni[size_t(t)], out + int64_t(t) * out_dim, gfni, pf,
+                             lead);
         }
         return;
     }
@@ -405,7 +409,8 @@ void rows(const Slot& s, const Tensor& w, const float* in, int n, float* out, in
         for (int t0 = 0; t0 < n; t0 += kTile) {
             const int t1 = std::min(n, t0 + kTile);
             for (int64_t o = b; o < e; ++o)
-                for (int t = t0; t < t1; ++t) out[int64_t(t) * out_dim + o] = row_dot_int(w, o, s.views[size_t(t)], avx2);
+                for (int t = t0; t < t1; ++t)
+                    out[int64_t(t) * out_dim + o] = row_dot_int(w, o, s.views[size_t(t)], avx2);
         }
         return;
     }
@@ -439,7 +444,8 @@ void rows(const Slot& s, const Tensor& w, const float* in, int n, float* out, in
                 dequantize_row(w, o, row.data());
                 wr = row.data();
             }
-            for (int t = t0; t < t1; ++t) out[int64_t(t) * out_dim + o] = kernels::dot(wr, in + int64_t(t) * in_dim, in_dim);
+            for (int t = t0; t < t1; ++t)
+                out[int64_t(t) * out_dim + o] = kernels::dot(wr, in + int64_t(t) * in_dim, in_dim);
         }
     }
 }

@@ -81,8 +81,8 @@ void force_portable(bool on);  // force_kernels(on ? Portable : Auto)
 //                 67-69% -> 82-85% of the bandwidth ceiling at 2 threads with the L1 part alone,
 //                 83-85% with both and the cheaper kernel of 2026-12-01 14:00)
 enum class RowPrefetch { Auto, RowsL2, SequentialL1 };
-void force_row_prefetch(RowPrefetch p);  // tests and A/B benches; Auto: by processor
-RowPrefetch row_prefetch();              // the one in use (never Auto)
+void force_row_prefetch(RowPrefetch p);        // tests and A/B benches; Auto: by processor
+RowPrefetch row_prefetch();                    // the one in use (never Auto)
 const char* row_prefetch_name(RowPrefetch p);  // "rows-l2", "sequential-l1", "auto"
 // How many passes ahead SequentialL1 prefetches. Auto (0): 2 for INT4, 1 for INT8 — the same
 // lead in bytes, ~8 KiB on 2048 columns. One pass of INT4 was too short a lead: a core computes

@@ -46,7 +46,9 @@ inline void prefetch_ahead(const T* p, int64_t row_stride_bytes, int lines) {
 inline float scale1(float s) { return s; }
 inline float scale1(uint16_t h) { return _cvtsh_ss(h); }
 inline __m256 scale8(const float* s) { return _mm256_loadu_ps(s); }
-inline __m256 scale8(const uint16_t* s) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s))); }
+inline __m256 scale8(const uint16_t* s) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
+}
 
 // v with z·Σxq subtracted from lane 0.
 inline __m256i minus_lane0(__m256i v, int32_t c) {
@@ -54,11 +56,11 @@ inline __m256i minus_lane0(__m256i v, int32_t c) {
 }
 
 // The int32 block sums of 8 blocks (each the 8 lanes of a madd) as one vector, block order.
-inline __m256i reduce8(__m256i p0, __m256i p1, __m256i p2, __m256i p3, __m256i p4, __m256i p5, __m256i p6,
-                       __m256i p7) {
+inline __m256i reduce8(__m256i p0, __m256i p1, __m256i p2, __m256i p3, __m256i p4, __m256i p5, __m256i p6, __m256i p7) {
     const __m256i h0123 = _mm256_hadd_epi32(_mm256_hadd_epi32(p0, p1), _mm256_hadd_epi32(p2, p3));
     const __m256i h4567 = _mm256_hadd_epi32(_mm256_hadd_epi32(p4, p5), _mm256_hadd_epi32(p6, p7));
-    return _mm256_add_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x20), _mm256_permute2x128_si256(h0123, h4567, 0x31));
+    return _mm256_add_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x20),
+                            _mm256_permute2x128_si256(h0123, h4567, 0x31));
 }
 
 }  // namespace
@@ -68,7 +70,8 @@ template <class S>
 static float row_dot_q8_avx2_t(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
     const int8_t* codes = reinterpret_cast<const int8_t*>(base + r * q.row_bytes);
     const S* sw = row_scales<S>(q, base, r);
-    const int8_t* zw = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
+    const int8_t* zw =
+        q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
     const __m256i ones = _mm256_set1_epi16(1);
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     const int64_t bpg = blocks_per_group(q, x.blocks);
@@ -83,10 +86,12 @@ static float row_dot_q8_avx2_t(const QuantInfo& q, const uint8_t* base, int64_t 
             const int64_t b = first;
             prefetch_ahead(reinterpret_cast<const uint8_t*>(codes + b * kQBlock), q.row_bytes, 4);
             if ((b & 15) == 0) prefetch_ahead(sw + b, q.groups_per_row * int64_t(sizeof(S)), 1);
-            __m256i sums = reduce8(dot(b), dot(b + 1), dot(b + 2), dot(b + 3), dot(b + 4), dot(b + 5), dot(b + 6), dot(b + 7));
+            __m256i sums =
+                reduce8(dot(b), dot(b + 1), dot(b + 2), dot(b + 3), dot(b + 4), dot(b + 5), dot(b + 6), dot(b + 7));
             if (zw) {
                 const __m256i z = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(zw + b)));
-                sums = _mm256_sub_epi32(sums, _mm256_mullo_epi32(z, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.sum + b))));
+                sums = _mm256_sub_epi32(
+                    sums, _mm256_mullo_epi32(z, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.sum + b))));
             }
             const __m256 sc = _mm256_mul_ps(scale8(sw + b), _mm256_loadu_ps(x.scale + b));
             acc0 = _mm256_fmadd_ps(sc, _mm256_cvtepi32_ps(sums), acc0);
@@ -122,7 +127,8 @@ template <class S>
 static float row_dot_q4_avx2_t(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
     const uint8_t* codes = base + r * q.row_bytes;
     const S* sw = row_scales<S>(q, base, r);
-    const int8_t* zw = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
+    const int8_t* zw =
+        q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
     const __m256i ones = _mm256_set1_epi16(1);
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
@@ -140,9 +146,11 @@ static float row_dot_q4_avx2_t(const QuantInfo& q, const uint8_t* base, int64_t 
             const int64_t b = first;
             prefetch_ahead(codes + b * (kQBlock / 2), q.row_bytes, 2);
             if ((b & 15) == 0) prefetch_ahead(sw + b, q.groups_per_row * int64_t(sizeof(S)), 1);
-            __m256i sums = reduce8(dot(b), dot(b + 1), dot(b + 2), dot(b + 3), dot(b + 4), dot(b + 5), dot(b + 6), dot(b + 7));
+            __m256i sums =
+                reduce8(dot(b), dot(b + 1), dot(b + 2), dot(b + 3), dot(b + 4), dot(b + 5), dot(b + 6), dot(b + 7));
             const __m256i z = zw ? _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(zw + b))) : z8;
-            sums = _mm256_sub_epi32(sums, _mm256_mullo_epi32(z, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.sum + b))));
+            sums = _mm256_sub_epi32(
+                sums, _mm256_mullo_epi32(z, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.sum + b))));
             const __m256 sc = _mm256_mul_ps(scale8(sw + b), _mm256_loadu_ps(x.scale + b));
             acc0 = _mm256_fmadd_ps(sc, _mm256_cvtepi32_ps(sums), acc0);
         }

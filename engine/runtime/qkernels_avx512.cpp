@@ -69,7 +69,8 @@ struct Codes<4, Gfni> {
     static inline Codes load(const uint8_t* p, __mmask64 m, __m512i low4) {
         const __m512i raw = _mm512_maskz_loadu_epi8(m, p);
         if constexpr (Gfni)
-            return {_mm512_and_si512(raw, low4), _mm512_gf2p8affine_epi64_epi8(raw, _mm512_set1_epi64(0x1020408000000000LL), 0)};
+            return {_mm512_and_si512(raw, low4),
+                    _mm512_gf2p8affine_epi64_epi8(raw, _mm512_set1_epi64(0x1020408000000000LL), 0)};
         else
             return {_mm512_and_si512(raw, low4), _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4)};
     }
@@ -123,7 +124,8 @@ inline __attribute__((always_inline)) Acc<R> chunk_rows(const uint8_t* const* co
 #pragma GCC unroll 8
     for (int k = 0; k < R; ++k) {
         const auto c = Codes<Bits, Gfni>::load(codes[k] + code_off, m, cmask);
-        acc.v[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(c.dot(init, x0, x1)), _mm512_permutexvar_ps(idx, ws[k]), acc.v[k]);
+        acc.v[k] =
+            _mm512_fmadd_ps(_mm512_cvtepi32_ps(c.dot(init, x0, x1)), _mm512_permutexvar_ps(idx, ws[k]), acc.v[k]);
     }
     return acc;
 }
@@ -131,8 +133,8 @@ inline __attribute__((always_inline)) Acc<R> chunk_rows(const uint8_t* const* co
 template <int Bits, int R, bool Gfni, RowPrefetch Pf, class S>
 void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniActs& x, float* out, int64_t lead) {
     constexpr int K = Chunk<Bits>::kBlocks;
-    constexpr int64_t kCodeBytes = 64;                     // codes per chunk and row
-    constexpr int64_t kActBytes = Bits == 4 ? 128 : 64;    // activation bytes per chunk
+    constexpr int64_t kCodeBytes = 64;                   // codes per chunk and row
+    constexpr int64_t kActBytes = Bits == 4 ? 128 : 64;  // activation bytes per chunk
     // Software prefetch of the pass `lead` passes on (lead·R rows further): the hardware
     // prefetcher alone left a single core at ~55% of its read bandwidth, as each row is a short
     // stream (1-3 KB) and a pass interleaves 2·R of them (codes and scales). The rows are
@@ -156,9 +158,10 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
     // Block of the window -> its group among the window's: block / bpg as a shift (bpg divides 16,
     // so it is a power of two; 16 integer divisions per pass cost ~10% in L2); all 0 when the
     // window lies inside one group.
-    const __m512i grp_of_blk = window_in_group ? _mm512_setzero_si512()
-                                               : _mm512_srl_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                                                  _mm_cvtsi32_si128(__builtin_ctzll(uint64_t(bpg))));
+    const __m512i grp_of_blk =
+        window_in_group ? _mm512_setzero_si512()
+                        : _mm512_srl_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                           _mm_cvtsi32_si128(__builtin_ctzll(uint64_t(bpg))));
     __m512 ws[R];
     const __m512i cmask = Bits == 4 ? _mm512_set1_epi8(0x0f) : _mm512_set1_epi8(char(0x80));
     const uint8_t* codes[R];
@@ -178,7 +181,8 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
     // Everything one chunk needs from the activations, the window's scale products when the chunk
     // starts one, and the prefetches of a later pass.
     // (Inlined by force: as a call, the accumulators are spilled around it each chunk.)
-    auto setup = [&](int64_t c, __m512i& x0, __m512i& x1, __m512i& init, __m512i& idx) __attribute__((always_inline)) {
+    auto setup = [&](int64_t c, __m512i & x0, __m512i & x1, __m512i & init, __m512i & idx)
+        __attribute__((always_inline)) {
         const int8_t* xq = x.q + c * kActBytes;
         x0 = _mm512_loadu_si512(xq);
         x1 = Bits == 4 ? _mm512_loadu_si512(xq + 64) : x0;
@@ -189,17 +193,20 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
             const __mmask16 gm = first_n16(window_in_group ? 1 : gpr - g0);
             const __m512 sx = _mm512_loadu_ps(x.scale + w0);  // zero padded past the last block
 #pragma GCC unroll 8
-            for (int k = 0; k < R; ++k) ws[k] = _mm512_mul_ps(_mm512_permutexvar_ps(grp_of_blk, load_scales(gm, sw[k] + g0)), sx);
+            for (int k = 0; k < R; ++k)
+                ws[k] = _mm512_mul_ps(_mm512_permutexvar_ps(grp_of_blk, load_scales(gm, sw[k] + g0)), sx);
         }
         idx = _mm512_add_epi32(blk_idx, _mm512_set1_epi32(int32_t(b0 - w0)));
         if constexpr (Pf == RowPrefetch::RowsL2) {
             // Each row's line at this chunk's offset, into L2.
 #pragma GCC unroll 8
-            for (int k = 0; k < R; ++k) _mm_prefetch(reinterpret_cast<const char*>(codes[k] + c * kCodeBytes + pf_codes), _MM_HINT_T1);
+            for (int k = 0; k < R; ++k)
+                _mm_prefetch(reinterpret_cast<const char*>(codes[k] + c * kCodeBytes + pf_codes), _MM_HINT_T1);
             if (c % kScaleEvery == 0) {
                 const int64_t g = bpg ? b0 / bpg : 0;
 #pragma GCC unroll 8
-                for (int k = 0; k < R; ++k) _mm_prefetch(reinterpret_cast<const char*>(sw[k] + g + pf_scales), _MM_HINT_T1);
+                for (int k = 0; k < R; ++k)
+                    _mm_prefetch(reinterpret_cast<const char*>(sw[k] + g + pf_scales), _MM_HINT_T1);
             }
         } else {
             // The same number of lines, in address order through the next pass's block, into L1:
@@ -225,7 +232,8 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
     const __mmask64 tail = first_n64((x.blocks - full_chunks * K) * kQBlock * Bits / 8);
     for (int64_t c = 0; c < chunks; ++c) {
         setup(c, x0, x1, init, idx);
-        acc = chunk_rows<Bits, R, Gfni>(codes, ws, c * kCodeBytes, idx, c < full_chunks ? ~__mmask64(0) : tail, init, x0, x1, cmask, acc);
+        acc = chunk_rows<Bits, R, Gfni>(codes, ws, c * kCodeBytes, idx, c < full_chunks ? ~__mmask64(0) : tail, init,
+                                        x0, x1, cmask, acc);
     }
     // All accumulators are reduced before any call of zero_correction: live across a call, they
     // were kept in memory and stored every chunk.
@@ -233,7 +241,8 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
 #pragma GCC unroll 8
     for (int k = 0; k < R; ++k) sums[k] = _mm512_reduce_add_ps(acc.v[k]);
     const int8_t* zbase = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset);
-    for (int k = 0; k < R; ++k) out[k] = sums[k] - (zbase ? zero_correction(q, sw[k], zbase + (r + k) * gpr, x.cg) : 0.0f);
+    for (int k = 0; k < R; ++k)
+        out[k] = sums[k] - (zbase ? zero_correction(q, sw[k], zbase + (r + k) * gpr, x.cg) : 0.0f);
 }
 
 }  // namespace
@@ -252,7 +261,8 @@ bool vnni512_layout_ok(const QuantInfo& q) {
 // in-L2 INT4 matvec 45 -> 53 G weights/s), 4 with SequentialL1 (AMD: fewer concurrent streams
 // measured better from DRAM) and for INT8.
 template <bool Gfni, RowPrefetch Pf, class S>
-void rows_vnni512_impl(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out, int64_t lead) {
+void rows_vnni512_impl(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out,
+                       int64_t lead) {
     int64_t r = r0;
     if (q.bits == 4) {
         if constexpr (Pf == RowPrefetch::RowsL2)
@@ -265,8 +275,8 @@ void rows_vnni512_impl(const QuantInfo& q, const uint8_t* base, int64_t r0, int6
     }
 }
 
-void rows_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out, bool gfni,
-                  RowPrefetch pf, int lead) {
+void rows_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out,
+                  bool gfni, RowPrefetch pf, int lead) {
     with_scale_type(q, [&](auto s) {
         using S = decltype(s);
         if (pf == RowPrefetch::SequentialL1)
@@ -287,7 +297,8 @@ void vnni_lanes_avx512(int bits, const int8_t* q, int64_t chunks, int32_t* lane_
         __m512i lane = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, _mm512_loadu_si512(xq));
         if (bits == 4) lane = _mm512_dpbusd_epi32(lane, ones, _mm512_loadu_si512(xq + 64));
         // −offset·sum: offset 8 (INT4) or 128 (INT8).
-        _mm512_storeu_si512(lane_off + c * 16, _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(lane, bits == 4 ? 3 : 7)));
+        _mm512_storeu_si512(lane_off + c * 16,
+                            _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(lane, bits == 4 ? 3 : 7)));
     }
 }
 
@@ -297,7 +308,9 @@ void vnni_lanes_avx512(int bits, const int8_t* q, int64_t chunks, int32_t* lane_
 // loop.
 float dot_f16_avx512(const uint16_t* w, const float* x, int64_t n) {
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-    auto half16 = [&](int64_t i) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + i))); };
+    auto half16 = [&](int64_t i) {
+        return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + i)));
+    };
     int64_t i = 0;
     for (; i + 64 <= n; i += 64) {
         _mm_prefetch(reinterpret_cast<const char*>(w + i + 2048), _MM_HINT_T0);
@@ -325,7 +338,8 @@ void quantize_acts_avx512(const float* x, int64_t n, int8_t* q, float* scale, in
         const int64_t left = n - i;
         const __m512 v0 = _mm512_maskz_loadu_ps(first_n16(left), x + i);
         const __m512 v1 = _mm512_maskz_loadu_ps(first_n16(left - 16), x + i + 16);
-        const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_andnot_ps(signbit, v0), _mm512_andnot_ps(signbit, v1)));
+        const float amax =
+            _mm512_reduce_max_ps(_mm512_max_ps(_mm512_andnot_ps(signbit, v0), _mm512_andnot_ps(signbit, v1)));
         const float d = amax / 127.0f;
         const float inv = d > 0.0f ? 1.0f / d : 0.0f;
         const __m512 iv = _mm512_set1_ps(inv);

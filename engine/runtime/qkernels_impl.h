@@ -47,8 +47,8 @@ struct VnniActs {
 bool vnni512_layout_ok(const QuantInfo& q);
 // out[r] = Σ_i W[r][i]·x[i] for r in [r0, r1); gfni: the processor has GFNI (INT4 nibbles); pf:
 // RowsL2 or SequentialL1, lead: passes ahead (qkernels.h).
-void rows_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out, bool gfni,
-                  RowPrefetch pf, int lead);
+void rows_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out,
+                  bool gfni, RowPrefetch pf, int lead);
 // Activations quantized in blocks of 32 (quantize_block_portable's arithmetic); int4_layout: the
 // codes in VnniActs' INT4 order instead of the natural one.
 void quantize_acts_avx512(const float* x, int64_t n, int8_t* q, float* scale, int32_t* sum, bool int4_layout = false);

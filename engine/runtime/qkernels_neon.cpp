@@ -102,7 +102,8 @@ template <class S>
 static float row_dot_q8_neon_t(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
     const int8_t* codes = reinterpret_cast<const int8_t*>(base + r * q.row_bytes);
     const S* sw = row_scales<S>(q, base, r);
-    const int8_t* zw = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
+    const int8_t* zw =
+        q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
     float32x4_t acc = vdupq_n_f32(0.0f);
     int64_t b = 0;
     for (; b + 4 <= x.blocks; b += 4) {
@@ -122,7 +123,8 @@ template <class S>
 static float row_dot_q4_neon_t(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
     const uint8_t* codes = base + r * q.row_bytes;
     const S* sw = row_scales<S>(q, base, r);
-    const int8_t* zw = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
+    const int8_t* zw =
+        q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
     constexpr int64_t H = kQBlock / 2;
     float32x4_t acc = vdupq_n_f32(0.0f);
     int64_t b = 0;
@@ -190,14 +192,15 @@ template <class S>
 static float row_dot_q8_dotprod_t(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
     const int8_t* codes = reinterpret_cast<const int8_t*>(base + r * q.row_bytes);
     const S* sw = row_scales<S>(q, base, r);
-    const int8_t* zw = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
+    const int8_t* zw =
+        q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
     float32x4_t acc = vdupq_n_f32(0.0f);
     int64_t b = 0;
     for (; b + 4 <= x.blocks; b += 4) {
         const int8_t* c = codes + b * kQBlock;
         const int8_t* xq = x.q + b * kQBlock;
-        const int32x4_t sums = gather4(block_q8_dot(c, xq), block_q8_dot(c + 32, xq + 32), block_q8_dot(c + 64, xq + 64),
-                                       block_q8_dot(c + 96, xq + 96));
+        const int32x4_t sums = gather4(block_q8_dot(c, xq), block_q8_dot(c + 32, xq + 32),
+                                       block_q8_dot(c + 64, xq + 64), block_q8_dot(c + 96, xq + 96));
         acc = accumulate4(acc, sums, block_scales(q, sw, zw, 0, b, x), x, b);
     }
     float tail = 0.0f;
@@ -210,7 +213,8 @@ template <class S>
 static float row_dot_q4_dotprod_t(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
     const uint8_t* codes = base + r * q.row_bytes;
     const S* sw = row_scales<S>(q, base, r);
-    const int8_t* zw = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
+    const int8_t* zw =
+        q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
     constexpr int64_t H = kQBlock / 2;
     float32x4_t acc = vdupq_n_f32(0.0f);
     int64_t b = 0;

@@ -91,7 +91,9 @@ struct Sched {
         running.erase(std::find(running.begin(), running.end(), id));
         // back to the queue, ahead of requests admitted after it
         auto pos = queue.begin();
-        while (pos != queue.end() && live[size_t(*pos)].admit_order >= 0 && live[size_t(*pos)].admit_order < r.admit_order) ++pos;
+        while (pos != queue.end() && live[size_t(*pos)].admit_order >= 0 &&
+               live[size_t(*pos)].admit_order < r.admit_order)
+            ++pos;
         queue.insert(pos, id);
     }
 
@@ -170,7 +172,17 @@ Result<ServeResult> serve(LlamaCpu& rt, const std::vector<ServeRequest>& request
     auto kvr = kv::PagedKv::create(kc);
     if (!kvr) return kvr.error();
     if (requests.empty()) return err("scheduler: no requests");
-    Sched s{rt, cfg, std::move(kvr.value()), kv::SlabShape{2 * c.n_layers, cfg.block_tokens, c.n_kv_heads, c.head_dim}, {}, {}, {}, {}, 0, 0, 0};
+    Sched s{rt,
+            cfg,
+            std::move(kvr.value()),
+            kv::SlabShape{2 * c.n_layers, cfg.block_tokens, c.n_kv_heads, c.head_dim},
+            {},
+            {},
+            {},
+            {},
+            0,
+            0,
+            0};
     EDGE_TRY(kv::validate_slab_shape(s.block_shape));
     const int B = cfg.block_tokens;
     s.live.resize(requests.size());
@@ -184,11 +196,12 @@ Result<ServeResult> serve(LlamaCpu& rt, const std::vector<ServeRequest>& request
         if (q.output_tokens < 1) return err("request ", i, ": needs at least one output token");
         const int64_t len = int64_t(q.prompt.size()) + q.output_tokens;
         if (len > rt.max_seq())
-            return err("request ", i, ": ", len, " tokens (prompt + output) exceed the executor's maximum length ", rt.max_seq());
+            return err("request ", i, ": ", len, " tokens (prompt + output) exceed the executor's maximum length ",
+                       rt.max_seq());
         const int64_t blocks = blocks_for(len, B);
         if (blocks > cfg.budget_blocks)
-            return err("request ", i, ": needs ", blocks, " KV blocks of ", B, " tokens (", len, " tokens) but the budget is ",
-                       cfg.budget_blocks, " blocks; it could never run");
+            return err("request ", i, ": needs ", blocks, " KV blocks of ", B, " tokens (", len,
+                       " tokens) but the budget is ", cfg.budget_blocks, " blocks; it could never run");
         s.res.total.demand_blocks += blocks;
         Live& r = s.live[i];
         r.tokens = q.prompt;
@@ -202,7 +215,8 @@ Result<ServeResult> serve(LlamaCpu& rt, const std::vector<ServeRequest>& request
         s.res.total.prompt_tokens += r.prompt_len;
         order[i] = int(i);
     }
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return requests[size_t(a)].arrival_ms < requests[size_t(b)].arrival_ms; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return requests[size_t(a)].arrival_ms < requests[size_t(b)].arrival_ms; });
     size_t next_arrival = 0;
     size_t done = 0;
     double queue_sum = 0;
@@ -258,7 +272,8 @@ Result<ServeResult> serve(LlamaCpu& rt, const std::vector<ServeRequest>& request
             for (int id : s.running)
                 if (s.live[size_t(id)].admit_order > s.live[size_t(victim)].admit_order) victim = id;
             if (s.running.size() == 1 && batch.size() <= 1)
-                return err("scheduler: request ", victim, " does not fit the KV budget of ", cfg.budget_blocks, " blocks alone");
+                return err("scheduler: request ", victim, " does not fit the KV budget of ", cfg.budget_blocks,
+                           " blocks alone");
             s.preempt(victim);
         }
         if (batch.empty()) continue;
@@ -325,7 +340,8 @@ Result<ServeResult> run_alone(LlamaCpu& rt, const std::vector<ServeRequest>& req
         const ServeRequest& q = requests[i];
         const int64_t len = int64_t(q.prompt.size()) + q.output_tokens;
         if (q.prompt.empty() || q.output_tokens < 1 || len > rt.max_seq())
-            return err("request ", i, ": ", len, " tokens do not fit the reference executor (maximum ", rt.max_seq(), ")");
+            return err("request ", i, ": ", len, " tokens do not fit the reference executor (maximum ", rt.max_seq(),
+                       ")");
         const float* l = rt.prefill(q.prompt.data(), int(q.prompt.size()), 0);
         int pos = int(q.prompt.size());
         for (int t = 0; t < q.output_tokens; ++t) {
@@ -382,8 +398,9 @@ Agreement compare(const ServeResult& ref, const ServeResult& run) {
 }
 
 std::string format_requests(const ServeResult& r) {
-    std::string out = "| req | arrival ms | prompt | output | TTFT ms | TPOT ms | finish ms | preemptions | KV hit |\n"
-                      "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    std::string out =
+        "| req | arrival ms | prompt | output | TTFT ms | TPOT ms | finish ms | preemptions | KV hit |\n"
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     char buf[256];
     for (size_t i = 0; i < r.requests.size(); ++i) {
         const RequestMetrics& m = r.requests[i];
@@ -398,16 +415,19 @@ std::string format_requests(const ServeResult& r) {
 std::string format_aggregate(const ServeResult& r, const std::string& label) {
     const Aggregate& a = r.total;
     std::string out =
-        "| run | requests | KV demand / budget (blocks) | peak blocks | tokens/s | TTFT mean ms | TTFT p95 ms | TPOT mean ms "
+        "| run | requests | KV demand / budget (blocks) | peak blocks | tokens/s | TTFT mean ms | TTFT p95 ms | TPOT "
+        "mean ms "
         "| KV hit | queue mean / max | steps | preemptions | recomputed tokens | swap out / in KiB | swap ms |\n"
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     char buf[512];
     std::snprintf(buf, sizeof buf,
-                  "| %s | %d | %lld / %lld | %lld | %.1f | %.2f | %.2f | %.3f | %.1f%% | %.2f / %d | %d | %d | %lld | %.1f / %.1f | %.2f |\n",
+                  "| %s | %d | %lld / %lld | %lld | %.1f | %.2f | %.2f | %.3f | %.1f%% | %.2f / %d | %d | %d | %lld | "
+                  "%.1f / %.1f | %.2f |\n",
                   label.c_str(), a.requests, (long long)a.demand_blocks, (long long)a.budget_blocks,
                   (long long)a.peak_blocks, a.tokens_per_s, a.ttft_mean_ms, a.ttft_p95_ms, a.tpot_mean_ms,
-                  100 * a.kv_hit_rate, a.queue_mean, a.queue_max, a.steps, a.preemptions, (long long)a.recomputed_tokens,
-                  double(a.swap_out_bytes) / 1024, double(a.swap_in_bytes) / 1024, a.swap_ms);
+                  100 * a.kv_hit_rate, a.queue_mean, a.queue_max, a.steps, a.preemptions,
+                  (long long)a.recomputed_tokens, double(a.swap_out_bytes) / 1024, double(a.swap_in_bytes) / 1024,
+                  a.swap_ms);
     out += buf;
     return out;
 }

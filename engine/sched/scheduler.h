@@ -32,8 +32,8 @@ struct SchedConfig {
     int max_batch_tokens = 64;  // tokens per step: decode tokens first, then prefill chunks
     int prefill_chunk = 32;     // at most this many prompt tokens of one request per step
     int max_running = 32;
-    double step_ms = 0;         // > 0: each step costs this on the virtual clock; 0: measured time
-    bool record_logits = false; // keep the logits of every generated token (comparisons)
+    double step_ms = 0;          // > 0: each step costs this on the virtual clock; 0: measured time
+    bool record_logits = false;  // keep the logits of every generated token (comparisons)
 };
 
 struct ServeRequest {
@@ -58,21 +58,21 @@ struct Aggregate {
     double makespan_ms = 0;
     double tokens_per_s = 0;  // output tokens / makespan
     double ttft_mean_ms = 0, ttft_p95_ms = 0, tpot_mean_ms = 0;
-    double kv_hit_rate = 0;   // shared / context tokens over all admissions
+    double kv_hit_rate = 0;  // shared / context tokens over all admissions
     double queue_mean = 0;
     int queue_max = 0;
     int steps = 0;
     int preemptions = 0;
-    int64_t recomputed_tokens = 0;                 // tokens prefilled again after a recompute preemption
-    uint64_t swap_out_bytes = 0, swap_in_bytes = 0; // compressed bytes to / from the host tier
-    double swap_ms = 0;                            // time spent compressing / restoring
+    int64_t recomputed_tokens = 0;                   // tokens prefilled again after a recompute preemption
+    uint64_t swap_out_bytes = 0, swap_in_bytes = 0;  // compressed bytes to / from the host tier
+    double swap_ms = 0;                              // time spent compressing / restoring
     int64_t peak_blocks = 0, budget_blocks = 0;
-    int64_t demand_blocks = 0;                     // sum over requests of blocks for prompt + output
+    int64_t demand_blocks = 0;  // sum over requests of blocks for prompt + output
 };
 
 struct ServeResult {
-    std::vector<std::vector<int32_t>> outputs;     // per request, output_tokens ids
-    std::vector<std::vector<float>> logits;        // per request [output][vocab] when recorded
+    std::vector<std::vector<int32_t>> outputs;  // per request, output_tokens ids
+    std::vector<std::vector<float>> logits;     // per request [output][vocab] when recorded
     std::vector<RequestMetrics> requests;
     Aggregate total;
 };

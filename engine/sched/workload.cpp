@@ -52,7 +52,8 @@ Result<Workload> parse_workload(const std::string& text, const std::string& wher
             int v = 0;
             if (f.size() != 2 || f[0] != "edge-workload" || !to_int(f[1], v))
                 return bad("expected the header 'edge-workload ", kWorkloadVersion, "'");
-            if (v != kWorkloadVersion) return bad("workload version ", f[1], " is not supported (only ", kWorkloadVersion, ")");
+            if (v != kWorkloadVersion)
+                return bad("workload version ", f[1], " is not supported (only ", kWorkloadVersion, ")");
             header = true;
             continue;
         }
@@ -66,7 +67,8 @@ Result<Workload> parse_workload(const std::string& text, const std::string& wher
             w.prefixes.push_back(p);
         } else if (f[0] == "req") {
             if (f.size() != 5)
-                return bad("'req' takes <arrival_ms> <prefix|-> <prompt_tokens> <output_tokens>, got ", f.size() - 1, " fields");
+                return bad("'req' takes <arrival_ms> <prefix|-> <prompt_tokens> <output_tokens>, got ", f.size() - 1,
+                           " fields");
             WorkloadRequest r;
             r.line = ln;
             if (!to_double(f[1], r.arrival_ms) || !(r.arrival_ms >= 0) || r.arrival_ms > 1e9)
@@ -74,11 +76,13 @@ Result<Workload> parse_workload(const std::string& text, const std::string& wher
             if (f[2] != "-") {
                 for (size_t i = 0; i < w.prefixes.size(); ++i)
                     if (w.prefixes[i].name == f[2]) r.prefix = int(i);
-                if (r.prefix < 0) return bad("unknown prefix '", f[2], "' (define it with 'prefix <name> <tokens>' first)");
+                if (r.prefix < 0)
+                    return bad("unknown prefix '", f[2], "' (define it with 'prefix <name> <tokens>' first)");
             }
             if (!to_int(f[3], r.prompt_tokens) || r.prompt_tokens < 0 || r.prompt_tokens > kMaxWorkloadTokens)
                 return bad("prompt length '", f[3], "' is not in [0, ", kMaxWorkloadTokens, "]");
-            if (r.prefix < 0 && r.prompt_tokens == 0) return bad("a request without a prefix needs at least one prompt token");
+            if (r.prefix < 0 && r.prompt_tokens == 0)
+                return bad("a request without a prefix needs at least one prompt token");
             if (!to_int(f[4], r.output_tokens) || r.output_tokens < 1 || r.output_tokens > kMaxWorkloadTokens)
                 return bad("output length '", f[4], "' is not in [1, ", kMaxWorkloadTokens, "]");
             w.requests.push_back(r);

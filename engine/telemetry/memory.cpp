@@ -10,8 +10,7 @@ namespace edge {
 namespace {
 // "VmRSS:\t   1234 kB" -> 1234*1024
 bool field_kb(std::string_view line, std::string_view key, int64_t& out) {
-    if (line.substr(0, key.size()) != key || line.size() <= key.size() || line[key.size()] != ':')
-        return false;
+    if (line.substr(0, key.size()) != key || line.size() <= key.size() || line[key.size()] != ':') return false;
     std::string_view rest = line.substr(key.size() + 1);
     int64_t v = 0;
     bool any = false;

@@ -29,9 +29,7 @@ public:
     std::vector<std::string> pieces;  // symbol id -> text
     std::vector<Merge> merges;
 
-    void add_word(std::vector<int32_t> syms, int64_t freq) {
-        words_.push_back({std::move(syms), freq});
-    }
+    void add_word(std::vector<int32_t> syms, int64_t freq) { words_.push_back({std::move(syms), freq}); }
 
     void run(size_t max_pieces, int min_count) {
         for (size_t w = 0; w < words_.size(); ++w) count_word(w, +1);
@@ -116,8 +114,10 @@ private:
         for (uint64_t t : touched_) {
             auto it = counts_.find(t);
             if (it == counts_.end()) continue;
-            if (it->second <= 0) counts_.erase(it);
-            else heap_.push({it->second, t});
+            if (it->second <= 0)
+                counts_.erase(it);
+            else
+                heap_.push({it->second, t});
         }
     }
 
@@ -255,8 +255,7 @@ Result<TokenizerSpec> train_byte_level(std::string_view text, const BpeTrainOpti
         spec.tokens.push_back(tok::bytes_to_unicode(p));
         spec.token_types.push_back(tok::kTypeNormal);
     }
-    for (auto& m : t.merges)
-        spec.merges.push_back(spec.tokens[m.a] + " " + spec.tokens[m.b]);
+    for (auto& m : t.merges) spec.merges.push_back(spec.tokens[m.a] + " " + spec.tokens[m.b]);
     spec.tokens.push_back("<|endoftext|>");
     spec.token_types.push_back(tok::kTypeControl);
     spec.bos_id = spec.eos_id = static_cast<int>(spec.tokens.size()) - 1;

@@ -69,8 +69,7 @@ Result<std::unique_ptr<Tokenizer>> make_byte_level_bpe(const TokenizerSpec& spec
     } else if (spec.pre.empty() || spec.pre == "gpt2" || spec.pre == "default") {
         pattern = kGpt2Pattern;
     } else {
-        return err(src, ": unsupported pre-tokenizer \"", spec.pre,
-                   "\" (supported: llama-bpe, llama3, gpt2, default)");
+        return err(src, ": unsupported pre-tokenizer \"", spec.pre, "\" (supported: llama-bpe, llama3, gpt2, default)");
     }
     auto re = Regex::compile(pattern, false, src + " pre-tokenizer " + spec.pre);
     if (!re) return re.error();

@@ -108,12 +108,16 @@ struct Builder {
             s.kind = PreStep::Metaspace;
             s.replacement = str(p, "replacement", path, "\xE2\x96\x81");
             if (s.replacement.empty()) bad(path + ".replacement", "must not be empty");
-            const std::string scheme = str(p, "prepend_scheme", path,
-                                           flag(p, "add_prefix_space", path, true) ? "always" : "never");
-            if (scheme == "always") s.scheme = PreStep::Always;
-            else if (scheme == "first") s.scheme = PreStep::First;
-            else if (scheme == "never") s.scheme = PreStep::Never;
-            else bad(path + ".prepend_scheme", "unknown scheme \"" + scheme + "\"");
+            const std::string scheme =
+                str(p, "prepend_scheme", path, flag(p, "add_prefix_space", path, true) ? "always" : "never");
+            if (scheme == "always")
+                s.scheme = PreStep::Always;
+            else if (scheme == "first")
+                s.scheme = PreStep::First;
+            else if (scheme == "never")
+                s.scheme = PreStep::Never;
+            else
+                bad(path + ".prepend_scheme", "unknown scheme \"" + scheme + "\"");
             s.split = flag(p, "split", path, true);
             auto re = Regex::compile(s.replacement, true, path + ".replacement");
             if (!re) throw Bad{re.message()};
@@ -131,12 +135,18 @@ struct Builder {
             s.regex = pattern(p, path);
             s.invert = flag(p, "invert", path, false);
             const std::string b = str(p, "behavior", path, "Isolated");
-            if (b == "Removed") s.behavior = SplitBehavior::Removed;
-            else if (b == "Isolated") s.behavior = SplitBehavior::Isolated;
-            else if (b == "MergedWithPrevious") s.behavior = SplitBehavior::MergedWithPrevious;
-            else if (b == "MergedWithNext") s.behavior = SplitBehavior::MergedWithNext;
-            else if (b == "Contiguous") s.behavior = SplitBehavior::Contiguous;
-            else bad(path + ".behavior", "unknown behavior \"" + b + "\"");
+            if (b == "Removed")
+                s.behavior = SplitBehavior::Removed;
+            else if (b == "Isolated")
+                s.behavior = SplitBehavior::Isolated;
+            else if (b == "MergedWithPrevious")
+                s.behavior = SplitBehavior::MergedWithPrevious;
+            else if (b == "MergedWithNext")
+                s.behavior = SplitBehavior::MergedWithNext;
+            else if (b == "Contiguous")
+                s.behavior = SplitBehavior::Contiguous;
+            else
+                bad(path + ".behavior", "unknown behavior \"" + b + "\"");
         } else {
             bad(path + ".type", "pre-tokenizer \"" + t + "\" is not supported");
         }
@@ -160,8 +170,8 @@ struct Builder {
             const json* p = opt(d, "pattern");
             if (!p || !p->is_object() || !p->contains("String"))
                 bad(path + ".pattern", "only {\"String\": ...} patterns are supported in decoders");
-            dec.push_back({DecOp::Replace, str(*p, "String", path + ".pattern", nullptr),
-                           str(d, "content", path, nullptr)});
+            dec.push_back(
+                {DecOp::Replace, str(*p, "String", path + ".pattern", nullptr), str(d, "content", path, nullptr)});
         } else if (t == "Strip") {
             const std::string content = str(d, "content", path, " ");
             const int start = opt(d, "start") ? (*opt(d, "start")).get<int>() : 0;
@@ -172,8 +182,8 @@ struct Builder {
         } else if (t == "Metaspace") {
             const std::string r = str(d, "replacement", path, "\xE2\x96\x81");
             dec.push_back({DecOp::Replace, r, " "});
-            const std::string scheme = str(d, "prepend_scheme", path,
-                                           flag(d, "add_prefix_space", path, true) ? "always" : "never");
+            const std::string scheme =
+                str(d, "prepend_scheme", path, flag(d, "add_prefix_space", path, true) ? "always" : "never");
             if (scheme != "never") c.strip_first_space = true;
         } else {
             bad(path + ".type", "decoder \"" + t + "\" is not supported");
@@ -218,8 +228,8 @@ struct Builder {
             }
         }
         if (const json* sp = opt(p, "special_tokens"); sp && !bos_name.empty()) {
-            if (const json* e = opt(*sp, bos_name.c_str()); e && e->contains("ids") &&
-                                                            (*e)["ids"].is_array() && !(*e)["ids"].empty())
+            if (const json* e = opt(*sp, bos_name.c_str());
+                e && e->contains("ids") && (*e)["ids"].is_array() && !(*e)["ids"].empty())
                 bos_id = (*e)["ids"][0].get<int32_t>();
         }
     }
@@ -250,8 +260,7 @@ std::unique_ptr<Tokenizer> build(const json& j, const TokenizerSpec& spec, const
     // Ids may be sparse and added tokens may extend past the model vocabulary.
     int64_t max_id = -1;
     for (auto it = vocab->begin(); it != vocab->end(); ++it) {
-        if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 ||
-            it.value().get<int64_t>() > (1 << 26))
+        if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 || it.value().get<int64_t>() > (1 << 26))
             bad("model.vocab[\"" + it.key() + "\"]", "expected a non-negative token id");
         max_id = std::max(max_id, it.value().get<int64_t>());
         b.model_vocab.emplace(it.key(), it.value().get<int32_t>());
@@ -327,8 +336,7 @@ std::unique_ptr<Tokenizer> build(const json& j, const TokenizerSpec& spec, const
             auto li = b.model_vocab.find(l), ri = b.model_vocab.find(rt);
             if (li == b.model_vocab.end() || ri == b.model_vocab.end())
                 bad(path, "\"" + l + "\" + \"" + rt + "\" names a token not in model.vocab");
-            if (!b.model_vocab.count(l + rt))
-                bad(path, "\"" + l + rt + "\" (the merged token) is not in model.vocab");
+            if (!b.model_vocab.count(l + rt)) bad(path, "\"" + l + rt + "\" (the merged token) is not in model.vocab");
             c.merges.emplace_back(li->second, ri->second);
         }
 
@@ -340,16 +348,14 @@ std::unique_ptr<Tokenizer> build(const json& j, const TokenizerSpec& spec, const
     for (const auto& s : c.pre) byte_level |= s.kind == PreStep::ByteLevel;
     if (byte_level)
         for (int x = 0; x < 256; ++x)
-            if (auto it = b.model_vocab.find(byte_to_unicode(static_cast<uint8_t>(x)));
-                it != b.model_vocab.end())
+            if (auto it = b.model_vocab.find(byte_to_unicode(static_cast<uint8_t>(x))); it != b.model_vocab.end())
                 c.byte_ids[x] = it->second;
 
     c.display = c.tokens;
     c.raw.resize(n);
     for (size_t i = 0; i < n; ++i)
-        c.raw[i] = (c.types[i] == kTypeControl || c.types[i] == kTypeUserDefined)
-                       ? c.tokens[i]
-                       : b.decode_token(c.tokens[i]);
+        c.raw[i] =
+            (c.types[i] == kTypeControl || c.types[i] == kTypeUserDefined) ? c.tokens[i] : b.decode_token(c.tokens[i]);
 
     std::string bos_name = "\x01";  // sentinel: no template seen
     int32_t bos = -1;

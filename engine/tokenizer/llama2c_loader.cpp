@@ -35,16 +35,14 @@ Result<TokenizerSpec> load_llama2c_tokenizer(const std::string& path, int vocab_
     const bool to_end = vocab_size <= 0;
     for (int i = 0; to_end ? off < size : i < vocab_size; ++i) {
         if (size - off < 8)
-            return err(path, ": token ", i, " header at offset ", off, " runs past the end (",
-                       size, " bytes)");
+            return err(path, ": token ", i, " header at offset ", off, " runs past the end (", size, " bytes)");
         float score;
         std::memcpy(&score, d + off, 4);
         const int32_t len = read_i32(off + 4);
-        if (!std::isfinite(score))
-            return err(path, ": token ", i, " at offset ", off, " has a non-finite score");
+        if (!std::isfinite(score)) return err(path, ": token ", i, " at offset ", off, " has a non-finite score");
         if (len < 0 || static_cast<size_t>(len) > size - off - 8)
-            return err(path, ": token ", i, " length ", len, " at offset ", off + 4,
-                       " runs past the end of the file (", size, " bytes)");
+            return err(path, ": token ", i, " length ", len, " at offset ", off + 4, " runs past the end of the file (",
+                       size, " bytes)");
         spec.tokens.emplace_back(reinterpret_cast<const char*>(d + off + 8), len);
         spec.scores.push_back(score);
         off += 8 + static_cast<size_t>(len);

@@ -24,14 +24,12 @@ struct Symbol {
 };
 
 struct Candidate {
-    double prio;  // higher merges first
+    double prio;   // higher merges first
     uint32_t pos;  // ties: leftmost first
     int32_t left, right;
     uint32_t len;
     int32_t id;
-    bool operator<(const Candidate& o) const {
-        return prio < o.prio || (prio == o.prio && pos > o.pos);
-    }
+    bool operator<(const Candidate& o) const { return prio < o.prio || (prio == o.prio && pos > o.pos); }
 };
 
 struct Word {
@@ -63,12 +61,10 @@ public:
             pair_rank_.emplace(key(a, b), std::make_pair(static_cast<int32_t>(r), it->second));
         }
         for (int32_t id : c_.specials)
-            if (!c_.tokens[id].empty())
-                special_by_byte_[static_cast<uint8_t>(c_.tokens[id][0])].push_back(id);
+            if (!c_.tokens[id].empty()) special_by_byte_[static_cast<uint8_t>(c_.tokens[id][0])].push_back(id);
         for (auto& v : special_by_byte_)
-            std::stable_sort(v.begin(), v.end(), [&](int32_t a, int32_t b) {
-                return c_.tokens[a].size() > c_.tokens[b].size();
-            });
+            std::stable_sort(v.begin(), v.end(),
+                             [&](int32_t a, int32_t b) { return c_.tokens[a].size() > c_.tokens[b].size(); });
     }
 
     std::vector<int32_t> encode(std::string_view text, bool add_bos) const override {
@@ -102,8 +98,7 @@ public:
         if (id < 0 || id >= vocab_size()) return {};
         if (c_.types[id] == kTypeControl) return {};
         const std::string& s = c_.raw[id];
-        if (c_.strip_first_space && (prev < 0 || prev == c_.bos_id) && !s.empty() && s[0] == ' ')
-            return s.substr(1);
+        if (c_.strip_first_space && (prev < 0 || prev == c_.bos_id) && !s.empty() && s[0] == ' ') return s.substr(1);
         return s;
     }
 
@@ -159,8 +154,7 @@ private:
                 std::string s = std::move(w.text);
                 if (p.kind == PreStep::Metaspace) {
                     s = replace_all(s, " ", p.replacement);
-                    const bool want = p.scheme == PreStep::Always ||
-                                      (p.scheme == PreStep::First && w.at_start);
+                    const bool want = p.scheme == PreStep::Always || (p.scheme == PreStep::First && w.at_start);
                     if (want && !s.starts_with(p.replacement)) s.insert(0, p.replacement);
                 } else if (p.kind == PreStep::ByteLevel) {
                     if (p.add_prefix_space && !s.starts_with(' ')) s.insert(0, 1, ' ');
@@ -168,9 +162,9 @@ private:
                 sc.parts.clear();
                 if (p.regex) {
                     const auto behavior =
-                        p.kind == PreStep::Split ? p.behavior : (p.kind == PreStep::Metaspace
-                                                                     ? SplitBehavior::MergedWithNext
-                                                                     : SplitBehavior::Isolated);
+                        p.kind == PreStep::Split
+                            ? p.behavior
+                            : (p.kind == PreStep::Metaspace ? SplitBehavior::MergedWithNext : SplitBehavior::Isolated);
                     if (p.kind != PreStep::Metaspace || p.split)
                         p.regex->split(s, behavior, p.kind == PreStep::Split && p.invert, sc.parts);
                     else
@@ -180,8 +174,7 @@ private:
                 }
                 bool first = w.at_start;
                 for (auto part : sc.parts) {
-                    std::string t = p.kind == PreStep::ByteLevel ? bytes_to_unicode(part)
-                                                                 : std::string(part);
+                    std::string t = p.kind == PreStep::ByteLevel ? bytes_to_unicode(part) : std::string(part);
                     next.push_back({std::move(t), first});
                     first = false;
                 }
@@ -190,8 +183,7 @@ private:
         }
     }
 
-    void encode_segment(std::string_view seg, bool at_start, std::vector<int32_t>& out,
-                        Scratch& sc) const {
+    void encode_segment(std::string_view seg, bool at_start, std::vector<int32_t>& out, Scratch& sc) const {
         if (seg.empty()) return;
         std::vector<Word> words;
         words.push_back({normalize(seg, at_start), at_start});
@@ -243,15 +235,12 @@ private:
                 add(static_cast<uint32_t>(i), static_cast<uint32_t>(n), id, false);
             } else {
                 bool bytes_ok = c_.byte_fallback;
-                for (size_t k = 0; bytes_ok && k < n; ++k)
-                    bytes_ok = c_.byte_ids[static_cast<uint8_t>(w[i + k])] >= 0;
+                for (size_t k = 0; bytes_ok && k < n; ++k) bytes_ok = c_.byte_ids[static_cast<uint8_t>(w[i + k])] >= 0;
                 if (bytes_ok) {
                     for (size_t k = 0; k < n; ++k)
-                        add(static_cast<uint32_t>(i + k), 1,
-                            c_.byte_ids[static_cast<uint8_t>(w[i + k])], true);
+                        add(static_cast<uint32_t>(i + k), 1, c_.byte_ids[static_cast<uint8_t>(w[i + k])], true);
                 } else if (c_.unk_id >= 0) {
-                    if (c_.fuse_unk && !syms.empty() && syms.back().fixed &&
-                        syms.back().id == c_.unk_id &&
+                    if (c_.fuse_unk && !syms.empty() && syms.back().fixed && syms.back().id == c_.unk_id &&
                         syms.back().start + syms.back().len == i)
                         syms.back().len += static_cast<uint32_t>(n);
                     else
@@ -263,8 +252,7 @@ private:
             i += n;
         }
         if (syms.empty()) return;
-        for (int32_t k = 0; k + 1 < static_cast<int32_t>(syms.size()); ++k)
-            push_candidate(w, k, k + 1, sc);
+        for (int32_t k = 0; k + 1 < static_cast<int32_t>(syms.size()); ++k) push_candidate(w, k, k + 1, sc);
         while (!sc.heap.empty()) {
             std::pop_heap(sc.heap.begin(), sc.heap.end());
             const Candidate c = sc.heap.back();
@@ -301,10 +289,9 @@ Result<std::unique_ptr<Tokenizer>> build_pipeline(PipelineConfig cfg) {
     if (cfg.display.empty()) cfg.display = cfg.tokens;
     if (cfg.scores.empty()) cfg.scores.assign(n, 0.0f);
     if (cfg.types.empty()) cfg.types.assign(n, kTypeNormal);
-    if (cfg.display.size() != n || cfg.raw.size() != n || cfg.scores.size() != n ||
-        cfg.types.size() != n)
-        return err(src, ": vocabulary arrays disagree in length (", n, " tokens, ",
-                   cfg.scores.size(), " scores, ", cfg.types.size(), " types)");
+    if (cfg.display.size() != n || cfg.raw.size() != n || cfg.scores.size() != n || cfg.types.size() != n)
+        return err(src, ": vocabulary arrays disagree in length (", n, " tokens, ", cfg.scores.size(), " scores, ",
+                   cfg.types.size(), " types)");
     auto in_range = [&](int32_t id) { return id >= 0 && static_cast<size_t>(id) < n; };
     for (int32_t* id : {&cfg.unk_id, &cfg.bos_id, &cfg.eos_id})
         if (*id >= 0 && !in_range(*id))

@@ -61,14 +61,14 @@ struct PipelineConfig {
     std::vector<int32_t> types;        // TokenType per id
     MergeMode mode = MergeMode::Score;
     std::vector<std::pair<int32_t, int32_t>> merges;  // MergeMode::Rank, in rank order
-    std::vector<int32_t> specials;                     // ids matched as whole strings in input
-    std::vector<NormStep> normalizers;                 // per non-special segment
+    std::vector<int32_t> specials;                    // ids matched as whole strings in input
+    std::vector<NormStep> normalizers;                // per non-special segment
     std::vector<PreStep> pre;
     bool byte_fallback = false;
     bool fuse_unk = false;
     bool ignore_merges = false;  // a word that is itself a token is not split (Llama-3)
     int32_t unk_id = -1, bos_id = -1, eos_id = -1;
-    bool strip_first_space = false;  // decode drops one leading space at the start / after BOS
+    bool strip_first_space = false;       // decode drops one leading space at the start / after BOS
     std::array<int32_t, 256> byte_ids{};  // byte_token(); filled by the front end, -1 = none
     std::vector<std::string> notes;       // approximations the user should know about
     std::string source;

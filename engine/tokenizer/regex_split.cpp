@@ -9,8 +9,7 @@
 
 namespace edge::tok {
 
-const char* const kGpt2Pattern =
-    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+const char* const kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 const char* const kLlama3Pattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
@@ -18,16 +17,15 @@ namespace {
 pcre2_code* as_code(void* p) { return static_cast<pcre2_code*>(p); }
 }  // namespace
 
-Result<std::shared_ptr<const Regex>> Regex::compile(std::string_view pattern, bool literal,
-                                                    std::string_view where) {
+Result<std::shared_ptr<const Regex>> Regex::compile(std::string_view pattern, bool literal, std::string_view where) {
     int errcode = 0;
     PCRE2_SIZE erroff = 0;
     // UCP makes \s, \w and friends Unicode-aware, as the Rust/Oniguruma engines that the
     // reference tokenizers use are.
     uint32_t options = PCRE2_UTF | PCRE2_UCP;
     if (literal) options = PCRE2_LITERAL | PCRE2_UTF;
-    pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                                     options, &errcode, &erroff, nullptr);
+    pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), options, &errcode,
+                                     &erroff, nullptr);
     if (!code) {
         PCRE2_UCHAR buf[256];
         pcre2_get_error_message(errcode, buf, sizeof buf);
@@ -43,8 +41,7 @@ Result<std::shared_ptr<const Regex>> Regex::compile(std::string_view pattern, bo
 
 Regex::~Regex() { pcre2_code_free(as_code(code_)); }
 
-void Regex::find_in_valid(std::string_view s, size_t base,
-                          std::vector<std::pair<size_t, size_t>>& out) const {
+void Regex::find_in_valid(std::string_view s, size_t base, std::vector<std::pair<size_t, size_t>>& out) const {
     pcre2_match_data* md = pcre2_match_data_create_from_pattern(as_code(code_), nullptr);
     if (!md) return;
     const auto* subject = reinterpret_cast<PCRE2_SPTR>(s.data());
@@ -52,8 +49,7 @@ void Regex::find_in_valid(std::string_view s, size_t base,
     while (start < s.size()) {
         // The run was validated by the caller, so PCRE2 need not rescan it on every call
         // (which would make a long text quadratic).
-        const int rc = pcre2_match(as_code(code_), subject, s.size(), start, PCRE2_NO_UTF_CHECK,
-                                   md, nullptr);
+        const int rc = pcre2_match(as_code(code_), subject, s.size(), start, PCRE2_NO_UTF_CHECK, md, nullptr);
         if (rc < 0) break;
         const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
         const size_t b = ov[0], e = ov[1];
@@ -81,8 +77,7 @@ void Regex::find_all(std::string_view s, std::vector<std::pair<size_t, size_t>>&
     if (s.size() > run) find_in_valid(s.substr(run), run, out);
 }
 
-void Regex::split(std::string_view s, SplitBehavior behavior, bool invert,
-                  std::vector<std::string_view>& out) const {
+void Regex::split(std::string_view s, SplitBehavior behavior, bool invert, std::vector<std::string_view>& out) const {
     std::vector<std::pair<size_t, size_t>> m;
     find_all(s, m);
     // The whole string as alternating (range, is_match) parts, as HF builds it.
@@ -101,41 +96,45 @@ void Regex::split(std::string_view s, SplitBehavior behavior, bool invert,
 
     std::vector<Part> res;
     switch (behavior) {
-    case SplitBehavior::Isolated:
-        res = parts;
-        break;
-    case SplitBehavior::Removed:
-        for (auto& p : parts)
-            if (!p.match) res.push_back(p);
-        break;
-    case SplitBehavior::MergedWithPrevious: {
-        bool prev = false;
-        for (auto& p : parts) {
-            if (p.match && !prev && !res.empty()) res.back().e = p.e;
-            else res.push_back(p);
-            prev = p.match;
+        case SplitBehavior::Isolated: res = parts; break;
+        case SplitBehavior::Removed:
+            for (auto& p : parts)
+                if (!p.match) res.push_back(p);
+            break;
+        case SplitBehavior::MergedWithPrevious: {
+            bool prev = false;
+            for (auto& p : parts) {
+                if (p.match && !prev && !res.empty())
+                    res.back().e = p.e;
+                else
+                    res.push_back(p);
+                prev = p.match;
+            }
+            break;
         }
-        break;
-    }
-    case SplitBehavior::MergedWithNext: {
-        bool prev = false;
-        for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
-            if (it->match && !prev && !res.empty()) res.back().b = it->b;
-            else res.push_back(*it);
-            prev = it->match;
+        case SplitBehavior::MergedWithNext: {
+            bool prev = false;
+            for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+                if (it->match && !prev && !res.empty())
+                    res.back().b = it->b;
+                else
+                    res.push_back(*it);
+                prev = it->match;
+            }
+            std::reverse(res.begin(), res.end());
+            break;
         }
-        std::reverse(res.begin(), res.end());
-        break;
-    }
-    case SplitBehavior::Contiguous: {
-        bool prev = false;
-        for (size_t k = 0; k < parts.size(); ++k) {
-            if (k > 0 && parts[k].match == prev) res.back().e = parts[k].e;
-            else res.push_back(parts[k]);
-            prev = parts[k].match;
+        case SplitBehavior::Contiguous: {
+            bool prev = false;
+            for (size_t k = 0; k < parts.size(); ++k) {
+                if (k > 0 && parts[k].match == prev)
+                    res.back().e = parts[k].e;
+                else
+                    res.push_back(parts[k]);
+                prev = parts[k].match;
+            }
+            break;
         }
-        break;
-    }
     }
     for (auto& p : res)
         if (p.e > p.b) out.push_back(s.substr(p.b, p.e - p.b));

@@ -23,8 +23,7 @@ class Regex {
 public:
     // literal: the pattern is a plain string (tokenizer.json {"String": ...}), not a regex.
     // `where` names the pattern's origin for the error message.
-    static Result<std::shared_ptr<const Regex>> compile(std::string_view pattern, bool literal,
-                                                        std::string_view where);
+    static Result<std::shared_ptr<const Regex>> compile(std::string_view pattern, bool literal, std::string_view where);
     ~Regex();
     Regex(const Regex&) = delete;
     Regex& operator=(const Regex&) = delete;
@@ -34,13 +33,11 @@ public:
     void find_all(std::string_view s, std::vector<std::pair<size_t, size_t>>& out) const;
 
     // Splits s as HF's Split pre-tokenizer does; appends the non-empty pieces.
-    void split(std::string_view s, SplitBehavior behavior, bool invert,
-               std::vector<std::string_view>& out) const;
+    void split(std::string_view s, SplitBehavior behavior, bool invert, std::vector<std::string_view>& out) const;
 
 private:
     Regex() = default;
-    void find_in_valid(std::string_view s, size_t base,
-                       std::vector<std::pair<size_t, size_t>>& out) const;
+    void find_in_valid(std::string_view s, size_t base, std::vector<std::pair<size_t, size_t>>& out) const;
     void* code_ = nullptr;  // pcre2_code_8*, kept opaque so that pcre2.h stays out of headers
 };
 

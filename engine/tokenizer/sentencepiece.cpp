@@ -34,10 +34,14 @@ Result<std::unique_ptr<Tokenizer>> make_sentencepiece(const TokenizerSpec& spec)
         const int byte = parse_byte_token(t);
         if (type == kTypeUndefined) {
             // llama2.c files carry no types: recover them the way run.c treats the ids.
-            if (id == spec.unk_id) type = kTypeUnknown;
-            else if (id == spec.bos_id || id == spec.eos_id) type = kTypeControl;
-            else if (byte >= 0) type = kTypeByte;
-            else type = kTypeNormal;
+            if (id == spec.unk_id)
+                type = kTypeUnknown;
+            else if (id == spec.bos_id || id == spec.eos_id)
+                type = kTypeControl;
+            else if (byte >= 0)
+                type = kTypeByte;
+            else
+                type = kTypeNormal;
         }
         c.types[i] = type;
         if (type == kTypeByte && byte >= 0) {

@@ -7,10 +7,14 @@ namespace edge::tok {
 size_t utf8_len(std::string_view s, size_t i) {
     const auto c = static_cast<uint8_t>(s[i]);
     size_t n = 1;
-    if (c >= 0xC2 && c <= 0xDF) n = 2;
-    else if (c >= 0xE0 && c <= 0xEF) n = 3;
-    else if (c >= 0xF0 && c <= 0xF4) n = 4;
-    else return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2;
+    else if (c >= 0xE0 && c <= 0xEF)
+        n = 3;
+    else if (c >= 0xF0 && c <= 0xF4)
+        n = 4;
+    else
+        return 1;
     if (i + n > s.size()) return 1;
     for (size_t k = 1; k < n; ++k)
         if ((static_cast<uint8_t>(s[i + k]) & 0xC0) != 0x80) return 1;
@@ -93,10 +97,14 @@ std::string unicode_to_bytes(std::string_view mapped) {
         const size_t n = utf8_len(mapped, i);
         uint32_t cp = 0x110000;
         const auto c = static_cast<uint8_t>(mapped[i]);
-        if (n == 1 && c < 0x80) cp = c;
-        else if (n == 2) cp = ((c & 0x1Fu) << 6) | (static_cast<uint8_t>(mapped[i + 1]) & 0x3Fu);
-        if (cp < t.inv.size() && t.inv[cp] >= 0) out += static_cast<char>(t.inv[cp]);
-        else out.append(mapped.substr(i, n));
+        if (n == 1 && c < 0x80)
+            cp = c;
+        else if (n == 2)
+            cp = ((c & 0x1Fu) << 6) | (static_cast<uint8_t>(mapped[i + 1]) & 0x3Fu);
+        if (cp < t.inv.size() && t.inv[cp] >= 0)
+            out += static_cast<char>(t.inv[cp]);
+        else
+            out.append(mapped.substr(i, n));
         i += n;
     }
     return out;

@@ -22,8 +22,7 @@ Result<std::unique_ptr<Tokenizer>> make_tokenizer(const TokenizerSpec& spec) {
     if (spec.model == "gpt2") return tok::make_byte_level_bpe(spec);
     if (spec.model == "hf") return tok::make_hf_tokenizer(spec);
     if (spec.model.empty()) return err(src, ": the model carries no tokenizer");
-    return err(src, ": unsupported tokenizer model \"", spec.model,
-               "\" (supported: llama, gpt2, hf)");
+    return err(src, ": unsupported tokenizer model \"", spec.model, "\" (supported: llama, gpt2, hf)");
 }
 
 }  // namespace edge

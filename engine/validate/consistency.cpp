@@ -131,7 +131,8 @@ Result<Model> inject_bit_flips(const Model& m, const BitFlipOptions& o, int64_t*
         if (!t.quant) continue;
         any = true;
         const QuantInfo& q = *t.quant;
-        if (o.bit < 0 || o.bit >= q.bits) return err(t.name, ": bit ", o.bit, " does not exist in ", q.bits, "-bit codes");
+        if (o.bit < 0 || o.bit >= q.bits)
+            return err(t.name, ": bit ", o.bit, " does not exist in ", q.bits, "-bit codes");
         auto copy = alloc_aligned(t.nbytes);
         std::memcpy(copy.get(), t.data.get(), t.nbytes);
         uint8_t* base = copy.get();

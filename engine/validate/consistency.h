@@ -20,10 +20,10 @@ namespace edge {
 
 struct ConsistencyResult {
     double ppl_ref = 0, ppl_test = 0;
-    double kl_mean = 0, kl_p99 = 0;   // KL(P_ref || P_test) per scored token, natural log
-    double top1_agreement = 0;        // fraction of tokens with the same argmax
-    double ref_top1_conf = 0;         // mean probability of the reference's top-1 token under ref
-    double test_top1_conf = 0;        // ... and under test
+    double kl_mean = 0, kl_p99 = 0;  // KL(P_ref || P_test) per scored token, natural log
+    double top1_agreement = 0;       // fraction of tokens with the same argmax
+    double ref_top1_conf = 0;        // mean probability of the reference's top-1 token under ref
+    double test_top1_conf = 0;       // ... and under test
     int64_t tokens = 0;
 };
 // Scores the protocol's sequences through both executors (same tokenizer and text).
@@ -62,8 +62,8 @@ JitterResult measure_jitter(LlamaCpu& rt, int tokens = 64, int runs = 5);
 
 struct Thresholds {
     double kl_mean_max = 0.08;
-    double jitter_ms_max = 3.5;          // p99 - p50
-    double bitflip_conf_drop_max = 0.05; // relative drop of top-1 confidence
+    double jitter_ms_max = 3.5;           // p99 - p50
+    double bitflip_conf_drop_max = 0.05;  // relative drop of top-1 confidence
     double scale_ratio_warn = 1e6;
 };
 
@@ -73,7 +73,7 @@ struct ValidationReport {
     std::vector<ScaleRange> scales;
     bool bitflip_ran = false;
     int64_t bitflip_count = 0;
-    ConsistencyResult bitflip;           // flipped quantized model vs the unflipped one
+    ConsistencyResult bitflip;  // flipped quantized model vs the unflipped one
     double bitflip_conf_drop = 0;
     JitterResult jitter;
     Thresholds thresholds;

@@ -93,11 +93,11 @@ double token_nll(const float* logits, int n, int32_t target) {
     return std::log(sum) + mx - double(logits[target]);
 }
 
-Result<PplResult> evaluate_perplexity(LlamaCpu& rt, const Tokenizer& tok, std::string_view text,
-                                      const PplOptions& opts, Progress* progress) {
+Result<PplResult> evaluate_perplexity(LlamaCpu& rt, const Tokenizer& tok, std::string_view text, const PplOptions& opts,
+                                      Progress* progress) {
     if (tok.vocab_size() != rt.config().vocab_size)
-        return err("tokenizer vocabulary (", tok.vocab_size(), ") does not match the model's (",
-                   rt.config().vocab_size, ")");
+        return err("tokenizer vocabulary (", tok.vocab_size(), ") does not match the model's (", rt.config().vocab_size,
+                   ")");
     PplOptions o = opts;
     o.max_tokens = std::min(o.max_tokens, rt.max_seq());
     auto seqs = ppl_sequences(tok, text, o);

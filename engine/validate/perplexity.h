@@ -26,14 +26,14 @@ const char* ppl_protocol_name(PplProtocol p);
 
 struct PplOptions {
     PplProtocol protocol = PplProtocol::Story;
-    int max_parts = -1;       // score only the first N parts (stories, paragraphs, windows)
-    int max_tokens = 512;     // per part, BOS included
+    int max_parts = -1;    // score only the first N parts (stories, paragraphs, windows)
+    int max_tokens = 512;  // per part, BOS included
 };
 
 struct PplResult {
     double perplexity = 0.0;
-    double nll_sum = 0.0;     // natural log
-    int64_t tokens = 0;       // scored tokens
+    double nll_sum = 0.0;  // natural log
+    int64_t tokens = 0;    // scored tokens
     int parts = 0;
 };
 
@@ -44,7 +44,7 @@ Result<std::vector<std::vector<int32_t>>> ppl_sequences(const Tokenizer& tok, st
 // Negative log-likelihood (natural log) of `target` under logits of size n.
 double token_nll(const float* logits, int n, int32_t target);
 
-Result<PplResult> evaluate_perplexity(LlamaCpu& rt, const Tokenizer& tok, std::string_view text,
-                                      const PplOptions& opts, Progress* progress = nullptr);
+Result<PplResult> evaluate_perplexity(LlamaCpu& rt, const Tokenizer& tok, std::string_view text, const PplOptions& opts,
+                                      Progress* progress = nullptr);
 
 }  // namespace edge

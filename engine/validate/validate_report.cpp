@@ -34,7 +34,8 @@ Result<ValidationReport> validate_quantized(std::shared_ptr<const Model> ref, st
     if (!c.ok()) return c.error();
     rep.consistency = *c;
     if (rep.consistency.kl_mean >= o.thresholds.kl_mean_max)
-        rep.failures.push_back("mean KL " + fmt("%.4f", rep.consistency.kl_mean) + " >= " + fmt("%.4f", o.thresholds.kl_mean_max));
+        rep.failures.push_back("mean KL " + fmt("%.4f", rep.consistency.kl_mean) +
+                               " >= " + fmt("%.4f", o.thresholds.kl_mean_max));
 
     PplOptions few = o.ppl;
     few.max_parts = std::min(few.max_parts < 0 ? 8 : few.max_parts, 8);
@@ -61,7 +62,8 @@ Result<ValidationReport> validate_quantized(std::shared_ptr<const Model> ref, st
         if (!bf.ok()) return bf.error();
         rep.bitflip_ran = true;
         rep.bitflip = *bf;
-        rep.bitflip_conf_drop = bf->ref_top1_conf > 0 ? (bf->ref_top1_conf - bf->test_top1_conf) / bf->ref_top1_conf : 0;
+        rep.bitflip_conf_drop =
+            bf->ref_top1_conf > 0 ? (bf->ref_top1_conf - bf->test_top1_conf) / bf->ref_top1_conf : 0;
         if (rep.bitflip_conf_drop > o.thresholds.bitflip_conf_drop_max)
             rep.failures.push_back("bit flips drop top-1 confidence by " + fmt("%.1f%%", 100 * rep.bitflip_conf_drop));
     }
@@ -75,21 +77,33 @@ std::string ValidationReport::to_json() const {
     using nlohmann::json;
     json j;
     const ConsistencyResult& c = consistency;
-    j["consistency"] = {{"ppl_ref", c.ppl_ref},   {"ppl_test", c.ppl_test},       {"kl_mean", c.kl_mean},
-                        {"kl_p99", c.kl_p99},     {"top1_agreement", c.top1_agreement}, {"tokens", c.tokens}};
+    j["consistency"] = {{"ppl_ref", c.ppl_ref},
+                        {"ppl_test", c.ppl_test},
+                        {"kl_mean", c.kl_mean},
+                        {"kl_p99", c.kl_p99},
+                        {"top1_agreement", c.top1_agreement},
+                        {"tokens", c.tokens}};
     json h = json::array();
-    for (const auto& x : health) h.push_back({{"layer", x.layer}, {"values", x.values}, {"nan", x.nan}, {"inf", x.inf}});
+    for (const auto& x : health)
+        h.push_back({{"layer", x.layer}, {"values", x.values}, {"nan", x.nan}, {"inf", x.inf}});
     j["health"] = h;
     json s = json::array();
-    for (const auto& x : scales) s.push_back({{"tensor", x.tensor}, {"min", x.min_abs}, {"max", x.max_abs}, {"ratio", x.ratio}});
+    for (const auto& x : scales)
+        s.push_back({{"tensor", x.tensor}, {"min", x.min_abs}, {"max", x.max_abs}, {"ratio", x.ratio}});
     j["scales"] = s;
     if (bitflip_ran)
-        j["bitflip"] = {{"flipped", bitflip_count},           {"conf_drop", bitflip_conf_drop},
-                        {"top1_agreement", bitflip.top1_agreement}, {"ppl_before", bitflip.ppl_ref},
-                        {"ppl_after", bitflip.ppl_test},      {"kl_mean", bitflip.kl_mean}};
-    j["jitter"] = {{"p50_ms", jitter.p50_ms}, {"p99_ms", jitter.p99_ms}, {"tokens_per_s", jitter.tokens_per_s},
+        j["bitflip"] = {{"flipped", bitflip_count},
+                        {"conf_drop", bitflip_conf_drop},
+                        {"top1_agreement", bitflip.top1_agreement},
+                        {"ppl_before", bitflip.ppl_ref},
+                        {"ppl_after", bitflip.ppl_test},
+                        {"kl_mean", bitflip.kl_mean}};
+    j["jitter"] = {{"p50_ms", jitter.p50_ms},
+                   {"p99_ms", jitter.p99_ms},
+                   {"tokens_per_s", jitter.tokens_per_s},
                    {"samples", jitter.samples}};
-    j["thresholds"] = {{"kl_mean_max", thresholds.kl_mean_max}, {"jitter_ms_max", thresholds.jitter_ms_max},
+    j["thresholds"] = {{"kl_mean_max", thresholds.kl_mean_max},
+                       {"jitter_ms_max", thresholds.jitter_ms_max},
                        {"bitflip_conf_drop_max", thresholds.bitflip_conf_drop_max},
                        {"scale_ratio_warn", thresholds.scale_ratio_warn}};
     j["failures"] = failures;

@@ -38,10 +38,12 @@ public:
     std::string memory_summary() const override {
         const BackendMemory m = be_->memory();
         std::string s = "weights " + format_bytes(m.weight_bytes ? m.weight_bytes : m.mapped_weight_bytes) +
-                        (m.weight_bytes ? " on the device" : " mapped in place") + ", arena " + format_bytes(m.arena_bytes) +
-                        ", KV " + format_bytes(m.kv_bytes) + ", scratch " + format_bytes(m.scratch_bytes);
+                        (m.weight_bytes ? " on the device" : " mapped in place") + ", arena " +
+                        format_bytes(m.arena_bytes) + ", KV " + format_bytes(m.kv_bytes) + ", scratch " +
+                        format_bytes(m.scratch_bytes);
         if (m.device_total)
-            s += ", device " + format_bytes(m.device_total - m.device_free) + " used of " + format_bytes(m.device_total);
+            s +=
+                ", device " + format_bytes(m.device_total - m.device_free) + " used of " + format_bytes(m.device_total);
         return s;
     }
     std::optional<DeviceMemory> device_memory() const override {
@@ -49,6 +51,7 @@ public:
         if (m.device_total == 0) return std::nullopt;
         return DeviceMemory{m.device_total - m.device_free, m.device_total};
     }
+
 private:
     std::unique_ptr<Backend> be_;
     std::string label_;
@@ -83,8 +86,9 @@ const char* backend_choice_name(BackendChoice c) {
     return "auto";
 }
 
-Result<std::unique_ptr<Executor>> make_backend_executor(std::shared_ptr<const Model> model, const compile::ExecPlan& plan,
-                                                        const ExecutorOptions& o, const std::string& where) {
+Result<std::unique_ptr<Executor>> make_backend_executor(std::shared_ptr<const Model> model,
+                                                        const compile::ExecPlan& plan, const ExecutorOptions& o,
+                                                        const std::string& where) {
     std::string why;
     auto be = make_backend(backend_choice_name(o.backend), &why);
     if (!be.ok())
@@ -99,7 +103,8 @@ Result<std::unique_ptr<Executor>> make_backend_executor(std::shared_ptr<const Mo
                             : b->name();
     if (cpu && o.backend == BackendChoice::Cpu) label += "; forced by --backend cpu";
     if (cpu && o.backend == BackendChoice::Auto) label += "; CUDA not used: " + fallback_reason(why);
-    return std::unique_ptr<Executor>(std::make_unique<BackendExecutor>(std::move(model), std::move(b), std::move(label)));
+    return std::unique_ptr<Executor>(
+        std::make_unique<BackendExecutor>(std::move(model), std::move(b), std::move(label)));
 }
 
 std::string describe_backends(BackendChoice choice) {
@@ -108,7 +113,8 @@ std::string describe_backends(BackendChoice choice) {
     const std::string reason = d.reason.empty() ? std::string("no usable CUDA device") : d.reason;
     std::string s;
     if (choice == BackendChoice::Cpu)
-        s = cpu + " for .edge engines (forced by --backend cpu" + (d.cuda_usable ? "; CUDA " + d.cuda_name + " present" : "") + ")";
+        s = cpu + " for .edge engines (forced by --backend cpu" +
+            (d.cuda_usable ? "; CUDA " + d.cuda_name + " present" : "") + ")";
     else if (d.cuda_usable)
         s = "cuda (" + d.cuda_name + ") for .edge engines";
     else if (choice == BackendChoice::Cuda)

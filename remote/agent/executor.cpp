@@ -30,7 +30,8 @@ public:
     Result<const float*> run(const int32_t* tokens, int n, int pos) override {
         if (n <= 0) return err("llama-cpu: nothing to run (", n, " tokens)");
         if (pos < 0 || pos + n > exe_->max_seq())
-            return err("llama-cpu: positions ", pos, "..", pos + n - 1, " run past the KV cache (", exe_->max_seq(), " positions)");
+            return err("llama-cpu: positions ", pos, "..", pos + n - 1, " run past the KV cache (", exe_->max_seq(),
+                       " positions)");
         return n == 1 ? exe_->forward(tokens[0], pos) : exe_->prefill(tokens, n, pos);
     }
     const LlamaConfig& config() const override { return exe_->config(); }

@@ -70,8 +70,9 @@ Result<std::unique_ptr<Executor>> open_executor(const std::string& path, const E
 // for (make_backend): auto falls back to the CPU and backend() says why; cuda without a device is
 // an error naming `where` and the probe's reason (backend_executor.cpp: runtime only, so the
 // standalone GPU check in tests/gpu builds it too).
-Result<std::unique_ptr<Executor>> make_backend_executor(std::shared_ptr<const Model> model, const compile::ExecPlan& plan,
-                                                        const ExecutorOptions& opts, const std::string& where);
+Result<std::unique_ptr<Executor>> make_backend_executor(std::shared_ptr<const Model> model,
+                                                        const compile::ExecPlan& plan, const ExecutorOptions& opts,
+                                                        const std::string& where);
 
 // What the hello says before anything is loaded: the backend .edge engines will run on (and
 // why not CUDA), and the executor of other formats.

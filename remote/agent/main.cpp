@@ -1,11 +1,11 @@
 // edge-agent: the board-side program. It speaks the EdgeStudio protocol on stdin/stdout, so it
 // runs under an SSH exec channel and never opens a port. Diagnostics go to stderr.
+#include <unistd.h>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <unistd.h>
 
 #include "remote/agent/session.h"
 #include "remote/protocol/handshake.h"

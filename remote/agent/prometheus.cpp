@@ -27,10 +27,14 @@ public:
 std::string prometheus_label(const std::string& v) {
     std::string o;
     for (char c : v) {
-        if (c == '\\') o += "\\\\";
-        else if (c == '"') o += "\\\"";
-        else if (c == '\n') o += "\\n";
-        else o += c;
+        if (c == '\\')
+            o += "\\\\";
+        else if (c == '"')
+            o += "\\\"";
+        else if (c == '\n')
+            o += "\\n";
+        else
+            o += c;
     }
     return o;
 }
@@ -46,25 +50,31 @@ std::string prometheus_text(const AgentMetrics& m) {
     w.sample("edge_agent_uptime_seconds", "", num(m.uptime_s));
 
     const WorkerStats& s = m.worker;
-    w.family("edge_agent_engine_loaded", "gauge", "1 while an engine is loaded (label: its path on the board), else 0.");
-    if (s.engine.empty()) w.sample("edge_agent_engine_loaded", "", "0");
-    else w.sample("edge_agent_engine_loaded", "engine=\"" + prometheus_label(s.engine) + "\"", "1");
+    w.family("edge_agent_engine_loaded", "gauge",
+             "1 while an engine is loaded (label: its path on the board), else 0.");
+    if (s.engine.empty())
+        w.sample("edge_agent_engine_loaded", "", "0");
+    else
+        w.sample("edge_agent_engine_loaded", "engine=\"" + prometheus_label(s.engine) + "\"", "1");
     w.family("edge_agent_engine_loads_total", "counter", "load-engine requests served, by result.");
     w.sample("edge_agent_engine_loads_total", "result=\"ok\"", std::to_string(s.loads_ok));
     w.sample("edge_agent_engine_loads_total", "result=\"failed\"", std::to_string(s.loads_failed));
     w.family("edge_agent_workloads_total", "counter", "run-workload requests served, by result.");
     w.sample("edge_agent_workloads_total", "result=\"ok\"", std::to_string(s.runs));
     w.sample("edge_agent_workloads_total", "result=\"failed\"", std::to_string(s.runs_failed));
-    w.family("edge_agent_prompts_total", "counter", "Prompts run to completion (or cancelled) by run-workload requests.");
+    w.family("edge_agent_prompts_total", "counter",
+             "Prompts run to completion (or cancelled) by run-workload requests.");
     w.sample("edge_agent_prompts_total", "", std::to_string(s.prompts));
     w.family("edge_agent_tokens_generated_total", "counter", "Tokens generated.");
     w.sample("edge_agent_tokens_generated_total", "", std::to_string(s.tokens));
 
-    w.family("edge_agent_token_latency_seconds", "histogram", "Time to produce each generated token (the first one's is the TTFT).");
+    w.family("edge_agent_token_latency_seconds", "histogram",
+             "Time to produce each generated token (the first one's is the TTFT).");
     uint64_t cum = 0;
     for (size_t i = 0; i < kLatencyBucketsS.size(); ++i) {
         cum += s.latency_buckets[i];
-        w.sample("edge_agent_token_latency_seconds_bucket", "le=\"" + num(kLatencyBucketsS[i]) + "\"", std::to_string(cum));
+        w.sample("edge_agent_token_latency_seconds_bucket", "le=\"" + num(kLatencyBucketsS[i]) + "\"",
+                 std::to_string(cum));
     }
     cum += s.latency_buckets.back();
     w.sample("edge_agent_token_latency_seconds_bucket", "le=\"+Inf\"", std::to_string(cum));
@@ -87,7 +97,8 @@ std::string prometheus_text(const AgentMetrics& m) {
         w.sample("process_resident_memory_bytes", "", std::to_string(*m.rss_bytes));
     }
     if (m.mem_available_bytes) {
-        w.family("edge_board_memory_available_bytes", "gauge", "MemAvailable of the board (/proc/meminfo; Jetson GPUs share it).");
+        w.family("edge_board_memory_available_bytes", "gauge",
+                 "MemAvailable of the board (/proc/meminfo; Jetson GPUs share it).");
         w.sample("edge_board_memory_available_bytes", "", std::to_string(*m.mem_available_bytes));
     }
     if (m.mem_total_bytes) {

@@ -17,8 +17,8 @@ struct WorkerStats {
     uint64_t runs = 0, runs_failed = 0, prompts = 0, tokens = 0;
     std::array<uint64_t, kLatencyBucketsS.size() + 1> latency_buckets{};  // per bucket (not cumulative); last: +Inf
     double latency_sum_s = 0;
-    std::string engine;  // path of the loaded engine ("" = none)
-    std::string backend;  // what runs it (Executor::backend(); "" = none loaded)
+    std::string engine;                                      // path of the loaded engine ("" = none)
+    std::string backend;                                     // what runs it (Executor::backend(); "" = none loaded)
     std::optional<uint32_t> kv_blocks_used, kv_blocks_free;  // of the last token
 };
 

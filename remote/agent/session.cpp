@@ -104,8 +104,12 @@ int run_session(int in_fd, int out_fd, const SessionOptions& opts) {
 
     TelemetryPump pump(out);
     Worker worker(out, pump, sensors, opts.worker);
-    (void)out.send(proto::LogLine{0, proto::LogLevel::Info, {}, {}, "edge-agent " + std::string(kAgentVersion) +
-                                                                    " ready; sensors: " + sensors.describe()});
+    (void)out.send(
+        proto::LogLine{0,
+                       proto::LogLevel::Info,
+                       {},
+                       {},
+                       "edge-agent " + std::string(kAgentVersion) + " ready; sensors: " + sensors.describe()});
     uint8_t buf[64 << 10];
     for (;;) {
         // Drain every whole frame buffered so far.
@@ -154,9 +158,9 @@ int run_session(int in_fd, int out_fd, const SessionOptions& opts) {
             } else if (std::holds_alternative<proto::Hello>(msg) || std::holds_alternative<proto::ErrorMsg>(msg)) {
                 // The studio's hello and errors are informational.
             } else {
-                (void)out.send(proto::ErrorMsg{0, proto::ErrorCode::BadRequest,
-                                               std::string("agent does not accept ") +
-                                                   proto::msg_type_name(proto::type_of(msg)) + " frames"});
+                (void)out.send(proto::ErrorMsg{
+                    0, proto::ErrorCode::BadRequest,
+                    std::string("agent does not accept ") + proto::msg_type_name(proto::type_of(msg)) + " frames"});
             }
         }
         ssize_t r = ::read(in_fd, buf, sizeof buf);

@@ -5,7 +5,8 @@
 namespace edge::agent {
 
 TelemetryPump::TelemetryPump(FrameWriter& out, size_t capacity)
-    : out_(out), capacity_(std::max<size_t>(1, std::min(capacity, proto::kMaxSamplesPerBatch))),
+    : out_(out),
+      capacity_(std::max<size_t>(1, std::min(capacity, proto::kMaxSamplesPerBatch))),
       period_(std::chrono::milliseconds(1000 / kMaxTelemetryHz)) {
     thread_ = std::thread([this] { loop(); });
 }

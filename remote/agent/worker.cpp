@@ -1,7 +1,7 @@
 #include "remote/agent/worker.h"
 
-#include <filesystem>
 #include <time.h>
+#include <filesystem>
 
 #include "engine/runtime/llama_cpu.h"  // Sampler
 #include "engine/telemetry/memory.h"
@@ -211,7 +211,8 @@ void Worker::load(const proto::LoadEngine& r) {
 
 void Worker::run(const proto::RunWorkload& r) {
     if (!loaded_)
-        return fail(r.request_id, proto::ErrorCode::NotLoaded, "run-workload: no engine is loaded (send load-engine first)");
+        return fail(r.request_id, proto::ErrorCode::NotLoaded,
+                    "run-workload: no engine is loaded (send load-engine first)");
     if (r.prompts.empty()) return fail(r.request_id, proto::ErrorCode::BadRequest, "run-workload: no prompts");
     pump_.set_rate_hz(r.telemetry_hz == 0 ? kMaxTelemetryHz : r.telemetry_hz);
     Executor& exe = *loaded_->exe;
@@ -241,11 +242,13 @@ void Worker::run(const proto::RunWorkload& r) {
         while (reuse + 1 < ids.size() && reuse < cached.size() && cached[reuse] == ids[reuse]) ++reuse;
         loaded_->prompt_tokens += ids.size();
         loaded_->reused_tokens += reuse;
-        const double hit_rate = static_cast<double>(loaded_->reused_tokens) / static_cast<double>(loaded_->prompt_tokens);
+        const double hit_rate =
+            static_cast<double>(loaded_->reused_tokens) / static_cast<double>(loaded_->prompt_tokens);
         auto first = exe.run(ids.data() + reuse, static_cast<int>(ids.size() - reuse), static_cast<int>(reuse));
         if (!first.ok()) {
             cached.clear();  // what the cache holds is unknown now
-            return fail(r.request_id, proto::ErrorCode::RunFailed, "prompt " + std::to_string(i) + ": " + first.message());
+            return fail(r.request_id, proto::ErrorCode::RunFailed,
+                        "prompt " + std::to_string(i) + ": " + first.message());
         }
         const float* logits = first.value();
         cached = ids;
@@ -295,8 +298,9 @@ void Worker::run(const proto::RunWorkload& r) {
                 auto step = exe.run(&next, 1, pos++);
                 if (!step.ok()) {
                     cached.clear();
-                    return fail(r.request_id, proto::ErrorCode::RunFailed,
-                                "prompt " + std::to_string(i) + ", token " + std::to_string(gen) + ": " + step.message());
+                    return fail(
+                        r.request_id, proto::ErrorCode::RunFailed,
+                        "prompt " + std::to_string(i) + ", token " + std::to_string(gen) + ": " + step.message());
                 }
                 logits = step.value();
                 cached.push_back(next);
@@ -313,8 +317,8 @@ void Worker::run(const proto::RunWorkload& r) {
     }
     pump_.flush();
     std::string detail = std::to_string(done) + "/" + std::to_string(r.prompts.size()) + " prompt(s), " +
-                         std::to_string(total_tokens) + " tokens in " + std::to_string(static_cast<int>(total.millis())) +
-                         " ms" + (cancel_ ? " (cancelled)" : "");
+                         std::to_string(total_tokens) + " tokens in " +
+                         std::to_string(static_cast<int>(total.millis())) + " ms" + (cancel_ ? " (cancelled)" : "");
     {
         std::lock_guard lk(stats_mu_);
         ++stats_.runs;

@@ -22,9 +22,9 @@
 namespace edge::agent {
 
 struct WorkerOptions {
-    std::string root = ".";  // relative engine paths resolve against it
-    int threads = 0;         // executor threads (<= 0: all)
-    int max_seq = 0;         // KV length (<= 0: the model's context, capped by the runtime)
+    std::string root = ".";                       // relative engine paths resolve against it
+    int threads = 0;                              // executor threads (<= 0: all)
+    int max_seq = 0;                              // KV length (<= 0: the model's context, capped by the runtime)
     BackendChoice backend = BackendChoice::Auto;  // what runs compiled engines (.edge)
 };
 

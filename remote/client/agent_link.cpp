@@ -32,7 +32,8 @@ Result<std::unique_ptr<AgentLink>> AgentLink::open(std::unique_ptr<Transport> t,
     if (!raw.ok()) return raw.error();
     auto reply = proto::decode_handshake_reply(raw.value());
     if (!reply.ok()) return err(l->t_->describe(), ": ", reply.message());
-    if (reply->status != proto::HandshakeStatus::Welcome) return err(l->t_->describe(), ": ", proto::describe(reply.value()));
+    if (reply->status != proto::HandshakeStatus::Welcome)
+        return err(l->t_->describe(), ": ", proto::describe(reply.value()));
     proto::Hello mine;
     mine.role = "studio";
     mine.software_version = o.software_version;

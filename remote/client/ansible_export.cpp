@@ -55,7 +55,8 @@ Status write_text(const fs::path& p, const std::string& text) {
     return {};
 }
 
-constexpr const char* kPlaybook = R"YAML(# EdgeStudio verified deploy, written by `edgestudio-cli boards export-ansible`.
+constexpr const char* kPlaybook =
+    R"YAML(# EdgeStudio verified deploy, written by `edgestudio-cli boards export-ansible`.
 # The same steps as `edgestudio-cli deploy` (docs/remote.md):
 #   1. each file goes to <edge_root>/versions/<edge_version>/<name>.part;
 #   2. each .part is hashed ON THE BOARD (sha256sum) and compared with the digest taken at export;
@@ -212,8 +213,10 @@ Result<AnsibleExportReport> export_ansible(const AnsibleExportOptions& o) {
     std::string ssh_args;
     if (!o.known_hosts.empty())
         ssh_args += "-o UserKnownHostsFile=" + shell_quote(fs::absolute(o.known_hosts).string());
-    ssh_args += std::string(ssh_args.empty() ? "" : " ") + "-o StrictHostKeyChecking=" + (o.accept_new_host_key ? "accept-new" : "yes");
-    if (!o.ssh_config.empty()) ssh_args += std::string(ssh_args.empty() ? "" : " ") + "-F " + shell_quote(fs::absolute(o.ssh_config).string());
+    ssh_args += std::string(ssh_args.empty() ? "" : " ") +
+                "-o StrictHostKeyChecking=" + (o.accept_new_host_key ? "accept-new" : "yes");
+    if (!o.ssh_config.empty())
+        ssh_args += std::string(ssh_args.empty() ? "" : " ") + "-F " + shell_quote(fs::absolute(o.ssh_config).string());
     nlohmann::json group_vars = {{"ansible_python_interpreter", o.python}};
     if (!ssh_args.empty()) group_vars["ansible_ssh_common_args"] = ssh_args;
     nlohmann::json inventory = {{"all", {{"children", {{"edge_boards", {{"hosts", hosts}, {"vars", group_vars}}}}}}}};
@@ -225,10 +228,11 @@ Result<AnsibleExportReport> export_ansible(const AnsibleExportOptions& o) {
     EDGE_TRY(write_text(rep.inventory, inventory.dump(2) + "\n"));
     EDGE_TRY(write_text(rep.vars, vars.dump(2) + "\n"));
     EDGE_TRY(write_text(rep.playbook, kPlaybook));
-    EDGE_TRY(write_text(out / "ansible.cfg",
-                        "# Host keys are checked (an unknown or changed key fails the board); no password is used.\n"
-                        "[defaults]\ninventory = inventory.json\nhost_key_checking = True\nretry_files_enabled = False\n"
-                        "[ssh_connection]\npipelining = True\n"));
+    EDGE_TRY(
+        write_text(out / "ansible.cfg",
+                   "# Host keys are checked (an unknown or changed key fails the board); no password is used.\n"
+                   "[defaults]\ninventory = inventory.json\nhost_key_checking = True\nretry_files_enabled = False\n"
+                   "[ssh_connection]\npipelining = True\n"));
     return rep;
 }
 

@@ -19,19 +19,19 @@
 namespace edge::remote {
 
 struct AnsibleExportOptions {
-    std::string out_dir;             // created if missing; existing bundle files are replaced
-    std::string version;             // "" = a UTC timestamp taken now
+    std::string out_dir;  // created if missing; existing bundle files are replaced
+    std::string version;  // "" = a UTC timestamp taken now
     std::vector<DeployFile> files;
-    std::vector<Board> boards;       // root must be set (absolute) for every board
-    std::string known_hosts;         // "": ssh's default (~/.ssh/known_hosts); checking stays on
-    std::string ssh_config;          // "": ssh's default (~/.ssh/config)
-    bool accept_new_host_key = false;  // ssh's StrictHostKeyChecking=accept-new (a changed key still fails)
+    std::vector<Board> boards;                // root must be set (absolute) for every board
+    std::string known_hosts;                  // "": ssh's default (~/.ssh/known_hosts); checking stays on
+    std::string ssh_config;                   // "": ssh's default (~/.ssh/config)
+    bool accept_new_host_key = false;         // ssh's StrictHostKeyChecking=accept-new (a changed key still fails)
     std::string python = "/usr/bin/python3";  // the board's interpreter for Ansible modules
 };
 
 struct AnsibleExportReport {
     std::string version;
-    std::string inventory, playbook, vars;  // paths written
+    std::string inventory, playbook, vars;              // paths written
     std::vector<std::pair<std::string, Digest>> files;  // name in the version folder, SHA-256
 };
 

@@ -89,13 +89,18 @@ Result<std::vector<Board>> read_boards_file(const std::string& path) {
         b.source = path + ":" + std::to_string(no);
         for (size_t i = opt; i < w.size(); ++i) {
             auto eq = w[i].find('=');
-            std::string k = eq == std::string::npos ? w[i] : w[i].substr(0, eq), v = eq == std::string::npos ? "" : w[i].substr(eq + 1);
-            if (k == "root" && !v.empty() && v[0] == '/') b.root = v;
-            else if (k == "identity" && !v.empty()) b.identity = expand_home(v);
-            else return err(path, ":", no, ": unknown or bad option '", w[i], "' (root=/ABS/DIR, identity=FILE)");
+            std::string k = eq == std::string::npos ? w[i] : w[i].substr(0, eq),
+                        v = eq == std::string::npos ? "" : w[i].substr(eq + 1);
+            if (k == "root" && !v.empty() && v[0] == '/')
+                b.root = v;
+            else if (k == "identity" && !v.empty())
+                b.identity = expand_home(v);
+            else
+                return err(path, ":", no, ": unknown or bad option '", w[i], "' (root=/ABS/DIR, identity=FILE)");
         }
         for (const auto& o : out)
-            if (o.name == b.name) return err(path, ":", no, ": board '", b.name, "' is listed twice (first at ", o.source, ")");
+            if (o.name == b.name)
+                return err(path, ":", no, ": board '", b.name, "' is listed twice (first at ", o.source, ")");
         out.push_back(std::move(b));
     }
     return out;
@@ -131,9 +136,12 @@ std::vector<Board> ssh_config_boards(const std::string& path_in) {
         } else if (!v.empty()) {
             for (size_t i : open) {
                 Board& b = out[i];
-                if (key == "user" && b.user.empty()) b.user = v[0];
-                else if (key == "port" && b.port == 0) parse_port(v[0], b.port);
-                else if (key == "identityfile" && b.identity.empty()) b.identity = expand_home(v[0]);
+                if (key == "user" && b.user.empty())
+                    b.user = v[0];
+                else if (key == "port" && b.port == 0)
+                    parse_port(v[0], b.port);
+                else if (key == "identityfile" && b.identity.empty())
+                    b.identity = expand_home(v[0]);
             }
         }
     }

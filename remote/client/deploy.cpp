@@ -1,10 +1,10 @@
 #include "remote/client/deploy.h"
 
 #include <fcntl.h>
-#include <stdio.h>
-#include <unistd.h>
 #include <libssh/libssh.h>
 #include <libssh/sftp.h>
+#include <stdio.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -74,8 +74,9 @@ std::string read_link(sftp_session s, const std::string& path) {
 
 // SHA-256 of the first n bytes of a board file (coreutils head + sha256sum).
 Result<Digest> remote_prefix_sha256(SshSession& ssh, const std::string& path, uint64_t n) {
-    auto out = ssh.exec_checked("head -c " + std::to_string(n) + " -- " + shell_quote(path) + " | sha256sum -b",
-                                "deploy: hashing the first " + std::to_string(n) + " bytes of " + path + " on the board");
+    auto out =
+        ssh.exec_checked("head -c " + std::to_string(n) + " -- " + shell_quote(path) + " | sha256sum -b",
+                         "deploy: hashing the first " + std::to_string(n) + " bytes of " + path + " on the board");
     if (!out.ok()) return out.error();
     return digest_from_hex(out->substr(0, 64));
 }
@@ -105,7 +106,9 @@ Status upload(SshSession& ssh, sftp_session s, const DeployOptions& o, const std
     d.resumed_from = offset;
     d.sent = 0;
     sftp_file f = sftp_open(s, remote.c_str(), offset > 0 ? O_WRONLY : O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (!f) return err("ssh ", ssh.where(), ": deploy: ", offset > 0 ? "reopening " : "creating ", remote, ": ", sftp_err(ssh, s));
+    if (!f)
+        return err("ssh ", ssh.where(), ": deploy: ", offset > 0 ? "reopening " : "creating ", remote, ": ",
+                   sftp_err(ssh, s));
     if (offset > 0 && (sftp_seek64(f, offset) != 0 || ::fseeko(in.get(), static_cast<off_t>(offset), SEEK_SET) != 0)) {
         sftp_close(f);
         return err("ssh ", ssh.where(), ": deploy: seeking to byte ", offset, " of ", remote, " to resume");
@@ -119,8 +122,8 @@ Status upload(SshSession& ssh, sftp_session s, const DeployOptions& o, const std
         if (w != static_cast<ssize_t>(n)) {
             std::string e = sftp_err(ssh, s);
             sftp_close(f);
-            return err("ssh ", ssh.where(), ": deploy: upload of ", local, " interrupted: writing ", remote, " at byte ",
-                       d.bytes, " of ", total, ": ", e);
+            return err("ssh ", ssh.where(), ": deploy: upload of ", local, " interrupted: writing ", remote,
+                       " at byte ", d.bytes, " of ", total, ": ", e);
         }
         d.bytes += n;
         d.sent += n;
@@ -140,7 +143,8 @@ Status upload(SshSession& ssh, sftp_session s, const DeployOptions& o, const std
         sftp_close(f);
         return err("ssh ", ssh.where(), ": deploy: fsync of ", remote, ": ", e);
     }
-    if (sftp_close(f) != SSH_NO_ERROR) return err("ssh ", ssh.where(), ": deploy: closing ", remote, ": ", sftp_err(ssh, s));
+    if (sftp_close(f) != SSH_NO_ERROR)
+        return err("ssh ", ssh.where(), ": deploy: closing ", remote, ": ", sftp_err(ssh, s));
     return {};
 }
 
@@ -193,7 +197,8 @@ Result<DeployReport> deploy_impl(SshSession& ssh, const DeployOptions& o, bool& 
     for (const auto& f : o.files) {
         auto d = sha256_of_file(f.local_path);
         if (!d.ok()) return err("deploy: ", d.message());
-        std::string name = f.remote_name.empty() ? std::filesystem::path(f.local_path).filename().string() : f.remote_name;
+        std::string name =
+            f.remote_name.empty() ? std::filesystem::path(f.local_path).filename().string() : f.remote_name;
         if (!valid_name(name)) return err("deploy: bad remote file name '", name, "'");
         std::error_code ec;
         uint64_t size = std::filesystem::file_size(f.local_path, ec);
@@ -205,7 +210,8 @@ Result<DeployReport> deploy_impl(SshSession& ssh, const DeployOptions& o, bool& 
     Sftp sftp;
     sftp.s = sftp_new(ssh.raw());
     if (!sftp.s) return err("ssh ", ssh.where(), ": deploy: starting SFTP: ", ssh.last_error());
-    if (sftp_init(sftp.s) != SSH_OK) return err("ssh ", ssh.where(), ": deploy: SFTP handshake: ", sftp_err(ssh, sftp.s));
+    if (sftp_init(sftp.s) != SSH_OK)
+        return err("ssh ", ssh.where(), ": deploy: SFTP handshake: ", sftp_err(ssh, sftp.s));
 
     std::string live = read_link(sftp.s, root + "/current");
     if (live == "versions/" + rep.version) {
@@ -214,7 +220,8 @@ Result<DeployReport> deploy_impl(SshSession& ssh, const DeployOptions& o, bool& 
             if (sums.ok() && sums->exit_status == 0 && sums->out == manifest) {
                 rep.previous_version = read_link(sftp.s, root + "/previous");
                 if (rep.previous_version.rfind("versions/", 0) == 0) rep.previous_version.erase(0, 9);
-                for (const auto& it : items) rep.files.push_back({rep.version_dir + "/" + it.name, it.digest, it.size, it.size, 0});
+                for (const auto& it : items)
+                    rep.files.push_back({rep.version_dir + "/" + it.name, it.digest, it.size, it.size, 0});
                 rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                 return rep;
             }
@@ -321,13 +328,15 @@ Result<DeployReport> deploy_with_retry(const Connector& connect, const DeployOpt
         std::this_thread::sleep_for(std::chrono::milliseconds(delay));
         delay = std::min(p.max_delay_ms, static_cast<int>(delay * p.factor));
     }
-    return err(last, attempts > 1 ? " (deploy gave up after " + std::to_string(attempts) + " attempts)" : std::string());
+    return err(last,
+               attempts > 1 ? " (deploy gave up after " + std::to_string(attempts) + " attempts)" : std::string());
 }
 
 Status rollback(SshSession& ssh, const std::string& root) {
     Sftp sftp;
     sftp.s = sftp_new(ssh.raw());
-    if (!sftp.s || sftp_init(sftp.s) != SSH_OK) return err("ssh ", ssh.where(), ": rollback: starting SFTP: ", ssh.last_error());
+    if (!sftp.s || sftp_init(sftp.s) != SSH_OK)
+        return err("ssh ", ssh.where(), ": rollback: starting SFTP: ", ssh.last_error());
     std::string cur = read_link(sftp.s, root + "/current"), prev = read_link(sftp.s, root + "/previous");
     if (prev.empty()) return err("ssh ", ssh.where(), ": rollback: ", root, "/previous does not exist");
     EDGE_TRY(switch_link(ssh, root, "current", prev));

@@ -27,8 +27,8 @@ struct DeployFile {
 };
 
 struct DeployOptions {
-    std::string board_root;   // absolute folder on the board, e.g. /opt/edgestudio
-    std::string version;      // "" = a UTC timestamp; must not be the live version
+    std::string board_root;  // absolute folder on the board, e.g. /opt/edgestudio
+    std::string version;     // "" = a UTC timestamp; must not be the live version
     std::vector<DeployFile> files;
     // Called as bytes go out (file, bytes done, bytes total for that file).
     std::function<void(const std::string&, uint64_t, uint64_t)> progress;
@@ -54,8 +54,8 @@ struct DeployReport {
     std::string previous_version;  // "" when this is the first deployment
     std::vector<DeployedFile> files;
     double seconds = 0;
-    int attempts = 1;           // deploy_with_retry: attempts made (1 = no retry)
-    uint64_t bytes_sent = 0;    // deploy_with_retry: bytes sent over all attempts
+    int attempts = 1;         // deploy_with_retry: attempts made (1 = no retry)
+    uint64_t bytes_sent = 0;  // deploy_with_retry: bytes sent over all attempts
 };
 
 Result<DeployReport> deploy(SshSession& ssh, const DeployOptions& opts);
@@ -64,8 +64,8 @@ Result<DeployReport> deploy(SshSession& ssh, const DeployOptions& opts);
 using Connector = std::function<Result<std::unique_ptr<SshSession>>()>;
 
 struct RetryPolicy {
-    int attempts = 4;             // in all, the first included
-    int first_delay_ms = 500;     // before the second attempt; then multiplied by `factor`
+    int attempts = 4;          // in all, the first included
+    int first_delay_ms = 500;  // before the second attempt; then multiplied by `factor`
     double factor = 2.0;
     int max_delay_ms = 8000;
     // Told about each failed attempt that will be retried (attempt number, error, delay).
@@ -77,7 +77,8 @@ struct RetryPolicy {
 // file; a local problem (missing file, bad name, live version) is reported at once. When an
 // earlier attempt had already switched `current` before its link died, the retry recognises the
 // finished deployment by its SHA256SUMS and reports success.
-Result<DeployReport> deploy_with_retry(const Connector& connect, const DeployOptions& opts, const RetryPolicy& policy = {});
+Result<DeployReport> deploy_with_retry(const Connector& connect, const DeployOptions& opts,
+                                       const RetryPolicy& policy = {});
 
 // Points `current` back at `previous` (atomic), swapping the two links.
 Status rollback(SshSession& ssh, const std::string& board_root);

@@ -38,8 +38,8 @@ bool host_matches(const std::string& pattern, const std::string& name) {
     if (!unbase64(pattern.substr(3, bar - 3), salt)) return false;
     unsigned char mac[EVP_MAX_MD_SIZE];
     unsigned int mac_len = 0;
-    if (!HMAC(EVP_sha1(), salt.data(), static_cast<int>(salt.size()), reinterpret_cast<const unsigned char*>(name.data()),
-              name.size(), mac, &mac_len))
+    if (!HMAC(EVP_sha1(), salt.data(), static_cast<int>(salt.size()),
+              reinterpret_cast<const unsigned char*>(name.data()), name.size(), mac, &mac_len))
         return false;
     return base64(mac, mac_len) == pattern.substr(bar + 1);
 }

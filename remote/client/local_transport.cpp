@@ -70,8 +70,7 @@ public:
                     break;
                 }
                 char sink[65536];
-                while (out_ >= 0 && ::read(out_, sink, sizeof sink) > 0) {
-                }
+                while (out_ >= 0 && ::read(out_, sink, sizeof sink) > 0) {}
                 drain_stderr();
                 std::this_thread::sleep_for(std::chrono::milliseconds(5));
             }

@@ -15,7 +15,8 @@ using Clock = std::chrono::steady_clock;
 
 uint64_t unix_now_ns() {
     return static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count());
 }
 
 struct SshStarterState {
@@ -101,8 +102,9 @@ Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileReques
             auto deadline = Clock::now() + std::chrono::milliseconds(o.load_timeout_ms);
             for (bool loaded = false; !loaded;) {
                 auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-                if (left <= 0) return Failure{false, where + ": no answer to loading " + req.engine_path + " within " +
-                                                         std::to_string(o.load_timeout_ms) + " ms"};
+                if (left <= 0)
+                    return Failure{false, where + ": no answer to loading " + req.engine_path + " within " +
+                                              std::to_string(o.load_timeout_ms) + " ms"};
                 if (o.cancelled && o.cancelled()) {
                     (void)l.stop(2000);
                     return Failure{true, "profile cancelled while " + where + " was loading " + req.engine_path};
@@ -113,7 +115,8 @@ Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileReques
                 if (auto* a = std::get_if<proto::Ack>(&*m.value()); a && a->request_id == load_id) {
                     rep.load_detail = a->detail;
                     loaded = true;
-                } else if (auto* e = std::get_if<proto::ErrorMsg>(&*m.value()); e && (e->request_id == load_id || e->request_id == 0)) {
+                } else if (auto* e = std::get_if<proto::ErrorMsg>(&*m.value());
+                           e && (e->request_id == load_id || e->request_id == 0)) {
                     return Failure{true, where + ": loading " + req.engine_path + ": " + e->message};
                 } else if (auto* lg = std::get_if<proto::LogLine>(&*m.value())) {
                     rep.logs.push_back(*lg);
@@ -185,7 +188,8 @@ Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileReques
                     }
                     (void)l.stop(5000);
                     return std::nullopt;
-                } else if (auto* e = std::get_if<proto::ErrorMsg>(&msg); e && (e->request_id == run.request_id || e->request_id == 0)) {
+                } else if (auto* e = std::get_if<proto::ErrorMsg>(&msg);
+                           e && (e->request_id == run.request_id || e->request_id == 0)) {
                     return Failure{true, where + ": running the workload: " + e->message};
                 }
             }
@@ -197,15 +201,17 @@ Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileReques
         rep.incidents.push_back(failure->message);
         if (rep.restarts >= o.max_restarts) {
             std::string all;
-            for (size_t i = 0; i < rep.incidents.size(); ++i) all += "\n  " + std::to_string(i + 1) + ". " + rep.incidents[i];
+            for (size_t i = 0; i < rep.incidents.size(); ++i)
+                all += "\n  " + std::to_string(i + 1) + ". " + rep.incidents[i];
             return err("profile on ", where, ": the agent died or the link dropped ", rep.incidents.size(), " time(s)",
-                       o.max_restarts > 0 ? "; gave up after " + std::to_string(o.max_restarts) + " restart(s)" : std::string(),
+                       o.max_restarts > 0 ? "; gave up after " + std::to_string(o.max_restarts) + " restart(s)"
+                                          : std::string(),
                        ":", all);
         }
         ++rep.restarts;
         if (o.on_event)
-            o.on_event("agent died or link dropped: " + failure->message + "; restarting (" + std::to_string(rep.restarts) +
-                       " of " + std::to_string(o.max_restarts) + ")");
+            o.on_event("agent died or link dropped: " + failure->message + "; restarting (" +
+                       std::to_string(rep.restarts) + " of " + std::to_string(o.max_restarts) + ")");
         std::this_thread::sleep_for(std::chrono::milliseconds(delay));
         delay *= 2;
     }
@@ -234,7 +240,8 @@ ProfileSummary summarize(const ProfileReport& r) {
         if (x.tpot_ms) tpot.push_back(*x.tpot_ms);
         if (x.rss_bytes) s.rss_max_bytes = std::max(s.rss_max_bytes.value_or(0), *x.rss_bytes);
         if (x.mem_available_bytes)
-            s.mem_available_min_bytes = std::min(s.mem_available_min_bytes.value_or(UINT64_MAX), *x.mem_available_bytes);
+            s.mem_available_min_bytes =
+                std::min(s.mem_available_min_bytes.value_or(UINT64_MAX), *x.mem_available_bytes);
         if (x.device_mem_used_bytes)
             s.device_mem_used_max_bytes = std::max(s.device_mem_used_max_bytes.value_or(0), *x.device_mem_used_bytes);
         if (x.kv_blocks_used) s.kv_blocks_used_max = std::max(s.kv_blocks_used_max.value_or(0), *x.kv_blocks_used);

@@ -28,7 +28,7 @@ AgentStarter ssh_agent_starter(Connector connect, std::string command);
 AgentStarter local_agent_starter(std::vector<std::string> argv);
 
 struct ProfileRequest {
-    std::string engine_path;                 // on the board (relative: against the agent's --root)
+    std::string engine_path;  // on the board (relative: against the agent's --root)
     std::optional<proto::Sha256> engine_sha256;
     std::string tokenizer_path;
     std::vector<std::string> prompts;
@@ -38,8 +38,8 @@ struct ProfileRequest {
     float top_p = 1.0f;
     uint64_t seed = 42;
     uint32_t telemetry_hz = 20;
-    std::string traceparent;                 // "" = a fresh trace
-    bool fetch_metrics = false;              // ask the agent for its Prometheus text after the run
+    std::string traceparent;     // "" = a fresh trace
+    bool fetch_metrics = false;  // ask the agent for its Prometheus text after the run
 };
 
 struct SupervisorOptions {
@@ -48,8 +48,8 @@ struct SupervisorOptions {
     int silence_timeout_ms = 30000;  // no frame for this long mid-run: the agent is hung, restart it
     int load_timeout_ms = 60000;
     std::function<void(const proto::TelemetryBatch&)> on_telemetry;
-    std::function<void(const proto::RunResult&)> on_result;   // prompt_index: into request.prompts
-    std::function<void(const std::string&)> on_event;         // "agent died ...; restarting"
+    std::function<void(const proto::RunResult&)> on_result;  // prompt_index: into request.prompts
+    std::function<void(const std::string&)> on_event;        // "agent died ...; restarting"
     std::function<void(const proto::LogLine&)> on_log;
     // Polled at least every 250 ms while waiting on the agent; true stops the agent and ends
     // run_profile with a "profile cancelled" error (no restart).
@@ -57,29 +57,30 @@ struct SupervisorOptions {
 };
 
 struct ProfileReport {
-    std::string board;                         // the agent's describe() ("agent on user@host:22")
-    proto::Hello agent;                        // hello of the last agent
-    std::string load_detail;                   // the load ack's detail
-    std::vector<proto::RunResult> results;     // one per prompt, prompt_index into request.prompts
+    std::string board;                      // the agent's describe() ("agent on user@host:22")
+    proto::Hello agent;                     // hello of the last agent
+    std::string load_detail;                // the load ack's detail
+    std::vector<proto::RunResult> results;  // one per prompt, prompt_index into request.prompts
     std::vector<proto::TelemetrySample> samples;
     uint64_t dropped_samples = 0;
     int restarts = 0;
-    std::vector<std::string> incidents;        // each agent death / link drop, as detected
+    std::vector<std::string> incidents;  // each agent death / link drop, as detected
     double seconds = 0;
-    std::string traceparent;                   // sent with the requests: trace id, the client span's id
-    std::string caller_span_id;                // hex parent id of a traceparent the caller gave ("": fresh trace)
+    std::string traceparent;                      // sent with the requests: trace id, the client span's id
+    std::string caller_span_id;                   // hex parent id of a traceparent the caller gave ("": fresh trace)
     uint64_t start_unix_ns = 0, end_unix_ns = 0;  // wall clock of the client around the run
-    std::vector<proto::LogLine> logs;          // the agents' log lines (trace and span ids)
-    std::string prometheus_text;               // fetch_metrics: the agent's answer after the run
+    std::vector<proto::LogLine> logs;             // the agents' log lines (trace and span ids)
+    std::string prometheus_text;                  // fetch_metrics: the agent's answer after the run
 };
 
-Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileRequest& req, const SupervisorOptions& opts = {});
+Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileRequest& req,
+                                  const SupervisorOptions& opts = {});
 
 // Figures of a profile run (absent when no sample carried the source).
 struct ProfileSummary {
     size_t prompts = 0, tokens = 0, samples = 0;
     std::optional<double> latency_p50_ms, latency_p99_ms, ttft_p50_ms, tpot_mean_ms;
-    std::optional<double> tokens_per_s;       // generated tokens / generation time over all prompts
+    std::optional<double> tokens_per_s;  // generated tokens / generation time over all prompts
     std::optional<uint64_t> rss_max_bytes, mem_available_min_bytes, device_mem_used_max_bytes;
     std::optional<double> kv_hit_rate, power_mean_w, temperature_max_c;
     std::optional<uint32_t> kv_blocks_used_max;

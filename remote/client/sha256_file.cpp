@@ -28,7 +28,8 @@ Result<Digest> sha256_of_file_prefix(const std::string& path, uint64_t limit) {
     std::vector<unsigned char> buf(1 << 20);
     uint64_t left = limit;
     size_t n;
-    while (left > 0 && (n = std::fread(buf.data(), 1, static_cast<size_t>(std::min<uint64_t>(buf.size(), left)), f.get())) > 0) {
+    while (left > 0 &&
+           (n = std::fread(buf.data(), 1, static_cast<size_t>(std::min<uint64_t>(buf.size(), left)), f.get())) > 0) {
         if (EVP_DigestUpdate(md.ctx, buf.data(), n) != 1) return err("OpenSSL: SHA-256 update failed");
         left -= n;
     }

@@ -58,8 +58,8 @@ Result<std::unique_ptr<SshSession>> SshSession::connect(const SshOptions& o) {
     if (ssh_options_set(s, SSH_OPTIONS_PROCESS_CONFIG, &process_config) != SSH_OK) return opt_fail("config processing");
     if (o.read_ssh_config &&
         ssh_options_parse_config(s, o.ssh_config.empty() ? nullptr : o.ssh_config.c_str()) != SSH_OK)
-        return err("ssh ", o.host, ": reading ssh config ", o.ssh_config.empty() ? "~/.ssh/config" : o.ssh_config,
-                   ": ", ssh_get_error(s));
+        return err("ssh ", o.host, ": reading ssh config ", o.ssh_config.empty() ? "~/.ssh/config" : o.ssh_config, ": ",
+                   ssh_get_error(s));
 
     char* user = nullptr;
     char* host = nullptr;
@@ -87,8 +87,7 @@ Status SshSession::verify_host_key(const SshOptions& o) {
     std::string file = o.known_hosts;
     if (file.empty()) file = std::string(std::getenv("HOME") ? std::getenv("HOME") : "") + "/.ssh/known_hosts";
     switch (ssh_session_is_known_server(s_)) {
-        case SSH_KNOWN_HOSTS_OK:
-            return {};
+        case SSH_KNOWN_HOSTS_OK: return {};
         case SSH_KNOWN_HOSTS_CHANGED: {
             std::string known;
             for (const auto& fp : known_fingerprints(file, host_, port_)) known += (known.empty() ? "" : " / ") + fp;
@@ -97,7 +96,8 @@ Status SshSession::verify_host_key(const SshOptions& o) {
                        " but the host now presents ", fingerprint_,
                        ". Someone may be intercepting the connection (man in the middle), or the board was "
                        "re-installed. Connection refused. If the change is expected, remove the old entry "
-                       "(ssh-keygen -R '", port_ == 22 ? host_ : "[" + host_ + "]:" + std::to_string(port_), "' -f ", file,
+                       "(ssh-keygen -R '",
+                       port_ == 22 ? host_ : "[" + host_ + "]:" + std::to_string(port_), "' -f ", file,
                        ") and accept the new key explicitly.");
         }
         case SSH_KNOWN_HOSTS_OTHER:
@@ -110,10 +110,10 @@ Status SshSession::verify_host_key(const SshOptions& o) {
                            "). Check the fingerprint on the board (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub) and "
                            "accept it explicitly to continue.");
             if (ssh_session_update_known_hosts(s_) != SSH_OK)
-                return err("ssh ", where_, ": host key accepted but ", file, " could not be updated: ", ssh_get_error(s_));
+                return err("ssh ", where_, ": host key accepted but ", file,
+                           " could not be updated: ", ssh_get_error(s_));
             return {};
-        case SSH_KNOWN_HOSTS_ERROR:
-            break;
+        case SSH_KNOWN_HOSTS_ERROR: break;
     }
     return err("ssh ", where_, ": checking the host key against ", file, ": ", ssh_get_error(s_));
 }
@@ -127,7 +127,8 @@ Status SshSession::authenticate(const SshOptions& o) {
                        " (missing, unreadable or passphrase-protected: load it into ssh-agent instead)");
         int rc = ssh_userauth_publickey(s_, nullptr, key.k);
         if (rc == SSH_AUTH_SUCCESS) return {};
-        if (rc == SSH_AUTH_ERROR) return err("ssh ", where_, ": authentication with ", o.identity_file, ": ", ssh_get_error(s_));
+        if (rc == SSH_AUTH_ERROR)
+            return err("ssh ", where_, ": authentication with ", o.identity_file, ": ", ssh_get_error(s_));
         tried = "key " + o.identity_file;
     } else {
         if (o.use_agent && std::getenv("SSH_AUTH_SOCK")) {

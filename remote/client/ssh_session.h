@@ -28,7 +28,7 @@ struct SshOptions {
     // appends it to known_hosts), false refuses. A changed key is refused without asking.
     std::function<bool(const std::string& fingerprint, const std::string& where)> confirm_unknown_host;
     bool read_ssh_config = true;
-    std::string ssh_config;     // "": ~/.ssh/config
+    std::string ssh_config;  // "": ~/.ssh/config
     int timeout_s = 10;
 };
 

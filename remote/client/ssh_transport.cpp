@@ -12,8 +12,7 @@ namespace {
 
 class SshTransport final : public Transport {
 public:
-    SshTransport(SshSession& s, ssh_channel ch, std::string command)
-        : s_(s), ch_(ch), command_(std::move(command)) {}
+    SshTransport(SshSession& s, ssh_channel ch, std::string command) : s_(s), ch_(ch), command_(std::move(command)) {}
     ~SshTransport() override { close(2000); }
 
     Status write_all(const uint8_t* p, size_t n) override {
@@ -39,8 +38,7 @@ public:
             return err(describe(), ": the agent ended the stream (",
                        status >= 0 ? "exit status " + std::to_string(status)
                                    : std::string("no exit status: killed by a signal, or the link dropped"),
-                       ")",
-                       err_text_.empty() ? std::string() : "; stderr: " + err_text_);
+                       ")", err_text_.empty() ? std::string() : "; stderr: " + err_text_);
         }
         return size_t{0};
     }

@@ -49,23 +49,32 @@ const std::vector<Quantity>& quantities() {
     static const std::vector<Quantity> q = {
         {"edge.token.latency", "ms", "time to produce this token (the first one's is the TTFT)",
          [](const TelemetrySample& s) { return s.token_latency_ms; }, false},
-        {"edge.ttft", "ms", "prompt start to first token, prefill included", [](const TelemetrySample& s) { return s.ttft_ms; }, false},
-        {"edge.tpot", "ms", "mean time per output token after the first", [](const TelemetrySample& s) { return s.tpot_ms; }, false},
+        {"edge.ttft", "ms", "prompt start to first token, prefill included",
+         [](const TelemetrySample& s) { return s.ttft_ms; }, false},
+        {"edge.tpot", "ms", "mean time per output token after the first",
+         [](const TelemetrySample& s) { return s.tpot_ms; }, false},
         {"edge.tokens_per_second", "{token}/s", "generated tokens / time since prompt start",
          [](const TelemetrySample& s) { return s.tokens_per_s; }, false},
-        {"process.memory.rss", "By", "agent process resident set", [](const TelemetrySample& s) { return d(s.rss_bytes); }, true},
-        {"edge.device.memory.used", "By", "device memory in use", [](const TelemetrySample& s) { return d(s.device_mem_used_bytes); }, true},
-        {"edge.device.memory.total", "By", "device memory", [](const TelemetrySample& s) { return d(s.device_mem_total_bytes); }, true},
+        {"process.memory.rss", "By", "agent process resident set",
+         [](const TelemetrySample& s) { return d(s.rss_bytes); }, true},
+        {"edge.device.memory.used", "By", "device memory in use",
+         [](const TelemetrySample& s) { return d(s.device_mem_used_bytes); }, true},
+        {"edge.device.memory.total", "By", "device memory",
+         [](const TelemetrySample& s) { return d(s.device_mem_total_bytes); }, true},
         {"system.memory.available", "By", "/proc/meminfo MemAvailable on the board",
          [](const TelemetrySample& s) { return d(s.mem_available_bytes); }, true},
-        {"edge.kv.blocks.used", "{block}", "KV cache blocks in use", [](const TelemetrySample& s) { return d(s.kv_blocks_used); }, true},
-        {"edge.kv.blocks.free", "{block}", "KV cache blocks free", [](const TelemetrySample& s) { return d(s.kv_blocks_free); }, true},
+        {"edge.kv.blocks.used", "{block}", "KV cache blocks in use",
+         [](const TelemetrySample& s) { return d(s.kv_blocks_used); }, true},
+        {"edge.kv.blocks.free", "{block}", "KV cache blocks free",
+         [](const TelemetrySample& s) { return d(s.kv_blocks_free); }, true},
         {"edge.kv.hit_rate", "1", "KV cache hit rate", [](const TelemetrySample& s) { return s.kv_hit_rate; }, false},
-        {"edge.kv.evictions", "{eviction}", "KV cache evictions so far", [](const TelemetrySample& s) { return d(s.kv_evictions); }, true},
+        {"edge.kv.evictions", "{eviction}", "KV cache evictions so far",
+         [](const TelemetrySample& s) { return d(s.kv_evictions); }, true},
         {"edge.kv.compression_ratio", "1", "KV cache compression ratio",
          [](const TelemetrySample& s) { return s.kv_compression_ratio; }, false},
         {"edge.board.power", "W", "board power draw", [](const TelemetrySample& s) { return s.power_w; }, false},
-        {"edge.board.temperature", "Cel", "hottest thermal zone", [](const TelemetrySample& s) { return s.temperature_c; }, false},
+        {"edge.board.temperature", "Cel", "hottest thermal zone",
+         [](const TelemetrySample& s) { return s.temperature_c; }, false},
     };
     return q;
 }
@@ -75,7 +84,8 @@ constexpr double kLatencyBounds[] = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000};
 json resource_of(const BoardRun& r) {
     json attrs = json::array({kv("service.name", "edgestudio-cli"), kv("edge.board", r.board)});
     if (!r.report->agent.hostname.empty()) attrs.push_back(kv("host.name", r.report->agent.hostname));
-    if (!r.report->agent.software_version.empty()) attrs.push_back(kv("edge.agent.version", r.report->agent.software_version));
+    if (!r.report->agent.software_version.empty())
+        attrs.push_back(kv("edge.agent.version", r.report->agent.software_version));
     if (!r.report->agent.backend.empty()) attrs.push_back(kv("edge.agent.backend", r.report->agent.backend));
     return {{"attributes", attrs}};
 }
@@ -108,7 +118,8 @@ const char* level_name(proto::LogLevel l) {
 
 std::string telemetry_csv(const std::vector<BoardRun>& runs) {
     std::string out = "board,timestamp_ns,request_id,prompt_index,tokens_generated";
-    for (const auto& q : quantities()) out += std::string(",") + q.name + (q.unit[0] == '{' || q.unit[0] == '1' ? "" : std::string("_") + q.unit);
+    for (const auto& q : quantities())
+        out += std::string(",") + q.name + (q.unit[0] == '{' || q.unit[0] == '1' ? "" : std::string("_") + q.unit);
     out += "\n";
     for (const auto& r : runs) {
         // RFC 4180: a board name with a comma or quote is quoted, quotes doubled.
@@ -119,8 +130,8 @@ std::string telemetry_csv(const std::vector<BoardRun>& runs) {
             name = q + "\"";
         }
         for (const auto& s : r.report->samples) {
-            out += name + "," + u64s(s.timestamp_ns) + "," + std::to_string(s.request_id) + "," + std::to_string(s.prompt_index) +
-                   "," + std::to_string(s.tokens_generated);
+            out += name + "," + u64s(s.timestamp_ns) + "," + std::to_string(s.request_id) + "," +
+                   std::to_string(s.prompt_index) + "," + std::to_string(s.tokens_generated);
             for (const auto& q : quantities()) {
                 out += ",";
                 if (auto v = q.get(s)) out += q.integer ? u64s(static_cast<uint64_t>(*v)) : fmt_double(*v);
@@ -142,12 +153,17 @@ json otlp_metrics(const std::vector<BoardRun>& runs) {
                 auto v = q.get(s);
                 if (!v) continue;  // absent stays absent
                 json p = {{"timeUnixNano", u64s(s.timestamp_ns)}, {"attributes", sample_attrs(s)}};
-                if (q.integer) p["asInt"] = u64s(static_cast<uint64_t>(*v));
-                else p["asDouble"] = *v;
+                if (q.integer)
+                    p["asInt"] = u64s(static_cast<uint64_t>(*v));
+                else
+                    p["asDouble"] = *v;
                 points.push_back(std::move(p));
             }
             if (points.empty()) continue;
-            metrics.push_back({{"name", q.name}, {"unit", q.unit}, {"description", q.description}, {"gauge", {{"dataPoints", points}}}});
+            metrics.push_back({{"name", q.name},
+                               {"unit", q.unit},
+                               {"description", q.description},
+                               {"gauge", {{"dataPoints", points}}}});
         }
         uint64_t tokens = 0;
         for (const auto& x : rep.results) tokens += x.generated_tokens;
@@ -194,7 +210,8 @@ json otlp_metrics(const std::vector<BoardRun>& runs) {
                                                               {"bucketCounts", bc},
                                                               {"explicitBounds", bounds}}})}}}});
         }
-        resource_metrics.push_back({{"resource", resource_of(r)}, {"scopeMetrics", json::array({{{"scope", scope()}, {"metrics", metrics}}})}});
+        resource_metrics.push_back({{"resource", resource_of(r)},
+                                    {"scopeMetrics", json::array({{{"scope", scope()}, {"metrics", metrics}}})}});
     }
     return {{"resourceMetrics", resource_metrics}};
 }
@@ -261,7 +278,9 @@ json otlp_traces(const std::vector<BoardRun>& runs) {
             uint64_t start = s.timestamp_ns;
             if (s.tokens_generated == 1 && s.ttft_ms) start -= static_cast<uint64_t>(*s.ttft_ms * 1e6);
             auto [it, fresh] = prompt_time.try_emplace(s.prompt_index, start, s.timestamp_ns);
-            if (!fresh) it->second.first = std::min(it->second.first, start), it->second.second = std::max(it->second.second, s.timestamp_ns);
+            if (!fresh)
+                it->second.first = std::min(it->second.first, start),
+                it->second.second = std::max(it->second.second, s.timestamp_ns);
         }
         for (const auto& x : rep.results) {
             auto it = prompt_time.find(x.prompt_index);
@@ -279,7 +298,8 @@ json otlp_traces(const std::vector<BoardRun>& runs) {
                                                          kv_int("edge.generated_tokens", x.generated_tokens)})},
                              {"status", {{"code", kStatusOk}}}});
         }
-        resource_spans.push_back({{"resource", resource_of(r)}, {"scopeSpans", json::array({{{"scope", scope()}, {"spans", spans}}})}});
+        resource_spans.push_back(
+            {{"resource", resource_of(r)}, {"scopeSpans", json::array({{{"scope", scope()}, {"spans", spans}}})}});
     }
     return {{"resourceSpans", resource_spans}};
 }

@@ -60,8 +60,8 @@ Result<std::optional<Frame>> FrameReader::next_frame() {
     if (type < kFirstMsgType || type > kLastMsgType)
         failed_ = err("protocol: unknown frame type ", type, " (payload length ", length, ")");
     else if (flags != 0)
-        failed_ = err("protocol: ", msg_type_name(static_cast<MsgType>(type)), " frame has reserved flags 0x",
-                      flags, " set");
+        failed_ =
+            err("protocol: ", msg_type_name(static_cast<MsgType>(type)), " frame has reserved flags 0x", flags, " set");
     else if (length > max_payload_)
         failed_ = err("protocol: ", msg_type_name(static_cast<MsgType>(type)), " frame announces ", length,
                       " bytes, over the limit of ", max_payload_, " bytes");

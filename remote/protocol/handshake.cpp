@@ -67,12 +67,10 @@ Result<HandshakeReply> decode_handshake_reply(std::span<const uint8_t> bytes) {
 
 std::string describe(const HandshakeReply& r) {
     switch (r.status) {
-        case HandshakeStatus::Welcome:
-            return "agent accepted protocol " + std::to_string(r.client_version);
+        case HandshakeStatus::Welcome: return "agent accepted protocol " + std::to_string(r.client_version);
         case HandshakeStatus::VersionMismatch:
             return "protocol version mismatch: the agent speaks " + std::to_string(r.agent_version) +
-                   ", this client speaks " + std::to_string(r.client_version) +
-                   " (deploy a matching edge-agent)";
+                   ", this client speaks " + std::to_string(r.client_version) + " (deploy a matching edge-agent)";
         case HandshakeStatus::Busy:
             return "the agent is busy serving another client (protocol " + std::to_string(r.agent_version) + ")";
     }

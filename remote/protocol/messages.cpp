@@ -256,8 +256,7 @@ Result<Message> decode_as(size_t index, std::span<const uint8_t> payload) {
         if (!r.ok())
             return err("protocol: ", name, " frame truncated (payload of ", payload.size(), " bytes is too short)");
         if (!valid) return err("protocol: ", name, " frame carries a field value outside its range");
-        if (!r.at_end())
-            return err("protocol: ", name, " frame has ", r.remaining(), " unexpected trailing bytes");
+        if (!r.at_end()) return err("protocol: ", name, " frame has ", r.remaining(), " unexpected trailing bytes");
         return Message(std::move(m));
     } else {
         return err("protocol: unknown frame type ", index + 1);

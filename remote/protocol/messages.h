@@ -12,17 +12,17 @@
 namespace edge::proto {
 
 enum class MsgType : uint16_t {
-    Hello = 1,           // both ways, first frame after the handshake
-    LoadEngine = 2,      // client -> agent
-    RunWorkload = 3,     // client -> agent
-    TelemetryBatch = 4,  // agent -> client
-    LogLine = 5,         // agent -> client
-    Error = 6,           // both ways
-    Stop = 7,            // client -> agent
-    Ack = 8,             // agent -> client: a request completed
-    RunResult = 9,       // agent -> client: the text generated for one prompt
-    MetricsRequest = 10, // client -> agent (protocol 2): the agent's counters, please
-    Metrics = 11,        // agent -> client (protocol 2): Prometheus text exposition format 0.0.4
+    Hello = 1,            // both ways, first frame after the handshake
+    LoadEngine = 2,       // client -> agent
+    RunWorkload = 3,      // client -> agent
+    TelemetryBatch = 4,   // agent -> client
+    LogLine = 5,          // agent -> client
+    Error = 6,            // both ways
+    Stop = 7,             // client -> agent
+    Ack = 8,              // agent -> client: a request completed
+    RunResult = 9,        // agent -> client: the text generated for one prompt
+    MetricsRequest = 10,  // client -> agent (protocol 2): the agent's counters, please
+    Metrics = 11,         // agent -> client (protocol 2): Prometheus text exposition format 0.0.4
 };
 inline constexpr uint16_t kFirstMsgType = 1;
 inline constexpr uint16_t kLastMsgType = 11;
@@ -38,7 +38,7 @@ struct Hello {
     std::string cpu_model;
     uint32_t cpu_threads = 0;
     uint64_t mem_total_bytes = 0;
-    std::string backend;           // agent: "cpu (AVX2)" etc.
+    std::string backend;  // agent: "cpu (AVX2)" etc.
     bool operator==(const Hello&) const = default;
 };
 
@@ -46,22 +46,22 @@ using Sha256 = std::array<uint8_t, 32>;
 
 struct LoadEngine {
     uint32_t request_id = 0;
-    std::string path;                    // on the board; relative paths resolve against the agent root
+    std::string path;                       // on the board; relative paths resolve against the agent root
     std::optional<Sha256> expected_sha256;  // verified before loading when present
-    std::string tokenizer_path;          // llama2.c checkpoints only
-    std::string traceparent;             // W3C traceparent of the studio's request ("" = none)
+    std::string tokenizer_path;             // llama2.c checkpoints only
+    std::string traceparent;                // W3C traceparent of the studio's request ("" = none)
     bool operator==(const LoadEngine&) const = default;
 };
 
 struct RunWorkload {
     uint32_t request_id = 0;
     std::vector<std::string> prompts;
-    uint32_t max_tokens = 64;      // generated tokens per prompt
-    float temperature = 0.0f;      // 0: greedy
+    uint32_t max_tokens = 64;  // generated tokens per prompt
+    float temperature = 0.0f;  // 0: greedy
     int32_t top_k = 0;
     float top_p = 1.0f;
     uint64_t seed = 42;
-    uint32_t telemetry_hz = 20;    // batches per second, clamped to 1..20 by the agent
+    uint32_t telemetry_hz = 20;  // batches per second, clamped to 1..20 by the agent
     std::string traceparent;
     bool operator==(const RunWorkload&) const = default;
 };
@@ -72,7 +72,7 @@ struct TelemetrySample {
     uint64_t timestamp_ns = 0;  // board CLOCK_REALTIME, ns since the Unix epoch
     uint32_t request_id = 0;    // the RunWorkload it belongs to (0: idle sample)
     uint32_t prompt_index = 0;
-    uint32_t tokens_generated = 0;  // in this prompt so far
+    uint32_t tokens_generated = 0;           // in this prompt so far
     std::optional<double> token_latency_ms;  // the token this sample closes
     std::optional<double> ttft_ms;           // time to first token of this prompt
     std::optional<double> tpot_ms;           // mean time per output token after the first
@@ -81,9 +81,9 @@ struct TelemetrySample {
     std::optional<uint64_t> device_mem_used_bytes;
     std::optional<uint64_t> device_mem_total_bytes;
     std::optional<uint64_t> mem_available_bytes;  // /proc/meminfo MemAvailable
-    std::optional<uint32_t> kv_blocks_used;  // present together with kv_blocks_free
+    std::optional<uint32_t> kv_blocks_used;       // present together with kv_blocks_free
     std::optional<uint32_t> kv_blocks_free;
-    std::optional<double> kv_hit_rate;       // 0..1
+    std::optional<double> kv_hit_rate;  // 0..1
     std::optional<uint64_t> kv_evictions;
     std::optional<double> kv_compression_ratio;
     std::optional<double> power_w;
@@ -109,7 +109,7 @@ struct LogLine {
 };
 
 enum class ErrorCode : uint16_t {
-    Protocol = 1,    // malformed frame: the sender closes the stream after this
+    Protocol = 1,  // malformed frame: the sender closes the stream after this
     BadRequest = 2,
     LoadFailed = 3,
     RunFailed = 4,

@@ -24,7 +24,9 @@ public:
     void f64(double v) { u64(std::bit_cast<uint64_t>(v)); }
     void bytes(const uint8_t* p, size_t n) { out_.insert(out_.end(), p, p + n); }
     template <size_t N>
-    void bytes(const std::array<uint8_t, N>& a) { bytes(a.data(), N); }
+    void bytes(const std::array<uint8_t, N>& a) {
+        bytes(a.data(), N);
+    }
     // u32 byte count, then the bytes (no terminator).
     void str(const std::string& s) {
         u32(static_cast<uint32_t>(s.size()));

@@ -37,22 +37,26 @@ struct Character {
 };
 
 Character make_character(uint64_t& s, const std::string& avoid) {
-    static const std::array<std::string_view, 10> girls{"Lily", "Mia", "Sue", "Anna", "Emma", "Lucy", "Zoe", "Amy", "Kim", "Ella"};
-    static const std::array<std::string_view, 10> boys{"Tom", "Ben", "Max", "Sam", "Jack", "Leo", "Tim", "Bob", "Dan", "Finn"};
+    static const std::array<std::string_view, 10> girls{"Lily", "Mia", "Sue", "Anna", "Emma",
+                                                        "Lucy", "Zoe", "Amy", "Kim",  "Ella"};
+    static const std::array<std::string_view, 10> boys{"Tom", "Ben", "Max", "Sam", "Jack",
+                                                       "Leo", "Tim", "Bob", "Dan", "Finn"};
     static const std::array<std::string_view, 8> animals{"dog", "cat", "bird", "bunny", "bear", "fox", "duck", "mouse"};
     for (;;) {
         Character c;
         c.female = chance(s, 50);
         c.name = std::string(c.female ? one(s, girls) : one(s, boys));
-        if (chance(s, 60)) c.kind = c.female ? "girl" : "boy";
-        else c.kind = std::string(one(s, animals));
+        if (chance(s, 60))
+            c.kind = c.female ? "girl" : "boy";
+        else
+            c.kind = std::string(one(s, animals));
         if (c.name != avoid) return c;
     }
 }
 
 struct Thing {
     std::string noun, plural, adj;
-    int count;  // 1, 2 or 3
+    int count;                    // 1, 2 or 3
     std::string phrase() const {  // "a red ball", "two red balls"
         static const std::array<std::string_view, 4> nums{"", "one", "two", "three"};
         if (count == 1) return a_an(adj) + " " + noun;
@@ -69,12 +73,22 @@ Thing make_thing(uint64_t& s) {
     struct Noun {
         std::string_view one, many;
     };
-    static const std::array<Noun, 14> nouns{{{"ball", "balls"}, {"kite", "kites"}, {"box", "boxes"},
-                                              {"apple", "apples"}, {"book", "books"}, {"hat", "hats"},
-                                              {"egg", "eggs"}, {"key", "keys"}, {"shell", "shells"},
-                                              {"flower", "flowers"}, {"cup", "cups"}, {"drum", "drums"},
-                                              {"leaf", "leaves"}, {"toy car", "toy cars"}}};
-    static const std::array<std::string_view, 10> adjs{"red", "shiny", "old", "big", "tiny", "blue", "soft", "orange", "yellow", "pretty"};
+    static const std::array<Noun, 14> nouns{{{"ball", "balls"},
+                                             {"kite", "kites"},
+                                             {"box", "boxes"},
+                                             {"apple", "apples"},
+                                             {"book", "books"},
+                                             {"hat", "hats"},
+                                             {"egg", "eggs"},
+                                             {"key", "keys"},
+                                             {"shell", "shells"},
+                                             {"flower", "flowers"},
+                                             {"cup", "cups"},
+                                             {"drum", "drums"},
+                                             {"leaf", "leaves"},
+                                             {"toy car", "toy cars"}}};
+    static const std::array<std::string_view, 10> adjs{"red",  "shiny", "old",    "big",    "tiny",
+                                                       "blue", "soft",  "orange", "yellow", "pretty"};
     const Noun& n = one(s, nouns);
     Thing t;
     t.noun = std::string(n.one);
@@ -88,11 +102,12 @@ Thing make_thing(uint64_t& s) {
 
 std::string make_story(uint64_t& s) {
     static const std::array<std::string_view, 7> traits{"little", "kind", "happy", "brave", "shy", "curious", "small"};
-    static const std::array<std::string_view, 6> homes{"in a small house near the woods", "in a big city", "in a quiet village",
-                                                       "on a farm with many animals", "in a house by the sea", "in a little town"};
+    static const std::array<std::string_view, 6> homes{
+        "in a small house near the woods", "in a big city",         "in a quiet village",
+        "on a farm with many animals",     "in a house by the sea", "in a little town"};
     static const std::array<std::string_view, 7> places{"park", "beach", "forest", "garden", "market", "lake", "hill"};
-    static const std::array<std::string_view, 6> loves{"play outside", "sing songs", "read books", "draw pictures",
-                                                       "climb trees", "run and jump"};
+    static const std::array<std::string_view, 6> loves{"play outside",  "sing songs",  "read books",
+                                                       "draw pictures", "climb trees", "run and jump"};
     static const std::array<std::string_view, 5> feelings{"happy", "excited", "surprised", "proud", "glad"};
     static const std::array<std::string_view, 5> nice{"so pretty", "very nice", "so cool", "beautiful", "really fun"};
 
@@ -119,7 +134,8 @@ std::string make_story(uint64_t& s) {
     t += hero.name + " was very " + std::string(one(s, feelings)) + ". ";
 
     // A friend, and a small problem.
-    t += cap(hero.subj()) + " ran to " + hero.pos() + " friend " + pal.name + ", " + a_an(std::string(one(s, traits))) + " " + pal.kind + ". ";
+    t += cap(hero.subj()) + " ran to " + hero.pos() + " friend " + pal.name + ", " + a_an(std::string(one(s, traits))) +
+         " " + pal.kind + ". ";
     t += "\"Look what I found!\" said " + hero.name + ". ";
     t += pal.name + " smiled and said, \"" + cap(thing.it_subj()) + " " + thing.is() + " " + std::string(one(s, nice)) +
          "! Can I play with " + thing.it() + "?\" ";
@@ -127,7 +143,8 @@ std::string make_story(uint64_t& s) {
         t += "But then, " + thing.the() + " fell into the water. ";
         t += hero.name + " was sad and started to cry. ";
         t += pal.name + " said, \"Do not cry, I will help you.\" ";
-        t += pal.name + " got " + thing.the() + " out of the water and gave " + thing.it() + " back to " + hero.obj() + ". ";
+        t += pal.name + " got " + thing.the() + " out of the water and gave " + thing.it() + " back to " + hero.obj() +
+             ". ";
         t += hero.name + " hugged " + pal.name + " and said, \"Thank you!\" ";
     } else {
         t += hero.name + " said, \"Yes, we can share " + thing.it() + ".\" ";

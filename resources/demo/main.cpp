@@ -105,8 +105,8 @@ Status run(const Args& a) {
         sum_len += ids.size();
         seqs.push_back(std::move(ids));
     }
-    std::printf("demo: corpus %zu bytes, %zu stories, vocabulary %d, %zu tokens (story up to %zu)\n",
-                train_text.size(), stories.size(), vocab, sum_len, max_len);
+    std::printf("demo: corpus %zu bytes, %zu stories, vocabulary %d, %zu tokens (story up to %zu)\n", train_text.size(),
+                stories.size(), vocab, sum_len, max_len);
 
     // 3. model: seeded random init, then training
     SynthOptions so;
@@ -152,8 +152,8 @@ Status run(const Args& a) {
     po.protocol = PplProtocol::Story;
     auto ppl = evaluate_perplexity(**rt, **tok, heldout_text, po);
     if (!ppl) return err("demo perplexity: ", ppl.message());
-    std::printf("demo: held-out perplexity %.3f over %lld tokens (vocabulary %d, uniform guess %d)\n",
-                ppl->perplexity, static_cast<long long>(ppl->tokens), vocab, vocab);
+    std::printf("demo: held-out perplexity %.3f over %lld tokens (vocabulary %d, uniform guess %d)\n", ppl->perplexity,
+                static_cast<long long>(ppl->tokens), vocab, vocab);
 
     nlohmann::json j;
     j["name"] = shared->name;
@@ -190,20 +190,31 @@ int main(int argc, char** argv) {
                 }
                 return argv[++i];
             };
-            if (s == "--steps") a.steps = std::atoi(value().c_str());
-            else if (s == "--threads") a.threads = std::atoi(value().c_str());
-            else if (s == "--batch") a.batch = std::atoi(value().c_str());
-            else if (s == "--seq-len") a.seq_len = std::atoi(value().c_str());
-            else if (s == "--lr") a.lr = std::strtof(value().c_str(), nullptr);
-            else if (s == "--seed") a.seed = std::strtoull(value().c_str(), nullptr, 10);
-            else if (!s.empty() && s[0] != '-' && a.out_dir.empty()) a.out_dir = s;
+            if (s == "--steps")
+                a.steps = std::atoi(value().c_str());
+            else if (s == "--threads")
+                a.threads = std::atoi(value().c_str());
+            else if (s == "--batch")
+                a.batch = std::atoi(value().c_str());
+            else if (s == "--seq-len")
+                a.seq_len = std::atoi(value().c_str());
+            else if (s == "--lr")
+                a.lr = std::strtof(value().c_str(), nullptr);
+            else if (s == "--seed")
+                a.seed = std::strtoull(value().c_str(), nullptr, 10);
+            else if (!s.empty() && s[0] != '-' && a.out_dir.empty())
+                a.out_dir = s;
             else {
-                std::fprintf(stderr, "usage: edge-demo-gen OUT_DIR [--steps N] [--threads N] [--batch N] [--seq-len N] [--lr X] [--seed N]\n");
+                std::fprintf(stderr,
+                             "usage: edge-demo-gen OUT_DIR [--steps N] [--threads N] [--batch N] [--seq-len N] [--lr "
+                             "X] [--seed N]\n");
                 return 2;
             }
         }
         if (a.out_dir.empty() || a.steps <= 0 || a.threads <= 0 || a.batch <= 0 || a.seq_len < 8 || !(a.lr > 0)) {
-            std::fprintf(stderr, "usage: edge-demo-gen OUT_DIR [--steps N] [--threads N] [--batch N] [--seq-len N] [--lr X] [--seed N]\n");
+            std::fprintf(stderr,
+                         "usage: edge-demo-gen OUT_DIR [--steps N] [--threads N] [--batch N] [--seq-len N] [--lr X] "
+                         "[--seed N]\n");
             return 2;
         }
         Status st = run(a);

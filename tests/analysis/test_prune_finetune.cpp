@@ -293,10 +293,11 @@ TEST(PruneFinetune, LlamaMlpPruningFineTunesOnDisjointText) {
     o.final_steps = 40;
     auto tuned = prune_llama(m.value(), train, o);
     ASSERT_TRUE(tuned.ok()) << tuned.message();
-    auto n0 = torch_mean_nll(m.value(), eval), n1 = torch_mean_nll(raw->model, eval), n2 = torch_mean_nll(tuned->model, eval);
+    auto n0 = torch_mean_nll(m.value(), eval), n1 = torch_mean_nll(raw->model, eval),
+         n2 = torch_mean_nll(tuned->model, eval);
     ASSERT_TRUE(n0.ok() && n1.ok() && n2.ok());
-    std::printf("stories260K held-out NLL: unpruned %.4f, 25%% MLP pruned %.4f, + 40 fine-tuning steps %.4f\n", n0.value(),
-                n1.value(), n2.value());
+    std::printf("stories260K held-out NLL: unpruned %.4f, 25%% MLP pruned %.4f, + 40 fine-tuning steps %.4f\n",
+                n0.value(), n1.value(), n2.value());
     EXPECT_GT(n1.value(), n0.value());
     EXPECT_LT(n2.value(), n1.value());
 

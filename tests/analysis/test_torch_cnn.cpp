@@ -208,9 +208,9 @@ TEST(TorchCnn, GradientsMatchFiniteDifferences) {
     ASSERT_TRUE(g.ok()) << g.message();
     for (const std::string name : {"conv2.weight", "fc.weight"}) {
         const auto& gv = g->at(name);
-        const size_t i = size_t(std::max_element(gv.begin(), gv.end(), [](float a, float b) {
-                                    return std::fabs(a) < std::fabs(b);
-                                }) - gv.begin());
+        const size_t i = size_t(
+            std::max_element(gv.begin(), gv.end(), [](float a, float b) { return std::fabs(a) < std::fabs(b); }) -
+            gv.begin());
         const float h = 1e-2f;
         edge::Model plus = d.model, minus = d.model;
         for (edge::Model* mm : {&plus, &minus}) {
@@ -235,8 +235,8 @@ TEST(TorchCnn, DigitsCnnTrainsToHighTestAccuracy) {
     EXPECT_EQ(d.data.test.count, 360);
     EXPECT_LT(d.train.last_loss, 0.5 * d.train.first_loss);
     EXPECT_GE(d.test_top1, 0.95) << "digits CNN test top-1 " << d.test_top1;
-    std::printf("digits CNN: %d steps in %.2f s, loss %.3f -> %.3f, test top-1 %.4f\n", d.train.steps,
-                d.train.seconds, d.train.first_loss, d.train.last_loss, d.test_top1);
+    std::printf("digits CNN: %d steps in %.2f s, loss %.3f -> %.3f, test top-1 %.4f\n", d.train.steps, d.train.seconds,
+                d.train.first_loss, d.train.last_loss, d.test_top1);
     // The LibTorch forward agrees with the runtime on the trained model, BatchNorm included, and
     // after folding BatchNorm into the convolutions.
     auto t = edge::torch_cnn_classify(d.model, d.data.test);

@@ -97,7 +97,8 @@ TEST(TorchLlama, MatchesRuntimeOnRandomModel) {
             auto tl = torch_logits(*m, toks);
             ASSERT_TRUE(tl.ok()) << tl.message();
             ASSERT_EQ(tl->size(), toks.size() * 40);
-            EXPECT_LT(max_rel_err(*tl, runtime_logits(m, toks, false)), 1e-5) << "tied " << tied << " rope " << rope_dim;
+            EXPECT_LT(max_rel_err(*tl, runtime_logits(m, toks, false)), 1e-5)
+                << "tied " << tied << " rope " << rope_dim;
             EXPECT_LT(max_rel_err(*tl, runtime_logits(m, toks, true)), 1e-5) << "tied " << tied << " rope " << rope_dim;
         }
 }

@@ -70,17 +70,23 @@ void write_resnet20_pt(const edge::Model& src, const std::string& path) {
             const std::string stride = s > 0 && b == 0 ? "2" : "1";
             auto bn = [&](const std::string& x, const std::string& name) {
                 return "torch.batch_norm(" + x + ", " + blk + "." + name + ".weight, " + blk + "." + name + ".bias, " +
-                       blk + "." + name + ".running_mean, " + blk + "." + name + ".running_var, False, 0.1, 1e-05, False)";
+                       blk + "." + name + ".running_mean, " + blk + "." + name +
+                       ".running_var, False, 0.1, 1e-05, False)";
             };
             fwd += "    h = torch.relu(" +
-                   bn("torch.conv2d(out, " + blk + ".conv1.weight, None, [" + stride + ", " + stride + "], [1, 1], [1, 1], 1)",
+                   bn("torch.conv2d(out, " + blk + ".conv1.weight, None, [" + stride + ", " + stride +
+                          "], [1, 1], [1, 1], 1)",
                       "bn1") +
                    ")\n";
-            fwd += "    h = " + bn("torch.conv2d(h, " + blk + ".conv2.weight, None, [1, 1], [1, 1], [1, 1], 1)", "bn2") + "\n";
+            fwd +=
+                "    h = " + bn("torch.conv2d(h, " + blk + ".conv2.weight, None, [1, 1], [1, 1], [1, 1], 1)", "bn2") +
+                "\n";
             if (s > 0 && b == 0) {
                 const std::string p = std::to_string(planes[s] / 4);
-                fwd += "    sc = torch.constant_pad_nd(torch.max_pool2d(out, [1, 1], [2, 2], [0, 0], [1, 1], False), [0, 0, 0, 0, " +
-                       p + ", " + p + "], 0.0)\n";
+                fwd +=
+                    "    sc = torch.constant_pad_nd(torch.max_pool2d(out, [1, 1], [2, 2], [0, 0], [1, 1], False), [0, "
+                    "0, 0, 0, " +
+                    p + ", " + p + "], 0.0)\n";
             } else {
                 fwd += "    sc = out\n";
             }
@@ -137,7 +143,8 @@ TEST(TorchScript, ResNet20ImportRunsLikeTheSafetensors) {
             for (double d : v) at += std::to_string(int(d)) + ",";
             at += " ";
         }
-        if (m->parameter_count() != ref->parameter_count()) std::printf("  %s %s [%s] %s\n", edge::op_type_name(op.type), op.name.c_str(), w.c_str(), at.c_str());
+        if (m->parameter_count() != ref->parameter_count())
+            std::printf("  %s %s [%s] %s\n", edge::op_type_name(op.type), op.name.c_str(), w.c_str(), at.c_str());
     }
     // Every tensor of the safetensors model arrives under its name, bit for bit.
     for (const edge::Tensor& t : ref->tensors) {

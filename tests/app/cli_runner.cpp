@@ -24,9 +24,7 @@ std::string slurp(const std::filesystem::path& p) {
 }
 }  // namespace
 
-nlohmann::json CliRun::json() const {
-    return nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
-}
+nlohmann::json CliRun::json() const { return nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false); }
 
 CliRun run_cli(const std::vector<std::string>& args) {
     static const std::filesystem::path dir = temp_dir("cli");

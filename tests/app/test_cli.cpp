@@ -70,8 +70,8 @@ TEST(Cli, GreedyGenerationGguf) {
     EXPECT_EQ(j["ids"].get<std::vector<int>>(), kGreedy30);
     EXPECT_EQ(j["text"], kGreedyText);
 
-    CliRun streamed = run_cli({"generate", stories("stories260K.gguf"), "--prompt", "Once upon a time",
-                               "--max-tokens", "30", "--temperature", "0"});
+    CliRun streamed = run_cli({"generate", stories("stories260K.gguf"), "--prompt", "Once upon a time", "--max-tokens",
+                               "30", "--temperature", "0"});
     ASSERT_EQ(streamed.rc, 0) << streamed.err;
     EXPECT_EQ(streamed.out, std::string("Once upon a time") + kGreedyText + "\n");
 }
@@ -114,8 +114,8 @@ TEST(Cli, PerplexityStoryProtocol) {
 
 TEST(Cli, BenchReportsThroughputAndMemory) {
     EDGE_REQUIRE_SHARED(stories("stories260K.gguf"));
-    CliRun r = run_cli({"bench", stories("stories260K.gguf"), "--runs", "1", "--prompt-tokens", "16",
-                        "--gen-tokens", "8", "--json"});
+    CliRun r = run_cli(
+        {"bench", stories("stories260K.gguf"), "--runs", "1", "--prompt-tokens", "16", "--gen-tokens", "8", "--json"});
     ASSERT_EQ(r.rc, 0) << r.err;
     auto j = r.json();
     ASSERT_EQ(j["results"].size(), 2u);
@@ -127,8 +127,8 @@ TEST(Cli, BenchReportsThroughputAndMemory) {
     }
     EXPECT_GT(j["peak_rss_bytes"].get<int64_t>(), 0);
     EXPECT_FALSE(j["cpu"].get<std::string>().empty());
-    CliRun table = run_cli({"bench", stories("stories260K.gguf"), "--runs", "1", "--prompt-tokens", "8",
-                            "--gen-tokens", "4"});
+    CliRun table =
+        run_cli({"bench", stories("stories260K.gguf"), "--runs", "1", "--prompt-tokens", "8", "--gen-tokens", "4"});
     EXPECT_EQ(table.rc, 0);
     EXPECT_NE(table.out.find("| threads |"), std::string::npos);
 }
@@ -167,8 +167,8 @@ TEST(Cli, DemoModelLearnedItsGrammar) {
     EXPECT_LE(ppl, vocab / 3.0) << "no better than a third of a uniform guess";
     EXPECT_LE(ppl, 12.0) << "the demo model should know its grammar well";
     RecordProperty("demo_heldout_perplexity", std::to_string(ppl));
-    CliRun gen = run_cli({"generate", model, "--prompt", "Once upon a time", "--max-tokens", "40", "--temperature", "0",
-                          "--json"});
+    CliRun gen = run_cli(
+        {"generate", model, "--prompt", "Once upon a time", "--max-tokens", "40", "--temperature", "0", "--json"});
     ASSERT_EQ(gen.rc, 0) << gen.err;
     EXPECT_FALSE(gen.json()["text"].get<std::string>().empty());
 }

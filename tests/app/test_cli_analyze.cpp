@@ -12,9 +12,24 @@
 namespace edge::test {
 namespace {
 
-const std::vector<std::string> kSmall = {"--batches", "3", "--topk", "2", "--lanczos-steps", "6", "--seq-len", "32",
-                                         "--batch-size", "2", "--hessian-sequences", "2", "--calib-sequences", "6",
-                                         "--quant-sequences", "4", "--threads", "2"};
+const std::vector<std::string> kSmall = {"--batches",
+                                         "3",
+                                         "--topk",
+                                         "2",
+                                         "--lanczos-steps",
+                                         "6",
+                                         "--seq-len",
+                                         "32",
+                                         "--batch-size",
+                                         "2",
+                                         "--hessian-sequences",
+                                         "2",
+                                         "--calib-sequences",
+                                         "6",
+                                         "--quant-sequences",
+                                         "4",
+                                         "--threads",
+                                         "2"};
 
 std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
     a.insert(a.end(), b.begin(), b.end());
@@ -70,9 +85,9 @@ TEST(CliAutoplan, PlanUnderABudgetAndAMeasuredFrontier) {
     const std::string sens = (dir / "sens.json").string();
     ASSERT_EQ(run_cli(with({"analyze", model, "--calib", text, "--out", sens}, kSmall)).rc, 0);
     const std::string plan = (dir / "mixed.plan.json").string();
-    CliRun a = run_cli(with({"autoplan", model, "--calib", text, "--sensitivity", sens, "--budget", "6bpw", "--out",
-                             plan, "--json"},
-                            kSmall));
+    CliRun a = run_cli(
+        with({"autoplan", model, "--calib", text, "--sensitivity", sens, "--budget", "6bpw", "--out", plan, "--json"},
+             kSmall));
     ASSERT_EQ(a.rc, 0) << a.err;
     const auto j = a.json();
     EXPECT_LE(j["plan"]["bits_per_weight"].get<double>(), 6.0);
@@ -110,9 +125,26 @@ TEST(CliAutoplan, BadInputIsRefused) {
                         (dir / "p.json").string()});
     EXPECT_EQ(a.rc, 1);
     EXPECT_NE(a.err.find("blk.7.attn_q"), std::string::npos) << a.err;
-    CliRun b = run_cli({"autoplan", model, "--calib", text, "--budget", "2bpw", "--out", (dir / "p.json").string(),
-                        "--seq-len", "16", "--batches", "1", "--lanczos-steps", "5", "--calib-sequences", "2",
-                        "--hessian-sequences", "1", "--quant-sequences", "1"});
+    CliRun b = run_cli({"autoplan",
+                        model,
+                        "--calib",
+                        text,
+                        "--budget",
+                        "2bpw",
+                        "--out",
+                        (dir / "p.json").string(),
+                        "--seq-len",
+                        "16",
+                        "--batches",
+                        "1",
+                        "--lanczos-steps",
+                        "5",
+                        "--calib-sequences",
+                        "2",
+                        "--hessian-sequences",
+                        "1",
+                        "--quant-sequences",
+                        "1"});
     EXPECT_EQ(b.rc, 1);
     EXPECT_NE(b.err.find("smallest plan"), std::string::npos) << b.err;
     CliRun c = run_cli({"analyze", model, "--calib", (dir / "missing.txt").string()});

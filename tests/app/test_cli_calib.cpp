@@ -182,8 +182,8 @@ TEST(CliCalib, Mnist8PseudoLabelledSelection) {
     EXPECT_EQ(c.json()["correct"].get<int>(), 100);
 
     // A threshold no image reaches is an error naming it; a per-depth override is checked.
-    CliRun none = run_cli({"calib-select", model, "--pool", images, "--pseudo-labels", "--threshold", "1.5", "--n", "10",
-                           "--out", (dir / "n.idx").string()});
+    CliRun none = run_cli({"calib-select", model, "--pool", images, "--pseudo-labels", "--threshold", "1.5", "--n",
+                           "10", "--out", (dir / "n.idx").string()});
     EXPECT_EQ(none.rc, 1);
     EXPECT_NE(none.err.find("outside [0, 1]"), std::string::npos) << none.err;
     CliRun deep = run_cli({"calib-select", model, "--pool", images, "--pseudo-labels", "--depth-threshold", "5=0.5",

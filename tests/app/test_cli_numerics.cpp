@@ -17,7 +17,8 @@ TEST(CliNumerics, GenerateLlamaCppQ40) {
     CliRun r = run_cli({"generate", path, "--prompt", "Once upon a time", "--max-tokens", "30", "--temperature", "0",
                         "--numerics", "llamacpp", "--json"});
     ASSERT_EQ(r.rc, 0) << r.err;
-    EXPECT_EQ(r.json()["text"], ", there was a little girl named Lily. She loved to play outside in the sun. One day, she");
+    EXPECT_EQ(r.json()["text"],
+              ", there was a little girl named Lily. She loved to play outside in the sun. One day, she");
 }
 
 // Q4_1 with the split-KV decode of 64 threads over a 512-cell view: llama.cpp's full text (the
@@ -25,15 +26,18 @@ TEST(CliNumerics, GenerateLlamaCppQ40) {
 TEST(CliNumerics, GenerateLlamaCppQ41SplitKv) {
     const std::string path = llamacpp_file("stories260K-Q4_1.gguf");
     EDGE_REQUIRE_SHARED(path);
-    const std::string want = ", there was a little girl named Lily. She loved to play with her toys and her friends. One day, she";
-    CliRun split = run_cli({"generate", path, "--prompt", "Once upon a time", "--max-tokens", "30", "--temperature", "0",
-                            "--numerics", "llamacpp", "--llamacpp-threads", "64", "--llamacpp-kv-pad", "512", "--json"});
+    const std::string want =
+        ", there was a little girl named Lily. She loved to play with her toys and her friends. One day, she";
+    CliRun split =
+        run_cli({"generate", path, "--prompt", "Once upon a time", "--max-tokens", "30", "--temperature", "0",
+                 "--numerics", "llamacpp", "--llamacpp-threads", "64", "--llamacpp-kv-pad", "512", "--json"});
     ASSERT_EQ(split.rc, 0) << split.err;
     EXPECT_EQ(split.json()["text"], want);
-    CliRun plain = run_cli({"generate", path, "--prompt", "Once upon a time", "--max-tokens", "30", "--temperature", "0",
-                            "--numerics", "llamacpp", "--json"});
+    CliRun plain = run_cli({"generate", path, "--prompt", "Once upon a time", "--max-tokens", "30", "--temperature",
+                            "0", "--numerics", "llamacpp", "--json"});
     ASSERT_EQ(plain.rc, 0) << plain.err;
-    EXPECT_EQ(plain.json()["text"], ", there was a little girl named Lily. She loved to play with her toys and her friends. One day, Lily");
+    EXPECT_EQ(plain.json()["text"],
+              ", there was a little girl named Lily. She loved to play with her toys and her friends. One day, Lily");
 }
 
 TEST(CliNumerics, PerplexityLlamaCppDiffersFromFp32ButStaysClose) {
@@ -49,8 +53,8 @@ TEST(CliNumerics, PerplexityLlamaCppDiffersFromFp32ButStaysClose) {
     };
     const double fp32 = ppl("fp32"), llamacpp = ppl("llamacpp");
     EXPECT_GT(fp32, 1.0);
-    EXPECT_NE(fp32, llamacpp);                       // a different arithmetic ...
-    EXPECT_NEAR(llamacpp, fp32, 0.02 * fp32);        // ... of the same model
+    EXPECT_NE(fp32, llamacpp);                 // a different arithmetic ...
+    EXPECT_NEAR(llamacpp, fp32, 0.02 * fp32);  // ... of the same model
 }
 
 TEST(CliNumerics, RejectsUnknownNumericsAndNonGguf) {
@@ -59,8 +63,8 @@ TEST(CliNumerics, RejectsUnknownNumericsAndNonGguf) {
     CliRun bad = run_cli({"generate", bin, "--tokenizer", shared("models/stories260K/tok512.bin"), "--prompt", "Once",
                           "--numerics", "ggml"});
     EXPECT_NE(bad.rc, 0);
-    CliRun bin_run = run_cli({"generate", bin, "--tokenizer", shared("models/stories260K/tok512.bin"), "--prompt", "Once",
-                              "--max-tokens", "2", "--numerics", "llamacpp"});
+    CliRun bin_run = run_cli({"generate", bin, "--tokenizer", shared("models/stories260K/tok512.bin"), "--prompt",
+                              "Once", "--max-tokens", "2", "--numerics", "llamacpp"});
     EXPECT_NE(bin_run.rc, 0);
     EXPECT_NE(bin_run.err.find("GGUF"), std::string::npos) << bin_run.err;
 }

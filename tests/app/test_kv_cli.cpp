@@ -75,7 +75,8 @@ TEST(KvCli, ServeBenchBadInput) {
     expect_failure(run_cli({"serve-bench", model(), "--workload", w, "--block-tokens", "0"}), "block size");
     expect_failure(run_cli({"serve-bench", model(), "--workload", w, "--preempt", "magic"}), "magic");
     expect_failure(run_cli({"serve-bench", model(), "--workload", w, "--budget-blocks", "3"}), "could never run");
-    expect_failure(run_cli({"serve-bench", model(), "--workload", "/nonexistent/w.workload"}), "/nonexistent/w.workload");
+    expect_failure(run_cli({"serve-bench", model(), "--workload", "/nonexistent/w.workload"}),
+                   "/nonexistent/w.workload");
     const auto dir = temp_dir("kv-cli");
     struct Bad {
         const char* text;

@@ -17,8 +17,7 @@ std::string build_dir();
 }  // namespace edge::test
 
 // A test that needs a shared asset fails (never skips) with the path when it is absent.
-#define EDGE_REQUIRE_SHARED(path)                                                             \
-    do {                                                                                       \
-        if (!std::filesystem::exists(path))                                                    \
-            FAIL() << "missing test asset " << (path) << " (see ../shared/ASSETS.md)";          \
+#define EDGE_REQUIRE_SHARED(path)                                                                                      \
+    do {                                                                                                               \
+        if (!std::filesystem::exists(path)) FAIL() << "missing test asset " << (path) << " (see ../shared/ASSETS.md)"; \
     } while (0)

@@ -58,10 +58,11 @@ protected:
     // fills *out with stdout + stderr.
     int board_build(const std::string& extra, std::string* out) {
         const fs::path log = sshd_->dir / "board-build.log";
-        const std::string cmd = "bash " + remote::shell_quote(EDGE_BOARD_BUILD_SCRIPT) + " -p " + std::to_string(sshd_->port) +
-                                " -i " + remote::shell_quote(sshd_->client_key) + " -o UserKnownHostsFile=" +
-                                remote::shell_quote(known_hosts_) + " -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes " +
-                                extra + " > " + remote::shell_quote(log.string()) + " 2>&1";
+        const std::string cmd = "bash " + remote::shell_quote(EDGE_BOARD_BUILD_SCRIPT) + " -p " +
+                                std::to_string(sshd_->port) + " -i " + remote::shell_quote(sshd_->client_key) +
+                                " -o UserKnownHostsFile=" + remote::shell_quote(known_hosts_) +
+                                " -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes " + extra + " > " +
+                                remote::shell_quote(log.string()) + " 2>&1";
         const int rc = std::system(cmd.c_str());
         *out = read_file(log);
         return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
@@ -85,7 +86,8 @@ TEST_F(BoardBuild, BuildsInstallsAndServesOnTheBoard) {
 
     // 2. Build on the board (CPU backend) and install as version v2-src.
     std::string out;
-    const int rc = board_build("--root " + remote::shell_quote(root_) + " --version v2-src --cuda off --jobs 2 " + board(), &out);
+    const int rc =
+        board_build("--root " + remote::shell_quote(root_) + " --version v2-src --cuda off --jobs 2 " + board(), &out);
     ASSERT_EQ(rc, 0) << out << "\nsshd log:\n" << sshd_->log();
     EXPECT_NE(out.find("CUDA off"), std::string::npos) << out;
     EXPECT_NE(out.find("built edge-agent"), std::string::npos) << out;
@@ -97,14 +99,15 @@ TEST_F(BoardBuild, BuildsInstallsAndServesOnTheBoard) {
     EXPECT_TRUE(fs::exists(v2 / "stories260K.gguf"));
     EXPECT_TRUE(fs::equivalent(v2 / "stories260K.gguf", fs::path(root_) / "versions/v1/stories260K.gguf"));
     EXPECT_FALSE(fs::equivalent(v2 / "edge-agent", fs::path(root_) / "versions/v1/edge-agent"));
-    EXPECT_EQ(std::system(("cd " + remote::shell_quote(v2.string()) + " && sha256sum -c --quiet SHA256SUMS").c_str()), 0);
+    EXPECT_EQ(std::system(("cd " + remote::shell_quote(v2.string()) + " && sha256sum -c --quiet SHA256SUMS").c_str()),
+              0);
     EXPECT_FALSE(fs::exists(fs::path(root_) / "build/v2-src/src"));
     EXPECT_TRUE(fs::exists(fs::path(root_) / "build/v2-src/build.log"));
 
     // 3. The agent built on the board serves the model there, with telemetry.
     const std::string cur = root_ + "/current";
-    const std::string command = remote::shell_quote(cur + "/edge-agent") + " --threads 1 --root " + remote::shell_quote(cur) +
-                                " --lock " + remote::shell_quote(root_ + "/agent.lock");
+    const std::string command = remote::shell_quote(cur + "/edge-agent") + " --threads 1 --root " +
+                                remote::shell_quote(cur) + " --lock " + remote::shell_quote(root_ + "/agent.lock");
     remote::ProfileRequest req;
     req.engine_path = "stories260K.gguf";
     req.prompts = {"Once upon a time", "The sun"};
@@ -135,8 +138,9 @@ TEST_F(BoardBuild, BadArgumentsAndDeadBoardsAreReportedClearly) {
     EXPECT_NE(board_build("--root /tmp/x", &out), 0);
     EXPECT_NE(out.find("no board given"), std::string::npos) << out;
     // A board whose host key is not the known one: refused by ssh before anything is sent.
-    std::ofstream(known_hosts_) << "[127.0.0.1]:" << sshd_->port
-                                << " ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOFFnQvDVqKfnHKxlN+Oc3x7bGvNQIE1LfNVqYSmBj6S\n";
+    std::ofstream(known_hosts_)
+        << "[127.0.0.1]:" << sshd_->port
+        << " ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOFFnQvDVqKfnHKxlN+Oc3x7bGvNQIE1LfNVqYSmBj6S\n";
     EXPECT_NE(board_build("--root " + remote::shell_quote(root_) + " " + board(), &out), 0);
     EXPECT_NE(out.find("uploading the source bundle"), std::string::npos) << out;
     EXPECT_FALSE(fs::exists(fs::path(root_) / "build"));

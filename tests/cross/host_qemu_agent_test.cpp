@@ -65,7 +65,8 @@ TEST(QemuAgent, ServesStories260KWithTelemetryUnderQemu) {
     }
     // Greedy stories260K continues "Once upon a time" the same way on every backend (ASSETS.md);
     // the aarch64 build must agree with the host's FP32 executor on the first words.
-    const auto first = std::find_if(rep.results.begin(), rep.results.end(), [](const proto::RunResult& x) { return x.prompt_index == 0; });
+    const auto first = std::find_if(rep.results.begin(), rep.results.end(),
+                                    [](const proto::RunResult& x) { return x.prompt_index == 0; });
     ASSERT_NE(first, rep.results.end());
     EXPECT_NE(first->text.find("there was"), std::string::npos) << first->text;
 

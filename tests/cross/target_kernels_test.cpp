@@ -53,7 +53,8 @@ std::vector<double> integer_reference(const Tensor& w, const std::vector<float>&
                 int64_t s = 0;
                 const int64_t g = q.group_of(r, b * kQBlock);
                 for (int64_t j = 0; j < kQBlock && b * kQBlock + j < C; ++j)
-                    s += int64_t(quant_code(q, base, r, b * kQBlock + j) - quant_zero(q, base, g)) * a.q[size_t(b * kQBlock + j)];
+                    s += int64_t(quant_code(q, base, r, b * kQBlock + j) - quant_zero(q, base, g)) *
+                         a.q[size_t(b * kQBlock + j)];
                 acc += double(quant_scale(q, base, g)) * a.scale[size_t(b)] * double(s);
             }
             out[size_t(t * R + r)] = acc;
@@ -163,9 +164,11 @@ TEST(CrossKernels, RandomMatricesMatchTheReference) {
             for (auto& v : x) v = nd(rng);
             for (int bits : {8, 4})
                 for (bool sym : {true, false})
-                    for (auto [g, gs] : std::vector<std::pair<QGrouping, int64_t>>{
-                             {QGrouping::PerChannel, 0}, {QGrouping::Group, 32}, {QGrouping::Group, 64},
-                             {QGrouping::Group, 96}, {QGrouping::Flat, 32}}) {
+                    for (auto [g, gs] : std::vector<std::pair<QGrouping, int64_t>>{{QGrouping::PerChannel, 0},
+                                                                                   {QGrouping::Group, 32},
+                                                                                   {QGrouping::Group, 64},
+                                                                                   {QGrouping::Group, 96},
+                                                                                   {QGrouping::Flat, 32}}) {
                         if (gs > cols) continue;
                         auto q = quant::quantize_rtn(w, quant::QuantSpec{bits, sym, g, gs, QMethod::RTN});
                         ASSERT_TRUE(q.ok()) << q.message();
@@ -174,7 +177,8 @@ TEST(CrossKernels, RandomMatricesMatchTheReference) {
                         for (int t = 0; t < n; ++t)
                             for (int64_t r = 0; r < 37; ++r) {
                                 double s = 0;
-                                for (int64_t c = 0; c < cols; ++c) s += double(d[size_t(r * cols + c)]) * x[size_t(t * cols + c)];
+                                for (int64_t c = 0; c < cols; ++c)
+                                    s += double(d[size_t(r * cols + c)]) * x[size_t(t * cols + c)];
                                 ref[size_t(t * 37 + r)] = float(s);
                             }
                         qkernels::force_kernels(qkernels::KernelLevel::Portable);
@@ -185,10 +189,11 @@ TEST(CrossKernels, RandomMatricesMatchTheReference) {
                             qkernels::force_kernels(level);
                             std::vector<float> simd(size_t(n * 37));
                             qkernels::matmul(simd.data(), x.data(), *q, n, pool);
-                            EXPECT_LT(norm_err(simd, ref), 0.01) << qkernels::kernel_name() << " bits " << bits << " cols " << cols;
-                            EXPECT_LT(norm_err(simd, port), 2e-6) << qkernels::kernel_name() << " bits " << bits
-                                                                  << (sym ? " sym" : " asym") << " gs " << gs << " cols " << cols
-                                                                  << " n " << n;
+                            EXPECT_LT(norm_err(simd, ref), 0.01)
+                                << qkernels::kernel_name() << " bits " << bits << " cols " << cols;
+                            EXPECT_LT(norm_err(simd, port), 2e-6)
+                                << qkernels::kernel_name() << " bits " << bits << (sym ? " sym" : " asym") << " gs "
+                                << gs << " cols " << cols << " n " << n;
                         }
                         qkernels::force_kernels(qkernels::KernelLevel::Auto);
                     }

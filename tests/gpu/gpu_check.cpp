@@ -67,13 +67,13 @@ std::vector<float> randv(size_t n, uint64_t seed, float scale = 1.0f) {
 }
 
 // Device buffer helpers (abort the check on a CUDA error: this is a test program).
-#define CK(call)                                                                                         \
-    do {                                                                                                 \
-        cudaError_t e_ = (call);                                                                         \
-        if (e_ != cudaSuccess) {                                                                         \
+#define CK(call)                                                                                            \
+    do {                                                                                                    \
+        cudaError_t e_ = (call);                                                                            \
+        if (e_ != cudaSuccess) {                                                                            \
             std::printf("CUDA error: %s: %s (%s:%d)\n", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
-            std::exit(1);                                                                                \
-        }                                                                                                \
+            std::exit(1);                                                                                   \
+        }                                                                                                   \
     } while (0)
 
 template <class T>
@@ -129,7 +129,10 @@ TestWeight make_weight(int rows, int cols, const std::string& kind, uint64_t see
     w.rows = rows;
     w.cols = cols;
     w.data = d;
-    w.type = t.type == DType::F32 ? cuda::kWF32 : t.type == DType::F16 ? cuda::kWF16 : t.type == DType::QI8 ? cuda::kWQI8 : cuda::kWQI4;
+    w.type = t.type == DType::F32   ? cuda::kWF32
+             : t.type == DType::F16 ? cuda::kWF16
+             : t.type == DType::QI8 ? cuda::kWQI8
+                                    : cuda::kWQI4;
     if (t.quant) {
         w.scales = d + t.quant->scales_offset;
         w.scales_f16 = t.quant->scale_type == QScale::F16;
@@ -168,7 +171,8 @@ void check_kernels() {
         std::vector<float> zero(size_t(N) * R);
         float* dout = dev(zero);
         CK(cudaError_t(cuda::launch_gemv(dout, dx, tw.w, nullptr)));
-        row(std::string("gemv ") + kind, rel_err(host(dout, size_t(R)), std::vector<float>(ref.begin(), ref.begin() + R)), 1e-5);
+        row(std::string("gemv ") + kind,
+            rel_err(host(dout, size_t(R)), std::vector<float>(ref.begin(), ref.begin() + R)), 1e-5);
         CK(cudaError_t(cuda::launch_gemm(dout, dx, tw.w, N, nullptr)));
         row(std::string("gemm n=37 ") + kind, rel_err(host(dout, zero.size()), ref), 1e-5);
         // embedding: rows of the weight as the token table
@@ -186,7 +190,8 @@ void check_kernels() {
     {  // rmsnorm
         const auto x = randv(size_t(N) * D, 3), w = randv(size_t(D), 4);
         std::vector<float> ref(x.size());
-        for (int t = 0; t < N; ++t) kernels::rmsnorm(ref.data() + size_t(t) * D, x.data() + size_t(t) * D, w.data(), D, 1e-5f);
+        for (int t = 0; t < N; ++t)
+            kernels::rmsnorm(ref.data() + size_t(t) * D, x.data() + size_t(t) * D, w.data(), D, 1e-5f);
         float *dx = dev(x), *dw = dev(w), *dy = dev(x);
         CK(cudaError_t(cuda::launch_rmsnorm(dy, dx, dw, N, D, 1e-5f, nullptr)));
         row("rmsnorm", rel_err(host(dy, x.size()), ref), 1e-5);
@@ -223,7 +228,8 @@ void check_kernels() {
             for (int h = 0; h < H + KVH; ++h)
                 for (int i = 0; i < half; ++i) {
                     float* vv = h < H ? &qr[(size_t(t) * H + h) * HD] : &kr[(size_t(t) * KVH + h - H) * HD];
-                    const float a = vv[2 * i], b = vv[2 * i + 1], c = cs[size_t(pos + t) * half + i], s = sn[size_t(pos + t) * half + i];
+                    const float a = vv[2 * i], b = vv[2 * i + 1], c = cs[size_t(pos + t) * half + i],
+                                s = sn[size_t(pos + t) * half + i];
                     vv[2 * i] = a * c - b * s;
                     vv[2 * i + 1] = a * s + b * c;
                 }
@@ -242,7 +248,8 @@ void check_kernels() {
                 const int len = pos + t + 1, kvo = (h / (H / KVH)) * HD;
                 std::vector<float> att(static_cast<size_t>(len));
                 for (int p = 0; p < len; ++p)
-                    att[size_t(p)] = kernels::dot(&qr[(size_t(t) * H + h) * HD], &kc[size_t(p) * KV + kvo], HD) / std::sqrt(float(HD));
+                    att[size_t(p)] = kernels::dot(&qr[(size_t(t) * H + h) * HD], &kc[size_t(p) * KV + kvo], HD) /
+                                     std::sqrt(float(HD));
                 kernels::softmax(att.data(), len);
                 for (int i = 0; i < HD; ++i) {
                     double s = 0;
@@ -432,7 +439,9 @@ void check_agent() {
     const LlamaConfig c = shape("stories260k");
     std::shared_ptr<const Model> m = random_model(c, "f32", pool);
     const auto plan = make_plan(c, 16, 128);
-    auto open = [&](BackendChoice b) { return make_backend_executor(m, plan, ExecutorOptions{0, 0, b, {}}, "random-f32"); };
+    auto open = [&](BackendChoice b) {
+        return make_backend_executor(m, plan, ExecutorOptions{0, 0, b, {}}, "random-f32");
+    };
     auto cu = open(BackendChoice::Cuda), au = open(BackendChoice::Auto), fresh = open(BackendChoice::Cuda),
          cpu = open(BackendChoice::Cpu);
     for (auto* r : {&cu, &au, &fresh, &cpu})
@@ -447,7 +456,8 @@ void check_agent() {
     row("--backend cuda runs on CUDA", (*cu)->backend().rfind("cuda (", 0) == 0 ? 0.0 : 1.0, 0.0);
     row("--backend auto runs on CUDA", (*au)->backend().rfind("cuda (", 0) == 0 ? 0.0 : 1.0, 0.0);
     const auto dm = (*cu)->device_memory();
-    row("device memory reported (used > 0, <= total)", dm && dm->used_bytes > 0 && dm->used_bytes <= dm->total_bytes ? 0.0 : 1.0, 0.0);
+    row("device memory reported (used > 0, <= total)",
+        dm && dm->used_bytes > 0 && dm->used_bytes <= dm->total_bytes ? 0.0 : 1.0, 0.0);
 
     // First prompt (20 tokens, two prefill chunks) and 8 greedy tokens, on CUDA and on the CPU.
     std::vector<int32_t> seq;
@@ -511,7 +521,9 @@ void bench(const std::string& shape_name) {
     cudaFree(b);
     const double gbs = median(bw);
     std::printf("\n%s, device copy bandwidth %.0f GB/s (median of 5, read+write)\n\n", shape_name.c_str(), gbs);
-    std::printf("| weights | weight MB | decode tok/s | GB/s read | %% of copy bw | prefill tok/s (256) |\n|---|---|---|---|---|---|\n");
+    std::printf(
+        "| weights | weight MB | decode tok/s | GB/s read | %% of copy bw | prefill tok/s (256) "
+        "|\n|---|---|---|---|---|---|\n");
     for (const char* kind : {"f16", "int8", "int4"}) {
         auto m = random_model(c, kind, pool);
         const auto plan = make_plan(c, 64, 512);
@@ -544,7 +556,8 @@ void bench(const std::string& shape_name) {
         if (dec.empty()) continue;
         const double wmb = double(be->memory().weight_bytes) / 1e6;
         const double tps = median(dec), read = tps * wmb / 1e3;
-        std::printf("| %s | %.0f | %.1f | %.0f | %.0f%% | %.0f |\n", kind, wmb, tps, read, 100.0 * read / gbs, median(pre));
+        std::printf("| %s | %.0f | %.1f | %.0f | %.0f%% | %.0f |\n", kind, wmb, tps, read, 100.0 * read / gbs,
+                    median(pre));
     }
 }
 
@@ -554,7 +567,8 @@ int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "check";
     const cuda::ProbeResult p = cuda::probe();
     if (!p.error.empty() || p.devices == 0) {
-        std::printf("no device: %s — nothing ran (the CPU-side parts built)\n", p.error.empty() ? "no CUDA device" : p.error.c_str());
+        std::printf("no device: %s — nothing ran (the CPU-side parts built)\n",
+                    p.error.empty() ? "no CUDA device" : p.error.c_str());
         return 0;
     }
     std::printf("device: %s (compute capability %d), %d device(s)\n", p.name.c_str(), p.compute_capability, p.devices);

@@ -41,7 +41,7 @@ std::string compile_stories(const std::filesystem::path& dir) {
 }
 
 std::unique_ptr<remote::AgentLink> open_agent(const std::filesystem::path& dir, const std::string& backend) {
-    std::vector<std::string> argv = {EDGE_AGENT_PATH, "--lock", (dir / "agent.lock").string(), "--threads", "1",
+    std::vector<std::string> argv = {EDGE_AGENT_PATH, "--lock",    (dir / "agent.lock").string(), "--threads", "1",
                                      "--root",        dir.string()};
     if (!backend.empty()) argv.insert(argv.end(), {"--backend", backend});
     auto t = remote::start_local_agent(argv);
@@ -88,7 +88,8 @@ TEST(AgentBackend, EdgeEngineGivesTheGreedyTextOfTheGgufAndTheBin) {
     ASSERT_FALSE(edge.empty());
     auto link = open_agent(dir, "cpu");
     ASSERT_TRUE(link);
-    EXPECT_NE(link->agent_hello().backend.find("forced by --backend cpu"), std::string::npos) << link->agent_hello().backend;
+    EXPECT_NE(link->agent_hello().backend.find("forced by --backend cpu"), std::string::npos)
+        << link->agent_hello().backend;
 
     // Relative: against --root. A tokenizer file is not used (the engine embeds one): a warning.
     auto le = load(*link, "stories260K.edge", tok_path());
@@ -107,7 +108,8 @@ TEST(AgentBackend, EdgeEngineGivesTheGreedyTextOfTheGgufAndTheBin) {
 
     auto lg = load(*link, gguf_path());
     ASSERT_TRUE(lg.ack.has_value()) << (lg.error ? lg.error->message : "timeout");
-    EXPECT_NE(lg.ack->detail.find("llama-cpu (FP32 reference executor, 1 thread)"), std::string::npos) << lg.ack->detail;
+    EXPECT_NE(lg.ack->detail.find("llama-cpu (FP32 reference executor, 1 thread)"), std::string::npos)
+        << lg.ack->detail;
     auto from_gguf = run(*link, kPrompts, 60);
     test::expect_live_telemetry(from_gguf, kPrompts.size());
 
@@ -118,7 +120,8 @@ TEST(AgentBackend, EdgeEngineGivesTheGreedyTextOfTheGgufAndTheBin) {
 
     EXPECT_EQ(texts(from_edge), texts(from_gguf));
     EXPECT_EQ(texts(from_edge), texts(from_bin));
-    EXPECT_EQ(from_edge.results[0].text.rfind(", there was a little girl named Lily", 0), 0u) << from_edge.results[0].text;
+    EXPECT_EQ(from_edge.results[0].text.rfind(", there was a little girl named Lily", 0), 0u)
+        << from_edge.results[0].text;
     for (size_t i = 0; i < kPrompts.size(); ++i) {
         EXPECT_EQ(from_edge.results[i].prompt_tokens, from_gguf.results[i].prompt_tokens);
         EXPECT_EQ(from_edge.results[i].generated_tokens, from_gguf.results[i].generated_tokens);
@@ -130,8 +133,9 @@ TEST(AgentBackend, EdgeEngineGivesTheGreedyTextOfTheGgufAndTheBin) {
         return s / double(c.results.size());
     };
     // Information only (never asserted): 1 thread, a shared machine.
-    std::printf("[tok/s, mean of %zu prompts] .edge on the cpu backend %.0f, .gguf on llama-cpu %.0f, .bin on llama-cpu %.0f\n",
-                kPrompts.size(), tps(from_edge), tps(from_gguf), tps(from_bin));
+    std::printf(
+        "[tok/s, mean of %zu prompts] .edge on the cpu backend %.0f, .gguf on llama-cpu %.0f, .bin on llama-cpu %.0f\n",
+        kPrompts.size(), tps(from_edge), tps(from_gguf), tps(from_bin));
     ASSERT_TRUE(link->stop(10000).ok());
 }
 
@@ -258,8 +262,8 @@ TEST(AgentBackend, PrefixReuseOnTheEdgePathReportsTheKvHitRate) {
     // At least the 4 opening positions were reused on top of the earlier 8 of 15.
     EXPECT_GE(rate, (8.0 + 4.0) / (15.0 + n) - 1e-9) << "prompt of " << n << " tokens";
     EXPECT_LE(rate, (8.0 + n - 1) / (15.0 + n) + 1e-9);
-    std::printf("[prefix] longer prompt of %u tokens: cumulative hit rate %.4f (%.1f of its positions reused)\n", n, rate,
-                rate * (15.0 + n) - 8.0);
+    std::printf("[prefix] longer prompt of %u tokens: cumulative hit rate %.4f (%.1f of its positions reused)\n", n,
+                rate, rate * (15.0 + n) - 8.0);
     ASSERT_TRUE(link->stop(10000).ok());
 }
 
@@ -301,8 +305,9 @@ TEST(AgentBackend, TheAarch64AgentRunsACompiledEngineUnderQemu) {
     auto dir = test::temp_dir("agent-edge-qemu");
     const std::string edge = compile_stories(dir);
     ASSERT_FALSE(edge.empty());
-    auto t = remote::start_local_agent({EDGE_QEMU_AARCH64, "-L", "/usr/aarch64-linux-gnu", EDGE_AARCH64_AGENT, "--threads",
-                                        "1", "--root", dir.string(), "--lock", (dir / "agent.lock").string()});
+    auto t =
+        remote::start_local_agent({EDGE_QEMU_AARCH64, "-L", "/usr/aarch64-linux-gnu", EDGE_AARCH64_AGENT, "--threads",
+                                   "1", "--root", dir.string(), "--lock", (dir / "agent.lock").string()});
     ASSERT_TRUE(t.ok()) << t.message();
     auto l = remote::AgentLink::open(std::move(t).value());
     ASSERT_TRUE(l.ok()) << l.message();

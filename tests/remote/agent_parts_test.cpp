@@ -77,7 +77,8 @@ TEST(BoardSensors, ReadsAFakeJetsonAndReportsAbsentOtherwise) {
 
     write("sys/class/hwmon/hwmon1/power1_input", "2500000\n");  // µW, generic hwmon
     std::filesystem::remove_all(dir / "sys/class/hwmon/hwmon0");
-    EXPECT_DOUBLE_EQ(agent::BoardSensors((dir / "sys").string(), (dir / "proc").string()).read().power_w.value_or(-1), 2.5);
+    EXPECT_DOUBLE_EQ(agent::BoardSensors((dir / "sys").string(), (dir / "proc").string()).read().power_w.value_or(-1),
+                     2.5);
 }
 
 TEST(TelemetryPump, CapsTheRateAndBoundsTheBuffer) {

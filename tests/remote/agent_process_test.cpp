@@ -252,7 +252,8 @@ TEST(AgentProcess, CancelStopsARunAndEndOfInputExitsCleanly) {
     ASSERT_TRUE(link->send(LoadEngine{id, model_path(), std::nullopt, "", ""}).ok());
     ASSERT_TRUE(test::collect(*link, id, 30000).ack.has_value());
 
-    RunWorkload run{link->next_request_id(), std::vector<std::string>(200, "Once upon a time"), 400, 0.8f, 40, 0.95f, 7, 20, ""};
+    RunWorkload run{
+        link->next_request_id(), std::vector<std::string>(200, "Once upon a time"), 400, 0.8f, 40, 0.95f, 7, 20, ""};
     ASSERT_TRUE(link->send(run).ok());
     // Wait for the first result, then cancel.
     for (int i = 0; i < 100; ++i) {
@@ -268,7 +269,9 @@ TEST(AgentProcess, CancelStopsARunAndEndOfInputExitsCleanly) {
     EXPECT_LT(c.results.size(), 200u);
 
     // A new run, then end of input mid-run: the agent stops and exits 0.
-    ASSERT_TRUE(link->send(RunWorkload{link->next_request_id(), std::vector<std::string>(200, "Hi"), 400, 0, 0, 1, 1, 20, ""}).ok());
+    ASSERT_TRUE(
+        link->send(RunWorkload{link->next_request_id(), std::vector<std::string>(200, "Hi"), 400, 0, 0, 1, 1, 20, ""})
+            .ok());
     auto t0 = std::chrono::steady_clock::now();
     EXPECT_EQ(link->transport().close(10000), 0);
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));

@@ -36,29 +36,35 @@ protected:
         dir_ = sshd_->dir;
         kh_ = sshd_->write_known_hosts();
         boards_ = (dir_ / "boards").string();
-        std::ofstream(boards_) << "orin-a " << sshd_->user << "@127.0.0.1:" << sshd_->port << " root=" << (dir_ / "a").string()
-                               << " identity=" << sshd_->client_key << "\n"
-                               << "orin-b " << sshd_->user << "@127.0.0.1:" << sshd_->port << " root=" << (dir_ / "b").string()
-                               << " identity=" << sshd_->client_key << "\n";
+        std::ofstream(boards_) << "orin-a " << sshd_->user << "@127.0.0.1:" << sshd_->port
+                               << " root=" << (dir_ / "a").string() << " identity=" << sshd_->client_key << "\n"
+                               << "orin-b " << sshd_->user << "@127.0.0.1:" << sshd_->port
+                               << " root=" << (dir_ / "b").string() << " identity=" << sshd_->client_key << "\n";
     }
 
-    test::Shell cli(const std::vector<std::string>& args) { return test::run_shell(test::command_line(EDGE_CLI_PATH, args), dir_); }
+    test::Shell cli(const std::vector<std::string>& args) {
+        return test::run_shell(test::command_line(EDGE_CLI_PATH, args), dir_);
+    }
 
     test::Shell export_bundle(const std::string& version, const fs::path& out) {
-        return cli({"boards", "export-ansible", model_, "--boards", boards_, "--known-hosts", kh_, "--agent", EDGE_AGENT_PATH,
-                    "--version", version, "--out", out.string(), "--json"});
+        return cli({"boards", "export-ansible", model_, "--boards", boards_, "--known-hosts", kh_, "--agent",
+                    EDGE_AGENT_PATH, "--version", version, "--out", out.string(), "--json"});
     }
 
     test::Shell playbook(const fs::path& bundle, const std::string& limit = "") {
         fs::path tmp = dir_ / "ansible-tmp";
         fs::create_directories(tmp);
-        std::string env = "ANSIBLE_CONFIG=" + (bundle / "ansible.cfg").string() + " ANSIBLE_LOCAL_TEMP=" + (tmp / "local").string() +
-                          " ANSIBLE_REMOTE_TEMP=" + (tmp / "remote").string() + " ANSIBLE_SSH_CONTROL_PATH_DIR=" + (tmp / "cp").string() +
-                          " ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0 ";
-        return test::run_shell("cd " + (bundle.string()) + " && " + env +
-                                   test::command_line(kAnsiblePlaybook, limit.empty() ? std::vector<std::string>{"-i", "inventory.json", "deploy.yml"}
-                                                                                      : std::vector<std::string>{"-i", "inventory.json", "deploy.yml", "--limit", limit}),
-                               dir_);
+        std::string env =
+            "ANSIBLE_CONFIG=" + (bundle / "ansible.cfg").string() + " ANSIBLE_LOCAL_TEMP=" + (tmp / "local").string() +
+            " ANSIBLE_REMOTE_TEMP=" + (tmp / "remote").string() +
+            " ANSIBLE_SSH_CONTROL_PATH_DIR=" + (tmp / "cp").string() + " ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0 ";
+        return test::run_shell(
+            "cd " + (bundle.string()) + " && " + env +
+                test::command_line(
+                    kAnsiblePlaybook,
+                    limit.empty() ? std::vector<std::string>{"-i", "inventory.json", "deploy.yml"}
+                                  : std::vector<std::string>{"-i", "inventory.json", "deploy.yml", "--limit", limit}),
+            dir_);
     }
 
     std::string digest(const fs::path& p) {
@@ -111,7 +117,8 @@ TEST_F(AnsibleTest, ExportedPlaybookPerformsTheVerifiedDeploy) {
     auto native = cli({"deploy", model_, "--board", "orin-a", "--boards", boards_, "--known-hosts", kh_, "--agent",
                        EDGE_AGENT_PATH, "--root", (dir_ / "native").string(), "--version", "v1"});
     ASSERT_EQ(native.rc, 0) << native.err;
-    EXPECT_EQ(test::read_file(dir_ / "a/versions/v1/SHA256SUMS"), test::read_file(dir_ / "native/versions/v1/SHA256SUMS"));
+    EXPECT_EQ(test::read_file(dir_ / "a/versions/v1/SHA256SUMS"),
+              test::read_file(dir_ / "native/versions/v1/SHA256SUMS"));
 
     // A second version: current switches, previous keeps v1, v1 stays whole.
     fs::path b2 = dir_ / "bundle-v2";
@@ -147,8 +154,8 @@ TEST_F(AnsibleTest, ExportedPlaybookPerformsTheVerifiedDeploy) {
 
     // What Ansible deployed is what `profile` runs: it reads SHA256SUMS and the agent checks the
     // engine's digest before loading it.
-    auto prof = cli({"profile", "--board", "orin-a", "--boards", boards_, "--known-hosts", kh_, "-n", "8", "--threads", "1",
-                     "--json"});
+    auto prof = cli({"profile", "--board", "orin-a", "--boards", boards_, "--known-hosts", kh_, "-n", "8", "--threads",
+                     "1", "--json"});
     ASSERT_EQ(prof.rc, 0) << prof.err;
     auto pj = nlohmann::json::parse(prof.out, nullptr, false);
     ASSERT_TRUE(pj.is_array() && pj.size() == 1) << prof.out;
@@ -157,8 +164,9 @@ TEST_F(AnsibleTest, ExportedPlaybookPerformsTheVerifiedDeploy) {
 
 TEST_F(AnsibleTest, ExportNamesAndRefusals) {
     // Names Ansible cannot take become inventory names; two boards colliding are refused.
-    auto d = cli({"boards", "export-ansible", model_, "--board", sshd_->user + "@127.0.0.1:" + std::to_string(sshd_->port), "--root",
-                  "/opt/x", "--agent", EDGE_AGENT_PATH, "--out", (dir_ / "w").string()});
+    auto d =
+        cli({"boards", "export-ansible", model_, "--board", sshd_->user + "@127.0.0.1:" + std::to_string(sshd_->port),
+             "--root", "/opt/x", "--agent", EDGE_AGENT_PATH, "--out", (dir_ / "w").string()});
     ASSERT_EQ(d.rc, 0) << d.err;
     auto inv = nlohmann::json::parse(test::read_file(dir_ / "w/inventory.json"), nullptr, false);
     const auto& hosts = inv["all"]["children"]["edge_boards"]["hosts"];
@@ -166,17 +174,17 @@ TEST_F(AnsibleTest, ExportNamesAndRefusals) {
     EXPECT_TRUE(hosts.contains(sshd_->user + "_127.0.0.1_" + std::to_string(sshd_->port))) << inv.dump();
     EXPECT_EQ(hosts.begin().value()["edge_root"], "/opt/x");
     std::ofstream(dir_ / "clash") << "orin/a 127.0.0.1:22 root=/x\norin:a 127.0.0.1:22 root=/y\n";
-    auto r = cli({"boards", "export-ansible", model_, "--boards", (dir_ / "clash").string(), "--agent", EDGE_AGENT_PATH, "--out",
-                  (dir_ / "x").string()});
+    auto r = cli({"boards", "export-ansible", model_, "--boards", (dir_ / "clash").string(), "--agent", EDGE_AGENT_PATH,
+                  "--out", (dir_ / "x").string()});
     EXPECT_EQ(r.rc, 1);
     EXPECT_NE(r.err.find("'orin:a'"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("'orin_a'"), std::string::npos) << r.err;
-    auto rel = cli({"boards", "export-ansible", model_, "--board", "u@h", "--root", "relative/dir", "--agent", EDGE_AGENT_PATH,
-                    "--out", (dir_ / "y").string()});
+    auto rel = cli({"boards", "export-ansible", model_, "--board", "u@h", "--root", "relative/dir", "--agent",
+                    EDGE_AGENT_PATH, "--out", (dir_ / "y").string()});
     EXPECT_EQ(rel.rc, 1);
     EXPECT_NE(rel.err.find("must be absolute"), std::string::npos) << rel.err;
-    auto missing = cli({"boards", "export-ansible", "/nonexistent.gguf", "--boards", boards_, "--agent", EDGE_AGENT_PATH, "--out",
-                        (dir_ / "z").string()});
+    auto missing = cli({"boards", "export-ansible", "/nonexistent.gguf", "--boards", boards_, "--agent",
+                        EDGE_AGENT_PATH, "--out", (dir_ / "z").string()});
     EXPECT_EQ(missing.rc, 1);
     EXPECT_NE(missing.err.find("/nonexistent.gguf"), std::string::npos) << missing.err;
 }

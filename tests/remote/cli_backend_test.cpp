@@ -69,7 +69,8 @@ TEST_F(CliBackendTest, DeployedEngineIsProfiledOnTheBackendAskedFor) {
     EXPECT_NE(engine.find("; backend: cpu ("), std::string::npos) << engine;
     EXPECT_NE(engine.find("forced by --backend cpu"), std::string::npos) << engine;
     ASSERT_EQ(pj[0]["results"].size(), 1u);
-    EXPECT_EQ(pj[0]["results"][0]["text"].get<std::string>().rfind(", there was a little girl named Lily", 0), 0u) << p.out;
+    EXPECT_EQ(pj[0]["results"][0]["text"].get<std::string>().rfind(", there was a little girl named Lily", 0), 0u)
+        << p.out;
     EXPECT_TRUE(pj[0]["summary"]["kv_hit_rate"].is_number()) << pj[0]["summary"].dump();
     // The agent's metrics label the loaded engine's backend.
     const std::string metrics = test::read_file(prom);
@@ -92,7 +93,8 @@ TEST_F(CliBackendTest, DeployedEngineIsProfiledOnTheBackendAskedFor) {
     }
 
     // Forced CUDA: runs there on a GPU board; elsewhere the load fails naming the probe's reason.
-    auto c = cli({"profile", "-p", "Once upon a time", "-n", "8", "--threads", "1", "--backend", "cuda", "--restarts", "0"});
+    auto c =
+        cli({"profile", "-p", "Once upon a time", "-n", "8", "--threads", "1", "--backend", "cuda", "--restarts", "0"});
     if (dev.cuda_usable) {
         EXPECT_EQ(c.rc, 0) << c.err;
     } else {

@@ -101,20 +101,20 @@ protected:
         dir_ = sshd_->dir;
         kh_ = sshd_->write_known_hosts();
         cfg_ = (dir_ / "ssh_config").string();
-        std::ofstream(cfg_) << "Host jetson-test\n  HostName 127.0.0.1\n  Port " << sshd_->port << "\n  User " << sshd_->user
-                            << "\n  IdentityFile " << sshd_->client_key << "\n";
+        std::ofstream(cfg_) << "Host jetson-test\n  HostName 127.0.0.1\n  Port " << sshd_->port << "\n  User "
+                            << sshd_->user << "\n  IdentityFile " << sshd_->client_key << "\n";
         boards_ = (dir_ / "boards").string();
-        std::ofstream(boards_) << "orin-a " << sshd_->user << "@127.0.0.1:" << sshd_->port << " root=" << (dir_ / "a").string()
-                               << " identity=" << sshd_->client_key << "\n"
-                               << "orin-b " << sshd_->user << "@127.0.0.1:" << sshd_->port << " root=" << (dir_ / "b").string()
-                               << " identity=" << sshd_->client_key << "\n";
+        std::ofstream(boards_) << "orin-a " << sshd_->user << "@127.0.0.1:" << sshd_->port
+                               << " root=" << (dir_ / "a").string() << " identity=" << sshd_->client_key << "\n"
+                               << "orin-b " << sshd_->user << "@127.0.0.1:" << sshd_->port
+                               << " root=" << (dir_ / "b").string() << " identity=" << sshd_->client_key << "\n";
     }
     std::vector<std::string> alias(std::vector<std::string> args) const {
         // The board folder is named first: a temporary path inside the braced list below would be
         // destroyed before the loop body reads its c_str() (C++20 range-for lifetime rules).
         const std::string root = (dir_ / "j").string();
-        for (const std::string& a : {std::string("--board"), std::string("jetson-test"), std::string("--ssh-config"), cfg_,
-                                     std::string("--known-hosts"), kh_, std::string("--root"), root})
+        for (const std::string& a : {std::string("--board"), std::string("jetson-test"), std::string("--ssh-config"),
+                                     cfg_, std::string("--known-hosts"), kh_, std::string("--root"), root})
             args.push_back(a);
         return args;
     }
@@ -134,7 +134,9 @@ TEST_F(CliRemoteTest, DeployAndProfileThroughAnSshConfigAlias) {
     EXPECT_EQ(dj[0]["files"].size(), 2u);
     EXPECT_EQ(fs::read_symlink(dir_ / "j/current").string(), "versions/v1");
 
-    auto p = cli(alias({"profile", "-p", "Once upon a time", "-p", "Lily wanted", "-n", "48", "--threads", "1", "--json"}), dir_);
+    auto p =
+        cli(alias({"profile", "-p", "Once upon a time", "-p", "Lily wanted", "-n", "48", "--threads", "1", "--json"}),
+            dir_);
     ASSERT_EQ(p.rc, 0) << p.err;
     auto pj = p.json();
     ASSERT_TRUE(pj.is_array() && pj.size() == 1) << p.out;
@@ -175,7 +177,8 @@ TEST_F(CliRemoteTest, FleetDeployProfileAndCheckInParallel) {
     EXPECT_EQ(pj[1]["board"], "orin-b");
     EXPECT_TRUE(pj[1]["summary"]["latency_p50_ms"].is_number());
 
-    auto b = cli({"boards", "--boards", boards_, "--ssh-config", cfg_, "--known-hosts", kh_, "--check", "--json"}, dir_);
+    auto b =
+        cli({"boards", "--boards", boards_, "--ssh-config", cfg_, "--known-hosts", kh_, "--check", "--json"}, dir_);
     ASSERT_EQ(b.rc, 0) << b.err;
     auto bj = b.json();
     ASSERT_EQ(bj.size(), 3u) << b.out;  // two from the file, one alias from the ssh config
@@ -202,8 +205,8 @@ TEST_F(CliRemoteTest, ErrorsNameTheBoardAndTheStep) {
     EXPECT_NE(none.err.find("deploy an engine first"), std::string::npos) << none.err;
 
     // A board that refuses the connection: named, with the retries.
-    auto refused = cli({"deploy", model_, "--board", sshd_->user + "@127.0.0.1:1", "--known-hosts", kh_, "--root", "/tmp/x",
-                        "--agent", EDGE_AGENT_PATH, "--retries", "1"},
+    auto refused = cli({"deploy", model_, "--board", sshd_->user + "@127.0.0.1:1", "--known-hosts", kh_, "--root",
+                        "/tmp/x", "--agent", EDGE_AGENT_PATH, "--retries", "1"},
                        dir_);
     EXPECT_EQ(refused.rc, 1);
     EXPECT_NE(refused.err.find("127.0.0.1:1"), std::string::npos) << refused.err;

@@ -86,12 +86,15 @@ TEST(NetnsBoards, DeployAndProfileTwoNamespacesInParallel) {
         std::ofstream k(kh), f(file);
         for (size_t i = 0; i < 2; ++i) {
             k << sshds[i]->known_hosts_line() << "\n";
-            f << "ns-board-" << i + 1 << " " << sshds[i]->user << "@" << boards[i]->board_ip << ":2222 root="
-              << (sshds[i]->dir / "board").string() << " identity=" << sshds[i]->client_key << "\n";
+            f << "ns-board-" << i + 1 << " " << sshds[i]->user << "@" << boards[i]->board_ip
+              << ":2222 root=" << (sshds[i]->dir / "board").string() << " identity=" << sshds[i]->client_key << "\n";
         }
     }
-    auto cli = [&](const std::vector<std::string>& a) { return test::run_shell(test::command_line(EDGE_CLI_PATH, a), dir); };
-    auto d = cli({"deploy", model, "--boards", file, "--known-hosts", kh, "--agent", EDGE_AGENT_PATH, "--version", "v1", "--json"});
+    auto cli = [&](const std::vector<std::string>& a) {
+        return test::run_shell(test::command_line(EDGE_CLI_PATH, a), dir);
+    };
+    auto d = cli({"deploy", model, "--boards", file, "--known-hosts", kh, "--agent", EDGE_AGENT_PATH, "--version", "v1",
+                  "--json"});
     ASSERT_EQ(d.rc, 0) << d.err << d.out;
     auto p = cli({"profile", "--boards", file, "--known-hosts", kh, "-n", "16", "--threads", "1", "--json"});
     ASSERT_EQ(p.rc, 0) << p.err;

@@ -44,7 +44,9 @@ public:
         if (!importer_.Import(file)) return nullptr;
         return importer_.pool()->FindMessageTypeByName(type);
     }
-    std::unique_ptr<pb::Message> make(const pb::Descriptor* d) { return std::unique_ptr<pb::Message>(factory_.GetPrototype(d)->New()); }
+    std::unique_ptr<pb::Message> make(const pb::Descriptor* d) {
+        return std::unique_ptr<pb::Message>(factory_.GetPrototype(d)->New());
+    }
     std::string errors() const { return errors_.text; }
 
 private:
@@ -58,7 +60,8 @@ std::string base64(const std::vector<uint8_t>& b) {
     static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     std::string out;
     for (size_t i = 0; i < b.size(); i += 3) {
-        uint32_t v = uint32_t(b[i]) << 16 | (i + 1 < b.size() ? uint32_t(b[i + 1]) << 8 : 0) | (i + 2 < b.size() ? b[i + 2] : 0);
+        uint32_t v =
+            uint32_t(b[i]) << 16 | (i + 1 < b.size() ? uint32_t(b[i + 1]) << 8 : 0) | (i + 2 < b.size() ? b[i + 2] : 0);
         out += t[v >> 18 & 63];
         out += t[v >> 12 & 63];
         out += i + 1 < b.size() ? t[v >> 6 & 63] : '=';
@@ -85,7 +88,8 @@ bool digits(const std::string& s) {
 // turns the hex ids into the base64 libprotobuf expects for bytes fields.
 void check_and_convert(json& j, const std::string& where, std::vector<std::string>& bad) {
     static const std::set<std::string> ids16 = {"traceId"}, ids8 = {"spanId", "parentSpanId"};
-    static const std::set<std::string> int64s = {"timeUnixNano", "startTimeUnixNano", "endTimeUnixNano", "asInt", "count", "intValue"};
+    static const std::set<std::string> int64s = {"timeUnixNano", "startTimeUnixNano", "endTimeUnixNano", "asInt",
+                                                 "count",        "intValue"};
     static const std::set<std::string> enums = {"kind", "code", "aggregationTemporality"};
     if (j.is_array()) {
         for (size_t i = 0; i < j.size(); ++i) check_and_convert(j[i], where + "[" + std::to_string(i) + "]", bad);
@@ -105,13 +109,16 @@ void check_and_convert(json& j, const std::string& where, std::vector<std::strin
             }
             std::string h = v.get<std::string>();
             std::vector<uint8_t> b;
-            for (size_t i = 0; i < h.size(); i += 2) b.push_back(static_cast<uint8_t>(std::stoi(h.substr(i, 2), nullptr, 16)));
+            for (size_t i = 0; i < h.size(); i += 2)
+                b.push_back(static_cast<uint8_t>(std::stoi(h.substr(i, 2), nullptr, 16)));
             v = base64(b);
         } else if (int64s.count(k)) {
-            if (!v.is_string() || !digits(v.get<std::string>())) bad.push_back(at + ": a 64-bit integer must be a decimal string: " + v.dump());
+            if (!v.is_string() || !digits(v.get<std::string>()))
+                bad.push_back(at + ": a 64-bit integer must be a decimal string: " + v.dump());
         } else if (k == "bucketCounts") {
             for (const auto& c : v)
-                if (!c.is_string() || !digits(c.get<std::string>())) bad.push_back(at + ": bucket count not a decimal string");
+                if (!c.is_string() || !digits(c.get<std::string>()))
+                    bad.push_back(at + ": bucket count not a decimal string");
         } else if (enums.count(k)) {
             if (!v.is_number_integer()) bad.push_back(at + ": enum must be an integer: " + v.dump());
         } else {
@@ -165,8 +172,10 @@ TEST(Otlp, ProfileExportsValidOtlpJsonCsvAndCarriesTheTrace) {
     fs::path dir = sshd->dir;
     std::string kh = (dir / "known_hosts").string();
     std::ofstream(kh) << sshd->known_hosts_line() << "\n";
-    std::vector<std::string> board = {"--board", sshd->user + "@127.0.0.1:" + std::to_string(sshd->port), "--identity",
-                                      sshd->client_key, "--known-hosts", kh, "--root", (dir / "root").string()};
+    std::vector<std::string> board = {"--board",       sshd->user + "@127.0.0.1:" + std::to_string(sshd->port),
+                                      "--identity",    sshd->client_key,
+                                      "--known-hosts", kh,
+                                      "--root",        (dir / "root").string()};
     auto with = [&](std::vector<std::string> a) {
         a.insert(a.end(), board.begin(), board.end());
         return test::run_shell(test::command_line(EDGE_CLI_PATH, a), dir);
@@ -177,8 +186,8 @@ TEST(Otlp, ProfileExportsValidOtlpJsonCsvAndCarriesTheTrace) {
     const std::string trace = "4bf92f3577b34da6a3ce929d0e0e4736", caller = "00f067aa0ba902b7";
     const std::string tp = "00-" + trace + "-" + caller + "-01";
     fs::path otlp = dir / "run.otlp.jsonl", csv = dir / "run.csv";
-    auto p = with({"profile", "-p", "Once upon a time", "-p", "Tom had a red ball", "-n", "24", "--threads", "1", "--json", "--otlp",
-                   otlp.string(), "--csv", csv.string(), "--traceparent", tp});
+    auto p = with({"profile", "-p", "Once upon a time", "-p", "Tom had a red ball", "-n", "24", "--threads", "1",
+                   "--json", "--otlp", otlp.string(), "--csv", csv.string(), "--traceparent", tp});
     ASSERT_EQ(p.rc, 0) << p.err;
     json pj = json::parse(p.out, nullptr, false);
     ASSERT_TRUE(pj.is_array() && pj.size() == 1) << p.out;
@@ -236,8 +245,9 @@ TEST(Otlp, ProfileExportsValidOtlpJsonCsvAndCarriesTheTrace) {
             EXPECT_EQ(hp.GetReflection()->GetUInt64(hp, hp.GetDescriptor()->FindFieldByName("count")), samples);
         }
     }
-    for (const char* n : {"edge.token.latency", "edge.ttft", "edge.tokens_per_second", "process.memory.rss", "edge.kv.blocks.used",
-                          "edge.tokens.generated", "edge.token.latency.distribution", "edge.kv.hit_rate"})
+    for (const char* n :
+         {"edge.token.latency", "edge.ttft", "edge.tokens_per_second", "process.memory.rss", "edge.kv.blocks.used",
+          "edge.tokens.generated", "edge.token.latency.distribution", "edge.kv.hit_rate"})
         EXPECT_TRUE(names.count(n)) << n;
     EXPECT_FALSE(names.count("edge.kv.evictions")) << "the contiguous cache evicts nothing: absent, not zero";
 
@@ -264,7 +274,8 @@ TEST(Otlp, ProfileExportsValidOtlpJsonCsvAndCarriesTheTrace) {
         } else if (name.rfind("prompt ", 0) == 0) {
             ++prompts;
             EXPECT_EQ(js["parentSpanId"], client_span);
-            EXPECT_LE(std::stoull(js["startTimeUnixNano"].get<std::string>()), std::stoull(js["endTimeUnixNano"].get<std::string>()));
+            EXPECT_LE(std::stoull(js["startTimeUnixNano"].get<std::string>()),
+                      std::stoull(js["endTimeUnixNano"].get<std::string>()));
         }
     }
     EXPECT_EQ(roots, 1);
@@ -315,5 +326,8 @@ TEST(Otlp, ProfileExportsValidOtlpJsonCsvAndCarriesTheTrace) {
 }
 
 #elif defined(EDGE_CLI_PATH)
-TEST(Otlp, NeedsLibprotobuf) { FAIL() << "edge_remote_tests was built without libprotobuf (libprotobuf-dev): the OTLP/JSON export is not validated"; }
+TEST(Otlp, NeedsLibprotobuf) {
+    FAIL()
+        << "edge_remote_tests was built without libprotobuf (libprotobuf-dev): the OTLP/JSON export is not validated";
+}
 #endif

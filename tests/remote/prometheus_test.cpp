@@ -39,7 +39,8 @@ std::optional<double> value_of(const std::string& text, const std::string& prefi
 
 TEST(Prometheus, ExpositionFormatAndAbsentReadings) {
     auto dir = test::temp_dir("prom");
-    ASSERT_EQ(::access(kPromtool, X_OK), 0) << kPromtool << " is missing (Debian package prometheus; scripts/install-deps.sh)";
+    ASSERT_EQ(::access(kPromtool, X_OK), 0)
+        << kPromtool << " is missing (Debian package prometheus; scripts/install-deps.sh)";
     agent::AgentMetrics m;
     m.version = "0.1.0";
     m.protocol = 2;
@@ -58,7 +59,8 @@ TEST(Prometheus, ExpositionFormatAndAbsentReadings) {
     EXPECT_EQ(value_of(text, "edge_agent_token_latency_seconds_count"), 3.0);
     EXPECT_EQ(value_of(text, "edge_agent_engine_loaded "), 0.0);
     // Readings the board lacks are left out, not zero.
-    for (const char* absent : {"edge_board_power_watts", "edge_board_temperature_celsius", "process_resident_memory_bytes", "edge_agent_kv_blocks"})
+    for (const char* absent : {"edge_board_power_watts", "edge_board_temperature_celsius",
+                               "process_resident_memory_bytes", "edge_agent_kv_blocks"})
         EXPECT_EQ(text.find(absent), std::string::npos) << absent;
 
     // promtool does reject what breaks the format or its conventions.
@@ -70,22 +72,26 @@ TEST(Prometheus, ExpositionFormatAndAbsentReadings) {
 TEST(Prometheus, AgentAnswersAfterAProfileOverSsh) {
     std::string model = test::shared("models/stories260K/stories260K.gguf");
     EDGE_REQUIRE_SHARED(model);
-    ASSERT_EQ(::access(kPromtool, X_OK), 0) << kPromtool << " is missing (Debian package prometheus; scripts/install-deps.sh)";
+    ASSERT_EQ(::access(kPromtool, X_OK), 0)
+        << kPromtool << " is missing (Debian package prometheus; scripts/install-deps.sh)";
     std::string why;
     auto sshd = test::Sshd::start(&why);
     ASSERT_TRUE(sshd) << why;
     fs::path dir = sshd->dir;
     std::string kh = (dir / "known_hosts").string();
     std::ofstream(kh) << sshd->known_hosts_line() << "\n";
-    std::vector<std::string> board = {"--board", sshd->user + "@127.0.0.1:" + std::to_string(sshd->port), "--identity",
-                                      sshd->client_key, "--known-hosts", kh, "--root", (dir / "root").string()};
+    std::vector<std::string> board = {"--board",       sshd->user + "@127.0.0.1:" + std::to_string(sshd->port),
+                                      "--identity",    sshd->client_key,
+                                      "--known-hosts", kh,
+                                      "--root",        (dir / "root").string()};
     auto with = [&](std::vector<std::string> a) {
         a.insert(a.end(), board.begin(), board.end());
         return test::run_shell(test::command_line(EDGE_CLI_PATH, a), dir);
     };
     ASSERT_EQ(with({"deploy", model, "--agent", EDGE_AGENT_PATH, "--version", "v1"}).rc, 0);
     fs::path prom = dir / "agent.prom";
-    auto p = with({"profile", "-p", "Once upon a time", "-p", "The cat", "-n", "20", "--threads", "1", "--json", "--prometheus", prom.string()});
+    auto p = with({"profile", "-p", "Once upon a time", "-p", "The cat", "-n", "20", "--threads", "1", "--json",
+                   "--prometheus", prom.string()});
     ASSERT_EQ(p.rc, 0) << p.err;
     auto pj = nlohmann::json::parse(p.out, nullptr, false);
     ASSERT_TRUE(pj.is_array() && pj.size() == 1) << p.out;
@@ -102,7 +108,8 @@ TEST(Prometheus, AgentAnswersAfterAProfileOverSsh) {
     EXPECT_EQ(value_of(text, "edge_agent_prompts_total"), 2.0);
     EXPECT_EQ(value_of(text, "edge_agent_workloads_total{result=\"ok\"}"), 1.0);
     EXPECT_EQ(value_of(text, "edge_agent_engine_loads_total{result=\"ok\"}"), 1.0);
-    EXPECT_TRUE(std::regex_search(text, std::regex("edge_agent_engine_loaded\\{engine=\"[^\"]*stories260K\\.gguf\"\\} 1")))
+    EXPECT_TRUE(
+        std::regex_search(text, std::regex("edge_agent_engine_loaded\\{engine=\"[^\"]*stories260K\\.gguf\"\\} 1")))
         << text;
     EXPECT_GT(value_of(text, "edge_agent_telemetry_batches_total").value_or(0), 0.0);
     EXPECT_GT(value_of(text, "process_resident_memory_bytes").value_or(0), 1e6);

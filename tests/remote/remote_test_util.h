@@ -32,15 +32,15 @@ class Sshd {
 public:
     // nullptr with *why filled when sshd cannot start. With `netns`, sshd runs inside that network
     // namespace (`ip netns exec`) listening on `address`:`port` there (port 0: a free one here).
-    static std::unique_ptr<Sshd> start(std::string* why, const std::string& netns = "", const std::string& address = "127.0.0.1",
-                                       int port = 0);
+    static std::unique_ptr<Sshd> start(std::string* why, const std::string& netns = "",
+                                       const std::string& address = "127.0.0.1", int port = 0);
     ~Sshd();
 
     int port = 0;
     std::filesystem::path dir;
     std::string user;
-    std::string client_key;    // private key file authorized for `user`
-    std::string host_pub;      // "ssh-ed25519 AAAA..." of the server
+    std::string client_key;  // private key file authorized for `user`
+    std::string host_pub;    // "ssh-ed25519 AAAA..." of the server
     std::string address = "127.0.0.1";
     std::string known_hosts_line() const;  // "[address]:port ssh-ed25519 AAAA..."
     // Writes dir/known_hosts trusting this server (the line above) and returns its path.

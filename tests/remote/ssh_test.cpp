@@ -87,7 +87,9 @@ TEST_F(SshTest, DeployAndProfileStories260K) {
     ASSERT_TRUE(link.ok()) << link.message();
     auto trace = new_trace();
     uint32_t load_id = link.value()->next_request_id();
-    ASSERT_TRUE(link.value()->send(LoadEngine{load_id, "model.gguf", second->files[1].sha256, "", format_traceparent(trace)}).ok());
+    ASSERT_TRUE(link.value()
+                    ->send(LoadEngine{load_id, "model.gguf", second->files[1].sha256, "", format_traceparent(trace)})
+                    .ok());
     auto loaded = test::collect(*link.value(), load_id, 30000);
     ASSERT_TRUE(loaded.ack.has_value()) << (loaded.error ? loaded.error->message : "timeout");
 

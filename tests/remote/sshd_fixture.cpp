@@ -1,12 +1,12 @@
 // The loopback sshd the client tests run against.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -58,14 +58,16 @@ bool accepts(const std::string& address, int port) {
 std::string make_key(const fs::path& path) {
     fs::remove(path);
     fs::remove(path.string() + ".pub");
-    std::string cmd = "ssh-keygen -q -t ed25519 -N '' -C edge-test -f '" + path.string() + "' </dev/null >/dev/null 2>&1";
+    std::string cmd =
+        "ssh-keygen -q -t ed25519 -N '' -C edge-test -f '" + path.string() + "' </dev/null >/dev/null 2>&1";
     if (std::system(cmd.c_str()) != 0) return "";
     std::string pub = read_all(path.string() + ".pub");
     while (!pub.empty() && (pub.back() == '\n' || pub.back() == '\r')) pub.pop_back();
     return pub;
 }
 
-std::unique_ptr<Sshd> Sshd::start(std::string* why, const std::string& netns, const std::string& address, int fixed_port) {
+std::unique_ptr<Sshd> Sshd::start(std::string* why, const std::string& netns, const std::string& address,
+                                  int fixed_port) {
     const char* sshd = "/usr/sbin/sshd";
     if (::access(sshd, X_OK) != 0) {
         *why = std::string(sshd) + " is missing (openssh-server; see scripts/install-deps.sh)";

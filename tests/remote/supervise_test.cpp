@@ -124,9 +124,10 @@ TEST_F(SuperviseTest, KilledAgentIsRestartedAndTelemetryResumes) {
     ASSERT_TRUE(sum.kv_hit_rate.has_value()) << "the agent reports prompt positions reused from its cache";
     EXPECT_GE(*sum.kv_hit_rate, 0.0);
     EXPECT_LE(*sum.kv_hit_rate, 1.0);
-    std::printf("[supervised profile] killed pid %d mid-run, restarted, %zu samples (%zu after the kill), "
-                "p50 %.3f ms p99 %.3f ms, %.0f tok/s\n",
-                int(killed), r->samples.size(), after, *sum.latency_p50_ms, *sum.latency_p99_ms, *sum.tokens_per_s);
+    std::printf(
+        "[supervised profile] killed pid %d mid-run, restarted, %zu samples (%zu after the kill), "
+        "p50 %.3f ms p99 %.3f ms, %.0f tok/s\n",
+        int(killed), r->samples.size(), after, *sum.latency_p50_ms, *sum.latency_p99_ms, *sum.tokens_per_s);
 }
 
 TEST_F(SuperviseTest, DroppedLinkReconnectsAndResumes) {
@@ -157,7 +158,8 @@ TEST_F(SuperviseTest, DeathWithoutRestartsIsReportedNamingTheBoard) {
     auto r = remote::run_profile(remote::ssh_agent_starter(connector(), command()), request(), o);
     ASSERT_FALSE(r.ok());
     EXPECT_TRUE(killed);
-    EXPECT_NE(r.message().find("agent on " + sshd_->user + "@127.0.0.1:" + std::to_string(sshd_->port)), std::string::npos)
+    EXPECT_NE(r.message().find("agent on " + sshd_->user + "@127.0.0.1:" + std::to_string(sshd_->port)),
+              std::string::npos)
         << r.message();
     EXPECT_NE(r.message().find("killed by a signal"), std::string::npos) << r.message();
 
@@ -166,7 +168,12 @@ TEST_F(SuperviseTest, DeathWithoutRestartsIsReportedNamingTheBoard) {
     req.engine_path = "missing.gguf";
     int starts = 0;
     auto starter = remote::ssh_agent_starter(connector(), command());
-    auto r2 = remote::run_profile([&]() { ++starts; return starter(); }, req, {});
+    auto r2 = remote::run_profile(
+        [&]() {
+            ++starts;
+            return starter();
+        },
+        req, {});
     ASSERT_FALSE(r2.ok());
     EXPECT_EQ(starts, 1);
     EXPECT_NE(r2.message().find("missing.gguf"), std::string::npos) << r2.message();

@@ -65,8 +65,9 @@ int lineCount(const QString& path) {
 TEST(BoardListModel, SshConfigHostsAndUserEntries) {
     QSettings().remove(QStringLiteral("boards/user"));
     const fs::path dir = edge::test::temp_dir("views-boards");
-    std::ofstream(dir / "config") << "Host *\n  ServerAliveInterval 5\nHost orin-nx\n  HostName 10.1.1.7\n  User nvidia\n"
-                                     "  Port 2200\nHost jetson\n  HostName 10.1.1.8\n";
+    std::ofstream(dir / "config")
+        << "Host *\n  ServerAliveInterval 5\nHost orin-nx\n  HostName 10.1.1.7\n  User nvidia\n"
+           "  Port 2200\nHost jetson\n  HostName 10.1.1.8\n";
     BoardListModel m;
     QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
     m.reload(qs(dir / "config"));
@@ -88,7 +89,8 @@ TEST(BoardListModel, SshConfigHostsAndUserEntries) {
     EXPECT_TRUE(error.contains(QStringLiteral("lab-pi"))) << error.toStdString();
     EXPECT_FALSE(m.addUserBoard(QStringLiteral("bad"), QStringLiteral("host:0"), QString(), QString(), &error));
     EXPECT_TRUE(error.contains(QStringLiteral("host:0"))) << error.toStdString();
-    EXPECT_FALSE(m.addUserBoard(QStringLiteral("rel"), QStringLiteral("h"), QStringLiteral("relative/dir"), QString(), &error));
+    EXPECT_FALSE(
+        m.addUserBoard(QStringLiteral("rel"), QStringLiteral("h"), QStringLiteral("relative/dir"), QString(), &error));
     EXPECT_TRUE(error.contains(QStringLiteral("relative/dir"))) << error.toStdString();
 
     m.setStatus(2, QStringLiteral("deployed v1"));
@@ -117,7 +119,8 @@ TEST(TelemetryStore, BoundedRingPercentilesDecimationAndCsv) {
             const int i = b * 5 + k;
             const double lat = 1.0 + (i * 37 % 23);
             all.push_back(lat);
-            batch.samples.push_back(sample(t0 + uint64_t(i) * 50'000'000ull, lat, uint32_t(i % 16), uint32_t(16 - i % 16)));
+            batch.samples.push_back(
+                sample(t0 + uint64_t(i) * 50'000'000ull, lat, uint32_t(i % 16), uint32_t(16 - i % 16)));
         }
         store.addBatch(batch);
     }
@@ -158,7 +161,9 @@ TEST(TelemetryStore, BoundedRingPercentilesDecimationAndCsv) {
     TelemetryStore big(nullptr, 20000);
     edge::proto::TelemetryBatch many;
     for (int i = 0; i < 20000; ++i)
-        many.samples.push_back(sample(t0 + uint64_t(i) * 50'000'000ull, i == 12345 ? 500.0 : i == 777 ? 0.25 : 5.0 + (i % 7)));
+        many.samples.push_back(sample(t0 + uint64_t(i) * 50'000'000ull, i == 12345 ? 500.0
+                                                                        : i == 777 ? 0.25
+                                                                                   : 5.0 + (i % 7)));
     big.addBatch(many);
     QVector<double> keys, values;
     decimate(big.rows(), TelemetryColumn::TokenLatency, 0, big.latestTime(), 200, keys, values);
@@ -196,8 +201,10 @@ class Watchdog {
 public:
     Watchdog() {
         QObject::connect(&timer_, &QTimer::timeout, [this] {
-            if (clock_.isValid()) worst_ = std::max(worst_, clock_.restart());
-            else clock_.start();
+            if (clock_.isValid())
+                worst_ = std::max(worst_, clock_.restart());
+            else
+                clock_.start();
         });
         timer_.start(10);
     }
@@ -300,7 +307,8 @@ TEST_F(BoardsPageSsh, TrustsTheHostKeyDeploysAndStreamsLiveCharts) {
     // Enough work that the run outlasts several 50 ms telemetry batches however fast decode gets
     // (stories260K runs at thousands of tokens/s): 24 prompts of up to 120 tokens.
     QStringList prompts;
-    for (int i = 0; i < 8; ++i) prompts << QStringLiteral("Once upon a time") << QStringLiteral("The little dog") << QStringLiteral("Lily");
+    for (int i = 0; i < 8; ++i)
+        prompts << QStringLiteral("Once upon a time") << QStringLiteral("The little dog") << QStringLiteral("Lily");
     page_->setPrompts(prompts);
     page_->setMaxTokens(120);
     page_->profile();
@@ -336,8 +344,10 @@ TEST_F(BoardsPageSsh, TrustsTheHostKeyDeploysAndStreamsLiveCharts) {
     ASSERT_TRUE(page_->exportCsv(qs(out / "t.csv"), &error)) << error.toStdString();
     EXPECT_EQ(lineCount(qs(out / "t.csv")), page_->store()->rows().size() + 1);
     QStringList written;
-    ASSERT_TRUE(page_->exportCharts(qs(out / "charts"), QStringLiteral("png"), &written, &error)) << error.toStdString();
-    ASSERT_TRUE(page_->exportCharts(qs(out / "charts"), QStringLiteral("pdf"), &written, &error)) << error.toStdString();
+    ASSERT_TRUE(page_->exportCharts(qs(out / "charts"), QStringLiteral("png"), &written, &error))
+        << error.toStdString();
+    ASSERT_TRUE(page_->exportCharts(qs(out / "charts"), QStringLiteral("pdf"), &written, &error))
+        << error.toStdString();
     ASSERT_EQ(written.size(), 8);
     for (const QString& f : written) EXPECT_GT(QFileInfo(f).size(), 1000) << f.toStdString();
 }

@@ -78,13 +78,14 @@ TEST(ModelDocument, MissingFileFailsWithItsName) {
 
 TEST(ModelDocument, CancelKeepsThePreviousModel) {
     // A loader that runs until cancelled, standing in for a large file.
-    ModelDocument doc(nullptr, [](const std::string&, const edge::LoadOptions&, edge::Progress* p) -> edge::Result<edge::Model> {
-        for (int i = 0; i < 5000 && !p->cancelled(); ++i) {
-            p->report(0.5, "reading tensors");
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        }
-        return edge::views::test::tinyModel(1, 8, "late");
-    });
+    ModelDocument doc(nullptr,
+                      [](const std::string&, const edge::LoadOptions&, edge::Progress* p) -> edge::Result<edge::Model> {
+                          for (int i = 0; i < 5000 && !p->cancelled(); ++i) {
+                              p->report(0.5, "reading tensors");
+                              std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                          }
+                          return edge::views::test::tinyModel(1, 8, "late");
+                      });
     doc.setModel(edge::views::test::tinyModel(2, 8, "previous"), QStringLiteral("/models/previous.gguf"));
     const auto before = doc.current();
     QSignalSpy progress(&doc, &ModelDocument::loadProgress);
@@ -103,10 +104,11 @@ TEST(ModelDocument, CancelKeepsThePreviousModel) {
 }
 
 TEST(ModelDocument, ANewerOpenSupersedesTheOlder) {
-    ModelDocument doc(nullptr, [](const std::string& path, const edge::LoadOptions&, edge::Progress*) -> edge::Result<edge::Model> {
-        if (path == "/slow.gguf") std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        return edge::views::test::tinyModel(1, 8, path == "/slow.gguf" ? "slow" : "fast");
-    });
+    ModelDocument doc(
+        nullptr, [](const std::string& path, const edge::LoadOptions&, edge::Progress*) -> edge::Result<edge::Model> {
+            if (path == "/slow.gguf") std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            return edge::views::test::tinyModel(1, 8, path == "/slow.gguf" ? "slow" : "fast");
+        });
     QSignalSpy changed(&doc, &ModelDocument::modelChanged);
     doc.open(QStringLiteral("/slow.gguf"));
     doc.open(QStringLiteral("/fast.gguf"));

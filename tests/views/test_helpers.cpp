@@ -41,9 +41,7 @@ edge::Model tinyModel(int blocks, int dim, const std::string& name) {
     return m;
 }
 
-QString stories260kPath() {
-    return QString::fromStdString(edge::test::shared("models/stories260K/stories260K.gguf"));
-}
+QString stories260kPath() { return QString::fromStdString(edge::test::shared("models/stories260K/stories260K.gguf")); }
 
 QString realModelPath() {
 #ifdef EDGE_HAVE_DEMO_MODEL

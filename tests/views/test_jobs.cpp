@@ -138,11 +138,12 @@ TEST(JobSlot, DestroyingTheSlotWithAJobRunningIsSafe) {
 TEST(JobSlot, ErrorsBecomeUserText) {
     JobSlot slot;
     QString shown;
-    slot.start<int>([](edge::Progress*) -> edge::Result<int> { return edge::err("model.gguf: tensor count ", 9, " is absurd"); },
-                    [&](edge::Result<int> r) {
-                        ASSERT_FALSE(r.ok());
-                        shown = userErrorText(QStringLiteral("Could not open model.gguf."), r.error());
-                    });
+    slot.start<int>(
+        [](edge::Progress*) -> edge::Result<int> { return edge::err("model.gguf: tensor count ", 9, " is absurd"); },
+        [&](edge::Result<int> r) {
+            ASSERT_FALSE(r.ok());
+            shown = userErrorText(QStringLiteral("Could not open model.gguf."), r.error());
+        });
     ASSERT_TRUE(waitUntil([&] { return !shown.isEmpty(); }));
     EXPECT_EQ(shown, QStringLiteral("Could not open model.gguf.\n\nmodel.gguf: tensor count 9 is absurd"));
     EXPECT_TRUE(userErrorText(QStringLiteral("X."), edge::Error{}).contains(QStringLiteral("did not give a reason")));

@@ -12,9 +12,9 @@
 #include "views/models/language.h"
 #include "views/models/layer_tree_model.h"
 #include "views/models/model_document.h"
+#include "views/models/recent_files_model.h"
 #include "views/pages/home_page.h"
 #include "views/pages/model_page.h"
-#include "views/models/recent_files_model.h"
 
 using namespace edge::views;
 

@@ -5,11 +5,11 @@
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QComboBox>
-#include <QSpinBox>
-#include <QStyleOptionViewItem>
 #include <QFile>
 #include <QLabel>
 #include <QSignalSpy>
+#include <QSpinBox>
+#include <QStyleOptionViewItem>
 #include <QTableView>
 #include <QUndoStack>
 
@@ -198,7 +198,8 @@ TEST_F(LayerPlanTest, PlanFileRoundTripsAndBadFilesChangeNothing) {
     const Bad bad[] = {
         {"garbage.plan.json", "{ not json", "not valid JSON"},
         {"unknown.plan.json", R"({"version": 1, "layers": {"blk.99.attn_q": {"precision": "int8"}}})", "blk.99.attn_q"},
-        {"group.plan.json", R"({"version": 1, "default": {"precision": "int4", "group_size": 100000}})", "larger than a row"},
+        {"group.plan.json", R"({"version": 1, "default": {"precision": "int4", "group_size": 100000}})",
+         "larger than a row"},
         {"version.plan.json", R"({"version": 7})", "version"},
         {"prune.plan.json", R"({"version": 1, "prune": {"layers": {"blk.0.attn_q": 3.0}}})", "pruning"},
     };

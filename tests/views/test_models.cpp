@@ -114,12 +114,11 @@ TEST(ItemModels, TesterPassesOnTheRealModel) {
     EXPECT_EQ(summary.value(QStringLiteral("Decoder blocks")), QString::number(m.config.n_layers));
     EXPECT_EQ(summary.value(QStringLiteral("Source format")), QStringLiteral("gguf"));
     const QModelIndex top = layers.index(0, 0);
-    EXPECT_EQ(top.siblingAtColumn(LayerTreeModel::ParamsColumn).data(LayerTreeModel::SortRole).toLongLong(),
-              [&] {
-                  int64_t sum = 0;
-                  for (const auto& l : doc.current()->layers) sum += l.params;
-                  return sum;
-              }());
+    EXPECT_EQ(top.siblingAtColumn(LayerTreeModel::ParamsColumn).data(LayerTreeModel::SortRole).toLongLong(), [&] {
+        int64_t sum = 0;
+        for (const auto& l : doc.current()->layers) sum += l.params;
+        return sum;
+    }());
     layers.retranslate();
     summary.retranslate();
     recent.clear();

@@ -52,7 +52,9 @@ TEST(PruningPage, MasksRatiosAndCountsOnStories260K) {
     ASSERT_GE(ffn, 0);
     const int64_t units = m->mask(ffn).units;
     ASSERT_TRUE(m->setData(m->index(ffn, PruningModel::RatioColumn), 50.0));
-    ASSERT_TRUE(waitUntil([&] { return !page.job()->isRunning() && m->mask(ffn).removed() == std::llround(0.5 * double(units)); }, 60000));
+    ASSERT_TRUE(waitUntil(
+        [&] { return !page.job()->isRunning() && m->mask(ffn).removed() == std::llround(0.5 * double(units)); },
+        60000));
     EXPECT_EQ(m->mask(m->rowOfLayer(QStringLiteral("blk.2.ffn"))).removed(),
               std::llround(0.25 * double(m->mask(m->rowOfLayer(QStringLiteral("blk.2.ffn"))).units)));
     page.selectRow(ffn);
@@ -63,7 +65,8 @@ TEST(PruningPage, MasksRatiosAndCountsOnStories260K) {
     // 100 % would remove the whole group: refused with the engine's reason, the plan stays.
     ASSERT_TRUE(m->setData(m->index(ffn, PruningModel::RatioColumn), 100.0));
     ASSERT_TRUE(waitUntil([&] { return !page.job()->isRunning() && !page.messageLabel()->text().isEmpty(); }, 60000));
-    EXPECT_TRUE(page.messageLabel()->text().contains(QStringLiteral("blk.1.ffn"))) << page.messageLabel()->text().toStdString();
+    EXPECT_TRUE(page.messageLabel()->text().contains(QStringLiteral("blk.1.ffn")))
+        << page.messageLabel()->text().toStdString();
     EXPECT_EQ(m->report().params_after, afterEdit);
     EXPECT_FALSE(m->rules().contains(QStringLiteral("blk.1.ffn")));
     EXPECT_FALSE(m->setData(m->index(ffn, PruningModel::RatioColumn), 150.0));

@@ -6,8 +6,8 @@
 #include <QApplication>
 #include <QDir>
 #include <QFileInfo>
-#include <QSettings>
 #include <QMessageBox>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QTest>
 #include <QTreeView>
@@ -16,23 +16,23 @@
 #include "test_helpers.h"
 #include "test_support.h"
 #include "views/layer_chart.h"
+#include "views/models/board_controller.h"
+#include "views/models/configuration_model.h"
+#include "views/models/job.h"
 #include "views/models/language.h"
 #include "views/models/layer_plan_model.h"
 #include "views/models/model_document.h"
-#include "views/models/board_controller.h"
+#include "views/models/pruning_model.h"
 #include "views/models/telemetry_store.h"
 #include "views/pages/boards_page.h"
 #include "views/pages/layers_page.h"
-#include "views/models/job.h"
-#include "views/models/pruning_model.h"
-#include "views/pages/pruning_page.h"
-#include "views/telemetry_chart.h"
 #include "views/pages/model_page.h"
 #include "views/pages/pareto_page.h"
+#include "views/pages/pruning_page.h"
 #include "views/pages/sensitivity_page.h"
 #include "views/pages/validation_page.h"
-#include "views/models/configuration_model.h"
 #include "views/style.h"
+#include "views/telemetry_chart.h"
 
 #include <fstream>
 #ifdef EDGE_HAVE_SSHD_FIXTURE
@@ -77,9 +77,11 @@ TEST(Screenshot, StudioPagesInEnglishAndChinese) {
     QList<int> all;
     for (int r = 0; r < plan->rowCount(); ++r) all << r;
     ASSERT_TRUE(plan->applyToRows(all, SettingPatch{edge::quant::Precision::INT4, PlanMethod::AWQ, 32, true, {}}));
-    const QList<int> int8{plan->rowOfLayer(QStringLiteral("blk.0.attn_v")), plan->rowOfLayer(QStringLiteral("blk.4.ffn_down"))};
+    const QList<int> int8{plan->rowOfLayer(QStringLiteral("blk.0.attn_v")),
+                          plan->rowOfLayer(QStringLiteral("blk.4.ffn_down"))};
     ASSERT_TRUE(plan->applyToRows(int8, SettingPatch{edge::quant::Precision::INT8, PlanMethod::GPTQ, 0, true, {}}));
-    ASSERT_TRUE(plan->applyToRows({plan->rowOfLayer(QStringLiteral("blk.2.ffn_up"))}, SettingPatch{{}, {}, {}, {}, 0.25}));
+    ASSERT_TRUE(
+        plan->applyToRows({plan->rowOfLayer(QStringLiteral("blk.2.ffn_up"))}, SettingPatch{{}, {}, {}, {}, 0.25}));
     layers->selectLayers({QStringLiteral("blk.0.attn_v"), QStringLiteral("blk.4.ffn_down")});
 
     // Real data for the Sensitivity, Validation and Pareto pages: the engine's per-layer INT4
@@ -120,11 +122,16 @@ TEST(Screenshot, StudioPagesInEnglishAndChinese) {
     PruningPage* pruning = window.pruningPage();
     ASSERT_TRUE(waitUntil([&] { return pruning->model()->hasReport(); }, 60000));
     pruning->setGlobalPercent(25);
-    ASSERT_TRUE(waitUntil([&] { return !pruning->job()->isRunning() && pruning->model()->report().params_after <
-                                                                        pruning->model()->report().params_before; }, 60000));
+    ASSERT_TRUE(waitUntil(
+        [&] {
+            return !pruning->job()->isRunning() &&
+                   pruning->model()->report().params_after < pruning->model()->report().params_before;
+        },
+        60000));
     const int ffn1 = pruning->model()->rowOfLayer(QStringLiteral("blk.1.ffn"));
     ASSERT_TRUE(pruning->model()->setData(pruning->model()->index(ffn1, PruningModel::RatioColumn), 50.0));
-    ASSERT_TRUE(waitUntil([&] { return !pruning->job()->isRunning() && pruning->model()->mask(ffn1).ratio() > 0.4; }, 60000));
+    ASSERT_TRUE(
+        waitUntil([&] { return !pruning->job()->isRunning() && pruning->model()->mask(ffn1).ratio() > 0.4; }, 60000));
     pruning->selectRow(pruning->model()->rowOfLayer(QStringLiteral("blk.0.attn")));
 
 #ifdef EDGE_HAVE_SSHD_FIXTURE
@@ -134,8 +141,9 @@ TEST(Screenshot, StudioPagesInEnglishAndChinese) {
     auto sshd = edge::test::Sshd::start(&why);
     ASSERT_TRUE(sshd) << why;
     std::ofstream(sshd->dir / "known_hosts") << sshd->known_hosts_line() << "\n";
-    std::ofstream(sshd->dir / "ssh_config") << "Host orin-nano-loopback\n  HostName 127.0.0.1\n  Port " << sshd->port
-                                            << "\n  User " << sshd->user << "\n  IdentityFile " << sshd->client_key << "\n";
+    std::ofstream(sshd->dir / "ssh_config")
+        << "Host orin-nano-loopback\n  HostName 127.0.0.1\n  Port " << sshd->port << "\n  User " << sshd->user
+        << "\n  IdentityFile " << sshd->client_key << "\n";
     QSettings().remove(QStringLiteral("boards/user"));
     BoardsPage* boards = window.boardsPage();
     boards->controller()->setKnownHostsFile(QString::fromStdString((sshd->dir / "known_hosts").string()));
@@ -150,8 +158,8 @@ TEST(Screenshot, StudioPagesInEnglishAndChinese) {
     ASSERT_TRUE(waitUntil([&] { return deployed.size() + boardFailed.size() > 0; }, 120000));
     ASSERT_EQ(boardFailed.size(), 0) << boardFailed.front().at(2).toString().toStdString();
     QSignalSpy profiled(boards->controller(), &BoardController::profiled);
-    boards->setPrompts({QStringLiteral("Once upon a time"), QStringLiteral("The little dog"), QStringLiteral("Lily and Ben"),
-                        QStringLiteral("One day")});
+    boards->setPrompts({QStringLiteral("Once upon a time"), QStringLiteral("The little dog"),
+                        QStringLiteral("Lily and Ben"), QStringLiteral("One day")});
     boards->setMaxTokens(200);
     boards->profile();
     ASSERT_TRUE(waitUntil([&] { return profiled.size() + boardFailed.size() > 0; }, 150000));

@@ -8,6 +8,7 @@
 // the analysis and validation jobs run.
 #include <gtest/gtest.h>
 
+#include <qcustomplot.h>
 #include <QAction>
 #include <QElapsedTimer>
 #include <QFile>
@@ -17,13 +18,12 @@
 #include <QTableView>
 #include <QTest>
 #include <QTimer>
-#include <qcustomplot.h>
 
 #include "test_helpers.h"
 #include "test_support.h"
 #include "views/models/configuration_model.h"
-#include "views/models/language.h"
 #include "views/models/job.h"
+#include "views/models/language.h"
 #include "views/models/layer_plan_model.h"
 #include "views/models/model_document.h"
 #include "views/models/project.h"

@@ -94,7 +94,8 @@ TEST(ValidationReportModel, JudgesChecksAndReJudgesOnThresholdEdits) {
     EXPECT_FALSE(model.setData(kl, -1.0));  // refused: not a positive number
     EXPECT_FALSE(model.setData(kl, QStringLiteral("abc")));
     // Bit-flip threshold is edited in percent.
-    ASSERT_TRUE(model.setData(model.index(ValidationReportModel::BitFlip, ValidationReportModel::ThresholdColumn), 1.0));
+    ASSERT_TRUE(
+        model.setData(model.index(ValidationReportModel::BitFlip, ValidationReportModel::ThresholdColumn), 1.0));
     EXPECT_DOUBLE_EQ(model.thresholds().bitflip_conf_drop_max, 0.01);
     EXPECT_EQ(model.verdict(ValidationReportModel::BitFlip), ValidationReportModel::Fail);
     // The same rules as the engine: jitter p99-p50 = 0.25 ms against 0.2 fails.
@@ -181,7 +182,8 @@ TEST(SensitivityModel, EmpiricalMetricsAndAnalysisJson) {
     EXPECT_DOUBLE_EQ(model.value(q, 0), 0.5);
     EXPECT_DOUBLE_EQ(model.normalized(q, 0), 0.25);
     EXPECT_TRUE(std::isnan(model.value(model.rowOfLayer(QStringLiteral("output")), 0)));
-    EXPECT_EQ(model.ranked(0).mid(0, 2), (QStringList{QStringLiteral("blk.1.ffn_down"), QStringLiteral("blk.0.attn_q")}));
+    EXPECT_EQ(model.ranked(0).mid(0, 2),
+              (QStringList{QStringLiteral("blk.1.ffn_down"), QStringLiteral("blk.0.attn_q")}));
 
     // The analysis JSON of docs/analysis.md: numeric keys become metrics, eigenvalues a spectrum.
     const QByteArray json = R"({"version": 1, "model": "tiny", "layers": [
@@ -202,7 +204,8 @@ TEST(SensitivityModel, EmpiricalMetricsAndAnalysisJson) {
     EXPECT_TRUE(model.hasSpectra());
     EXPECT_EQ(model.columnCount(), 6);
     // A layer the model lacks, or no layers at all: an error naming the file; nothing changes.
-    EXPECT_FALSE(model.loadAnalysisJson(R"({"layers": [{"layer": "blk.9.attn_q", "x": 1}]})", QStringLiteral("b.json"), &error));
+    EXPECT_FALSE(
+        model.loadAnalysisJson(R"({"layers": [{"layer": "blk.9.attn_q", "x": 1}]})", QStringLiteral("b.json"), &error));
     EXPECT_TRUE(error.contains(QStringLiteral("b.json"))) << error.toStdString();
     EXPECT_TRUE(error.contains(QStringLiteral("blk.9.attn_q")));
     EXPECT_FALSE(model.loadAnalysisJson("not json", QStringLiteral("c.json"), &error));
@@ -248,12 +251,13 @@ TEST(Project, RoundTripMalformedFilesAndCrashRecovery) {
 
     // Malformed documents: errors naming the file; `out` untouched.
     ProjectData untouched = back;
-    for (const QByteArray& bad : {QByteArray("{\"format\": \"edgeproj\", \"version\": 1"),
-                                 QByteArray("{\"format\": \"other\", \"version\": 1, \"model\": \"m\"}"),
-                                 QByteArray("{\"format\": \"edgeproj\", \"version\": 7, \"model\": \"m\"}"),
-                                 QByteArray("{\"format\": \"edgeproj\", \"version\": 1}"),
-                                 QByteArray("{\"format\": \"edgeproj\", \"version\": 1, \"model\": \"m\", "
-                                            "\"plan\": {\"layers\": [{\"layer\": \"x\", \"precision\": \"int3\"}]}}")}) {
+    for (const QByteArray& bad :
+         {QByteArray("{\"format\": \"edgeproj\", \"version\": 1"),
+          QByteArray("{\"format\": \"other\", \"version\": 1, \"model\": \"m\"}"),
+          QByteArray("{\"format\": \"edgeproj\", \"version\": 7, \"model\": \"m\"}"),
+          QByteArray("{\"format\": \"edgeproj\", \"version\": 1}"),
+          QByteArray("{\"format\": \"edgeproj\", \"version\": 1, \"model\": \"m\", "
+                     "\"plan\": {\"layers\": [{\"layer\": \"x\", \"precision\": \"int3\"}]}}")}) {
         error.clear();
         EXPECT_FALSE(projectFromJson(bad, QStringLiteral("bad.edgeproj"), &back, &error)) << bad.toStdString();
         EXPECT_TRUE(error.startsWith(QStringLiteral("bad.edgeproj"))) << error.toStdString();

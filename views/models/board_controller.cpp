@@ -31,7 +31,8 @@ void post(const QPointer<BoardController>& guard, Fn fn) {
     QCoreApplication* app = QCoreApplication::instance();
     if (!app) return;
     QMetaObject::invokeMethod(
-        app, [guard, fn = std::move(fn)]() mutable {
+        app,
+        [guard, fn = std::move(fn)]() mutable {
             if (guard) fn(guard.data());
         },
         Qt::QueuedConnection);
@@ -117,7 +118,8 @@ edge::remote::SshOptions sshOptions(const edge::remote::Board& b, const QString&
 }
 
 // The engine of the live version on the board: the first SHA256SUMS entry that is not the agent.
-edge::Result<std::pair<std::string, edge::remote::Digest>> liveEngine(edge::remote::SshSession& s, const std::string& root) {
+edge::Result<std::pair<std::string, edge::remote::Digest>> liveEngine(edge::remote::SshSession& s,
+                                                                      const std::string& root) {
     auto sums = s.exec_checked("cat -- " + edge::remote::shell_quote(root + "/current/SHA256SUMS"),
                                "reading the deployed version's SHA256SUMS (deploy an engine first)");
     if (!sums.ok()) return sums.error();
@@ -158,7 +160,8 @@ bool BoardController::deploy(const edge::remote::Board& board, const QString& en
         return false;
     }
     const QPointer<BoardController> guard(this);
-    const std::string enginePath = fi.canonicalFilePath().toStdString(), agentPath = agent.canonicalFilePath().toStdString();
+    const std::string enginePath = fi.canonicalFilePath().toStdString(),
+                      agentPath = agent.canonicalFilePath().toStdString();
     const std::string root = folder.toStdString();
     const uint64_t totalBytes = uint64_t(fi.size()) + uint64_t(agent.size());
     const QString knownHosts = knownHosts_, sshConfig = sshConfig_;
@@ -200,7 +203,8 @@ bool BoardController::deploy(const edge::remote::Board& board, const QString& en
                 });
             };
             edge::report(p, 0.0, tr("Connecting to %1").arg(name).toStdString());
-            return edge::remote::deploy_with_retry([opts] { return edge::remote::SshSession::connect(opts); }, d, policy);
+            return edge::remote::deploy_with_retry([opts] { return edge::remote::SshSession::connect(opts); }, d,
+                                                   policy);
         },
         [this, name](edge::Result<edge::remote::DeployReport> r) {
             if (!r.ok()) {
@@ -292,7 +296,10 @@ bool BoardController::profile(const edge::remote::Board& board, const QString& f
                     const double f = (double(s.prompt_index) + std::min(1.0, double(s.tokens_generated) / tokens)) /
                                      double(promptCount);
                     edge::report(p, std::min(1.0, f),
-                                 tr("Prompt %1 of %2: %3 tokens").arg(s.prompt_index + 1).arg(promptCount).arg(s.tokens_generated)
+                                 tr("Prompt %1 of %2: %3 tokens")
+                                     .arg(s.prompt_index + 1)
+                                     .arg(promptCount)
+                                     .arg(s.tokens_generated)
                                      .toStdString());
                 }
                 auto copy = std::make_shared<edge::proto::TelemetryBatch>(b);
@@ -307,7 +314,8 @@ bool BoardController::profile(const edge::remote::Board& board, const QString& f
             }
             const auto s = edge::remote::summarize(r.value());
             ProfileOutcome o;
-            o.agent = QStringLiteral("%1 · %2 · %3").arg(q(r->agent.hostname), q(r->agent.cpu_model), q(r->agent.backend));
+            o.agent =
+                QStringLiteral("%1 · %2 · %3").arg(q(r->agent.hostname), q(r->agent.cpu_model), q(r->agent.backend));
             o.engine = q(r->load_detail);
             o.prompts = int(s.prompts);
             o.tokens = int(s.tokens);

@@ -33,7 +33,7 @@ struct DeployOutcome {
 };
 
 struct ProfileOutcome {
-    QString agent;  // "host · cpu · backend"
+    QString agent;   // "host · cpu · backend"
     QString engine;  // the agent's load detail
     int prompts = 0, tokens = 0, restarts = 0;
     double p50Ms = 0, p99Ms = 0, tokensPerS = 0, rssMiB = 0;

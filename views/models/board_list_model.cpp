@@ -17,12 +17,14 @@ int BoardListModel::columnCount(const QModelIndex& parent) const { return parent
 void BoardListModel::reload(const QString& sshConfigPath) {
     sshConfig_ = sshConfigPath;
     QVector<Row> rows;
-    for (auto& b : edge::remote::ssh_config_boards(sshConfigPath.toStdString())) rows.append(Row{std::move(b), false, {}});
+    for (auto& b : edge::remote::ssh_config_boards(sshConfigPath.toStdString()))
+        rows.append(Row{std::move(b), false, {}});
     QSettings settings;
     const int n = settings.beginReadArray(kUserKey);
     for (int i = 0; i < n; ++i) {
         settings.setArrayIndex(i);
-        auto b = edge::remote::parse_destination(settings.value(QStringLiteral("destination")).toString().toStdString());
+        auto b =
+            edge::remote::parse_destination(settings.value(QStringLiteral("destination")).toString().toStdString());
         if (!b.ok()) continue;  // edited by hand into something unusable: skipped, not fatal
         edge::remote::Board board = b.value();
         board.name = settings.value(QStringLiteral("name")).toString().toStdString();

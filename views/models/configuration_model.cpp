@@ -139,9 +139,7 @@ void ConfigurationModel::setConfigurations(std::vector<Configuration> list) {
     endResetModel();
 }
 
-QString ConfigurationModel::nextName() const {
-    return QStringLiteral("C%1").arg(list_.size() + 1);
-}
+QString ConfigurationModel::nextName() const { return QStringLiteral("C%1").arg(list_.size() + 1); }
 
 double ConfigurationModel::cost(const Configuration& c, Cost cost) {
     return cost == Latency ? c.decodeMs : double(c.bytes);

@@ -23,9 +23,7 @@ struct JobSlot::State {
     std::atomic<bool> progressPending{false};
 };
 
-JobSlot::JobSlot(QObject* parent) : QObject(parent) {
-    pool_.setMaxThreadCount(qMax(2, QThread::idealThreadCount()));
-}
+JobSlot::JobSlot(QObject* parent) : QObject(parent) { pool_.setMaxThreadCount(qMax(2, QThread::idealThreadCount())); }
 
 JobSlot::~JobSlot() {
     if (current_) current_->progress->cancel();

@@ -32,8 +32,8 @@ public:
     // Returns the new job's generation.
     template <class T, class Work, class Done>
     quint64 start(Work work, Done done) {
-        return startErased([work = std::move(work), done = std::move(done)](
-                               edge::Progress* progress) mutable -> std::function<void()> {
+        return startErased([work = std::move(work),
+                            done = std::move(done)](edge::Progress* progress) mutable -> std::function<void()> {
             auto result = std::make_shared<edge::Result<T>>(work(progress));
             return [result, done]() mutable { done(std::move(*result)); };
         });

@@ -89,14 +89,17 @@ QString settingProblem(const LayerSetting& s, const edge::LayerInfo& layer, bool
         return QString();
     }
     if (s.method == PlanMethod::None)
-        return LayerPlanText::tr("%1: %2 needs a method (RTN, AWQ or GPTQ)").arg(name, precisionKey(s.precision).toUpper());
+        return LayerPlanText::tr("%1: %2 needs a method (RTN, AWQ or GPTQ)")
+            .arg(name, precisionKey(s.precision).toUpper());
     if (s.group < 0) return LayerPlanText::tr("%1: the group size must be positive").arg(name);
     const int64_t cols = rowLength(layer);
     if (s.group > cols)
-        return LayerPlanText::tr("%1: group size %2 is larger than a row (%3 elements)").arg(name).arg(s.group).arg(cols);
+        return LayerPlanText::tr("%1: group size %2 is larger than a row (%3 elements)")
+            .arg(name)
+            .arg(s.group)
+            .arg(cols);
     if (tiedOutput && s.method != PlanMethod::RTN)
-        return LayerPlanText::tr("%1: the output head shares the token embedding; only RTN can quantize it")
-            .arg(name);
+        return LayerPlanText::tr("%1: the output head shares the token embedding; only RTN can quantize it").arg(name);
     return QString();
 }
 
@@ -132,8 +135,10 @@ edge::quant::Plan settingsToPlan(const std::vector<edge::LayerInfo>& layers, con
             r.method = s[i].method == PlanMethod::AWQ    ? edge::QMethod::AWQ
                        : s[i].method == PlanMethod::GPTQ ? edge::QMethod::GPTQ
                                                          : edge::QMethod::RTN;
-            if (s[i].group == 0) r.grouping = edge::QGrouping::PerChannel;
-            else r.group_size = s[i].group;
+            if (s[i].group == 0)
+                r.grouping = edge::QGrouping::PerChannel;
+            else
+                r.group_size = s[i].group;
             r.symmetric = s[i].symmetric;
         }
         plan.rules.push_back(std::move(r));
@@ -196,8 +201,7 @@ bool loadPlanFile(const QString& path, const edge::Model& model, const std::vect
     for (auto it = prune.begin(); it != prune.end(); ++it) {
         size_t i = 0;
         while (i < layers.size() && layerName(layers[i]) != it.key()) ++i;
-        if (i == layers.size())
-            return fail(LayerPlanText::tr("pruning names the unknown layer %1").arg(it.key()));
+        if (i == layers.size()) return fail(LayerPlanText::tr("pruning names the unknown layer %1").arg(it.key()));
         settings[i].pruning = it.value().toDouble(-1.0);
     }
     for (size_t i = 0; i < layers.size(); ++i) {

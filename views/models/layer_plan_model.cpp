@@ -37,7 +37,10 @@ class LayerPlanModel::SetSettingsCommand : public QUndoCommand {
 public:
     SetSettingsCommand(LayerPlanModel* model, std::vector<int> rows, std::vector<LayerSetting> before,
                        std::vector<LayerSetting> after, const QString& text)
-        : QUndoCommand(text), model_(model), rows_(std::move(rows)), before_(std::move(before)),
+        : QUndoCommand(text),
+          model_(model),
+          rows_(std::move(rows)),
+          before_(std::move(before)),
           after_(std::move(after)) {}
     void redo() override { model_->assign(rows_, after_); }
     void undo() override { model_->assign(rows_, before_); }
@@ -161,9 +164,7 @@ void LayerPlanModel::retranslate() {
     emit headerDataChanged(Qt::Horizontal, 0, ColumnCount - 1);
 }
 
-int LayerPlanModel::rowCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : int(settings_.size());
-}
+int LayerPlanModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(settings_.size()); }
 
 int LayerPlanModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
@@ -227,9 +228,12 @@ QVariantList LayerPlanModel::choiceValues(int row, int column) const {
                 out << precisionKey(p);
             break;
         case MethodColumn:
-            if (!s.quantized()) out << methodKey(PlanMethod::None);
-            else if (tied(row)) out << methodKey(PlanMethod::RTN);
-            else out << methodKey(PlanMethod::RTN) << methodKey(PlanMethod::AWQ) << methodKey(PlanMethod::GPTQ);
+            if (!s.quantized())
+                out << methodKey(PlanMethod::None);
+            else if (tied(row))
+                out << methodKey(PlanMethod::RTN);
+            else
+                out << methodKey(PlanMethod::RTN) << methodKey(PlanMethod::AWQ) << methodKey(PlanMethod::GPTQ);
             break;
         case GroupColumn: {
             const int64_t cols = rowLength(model_->layers[size_t(row)]);
@@ -254,10 +258,10 @@ QVariant LayerPlanModel::data(const QModelIndex& index, int role) const {
         case Qt::EditRole: return editValue(row, column);
         case Qt::ToolTipRole:
             if (column == BytesColumn)
-                return tr("%1 bytes (FP32: %2 bytes)").arg(groupedCount(int64_t(rowBytes(row))), groupedCount(l.params * 4));
+                return tr("%1 bytes (FP32: %2 bytes)")
+                    .arg(groupedCount(int64_t(rowBytes(row))), groupedCount(l.params * 4));
             return {};
-        case Qt::TextAlignmentRole:
-            return alignment(column);
+        case Qt::TextAlignmentRole: return alignment(column);
         case Qt::FontRole:
             if (column != KindColumn && column != MethodColumn && column != SymmetricColumn)
                 return QFontDatabase::systemFont(QFontDatabase::FixedFont);
@@ -272,8 +276,9 @@ QVariant LayerPlanModel::data(const QModelIndex& index, int role) const {
             for (const QVariant& v : choiceValues(row, column)) {
                 switch (column) {
                     case PrecisionColumn:
-                    case MethodColumn: labels << (v.toString() == QStringLiteral("none") ? QStringLiteral("—")
-                                                                                         : v.toString().toUpper());
+                    case MethodColumn:
+                        labels << (v.toString() == QStringLiteral("none") ? QStringLiteral("—")
+                                                                          : v.toString().toUpper());
                         break;
                     case GroupColumn:
                         labels << (v.toLongLong() == 0 ? tr("channel") : QString::number(v.toLongLong()));
@@ -297,12 +302,16 @@ std::optional<SettingPatch> LayerPlanModel::patchFor(int row, int column, const 
     SettingPatch p;
     switch (column) {
         case PrecisionColumn:
-            if (auto v = precisionFromKey(value.toString())) p.precision = *v;
-            else return no(tr("%1: unknown precision \"%2\"").arg(name, value.toString()));
+            if (auto v = precisionFromKey(value.toString()))
+                p.precision = *v;
+            else
+                return no(tr("%1: unknown precision \"%2\"").arg(name, value.toString()));
             return p;
         case MethodColumn:
-            if (auto v = methodFromKey(value.toString())) p.method = *v;
-            else return no(tr("%1: unknown method \"%2\"").arg(name, value.toString()));
+            if (auto v = methodFromKey(value.toString()))
+                p.method = *v;
+            else
+                return no(tr("%1: unknown method \"%2\"").arg(name, value.toString()));
             return p;
         case GroupColumn: {
             bool ok = false;
@@ -343,8 +352,9 @@ bool LayerPlanModel::setData(const QModelIndex& index, const QVariant& value, in
     if (!problem.isEmpty()) return refuse(problem);
     lastError_.clear();
     if (now == old) return true;
-    const QString text = tr("Set %1 of %2").arg(headerData(index.column(), Qt::Horizontal).toString(),
-                                                QString::fromStdString(model_->layers[size_t(row)].name));
+    const QString text = tr("Set %1 of %2")
+                             .arg(headerData(index.column(), Qt::Horizontal).toString(),
+                                  QString::fromStdString(model_->layers[size_t(row)].name));
     undo_->push(new SetSettingsCommand(this, {row}, {old}, {now}, text));
     return true;
 }
@@ -362,8 +372,7 @@ Qt::ItemFlags LayerPlanModel::flags(const QModelIndex& index) const {
 
 QVariant LayerPlanModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
-    if (role == Qt::TextAlignmentRole)
-        return alignment(section);
+    if (role == Qt::TextAlignmentRole) return alignment(section);
     if (role != Qt::DisplayRole) return {};
     switch (section) {
         case NameColumn: return tr("Layer");

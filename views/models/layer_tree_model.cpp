@@ -128,48 +128,41 @@ int LayerTreeModel::columnCount(const QModelIndex&) const { return ColumnCount; 
 QVariant LayerTreeModel::displayText(const Node& node, int column) const {
     const LoadedModel& m = *model_;
     switch (column) {
-    case NameColumn:
-        if (node.kind == ModelNode) {
-            const QString name = QString::fromStdString(m.model.name);
-            return name.isEmpty() ? QFileInfo(QString::fromStdString(m.model.source_path)).fileName() : name;
+        case NameColumn:
+            if (node.kind == ModelNode) {
+                const QString name = QString::fromStdString(m.model.name);
+                return name.isEmpty() ? QFileInfo(QString::fromStdString(m.model.source_path)).fileName() : name;
+            }
+            if (node.kind == BlockNode) return tr("Block %1").arg(node.block);
+            return QString::fromStdString(m.layers[size_t(node.layer)].name);
+        case KindColumn:
+            if (node.kind == ModelNode) return QString::fromStdString(m.model.architecture);
+            if (node.kind == BlockNode) return tr("decoder block");
+            return QString::fromStdString(m.layers[size_t(node.layer)].kind);
+        case ShapeColumn:
+            if (node.kind != LayerNode)
+                return tr("%n layer(s)", nullptr,
+                          node.kind == BlockNode ? int(node.children.size()) : int(m.layers.size()));
+            return shapeText(m.layers[size_t(node.layer)].shape);
+        case ParamsColumn: return groupedCount(node.params);
+        case BytesColumn: return humanBytes(node.bytes);
+        case TypeColumn: {
+            if (node.kind != LayerNode) return {};
+            const edge::LayerInfo& li = m.layers[size_t(node.layer)];
+            const QString now = QString::fromLatin1(edge::dtype_name(li.type));
+            if (li.source_type == li.type) return now;
+            return tr("%1 (from %2)").arg(now, QString::fromLatin1(edge::dtype_name(li.source_type)));
         }
-        if (node.kind == BlockNode) return tr("Block %1").arg(node.block);
-        return QString::fromStdString(m.layers[size_t(node.layer)].name);
-    case KindColumn:
-        if (node.kind == ModelNode) return QString::fromStdString(m.model.architecture);
-        if (node.kind == BlockNode) return tr("decoder block");
-        return QString::fromStdString(m.layers[size_t(node.layer)].kind);
-    case ShapeColumn:
-        if (node.kind != LayerNode) return tr("%n layer(s)", nullptr, node.kind == BlockNode
-                                                                         ? int(node.children.size())
-                                                                         : int(m.layers.size()));
-        return shapeText(m.layers[size_t(node.layer)].shape);
-    case ParamsColumn:
-        return groupedCount(node.params);
-    case BytesColumn:
-        return humanBytes(node.bytes);
-    case TypeColumn: {
-        if (node.kind != LayerNode) return {};
-        const edge::LayerInfo& li = m.layers[size_t(node.layer)];
-        const QString now = QString::fromLatin1(edge::dtype_name(li.type));
-        if (li.source_type == li.type) return now;
-        return tr("%1 (from %2)").arg(now, QString::fromLatin1(edge::dtype_name(li.source_type)));
-    }
-    default:
-        return {};
+        default: return {};
     }
 }
 
 QVariant LayerTreeModel::sortValue(const Node& node, int column) const {
     switch (column) {
-    case ParamsColumn:
-        return qlonglong(node.params);
-    case BytesColumn:
-        return qulonglong(node.bytes);
-    case NameColumn:
-        return node.kind == LayerNode ? node.layer : node.block;
-    default:
-        return displayText(node, column);
+        case ParamsColumn: return qlonglong(node.params);
+        case BytesColumn: return qulonglong(node.bytes);
+        case NameColumn: return node.kind == LayerNode ? node.layer : node.block;
+        default: return displayText(node, column);
     }
 }
 
@@ -178,47 +171,42 @@ QVariant LayerTreeModel::data(const QModelIndex& index, int role) const {
     const Node& node = *nodeOf(index);
     const int column = index.column();
     switch (role) {
-    case Qt::DisplayRole:
-    case Qt::ToolTipRole:
-        return displayText(node, column);
-    case SortRole:
-        return sortValue(node, column);
-    case LayerNameRole:
-        return node.kind == LayerNode ? QString::fromStdString(model_->layers[size_t(node.layer)].name)
-                                      : QString();
-    case NodeKindRole:
-        return int(node.kind);
-    case Qt::TextAlignmentRole:
-        if (column == ParamsColumn || column == BytesColumn)
-            return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
-        return {};
-    case Qt::FontRole: {
-        if (column == ShapeColumn || column == ParamsColumn || column == BytesColumn || column == TypeColumn) {
-            if (node.kind == LayerNode || column != ShapeColumn)
-                return QFontDatabase::systemFont(QFontDatabase::FixedFont);
+        case Qt::DisplayRole:
+        case Qt::ToolTipRole: return displayText(node, column);
+        case SortRole: return sortValue(node, column);
+        case LayerNameRole:
+            return node.kind == LayerNode ? QString::fromStdString(model_->layers[size_t(node.layer)].name) : QString();
+        case NodeKindRole: return int(node.kind);
+        case Qt::TextAlignmentRole:
+            if (column == ParamsColumn || column == BytesColumn)
+                return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
+            return {};
+        case Qt::FontRole: {
+            if (column == ShapeColumn || column == ParamsColumn || column == BytesColumn || column == TypeColumn) {
+                if (node.kind == LayerNode || column != ShapeColumn)
+                    return QFontDatabase::systemFont(QFontDatabase::FixedFont);
+            }
+            if (node.kind != LayerNode && column == NameColumn) {
+                QFont f;
+                f.setBold(true);
+                return f;
+            }
+            return {};
         }
-        if (node.kind != LayerNode && column == NameColumn) {
-            QFont f;
-            f.setBold(true);
-            return f;
-        }
-        return {};
-    }
-    default:
-        return {};
+        default: return {};
     }
 }
 
 QVariant LayerTreeModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
     switch (section) {
-    case NameColumn: return tr("Name");
-    case KindColumn: return tr("Kind");
-    case ShapeColumn: return tr("Shape");
-    case ParamsColumn: return tr("Parameters");
-    case BytesColumn: return tr("Bytes");
-    case TypeColumn: return tr("Type");
-    default: return {};
+        case NameColumn: return tr("Name");
+        case KindColumn: return tr("Kind");
+        case ShapeColumn: return tr("Shape");
+        case ParamsColumn: return tr("Parameters");
+        case BytesColumn: return tr("Bytes");
+        case TypeColumn: return tr("Type");
+        default: return {};
     }
 }
 

@@ -28,8 +28,8 @@ void ModelDocument::open(const QString& path, const QString& tokenizer) {
     const std::string file = QDir::toNativeSeparators(path).toStdString();
     emit loadStarted(path);
     job_->start<std::shared_ptr<const LoadedModel>>(
-        [loader = loader_, file, options](edge::Progress* progress)
-            -> edge::Result<std::shared_ptr<const LoadedModel>> {
+        [loader = loader_, file,
+         options](edge::Progress* progress) -> edge::Result<std::shared_ptr<const LoadedModel>> {
             auto r = loader(file, options, progress);
             if (!r.ok()) return r.error();
             if (progress && progress->cancelled()) return edge::err("cancelled");

@@ -24,9 +24,8 @@ struct LoadedModel {
 class ModelDocument : public QObject {
     Q_OBJECT
 public:
-    using Loader = std::function<edge::Result<edge::Model>(const std::string& path,
-                                                          const edge::LoadOptions& options,
-                                                          edge::Progress* progress)>;
+    using Loader = std::function<edge::Result<edge::Model>(const std::string& path, const edge::LoadOptions& options,
+                                                           edge::Progress* progress)>;
 
     // `loader` defaults to edge::load_model; tests inject their own.
     explicit ModelDocument(QObject* parent = nullptr, Loader loader = {});

@@ -82,7 +82,8 @@ bool projectFromJson(const QByteArray& json, const QString& source, ProjectData*
     p.thresholds.jitter_ms_max = th.value(QStringLiteral("jitter_ms_max")).toDouble(p.thresholds.jitter_ms_max);
     p.thresholds.bitflip_conf_drop_max =
         th.value(QStringLiteral("bitflip_conf_drop_max")).toDouble(p.thresholds.bitflip_conf_drop_max);
-    p.thresholds.scale_ratio_warn = th.value(QStringLiteral("scale_ratio_warn")).toDouble(p.thresholds.scale_ratio_warn);
+    p.thresholds.scale_ratio_warn =
+        th.value(QStringLiteral("scale_ratio_warn")).toDouble(p.thresholds.scale_ratio_warn);
     for (const QJsonValue& v : o.value(QStringLiteral("configurations")).toArray()) {
         Configuration c;
         if (!configurationFromJson(v.toObject(), &c, &why)) {
@@ -129,7 +130,10 @@ bool loadProjectFile(const QString& path, ProjectData* out, QString* error) {
 }
 
 ProjectAutosave::ProjectAutosave(Snapshot snapshot, const QString& path, int delayMs, QObject* parent)
-    : QObject(parent), snapshot_(std::move(snapshot)), path_(path.isEmpty() ? defaultPath() : path), timer_(new QTimer(this)) {
+    : QObject(parent),
+      snapshot_(std::move(snapshot)),
+      path_(path.isEmpty() ? defaultPath() : path),
+      timer_(new QTimer(this)) {
     timer_->setSingleShot(true);
     timer_->setInterval(delayMs);
     connect(timer_, &QTimer::timeout, this, &ProjectAutosave::saveNow);

@@ -20,7 +20,9 @@ QString unitKindText(edge::prune::UnitKind kind) {
 
 PruningModel::PruningModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-int PruningModel::rowCount(const QModelIndex& parent) const { return parent.isValid() || !has_ ? 0 : int(report_.layers.size()); }
+int PruningModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() || !has_ ? 0 : int(report_.layers.size());
+}
 int PruningModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 void PruningModel::setReport(const edge::prune::PruneReport& report) {

@@ -49,17 +49,14 @@ QVariant RecentFilesModel::data(const QModelIndex& index, int role) const {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
     const QString& p = paths_.at(index.row());
     switch (role) {
-    case Qt::DisplayRole: {
-        const QFileInfo fi(p);
-        return QString(fi.fileName() + QStringLiteral("  —  ") + QDir::toNativeSeparators(fi.absolutePath()));
-    }
-    case Qt::ToolTipRole:
-    case PathRole:
-        return p;
-    case ExistsRole:
-        return QFileInfo::exists(p);
-    default:
-        return {};
+        case Qt::DisplayRole: {
+            const QFileInfo fi(p);
+            return QString(fi.fileName() + QStringLiteral("  —  ") + QDir::toNativeSeparators(fi.absolutePath()));
+        }
+        case Qt::ToolTipRole:
+        case PathRole: return p;
+        case ExistsRole: return QFileInfo::exists(p);
+        default: return {};
     }
 }
 

@@ -21,12 +21,13 @@ constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
 }
 
 edge::Result<std::vector<edge::quant::LayerSensitivity>> runSensitivity(std::shared_ptr<const LoadedModel> model,
-                                                                         const SensitivitySettings& s,
-                                                                         edge::Progress* progress) {
+                                                                        const SensitivitySettings& s,
+                                                                        edge::Progress* progress) {
     if (!model) return edge::Error{SensitivityModel::tr("Sensitivity: no model is open").toStdString()};
     QFile file(s.textPath);
     if (!file.open(QIODevice::ReadOnly))
-        return edge::Error{SensitivityModel::tr("Sensitivity: cannot read the evaluation text %1").arg(s.textPath).toStdString()};
+        return edge::Error{
+            SensitivityModel::tr("Sensitivity: cannot read the evaluation text %1").arg(s.textPath).toStdString()};
     const std::string text = file.readAll().toStdString();
     auto tok = edge::make_tokenizer(model->model.tokenizer);
     if (!tok.ok()) return tok.error();

@@ -33,8 +33,8 @@ struct SensitivitySettings {
 
 // layer_sensitivity over the first parts of the text (story protocol), INT4 RTN group 32.
 edge::Result<std::vector<edge::quant::LayerSensitivity>> runSensitivity(std::shared_ptr<const LoadedModel> model,
-                                                                         const SensitivitySettings& s,
-                                                                         edge::Progress* progress);
+                                                                        const SensitivitySettings& s,
+                                                                        edge::Progress* progress);
 
 class SensitivityModel : public QAbstractTableModel {
     Q_OBJECT

@@ -92,9 +92,7 @@ std::vector<SummaryModel::Row> SummaryModel::buildRows() const {
     return rows;
 }
 
-int SummaryModel::rowCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : int(rows_.size());
-}
+int SummaryModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(rows_.size()); }
 
 int SummaryModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
@@ -102,23 +100,21 @@ QVariant SummaryModel::data(const QModelIndex& index, int role) const {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
     const Row& r = rows_[size_t(index.row())];
     switch (role) {
-    case Qt::DisplayRole:
-    case Qt::ToolTipRole:
-        if (index.column() == PropertyColumn) return r.property;
-        return r.value;
-    case IsSectionRole:
-        return r.section;
-    case Qt::FontRole: {
-        if (r.section) {
-            QFont f;
-            f.setBold(true);
-            return f;
+        case Qt::DisplayRole:
+        case Qt::ToolTipRole:
+            if (index.column() == PropertyColumn) return r.property;
+            return r.value;
+        case IsSectionRole: return r.section;
+        case Qt::FontRole: {
+            if (r.section) {
+                QFont f;
+                f.setBold(true);
+                return f;
+            }
+            if (index.column() == ValueColumn && r.mono) return QFontDatabase::systemFont(QFontDatabase::FixedFont);
+            return {};
         }
-        if (index.column() == ValueColumn && r.mono) return QFontDatabase::systemFont(QFontDatabase::FixedFont);
-        return {};
-    }
-    default:
-        return {};
+        default: return {};
     }
 }
 

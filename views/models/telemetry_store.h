@@ -25,11 +25,11 @@ enum class TelemetryColumn {
     TokenLatency,  // ms, the token this sample closes
     LatencyP50,    // ms, over the last kPercentileWindow token latencies
     LatencyP99,
-    TokensPerS,    // generated tokens / generation time of the running prompt
-    RssMiB,        // the agent process's resident set
-    DeviceMiB,     // device (GPU) memory in use
-    KvHitPct,      // KV cache hit rate, %
-    KvUsedPct,     // KV blocks in use / blocks in all, %
+    TokensPerS,  // generated tokens / generation time of the running prompt
+    RssMiB,      // the agent process's resident set
+    DeviceMiB,   // device (GPU) memory in use
+    KvHitPct,    // KV cache hit rate, %
+    KvUsedPct,   // KV blocks in use / blocks in all, %
     Count
 };
 constexpr int kTelemetryColumns = int(TelemetryColumn::Count);

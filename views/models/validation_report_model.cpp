@@ -101,8 +101,7 @@ QString ValidationReportModel::valueText(int check) const {
     const edge::ValidationReport& r = *report_;
     const auto& c = r.consistency;
     switch (check) {
-        case Perplexity:
-            return tr("%1 → %2 (%3 tokens)").arg(num(c.ppl_ref, 4), num(c.ppl_test, 4)).arg(c.tokens);
+        case Perplexity: return tr("%1 → %2 (%3 tokens)").arg(num(c.ppl_ref, 4), num(c.ppl_test, 4)).arg(c.tokens);
         case KlMean: return num(c.kl_mean, 5);
         case KlP99: return num(c.kl_p99, 5);
         case Top1: return tr("%1 %").arg(num(100.0 * c.top1_agreement, 2));
@@ -117,8 +116,9 @@ QString ValidationReportModel::valueText(int check) const {
         case Scales: {
             double worst = 0;
             for (const auto& s : r.scales) worst = std::max(worst, s.ratio);
-            return r.scales.empty() ? tr("no quantized scales")
-                                    : tr("max %1 over %2 tensors").arg(QString::number(worst, 'g', 3)).arg(r.scales.size());
+            return r.scales.empty()
+                       ? tr("no quantized scales")
+                       : tr("max %1 over %2 tensors").arg(QString::number(worst, 'g', 3)).arg(r.scales.size());
         }
         case BitFlip:
             if (!r.bitflip_ran) return tr("not run");
@@ -279,7 +279,8 @@ QVariant ValidationLayerModel::data(const QModelIndex& index, int role) const {
             case RatioColumn: return hasScales ? QString::number(r.ratio, 'g', 4) : none;
         }
     }
-    if (role == Qt::TextAlignmentRole && index.column() != LayerColumn) return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    if (role == Qt::TextAlignmentRole && index.column() != LayerColumn)
+        return QVariant(Qt::AlignRight | Qt::AlignVCenter);
     if (role == Qt::ForegroundRole && (r.nan + r.inf) > 0) return QBrush(QColor(0xc0, 0x1c, 0x28));
     return {};
 }

@@ -66,7 +66,16 @@ namespace edge::views {
 class ValidationLayerModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { LayerColumn, ValuesColumn, NanColumn, InfColumn, ScaleMinColumn, ScaleMaxColumn, RatioColumn, ColumnCount };
+    enum Column {
+        LayerColumn,
+        ValuesColumn,
+        NanColumn,
+        InfColumn,
+        ScaleMinColumn,
+        ScaleMaxColumn,
+        RatioColumn,
+        ColumnCount
+    };
     enum Role { SortRole = Qt::UserRole };
 
     explicit ValidationLayerModel(QObject* parent = nullptr);

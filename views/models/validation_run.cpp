@@ -42,9 +42,7 @@ edge::Error error(const QString& text) { return edge::Error{text.toStdString()};
 
 int workerThreads() { return std::max(1, QThread::idealThreadCount() - 1); }
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 edge::Result<ValidationOutcome> runValidation(std::shared_ptr<const LoadedModel> model,
                                               const std::vector<LayerSetting>& settings,
@@ -61,7 +59,8 @@ edge::Result<ValidationOutcome> runValidation(std::shared_ptr<const LoadedModel>
     if (!file.open(QIODevice::ReadOnly))
         return error(ValidationText::tr("Validation: cannot read the evaluation text %1").arg(options.textPath));
     const std::string text = file.readAll().toStdString();
-    if (text.empty()) return error(ValidationText::tr("Validation: the evaluation text %1 is empty").arg(options.textPath));
+    if (text.empty())
+        return error(ValidationText::tr("Validation: the evaluation text %1 is empty").arg(options.textPath));
 
     const bool needsCalib = std::any_of(settings.begin(), settings.end(), [](const LayerSetting& s) {
         return s.quantized() && (s.method == PlanMethod::AWQ || s.method == PlanMethod::GPTQ);

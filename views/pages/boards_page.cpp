@@ -1,5 +1,6 @@
 #include "views/pages/boards_page.h"
 
+#include <qcustomplot.h>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialog>
@@ -24,7 +25,6 @@
 #include <QTime>
 #include <QTimer>
 #include <QVBoxLayout>
-#include <qcustomplot.h>
 
 #include <cmath>
 
@@ -42,7 +42,9 @@ const QColor kBlue(0x1f, 0x6f, 0xd1), kRed(0xd9, 0x48, 0x2b), kGreen(0x2e, 0x9e,
     kViolet(0x7b, 0x4f, 0xc9);
 const double kWindows[] = {30, 120, 600, 3600, 0};
 
-QString figure(double v, int decimals) { return std::isnan(v) ? QStringLiteral("–") : QString::number(v, 'f', decimals); }
+QString figure(double v, int decimals) {
+    return std::isnan(v) ? QStringLiteral("–") : QString::number(v, 'f', decimals);
+}
 }  // namespace
 
 BoardsPage::BoardsPage(ModelDocument* document, QWidget* parent)
@@ -236,9 +238,9 @@ BoardsPage::BoardsPage(ModelDocument* document, QWidget* parent)
     connect(remove_, &QPushButton::clicked, this, [this] { boards_->removeUserBoard(selectedBoard()); });
     connect(reload_, &QPushButton::clicked, this, [this] { reloadBoards(boards_->sshConfigPath()); });
     connect(browse_, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Engine or model to deploy"),
-                                                          QFileInfo(engine_->text()).absolutePath(),
-                                                          tr("Engines and models (*.edge *.gguf *.bin);;All files (*)"));
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Engine or model to deploy"), QFileInfo(engine_->text()).absolutePath(),
+            tr("Engines and models (*.edge *.gguf *.bin);;All files (*)"));
         if (!path.isEmpty()) setEnginePath(path);
     });
     connect(deploy_, &QPushButton::clicked, this, &BoardsPage::deploy);
@@ -249,16 +251,20 @@ BoardsPage::BoardsPage(ModelDocument* document, QWidget* parent)
         QString error;
         if (!path.isEmpty() && !exportCsv(path, &error)) showError(tr("Export telemetry"), error);
     });
-    for (auto [button, ext] : {std::pair{exportPng_, QStringLiteral("png")}, std::pair{exportPdf_, QStringLiteral("pdf")}}) {
+    for (auto [button, ext] :
+         {std::pair{exportPng_, QStringLiteral("png")}, std::pair{exportPdf_, QStringLiteral("pdf")}}) {
         connect(button, &QPushButton::clicked, this, [this, ext] {
-            QString base = QFileDialog::getSaveFileName(this, tr("Export charts"), QString(),
-                                                        ext == QLatin1String("png") ? tr("PNG images (*.png)") : tr("PDF (*.pdf)"));
+            QString base = QFileDialog::getSaveFileName(
+                this, tr("Export charts"), QString(),
+                ext == QLatin1String("png") ? tr("PNG images (*.png)") : tr("PDF (*.pdf)"));
             if (base.isEmpty()) return;
             if (base.endsWith(QLatin1Char('.') + ext)) base.chop(ext.size() + 1);
             QStringList written;
             QString error;
-            if (!exportCharts(base, ext, &written, &error)) showError(tr("Export charts"), error);
-            else logEvent(QString(), tr("Charts written: %1").arg(written.join(QStringLiteral(", "))));
+            if (!exportCharts(base, ext, &written, &error))
+                showError(tr("Export charts"), error);
+            else
+                logEvent(QString(), tr("Charts written: %1").arg(written.join(QStringLiteral(", "))));
         });
     }
     for (JobSlot* job : {controller_->deployJob(), controller_->profileJob()}) {
@@ -270,11 +276,12 @@ BoardsPage::BoardsPage(ModelDocument* document, QWidget* parent)
         connect(job, &JobSlot::cancelled, this, [this] { stage_->setText(tr("Cancelled")); });
     }
     connect(controller_, &BoardController::hostKeyQuestion, this, &BoardsPage::askHostKey);
-    connect(controller_, &BoardController::failed, this, [this](const QString& board, const QString& title, const QString& message) {
-        logEvent(board, message);
-        stage_->setText(tr("Failed"));
-        showError(title, message);
-    });
+    connect(controller_, &BoardController::failed, this,
+            [this](const QString& board, const QString& title, const QString& message) {
+                logEvent(board, message);
+                stage_->setText(tr("Failed"));
+                showError(title, message);
+            });
     connect(controller_, &BoardController::event, this, &BoardsPage::logEvent);
     connect(controller_, &BoardController::deployed, this, &BoardsPage::onDeployed);
     connect(controller_, &BoardController::profiled, this, &BoardsPage::onProfiled);
@@ -289,7 +296,8 @@ BoardsPage::BoardsPage(ModelDocument* document, QWidget* parent)
 }
 
 void BoardsPage::reloadBoards(const QString& sshConfigPath) {
-    const QString current = selectedBoard() >= 0 ? QString::fromStdString(boards_->board(selectedBoard()).name) : QString();
+    const QString current =
+        selectedBoard() >= 0 ? QString::fromStdString(boards_->board(selectedBoard()).name) : QString();
     controller_->setSshConfigFile(sshConfigPath);
     boards_->reload(sshConfigPath);
     if (!current.isEmpty()) selectBoard(current);
@@ -397,10 +405,12 @@ bool BoardsPage::exportCharts(const QString& base, const QString& ext, QStringLi
 }
 
 void BoardsPage::showError(const QString& title, const QString& message) {
-    const bool changedKey = message.contains(QLatin1String("HOST KEY CHANGED")) || message.contains(QLatin1String("WARNING"));
+    const bool changedKey =
+        message.contains(QLatin1String("HOST KEY CHANGED")) || message.contains(QLatin1String("WARNING"));
     // Window-modal and non-blocking: the event loop (and a test driving it) keeps running.
     auto* box = new QMessageBox(changedKey ? QMessageBox::Warning : QMessageBox::Critical,
-                                changedKey ? tr("Host key changed: connection refused") : title, message, QMessageBox::Ok, this);
+                                changedKey ? tr("Host key changed: connection refused") : title, message,
+                                QMessageBox::Ok, this);
     box->setAttribute(Qt::WA_DeleteOnClose);
     box->setObjectName(QStringLiteral("boardError"));
     box->open();
@@ -419,7 +429,8 @@ void BoardsPage::askHostKey(const QString& where, const QString& fingerprint) {
     QPushButton* trust = box->addButton(tr("Trust and connect"), QMessageBox::AcceptRole);
     box->addButton(QMessageBox::Cancel);
     box->setDefaultButton(QMessageBox::Cancel);
-    connect(box, &QMessageBox::finished, this, [this, box, trust] { controller_->answerHostKey(box->clickedButton() == trust); });
+    connect(box, &QMessageBox::finished, this,
+            [this, box, trust] { controller_->answerHostKey(box->clickedButton() == trust); });
     box->open();
 }
 
@@ -500,11 +511,14 @@ void BoardsPage::updateSummary() {
     if (!deployedBoard_.isEmpty()) parts << deployText();
     if (!profiledBoard_.isEmpty()) parts << profileText();
     summary_->setText(parts.join(QLatin1Char('\n')));
-    summary_->setToolTip(profiledBoard_.isEmpty() ? QString() : controller_->lastProfile().agent + QLatin1Char('\n') +
-                                                                   controller_->lastProfile().engine);
+    summary_->setToolTip(profiledBoard_.isEmpty() ? QString()
+                                                  : controller_->lastProfile().agent + QLatin1Char('\n') +
+                                                        controller_->lastProfile().engine);
     for (auto it = boardState_.cbegin(); it != boardState_.cend(); ++it) {
         QString status = it->first.isEmpty() ? QString() : tr("deployed %1").arg(it->first);
-        if (it->second > 0) status += (status.isEmpty() ? QString() : QStringLiteral(" · ")) + tr("%1 tok/s").arg(it->second, 0, 'f', 1);
+        if (it->second > 0)
+            status +=
+                (status.isEmpty() ? QString() : QStringLiteral(" · ")) + tr("%1 tok/s").arg(it->second, 0, 'f', 1);
         boards_->setStatus(boards_->rowOfName(it.key()), status);
     }
 }
@@ -528,8 +542,9 @@ void BoardsPage::updateRunState() {
 void BoardsPage::retranslate() {
     stage_->clear();  // it named the last step in the previous language
     title_->setText(tr("Boards"));
-    subtitle_->setText(tr("Deploy an engine with edge-agent over SSH, run it on the board and watch what the agent "
-                          "streams back. Boards come from ~/.ssh/config and the ones you add."));
+    subtitle_->setText(
+        tr("Deploy an engine with edge-agent over SSH, run it on the board and watch what the agent "
+           "streams back. Boards come from ~/.ssh/config and the ones you add."));
     add_->setText(tr("Add board…"));
     remove_->setText(tr("Remove"));
     reload_->setText(tr("Reload"));

@@ -128,8 +128,8 @@ private:
     QLabel* figures_;
     TelemetryChart* charts_[ChartCount];
     QTimer* refresh_;
-    QString autoEngine_;  // the engine path filled in from the open model (replaced on a new model)
-    QString deployedBoard_, profiledBoard_;       // whose outcome the summary shows
+    QString autoEngine_;                     // the engine path filled in from the open model (replaced on a new model)
+    QString deployedBoard_, profiledBoard_;  // whose outcome the summary shows
     QMap<QString, QPair<QString, double>> boardState_;  // board -> deployed version, last tok/s
 };
 

@@ -1,7 +1,7 @@
 #include "views/pages/home_page.h"
 
-#include <QEvent>
 #include <QDir>
+#include <QEvent>
 #include <QFileInfo>
 #include <QFrame>
 #include <QHBoxLayout>
@@ -64,9 +64,8 @@ HomePage::HomePage(ModelDocument* document, RecentFilesModel* recent, QWidget* p
     recentEmpty_ = new QLabel(recentCard);
     recentEmpty_->setObjectName(QStringLiteral("hint"));
     recentEmpty_->setWordWrap(true);
-    connect(recentView_, &QListView::activated, this, [this](const QModelIndex& i) {
-        emit recentActivated(i.data(RecentFilesModel::PathRole).toString());
-    });
+    connect(recentView_, &QListView::activated, this,
+            [this](const QModelIndex& i) { emit recentActivated(i.data(RecentFilesModel::PathRole).toString()); });
     connect(recent_, &QAbstractItemModel::modelReset, this, &HomePage::updateRecentState);
     connect(recent_, &QAbstractItemModel::rowsRemoved, this, &HomePage::updateRecentState);
     auto* rv = new QVBoxLayout(recentCard);
@@ -176,21 +175,24 @@ void HomePage::retranslate() {
     showModel_->setText(tr("Show model page"));
     updateCurrent();
     title_->setText(tr("EdgeStudio"));
-    tagline_->setText(tr("Fit neural networks onto small boards: inspect a model, choose per-layer precision "
-                         "and pruning, compile, deploy to a Jetson and measure."));
+    tagline_->setText(
+        tr("Fit neural networks onto small boards: inspect a model, choose per-layer precision "
+           "and pruning, compile, deploy to a Jetson and measure."));
     open_->setText(tr("Open model…"));
     openFolder_->setText(tr("Open Hugging Face folder…"));
     recentTitle_->setText(tr("Recent models"));
     recentEmpty_->setText(tr("Models you open appear here. Double-click one to open it again."));
     recentView_->setToolTip(tr("Double-click to open"));
     formatsTitle_->setText(tr("Formats"));
-    formats_->setText(tr("<p><b>GGUF</b> (.gguf): weights, config and tokenizer in one file.</p>"
-                         "<p><b>llama2.c</b> (.bin) with its tokenizer (.bin).</p>"
-                         "<p><b>Hugging Face folder</b>: *.safetensors, config.json, tokenizer.json.</p>"));
+    formats_->setText(
+        tr("<p><b>GGUF</b> (.gguf): weights, config and tokenizer in one file.</p>"
+           "<p><b>llama2.c</b> (.bin) with its tokenizer (.bin).</p>"
+           "<p><b>Hugging Face folder</b>: *.safetensors, config.json, tokenizer.json.</p>"));
     workflowTitle_->setText(tr("Workflow"));
-    workflow_->setText(tr("<ol style=\"margin-left:-20px\"><li>Model: architecture, layers, sizes</li>"
-                          "<li>Sensitivity and per-layer plan</li><li>Quantize, prune, calibrate, validate</li>"
-                          "<li>Compile and deploy to the board</li><li>Compare configurations</li></ol>"));
+    workflow_->setText(
+        tr("<ol style=\"margin-left:-20px\"><li>Model: architecture, layers, sizes</li>"
+           "<li>Sensitivity and per-layer plan</li><li>Quantize, prune, calibrate, validate</li>"
+           "<li>Compile and deploy to the board</li><li>Compare configurations</li></ol>"));
 }
 
 void HomePage::changeEvent(QEvent* event) {

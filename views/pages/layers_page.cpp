@@ -233,8 +233,8 @@ bool LayersPage::applyBulkEdit() {
 }
 
 void LayersPage::openPlanDialog() {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open plan"), planDir_,
-                                                      tr("Quantization plans (*.plan.json *.json)"));
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open plan"), planDir_, tr("Quantization plans (*.plan.json *.json)"));
     if (path.isEmpty()) return;
     planDir_ = QFileInfo(path).absolutePath();
     if (!model_->loadPlan(path)) {
@@ -246,8 +246,8 @@ void LayersPage::openPlanDialog() {
 }
 
 void LayersPage::savePlanDialog() {
-    QString path = QFileDialog::getSaveFileName(this, tr("Save plan"), planDir_,
-                                                tr("Quantization plans (*.plan.json)"));
+    QString path =
+        QFileDialog::getSaveFileName(this, tr("Save plan"), planDir_, tr("Quantization plans (*.plan.json)"));
     if (path.isEmpty()) return;
     if (!path.endsWith(QLatin1String(".json"))) path += QStringLiteral(".plan.json");
     planDir_ = QFileInfo(path).absolutePath();
@@ -310,8 +310,9 @@ void LayersPage::showError(const QString& message) { message_->setText(message);
 
 void LayersPage::retranslate() {
     title_->setText(tr("Layers"));
-    subtitle_->setText(tr("Choose the precision, method and group size of each layer: double-click a cell, "
-                          "or select several rows and set them together."));
+    subtitle_->setText(
+        tr("Choose the precision, method and group size of each layer: double-click a cell, "
+           "or select several rows and set them together."));
     empty_->setText(tr("Open a model to plan how each of its layers is quantized."));
     filter_->setPlaceholderText(tr("Filter by layer or kind…"));
     undo_->setText(tr("Undo"));

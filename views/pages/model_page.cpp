@@ -124,10 +124,9 @@ QWidget* ModelPage::buildContent() {
     // Text columns left, numbers right-aligned at the edge: Name, Kind, Type, Shape, Params, Bytes.
     tree_->header()->moveSection(tree_->header()->visualIndex(LayerTreeModel::TypeColumn),
                                  tree_->header()->visualIndex(LayerTreeModel::KindColumn) + 1);
-    connect(tree_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-            [this](const QModelIndex& current) {
-                chart_->selectLayer(current.sibling(current.row(), 0).data(LayerTreeModel::LayerNameRole).toString());
-            });
+    connect(tree_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
+        chart_->selectLayer(current.sibling(current.row(), 0).data(LayerTreeModel::LayerNameRole).toString());
+    });
 
     chart_ = new LayerChart(this);
     connect(chart_, &LayerChart::layerClicked, this, &ModelPage::selectLayer);
@@ -214,9 +213,9 @@ void ModelPage::retranslate() {
     if (loaded) {
         const QFileInfo file(document_->path());
         title_->setText(file.isDir() ? file.fileName() : file.completeBaseName());
-        subtitle_->setText(tr("%1  ·  %2 format  ·  %3").arg(QString::fromStdString(loaded->model.architecture),
-                                                             QString::fromStdString(loaded->model.source_format),
-                                                             document_->path()));
+        subtitle_->setText(tr("%1  ·  %2 format  ·  %3")
+                               .arg(QString::fromStdString(loaded->model.architecture),
+                                    QString::fromStdString(loaded->model.source_format), document_->path()));
     } else {
         title_->setText(tr("Model"));
         subtitle_->setText(tr("Nothing loaded yet"));
@@ -226,8 +225,9 @@ void ModelPage::retranslate() {
                                                 : tr("Loading %1: %2").arg(file, loadingStage_));
     cancel_->setText(tr("Cancel"));
     emptyTitle_->setText(tr("No model loaded"));
-    emptyHint_->setText(tr("Open a GGUF file, a llama2.c checkpoint (.bin) or a Hugging Face folder "
-                           "(safetensors + config.json + tokenizer.json) to see its architecture and layers."));
+    emptyHint_->setText(
+        tr("Open a GGUF file, a llama2.c checkpoint (.bin) or a Hugging Face folder "
+           "(safetensors + config.json + tokenizer.json) to see its architecture and layers."));
     emptyOpen_->setText(tr("Open model…"));
     emptyFolder_->setText(tr("Open folder…"));
     summaryTitle_->setText(tr("Summary"));

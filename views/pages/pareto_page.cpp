@@ -1,5 +1,6 @@
 #include "views/pages/pareto_page.h"
 
+#include <qcustomplot.h>
 #include <QComboBox>
 #include <QEvent>
 #include <QHBoxLayout>
@@ -11,7 +12,6 @@
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
-#include <qcustomplot.h>
 
 #include <algorithm>
 #include <cmath>
@@ -22,7 +22,8 @@
 namespace edge::views {
 namespace {
 QColor mix(const QColor& a, const QColor& b, double t) {
-    return QColor::fromRgbF(float(a.redF() + (b.redF() - a.redF()) * t), float(a.greenF() + (b.greenF() - a.greenF()) * t),
+    return QColor::fromRgbF(float(a.redF() + (b.redF() - a.redF()) * t),
+                            float(a.greenF() + (b.greenF() - a.greenF()) * t),
                             float(a.blueF() + (b.blueF() - a.blueF()) * t));
 }
 const QColor kSmall(0x2e, 0x9e, 0x6a), kLarge(0xd9, 0x48, 0x2b);
@@ -210,7 +211,8 @@ void ParetoPage::hover(const QPointF& pos) {
     const Configuration& c = configurations_->at(row);
     hover_->setText(tr("%1 · perplexity %2 (FP32 %3) · KL %4 · %5 ms/token · %6 · %7")
                         .arg(c.name, QString::number(c.ppl, 'f', 4), QString::number(c.pplRef, 'f', 4),
-                             QString::number(c.klMean, 'f', 4), QString::number(c.decodeMs, 'f', 3), humanBytes(c.bytes),
+                             QString::number(c.klMean, 'f', 4), QString::number(c.decodeMs, 'f', 3),
+                             humanBytes(c.bytes),
                              c.passed ? tr("passed") : tr("failed: %1").arg(c.failures.join(QStringLiteral("; ")))));
 }
 
@@ -271,16 +273,18 @@ void ParetoPage::rebuild() {
 
 void ParetoPage::retranslate() {
     title_->setText(tr("Pareto"));
-    subtitle_->setText(tr("Each validated configuration is a point: lower perplexity and lower cost are better; the "
-                          "point's size and colour grow with its weights (green small, red large). The dashed line is "
-                          "the frontier no other configuration beats on both."));
+    subtitle_->setText(
+        tr("Each validated configuration is a point: lower perplexity and lower cost are better; the "
+           "point's size and colour grow with its weights (green small, red large). The dashed line is "
+           "the frontier no other configuration beats on both."));
     axisLabel_->setText(tr("Cost axis"));
     axis_->setItemText(0, tr("Decode latency (ms / token)"));
     axis_->setItemText(1, tr("Weight size (KiB)"));
     plot_->xAxis->setLabel(cost_ == ConfigurationModel::Latency ? tr("Decode latency, ms per token (mean)")
                                                                 : tr("Weights, KiB"));
     plot_->yAxis->setLabel(tr("Perplexity (quantized)"));
-    if (plot_->graphCount() > 0 && !front_.empty()) plot_->graph(plot_->graphCount() - 1)->setName(tr("Pareto frontier"));
+    if (plot_->graphCount() > 0 && !front_.empty())
+        plot_->graph(plot_->graphCount() - 1)->setName(tr("Pareto frontier"));
     open_->setText(tr("Open in Layers"));
     empty_->setText(tr("No configuration yet: run a validation — each run adds a point here."));
     configurations_->retranslate();

@@ -27,7 +27,8 @@ QString unitList(const std::vector<int64_t>& units) {
     for (size_t i = 0; i < units.size();) {
         size_t j = i;
         while (j + 1 < units.size() && units[j + 1] == units[j] + 1) ++j;
-        parts << (j == i ? QString::number(units[i]) : QString::number(units[i]) + QLatin1Char('-') + QString::number(units[j]));
+        parts << (j == i ? QString::number(units[i])
+                         : QString::number(units[i]) + QLatin1Char('-') + QString::number(units[j]));
         i = j + 1;
     }
     return parts.isEmpty() ? QStringLiteral("–") : parts.join(QStringLiteral(", "));
@@ -184,14 +185,17 @@ void PruningPage::updateCounts() {
         return;
     }
     const auto& r = model_->report();
-    QString text = tr("Parameters %1 → %2 (%3 % removed)")
-                       .arg(groupedCount(r.params_before), groupedCount(r.params_after))
-                       .arg(r.params_before ? 100.0 * double(r.params_before - r.params_after) / double(r.params_before) : 0.0,
-                            0, 'f', 1);
+    QString text =
+        tr("Parameters %1 → %2 (%3 % removed)")
+            .arg(groupedCount(r.params_before), groupedCount(r.params_after))
+            .arg(r.params_before ? 100.0 * double(r.params_before - r.params_after) / double(r.params_before) : 0.0, 0,
+                 'f', 1);
     text += QLatin1Char('\n') + tr("Nodes before: %1").arg(QString::fromStdString(r.nodes_before.text()));
     text += QLatin1Char('\n') + tr("Nodes after:  %1").arg(QString::fromStdString(r.nodes_after.text()));
     if (!r.config_before.empty())
-        text += QLatin1Char('\n') + tr("Shape %1 → %2").arg(QString::fromStdString(r.config_before), QString::fromStdString(r.config_after));
+        text +=
+            QLatin1Char('\n') +
+            tr("Shape %1 → %2").arg(QString::fromStdString(r.config_before), QString::fromStdString(r.config_after));
     counts_->setText(text);
 }
 
@@ -203,10 +207,14 @@ void PruningPage::updateDetail() {
     }
     const edge::prune::LayerMask& m = model_->mask(row);
     if (!m.prunable) {
-        detail_->setText(tr("%1 is pinned: %2").arg(QString::fromStdString(m.layer), QString::fromStdString(m.pinned_reason)));
+        detail_->setText(
+            tr("%1 is pinned: %2").arg(QString::fromStdString(m.layer), QString::fromStdString(m.pinned_reason)));
         return;
     }
-    QString text = tr("%1: keeps %2 of %3 %4: %5").arg(QString::fromStdString(m.layer)).arg(m.kept()).arg(m.units)
+    QString text = tr("%1: keeps %2 of %3 %4: %5")
+                       .arg(QString::fromStdString(m.layer))
+                       .arg(m.kept())
+                       .arg(m.units)
                        .arg(unitKindText(m.kind), unitList(m.kept_units()));
     text += QLatin1Char('\n') + tr("removes: %1").arg(unitList(m.removed_units()));
     if (m.kind == edge::prune::UnitKind::AttentionHeads)
@@ -216,9 +224,10 @@ void PruningPage::updateDetail() {
 
 void PruningPage::retranslate() {
     title_->setText(tr("Pruning"));
-    subtitle_->setText(tr("Structured pruning removes whole units: KV heads (with their query group) and MLP channels of an "
-                          "LLM block, output channels of a CNN convolution. Units with the smallest weight magnitude go "
-                          "first. Double-click a ratio to edit one group."));
+    subtitle_->setText(
+        tr("Structured pruning removes whole units: KV heads (with their query group) and MLP channels of an "
+           "LLM block, output channels of a CNN convolution. Units with the smallest weight magnitude go "
+           "first. Double-click a ratio to edit one group."));
     ratioLabel_->setText(tr("Ratio for every group"));
     heads_->setText(tr("KV heads"));
     mlp_->setText(tr("MLP channels"));

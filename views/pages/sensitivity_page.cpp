@@ -1,5 +1,6 @@
 #include "views/pages/sensitivity_page.h"
 
+#include <qcustomplot.h>
 #include <QComboBox>
 #include <QEvent>
 #include <QFile>
@@ -7,15 +8,14 @@
 #include <QFileInfo>
 #include <QGridLayout>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QHeaderView>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QVBoxLayout>
-#include <qcustomplot.h>
 
 #include <cmath>
 
@@ -382,18 +382,19 @@ void SensitivityPage::showHover(QMouseEvent* event) {
 
 void SensitivityPage::retranslate() {
     title_->setText(tr("Sensitivity"));
-    subtitle_->setText(tr("How much each layer hurts when it alone is quantized to INT4 (RTN, group 32): the KL "
-                          "divergence from the FP32 model and the change in next-token loss on the evaluation text. "
-                          "Analysis files add Hessian and gradient metrics."));
+    subtitle_->setText(
+        tr("How much each layer hurts when it alone is quantized to INT4 (RTN, group 32): the KL "
+           "divergence from the FP32 model and the change in next-token loss on the evaluation text. "
+           "Analysis files add Hessian and gradient metrics."));
     textLabel_->setText(tr("Evaluation text"));
     run_->setText(tr("Analyse"));
     cancel_->setText(tr("Cancel"));
-    if (!job_->isRunning()) stage_->setText(model_->metricCount() > 0 ? tr("Done") : QString());  // stage texts were in the old language
+    if (!job_->isRunning())
+        stage_->setText(model_->metricCount() > 0 ? tr("Done") : QString());  // stage texts were in the old language
     load_->setText(tr("Load analysis JSON…"));
     metricLabel_->setText(tr("Metric"));
     heatTitle_->setText(tr("Layer × metric (each metric scaled to its maximum)"));
-    if (model_->metricCount() == 0 && document_->current())
-        hover_->setText(tr("No sensitivity yet: press Analyse."));
+    if (model_->metricCount() == 0 && document_->current()) hover_->setText(tr("No sensitivity yet: press Analyse."));
     refillMetrics();
     rebuild();
 }

@@ -13,10 +13,10 @@
 #include <QLineEdit>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QSortFilterProxyModel>
-#include <QSplitter>
 #include <QSettings>
+#include <QSortFilterProxyModel>
 #include <QSpinBox>
+#include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -150,8 +150,8 @@ ValidationPage::ValidationPage(ModelDocument* document, LayerPlanModel* plan, Co
     layout->addWidget(split, 1);
 
     connect(browse_, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Evaluation text"), QFileInfo(text_->text()).absolutePath(),
-                                                          tr("Text (*.txt);;All files (*)"));
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Evaluation text"), QFileInfo(text_->text()).absolutePath(), tr("Text (*.txt);;All files (*)"));
         if (!path.isEmpty()) setTextPath(path);
     });
     connect(run_, &QPushButton::clicked, this, &ValidationPage::run);
@@ -171,7 +171,8 @@ ValidationPage::ValidationPage(ModelDocument* document, LayerPlanModel* plan, Co
         t.jitter_ms_max = settings.value(QStringLiteral("validation/jitter_ms_max"), t.jitter_ms_max).toDouble();
         t.bitflip_conf_drop_max =
             settings.value(QStringLiteral("validation/bitflip_conf_drop_max"), t.bitflip_conf_drop_max).toDouble();
-        t.scale_ratio_warn = settings.value(QStringLiteral("validation/scale_ratio_warn"), t.scale_ratio_warn).toDouble();
+        t.scale_ratio_warn =
+            settings.value(QStringLiteral("validation/scale_ratio_warn"), t.scale_ratio_warn).toDouble();
         report_->setThresholds(t);
         parts_->setValue(settings.value(QStringLiteral("validation/parts"), parts_->value()).toInt());
         bitflip_->setChecked(settings.value(QStringLiteral("validation/bitflip"), true).toBool());
@@ -227,9 +228,8 @@ void ValidationPage::run() {
     const std::vector<LayerSetting> plan = plan_->settings();
     progress_->setValue(0);
     stage_->setText(tr("Quantizing…"));
-    job_->start<ValidationOutcome>(
-        [model, plan, s](edge::Progress* p) { return runValidation(model, plan, s, p); },
-        [this](edge::Result<ValidationOutcome> r) { finished(std::move(r)); });
+    job_->start<ValidationOutcome>([model, plan, s](edge::Progress* p) { return runValidation(model, plan, s, p); },
+                                   [this](edge::Result<ValidationOutcome> r) { finished(std::move(r)); });
 }
 
 void ValidationPage::cancel() { job_->cancel(); }
@@ -292,9 +292,10 @@ void ValidationPage::updateRunState() {
 
 void ValidationPage::retranslate() {
     title_->setText(tr("Validation"));
-    subtitle_->setText(tr("The open model quantized with the Layers page's plan, checked against the FP32 model: "
-                          "perplexity, KL divergence, top-1 agreement, numeric health, bit-flip fault injection "
-                          "and decode jitter. Double-click a threshold to change it."));
+    subtitle_->setText(
+        tr("The open model quantized with the Layers page's plan, checked against the FP32 model: "
+           "perplexity, KL divergence, top-1 agreement, numeric health, bit-flip fault injection "
+           "and decode jitter. Double-click a threshold to change it."));
     textLabel_->setText(tr("Evaluation text"));
     text_->setPlaceholderText(tr("A text file the model should predict well"));
     browse_->setText(tr("Browse…"));
@@ -305,7 +306,8 @@ void ValidationPage::retranslate() {
     bitflip_->setText(tr("Bit-flip injection (1 % of codes)"));
     run_->setText(tr("Run validation"));
     cancel_->setText(tr("Cancel"));
-    if (!job_->isRunning()) stage_->setText(report_->hasReport() ? tr("Done") : QString());  // stage texts were in the old language
+    if (!job_->isRunning())
+        stage_->setText(report_->hasReport() ? tr("Done") : QString());  // stage texts were in the old language
     report_->retranslate();
     layers_->retranslate();
     layersTitle_->setText(tr("Per layer: input activations checked for NaN / Inf, and the quantized scales' range"));

@@ -57,10 +57,11 @@ struct Stat {
 };
 
 int usage() {
-    std::fprintf(stderr,
-                 "usage: edge-calib-bench [--model M] [--text T] [--eval P] [--pool P] [--n N] [--seeds S] [--seed0 S0]\n"
-                 "                        [--methods random,kmeans,kmeans+hw] [--calib-len L] [--max-tokens T] [--threads K]\n"
-                 "The first --eval paragraphs of --text are the evaluation text; the next --pool paragraphs the pool.\n");
+    std::fprintf(
+        stderr,
+        "usage: edge-calib-bench [--model M] [--text T] [--eval P] [--pool P] [--n N] [--seeds S] [--seed0 S0]\n"
+        "                        [--methods random,kmeans,kmeans+hw] [--calib-len L] [--max-tokens T] [--threads K]\n"
+        "The first --eval paragraphs of --text are the evaluation text; the next --pool paragraphs the pool.\n");
     return 2;
 }
 
@@ -72,18 +73,30 @@ int main(int argc, char** argv) {
         const std::string k = argv[i];
         if (i + 1 >= argc) return usage();
         const char* v = argv[++i];
-        if (k == "--model") a.model = v;
-        else if (k == "--text") a.text = v;
-        else if (k == "--eval") a.eval = std::atoi(v);
-        else if (k == "--n") a.n = std::atoi(v);
-        else if (k == "--pool") a.pool = std::atoi(v);
-        else if (k == "--methods") a.methods = v;
-        else if (k == "--seeds") a.seeds = std::atoi(v);
-        else if (k == "--seed0") a.seed0 = std::strtoull(v, nullptr, 10);
-        else if (k == "--calib-len") a.calib_len = std::atoi(v);
-        else if (k == "--max-tokens") a.max_tokens = std::atoi(v);
-        else if (k == "--threads") a.threads = std::atoi(v);
-        else return usage();
+        if (k == "--model")
+            a.model = v;
+        else if (k == "--text")
+            a.text = v;
+        else if (k == "--eval")
+            a.eval = std::atoi(v);
+        else if (k == "--n")
+            a.n = std::atoi(v);
+        else if (k == "--pool")
+            a.pool = std::atoi(v);
+        else if (k == "--methods")
+            a.methods = v;
+        else if (k == "--seeds")
+            a.seeds = std::atoi(v);
+        else if (k == "--seed0")
+            a.seed0 = std::strtoull(v, nullptr, 10);
+        else if (k == "--calib-len")
+            a.calib_len = std::atoi(v);
+        else if (k == "--max-tokens")
+            a.max_tokens = std::atoi(v);
+        else if (k == "--threads")
+            a.threads = std::atoi(v);
+        else
+            return usage();
     }
     const double t_start = now();
     auto loaded = load_model(a.model);
@@ -137,9 +150,9 @@ int main(int argc, char** argv) {
         bool weighted;
     };
     std::vector<Method> methods;
-    for (const Method& m : {Method{"random", calib::SelectMethod::Random, false},
-                            Method{"kmeans", calib::SelectMethod::KMeans, false},
-                            Method{"kmeans+hw", calib::SelectMethod::KMeans, true}})
+    for (const Method& m :
+         {Method{"random", calib::SelectMethod::Random, false}, Method{"kmeans", calib::SelectMethod::KMeans, false},
+          Method{"kmeans+hw", calib::SelectMethod::KMeans, true}})
         if (("," + a.methods + ",").find("," + std::string(m.name) + ",") != std::string::npos) methods.push_back(m);
     if (methods.empty()) return usage();
     const std::pair<const char*, QMethod> quants[] = {{"AWQ", QMethod::AWQ}, {"GPTQ", QMethod::GPTQ}};
@@ -171,10 +184,12 @@ int main(int argc, char** argv) {
             if (!cs) return std::fprintf(stderr, "calibration: %s\n", cs.message().c_str()), 1;
             tokens_of[m.name].v.push_back(double(cs->sequences.size()) * a.calib_len);
             for (const auto& [qname, qm] : quants) {
-                auto q = quant::apply_plan(*model, quant::uniform_plan(quant::Precision::INT4, qm, 32), &cs.value(), nullptr,
-                                           quant::ApplyOptions{a.threads});
-                if (!q) return std::fprintf(stderr, "%s %s seed %llu: %s\n", qname, m.name, (unsigned long long)seed,
-                                            q.message().c_str()), 1;
+                auto q = quant::apply_plan(*model, quant::uniform_plan(quant::Precision::INT4, qm, 32), &cs.value(),
+                                           nullptr, quant::ApplyOptions{a.threads});
+                if (!q)
+                    return std::fprintf(stderr, "%s %s seed %llu: %s\n", qname, m.name, (unsigned long long)seed,
+                                        q.message().c_str()),
+                           1;
                 auto r = perplexity(std::make_shared<const Model>(std::move(q->model)));
                 if (!r) return std::fprintf(stderr, "%s\n", r.message().c_str()), 1;
                 const std::string key = std::string(qname) + " " + m.name;
@@ -197,12 +212,16 @@ int main(int argc, char** argv) {
         per_seed += " |\n";
     }
 
-    std::printf("%s INT4 g32 (symmetric), N = %d calibration paragraphs from a pool of %zu (%lld tokens),\n"
-                "perplexity on the first %d paragraphs of %s (para protocol, %lld tokens scored; FP32 %.4f),\n"
-                "%d seeds (%llu..%llu). Pool embedding: %.2f s (%d tokens max per paragraph).\n\n",
-                a.model.substr(a.model.find_last_of('/') + 1).c_str(), a.n, pool.size(), (long long)pool_tokens, a.eval, a.text.c_str(), (long long)fp32->tokens, fp32->perplexity, a.seeds,
-                (unsigned long long)a.seed0, (unsigned long long)(a.seed0 + uint64_t(a.seeds) - 1), t_embed, a.max_tokens);
-    std::printf("| quantizer | selection | perplexity mean +- sd | min | max | calibration tokens (mean) | selection time (mean) |\n");
+    std::printf(
+        "%s INT4 g32 (symmetric), N = %d calibration paragraphs from a pool of %zu (%lld tokens),\n"
+        "perplexity on the first %d paragraphs of %s (para protocol, %lld tokens scored; FP32 %.4f),\n"
+        "%d seeds (%llu..%llu). Pool embedding: %.2f s (%d tokens max per paragraph).\n\n",
+        a.model.substr(a.model.find_last_of('/') + 1).c_str(), a.n, pool.size(), (long long)pool_tokens, a.eval,
+        a.text.c_str(), (long long)fp32->tokens, fp32->perplexity, a.seeds, (unsigned long long)a.seed0,
+        (unsigned long long)(a.seed0 + uint64_t(a.seeds) - 1), t_embed, a.max_tokens);
+    std::printf(
+        "| quantizer | selection | perplexity mean +- sd | min | max | calibration tokens (mean) | selection time "
+        "(mean) |\n");
     std::printf("|---|---|---|---|---|---|---|\n");
     for (const auto& [qname, qm] : quants) {
         (void)qm;
@@ -210,14 +229,18 @@ int main(int argc, char** argv) {
             const Stat& s = ppl_of[std::string(qname) + " " + m.name];
             double lo = s.v[0], hi = s.v[0];
             for (double x : s.v) lo = std::min(lo, x), hi = std::max(hi, x);
-            std::printf("| %s | %s | %.4f +- %.4f | %.4f | %.4f | %.0f | %.3f s |\n", qname, m.name, s.mean(), s.sd(), lo, hi,
-                        tokens_of[m.name].mean(), select_s[m.name] / a.seeds);
+            std::printf("| %s | %s | %.4f +- %.4f | %.4f | %.4f | %.0f | %.3f s |\n", qname, m.name, s.mean(), s.sd(),
+                        lo, hi, tokens_of[m.name].mean(), select_s[m.name] / a.seeds);
         }
     }
-    const bool has_random = std::any_of(methods.begin(), methods.end(), [](const Method& m) { return m.method == calib::SelectMethod::Random; });
+    const bool has_random = std::any_of(methods.begin(), methods.end(),
+                                        [](const Method& m) { return m.method == calib::SelectMethod::Random; });
     if (has_random) {
-        std::printf("\nPaired differences (same seed), perplexity k-means minus random (negative: k-means better):\n\n");
-        std::printf("| quantizer | selection | mean +- sd of the difference | seeds where k-means is better |\n|---|---|---|---|\n");
+        std::printf(
+            "\nPaired differences (same seed), perplexity k-means minus random (negative: k-means better):\n\n");
+        std::printf(
+            "| quantizer | selection | mean +- sd of the difference | seeds where k-means is better "
+            "|\n|---|---|---|---|\n");
         for (const auto& [qname, qm] : quants) {
             (void)qm;
             for (const Method& km : methods) {
@@ -230,7 +253,8 @@ int main(int argc, char** argv) {
                     d.v.push_back(k[i] - r[i]);
                     better += k[i] < r[i];
                 }
-                std::printf("| %s | %s | %+.4f +- %.4f | %d of %zu |\n", qname, km.name, d.mean(), d.sd(), better, k.size());
+                std::printf("| %s | %s | %+.4f +- %.4f | %d of %zu |\n", qname, km.name, d.mean(), d.sd(), better,
+                            k.size());
             }
         }
     }
@@ -244,6 +268,7 @@ int main(int argc, char** argv) {
         }
     }
     std::printf("\n%s\n%s", rule.c_str(), per_seed.c_str());
-    std::printf("\nWall time: %.0f s (%s).\n", now() - t_start, a.threads > 0 ? (std::to_string(a.threads) + " threads").c_str() : "all threads");
+    std::printf("\nWall time: %.0f s (%s).\n", now() - t_start,
+                a.threads > 0 ? (std::to_string(a.threads) + " threads").c_str() : "all threads");
     return 0;
 }

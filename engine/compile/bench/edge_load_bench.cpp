@@ -104,14 +104,17 @@ int main(int argc, char** argv) {
     std::ifstream f(path, std::ios::binary | std::ios::ate);
     const long long file_bytes = (long long)f.tellg();
     const long bound_kib = long((file_bytes + (long long)(mem.kv_bytes + mem.arena_bytes) + (64ll << 20)) / 1024);
-    std::printf("{\"file\": \"%s\", \"file_bytes\": %lld, \"load_ms_first\": %.3f, \"load_ms_median\": %.3f, "
-                "\"rss_before_kib\": %ld, \"rss_loaded_kib\": %ld, \"peak_rss_kib\": %ld, \"rss_anon_kib\": %ld, \"rss_file_kib\": %ld, \"kv_cache_bytes\": %zu, "
-                "\"max_seq\": %d, \"arena_decode\": %zu, \"arena_prefill\": %zu, \"naive_decode\": %zu, "
-                "\"naive_prefill\": %zu, \"peak_live_decode\": %zu, \"peak_live_prefill\": %zu, \"prefill_batch\": %d, "
-                "\"backend_arena\": %zu, \"backend_scratch\": %zu, \"rss_bound_kib\": %ld, \"rss_bound_ok\": %s, \"backend_vs_llamacpu\": %.3g}\n",
-                path.c_str(), file_bytes, first, ms[2], rss0, rss_loaded, peak, anon, file, mem.kv_bytes, max_seq,
-                plan.decode.arena_bytes, plan.prefill.arena_bytes, plan.decode.naive_bytes, plan.prefill.naive_bytes,
-                plan.decode.peak_live_bytes, plan.prefill.peak_live_bytes, plan.prefill.batch, mem.arena_bytes, mem.scratch_bytes,
-                bound_kib, peak <= bound_kib ? "true" : "false", den > 0 ? num / den : num);
+    std::printf(
+        "{\"file\": \"%s\", \"file_bytes\": %lld, \"load_ms_first\": %.3f, \"load_ms_median\": %.3f, "
+        "\"rss_before_kib\": %ld, \"rss_loaded_kib\": %ld, \"peak_rss_kib\": %ld, \"rss_anon_kib\": %ld, "
+        "\"rss_file_kib\": %ld, \"kv_cache_bytes\": %zu, "
+        "\"max_seq\": %d, \"arena_decode\": %zu, \"arena_prefill\": %zu, \"naive_decode\": %zu, "
+        "\"naive_prefill\": %zu, \"peak_live_decode\": %zu, \"peak_live_prefill\": %zu, \"prefill_batch\": %d, "
+        "\"backend_arena\": %zu, \"backend_scratch\": %zu, \"rss_bound_kib\": %ld, \"rss_bound_ok\": %s, "
+        "\"backend_vs_llamacpu\": %.3g}\n",
+        path.c_str(), file_bytes, first, ms[2], rss0, rss_loaded, peak, anon, file, mem.kv_bytes, max_seq,
+        plan.decode.arena_bytes, plan.prefill.arena_bytes, plan.decode.naive_bytes, plan.prefill.naive_bytes,
+        plan.decode.peak_live_bytes, plan.prefill.peak_live_bytes, plan.prefill.batch, mem.arena_bytes,
+        mem.scratch_bytes, bound_kib, peak <= bound_kib ? "true" : "false", den > 0 ? num / den : num);
     return 0;
 }

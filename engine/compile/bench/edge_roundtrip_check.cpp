@@ -46,7 +46,8 @@ constexpr int kSteps = 4;
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: edge-roundtrip-check MODEL OUT_DIR [threads] [plans: fp32,int8,int4 (default all)]\n");
+        std::fprintf(stderr,
+                     "usage: edge-roundtrip-check MODEL OUT_DIR [threads] [plans: fp32,int8,int4 (default all)]\n");
         return 2;
     }
     const std::string model_path = argv[1], out_dir = argv[2];
@@ -66,8 +67,9 @@ int main(int argc, char** argv) {
         double limit;
     };
     bool all_ok = true;
-    std::printf("\n| plan | .edge bytes | compile s | load ms | reference s | engine s | max rel. error | limit | ok |\n"
-                "|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    std::printf(
+        "\n| plan | .edge bytes | compile s | load ms | reference s | engine s | max rel. error | limit | ok |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
     std::fflush(stdout);
     for (const Case& c : {Case{"fp32", std::nullopt, 1e-4}, Case{"int8", quant::Precision::INT8, 1e-3},
                           Case{"int4", quant::Precision::INT4, 1e-3}}) {
@@ -133,12 +135,13 @@ int main(int argc, char** argv) {
         const double e = got.size() == want.size() && den > 0 ? num / den : 1e30;
         const bool ok = std::isfinite(e) && e <= c.limit;
         all_ok = all_ok && ok;
-        std::printf("| %s | %zu | %.1f | %.0f | %.1f | %.1f | %.2e | %.0e | %s |\n", c.name, rep->file_bytes, compile_s, load_ms,
-                    ref_s, eng_s, e, c.limit, ok ? "yes" : "NO");
+        std::printf("| %s | %zu | %.1f | %.0f | %.1f | %.1f | %.2e | %.0e | %s |\n", c.name, rep->file_bytes, compile_s,
+                    load_ms, ref_s, eng_s, e, c.limit, ok ? "yes" : "NO");
         std::fflush(stdout);
         std::error_code ec;
         std::filesystem::remove(opts.out_path, ec);
     }
-    std::printf("\npeak RSS (VmHWM) %ld MiB; %s\n", status_mib("VmHWM:"), all_ok ? "all within limits" : "LIMIT EXCEEDED");
+    std::printf("\npeak RSS (VmHWM) %ld MiB; %s\n", status_mib("VmHWM:"),
+                all_ok ? "all within limits" : "LIMIT EXCEEDED");
     return all_ok ? 0 : 1;
 }

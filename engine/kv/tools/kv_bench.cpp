@@ -44,9 +44,12 @@ bool codec_table(const char* title, const KvCapture& cap, int repeats, std::vect
 void break_even(const std::vector<CodecRow>& rows) {
     const double block = double(kShape11B.block_bytes());
     const double recompute_flops = 2.0 * kParams11B * kShape11B.block_tokens;  // weights only, attention excluded
-    std::printf("\n### Break-even, 1.1B shape (block %.0f KiB FP32; recompute = 2 x %.2g params x %d tokens = %.3g FLOP)\n\n",
-                block / 1024, kParams11B, kShape11B.block_tokens, recompute_flops);
-    std::printf("| codec | fetch: link 10 GB/s + decode (us) | recompute @ 1 TFLOP/s (us) | @ 5 TFLOP/s | @ 20 TFLOP/s | decode GB/s needed to tie @ 20 TFLOP/s |\n");
+    std::printf(
+        "\n### Break-even, 1.1B shape (block %.0f KiB FP32; recompute = 2 x %.2g params x %d tokens = %.3g FLOP)\n\n",
+        block / 1024, kParams11B, kShape11B.block_tokens, recompute_flops);
+    std::printf(
+        "| codec | fetch: link 10 GB/s + decode (us) | recompute @ 1 TFLOP/s (us) | @ 5 TFLOP/s | @ 20 TFLOP/s | "
+        "decode GB/s needed to tie @ 20 TFLOP/s |\n");
     std::printf("|---|---:|---:|---:|---:|---:|\n");
     for (const CodecRow& r : rows) {
         const double link = block / r.ratio / 10e9, dec = block / (r.decode_gbps * 1e9);
@@ -68,14 +71,23 @@ int main(int argc, char** argv) {
         const std::string a = argv[i];
         auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
         const char* v = nullptr;
-        if ((a == "--traces" || a == "--write-traces" || a == "--kv-dump" || a == "--repeats" || a == "--device-fraction") && !(v = next()))
+        if ((a == "--traces" || a == "--write-traces" || a == "--kv-dump" || a == "--repeats" ||
+             a == "--device-fraction") &&
+            !(v = next()))
             return fail("missing value after " + a);
-        if (a == "--traces") traces_dir = v;
-        else if (a == "--write-traces") write_dir = v;
-        else if (a == "--kv-dump") dump = v;
-        else if (a == "--repeats") repeats = std::max(1, std::atoi(v));
-        else if (a == "--device-fraction") device_fraction = std::atof(v);
-        else return fail("unknown option " + a + " (--traces DIR, --write-traces DIR, --kv-dump FILE, --repeats N, --device-fraction F)");
+        if (a == "--traces")
+            traces_dir = v;
+        else if (a == "--write-traces")
+            write_dir = v;
+        else if (a == "--kv-dump")
+            dump = v;
+        else if (a == "--repeats")
+            repeats = std::max(1, std::atoi(v));
+        else if (a == "--device-fraction")
+            device_fraction = std::atof(v);
+        else
+            return fail("unknown option " + a +
+                        " (--traces DIR, --write-traces DIR, --kv-dump FILE, --repeats N, --device-fraction F)");
     }
 
     std::vector<Trace> traces = all_generated_traces();
@@ -96,15 +108,18 @@ int main(int argc, char** argv) {
     // waste and sharing
     auto w = measure_waste(kShape11B, MixedWorkload{});
     if (!w) return fail(w.message());
-    std::printf("### KV waste, mixed workload (256 requests, 32 at once, prompts 16-1024, outputs 16-512, blocks of 16)\n\n");
+    std::printf(
+        "### KV waste, mixed workload (256 requests, 32 at once, prompts 16-1024, outputs 16-512, blocks of 16)\n\n");
     std::printf("| allocation | waste | peak KV (1.1B shape, FP32) |\n|---|---:|---:|\n");
     std::printf("| paged | %.2f%% | %.0f MiB |\n| contiguous max-length | %.2f%% | %.0f MiB |\n", 100 * w->paged_waste,
                 double(w->paged_peak_bytes) / 1048576.0, 100 * w->contiguous_waste,
                 double(w->contiguous_peak_bytes) / 1048576.0);
     auto sh = measure_prefix_sharing(kShape11B, 64, 512, 128, 7);
     if (!sh) return fail(sh.message());
-    std::printf("\nPrefix sharing, 64 requests x (512-token system prompt + 128 own): %lld blocks unshared, %lld shared "
-                "(%.1f%% saved)\n", (long long)sh->blocks_unshared, (long long)sh->blocks_shared, 100 * sh->saving());
+    std::printf(
+        "\nPrefix sharing, 64 requests x (512-token system prompt + 128 own): %lld blocks unshared, %lld shared "
+        "(%.1f%% saved)\n",
+        (long long)sh->blocks_unshared, (long long)sh->blocks_shared, 100 * sh->saving());
 
     // compression
     std::vector<CodecRow> rows11b;
@@ -113,7 +128,8 @@ int main(int argc, char** argv) {
         if (!cap) return fail(cap.message());
         if (!codec_table(("captured K/V from " + dump).c_str(), *cap, repeats, nullptr)) return 1;
     }
-    if (!codec_table("synthetic K/V, stories260K shape", synthetic_capture(kShape260K, 512, 11), repeats, nullptr)) return 1;
+    if (!codec_table("synthetic K/V, stories260K shape", synthetic_capture(kShape260K, 512, 11), repeats, nullptr))
+        return 1;
     if (!codec_table("synthetic K/V, 1.1B shape", synthetic_capture(kShape11B, 512, 12), repeats, &rows11b)) return 1;
     break_even(rows11b);
 

@@ -15,9 +15,9 @@ struct BenchArgs {
     std::string text_path = EDGE_SHARED_DIR "/data/tinystories_val.txt";
     int parts = 400, calib_seqs = 32, calib_len = 128, threads = 1;
     std::string only, mode = "table", file;
-    std::string kernels = "auto";  // cap on the quantized kernel family (A/B runs)
+    std::string kernels = "auto";   // cap on the quantized kernel family (A/B runs)
     std::string prefetch = "auto";  // the AVX-512 row kernels' prefetch (A/B runs)
-    std::string lead;  // --lead 1,2,...: passes the prefetch looks ahead; in --mode stream, an A/B
+    std::string lead;               // --lead 1,2,...: passes the prefetch looks ahead; in --mode stream, an A/B
 };
 
 struct BenchRow {

@@ -236,14 +236,17 @@ int run_decode_bench(const BenchArgs& a) {
     }
     const int tokens = a.parts > 0 && a.parts < 400 ? a.parts : 16;  // --parts doubles as the step count
     const double bw = read_bandwidth(size_t(1) << 30, 2);
-    std::printf("CPU: %s; kernels %s, prefetch %s; read bandwidth at start (2 threads, 1 GiB, best of 5 runs x 3 readers): %.2f GB/s\n"
-                "decode: %d greedy steps from BOS, 5 runs after a warm-up, each against the mean of the bandwidth "
-                "measured just before and just after it; medians\n\n",
-                cpu_model().c_str(), qkernels::kernel_name(), qkernels::row_prefetch_name(qkernels::row_prefetch()), bw / 1e9,
-                tokens);
-    std::printf("| precision | weight bytes read / token | ceiling tok/s | 1 thread tok/s | 1 thread / ceiling | "
-                "2 threads tok/s | 2 threads / ceiling | vs FP16 (2 threads) | prefill tok/s (2 threads, 64) | quantize s |\n"
-                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    std::printf(
+        "CPU: %s; kernels %s, prefetch %s; read bandwidth at start (2 threads, 1 GiB, best of 5 runs x 3 readers): "
+        "%.2f GB/s\n"
+        "decode: %d greedy steps from BOS, 5 runs after a warm-up, each against the mean of the bandwidth "
+        "measured just before and just after it; medians\n\n",
+        cpu_model().c_str(), qkernels::kernel_name(), qkernels::row_prefetch_name(qkernels::row_prefetch()), bw / 1e9,
+        tokens);
+    std::printf(
+        "| precision | weight bytes read / token | ceiling tok/s | 1 thread tok/s | 1 thread / ceiling | "
+        "2 threads tok/s | 2 threads / ceiling | vs FP16 (2 threads) | prefill tok/s (2 threads, 64) | quantize s |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     const auto r1 = decode_runs(models, 1, tokens, bytes), r2 = decode_runs(models, 2, tokens, bytes);
     if (r1.size() != models.size() || r2.size() != models.size()) return 1;
     for (size_t i = 0; i < models.size(); ++i) {
@@ -251,9 +254,11 @@ int run_decode_bench(const BenchArgs& a) {
         // vs FP16: the median of run-by-run ratios against the FP16 run of the same round.
         const double vs16 = bits_list[0] == 16 ? paired_ratio(r2[i].tps, r2[0].tps) : 0.0;
         std::printf("| %s | %zu | %.2f | %.2f | %.0f%% | %.2f | %.0f%% | %.2fx | %.1f | %.1f |\n",
-                    bits == 16 ? "FP16" : bits == 8 ? "INT8 g32" : "INT4 g32", bytes[i], median(r2[i].ceiling),
-                    median(r1[i].tps), 100 * median(r1[i].ratio), median(r2[i].tps), 100 * median(r2[i].ratio), vs16,
-                    prefill_tps(models[i], 2), quantize_s[i]);
+                    bits == 16  ? "FP16"
+                    : bits == 8 ? "INT8 g32"
+                                : "INT4 g32",
+                    bytes[i], median(r2[i].ceiling), median(r1[i].tps), 100 * median(r1[i].ratio), median(r2[i].tps),
+                    100 * median(r2[i].ratio), vs16, prefill_tps(models[i], 2), quantize_s[i]);
         std::fflush(stdout);
     }
     return 0;

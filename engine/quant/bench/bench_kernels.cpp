@@ -19,9 +19,10 @@ int run_kernel_bench(const BenchArgs& a) {
     using Clock = std::chrono::steady_clock;
     const double mhz = a.parts > 400 ? a.parts : 3000;
     ThreadPool pool(1);
-    std::printf("| shape (out x in) | type | kernels | median us | G weights/s | cycles / 32 weights @ %.0f MHz |\n"
-                "|---|---|---|---:|---:|---:|\n",
-                mhz);
+    std::printf(
+        "| shape (out x in) | type | kernels | median us | G weights/s | cycles / 32 weights @ %.0f MHz |\n"
+        "|---|---|---|---:|---:|---:|\n",
+        mhz);
     const std::pair<int64_t, int64_t> shapes[] = {{5632, 2048}, {2048, 5632}, {256, 2048}};
     for (auto [rows, cols] : shapes) {
         Tensor w = Tensor::zeros_f32("w", {rows, cols});
@@ -33,8 +34,8 @@ int run_kernel_bench(const BenchArgs& a) {
         for (int bits : {4, 8}) {
             auto q = quantize_rtn(w, QuantSpec{bits, true, QGrouping::Group, 32, QMethod::RTN});
             if (!q.ok()) return std::fprintf(stderr, "%s\n", q.message().c_str()), 1;
-            for (auto level : {qkernels::KernelLevel::Portable, qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni,
-                               qkernels::KernelLevel::Avx512VnniGfni}) {
+            for (auto level : {qkernels::KernelLevel::Portable, qkernels::KernelLevel::Avx2,
+                               qkernels::KernelLevel::Avx512Vnni, qkernels::KernelLevel::Avx512VnniGfni}) {
                 if (!qkernels::kernel_available(level)) continue;
                 qkernels::force_kernels(level);
                 const int reps = rows * cols > 1000000 ? 7 : 101;
@@ -46,8 +47,9 @@ int run_kernel_bench(const BenchArgs& a) {
                 }
                 const double med = median(us);
                 const double gw = double(rows * cols) / med / 1e3;
-                std::printf("| %lld x %lld | INT%d g32 | %s | %.1f | %.2f | %.2f |\n", (long long)rows, (long long)cols, bits,
-                            qkernels::kernel_name(), med, gw, mhz * 1e6 * med * 1e-6 / (double(rows * cols) / 32));
+                std::printf("| %lld x %lld | INT%d g32 | %s | %.1f | %.2f | %.2f |\n", (long long)rows, (long long)cols,
+                            bits, qkernels::kernel_name(), med, gw,
+                            mhz * 1e6 * med * 1e-6 / (double(rows * cols) / 32));
             }
             qkernels::force_kernels(qkernels::KernelLevel::Auto);
         }

@@ -52,8 +52,8 @@ int run_layerwise_bench(const BenchArgs& a) {
     if (!loaded.ok()) return std::fprintf(stderr, "%s\n", loaded.message().c_str()), 1;
     const Model& m = *loaded;
     std::printf("model %s (%.2f GB), loaded in %.1f s; RSS after load: anon %.0f MiB, file %.0f MiB\n", path.c_str(),
-                double(st.st_size ? st.st_size : 0) / 1e9,
-                std::chrono::duration<double>(Clock::now() - t_load).count(), status_mib("RssAnon"), status_mib("RssFile"));
+                double(st.st_size ? st.st_size : 0) / 1e9, std::chrono::duration<double>(Clock::now() - t_load).count(),
+                status_mib("RssAnon"), status_mib("RssFile"));
     CalibSet calib;
     std::mt19937 rng(7);
     std::uniform_int_distribution<int32_t> tok(3, m.config.vocab_size - 1);

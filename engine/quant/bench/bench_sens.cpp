@@ -31,8 +31,9 @@ int run_sensitivity_bench(BenchSetup& s) {
     };
     const Base bases[] = {{"INT4-RTN g32", {4, true, QGrouping::Group, 32, QMethod::RTN}},
                           {"INT4-GPTQ g32 asym clip", {4, false, QGrouping::Group, 32, QMethod::GPTQ, true}}};
-    std::printf("\n| rest at | k | INT8 layers | weight bytes | perplexity | KL vs FP32 | top-1 agreement |\n"
-                "|---|---:|---|---:|---:|---:|---:|\n");
+    std::printf(
+        "\n| rest at | k | INT8 layers | weight bytes | perplexity | KL vs FP32 | top-1 agreement |\n"
+        "|---|---:|---|---:|---:|---:|---:|\n");
     for (const Base& b : bases)
         for (int k : {2, 5}) {
             auto split = split_by_sensitivity(*sens, k);

@@ -73,8 +73,10 @@ int lead_ab(const BenchArgs& a, int rounds, size_t bytes, Step&& run_step) {
         if (!v.empty()) leads.push_back(std::atoi(v.c_str()));
     const int threads = std::max(1, a.threads);
     ThreadPool pool(threads);
-    std::printf("%d thread(s), prefetch lead A/B (passes ahead; 0 = auto: INT4 %d, INT8 %d), %d rounds\n\n| round | read bandwidth GB/s |",
-                threads, qkernels::prefetch_lead(4), qkernels::prefetch_lead(8), rounds);
+    std::printf(
+        "%d thread(s), prefetch lead A/B (passes ahead; 0 = auto: INT4 %d, INT8 %d), %d rounds\n\n| round | read "
+        "bandwidth GB/s |",
+        threads, qkernels::prefetch_lead(4), qkernels::prefetch_lead(8), rounds);
     for (int l : leads) std::printf(" lead %d GB/s | of bandwidth |", l);
     std::printf("\n|---:|---:|");
     for (size_t i = 0; i < leads.size(); ++i) std::printf("---:|---:|");
@@ -105,9 +107,9 @@ int lead_ab(const BenchArgs& a, int rounds, size_t bytes, Step&& run_step) {
 int run_stream_bench(const BenchArgs& a) {
     const int bits = a.only == "f16" ? 16 : a.only == "int8" ? 8 : 4;
     const int blocks = 22;
-    const Shape shapes[] = {{"attn_q", 2048, 2048}, {"attn_k", 256, 2048},  {"attn_v", 256, 2048},
+    const Shape shapes[] = {{"attn_q", 2048, 2048},      {"attn_k", 256, 2048},    {"attn_v", 256, 2048},
                             {"attn_output", 2048, 2048}, {"ffn_gate", 5632, 2048}, {"ffn_up", 5632, 2048},
-                            {"ffn_down", 2048, 5632}, {"output", 32000, 2048}};
+                            {"ffn_down", 2048, 5632},    {"output", 32000, 2048}};
     std::mt19937 rng(7);
     std::vector<Tensor> proto;
     for (const Shape& s : shapes) {
@@ -135,8 +137,12 @@ int run_stream_bench(const BenchArgs& a) {
     std::normal_distribution<float> nd(0.0f, 1.0f);
     for (auto& v : x) v = nd(rng);
 
-    std::printf("CPU: %s; kernels %s, prefetch %s; %s g32 weights, %zu bytes per step (scales included)\n\n", cpu_model().c_str(),
-                qkernels::kernel_name(), qkernels::row_prefetch_name(qkernels::row_prefetch()), bits == 16 ? "FP16" : bits == 8 ? "INT8" : "INT4", bytes);
+    std::printf("CPU: %s; kernels %s, prefetch %s; %s g32 weights, %zu bytes per step (scales included)\n\n",
+                cpu_model().c_str(), qkernels::kernel_name(), qkernels::row_prefetch_name(qkernels::row_prefetch()),
+                bits == 16  ? "FP16"
+                : bits == 8 ? "INT8"
+                            : "INT4",
+                bytes);
     const int reps = a.parts > 0 && a.parts < 400 ? a.parts : 5;  // --parts: steps per thread count
     // One decode step's products on `pool`; per product kind's ms into `per` when given.
     auto run_step = [&](ThreadPool& pool, std::map<std::string, double>* per) {
@@ -155,8 +161,11 @@ int run_stream_bench(const BenchArgs& a) {
         return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     };
     if (a.lead.find(',') != std::string::npos) return lead_ab(a, reps, bytes, run_step);
-    std::printf("| threads | read bandwidth GB/s | step ms (median of %d) | weight GB/s | of bandwidth | best step ms | best GB/s |\n"
-                "|---:|---:|---:|---:|---:|---:|---:|\n", reps);
+    std::printf(
+        "| threads | read bandwidth GB/s | step ms (median of %d) | weight GB/s | of bandwidth | best step ms | best "
+        "GB/s |\n"
+        "|---:|---:|---:|---:|---:|---:|---:|\n",
+        reps);
     std::map<std::string, double> kind_ms;
     for (int threads : {1, 2}) {
         const double bw = read_bandwidth(size_t(1) << 30, threads);
@@ -170,8 +179,8 @@ int run_stream_bench(const BenchArgs& a) {
             if (threads == 2 && rep == (reps + 1) / 2) kind_ms = per;
         }
         const double med = median(ms), best = *std::min_element(ms.begin(), ms.end()), gbs = double(bytes) / med / 1e6;
-        std::printf("| %d | %.2f | %.2f | %.2f | %.0f%% | %.2f | %.2f |\n", threads, bw / 1e9, med, gbs, 100 * gbs * 1e9 / bw,
-                    best, double(bytes) / best / 1e6);
+        std::printf("| %d | %.2f | %.2f | %.2f | %.0f%% | %.2f | %.2f |\n", threads, bw / 1e9, med, gbs,
+                    100 * gbs * 1e9 / bw, best, double(bytes) / best / 1e6);
         std::fflush(stdout);
     }
     std::printf("\n2 threads, one step by product kind:\n\n| product | ms | weight GB/s |\n|---|---:|---:|\n");

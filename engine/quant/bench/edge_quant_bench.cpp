@@ -46,12 +46,15 @@ int run_table(BenchSetup& s) {
         std::string name;
         Plan plan;
     };
-    std::vector<Config> configs = {{"FP32", uniform_plan(Precision::FP32)}, {"FP16", uniform_plan(Precision::FP16)},
+    std::vector<Config> configs = {{"FP32", uniform_plan(Precision::FP32)},
+                                   {"FP16", uniform_plan(Precision::FP16)},
                                    {"INT8-RTN g32", uniform_plan(Precision::INT8, QMethod::RTN, 32)}};
-    const std::pair<const char*, QMethod> methods[] = {{"RTN", QMethod::RTN}, {"AWQ", QMethod::AWQ}, {"GPTQ", QMethod::GPTQ}};
+    const std::pair<const char*, QMethod> methods[] = {
+        {"RTN", QMethod::RTN}, {"AWQ", QMethod::AWQ}, {"GPTQ", QMethod::GPTQ}};
     for (int g : {32, 64})
         for (auto [mname, meth] : methods)
-            configs.push_back({std::string("INT4-") + mname + " g" + std::to_string(g), uniform_plan(Precision::INT4, meth, g)});
+            configs.push_back(
+                {std::string("INT4-") + mname + " g" + std::to_string(g), uniform_plan(Precision::INT4, meth, g)});
     for (int g : {32, 64})
         for (auto [mname, meth] : methods)
             configs.push_back({std::string("INT4-") + mname + " g" + std::to_string(g) + " asym",
@@ -60,17 +63,23 @@ int run_table(BenchSetup& s) {
         for (bool sym : {true, false})
             for (auto [mname, meth] : methods) {
                 Plan p = clip(uniform_plan(Precision::INT4, meth, g, sym));
-                configs.push_back({std::string("INT4-") + mname + " g" + std::to_string(g) + (sym ? "" : " asym") + " clip", p});
+                configs.push_back(
+                    {std::string("INT4-") + mname + " g" + std::to_string(g) + (sym ? "" : " asym") + " clip", p});
             }
-    configs.push_back({"INT4-GPTQ g32 clip act-order", act_order(clip(uniform_plan(Precision::INT4, QMethod::GPTQ, 32)))});
-    configs.push_back({"INT4-GPTQ g32 asym clip act-order",
-                       act_order(clip(asym(uniform_plan(Precision::INT4, QMethod::GPTQ, 32))))});
-    configs.push_back({"INT4-GPTQ g32 asym act-order", act_order(asym(uniform_plan(Precision::INT4, QMethod::GPTQ, 32)))});
+    configs.push_back(
+        {"INT4-GPTQ g32 clip act-order", act_order(clip(uniform_plan(Precision::INT4, QMethod::GPTQ, 32)))});
+    configs.push_back(
+        {"INT4-GPTQ g32 asym clip act-order", act_order(clip(asym(uniform_plan(Precision::INT4, QMethod::GPTQ, 32))))});
+    configs.push_back(
+        {"INT4-GPTQ g32 asym act-order", act_order(asym(uniform_plan(Precision::INT4, QMethod::GPTQ, 32)))});
     configs.push_back({"INT4-RTN g32 (head FP32)", head_fp32(uniform_plan(Precision::INT4, QMethod::RTN, 32))});
     configs.push_back({"INT4-GPTQ g32 (head FP32)", head_fp32(uniform_plan(Precision::INT4, QMethod::GPTQ, 32))});
-    configs.push_back({"INT4-GPTQ g32 asym (head FP32)", head_fp32(asym(uniform_plan(Precision::INT4, QMethod::GPTQ, 32)))});
+    configs.push_back(
+        {"INT4-GPTQ g32 asym (head FP32)", head_fp32(asym(uniform_plan(Precision::INT4, QMethod::GPTQ, 32)))});
 
-    std::printf("| config | weight bytes | perplexity | KL vs FP32 (mean) | KL p99 | top-1 agreement | decode tok/s | quantize s |\n");
+    std::printf(
+        "| config | weight bytes | perplexity | KL vs FP32 (mean) | KL p99 | top-1 agreement | decode tok/s | quantize "
+        "s |\n");
     std::printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
     for (const Config& c : configs) {
         if (!s.only.empty() && c.name.find(s.only) == std::string::npos) continue;
@@ -109,42 +118,62 @@ int main(int argc, char** argv) {
     BenchArgs a;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string k = argv[i], v = argv[i + 1];
-        if (k == "--model") a.model_path = v;
-        else if (k == "--text") a.text_path = v;
-        else if (k == "--parts") a.parts = std::atoi(v.c_str());
-        else if (k == "--calib-seqs") a.calib_seqs = std::atoi(v.c_str());
-        else if (k == "--calib-len") a.calib_len = std::atoi(v.c_str());
-        else if (k == "--threads") a.threads = std::atoi(v.c_str());
-        else if (k == "--only") a.only = v;
-        else if (k == "--mode") a.mode = v;
-        else if (k == "--file") a.file = v;
-        else if (k == "--kernels") a.kernels = v;
-        else if (k == "--prefetch") a.prefetch = v;
-        else if (k == "--lead") a.lead = v;
+        if (k == "--model")
+            a.model_path = v;
+        else if (k == "--text")
+            a.text_path = v;
+        else if (k == "--parts")
+            a.parts = std::atoi(v.c_str());
+        else if (k == "--calib-seqs")
+            a.calib_seqs = std::atoi(v.c_str());
+        else if (k == "--calib-len")
+            a.calib_len = std::atoi(v.c_str());
+        else if (k == "--threads")
+            a.threads = std::atoi(v.c_str());
+        else if (k == "--only")
+            a.only = v;
+        else if (k == "--mode")
+            a.mode = v;
+        else if (k == "--file")
+            a.file = v;
+        else if (k == "--kernels")
+            a.kernels = v;
+        else if (k == "--prefetch")
+            a.prefetch = v;
+        else if (k == "--lead")
+            a.lead = v;
         else {
             std::fprintf(stderr, "unknown option %s\n", k.c_str());
             return 2;
         }
     }
-    if (a.kernels == "portable") qkernels::force_kernels(qkernels::KernelLevel::Portable);
-    else if (a.kernels == "avx2") qkernels::force_kernels(qkernels::KernelLevel::Avx2);
-    else if (a.kernels != "auto") return std::fprintf(stderr, "--kernels: auto, avx2 or portable\n"), 2;
-    if (a.prefetch == "rows-l2") qkernels::force_row_prefetch(qkernels::RowPrefetch::RowsL2);
-    else if (a.prefetch == "sequential-l1") qkernels::force_row_prefetch(qkernels::RowPrefetch::SequentialL1);
-    else if (a.prefetch != "auto") return std::fprintf(stderr, "--prefetch: auto, rows-l2 or sequential-l1\n"), 2;
+    if (a.kernels == "portable")
+        qkernels::force_kernels(qkernels::KernelLevel::Portable);
+    else if (a.kernels == "avx2")
+        qkernels::force_kernels(qkernels::KernelLevel::Avx2);
+    else if (a.kernels != "auto")
+        return std::fprintf(stderr, "--kernels: auto, avx2 or portable\n"), 2;
+    if (a.prefetch == "rows-l2")
+        qkernels::force_row_prefetch(qkernels::RowPrefetch::RowsL2);
+    else if (a.prefetch == "sequential-l1")
+        qkernels::force_row_prefetch(qkernels::RowPrefetch::SequentialL1);
+    else if (a.prefetch != "auto")
+        return std::fprintf(stderr, "--prefetch: auto, rows-l2 or sequential-l1\n"), 2;
     if (!a.lead.empty() && a.lead.find_first_not_of("0123456789,") != std::string::npos)
         return std::fprintf(stderr, "--lead: passes, e.g. 2 or 1,2,3 (0: auto), got '%s'\n", a.lead.c_str()), 2;
-    if (!a.lead.empty() && a.lead.find(',') == std::string::npos) qkernels::force_prefetch_lead(std::atoi(a.lead.c_str()));
+    if (!a.lead.empty() && a.lead.find(',') == std::string::npos)
+        qkernels::force_prefetch_lead(std::atoi(a.lead.c_str()));
     if (a.mode == "decode") return run_decode_bench(a);
     if (a.mode == "kernels") return run_kernel_bench(a);
     if (a.mode == "stream") return run_stream_bench(a);
     if (a.mode == "layerwise") return run_layerwise_bench(a);
     auto s = BenchSetup::create(a);
     if (!s.ok()) return std::fprintf(stderr, "%s\n", s.message().c_str()), 1;
-    std::printf("model %s, %s: para protocol, first %d paragraphs; calibration %zu x %d tokens from the second half; "
-                "kernels %s; %d thread(s)\n\n",
-                a.model_path.c_str(), a.text_path.c_str(), a.parts, s->calib.sequences.size(), a.calib_len,
-                qkernels::kernel_name(), a.threads);
+    std::printf(
+        "model %s, %s: para protocol, first %d paragraphs; calibration %zu x %d tokens from the second half; "
+        "kernels %s; %d thread(s)\n\n",
+        a.model_path.c_str(), a.text_path.c_str(), a.parts, s->calib.sequences.size(), a.calib_len,
+        qkernels::kernel_name(), a.threads);
     if (a.mode == "table") return run_table(*s);
     if (a.mode == "compare") return run_compare(*s, a.file);
     if (a.mode == "sens") return run_sensitivity_bench(*s);

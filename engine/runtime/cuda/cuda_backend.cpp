@@ -60,14 +60,16 @@ public:
         return m;
     }
 
-    Status load(std::shared_ptr<const Model> model, const compile::ExecPlan& plan, const BackendOptions& opts) override {
+    Status load(std::shared_ptr<const Model> model, const compile::ExecPlan& plan,
+                const BackendOptions& opts) override {
         if (!model) return err("cuda backend: no model given");
         EDGE_TRY(validate_llama(*model));
         const LlamaConfig& c = model->config;
         const int planned = plan_max_seq(plan, c);
         int max_seq = opts.max_seq > 0 ? opts.max_seq : std::min(c.context_length > 0 ? c.context_length : 2048, 4096);
         if (opts.max_seq <= 0) max_seq = std::min(max_seq, planned);
-        if (max_seq <= 0) return err(model->source_path, ": the execution plan has no attention scratch to size the KV cache by");
+        if (max_seq <= 0)
+            return err(model->source_path, ": the execution plan has no attention scratch to size the KV cache by");
         auto rp = resolve_plan(*model, plan, max_seq);
         if (!rp.ok()) return err(model->source_path, ": ", rp.message());
         EDGE_CUDA_CHECK(cudaSetDevice(0));
@@ -152,7 +154,8 @@ public:
 
     Result<int32_t> sample(float temperature, int top_k, float u) {
         if (!last_logits_) return err("cuda backend: sample before run");
-        EDGE_CUDA_CHECK_LAUNCH(launch_topk_sample(sampled_, last_logits_, cfg_.vocab_size, top_k, temperature, u, stream_));
+        EDGE_CUDA_CHECK_LAUNCH(
+            launch_topk_sample(sampled_, last_logits_, cfg_.vocab_size, top_k, temperature, u, stream_));
         int32_t tok = 0;
         EDGE_CUDA_CHECK(cudaMemcpyAsync(&tok, sampled_, sizeof(int32_t), cudaMemcpyDeviceToHost, stream_));
         EDGE_TRY(synchronize());
@@ -241,10 +244,12 @@ private:
         for (const Step& s : plan_.steps) {
             switch (s.kind) {
                 case StepKind::Embedding:
-                    EDGE_CUDA_CHECK_LAUNCH(launch_embedding(P(s.out[0]), tokens_, n, weights_.at(s.weights[0]), stream_));
+                    EDGE_CUDA_CHECK_LAUNCH(
+                        launch_embedding(P(s.out[0]), tokens_, n, weights_.at(s.weights[0]), stream_));
                     break;
                 case StepKind::RMSNorm:
-                    EDGE_CUDA_CHECK_LAUNCH(launch_rmsnorm(P(s.out[0]), P(s.in[0]), norms_.at(s.norm), n, s.out[0].width, c.norm_eps, stream_));
+                    EDGE_CUDA_CHECK_LAUNCH(launch_rmsnorm(P(s.out[0]), P(s.in[0]), norms_.at(s.norm), n, s.out[0].width,
+                                                          c.norm_eps, stream_));
                     break;
                 case StepKind::MatMul:
                 case StepKind::GateUpSwiglu: {
@@ -253,7 +258,8 @@ private:
                     const int in_w = s.in[0].width;
                     const float* in = P(s.in[0]) + size_t(r0) * in_w;
                     if (s.prologue_rmsnorm) {
-                        EDGE_CUDA_CHECK_LAUNCH(launch_rmsnorm(norm_, in, norms_.at(s.norm), rows, in_w, c.norm_eps, stream_));
+                        EDGE_CUDA_CHECK_LAUNCH(
+                            launch_rmsnorm(norm_, in, norms_.at(s.norm), rows, in_w, c.norm_eps, stream_));
                         in = norm_;
                     }
                     if (s.kind == StepKind::GateUpSwiglu) {
@@ -269,7 +275,8 @@ private:
                     if (s.epilogue_residual) {
                         const int W = s.out[0].width;
                         float* y = P(s.out[0]) + size_t(r0) * W;
-                        EDGE_CUDA_CHECK_LAUNCH(launch_add(y, y, P(s.residual) + size_t(r0) * W, size_t(rows) * W, stream_));
+                        EDGE_CUDA_CHECK_LAUNCH(
+                            launch_add(y, y, P(s.residual) + size_t(r0) * W, size_t(rows) * W, stream_));
                     }
                     if (s.writes_logits) {
                         const float* lg = P(s.out[0]);
@@ -287,27 +294,31 @@ private:
                                                     cudaMemcpyDeviceToDevice, stream_));
                     EDGE_CUDA_CHECK(cudaMemcpyAsync(P(s.out[1]), P(s.in[1]), sizeof(float) * size_t(n) * c.kv_dim(),
                                                     cudaMemcpyDeviceToDevice, stream_));
-                    EDGE_CUDA_CHECK_LAUNCH(launch_rope(P(s.out[0]), P(s.out[1]), cos_, sin_, n, pos, c.n_heads, c.n_kv_heads,
-                                                       c.head_dim, c.rope_dim / 2, stream_));
+                    EDGE_CUDA_CHECK_LAUNCH(launch_rope(P(s.out[0]), P(s.out[1]), cos_, sin_, n, pos, c.n_heads,
+                                                       c.n_kv_heads, c.head_dim, c.rope_dim / 2, stream_));
                     break;
                 }
                 case StepKind::Attention: {
                     float* kp = k_pool_ + size_t(s.layer) * layer_pool;
                     float* vp = v_pool_ + size_t(s.layer) * layer_pool;
-                    EDGE_CUDA_CHECK_LAUNCH(launch_kv_append(kp, vp, table_, P(s.in[1]), P(s.in[2]), n, pos, c.kv_dim(), stream_));
-                    EDGE_CUDA_CHECK_LAUNCH(launch_attention(P(s.out[0]), P(s.in[0]), kp, vp, table_, P(s.scores), n, pos, c.n_heads,
-                                                            c.n_kv_heads, c.head_dim, max_seq_, stream_));
+                    EDGE_CUDA_CHECK_LAUNCH(
+                        launch_kv_append(kp, vp, table_, P(s.in[1]), P(s.in[2]), n, pos, c.kv_dim(), stream_));
+                    EDGE_CUDA_CHECK_LAUNCH(launch_attention(P(s.out[0]), P(s.in[0]), kp, vp, table_, P(s.scores), n,
+                                                            pos, c.n_heads, c.n_kv_heads, c.head_dim, max_seq_,
+                                                            stream_));
                     break;
                 }
                 case StepKind::Swiglu: {
                     const size_t N = size_t(n) * s.out[0].width;
                     if (P(s.out[0]) != P(s.in[0]))
-                        EDGE_CUDA_CHECK(cudaMemcpyAsync(P(s.out[0]), P(s.in[0]), N * sizeof(float), cudaMemcpyDeviceToDevice, stream_));
+                        EDGE_CUDA_CHECK(cudaMemcpyAsync(P(s.out[0]), P(s.in[0]), N * sizeof(float),
+                                                        cudaMemcpyDeviceToDevice, stream_));
                     EDGE_CUDA_CHECK_LAUNCH(launch_swiglu(P(s.out[0]), P(s.in[1]), N, stream_));
                     break;
                 }
                 case StepKind::Add:
-                    EDGE_CUDA_CHECK_LAUNCH(launch_add(P(s.out[0]), P(s.in[0]), P(s.in[1]), size_t(n) * s.out[0].width, stream_));
+                    EDGE_CUDA_CHECK_LAUNCH(
+                        launch_add(P(s.out[0]), P(s.in[0]), P(s.in[1]), size_t(n) * s.out[0].width, stream_));
                     break;
             }
         }

@@ -50,7 +50,8 @@ __device__ float block_max(float v) {
 
 // Scale of group g of a quantized weight.
 __device__ __forceinline__ float wscale(const DevWeight& w, int g) {
-    return w.scales_f16 ? __half2float(static_cast<const __half*>(w.scales)[g]) : static_cast<const float*>(w.scales)[g];
+    return w.scales_f16 ? __half2float(static_cast<const __half*>(w.scales)[g])
+                        : static_cast<const float*>(w.scales)[g];
 }
 
 // Element (r, c) of a weight, dequantized.
@@ -67,7 +68,8 @@ __device__ __forceinline__ float wval(const DevWeight& w, int r, int c) {
         default: {  // kWQI4
             const int g = r * w.groups_per_row + c / w.group_size;
             const int j = c % 32;
-            const uint8_t b = static_cast<const uint8_t*>(w.data)[(long long)r * w.row_bytes + (c / 32) * 16 + (j % 16)];
+            const uint8_t b =
+                static_cast<const uint8_t*>(w.data)[(long long)r * w.row_bytes + (c / 32) * 16 + (j % 16)];
             const int u = j < 16 ? (b & 0x0f) : (b >> 4);
             const int z = w.zeros ? w.zeros[g] : 8;
             return wscale(w, g) * float(u - z);
@@ -101,7 +103,8 @@ __global__ void rope_kernel(float* q, float* k, const float* cos_t, const float*
     const int total = (n_heads + n_kv) * half;
     for (int j = threadIdx.x; j < total; j += blockDim.x) {
         const int h = j / half, i = j % half;
-        float* v = h < n_heads ? q + ((long long)t * n_heads + h) * head_dim : k + ((long long)t * n_kv + (h - n_heads)) * head_dim;
+        float* v = h < n_heads ? q + ((long long)t * n_heads + h) * head_dim
+                               : k + ((long long)t * n_kv + (h - n_heads)) * head_dim;
         const float a = v[2 * i], b = v[2 * i + 1];
         v[2 * i] = a * cs[i] - b * sn[i];
         v[2 * i + 1] = a * sn[i] + b * cs[i];
@@ -153,8 +156,8 @@ __device__ __forceinline__ long long kv_index(const int32_t* table, int p, int k
     return ((long long)table[p / 16] * 16 + p % 16) * kv_dim;
 }
 
-__global__ void kv_append_kernel(float* k_pool, float* v_pool, const int32_t* table, const float* k, const float* v, int pos,
-                                 int kv_dim) {
+__global__ void kv_append_kernel(float* k_pool, float* v_pool, const int32_t* table, const float* k, const float* v,
+                                 int pos, int kv_dim) {
     const int t = blockIdx.x;
     const long long dst = kv_index(table, pos + t, kv_dim);
     for (int i = threadIdx.x; i < kv_dim; i += blockDim.x) {
@@ -164,8 +167,9 @@ __global__ void kv_append_kernel(float* k_pool, float* v_pool, const int32_t* ta
 }
 
 // grid (n_heads, n); dynamic shared memory: head_dim floats (the query).
-__global__ void attention_kernel(float* out, const float* q, const float* k_pool, const float* v_pool, const int32_t* table,
-                                 float* scores, int pos, int n_heads, int n_kv, int head_dim, int score_stride) {
+__global__ void attention_kernel(float* out, const float* q, const float* k_pool, const float* v_pool,
+                                 const int32_t* table, float* scores, int pos, int n_heads, int n_kv, int head_dim,
+                                 int score_stride) {
     extern __shared__ float qs[];
     const int h = blockIdx.x, t = blockIdx.y;
     const int len = pos + t + 1;
@@ -211,14 +215,16 @@ __global__ void swiglu_kernel(float* a, const float* b, size_t n) {
 }
 
 __global__ void add_kernel(float* y, const float* a, const float* b, size_t n) {
-    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) y[i] = a[i] + b[i];
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+        y[i] = a[i] + b[i];
 }
 
 // (value, index) ordering: larger value first, then lower index.
 __device__ __forceinline__ bool better(float v, int i, float bv, int bi) { return v > bv || (v == bv && i < bi); }
 
 // Block-wide best (value, index) among logits strictly after (after_v, after_i) in that ordering.
-__device__ void block_best(const float* logits, int n, float after_v, int after_i, bool bounded, float* out_v, int* out_i) {
+__device__ void block_best(const float* logits, int n, float after_v, int after_i, bool bounded, float* out_v,
+                           int* out_i) {
     __shared__ float sv[1024];
     __shared__ int si[1024];
     float bv = -FLT_MAX;
@@ -305,8 +311,8 @@ int launch_rmsnorm(float* out, const float* x, const float* w, int rows, int dim
     rmsnorm_kernel<<<rows, 256, 0, S(s)>>>(out, x, w, dim, eps);
     return last();
 }
-int launch_rope(float* q, float* k, const float* cos_t, const float* sin_t, int n, int pos, int n_heads, int n_kv, int head_dim,
-                int half, Stream s) {
+int launch_rope(float* q, float* k, const float* cos_t, const float* sin_t, int n, int pos, int n_heads, int n_kv,
+                int head_dim, int half, Stream s) {
     rope_kernel<<<n, 128, 0, S(s)>>>(q, k, cos_t, sin_t, pos, n_heads, n_kv, head_dim, half);
     return last();
 }
@@ -325,10 +331,10 @@ int launch_kv_append(float* k_pool, float* v_pool, const int32_t* table, const f
     kv_append_kernel<<<n, 128, 0, S(s)>>>(k_pool, v_pool, table, k, v, pos, kv_dim);
     return last();
 }
-int launch_attention(float* out, const float* q, const float* k_pool, const float* v_pool, const int32_t* table, float* scores,
-                     int n, int pos, int n_heads, int n_kv, int head_dim, int score_stride, Stream s) {
-    attention_kernel<<<dim3(n_heads, n), 128, size_t(head_dim) * sizeof(float), S(s)>>>(out, q, k_pool, v_pool, table, scores, pos,
-                                                                                       n_heads, n_kv, head_dim, score_stride);
+int launch_attention(float* out, const float* q, const float* k_pool, const float* v_pool, const int32_t* table,
+                     float* scores, int n, int pos, int n_heads, int n_kv, int head_dim, int score_stride, Stream s) {
+    attention_kernel<<<dim3(n_heads, n), 128, size_t(head_dim) * sizeof(float), S(s)>>>(
+        out, q, k_pool, v_pool, table, scores, pos, n_heads, n_kv, head_dim, score_stride);
     return last();
 }
 int launch_swiglu(float* a, const float* b, size_t n, Stream s) {

@@ -17,11 +17,11 @@ enum WeightType : int { kWF32 = 0, kWF16 = 1, kWQI8 = 2, kWQI4 = 3 };
 struct DevWeight {
     int type = kWF32;
     int rows = 0, cols = 0;
-    const void* data = nullptr;      // F32/F16 values, or codes
-    const void* scales = nullptr;    // [rows][groups_per_row], float, or IEEE half when scales_f16
+    const void* data = nullptr;    // F32/F16 values, or codes
+    const void* scales = nullptr;  // [rows][groups_per_row], float, or IEEE half when scales_f16
     int scales_f16 = 0;
-    const int8_t* zeros = nullptr;   // [rows][groups_per_row], null when symmetric
-    long long row_bytes = 0;         // codes per row (QI8: padded cols, QI4: padded cols / 2)
+    const int8_t* zeros = nullptr;  // [rows][groups_per_row], null when symmetric
+    long long row_bytes = 0;        // codes per row (QI8: padded cols, QI4: padded cols / 2)
     int groups_per_row = 0;
     int group_size = 0;
 };
@@ -45,8 +45,8 @@ int launch_kv_append(float* k_pool, float* v_pool, const int32_t* table, const f
 // Causal attention for n tokens at positions pos..; scores scratch [n][n_heads][score_stride].
 int launch_attention(float* out, const float* q, const float* k_pool, const float* v_pool, const int32_t* table,
                      float* scores, int n, int pos, int n_heads, int n_kv, int head_dim, int score_stride, Stream s);
-int launch_swiglu(float* a, const float* b, size_t n, Stream s);                   // a = silu(a) * b
-int launch_add(float* y, const float* a, const float* b, size_t n, Stream s);      // y = a + b (y may alias)
+int launch_swiglu(float* a, const float* b, size_t n, Stream s);               // a = silu(a) * b
+int launch_add(float* y, const float* a, const float* b, size_t n, Stream s);  // y = a + b (y may alias)
 int launch_argmax(int32_t* out, const float* logits, int n, Stream s);
 // Top-k sampling with temperature: the k largest logits (ties: lower index first), softmax of
 // logit/temperature over them, the first whose cumulative probability exceeds u in [0, 1).

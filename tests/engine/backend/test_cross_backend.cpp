@@ -102,7 +102,8 @@ TEST_P(CrossBackend, CpuReferenceCpuBackendCuda) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Stories, CrossBackend,
-                         ::testing::Values(Case{"fp32_fused", std::nullopt, true}, Case{"fp32_unfused", std::nullopt, false},
+                         ::testing::Values(Case{"fp32_fused", std::nullopt, true},
+                                           Case{"fp32_unfused", std::nullopt, false},
                                            Case{"int8_fused", quant::Precision::INT8, true},
                                            Case{"int4_fused", quant::Precision::INT4, true},
                                            Case{"int4_unfused", quant::Precision::INT4, false}),

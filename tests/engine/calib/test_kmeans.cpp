@@ -64,7 +64,8 @@ TEST(KMeans, RecoversConstructedClusters) {
             EXPECT_EQ(r->sizes[size_t(c)], 40);
             const auto& center = b.centers[size_t(blob_of_cluster[size_t(c)])];
             // The centroid of 40 points with sd 0.3 lies within ~0.05 of the true center per axis.
-            EXPECT_LT(edge::calib::squared_distance(r->centroids.data() + c * 8, center.data(), 8), 0.1) << "seed " << seed;
+            EXPECT_LT(edge::calib::squared_distance(r->centroids.data() + c * 8, center.data(), 8), 0.1)
+                << "seed " << seed;
         }
         // Inertia: about n * dim * sd^2 = 240 * 8 * 0.09.
         EXPECT_NEAR(r->inertia, 240 * 8 * 0.09, 40.0);
@@ -94,7 +95,8 @@ TEST(KMeans, LloydRunsToAFixedPoint) {
             const double d = edge::calib::squared_distance(pts.data() + i * 4, r->centroids.data() + c * 4, 4);
             if (d < bd) bd = d, best = c;
         }
-        const double mine = edge::calib::squared_distance(pts.data() + i * 4, r->centroids.data() + r->assignment[size_t(i)] * 4, 4);
+        const double mine =
+            edge::calib::squared_distance(pts.data() + i * 4, r->centroids.data() + r->assignment[size_t(i)] * 4, 4);
         EXPECT_LE(mine, bd + 1e-5) << "point " << i << " is nearer to centroid " << best;
     }
     // k-means++ then Lloyd beats the k-means++ seeds alone (one iteration).

@@ -55,7 +55,8 @@ TEST(CnnQuant, IntegerConvMatchesTheDefinitionOnDequantizedValues) {
     std::vector<int8_t> xq(size_t(n * ic * h * w)), codes(size_t(oc * k));
     for (auto& v : xq) v = int8_t(act(rng));
     for (auto& v : codes) v = int8_t(code(rng));
-    std::vector<float> scales(static_cast<size_t>(oc)), bias(static_cast<size_t>(oc)), out_scale(static_cast<size_t>(oc));
+    std::vector<float> scales(static_cast<size_t>(oc)), bias(static_cast<size_t>(oc)),
+        out_scale(static_cast<size_t>(oc));
     std::vector<int32_t> rowsum(static_cast<size_t>(oc), 0);
     for (int64_t o = 0; o < oc; ++o) {
         scales[size_t(o)] = 0.001f * float(o + 1);
@@ -67,8 +68,8 @@ TEST(CnnQuant, IntegerConvMatchesTheDefinitionOnDequantizedValues) {
     for (size_t i = 0; i < xq.size(); ++i) xf[i] = act_scale * float(xq[i] - act_zero);
     for (size_t i = 0; i < codes.size(); ++i) wf[i] = scales[i / size_t(k)] * float(codes[i]);
     std::vector<float> y(size_t(n * oc * oh * ow)), ref(y.size());
-    edge::conv2d_int8(xq.data(), n, ic, h, w, act_zero, codes.data(), rowsum.data(), out_scale.data(), bias.data(), oc, p,
-                      y.data(), oh, ow, nullptr);
+    edge::conv2d_int8(xq.data(), n, ic, h, w, act_zero, codes.data(), rowsum.data(), out_scale.data(), bias.data(), oc,
+                      p, y.data(), oh, ow, nullptr);
     edge::conv2d_reference(xf.data(), n, ic, h, w, wf.data(), bias.data(), oc, p, ref.data(), oh, ow);
     double worst = 0, big = 0;
     for (size_t i = 0; i < y.size(); ++i) {
@@ -154,7 +155,8 @@ TEST(CnnQuant, PlansAndCodesAreChecked) {
     ASSERT_FALSE(q.ok());
     EXPECT_NE(q.message().find("per output channel"), std::string::npos) << q.message();
     // Codes that do not fit the layer, or an unknown layer, are refused by the executor.
-    auto good = edge::quant::quantize_cnn(m.value(), edge::quant::cnn_uniform_plan(edge::quant::Precision::INT4), {}, 0, wo);
+    auto good =
+        edge::quant::quantize_cnn(m.value(), edge::quant::cnn_uniform_plan(edge::quant::Precision::INT4), {}, 0, wo);
     ASSERT_TRUE(good.ok()) << good.message();
     edge::CnnQuantization bad = good.value();
     bad.layers[0].codes.pop_back();

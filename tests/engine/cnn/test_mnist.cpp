@@ -99,7 +99,8 @@ TEST(Mnist, BatchSizeDoesNotChangeLogits) {
     ASSERT_TRUE(all.ok()) << all.message();
     ASSERT_EQ(all->shape, (std::vector<int64_t>{7, 10}));
     for (int i = 0; i < 7; ++i) {
-        edge::Activation one{{1, 1, 28, 28}, std::vector<float>(d.pixels.begin() + i * 784, d.pixels.begin() + (i + 1) * 784)};
+        edge::Activation one{{1, 1, 28, 28},
+                             std::vector<float>(d.pixels.begin() + i * 784, d.pixels.begin() + (i + 1) * 784)};
         auto o = exec.value()->run(one);
         ASSERT_TRUE(o.ok()) << o.message();
         for (int k = 0; k < 10; ++k) EXPECT_FLOAT_EQ(o->data[size_t(k)], all->data[size_t(i * 10 + k)]);
@@ -118,9 +119,9 @@ TEST(CnnKernels, Conv2dMatchesTheDefinition) {
     struct Case {
         int64_t n, ic, h, w, oc, k, stride, pad, dil, group;
     };
-    for (const Case& c : {Case{2, 3, 9, 7, 4, 3, 1, 1, 1, 1}, Case{1, 4, 11, 11, 6, 3, 2, 1, 1, 2},
-                         Case{3, 2, 8, 8, 5, 5, 1, 2, 1, 1}, Case{1, 6, 10, 9, 6, 3, 1, 2, 2, 6},
-                         Case{1, 1, 28, 28, 8, 5, 1, 2, 1, 1}}) {
+    for (const Case& c :
+         {Case{2, 3, 9, 7, 4, 3, 1, 1, 1, 1}, Case{1, 4, 11, 11, 6, 3, 2, 1, 1, 2}, Case{3, 2, 8, 8, 5, 5, 1, 2, 1, 1},
+          Case{1, 6, 10, 9, 6, 3, 1, 2, 2, 6}, Case{1, 1, 28, 28, 8, 5, 1, 2, 1, 1}}) {
         edge::Conv2dParams p;
         p.kh = p.kw = c.k;
         p.stride_h = p.stride_w = c.stride;

@@ -138,11 +138,11 @@ TEST(Onnx, Mnist8GraphImports) {
 }
 
 TEST(Onnx, UnsupportedOpsAreListedByNameInOneError) {
-    const std::string bytes = model(
-        {node("Conv", {"x", "w"}, {"c"}, "conv0"), node("LSTM", {"c"}, {"l"}, "lstm0"),
-         node("Resize", {"l"}, {"r1"}, "up1"), node("Resize", {"r1"}, {"r2"}, "up2"),
-         node("Relu", {"r2"}, {"y"}, "relu0")},
-        {tensor("w", {1, 1, 1, 1}, {1.0f})}, value_info("x", {1, 1, 4, 4}), value_info("y", {1, 1, 4, 4}));
+    const std::string bytes =
+        model({node("Conv", {"x", "w"}, {"c"}, "conv0"), node("LSTM", {"c"}, {"l"}, "lstm0"),
+               node("Resize", {"l"}, {"r1"}, "up1"), node("Resize", {"r1"}, {"r2"}, "up2"),
+               node("Relu", {"r2"}, {"y"}, "relu0")},
+              {tensor("w", {1, 1, 1, 1}, {1.0f})}, value_info("x", {1, 1, 4, 4}), value_info("y", {1, 1, 4, 4}));
     auto m = parse(bytes);
     ASSERT_FALSE(m.ok());
     const std::string& msg = m.message();
@@ -213,8 +213,9 @@ TEST(Onnx, GemmBatchNormPadPoolFlattenComputeWhatTheyShould) {
     std::vector<double> feat(8);
     for (int c = 0; c < 2; ++c)
         for (int k = 0; k < 4; ++k)
-            feat[size_t(c * 4 + k)] = scale[size_t(c)] * (in.data[size_t(c * 4 + k)] - mean[size_t(c)]) /
-                                          std::sqrt(double(var[size_t(c)])) + bias[size_t(c)];
+            feat[size_t(c * 4 + k)] =
+                scale[size_t(c)] * (in.data[size_t(c * 4 + k)] - mean[size_t(c)]) / std::sqrt(double(var[size_t(c)])) +
+                bias[size_t(c)];
     for (int o = 0; o < 2; ++o) {
         double acc = 0.5 * gemm_c[size_t(o)];
         for (int k = 0; k < 8; ++k) acc += 2.0 * gemm_w[size_t(o * 8 + k)] * feat[size_t(k)];
@@ -223,9 +224,8 @@ TEST(Onnx, GemmBatchNormPadPoolFlattenComputeWhatTheyShould) {
 }
 
 TEST(Onnx, WeightOperandThatIsAnActivationIsRefused) {
-    const std::string bytes =
-        model({node("Relu", {"x"}, {"r"}, "relu0"), node("Conv", {"x", "r"}, {"y"}, "conv0")}, {},
-              value_info("x", {1, 1, 4, 4}), value_info("y", {1, 1, 4, 4}));
+    const std::string bytes = model({node("Relu", {"x"}, {"r"}, "relu0"), node("Conv", {"x", "r"}, {"y"}, "conv0")}, {},
+                                    value_info("x", {1, 1, 4, 4}), value_info("y", {1, 1, 4, 4}));
     auto m = parse(bytes);
     ASSERT_FALSE(m.ok());
     EXPECT_NE(m.message().find("conv0"), std::string::npos) << m.message();

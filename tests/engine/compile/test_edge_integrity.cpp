@@ -73,11 +73,11 @@ TEST(EdgeIntegrity, EveryFlippedByteIsRefusedNamingItsSection) {
     uint8_t* p = (*mf)->mutable_data();  // private copy-on-write mapping: the file is untouched
     const size_t size = (*mf)->size();
     std::vector<size_t> positions;
-    for (size_t i = 0; i < size; i += 13) positions.push_back(i);  // every 13th byte of the file
+    for (size_t i = 0; i < size; i += 13) positions.push_back(i);             // every 13th byte of the file
     for (size_t i = 0; i < secs.front().offset; ++i) positions.push_back(i);  // header + table + its padding
     for (const auto& s : secs) {
         if (s.name != "weights")
-            for (size_t i = s.offset; i < s.offset + s.bytes; ++i) positions.push_back(i);  // non-weight payloads
+            for (size_t i = s.offset; i < s.offset + s.bytes; ++i) positions.push_back(i);       // non-weight payloads
         for (size_t i = s.offset + s.bytes; i < s.offset + s.span; ++i) positions.push_back(i);  // all padding
     }
     const auto t0 = std::chrono::steady_clock::now();

@@ -102,8 +102,7 @@ TEST_P(Planner, NoLiveOverlapAndArenaNearPeak) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, Planner,
-                         ::testing::Combine(::testing::Values(0, 1), ::testing::Values(1, 7, 64)));
+INSTANTIATE_TEST_SUITE_P(Shapes, Planner, ::testing::Combine(::testing::Values(0, 1), ::testing::Values(1, 7, 64)));
 
 TEST(Planner, UnknownValueIsAnError) {
     const LlamaConfig c = stories_cfg();

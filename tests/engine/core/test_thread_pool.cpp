@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <mutex>
 #include <chrono>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -26,12 +26,14 @@ TEST(ThreadPool, ParallelForCoversEveryIndexOnce) {
                     n,
                     [&](int64_t b, int64_t e) {
                         EXPECT_LT(b, e);
-                        EXPECT_TRUE(e - b >= grain || e == n) << "chunk " << b << ".." << e << " shorter than grain " << grain;
+                        EXPECT_TRUE(e - b >= grain || e == n)
+                            << "chunk " << b << ".." << e << " shorter than grain " << grain;
                         ++calls;
                         for (int64_t i = b; i < e; ++i) ++hits[size_t(i)];
                     },
                     grain);
-                for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[size_t(i)].load(), 1) << "index " << i << " n " << n << " threads " << threads;
+                for (int64_t i = 0; i < n; ++i)
+                    ASSERT_EQ(hits[size_t(i)].load(), 1) << "index " << i << " n " << n << " threads " << threads;
                 EXPECT_LE(calls.load(), threads * ThreadPool::kPiecesPerThread);
             }
     }
@@ -116,15 +118,20 @@ TEST(ThreadPool, OwnPiecesInOrderAndSlowRunsAreTakenFromTheBack) {
     const int64_t half = n / 2;
     std::vector<int64_t> caller_own, worker_own, caller_stolen;
     for (const auto& [id, b] : order) {
-        if (id == caller) (b < half ? caller_own : caller_stolen).push_back(b);
-        else worker_own.push_back(b);
+        if (id == caller)
+            (b < half ? caller_own : caller_stolen).push_back(b);
+        else
+            worker_own.push_back(b);
     }
     ASSERT_EQ(caller_own.size(), size_t(ThreadPool::kPiecesPerThread));
-    for (size_t i = 0; i < caller_own.size(); ++i) EXPECT_EQ(caller_own[i], int64_t(i) * 10) << "caller's own run out of order";
-    for (size_t i = 0; i < worker_own.size(); ++i) EXPECT_EQ(worker_own[i], half + int64_t(i) * 10) << "worker's run out of order";
+    for (size_t i = 0; i < caller_own.size(); ++i)
+        EXPECT_EQ(caller_own[i], int64_t(i) * 10) << "caller's own run out of order";
+    for (size_t i = 0; i < worker_own.size(); ++i)
+        EXPECT_EQ(worker_own[i], half + int64_t(i) * 10) << "worker's run out of order";
     ASSERT_FALSE(worker_own.empty());
     ASSERT_FALSE(caller_stolen.empty()) << "the caller never took a piece of the slow worker's run";
-    for (size_t i = 0; i < caller_stolen.size(); ++i) EXPECT_EQ(caller_stolen[i], n - 10 * int64_t(i + 1)) << "not taken from the back";
+    for (size_t i = 0; i < caller_stolen.size(); ++i)
+        EXPECT_EQ(caller_stolen[i], n - 10 * int64_t(i + 1)) << "not taken from the back";
 }
 
 // Workers that sleep at once, spin briefly, or spin longer than the gaps between regions all

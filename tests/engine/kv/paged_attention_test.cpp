@@ -32,7 +32,8 @@ std::unique_ptr<LlamaCpu> executor(bool contiguous) {
 }
 
 kv::PagedKv cache(const LlamaConfig& c, int64_t blocks, int block_tokens = 16) {
-    auto kv = kv::PagedKv::create(kv::KvConfig{kv::KvShape{c.n_layers, c.n_kv_heads, c.head_dim, block_tokens}, blocks});
+    auto kv =
+        kv::PagedKv::create(kv::KvConfig{kv::KvShape{c.n_layers, c.n_kv_heads, c.head_dim, block_tokens}, blocks});
     EXPECT_TRUE(kv.ok()) << (kv.ok() ? "" : kv.message());
     return std::move(kv).value();
 }
@@ -136,7 +137,8 @@ TEST(PagedAttention, SharedPrefixBatchEqualsEachSequenceAlone) {
     std::vector<int32_t> next(4);
     for (int step = 0; step < kSteps; ++step) {
         for (int s = 0; s < 4; ++s) {
-            ASSERT_TRUE(same(*l + size_t(s) * V, ref[size_t(s)][size_t(step)].data(), V)) << "sequence " << s << " step " << step;
+            ASSERT_TRUE(same(*l + size_t(s) * V, ref[size_t(s)][size_t(step)].data(), V))
+                << "sequence " << s << " step " << step;
             next[size_t(s)] = argmax(*l + size_t(s) * V, V);
         }
         batch.clear();

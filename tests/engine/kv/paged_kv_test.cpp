@@ -104,7 +104,8 @@ TEST(PagedKv, ForkSharesBlocksAndCopiesOnWrite) {
     EXPECT_EQ(kv.refcount(kv.block_table(1)[1]), 1);
     EXPECT_EQ(kv.seq_len(1), 20);
     EXPECT_EQ(kv.seq_len(2), 23);
-    for (int pos = 0; pos < 20; ++pos) EXPECT_EQ(kv.key_row(2, 1, pos)[0], float(10000 + pos * 10 + 1));  // seq 1's rows
+    for (int pos = 0; pos < 20; ++pos)
+        EXPECT_EQ(kv.key_row(2, 1, pos)[0], float(10000 + pos * 10 + 1));  // seq 1's rows
     EXPECT_EQ(kv.key_row(2, 0, 21)[0], float(20000 + 210));
     // seq 1 now owns its partial block alone: appending writes in place, no copy
     auto b = append(kv, 1, rows(1, 20, 2));

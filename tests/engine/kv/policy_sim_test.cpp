@@ -122,9 +122,10 @@ TEST(KvTrace, FormatRoundTripAndBadLines) {
     ASSERT_TRUE(back.ok()) << back.message();
     EXPECT_EQ(format_trace(*back), format_trace(t));
     EXPECT_EQ(back->name, "shared_system_prompt");
-    for (const char* bad : {"", "hello\n", "edge-kv-trace 2\n", "edge-kv-trace 1\ns 0 1\n", "edge-kv-trace 1\ns 0 0 5\n",
-                            "edge-kv-trace 1\ns 0 1 9-3\n", "edge-kv-trace 1\nx 1\n", "edge-kv-trace 1\ns 0 1 4-x\n",
-                            "edge-kv-trace 1\nblock_tokens 0\n", "edge-kv-trace 1\nf\n"}) {
+    for (const char* bad :
+         {"", "hello\n", "edge-kv-trace 2\n", "edge-kv-trace 1\ns 0 1\n", "edge-kv-trace 1\ns 0 0 5\n",
+          "edge-kv-trace 1\ns 0 1 9-3\n", "edge-kv-trace 1\nx 1\n", "edge-kv-trace 1\ns 0 1 4-x\n",
+          "edge-kv-trace 1\nblock_tokens 0\n", "edge-kv-trace 1\nf\n"}) {
         auto r = parse_trace(bad, "t.trace");
         ASSERT_FALSE(r.ok()) << bad;
         EXPECT_NE(r.message().find("t.trace"), std::string::npos) << r.message();

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <tuple>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "engine/core/half.h"
 #include "engine/model/safetensors.h"
@@ -22,8 +22,10 @@ const std::string kSpace = "\xE2\x96\x81";  // U+2581, SentencePiece's space
 std::string sp_text(const std::string& t) {
     std::string out;
     for (char ch : t) {
-        if (ch == ' ') out += kSpace;
-        else out.push_back(ch);
+        if (ch == ' ')
+            out += kSpace;
+        else
+            out.push_back(ch);
     }
     return out;
 }
@@ -95,8 +97,13 @@ std::string make_llama_tokenizer_json(const TokenizerSpec& spec) {
     ojson added = ojson::array();
     for (size_t i = 0; i < n; ++i) {
         if (type_of(i) != 2 && type_of(i) != 3) continue;
-        added.push_back({{"id", int(i)}, {"content", spec.tokens[i]}, {"single_word", false}, {"lstrip", false},
-                         {"rstrip", false}, {"normalized", false}, {"special", true}});
+        added.push_back({{"id", int(i)},
+                         {"content", spec.tokens[i]},
+                         {"single_word", false},
+                         {"lstrip", false},
+                         {"rstrip", false},
+                         {"normalized", false},
+                         {"special", true}});
     }
     const std::string bos = spec.bos_id >= 0 ? spec.tokens.at(size_t(spec.bos_id)) : "<s>";
     const std::string unk = spec.unk_id >= 0 ? spec.tokens.at(size_t(spec.unk_id)) : "<unk>";
@@ -265,8 +272,8 @@ std::string write_hf_folder(const Model& m, const fs::path& dir, const HfFixture
     if (o.tokenizer) {
         if (!write_text(dir / "tokenizer.json", make_llama_tokenizer_json(m.tokenizer)))
             return "cannot write tokenizer.json";
-        ojson tc = {{"add_bos_token", true}, {"add_eos_token", false}, {"bos_token", "<s>"}, {"eos_token", "</s>"},
-                    {"unk_token", "<unk>"}, {"tokenizer_class", "LlamaTokenizer"}};
+        ojson tc = {{"add_bos_token", true}, {"add_eos_token", false}, {"bos_token", "<s>"},
+                    {"eos_token", "</s>"},   {"unk_token", "<unk>"},   {"tokenizer_class", "LlamaTokenizer"}};
         if (!write_text(dir / "tokenizer_config.json", tc.dump(2))) return "cannot write tokenizer_config.json";
     }
     return {};

@@ -12,17 +12,17 @@
 namespace edge::test {
 
 enum class HfTie {
-    Untied,       // embed_tokens + lm_head, tie_word_embeddings false
-    EmbedOnly,    // tie_word_embeddings true, only model.embed_tokens.weight stored
-    LmHeadOnly,   // tie_word_embeddings true, only lm_head.weight stored
+    Untied,      // embed_tokens + lm_head, tie_word_embeddings false
+    EmbedOnly,   // tie_word_embeddings true, only model.embed_tokens.weight stored
+    LmHeadOnly,  // tie_word_embeddings true, only lm_head.weight stored
 };
 
 struct HfFixtureOptions {
-    bool sharded = false;      // model-00001-of-00002.safetensors + ...-00002 + index
+    bool sharded = false;  // model-00001-of-00002.safetensors + ...-00002 + index
     HfTie tie = HfTie::Untied;
-    bool phi3 = false;         // Phi3ForCausalLM: fused qkv_proj and gate_up_proj
+    bool phi3 = false;           // Phi3ForCausalLM: fused qkv_proj and gate_up_proj
     DType storage = DType::F32;  // F32, F16 or BF16
-    bool tokenizer = true;     // write tokenizer.json + tokenizer_config.json
+    bool tokenizer = true;       // write tokenizer.json + tokenizer_config.json
 };
 
 // HF's conversion permutation of one Q or K projection: IR rows (interleaved RoPE pairs) ->

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "engine/model/ggml_dequant.h"
 #include "engine/model/gguf.h"

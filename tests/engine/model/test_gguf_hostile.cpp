@@ -50,7 +50,8 @@ struct Bytes {
 
 std::string write_file(const std::string& name, const std::vector<uint8_t>& bytes) {
     const std::string path = (test::temp_dir("gguf-bad") / name).string();
-    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
     return path;
 }
 
@@ -91,9 +92,8 @@ TEST(GgufHostile, TruncatedAtManyCutPoints) {
     auto check = [&](size_t c, const std::string& name, const std::string& msg) {
         EXPECT_EQ(msg.rfind(name + ": ", 0), 0u) << msg;
         const bool says_what = msg.find("truncated") != std::string::npos ||
-                               msg.find("past the end") != std::string::npos ||
-                               msg.find("only") != std::string::npos || msg.find("absurd") != std::string::npos ||
-                               msg.find("too short") != std::string::npos;
+                               msg.find("past the end") != std::string::npos || msg.find("only") != std::string::npos ||
+                               msg.find("absurd") != std::string::npos || msg.find("too short") != std::string::npos;
         EXPECT_TRUE(says_what) << "cut at " << c << ": " << msg;
     };
     for (size_t k = 0; k < cuts.size(); ++k) {
@@ -122,7 +122,8 @@ TEST(GgufHostile, AbsurdCounts) {
     expect_error("tensors.gguf", Bytes{}.header(uint64_t(1) << 40, 0).b, {"tensor count 1099511627776 is absurd"});
     expect_error("kv.gguf", Bytes{}.header(0, ~uint64_t(0)).b, {"metadata count", "absurd"});
     // A string claiming 2^62 bytes, an array claiming 2^60 elements, arrays nested too deep.
-    expect_error("str.gguf", Bytes{}.header(0, 1).u64(uint64_t(1) << 62).u64(0).u64(0).u64(0).b, {"metadata key #0", "claims"});
+    expect_error("str.gguf", Bytes{}.header(0, 1).u64(uint64_t(1) << 62).u64(0).u64(0).u64(0).b,
+                 {"metadata key #0", "claims"});
     expect_error("arr.gguf", Bytes{}.header(0, 1).str("k").u32(9).u32(4).u64(uint64_t(1) << 60).b,
                  {"metadata 'k'", "claims 1152921504606846976 u32 elements"});
     Bytes deep = Bytes{}.header(0, 1).str("k").u32(9);
@@ -147,8 +148,9 @@ TEST(GgufHostile, TensorInfoProblems) {
     expect_error("block.gguf", Bytes{}.header(1, 0).tensor("t", {20}, 2, 0).pad().b, {"not a multiple of its 32"});
     Bytes past = Bytes{}.header(1, 0).tensor("blk.0.attn_q.weight", {1024}, 0, 1024).pad();
     past.b.resize(past.b.size() + 64);
-    expect_error("past.gguf", past.b,
-                 {"tensor 'blk.0.attn_q.weight' data [offset 1024", "4096 bytes] runs past the end of the file (size "});
+    expect_error(
+        "past.gguf", past.b,
+        {"tensor 'blk.0.attn_q.weight' data [offset 1024", "4096 bytes] runs past the end of the file (size "});
     Bytes mis = Bytes{}.header(1, 0).tensor("t", {4}, 0, 4).pad();
     mis.b.resize(mis.b.size() + 64);
     expect_error("misaligned.gguf", mis.b, {"offset 4 is not a multiple of the alignment 32"});
@@ -167,7 +169,8 @@ TEST(GgufHostile, ShapeThatDisagreesWithTheConfig) {
     ASSERT_TRUE(write_gguf_model(*m, path).ok());
     auto back = load_gguf_model(path);
     ASSERT_FALSE(back.ok());
-    EXPECT_EQ(back.message(), path + ": tensor 'blk.1.attn_k.weight' has shape [8, 32] but the configuration implies [16, 32]");
+    EXPECT_EQ(back.message(),
+              path + ": tensor 'blk.1.attn_k.weight' has shape [8, 32] but the configuration implies [16, 32]");
 }
 
 TEST(GgufHostile, ImplausibleLayerCountIsRefusedBeforeTheGraphIsBuilt) {

@@ -167,7 +167,8 @@ TEST(GgufSynth, RoundTripsThroughTheImporter) {
         const std::string& p = tok.tokens[i];
         if (tok.token_types[i] == 1 && p.size() > 1 && p != "\xe2\x96\x81") {
             bool ok = false;
-            for (size_t cut = 1; cut < p.size() && !ok; ++cut) ok = have.count(p.substr(0, cut)) && have.count(p.substr(cut));
+            for (size_t cut = 1; cut < p.size() && !ok; ++cut)
+                ok = have.count(p.substr(0, cut)) && have.count(p.substr(cut));
             EXPECT_TRUE(ok) << "piece '" << p << "' cannot be reached by a pairwise merge";
         }
         have.insert(p);

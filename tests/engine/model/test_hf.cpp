@@ -33,9 +33,9 @@ const Model* gguf_model() {
     return m.ok() ? &m.value() : nullptr;
 }
 
-#define REQUIRE_GGUF()                                                            \
-    EDGE_REQUIRE_SHARED(test::shared("models/stories260K/stories260K.gguf"));     \
-    const Model* ref = gguf_model();                                              \
+#define REQUIRE_GGUF()                                                        \
+    EDGE_REQUIRE_SHARED(test::shared("models/stories260K/stories260K.gguf")); \
+    const Model* ref = gguf_model();                                          \
     ASSERT_NE(ref, nullptr) << "stories260K.gguf does not load"
 
 fs::path write_fixture(const Model& m, const HfFixtureOptions& o, const std::string& tag) {
@@ -60,8 +60,8 @@ void rope_rotate_half(std::vector<double>& v, int heads, int d, int pos, double 
         for (int i = 0; i < d / 2; ++i) {
             const double a = pos * std::pow(theta, -2.0 * i / d), c = std::cos(a), s = std::sin(a);
             const double x1 = x[i], x2 = x[i + d / 2];
-            x[i] = x1 * c - x2 * s;            // x * cos + rotate_half(x) * sin, first half
-            x[i + d / 2] = x2 * c + x1 * s;    // second half
+            x[i] = x1 * c - x2 * s;          // x * cos + rotate_half(x) * sin, first half
+            x[i + d / 2] = x2 * c + x1 * s;  // second half
         }
     }
 }
@@ -118,7 +118,8 @@ TEST(HfFixture, PermutedProjectionsGiveTheSameAttentionScores) {
                 // Element-wise: HF dim c*d/2 + i is IR dim 2i + c.
                 for (int i = 0; i < hd / 2; ++i)
                     for (int comp = 0; comp < 2; ++comp)
-                        EXPECT_NEAR(q_hf[size_t(h * hd + comp * hd / 2 + i)], q_ir[size_t(h * hd + 2 * i + comp)], 1e-9);
+                        EXPECT_NEAR(q_hf[size_t(h * hd + comp * hd / 2 + i)], q_ir[size_t(h * hd + 2 * i + comp)],
+                                    1e-9);
             }
         }
     }

@@ -111,8 +111,8 @@ TEST(Llama2c, ReadsVersion1AndSeparateClassifier) {
     Writer v0;
     for (int v : {c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, -c.vocab_size, c.context_length}) v0.i32(v);
     v0.f32(*m->find("token_embd.weight"));
-    for (const char* p : {"attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm", "ffn_gate", "ffn_down",
-                          "ffn_up"})
+    for (const char* p :
+         {"attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm", "ffn_gate", "ffn_down", "ffn_up"})
         v0.layers(*m, p);
     v0.f32(*m->find("output_norm.weight"));
     v0.b.resize(v0.b.size() + size_t(c.context_length) * size_t(c.head_dim) * 4, 0);  // freq_cis real + imag

@@ -126,8 +126,7 @@ TEST(Safetensors, RejectsBadHeaders) {
     expect_error(image(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", 4), "needs 8");
     expect_error(image(R"({"w":{"dtype":"F32","shape":[4294967296,4294967296,4294967296],"data_offsets":[0,4]}})", 4),
                  "absurd");
-    expect_error(image(R"({"w":{"dtype":"F64","shape":[281474976710656,65536],"data_offsets":[0,4]}})", 4),
-                 "absurd");
+    expect_error(image(R"({"w":{"dtype":"F64","shape":[281474976710656,65536],"data_offsets":[0,4]}})", 4), "absurd");
 }
 
 TEST(Safetensors, UnsupportedDtypeNamesTensorAndDtype) {
@@ -161,8 +160,8 @@ TEST(Safetensors, TruncatedFileOnDiskNamesThePath) {
 TEST(Safetensors, WriterRejectsInconsistentItems) {
     EXPECT_FALSE(serialize_safetensors({{"w", DType::F32, {3}, std::vector<uint8_t>(8)}}).ok());
     EXPECT_FALSE(serialize_safetensors({{"w", DType::Q8_0, {32}, std::vector<uint8_t>(34)}}).ok());
-    EXPECT_FALSE(serialize_safetensors({{"w", DType::F32, {1}, std::vector<uint8_t>(4)},
-                                        {"w", DType::F32, {1}, std::vector<uint8_t>(4)}})
+    EXPECT_FALSE(serialize_safetensors(
+                     {{"w", DType::F32, {1}, std::vector<uint8_t>(4)}, {"w", DType::F32, {1}, std::vector<uint8_t>(4)}})
                      .ok());
 }
 

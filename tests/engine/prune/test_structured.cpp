@@ -145,8 +145,10 @@ TEST(StructuredLlama, HeadsGoWithTheirQueryGroupAndPrunedEqualsMasked) {
     const auto kept = a1.kept_units();
     for (int64_t k = 0; k < 2; ++k)
         for (int64_t row : {int64_t(0), int64_t(9)}) {
-            EXPECT_EQ(at(p.value(), "blk.1.attn_q.weight", k * 16 + row, 3), at(m, "blk.1.attn_q.weight", kept[size_t(k)] * 16 + row, 3));
-            EXPECT_EQ(at(p.value(), "blk.1.attn_v.weight", k * 8 + row % 8, 3), at(m, "blk.1.attn_v.weight", kept[size_t(k)] * 8 + row % 8, 3));
+            EXPECT_EQ(at(p.value(), "blk.1.attn_q.weight", k * 16 + row, 3),
+                      at(m, "blk.1.attn_q.weight", kept[size_t(k)] * 16 + row, 3));
+            EXPECT_EQ(at(p.value(), "blk.1.attn_v.weight", k * 8 + row % 8, 3),
+                      at(m, "blk.1.attn_v.weight", kept[size_t(k)] * 8 + row % 8, 3));
         }
 
     Model masked = m;
@@ -284,7 +286,12 @@ struct CnnBuilder {
         tensor(bn + ".bias", {oc}, -0.2f, 0.2f);
         tensor(bn + ".mean", {oc}, -0.1f, 0.1f);
         tensor(bn + ".var", {oc}, 0.5f, 2.0f);
-        m.graph.ops.push_back({OpType::BatchNorm, bn, {name + ".y"}, {bn + ".y"}, {bn + ".scale", bn + ".bias", bn + ".mean", bn + ".var"}, {{"epsilon", {1e-5}}}});
+        m.graph.ops.push_back({OpType::BatchNorm,
+                               bn,
+                               {name + ".y"},
+                               {bn + ".y"},
+                               {bn + ".scale", bn + ".bias", bn + ".mean", bn + ".var"},
+                               {{"epsilon", {1e-5}}}});
         if (!relu) return bn + ".y";
         m.graph.ops.push_back({OpType::Relu, name + ".relu", {bn + ".y"}, {name + ".r"}, {}, {}});
         return name + ".r";

@@ -159,7 +159,8 @@ TEST(QuantMethods, GptqBeatsRtnOnTheLayerOutput) {
     // Correlated inputs with a few loud channels: where error feedback pays off.
     for (int64_t t = 0; t < n; ++t) {
         const float common = nd(rng);
-        for (int64_t i = 0; i < cols; ++i) x[size_t(t * cols + i)] = nd(rng) + 0.8f * common + (i % 17 == 0 ? 4.0f * nd(rng) : 0.0f);
+        for (int64_t i = 0; i < cols; ++i)
+            x[size_t(t * cols + i)] = nd(rng) + 0.8f * common + (i % 17 == 0 ? 4.0f * nd(rng) : 0.0f);
     }
     auto out_err = [&](const Tensor& q) {
         const auto d = qkernels::dequantize(q);
@@ -167,7 +168,8 @@ TEST(QuantMethods, GptqBeatsRtnOnTheLayerOutput) {
         for (int64_t t = 0; t < n; ++t)
             for (int64_t r = 0; r < rows; ++r) {
                 double s = 0;
-                for (int64_t i = 0; i < cols; ++i) s += double(w[size_t(r * cols + i)] - d[size_t(r * cols + i)]) * x[size_t(t * cols + i)];
+                for (int64_t i = 0; i < cols; ++i)
+                    s += double(w[size_t(r * cols + i)] - d[size_t(r * cols + i)]) * x[size_t(t * cols + i)];
                 e += s * s;
             }
         return e;

@@ -90,10 +90,13 @@ TEST(QuantLayerwise, StopsAfterTheAskedBlocksAndRefusesNonF32) {
     o.max_blocks = 2;
     o.threads = 1;
     std::vector<std::string> names;
-    auto r = gptq_layerwise(f.model, f.calib, [&](Tensor&& t) -> Status {
-        names.push_back(t.name);
-        return {};
-    }, o);
+    auto r = gptq_layerwise(
+        f.model, f.calib,
+        [&](Tensor&& t) -> Status {
+            names.push_back(t.name);
+            return {};
+        },
+        o);
     ASSERT_TRUE(r.ok()) << r.message();
     EXPECT_EQ(r->blocks_done, 2);
     EXPECT_FALSE(r->head_done);
@@ -102,8 +105,11 @@ TEST(QuantLayerwise, StopsAfterTheAskedBlocksAndRefusesNonF32) {
 
     auto q = apply_plan(f.model, uniform_plan(Precision::INT8), nullptr);
     ASSERT_TRUE(q.ok()) << q.message();
-    auto bad = gptq_layerwise(q->model, f.calib, [](Tensor&&) -> Status { return {}; }, o);
+    auto bad = gptq_layerwise(
+        q->model, f.calib, [](Tensor&&) -> Status { return {}; }, o);
     ASSERT_FALSE(bad.ok());
     EXPECT_NE(bad.message().find("F32"), std::string::npos) << bad.message();
-    EXPECT_FALSE(gptq_layerwise(f.model, CalibSet{}, [](Tensor&&) -> Status { return {}; }, o).ok());
+    EXPECT_FALSE(gptq_layerwise(
+                     f.model, CalibSet{}, [](Tensor&&) -> Status { return {}; }, o)
+                     .ok());
 }

@@ -64,7 +64,8 @@ TEST(QuantKernels, MatvecAndMatmatMatchTheReference) {
     std::mt19937 rng(7);
     std::normal_distribution<float> nd(0.0f, 1.0f);
     std::vector<qkernels::KernelLevel> levels;
-    for (auto l : {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni, qkernels::KernelLevel::Avx512VnniGfni})
+    for (auto l :
+         {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni, qkernels::KernelLevel::Avx512VnniGfni})
         if (qkernels::kernel_available(l)) levels.push_back(l);
     for (int64_t cols : {64, 96, 172, 256, 300, 1100}) {
         const Tensor w = random_f32("w", 37, cols, uint32_t(cols));
@@ -72,8 +73,8 @@ TEST(QuantKernels, MatvecAndMatmatMatchTheReference) {
             std::vector<float> x(size_t(n * cols));
             for (auto& v : x) v = nd(rng);
             const std::vector<std::pair<QGrouping, int64_t>> groupings{
-                {QGrouping::PerChannel, 0}, {QGrouping::Group, 32},  {QGrouping::Group, 64},
-                {QGrouping::Group, 96},     {QGrouping::Group, 128}, {QGrouping::Group, 512}, {QGrouping::Flat, 32}};
+                {QGrouping::PerChannel, 0}, {QGrouping::Group, 32},  {QGrouping::Group, 64}, {QGrouping::Group, 96},
+                {QGrouping::Group, 128},    {QGrouping::Group, 512}, {QGrouping::Flat, 32}};
             for (int bits : {8, 4})
                 for (bool sym : {true, false})
                     for (auto [g, gs] : groupings)
@@ -82,8 +83,10 @@ TEST(QuantKernels, MatvecAndMatmatMatchTheReference) {
                             const QuantSpec spec{bits, sym, g, gs, QMethod::RTN, false, scales};
                             auto q = quantize_rtn(w, spec);
                             ASSERT_TRUE(q.ok()) << q.message();
-                            ASSERT_EQ(q->quant->scale_type, scales == QuantSpec::Scales::F16 ? QScale::F16 : QScale::F32);
-                            const std::string what = spec_name(spec) + (scales == QuantSpec::Scales::F16 ? " f16 scales" : " f32 scales");
+                            ASSERT_EQ(q->quant->scale_type,
+                                      scales == QuantSpec::Scales::F16 ? QScale::F16 : QScale::F32);
+                            const std::string what =
+                                spec_name(spec) + (scales == QuantSpec::Scales::F16 ? " f16 scales" : " f32 scales");
                             const auto ref = reference(*q, x, n);
                             std::vector<float> port(size_t(n * 37));
                             qkernels::force_kernels(qkernels::KernelLevel::Portable);
@@ -94,11 +97,11 @@ TEST(QuantKernels, MatvecAndMatmatMatchTheReference) {
                                 std::vector<float> simd(size_t(n * 37));
                                 qkernels::force_kernels(level);
                                 qkernels::matmul(simd.data(), x.data(), *q, n, pool);
-                                EXPECT_LT(norm_err(simd, ref), 0.01) << qkernels::kernel_name() << " " << what
-                                                                     << " cols " << cols << " n " << n;
+                                EXPECT_LT(norm_err(simd, ref), 0.01)
+                                    << qkernels::kernel_name() << " " << what << " cols " << cols << " n " << n;
                                 // Same integer sums; only the float order of the scaling differs.
-                                EXPECT_LT(norm_err(simd, port), 2e-6) << qkernels::kernel_name() << " " << what
-                                                                      << " cols " << cols << " n " << n;
+                                EXPECT_LT(norm_err(simd, port), 2e-6)
+                                    << qkernels::kernel_name() << " " << what << " cols " << cols << " n " << n;
                             }
                             qkernels::force_kernels(qkernels::KernelLevel::Auto);
                         }
@@ -111,20 +114,23 @@ TEST(QuantKernels, MatvecAndMatmatMatchTheReference) {
 // bit-identical outputs, for row counts that exercise 8-, 4- and 1-row passes and widths with
 // partial chunks.
 TEST(QuantKernels, RowPrefetchPlansGiveIdenticalResults) {
-    if (!qkernels::kernel_available(qkernels::KernelLevel::Avx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this processor";
+    if (!qkernels::kernel_available(qkernels::KernelLevel::Avx512Vnni))
+        GTEST_SKIP() << "no AVX-512 VNNI on this processor";
     ThreadPool pool(2);
     std::mt19937 rng(5);
     std::normal_distribution<float> nd(0.0f, 1.0f);
     std::vector<qkernels::KernelLevel> levels{qkernels::KernelLevel::Avx512Vnni};
-    if (qkernels::kernel_available(qkernels::KernelLevel::Avx512VnniGfni)) levels.push_back(qkernels::KernelLevel::Avx512VnniGfni);
+    if (qkernels::kernel_available(qkernels::KernelLevel::Avx512VnniGfni))
+        levels.push_back(qkernels::KernelLevel::Avx512VnniGfni);
     for (int64_t rows : {29, 45, 200})
         for (int64_t cols : {96, 172, 2048}) {
             const Tensor w = random_f32("w", rows, cols, uint32_t(rows * cols));
-            for (const QuantSpec& spec : {QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN},
-                                          QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN, false, QuantSpec::Scales::F32},
-                                          QuantSpec{4, false, QGrouping::Group, 64, QMethod::RTN},
-                                          QuantSpec{8, true, QGrouping::Group, 32, QMethod::RTN},
-                                          QuantSpec{4, true, QGrouping::PerChannel, 0, QMethod::RTN}}) {
+            for (const QuantSpec& spec :
+                 {QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN},
+                  QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN, false, QuantSpec::Scales::F32},
+                  QuantSpec{4, false, QGrouping::Group, 64, QMethod::RTN},
+                  QuantSpec{8, true, QGrouping::Group, 32, QMethod::RTN},
+                  QuantSpec{4, true, QGrouping::PerChannel, 0, QMethod::RTN}}) {
                 auto q = quantize_rtn(w, spec);
                 ASSERT_TRUE(q.ok()) << q.message();
                 for (int n : {1, 3}) {
@@ -142,8 +148,8 @@ TEST(QuantKernels, RowPrefetchPlansGiveIdenticalResults) {
                             EXPECT_EQ(qkernels::prefetch_lead(spec.bits), lead);
                             qkernels::matmul(l1.data(), x.data(), *q, n, pool);
                             EXPECT_EQ(std::memcmp(l2.data(), l1.data(), l2.size() * sizeof(float)), 0)
-                                << qkernels::kernel_name() << " " << spec_name(spec) << " " << rows << "x" << cols << " n " << n
-                                << " lead " << lead;
+                                << qkernels::kernel_name() << " " << spec_name(spec) << " " << rows << "x" << cols
+                                << " n " << n << " lead " << lead;
                         }
                         qkernels::force_prefetch_lead(0);
                     }
@@ -164,15 +170,18 @@ TEST(QuantKernels, GateUpSwigluEqualsProductsThenSwiglu) {
     constexpr int64_t rows = 75, cols = 300;
     std::vector<std::pair<Tensor, Tensor>> pairs;
     pairs.emplace_back(random_f32("g", rows, cols, 1), random_f32("u", rows, cols, 2));
-    for (const QuantSpec& spec : {QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN}, QuantSpec{4, false, QGrouping::Group, 64, QMethod::RTN},
-                                  QuantSpec{8, true, QGrouping::Group, 32, QMethod::RTN}, QuantSpec{8, true, QGrouping::Flat, 32, QMethod::RTN}}) {
+    for (const QuantSpec& spec : {QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN},
+                                  QuantSpec{4, false, QGrouping::Group, 64, QMethod::RTN},
+                                  QuantSpec{8, true, QGrouping::Group, 32, QMethod::RTN},
+                                  QuantSpec{8, true, QGrouping::Flat, 32, QMethod::RTN}}) {
         auto g = quantize_rtn(random_f32("g", rows, cols, 3), spec);
         auto u = quantize_rtn(random_f32("u", rows, cols, 4), spec);
         ASSERT_TRUE(g.ok() && u.ok());
         pairs.emplace_back(std::move(g).value(), std::move(u).value());
     }
     std::vector<qkernels::KernelLevel> levels{qkernels::KernelLevel::Portable};
-    for (auto l : {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni, qkernels::KernelLevel::Avx512VnniGfni})
+    for (auto l :
+         {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni, qkernels::KernelLevel::Avx512VnniGfni})
         if (qkernels::kernel_available(l)) levels.push_back(l);
     std::mt19937 rng(13);
     std::normal_distribution<float> nd(0.0f, 1.0f);
@@ -185,14 +194,16 @@ TEST(QuantKernels, GateUpSwigluEqualsProductsThenSwiglu) {
                 qkernels::force_kernels(level);
                 for (size_t p = 0; p < pairs.size(); ++p) {
                     const auto& [gate, up] = pairs[p];
-                    std::vector<float> a(size_t(n * rows)), b(size_t(n * rows)), fused(size_t(n * rows), -1.0f), scratch(size_t(n * rows));
+                    std::vector<float> a(size_t(n * rows)), b(size_t(n * rows)), fused(size_t(n * rows), -1.0f),
+                        scratch(size_t(n * rows));
                     const qkernels::MatmulJob jobs[2] = {{a.data(), &gate}, {b.data(), &up}};
                     qkernels::matmul_multi(jobs, 2, x.data(), n, pool);
                     for (int t = 0; t < n; ++t) kernels::swiglu(a.data() + t * rows, b.data() + t * rows, int(rows));
                     qkernels::matmul_gate_up_swiglu(fused.data(), scratch.data(), x.data(), gate, up, n, pool);
                     ASSERT_EQ(std::memcmp(fused.data(), a.data(), a.size() * sizeof(float)), 0)
                         << qkernels::kernel_name() << " pair " << p << " threads " << threads << " n " << n;
-                    ASSERT_EQ(std::memcmp(scratch.data(), b.data(), b.size() * sizeof(float)), 0) << "the up product, pair " << p;
+                    ASSERT_EQ(std::memcmp(scratch.data(), b.data(), b.size() * sizeof(float)), 0)
+                        << "the up product, pair " << p;
                 }
             }
             qkernels::force_kernels(qkernels::KernelLevel::Auto);
@@ -211,15 +222,16 @@ TEST(QuantKernels, MatmulMultiEqualsSeparateProducts) {
         ws.push_back(std::move(q).value());
     };
     add_q(37, QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN}, 1);
-    add_q(5, QuantSpec{4, false, QGrouping::Group, 64, QMethod::RTN}, 2);   // another layout: own activations
-    add_q(11, QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN}, 3);   // shares the first one's
+    add_q(5, QuantSpec{4, false, QGrouping::Group, 64, QMethod::RTN}, 2);  // another layout: own activations
+    add_q(11, QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN}, 3);  // shares the first one's
     add_q(9, QuantSpec{8, true, QGrouping::Group, 32, QMethod::RTN}, 4);
-    add_q(6, QuantSpec{8, true, QGrouping::Flat, 32, QMethod::RTN}, 5);     // dequantize-a-row path
+    add_q(6, QuantSpec{8, true, QGrouping::Flat, 32, QMethod::RTN}, 5);  // dequantize-a-row path
     ws.push_back(random_f32("f32", 7, cols, 6));
     std::mt19937 rng(11);
     std::normal_distribution<float> nd(0.0f, 1.0f);
     std::vector<qkernels::KernelLevel> levels{qkernels::KernelLevel::Portable};
-    for (auto l : {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni, qkernels::KernelLevel::Avx512VnniGfni})
+    for (auto l :
+         {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni, qkernels::KernelLevel::Avx512VnniGfni})
         if (qkernels::kernel_available(l)) levels.push_back(l);
     for (int threads : {1, 2, 3})
         for (int n : {1, 3, 9}) {
@@ -239,8 +251,8 @@ TEST(QuantKernels, MatmulMultiEqualsSeparateProducts) {
                 qkernels::matmul_multi(jobs.data(), int(jobs.size()), x.data(), n, pool);
                 for (size_t j = 0; j < ws.size(); ++j)
                     for (size_t i = 0; i < sep[j].size(); ++i)
-                        ASSERT_EQ(multi[j][i], sep[j][i]) << qkernels::kernel_name() << " weight " << j << " element " << i
-                                                          << " threads " << threads << " n " << n;
+                        ASSERT_EQ(multi[j][i], sep[j][i]) << qkernels::kernel_name() << " weight " << j << " element "
+                                                          << i << " threads " << threads << " n " << n;
             }
             qkernels::force_kernels(qkernels::KernelLevel::Auto);
         }
@@ -292,8 +304,8 @@ TEST(QuantKernels, F16WeightsMatchFp32) {
 TEST(QuantKernels, ActivationQuantizationRoundsHalfToEvenInBlocksOf32) {
     std::vector<float> x(40, 0.0f);
     x[0] = 127.0f;
-    x[1] = 2.5f;  // rne -> 2
-    x[2] = -3.5f; // rne -> -4
+    x[1] = 2.5f;   // rne -> 2
+    x[2] = -3.5f;  // rne -> -4
     x[33] = -1.0f;
     qkernels::QActs a;
     qkernels::quantize_acts(x.data(), 40, a);
@@ -339,16 +351,19 @@ TEST(QuantKernels, WholeModelLogitsAgreeAcrossKernelFamilies) {
                 return all;
             };
             const auto port = logits(qkernels::KernelLevel::Portable);
-            for (auto level : {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni, qkernels::KernelLevel::Avx512VnniGfni}) {
+            for (auto level : {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni,
+                               qkernels::KernelLevel::Avx512VnniGfni}) {
                 if (!qkernels::kernel_available(level)) continue;
                 const auto simd = logits(level);
-                EXPECT_LT(norm_err(simd, port), 2e-2) << int(prec) << " scales " << int(scales) << " level " << int(level);
+                EXPECT_LT(norm_err(simd, port), 2e-2)
+                    << int(prec) << " scales " << int(scales) << " level " << int(level);
                 int same = 0;
                 for (size_t t = 0; t < toks.size(); ++t) {
                     const auto a = simd.begin() + std::ptrdiff_t(t) * V, b = port.begin() + std::ptrdiff_t(t) * V;
                     same += std::max_element(a, a + V) - a == std::max_element(b, b + V) - b;
                 }
-                EXPECT_GE(same, int(toks.size()) - 2) << int(prec) << " scales " << int(scales) << " level " << int(level);
+                EXPECT_GE(same, int(toks.size()) - 2)
+                    << int(prec) << " scales " << int(scales) << " level " << int(level);
             }
         }
 }

@@ -79,7 +79,8 @@ TEST(QuantRtn, ReproducesLlama2cQ80Exactly) {
         ASSERT_EQ(qi.total_bytes, g.quant->total_bytes) << g.name;
         const size_t n = size_t(qi.rows * qi.cols);
         EXPECT_EQ(std::memcmp(q->data.get(), g.data.get(), n), 0) << g.name << ": int8 codes differ";
-        EXPECT_EQ(std::memcmp(q->data.get() + qi.scales_offset, g.data.get() + qi.scales_offset, size_t(qi.n_groups) * 4), 0)
+        EXPECT_EQ(
+            std::memcmp(q->data.get() + qi.scales_offset, g.data.get() + qi.scales_offset, size_t(qi.n_groups) * 4), 0)
             << g.name << ": scales differ";
         codes += int64_t(n);
         scales += qi.n_groups;
@@ -93,9 +94,12 @@ TEST(QuantRtn, EveryLayoutRoundTripsWithinHalfAStep) {
     const auto w = random_matrix(rows, cols, 1);
     for (int bits : {8, 4})
         for (bool sym : {true, false})
-            for (auto [grouping, gs] : std::vector<std::pair<QGrouping, int64_t>>{
-                     {QGrouping::PerChannel, 0}, {QGrouping::Group, 32}, {QGrouping::Group, 64},
-                     {QGrouping::Group, 128}, {QGrouping::Group, 48}, {QGrouping::Flat, 32}}) {
+            for (auto [grouping, gs] : std::vector<std::pair<QGrouping, int64_t>>{{QGrouping::PerChannel, 0},
+                                                                                  {QGrouping::Group, 32},
+                                                                                  {QGrouping::Group, 64},
+                                                                                  {QGrouping::Group, 128},
+                                                                                  {QGrouping::Group, 48},
+                                                                                  {QGrouping::Flat, 32}}) {
                 QuantSpec spec{bits, sym, grouping, gs, QMethod::RTN};
                 auto q = quantize_rtn("t", w.data(), {rows, cols}, spec);
                 ASSERT_TRUE(q.ok()) << spec_name(spec) << ": " << q.message();
@@ -137,7 +141,8 @@ TEST(QuantRtn, Int4SymmetricUsesDeltaOf2MaxOver15) {
 // a tensor whose scales half cannot hold keeps float32 (auto) or is refused (fp16 asked for).
 TEST(QuantRtn, Int4DefaultsToHalfScalesWhereTheyFit) {
     const auto w = random_matrix(64, 2048, 11);
-    auto q = quantize_rtn("blk.0.attn_q.weight", w.data(), {64, 2048}, QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN});
+    auto q = quantize_rtn("blk.0.attn_q.weight", w.data(), {64, 2048},
+                          QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN});
     ASSERT_TRUE(q.ok()) << q.message();
     const QuantInfo& qi = *q->quant;
     EXPECT_EQ(qi.scale_type, QScale::F16);
@@ -163,7 +168,8 @@ TEST(QuantRtn, Int4DefaultsToHalfScalesWhereTheyFit) {
     auto i8 = quantize_rtn("x", w.data(), {64, 2048}, QuantSpec{8, true, QGrouping::Group, 32, QMethod::RTN});
     ASSERT_TRUE(i8.ok());
     EXPECT_EQ(i8->quant->scale_type, QScale::F32);
-    auto i8h = quantize_rtn("x", w.data(), {64, 2048}, QuantSpec{8, true, QGrouping::Group, 32, QMethod::RTN, false, QuantSpec::Scales::F16});
+    auto i8h = quantize_rtn("x", w.data(), {64, 2048},
+                            QuantSpec{8, true, QGrouping::Group, 32, QMethod::RTN, false, QuantSpec::Scales::F16});
     ASSERT_TRUE(i8h.ok());
     EXPECT_EQ(i8h->quant->scale_type, QScale::F16);
 
@@ -171,7 +177,8 @@ TEST(QuantRtn, Int4DefaultsToHalfScalesWhereTheyFit) {
     // tensor; fp16 asked for is an error naming the tensor and the group.
     std::vector<float> tiny(w.begin(), w.begin() + 4 * 64);
     for (float& v : tiny) v *= 1e-5f;
-    auto a = quantize_rtn("blk.3.ffn_up.weight", tiny.data(), {4, 64}, QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN});
+    auto a = quantize_rtn("blk.3.ffn_up.weight", tiny.data(), {4, 64},
+                          QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN});
     ASSERT_TRUE(a.ok()) << a.message();
     EXPECT_EQ(a->quant->scale_type, QScale::F32);
     auto f = quantize_rtn("blk.3.ffn_up.weight", tiny.data(), {4, 64},
@@ -184,7 +191,8 @@ TEST(QuantRtn, Int4DefaultsToHalfScalesWhereTheyFit) {
 
 TEST(QuantRtn, RefusesImpossibleSettingsAndNonFiniteWeights) {
     auto w = random_matrix(4, 172, 2);
-    auto big = quantize_rtn("blk.0.ffn_down.weight", w.data(), {4, 172}, QuantSpec{4, true, QGrouping::Group, 256, QMethod::RTN});
+    auto big = quantize_rtn("blk.0.ffn_down.weight", w.data(), {4, 172},
+                            QuantSpec{4, true, QGrouping::Group, 256, QMethod::RTN});
     ASSERT_FALSE(big.ok());
     EXPECT_NE(big.message().find("blk.0.ffn_down.weight"), std::string::npos);
     EXPECT_NE(big.message().find("larger than a row"), std::string::npos);

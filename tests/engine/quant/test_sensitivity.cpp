@@ -55,7 +55,8 @@ TEST(QuantSensitivity, MostSensitiveAtInt8BeatsLeastSensitiveAtEqualSize) {
         double kl[2] = {0, 0}, ppl_v[2] = {0, 0};
         size_t bytes[2] = {0, 0};
         for (int most = 0; most < 2; ++most) {
-            auto q = apply_plan(*m, mixed_plan(most ? split->most : split->least, Precision::INT8, int8, int4), nullptr);
+            auto q =
+                apply_plan(*m, mixed_plan(most ? split->most : split->least, Precision::INT8, int8, int4), nullptr);
             ASSERT_TRUE(q.ok()) << q.message();
             auto qm = std::make_shared<const Model>(std::move(q->model));
             bytes[most] = qm->weight_bytes();

@@ -69,7 +69,8 @@ int matching_tokens(const Tokenizer& tok, const std::vector<int32_t>& gen, const
     for (int32_t t : gen) {
         all.push_back(t);
         const std::string text = tok.decode(all);
-        if (want.compare(0, text.size(), text) != 0 && !(text.size() > want.size() && text.compare(0, want.size(), want) == 0))
+        if (want.compare(0, text.size(), text) != 0 &&
+            !(text.size() > want.size() && text.compare(0, want.size(), want) == 0))
             break;
         ++k;
     }
@@ -191,7 +192,7 @@ TEST(LlamaCppNumerics, Q41IngredientTable) {
     struct Row {
         const char* what;
         bool I::*field;
-        bool needed;  // switching it off loses llama.cpp's token 24
+        bool needed;            // switching it off loses llama.cpp's token 24
         int split_threads = 0;  // > 0: split-KV decode over a 512-cell view with this many threads
         int want = -1;          // >= 0: the matching tokens this row must give
     };

@@ -149,8 +149,10 @@ const char* kFp32Text =
 
 INSTANTIATE_TEST_SUITE_P(
     LlamaCpp, QuantizedGreedy,
-    ::testing::Values(QuantCase{"stories260K-F16.gguf", kFp32Text, 30}, QuantCase{"stories260K-BF16.gguf", kFp32Text, 30},
-                      QuantCase{"stories260K-Q8_0.gguf", kFp32Text, 30}, QuantCase{"stories260K-Q5_0.gguf", kFp32Text, 30},
+    ::testing::Values(QuantCase{"stories260K-F16.gguf", kFp32Text, 30},
+                      QuantCase{"stories260K-BF16.gguf", kFp32Text, 30},
+                      QuantCase{"stories260K-Q8_0.gguf", kFp32Text, 30},
+                      QuantCase{"stories260K-Q5_0.gguf", kFp32Text, 30},
                       QuantCase{"stories260K-Q4_0.gguf",
                                 "Once upon a time, there was a little girl named Lily. She loved to play outside in "
                                 "the sun. One day, she",

@@ -176,7 +176,8 @@ TEST(Scheduler, ThreeTimesOverBudgetCompletesAndMatchesRunningAlone) {
         }
         if (mode != Preempt::SwapInt8) {
             for (size_t i = 0; i < reqs.size(); ++i)
-                EXPECT_EQ(r->outputs[i], ref->outputs[i]) << preempt_name(mode) << ": request " << i << " differs from running alone";
+                EXPECT_EQ(r->outputs[i], ref->outputs[i])
+                    << preempt_name(mode) << ": request " << i << " differs from running alone";
             EXPECT_EQ(g.identical_requests, int(reqs.size()));
             EXPECT_EQ(g.max_kl, 0.0) << preempt_name(mode) << ": logits differ from running alone";
         } else {
@@ -187,8 +188,9 @@ TEST(Scheduler, ThreeTimesOverBudgetCompletesAndMatchesRunningAlone) {
             EXPECT_LT(g.mean_kl, 0.5) << "INT8 K/V should perturb the next-token distribution only slightly";
             EXPECT_GT(g.token_agreement, 0.0);
             EXPECT_LE(g.token_agreement, 1.0);
-            std::printf("swap-int8: token agreement %.3f, mean KL %.3g, max KL %.3g over %lld steps, %d/%zu identical\n",
-                        g.token_agreement, g.mean_kl, g.max_kl, (long long)g.kl_steps, g.identical_requests, reqs.size());
+            std::printf(
+                "swap-int8: token agreement %.3f, mean KL %.3g, max KL %.3g over %lld steps, %d/%zu identical\n",
+                g.token_agreement, g.mean_kl, g.max_kl, (long long)g.kl_steps, g.identical_requests, reqs.size());
         }
     }
 }

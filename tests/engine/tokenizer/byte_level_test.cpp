@@ -42,7 +42,7 @@ TEST(ByteLevel, Gpt2PreTokenizerSplits) {
 }
 
 TEST(ByteLevel, ByteToUnicodeTable) {
-    EXPECT_EQ(tok::byte_to_unicode(' '), "\xC4\xA0");  // Ġ
+    EXPECT_EQ(tok::byte_to_unicode(' '), "\xC4\xA0");   // Ġ
     EXPECT_EQ(tok::byte_to_unicode('\n'), "\xC4\x8A");  // Ċ
     EXPECT_EQ(tok::byte_to_unicode('A'), "A");
     std::string all;
@@ -73,8 +73,7 @@ TEST(ByteLevel, HandBuiltMergesGiveExactIds) {
     EXPECT_EQ((*t)->encode("hello world", false), (std::vector<int32_t>{259, 262, 'l', 'd'}));
     // "he" + "ll" only after both halves formed: ranks 0, 1, then 2.
     EXPECT_EQ((*t)->encode("hell", false), (std::vector<int32_t>{258}));
-    EXPECT_EQ((*t)->encode("hello<|eot|> world", false),
-              (std::vector<int32_t>{259, 263, 262, 'l', 'd'}));
+    EXPECT_EQ((*t)->encode("hello<|eot|> world", false), (std::vector<int32_t>{259, 263, 262, 'l', 'd'}));
     EXPECT_EQ((*t)->decode({259, 263, 262, 'l', 'd'}), "hello world");
     EXPECT_EQ((*t)->piece(262, 259), " wor");
     EXPECT_EQ((*t)->byte_token(' '), ' ');
@@ -123,8 +122,7 @@ TEST(ByteLevel, TrainedVocabularyRoundTripsTinyStories) {
         size_t all = 0;
         for (const auto& p : paras) all += (*t)->encode(p, false).size();
         const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        std::printf("[ speed    ] %s byte-level: %zu tokens in %.3f s: %.0f tokens/s\n", pre, all, sec,
-                    all / sec);
+        std::printf("[ speed    ] %s byte-level: %zu tokens in %.3f s: %.0f tokens/s\n", pre, all, sec, all / sec);
         // The sample's "<|endoftext|>" separators are the control token, which decode drops.
         const auto ids = (*t)->encode(sample, false);
         EXPECT_EQ(std::count(ids.begin(), ids.end(), (*t)->eos_id()), 5);

@@ -56,24 +56,31 @@ json llama2_json(const TokenizerSpec& spec, bool metaspace, bool merges_as_array
     std::stable_sort(ms.begin(), ms.end(), [](const M& x, const M& y) { return x.score > y.score; });
     json merges = json::array();
     for (auto& m : ms) {
-        if (merges_as_arrays) merges.push_back(json::array({m.a, m.b}));
-        else merges.push_back(m.a + " " + m.b);
+        if (merges_as_arrays)
+            merges.push_back(json::array({m.a, m.b}));
+        else
+            merges.push_back(m.a + " " + m.b);
     }
     json added = json::array();
     for (int i = 0; i < 3; ++i)
-        added.push_back({{"id", i}, {"content", i == 0 ? "<unk>" : i == 1 ? "<s>" : "</s>"},
-                         {"single_word", false}, {"lstrip", false}, {"rstrip", false},
-                         {"normalized", false}, {"special", true}});
+        added.push_back({{"id", i},
+                         {"content", i == 0   ? "<unk>"
+                                     : i == 1 ? "<s>"
+                                              : "</s>"},
+                         {"single_word", false},
+                         {"lstrip", false},
+                         {"rstrip", false},
+                         {"normalized", false},
+                         {"special", true}});
     json j;
     j["version"] = "1.0";
     j["truncation"] = nullptr;
     j["added_tokens"] = added;
     if (metaspace) {
         j["normalizer"] = nullptr;
-        j["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", kMark},
-                              {"prepend_scheme", "first"}, {"split", false}};
-        j["decoder"] = {{"type", "Metaspace"}, {"replacement", kMark},
-                        {"prepend_scheme", "first"}, {"split", false}};
+        j["pre_tokenizer"] = {
+            {"type", "Metaspace"}, {"replacement", kMark}, {"prepend_scheme", "first"}, {"split", false}};
+        j["decoder"] = {{"type", "Metaspace"}, {"replacement", kMark}, {"prepend_scheme", "first"}, {"split", false}};
     } else {
         j["normalizer"] = {{"type", "Sequence"},
                            {"normalizers",
@@ -89,12 +96,19 @@ json llama2_json(const TokenizerSpec& spec, bool metaspace, bool merges_as_array
     }
     j["post_processor"] = {
         {"type", "TemplateProcessing"},
-        {"single", {{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+        {"single",
+         {{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
         {"special_tokens", {{"<s>", {{"id", "<s>"}, {"ids", {1}}, {"tokens", {"<s>"}}}}}}};
-    j["model"] = {{"type", "BPE"},       {"dropout", nullptr},  {"unk_token", "<unk>"},
-                  {"continuing_subword_prefix", nullptr},      {"end_of_word_suffix", nullptr},
-                  {"fuse_unk", true},    {"byte_fallback", true}, {"ignore_merges", false},
-                  {"vocab", vocab},      {"merges", merges}};
+    j["model"] = {{"type", "BPE"},
+                  {"dropout", nullptr},
+                  {"unk_token", "<unk>"},
+                  {"continuing_subword_prefix", nullptr},
+                  {"end_of_word_suffix", nullptr},
+                  {"fuse_unk", true},
+                  {"byte_fallback", true},
+                  {"ignore_merges", false},
+                  {"vocab", vocab},
+                  {"merges", merges}};
     return j;
 }
 
@@ -135,14 +149,14 @@ json byte_level_json(bool add_prefix_space) {
     for (int i = 0; i < 7; ++i) vocab[merged[i]] = 256 + i;
     // Built explicitly: nlohmann would read a braced list of string pairs as an object.
     json merges = json::array();
-    const char* pairs[][2] = {{"h", "e"}, {"l", "l"}, {"he", "ll"}, {"hell", "o"},
+    const char* pairs[][2] = {{"h", "e"},        {"l", "l"}, {"he", "ll"},       {"hell", "o"},
                               {"\xC4\xA0", "w"}, {"o", "r"}, {"\xC4\xA0w", "or"}};
     for (auto& p : pairs) merges.push_back(json::array({p[0], p[1]}));
     json j;
     j["added_tokens"] = {{{"id", 263}, {"content", "<|eot|>"}, {"special", true}}};
     j["normalizer"] = nullptr;
-    j["pre_tokenizer"] = {{"type", "ByteLevel"}, {"add_prefix_space", add_prefix_space},
-                          {"trim_offsets", true}, {"use_regex", true}};
+    j["pre_tokenizer"] = {
+        {"type", "ByteLevel"}, {"add_prefix_space", add_prefix_space}, {"trim_offsets", true}, {"use_regex", true}};
     j["post_processor"] = {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", false}};
     j["decoder"] = {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}};
     j["model"] = {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}};
@@ -190,7 +204,10 @@ TEST(HfJson, Llama3StyleSplitThenByteLevel) {
     j["pre_tokenizer"] = {
         {"type", "Sequence"},
         {"pretokenizers",
-         {{{"type", "Split"}, {"pattern", {{"Regex", tok::kLlama3Pattern}}}, {"behavior", "Isolated"}, {"invert", false}},
+         {{{"type", "Split"},
+           {"pattern", {{"Regex", tok::kLlama3Pattern}}},
+           {"behavior", "Isolated"},
+           {"invert", false}},
           {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", false}}}}};
     j["decoder"] = {{"type", "ByteLevel"}};
     j["model"] = {{"type", "BPE"}, {"ignore_merges", true}, {"vocab", vocab}, {"merges", spec->merges}};

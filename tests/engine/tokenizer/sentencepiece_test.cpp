@@ -33,9 +33,9 @@ TEST(SentencePiece, OnceUponATimeMatchesLlama2c) {
     EXPECT_EQ(t->byte_token('\n'), 13);
     EXPECT_EQ(t->encode("", true), (std::vector<int32_t>{1}));
     // ASSETS.md's greedy continuation decodes to the published text.
-    std::vector<int32_t> ids = {1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315, 421, 395, 317,
-                                426, 338, 401, 396, 267, 337, 410, 408, 419, 292, 411, 322, 265, 282,
-                                295, 433, 426, 385, 328, 432};
+    std::vector<int32_t> ids = {1,   403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315,
+                                421, 395, 317, 426, 338, 401, 396, 267, 337, 410, 408, 419,
+                                292, 411, 322, 265, 282, 295, 433, 426, 385, 328, 432};
     EXPECT_EQ(t->decode(ids),
               "Once upon a time, there was a little girl named Lily. She loved to play outside in "
               "the park. One day,");
@@ -110,8 +110,8 @@ TEST(SentencePiece, EncodeSpeedOnValidationSet) {
         bytes += p.size();
     }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("[ speed    ] %zu paragraphs, %zu bytes -> %zu tokens in %.3f s: %.0f tokens/s\n",
-                paras.size(), bytes, tokens, s, tokens / s);
+    std::printf("[ speed    ] %zu paragraphs, %zu bytes -> %zu tokens in %.3f s: %.0f tokens/s\n", paras.size(), bytes,
+                tokens, s, tokens / s);
     EXPECT_LT(tokens, bytes);
 }
 

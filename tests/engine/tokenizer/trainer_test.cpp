@@ -18,8 +18,8 @@ TEST(BpeTrainer, SentencePieceStyleRoundTripsAndCompresses) {
     auto spec = train_bpe(train, {512, false, 2});
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ASSERT_TRUE(spec.ok()) << spec.message();
-    std::printf("[ timing   ] trained a %zu-piece vocabulary on %zu bytes in %.3f s\n",
-                spec->tokens.size(), train.size(), s);
+    std::printf("[ timing   ] trained a %zu-piece vocabulary on %zu bytes in %.3f s\n", spec->tokens.size(),
+                train.size(), s);
     ASSERT_EQ(spec->tokens.size(), 512u);
     EXPECT_EQ(spec->model, "llama");
     EXPECT_EQ(spec->tokens[0], "<unk>");

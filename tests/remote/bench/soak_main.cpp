@@ -58,11 +58,16 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (i + 1 >= argc) return usage();
-        if (a == "--minutes") minutes = std::atof(argv[++i]);
-        else if (a == "--interval") interval_s = std::atof(argv[++i]);
-        else if (a == "--model") model = argv[++i];
-        else if (a == "--threads") threads = std::atoi(argv[++i]);
-        else return usage();
+        if (a == "--minutes")
+            minutes = std::atof(argv[++i]);
+        else if (a == "--interval")
+            interval_s = std::atof(argv[++i]);
+        else if (a == "--model")
+            model = argv[++i];
+        else if (a == "--threads")
+            threads = std::atoi(argv[++i]);
+        else
+            return usage();
     }
     if (minutes <= 0 || interval_s <= 0) return usage();
     if (!std::ifstream(model)) {
@@ -108,7 +113,8 @@ int main(int argc, char** argv) {
     for (;;) {
         auto m = l.receive(60000);
         if (!m.ok() || !m.value()) {
-            std::fprintf(stderr, "edge-remote-soak: loading %s: %s\n", model.c_str(), m.ok() ? "timeout" : m.message().c_str());
+            std::fprintf(stderr, "edge-remote-soak: loading %s: %s\n", model.c_str(),
+                         m.ok() ? "timeout" : m.message().c_str());
             return 1;
         }
         if (auto* a = std::get_if<proto::Ack>(&*m.value()); a && a->request_id == load_id) break;
@@ -130,11 +136,12 @@ int main(int argc, char** argv) {
 
     std::printf("edge-remote-soak: %.1f min over ssh %s, agent %s, model %s, 20 batches/s requested\n", minutes,
                 s.value()->where().c_str(), l.agent_hello().software_version.c_str(), model.c_str());
-    std::printf("%7s %8s %8s %9s %9s %9s %12s %12s %8s\n", "t (s)", "frames", "fr/s", "p50 ms", "p99 ms", "max ms", "client RSS",
-                "agent RSS", "tokens");
+    std::printf("%7s %8s %8s %9s %9s %9s %12s %12s %8s\n", "t (s)", "frames", "fr/s", "p50 ms", "p99 ms", "max ms",
+                "client RSS", "agent RSS", "tokens");
     uint32_t run_id = new_run();
     using Clock = std::chrono::steady_clock;
-    auto t0 = Clock::now(), next_report = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(interval_s));
+    auto t0 = Clock::now(),
+         next_report = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(interval_s));
     auto end = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(minutes * 60));
     std::vector<double> all, win;
     uint64_t frames = 0, win_frames = 0, tokens = 0, win_tokens = 0, dropped = 0;
@@ -160,8 +167,10 @@ int main(int argc, char** argv) {
                 tokens += b->samples.size(), win_tokens += b->samples.size();
                 dropped += b->dropped;
             } else if (auto* a = std::get_if<proto::Ack>(&*m.value()); a && a->request_id == run_id) {
-                if (Clock::now() < end) run_id = new_run();
-                else over = true;
+                if (Clock::now() < end)
+                    run_id = new_run();
+                else
+                    over = true;
             } else if (auto* e = std::get_if<proto::ErrorMsg>(&*m.value())) {
                 std::fprintf(stderr, "edge-remote-soak: agent error: %s\n", e->message.c_str());
                 return 1;
@@ -175,9 +184,10 @@ int main(int argc, char** argv) {
             if (!client_rss_first) client_rss_first = client_rss;
             double secs = std::chrono::duration<double>(now - win_start).count();
             std::printf("%7.0f %8llu %8.1f %9.2f %9.2f %9.2f %8.1f MiB %8.1f MiB %8llu\n",
-                        std::chrono::duration<double>(now - t0).count(), (unsigned long long)win_frames, double(win_frames) / secs,
-                        pct(win, 0.5), pct(win, 0.99), win.empty() ? 0.0 : *std::max_element(win.begin(), win.end()),
-                        mib(client_rss), mib(agent_rss), (unsigned long long)win_tokens);
+                        std::chrono::duration<double>(now - t0).count(), (unsigned long long)win_frames,
+                        double(win_frames) / secs, pct(win, 0.5), pct(win, 0.99),
+                        win.empty() ? 0.0 : *std::max_element(win.begin(), win.end()), mib(client_rss), mib(agent_rss),
+                        (unsigned long long)win_tokens);
             std::fflush(stdout);
             win.clear(), win_frames = 0, win_tokens = 0, win_start = now;
             next_report += std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(interval_s));
@@ -187,12 +197,14 @@ int main(int argc, char** argv) {
     double secs = std::chrono::duration<double>(Clock::now() - t0).count();
     double mx = all.empty() ? 0.0 : *std::max_element(all.begin(), all.end());
     size_t over100 = static_cast<size_t>(std::count_if(all.begin(), all.end(), [](double v) { return v >= 100.0; }));
-    std::printf("total: %.0f s, %llu frames (%.2f/s), %llu samples, %llu dropped; frame latency p50 %.2f ms, p99 %.2f ms, max %.2f ms, "
-                "%zu frame(s) >= 100 ms\n",
-                secs, (unsigned long long)frames, double(frames) / secs, (unsigned long long)tokens, (unsigned long long)dropped,
-                pct(all, 0.5), pct(all, 0.99), mx, over100);
-    std::printf("RSS: client %.1f -> %.1f MiB (%+.1f), agent %.1f -> %.1f MiB (%+.1f); agent exit status %d\n", mib(client_rss_first),
-                mib(client_rss), mib(client_rss) - mib(client_rss_first), mib(agent_rss_first), mib(agent_rss),
-                mib(agent_rss) - mib(agent_rss_first), st.ok() ? st.value() : -1);
+    std::printf(
+        "total: %.0f s, %llu frames (%.2f/s), %llu samples, %llu dropped; frame latency p50 %.2f ms, p99 %.2f ms, max "
+        "%.2f ms, "
+        "%zu frame(s) >= 100 ms\n",
+        secs, (unsigned long long)frames, double(frames) / secs, (unsigned long long)tokens,
+        (unsigned long long)dropped, pct(all, 0.5), pct(all, 0.99), mx, over100);
+    std::printf("RSS: client %.1f -> %.1f MiB (%+.1f), agent %.1f -> %.1f MiB (%+.1f); agent exit status %d\n",
+                mib(client_rss_first), mib(client_rss), mib(client_rss) - mib(client_rss_first), mib(agent_rss_first),
+                mib(agent_rss), mib(agent_rss) - mib(agent_rss_first), st.ok() ? st.value() : -1);
     return mx < 100.0 ? 0 : 2;
 }
