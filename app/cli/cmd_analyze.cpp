@@ -187,7 +187,7 @@ struct AutoplanArgs {
     int eval_parts = 200;
 };
 
-Result<double> measure_ppl(const Model& m, const Tokenizer& tok, const std::string& text, const quant::Plan& plan,
+Result<double> measure_ppl(const Model& m, const Tokenizer& tok, const std::string& text, const quant::QuantPlan& plan,
                            int eval_parts, int threads) {
     auto q = quant::apply_plan(m, plan, nullptr, nullptr, quant::ApplyOptions{threads});
     if (!q.ok()) return q.error();
@@ -213,7 +213,7 @@ const char* short_name(quant::Precision p) {
     }
 }
 
-std::string choice_string(const analysis::AutoPlan& p) {
+std::string choice_string(const analysis::AutoplanResult& p) {
     std::string s;
     for (auto c : p.choice) s += short_name(c);
     return s;
@@ -276,7 +276,7 @@ int run_autoplan(const AutoplanArgs& a) {
         const Tokenizer& tok = *lc->first.tokenizer;
         using quant::Precision;
         const Precision uni[] = {Precision::INT4, Precision::INT8, Precision::FP16};
-        std::vector<analysis::AutoPlan> uniform;
+        std::vector<analysis::AutoplanResult> uniform;
         std::vector<double> uniform_ppl;
         nlohmann::json uj = nlohmann::json::array();
         for (Precision p : uni) {
@@ -290,7 +290,7 @@ int run_autoplan(const AutoplanArgs& a) {
                           {"predicted", uniform.back().predicted},
                           {"perplexity", *ppl}});
         }
-        auto fp32 = measure_ppl(model, tok, *text, quant::Plan{}, a.eval_parts, a.an.o.threads);
+        auto fp32 = measure_ppl(model, tok, *text, quant::QuantPlan{}, a.eval_parts, a.an.o.threads);
         if (!fp32.ok()) return fail(fp32.error());
         // budgets: evenly spaced from all-INT4 to all-INT8 (where the trade-off is), plus all-FP16
         std::vector<size_t> budgets;

@@ -40,13 +40,13 @@ int run_bench(const BenchArgs& a) {
     Stopwatch load_sw;
     // A .edge engine is mapped and verified once: its model (tensors alias the mapping) and its
     // plan, run through a backend. Other formats run on LlamaCpu.
-    std::optional<compile::ExecPlan> plan;
+    std::optional<runtime::ExecProgram> plan;
     std::shared_ptr<const Model> model;
     std::string backend_name = "llama-cpu", why;
     if (a.model.size() > 5 && a.model.compare(a.model.size() - 5, 5, ".edge") == 0) {
         auto eng = compile::load_engine(a.model);
         if (!eng.ok()) return fail(eng.error());
-        plan = std::move(eng->plan);
+        plan = std::move(eng->program);
         model = std::make_shared<const Model>(std::move(eng->file.model));
     } else {
         auto loaded = load(a.model, a.tokenizer, false);

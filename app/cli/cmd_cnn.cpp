@@ -54,7 +54,7 @@ int run_cnn_quant(const CnnQuantArgs& a) {
         data->labels.resize(size_t(a.limit));
         data->pixels.resize(size_t(a.limit * data->image_size()));
     }
-    quant::Plan plan;
+    quant::QuantPlan plan;
     if (!a.plan.empty()) {
         auto p = quant::load_plan(a.plan);
         if (!p) return fail(p.error());

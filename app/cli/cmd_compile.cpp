@@ -18,7 +18,7 @@ struct CompileArgs {
     bool json = false;
 };
 
-nlohmann::json memory_json(const compile::MemoryPlan& m) {
+nlohmann::json memory_json(const runtime::MemoryLayout& m) {
     return {{"batch", m.batch},
             {"arena_bytes", m.arena_bytes},
             {"naive_bytes", m.naive_bytes},
@@ -51,7 +51,7 @@ int run_compile(const CompileArgs& a) {
     std::printf("%s (%s, %s)\n", r->out_path.c_str(), a.target.c_str(), human_bytes(double(r->file_bytes)).c_str());
     if (!r->plan_summary.empty()) std::printf("  plan      %s\n", r->plan_summary.c_str());
     std::printf("  graph     %d ops -> %d fused nodes\n", r->nodes_before, r->nodes_after);
-    for (const compile::MemoryPlan* m : {&r->decode, &r->prefill})
+    for (const runtime::MemoryLayout* m : {&r->decode, &r->prefill})
         std::printf("  arena     batch %-4d %s (naive %s, peak live %s)\n", m->batch,
                     human_bytes(double(m->arena_bytes)).c_str(), human_bytes(double(m->naive_bytes)).c_str(),
                     human_bytes(double(m->peak_live_bytes)).c_str());

@@ -46,8 +46,8 @@ quant::LayerRule rule_for(const std::string& layer, Precision p, int64_t group) 
     return r;
 }
 
-AutoPlan make_plan(const std::vector<LayerCandidates>& cands, const std::vector<size_t>& pick, int64_t group) {
-    AutoPlan a;
+AutoplanResult make_plan(const std::vector<LayerCandidates>& cands, const std::vector<size_t>& pick, int64_t group) {
+    AutoplanResult a;
     int64_t params = 0;
     for (size_t i = 0; i < cands.size(); ++i) {
         const Candidate& c = cands[i].options[pick[i]];
@@ -110,7 +110,7 @@ Result<std::vector<LayerCandidates>> plan_candidates(const Model& m, const Analy
     return out;
 }
 
-Result<AutoPlan> autoplan(const std::vector<LayerCandidates>& cands, size_t budget, const AutoplanOptions& opts) {
+Result<AutoplanResult> autoplan(const std::vector<LayerCandidates>& cands, size_t budget, const AutoplanOptions& opts) {
     if (cands.empty()) return err("autoplan: no layer to plan");
     size_t min_bytes = 0;
     size_t g = 0;
@@ -161,13 +161,13 @@ Result<AutoPlan> autoplan(const std::vector<LayerCandidates>& cands, size_t budg
         pick[i] = choice[i][w];
         w -= (cands[i].options[pick[i]].bytes + unit - 1) / unit;
     }
-    AutoPlan a = make_plan(cands, pick, opts.group_size);
+    AutoplanResult a = make_plan(cands, pick, opts.group_size);
     a.unit = unit;
     a.slack = unit == g ? 0 : n * unit;
     return a;
 }
 
-AutoPlan uniform_autoplan(const std::vector<LayerCandidates>& cands, Precision p, const AutoplanOptions& opts) {
+AutoplanResult uniform_autoplan(const std::vector<LayerCandidates>& cands, Precision p, const AutoplanOptions& opts) {
     std::vector<size_t> pick(cands.size(), 0);
     for (size_t i = 0; i < cands.size(); ++i)
         for (size_t o = 0; o < cands[i].options.size(); ++o)

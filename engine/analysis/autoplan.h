@@ -41,8 +41,8 @@ struct LayerCandidates {
 Result<std::vector<LayerCandidates>> plan_candidates(const Model& m, const AnalysisReport& report,
                                                      const AutoplanOptions& opts = {});
 
-struct AutoPlan {
-    quant::Plan plan;                      // one rule per layer (RTN for INT8/INT4)
+struct AutoplanResult {
+    quant::QuantPlan plan;                 // one rule per layer (RTN for INT8/INT4)
     std::vector<quant::Precision> choice;  // per candidate layer, in order
     size_t bytes = 0;                      // exact bytes of the chosen layers
     double bits_per_weight = 0.0;          // 8 * bytes / params of those layers
@@ -53,12 +53,12 @@ struct AutoPlan {
 
 // The minimum-predicted-cost plan whose layers take at most `budget_bytes`. A budget below the
 // all-INT4 size is an error giving that size.
-Result<AutoPlan> autoplan(const std::vector<LayerCandidates>& cands, size_t budget_bytes,
-                          const AutoplanOptions& opts = {});
+Result<AutoplanResult> autoplan(const std::vector<LayerCandidates>& cands, size_t budget_bytes,
+                                const AutoplanOptions& opts = {});
 
 // A plan with every candidate layer at precision p (for comparisons), with its bytes and cost.
-AutoPlan uniform_autoplan(const std::vector<LayerCandidates>& cands, quant::Precision p,
-                          const AutoplanOptions& opts = {});
+AutoplanResult uniform_autoplan(const std::vector<LayerCandidates>& cands, quant::Precision p,
+                                const AutoplanOptions& opts = {});
 
 // "4.5bpw" (average bits per weight of the candidate layers), "300000" (bytes), "300KB",
 // "1.5MiB" (KB/MB = 1000, KiB/MiB = 1024).

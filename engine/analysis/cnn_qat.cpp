@@ -5,7 +5,7 @@
 
 namespace edge {
 
-Status qat_finetune_cnn(Model& m, const quant::Plan& plan, const LabelledImages& data, const CnnQatOptions& o,
+Status qat_finetune_cnn(Model& m, const quant::QuantPlan& plan, const LabelledImages& data, const CnnQatOptions& o,
                         Progress* progress, CnnTrainReport* report) {
     auto choices = quant::resolve_plan(m, plan);
     if (!choices) return choices.error();

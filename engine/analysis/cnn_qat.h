@@ -18,7 +18,7 @@ struct CnnQatOptions {
 };
 
 // Fine-tunes `m` in place; quantize it with quant::quantize_cnn (same plan) afterwards.
-Status qat_finetune_cnn(Model& m, const quant::Plan& plan, const LabelledImages& data, const CnnQatOptions& o,
+Status qat_finetune_cnn(Model& m, const quant::QuantPlan& plan, const LabelledImages& data, const CnnQatOptions& o,
                         Progress* progress = nullptr, CnnTrainReport* report = nullptr);
 
 }  // namespace edge

@@ -24,10 +24,10 @@ Result<Target> parse_target(const std::string& s) {
     return err("unknown target '", s, "' (expected cpu, cuda-sm87 or cuda-sm90)");
 }
 
-Result<ExecPlan> build_exec_plan(const Model& m, int prefill_batch, int max_seq) {
+Result<ExecProgram> build_exec_program(const Model& m, int prefill_batch, int max_seq) {
     const Graph g = m.graph.ops.empty() ? build_llama_graph(m.config) : m.graph;
     if (max_seq <= 0) max_seq = std::min(m.config.context_length > 0 ? m.config.context_length : 2048, 4096);
-    ExecPlan p;
+    ExecProgram p;
     p.ops_before = int(g.ops.size());
     p.nodes = fuse(g);
     auto d = plan_memory(p.nodes, g, m.config, 1, max_seq);
@@ -67,14 +67,14 @@ Result<CompileReport> compile(const Model& model, const CompileOptions& opts, Pr
     }
     if (is_cancelled(progress)) return err(opts.out_path, ": cancelled");
     report(progress, 0.3, "fusing and planning memory");
-    auto plan = build_exec_plan(*m, opts.prefill_batch, opts.max_seq);
+    auto plan = build_exec_program(*m, opts.prefill_batch, opts.max_seq);
     if (!plan.ok()) return plan.error();
     rep.nodes_before = plan->ops_before;
     rep.nodes_after = int(plan->nodes.size());
     rep.decode = plan->decode;
     rep.prefill = plan->prefill;
     rep.weight_bytes = m->weight_bytes();
-    EdgeWriteInfo info{target_name(opts.target), rep.plan_summary, exec_plan_to_json(*plan)};
+    EdgeWriteInfo info{target_name(opts.target), rep.plan_summary, exec_program_to_json(*plan)};
     EDGE_TRY(write_edge_file(*m, info, opts.out_path, progress));
     std::error_code ec;
     rep.file_bytes = size_t(std::filesystem::file_size(opts.out_path, ec));
@@ -97,7 +97,7 @@ Result<CompileReport> compile_file(const std::string& model_path, const std::str
 Result<Engine> load_engine(const std::string& path, Progress* progress) {
     auto f = read_edge_file(path, progress);
     if (!f.ok()) return f.error();
-    auto p = exec_plan_from_json(f->plan_json, path);
+    auto p = exec_program_from_json(f->program_json, path);
     if (!p.ok()) return p.error();
     return Engine{std::move(f).value(), std::move(p).value()};
 }

@@ -1,12 +1,12 @@
 // compile(): Model (+ optional quantization plan) -> .edge engine file. Runs the fusion passes
 // and the memory planner on the model's graph, applies the plan (engine/quant, RTN/FP16 unless
 // calibration data is given), and writes the file (edge_writer.h). load_engine() reads it back
-// with its execution plan. edgestudio-cli's `compile` command calls compile_file().
+// with its execution program. edgestudio-cli's `compile` command calls compile_file().
 #pragma once
 #include <optional>
 #include <string>
 
-#include "engine/compile/exec_plan.h"
+#include "engine/compile/passes.h"
 #include "engine/core/progress.h"
 #include "engine/core/result.h"
 #include "engine/model/edge_file.h"
@@ -21,11 +21,11 @@ Result<Target> parse_target(const std::string& s);
 
 struct CompileOptions {
     Target target = Target::Cpu;
-    std::optional<quant::Plan> plan;  // none: weights at their stored precision
-    std::string out_path;             // X.edge
-    int prefill_batch = 64;           // batch of the prefill memory plan
-    int max_seq = 0;                  // <= 0: the model's context length (capped at 4096)
-    int threads = 0;                  // for apply_plan
+    std::optional<quant::QuantPlan> plan;  // none: weights at their stored precision
+    std::string out_path;                  // X.edge
+    int prefill_batch = 64;                // batch of the prefill memory plan
+    int max_seq = 0;                       // <= 0: the model's context length (capped at 4096)
+    int threads = 0;                       // for apply_plan
 };
 
 struct CompileReport {
@@ -33,12 +33,12 @@ struct CompileReport {
     size_t file_bytes = 0;
     size_t weight_bytes = 0;
     int nodes_before = 0, nodes_after = 0;
-    MemoryPlan decode, prefill;
+    MemoryLayout decode, prefill;
     std::string plan_summary;
 };
 
-// Builds the execution plan of a model (fusion + memory plans) without writing anything.
-Result<ExecPlan> build_exec_plan(const Model& m, int prefill_batch, int max_seq);
+// Builds the execution program of a model (fusion + memory layouts) without writing anything.
+Result<ExecProgram> build_exec_program(const Model& m, int prefill_batch, int max_seq);
 
 Result<CompileReport> compile(const Model& m, const CompileOptions& opts, Progress* progress = nullptr);
 
@@ -47,10 +47,10 @@ Result<CompileReport> compile(const Model& m, const CompileOptions& opts, Progre
 Result<CompileReport> compile_file(const std::string& model_path, const std::string& plan_path,
                                    const CompileOptions& opts, Progress* progress = nullptr);
 
-// A loaded engine: the model (tensors alias the mapping) and its execution plan.
+// A loaded engine: the model (tensors alias the mapping) and its execution program.
 struct Engine {
     EdgeFile file;
-    ExecPlan plan;
+    ExecProgram program;
 };
 Result<Engine> load_engine(const std::string& path, Progress* progress = nullptr);
 

@@ -71,7 +71,7 @@ Status write_edge_file(const Model& m, const EdgeWriteInfo& info, const std::str
         secs.push_back({EdgeSectionKind::Meta, dump(meta)});
         secs.push_back({EdgeSectionKind::Tokenizer, dump(tok)});
         secs.push_back({EdgeSectionKind::TokStrings, std::move(strings)});
-        secs.push_back({EdgeSectionKind::Plan, info.plan_json});
+        secs.push_back({EdgeSectionKind::Program, info.program_json});
         secs.push_back({EdgeSectionKind::Weights, {}});
         for (Section& s : secs) s.bytes = s.kind == EdgeSectionKind::Weights ? woff : s.payload.size();
 

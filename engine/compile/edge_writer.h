@@ -11,7 +11,7 @@ namespace edge::compile {
 struct EdgeWriteInfo {
     std::string target;        // cpu | cuda-sm87 | cuda-sm90
     std::string plan_summary;  // one line: what the quantization plan did ("" = stored precision)
-    std::string plan_json;     // the execution plan section (exec_plan_to_json)
+    std::string program_json;  // the execution plan section (exec_program_to_json)
 };
 
 // Written beside `path` and renamed over it, so a failed write never loses an existing file.

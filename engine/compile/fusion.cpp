@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "engine/compile/exec_plan.h"
+#include "engine/compile/passes.h"
 
 namespace edge::compile {
 

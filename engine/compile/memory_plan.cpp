@@ -7,7 +7,7 @@
 #include <map>
 #include <numeric>
 
-#include "engine/compile/exec_plan.h"
+#include "engine/compile/passes.h"
 
 namespace edge::compile {
 
@@ -34,11 +34,11 @@ int64_t value_elems(const std::string& value, const LlamaConfig& c) {
 
 }  // namespace
 
-Result<MemoryPlan> plan_memory(const std::vector<FusedNode>& nodes, const Graph& g, const LlamaConfig& cfg, int batch,
-                               int max_seq) {
+Result<MemoryLayout> plan_memory(const std::vector<FusedNode>& nodes, const Graph& g, const LlamaConfig& cfg, int batch,
+                                 int max_seq) {
     if (batch <= 0 || max_seq <= 0)
         return err("memory plan: batch ", batch, " and sequence length ", max_seq, " must be positive");
-    MemoryPlan p;
+    MemoryLayout p;
     p.batch = batch;
     std::map<std::string, size_t> index;
     const int end = int(nodes.size());
@@ -101,7 +101,7 @@ Result<MemoryPlan> plan_memory(const std::vector<FusedNode>& nodes, const Graph&
     return p;
 }
 
-bool plan_has_overlap(const MemoryPlan& p, std::string* why) {
+bool layout_has_overlap(const MemoryLayout& p, std::string* why) {
     for (size_t i = 0; i < p.buffers.size(); ++i)
         for (size_t j = i + 1; j < p.buffers.size(); ++j) {
             const Buffer& a = p.buffers[i];

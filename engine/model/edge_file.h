@@ -59,7 +59,7 @@ struct EdgeSectionEntry {
 };
 static_assert(sizeof(EdgeSectionEntry) == 64, "a .edge section entry is 64 bytes");
 
-enum class EdgeSectionKind : uint32_t { Meta = 1, Tokenizer = 2, TokStrings = 3, Plan = 4, Weights = 5 };
+enum class EdgeSectionKind : uint32_t { Meta = 1, Tokenizer = 2, TokStrings = 3, Program = 4, Weights = 5 };
 const char* edge_section_name(EdgeSectionKind k);
 
 struct EdgeSectionInfo {
@@ -73,7 +73,7 @@ struct EdgeFile {
     Model model;
     uint32_t version = 0;
     std::string target;
-    std::string plan_json;
+    std::string program_json;
     std::vector<EdgeSectionInfo> sections;
 };
 

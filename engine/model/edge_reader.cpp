@@ -195,7 +195,7 @@ const char* edge_section_name(EdgeSectionKind k) {
         case EdgeSectionKind::Meta: return "meta";
         case EdgeSectionKind::Tokenizer: return "tokenizer";
         case EdgeSectionKind::TokStrings: return "tok_strings";
-        case EdgeSectionKind::Plan: return "plan";
+        case EdgeSectionKind::Program: return "plan";
         case EdgeSectionKind::Weights: return "weights";
     }
     return "?";
@@ -213,7 +213,7 @@ Result<EdgeFile> read_edge_file(std::shared_ptr<MappedFile> map, Progress* progr
     const EdgeSectionEntry& ms = section(secs, EdgeSectionKind::Meta);
     const EdgeSectionEntry& tk = section(secs, EdgeSectionKind::Tokenizer);
     const EdgeSectionEntry& ts = section(secs, EdgeSectionKind::TokStrings);
-    const EdgeSectionEntry& ps = section(secs, EdgeSectionKind::Plan);
+    const EdgeSectionEntry& ps = section(secs, EdgeSectionKind::Program);
     const EdgeSectionEntry& ws = section(secs, EdgeSectionKind::Weights);
     if (ws.offset % kEdgeAlignment != 0) return r.fail("weights", "not page aligned");
     EdgeFile f;
@@ -239,7 +239,7 @@ Result<EdgeFile> read_edge_file(std::shared_ptr<MappedFile> map, Progress* progr
         if (tok.is_discarded() || !tok.is_object()) return r.fail("tokenizer", "not valid JSON");
         EDGE_TRY(read_tokenizer(r, ts, tok, m.tokenizer));
         where = "plan";
-        f.plan_json.assign(reinterpret_cast<const char*>(r.p + ps.offset), size_t(ps.bytes));
+        f.program_json.assign(reinterpret_cast<const char*>(r.p + ps.offset), size_t(ps.bytes));
         where = "meta";
         const json& tensors = meta.at("tensors");
         size_t i = 0;

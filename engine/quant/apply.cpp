@@ -46,7 +46,7 @@ struct AwqGroup {
 
 }  // namespace
 
-Result<QuantizeResult> apply_plan(const Model& model, const Plan& plan, const CalibSet* calib, Progress* progress,
+Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, const CalibSet* calib, Progress* progress,
                                   const ApplyOptions& opts) {
     auto resolved = resolve_plan(model, plan);
     if (!resolved.ok()) return resolved.error();

@@ -36,7 +36,7 @@ struct ApplyOptions {
 };
 
 // calib may be null when every quantized layer uses RTN.
-Result<QuantizeResult> apply_plan(const Model& model, const Plan& plan, const CalibSet* calib,
+Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, const CalibSet* calib,
                                   Progress* progress = nullptr, const ApplyOptions& opts = {});
 
 }  // namespace edge::quant

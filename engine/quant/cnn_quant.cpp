@@ -11,9 +11,9 @@
 
 namespace edge::quant {
 
-Plan cnn_uniform_plan(Precision p) { return uniform_plan(p, QMethod::RTN, 0, true, QGrouping::PerChannel); }
+QuantPlan cnn_uniform_plan(Precision p) { return uniform_plan(p, QMethod::RTN, 0, true, QGrouping::PerChannel); }
 
-Result<CnnQuantization> quantize_cnn(const Model& m, const Plan& plan, const std::vector<float>& calib_pixels,
+Result<CnnQuantization> quantize_cnn(const Model& m, const QuantPlan& plan, const std::vector<float>& calib_pixels,
                                      int64_t calib_count, const CnnQuantOptions& o, Progress* progress) {
     const std::string src = m.source_path.empty() ? m.name : m.source_path;
     if (!is_cnn(m)) return err(src, ": not a CNN model");
@@ -196,7 +196,7 @@ Result<std::vector<CnnLayerLoss>> cnn_layer_losses(const Model& m, Precision p, 
     o.int8_activations = false;
     for (size_t i = 0; i < layers.size(); ++i) {
         if (is_cancelled(progress)) return err("cnn_layer_losses: cancelled");
-        Plan plan;
+        QuantPlan plan;
         LayerRule r;
         r.pattern = layers[i]->name;
         r.precision = p;

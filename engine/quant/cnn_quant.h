@@ -22,12 +22,12 @@ struct CnnQuantOptions {
 };
 
 // A plan for every Conv2d / Linear layer at `p` (INT8 / INT4), per output channel, symmetric.
-Plan cnn_uniform_plan(Precision p);
+QuantPlan cnn_uniform_plan(Precision p);
 
 // Quantizes the layers the plan selects. A rule asking for grouping other than "channel" or for
 // asymmetric weights is an error naming the layer. `calib_pixels` holds calib_count images of the
 // model's input size, scaled like its input.
-Result<CnnQuantization> quantize_cnn(const Model& m, const Plan& plan, const std::vector<float>& calib_pixels,
+Result<CnnQuantization> quantize_cnn(const Model& m, const QuantPlan& plan, const std::vector<float>& calib_pixels,
                                      int64_t calib_count, const CnnQuantOptions& o = {}, Progress* progress = nullptr);
 
 // A copy of `m` whose quantized layers hold their dequantized weights (F32), for LibTorch

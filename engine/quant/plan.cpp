@@ -147,12 +147,12 @@ bool glob_match(std::string_view p, std::string_view n) {
     return pi == p.size();
 }
 
-Result<Plan> parse_plan(std::string_view text, const std::string& source) {
+Result<QuantPlan> parse_plan(std::string_view text, const std::string& source) {
     try {
         const ojson j = ojson::parse(text.begin(), text.end(), nullptr, false);
         if (j.is_discarded()) return err(source, ": not valid JSON");
         if (!j.is_object()) return err(source, ": a plan is a JSON object");
-        Plan p;
+        QuantPlan p;
         p.source = source;
         for (const auto& [key, v] : j.items()) {
             if (key == "version") {
@@ -213,13 +213,13 @@ Result<Plan> parse_plan(std::string_view text, const std::string& source) {
     }
 }
 
-Result<Plan> load_plan(const std::string& path) {
+Result<QuantPlan> load_plan(const std::string& path) {
     auto text = read_text_file(path);
     if (!text.ok()) return text.error();
     return parse_plan(*text, path);
 }
 
-std::string plan_to_json(const Plan& p) {
+std::string plan_to_json(const QuantPlan& p) {
     ojson j;
     j["version"] = 1;
     if (p.defaults) j["default"] = rule_json(*p.defaults);
@@ -233,8 +233,8 @@ std::string plan_to_json(const Plan& p) {
     return j.dump(2);
 }
 
-Plan uniform_plan(Precision p, QMethod method, int64_t group_size, bool symmetric, QGrouping grouping) {
-    Plan plan;
+QuantPlan uniform_plan(Precision p, QMethod method, int64_t group_size, bool symmetric, QGrouping grouping) {
+    QuantPlan plan;
     LayerRule r;
     r.precision = p;
     if (p == Precision::INT8 || p == Precision::INT4) {
@@ -248,7 +248,7 @@ Plan uniform_plan(Precision p, QMethod method, int64_t group_size, bool symmetri
     return plan;
 }
 
-Result<std::vector<LayerChoice>> resolve_plan(const Model& m, const Plan& p) {
+Result<std::vector<LayerChoice>> resolve_program(const Model& m, const QuantPlan& p) {
     const std::vector<LayerInfo> layers = list_layers(m);
     if (layers.empty()) return err(m.source_path, ": the model has no layers to quantize");
     auto names_hint = [&] {

@@ -54,7 +54,7 @@ struct AwqOptions {
     int grid = 20;  // α in {0, 1/grid, ..., 1}
 };
 
-struct Plan {
+struct QuantPlan {
     std::optional<LayerRule> defaults;
     std::vector<LayerRule> rules;
     std::vector<std::string> keep;
@@ -75,14 +75,14 @@ struct LayerChoice {
 };
 
 bool glob_match(std::string_view pattern, std::string_view name);
-Result<Plan> parse_plan(std::string_view json_text, const std::string& source = "<plan>");
-Result<Plan> load_plan(const std::string& path);
-std::string plan_to_json(const Plan& p);
+Result<QuantPlan> parse_plan(std::string_view json_text, const std::string& source = "<plan>");
+Result<QuantPlan> load_plan(const std::string& path);
+std::string plan_to_json(const QuantPlan& p);
 // A plan that quantizes every layer the same way (benchmarks, the CLI's --precision shortcut).
-Plan uniform_plan(Precision p, QMethod method = QMethod::RTN, int64_t group_size = 32, bool symmetric = true,
-                  QGrouping grouping = QGrouping::Group);
+QuantPlan uniform_plan(Precision p, QMethod method = QMethod::RTN, int64_t group_size = 32, bool symmetric = true,
+                       QGrouping grouping = QGrouping::Group);
 // One choice per layer of the model (list_layers order); unknown names and impossible settings
 // are errors naming the rule and the layer.
-Result<std::vector<LayerChoice>> resolve_plan(const Model& m, const Plan& p);
+Result<std::vector<LayerChoice>> resolve_plan(const Model& m, const QuantPlan& p);
 
 }  // namespace edge::quant

@@ -177,10 +177,10 @@ Result<SensitivitySplit> split_by_sensitivity(const std::vector<LayerSensitivity
     return r;
 }
 
-Plan mixed_plan(const std::vector<std::string>& layers, Precision high, const QuantSpec& high_spec,
-                const QuantSpec& base_spec) {
-    Plan p = uniform_plan(Precision(base_spec.bits == 8 ? Precision::INT8 : Precision::INT4), base_spec.method,
-                          base_spec.group_size, base_spec.symmetric, base_spec.grouping);
+QuantPlan mixed_plan(const std::vector<std::string>& layers, Precision high, const QuantSpec& high_spec,
+                     const QuantSpec& base_spec) {
+    QuantPlan p = uniform_plan(Precision(base_spec.bits == 8 ? Precision::INT8 : Precision::INT4), base_spec.method,
+                               base_spec.group_size, base_spec.symmetric, base_spec.grouping);
     if (p.defaults) p.defaults->clip = base_spec.clip;
     for (const std::string& l : layers) {
         LayerRule r;

@@ -50,7 +50,7 @@ struct SensitivitySplit {
 Result<SensitivitySplit> split_by_sensitivity(const std::vector<LayerSensitivity>& s, int k);
 
 // A plan quantizing every layer to `base` except `layers`, which get `high`.
-Plan mixed_plan(const std::vector<std::string>& layers, Precision high, const QuantSpec& high_spec,
-                const QuantSpec& base_spec);
+QuantPlan mixed_plan(const std::vector<std::string>& layers, Precision high, const QuantSpec& high_spec,
+                     const QuantSpec& base_spec);
 
 }  // namespace edge::quant

@@ -3,7 +3,7 @@
 // over one arena) and the CUDA backend (cuda/cuda_backend.h, built when nvcc is present).
 // docs/backends.md describes both, the arena and the KV block-table layout.
 //
-// The plan types come from engine/compile/exec_plan.h (plain structs, header only): the runtime
+// The plan types come from engine/runtime/exec_program.h (plain structs, header only): the runtime
 // never links the compiler; load_engine() (engine/compile) parses the plan section and hands it
 // here.
 #pragma once
@@ -13,9 +13,9 @@
 #include <memory>
 #include <string>
 
-#include "engine/compile/exec_plan.h"
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
+#include "engine/runtime/exec_program.h"
 
 namespace edge {
 
@@ -55,7 +55,7 @@ public:
 
     // Binds a model and its execution plan: weights (uploaded, or read in place), the arena sized
     // by the plan's memory planner, the KV cache. The model must outlive the backend.
-    virtual Status load(std::shared_ptr<const Model> model, const compile::ExecPlan& plan,
+    virtual Status load(std::shared_ptr<const Model> model, const runtime::ExecProgram& plan,
                         const BackendOptions& opts) = 0;
     // Runs n tokens at positions pos..pos+n-1 (prefill in chunks of the prefill plan's batch,
     // decode with the batch-1 plan). Returns host logits of the last token, valid until the next
@@ -76,7 +76,7 @@ std::unique_ptr<Backend> make_cpu_backend();
 Result<std::unique_ptr<Backend>> make_backend(const std::string& kind, std::string* why = nullptr);
 
 // Largest KV length a plan was sized for (its attention score scratch), 0 when it has none.
-int plan_max_seq(const compile::ExecPlan& plan, const LlamaConfig& cfg);
+int plan_max_seq(const runtime::ExecProgram& plan, const LlamaConfig& cfg);
 
 // The run() loop every backend shares: checks n and the positions against max_seq (errors start
 // with `who`, e.g. "cpu backend"), then calls chunk(tokens, m, pos, logits) on consecutive pieces

@@ -25,7 +25,8 @@ Status CpuBackend::download(void* dst, const void* src, size_t bytes) {
     return {};
 }
 
-Status CpuBackend::load(std::shared_ptr<const Model> model, const compile::ExecPlan& plan, const BackendOptions& opts) {
+Status CpuBackend::load(std::shared_ptr<const Model> model, const runtime::ExecProgram& plan,
+                        const BackendOptions& opts) {
     if (!model) return err("cpu backend: no model given");
     EDGE_TRY(validate_llama(*model));
     for (const Tensor& t : model->tensors)
@@ -38,7 +39,7 @@ Status CpuBackend::load(std::shared_ptr<const Model> model, const compile::ExecP
     if (opts.max_seq <= 0) max_seq = std::min(max_seq, planned);
     if (max_seq <= 0)
         return err(model->source_path, ": the execution plan has no attention scratch to size the KV cache by");
-    auto rp = resolve_plan(*model, plan, max_seq);
+    auto rp = resolve_program(*model, plan, max_seq);
     if (!rp.ok()) return err(model->source_path, ": ", rp.message());
     model_ = std::move(model);
     cfg_ = c;

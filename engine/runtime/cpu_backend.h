@@ -10,7 +10,7 @@
 
 #include "engine/core/thread_pool.h"
 #include "engine/runtime/backend.h"
-#include "engine/runtime/backend_plan.h"
+#include "engine/runtime/resolved_program.h"
 
 namespace edge {
 
@@ -22,18 +22,19 @@ public:
     void release(void* p) override;
     Status upload(void* dst, const void* host_src, size_t bytes) override;
     Status download(void* host_dst, const void* src, size_t bytes) override;
-    Status load(std::shared_ptr<const Model> model, const compile::ExecPlan& plan, const BackendOptions& opts) override;
+    Status load(std::shared_ptr<const Model> model, const runtime::ExecProgram& plan,
+                const BackendOptions& opts) override;
     Result<const float*> run(const int32_t* tokens, int n, int pos, float* all_logits = nullptr) override;
     Status synchronize() override { return {}; }
     BackendMemory memory() const override;
     const LlamaConfig& config() const override { return cfg_; }
     int max_seq() const override { return max_seq_; }
-    const ResolvedPlan& resolved() const { return plan_; }
+    const ResolvedProgram& resolved() const { return plan_; }
 
 private:
     std::shared_ptr<const Model> model_;
     LlamaConfig cfg_;
-    ResolvedPlan plan_;
+    ResolvedProgram plan_;
     int max_seq_ = 0;
     std::unique_ptr<ThreadPool> pool_;
     std::shared_ptr<uint8_t> arena_;

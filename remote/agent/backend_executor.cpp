@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <thread>
 
-#include "engine/compile/exec_plan.h"
 #include "engine/runtime/backend.h"
 #include "engine/runtime/device.h"
+#include "engine/runtime/exec_program.h"
 #include "engine/runtime/qkernels.h"
 #include "remote/agent/executor.h"
 
@@ -87,7 +87,7 @@ const char* backend_choice_name(BackendChoice c) {
 }
 
 Result<std::unique_ptr<Executor>> make_backend_executor(std::shared_ptr<const Model> model,
-                                                        const compile::ExecPlan& plan, const ExecutorOptions& o,
+                                                        const runtime::ExecProgram& plan, const ExecutorOptions& o,
                                                         const std::string& where) {
     std::string why;
     auto be = make_backend(backend_choice_name(o.backend), &why);

@@ -4,9 +4,9 @@
 
 #include <fstream>
 
-#include "engine/compile/exec_plan.h"
 #include "engine/model/edge_file.h"
 #include "engine/model/loader.h"
+#include "engine/runtime/exec_program.h"
 #include "engine/runtime/llama_cpu.h"
 
 namespace edge::agent {
@@ -62,7 +62,7 @@ Result<std::unique_ptr<Executor>> open_executor(const std::string& path, const E
     if (!is_compiled_engine(path)) return LlamaCpuExecutor::open(path, opts);
     auto f = read_edge_file(path);
     if (!f.ok()) return f.error();
-    auto plan = compile::exec_plan_from_json(f->plan_json, path);
+    auto plan = runtime::exec_program_from_json(f->program_json, path);
     if (!plan.ok()) return plan.error();
     return make_backend_executor(std::make_shared<const Model>(std::move(f->model)), plan.value(), opts, path);
 }

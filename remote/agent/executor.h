@@ -15,8 +15,8 @@
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
 
-namespace edge::compile {
-struct ExecPlan;
+namespace edge::runtime {
+struct ExecProgram;
 }
 
 namespace edge::agent {
@@ -71,7 +71,7 @@ Result<std::unique_ptr<Executor>> open_executor(const std::string& path, const E
 // an error naming `where` and the probe's reason (backend_executor.cpp: runtime only, so the
 // standalone GPU check in tests/gpu builds it too).
 Result<std::unique_ptr<Executor>> make_backend_executor(std::shared_ptr<const Model> model,
-                                                        const compile::ExecPlan& plan, const ExecutorOptions& opts,
+                                                        const runtime::ExecProgram& plan, const ExecutorOptions& opts,
                                                         const std::string& where);
 
 // What the hello says before anything is loaded: the backend .edge engines will run on (and

@@ -195,8 +195,8 @@ TEST(Analysis, Stories260KEndToEnd) {
         EXPECT_GT(c.options[0].bytes, c.options[1].bytes);
         EXPECT_GT(c.options[1].bytes, c.options[2].bytes);
     }
-    const AutoPlan i4 = uniform_autoplan(*cands, Precision::INT4);
-    const AutoPlan i8 = uniform_autoplan(*cands, Precision::INT8);
+    const AutoplanResult i4 = uniform_autoplan(*cands, Precision::INT4);
+    const AutoplanResult i8 = uniform_autoplan(*cands, Precision::INT8);
     auto mid = autoplan(*cands, (i4.bytes + i8.bytes) / 2);
     ASSERT_TRUE(mid.ok()) << mid.message();
     EXPECT_LE(mid->bytes, (i4.bytes + i8.bytes) / 2);

@@ -23,7 +23,6 @@
 #include <string>
 #include <vector>
 
-#include "engine/compile/exec_plan.h"
 #include "engine/core/half.h"
 #include "engine/core/thread_pool.h"
 #include "engine/quant/rtn.h"
@@ -31,6 +30,7 @@
 #include "engine/runtime/cuda/cuda_backend.h"
 #include "engine/runtime/cuda/cuda_kernels.h"
 #include "engine/runtime/cuda/cuda_probe.h"
+#include "engine/runtime/exec_program.h"
 #include "engine/runtime/kernels.h"
 #include "engine/runtime/qkernels.h"
 #include "remote/agent/executor.h"
@@ -347,9 +347,9 @@ std::shared_ptr<Model> random_model(const LlamaConfig& c, const std::string& kin
     return m;
 }
 
-compile::ExecPlan make_plan(const LlamaConfig& c, int prefill_batch, int max_seq) {
+runtime::ExecProgram make_plan(const LlamaConfig& c, int prefill_batch, int max_seq) {
     const Graph g = build_llama_graph(c);
-    compile::ExecPlan p;
+    runtime::ExecProgram p;
     p.ops_before = int(g.ops.size());
     p.nodes = compile::fuse(g);
     p.decode = compile::plan_memory(p.nodes, g, c, 1, max_seq).value();

@@ -125,8 +125,8 @@ uint64_t estimatedBytes(const LayerSetting& s, const edge::LayerInfo& layer) {
     return q.total_bytes;
 }
 
-edge::quant::Plan settingsToPlan(const std::vector<edge::LayerInfo>& layers, const std::vector<LayerSetting>& s) {
-    edge::quant::Plan plan;
+edge::quant::QuantPlan settingsToPlan(const std::vector<edge::LayerInfo>& layers, const std::vector<LayerSetting>& s) {
+    edge::quant::QuantPlan plan;
     for (size_t i = 0; i < layers.size() && i < s.size(); ++i) {
         edge::quant::LayerRule r;
         r.pattern = layers[i].name;

@@ -73,7 +73,7 @@ QString settingProblem(const LayerSetting& s, const edge::LayerInfo& layer, bool
 uint64_t estimatedBytes(const LayerSetting& s, const edge::LayerInfo& layer);
 
 // One rule per layer, in layer order; pruning ratios are not part of the engine plan.
-edge::quant::Plan settingsToPlan(const std::vector<edge::LayerInfo>& layers, const std::vector<LayerSetting>& s);
+edge::quant::QuantPlan settingsToPlan(const std::vector<edge::LayerInfo>& layers, const std::vector<LayerSetting>& s);
 // The plan file text: the engine's JSON plus the "prune" key when any ratio is set.
 QByteArray settingsToPlanJson(const std::vector<edge::LayerInfo>& layers, const std::vector<LayerSetting>& s);
 // Reads a plan file against the model. On failure returns false and sets `error` to a message

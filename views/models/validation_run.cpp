@@ -75,7 +75,7 @@ edge::Result<ValidationOutcome> runValidation(std::shared_ptr<const LoadedModel>
                          QString::fromStdString(set.message()));
         calib = std::make_unique<edge::quant::CalibSet>(std::move(set).value());
     }
-    const edge::quant::Plan plan = settingsToPlan(model->layers, settings);
+    const edge::quant::QuantPlan plan = settingsToPlan(model->layers, settings);
     edge::Result<edge::quant::QuantizeResult> quantized = [&] {
         StageProgress stage(progress, 0.0, 0.35);
         edge::quant::ApplyOptions ao;

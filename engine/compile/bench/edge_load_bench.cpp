@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
         clear << "5";
     }
     auto model = std::make_shared<edge::Model>(std::move(eng.value().file.model));
-    const auto plan = eng.value().plan;
+    const auto plan = eng.value().program;
     const int max_seq = 64;
     edge::CpuBackend be;
     if (auto st = be.load(model, plan, edge::BackendOptions{threads, max_seq}); !st.ok()) {

@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
         {
             auto model = std::make_shared<Model>(std::move(eng.value().file.model));
             CpuBackend be;
-            if (auto st = be.load(model, eng.value().plan, BackendOptions{threads, max_seq}); !st.ok())
+            if (auto st = be.load(model, eng.value().program, BackendOptions{threads, max_seq}); !st.ok())
                 return std::fprintf(stderr, "edge-roundtrip-check: %s\n", st.message().c_str()), 1;
             const auto te = Clock::now();
             got.resize(prompt.size() * size_t(V));

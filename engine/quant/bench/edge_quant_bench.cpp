@@ -24,19 +24,19 @@ using namespace edge::quant;
 
 namespace {
 
-Plan asym(Plan p) {
+QuantPlan asym(QuantPlan p) {
     if (p.defaults) p.defaults->symmetric = false;
     return p;
 }
-Plan clip(Plan p) {
+QuantPlan clip(QuantPlan p) {
     if (p.defaults) p.defaults->clip = true;
     return p;
 }
-Plan head_fp32(Plan p) {
+QuantPlan head_fp32(QuantPlan p) {
     p.keep.push_back("output");
     return p;
 }
-Plan act_order(Plan p) {
+QuantPlan act_order(QuantPlan p) {
     p.gptq.act_order = true;
     return p;
 }
@@ -44,7 +44,7 @@ Plan act_order(Plan p) {
 int run_table(BenchSetup& s) {
     struct Config {
         std::string name;
-        Plan plan;
+        QuantPlan plan;
     };
     std::vector<Config> configs = {{"FP32", uniform_plan(Precision::FP32)},
                                    {"FP16", uniform_plan(Precision::FP16)},
@@ -62,7 +62,7 @@ int run_table(BenchSetup& s) {
     for (int g : {32, 64})
         for (bool sym : {true, false})
             for (auto [mname, meth] : methods) {
-                Plan p = clip(uniform_plan(Precision::INT4, meth, g, sym));
+                QuantPlan p = clip(uniform_plan(Precision::INT4, meth, g, sym));
                 configs.push_back(
                     {std::string("INT4-") + mname + " g" + std::to_string(g) + (sym ? "" : " asym") + " clip", p});
             }

@@ -10,8 +10,8 @@
 
 #include "cuda_check.h"
 #include "cuda_kernels.h"
-#include "engine/runtime/backend_plan.h"
 #include "engine/runtime/qkernels.h"
+#include "engine/runtime/resolved_program.h"
 
 namespace edge::cuda {
 
@@ -60,7 +60,7 @@ public:
         return m;
     }
 
-    Status load(std::shared_ptr<const Model> model, const compile::ExecPlan& plan,
+    Status load(std::shared_ptr<const Model> model, const runtime::ExecProgram& plan,
                 const BackendOptions& opts) override {
         if (!model) return err("cuda backend: no model given");
         EDGE_TRY(validate_llama(*model));
@@ -70,7 +70,7 @@ public:
         if (opts.max_seq <= 0) max_seq = std::min(max_seq, planned);
         if (max_seq <= 0)
             return err(model->source_path, ": the execution plan has no attention scratch to size the KV cache by");
-        auto rp = resolve_plan(*model, plan, max_seq);
+        auto rp = resolve_program(*model, plan, max_seq);
         if (!rp.ok()) return err(model->source_path, ": ", rp.message());
         EDGE_CUDA_CHECK(cudaSetDevice(0));
         cudaDeviceProp prop{};
@@ -165,7 +165,7 @@ public:
 private:
     std::shared_ptr<const Model> model_;
     LlamaConfig cfg_;
-    ResolvedPlan plan_;
+    ResolvedProgram plan_;
     int max_seq_ = 0, blocks_ = 0;
     std::string device_ = "not loaded";
     cudaStream_t stream_ = nullptr;

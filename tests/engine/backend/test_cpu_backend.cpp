@@ -57,10 +57,10 @@ TEST_P(CpuBackendRoundTrip, SameLogitsAsTheUncompiledModel) {
     ASSERT_TRUE(eng.ok()) << eng.message();
     auto model = std::make_shared<const Model>(std::move(eng->file.model));
     CpuBackend be;
-    ASSERT_TRUE(be.load(model, eng->plan, BackendOptions{2, 0}).ok());
+    ASSERT_TRUE(be.load(model, eng->program, BackendOptions{2, 0}).ok());
     EXPECT_EQ(be.max_seq(), 64);  // the plan was sized for 64 positions
     const BackendMemory mem = be.memory();
-    EXPECT_EQ(mem.arena_bytes, std::max(eng->plan.decode.arena_bytes, eng->plan.prefill.arena_bytes));
+    EXPECT_EQ(mem.arena_bytes, std::max(eng->program.decode.arena_bytes, eng->program.prefill.arena_bytes));
     EXPECT_EQ(mem.weight_bytes, 0u);  // read in place
     EXPECT_EQ(mem.mapped_weight_bytes, model->weight_bytes());
     EXPECT_EQ(mem.kv_bytes, size_t(2 * 5 * 64 * model->config.kv_dim() * 4));
@@ -86,7 +86,7 @@ TEST(CpuBackend, UnfusedPlanRunsEveryOp) {
     ASSERT_TRUE(loaded.ok()) << loaded.message();
     auto model = std::make_shared<const Model>(std::move(loaded).value());
     const Graph g = build_llama_graph(model->config);
-    ExecPlan plan;
+    ExecProgram plan;
     plan.nodes = unfused_nodes(g);
     auto d = plan_memory(plan.nodes, g, model->config, 1, 32);
     auto p = plan_memory(plan.nodes, g, model->config, 8, 32);
@@ -110,11 +110,11 @@ TEST(CpuBackend, RefusesBadPlansNamingTheNode) {
     auto loaded = load_model(stories_path());
     ASSERT_TRUE(loaded.ok()) << loaded.message();
     auto model = std::make_shared<const Model>(std::move(loaded).value());
-    auto plan = build_exec_plan(*model, 4, 32);
+    auto plan = build_exec_program(*model, 4, 32);
     ASSERT_TRUE(plan.ok()) << plan.message();
 
     {  // a value without an arena buffer
-        ExecPlan bad = *plan;
+        ExecProgram bad = *plan;
         bad.nodes[3].inputs[0] = "blk.0.nowhere";
         CpuBackend be;
         auto st = be.load(model, bad, {});
@@ -123,7 +123,7 @@ TEST(CpuBackend, RefusesBadPlansNamingTheNode) {
         EXPECT_NE(st.message().find(bad.nodes[3].name), std::string::npos) << st.message();
     }
     {  // a kind the runtime has no kernel for
-        ExecPlan bad = *plan;
+        ExecProgram bad = *plan;
         bad.nodes[2].kind = "conv2d";
         CpuBackend be;
         auto st = be.load(model, bad, {});
@@ -131,7 +131,7 @@ TEST(CpuBackend, RefusesBadPlansNamingTheNode) {
         EXPECT_NE(st.message().find("conv2d"), std::string::npos) << st.message();
     }
     {  // a buffer past the arena
-        ExecPlan bad = *plan;
+        ExecProgram bad = *plan;
         bad.decode.arena_bytes = 64;
         CpuBackend be;
         auto st = be.load(model, bad, {});

@@ -36,9 +36,9 @@ std::shared_ptr<const Model> dequantized(const Model& m) {
     return d;
 }
 
-ExecPlan unfused_plan(const Model& m, int max_seq) {
+ExecProgram unfused_plan(const Model& m, int max_seq) {
     const Graph g = build_llama_graph(m.config);
-    ExecPlan p;
+    ExecProgram p;
     p.nodes = unfused_nodes(g);
     p.decode = plan_memory(p.nodes, g, m.config, 1, max_seq).value();
     p.prefill = plan_memory(p.nodes, g, m.config, 4, max_seq).value();
@@ -66,9 +66,9 @@ TEST_P(CrossBackend, CpuReferenceCpuBackendCuda) {
         ASSERT_TRUE(q.ok()) << q.message();
         model = std::make_shared<const Model>(std::move(q.value().model));
     }
-    ExecPlan plan;
+    ExecProgram plan;
     if (c.fused) {
-        auto p = build_exec_plan(*model, 4, 32);
+        auto p = build_exec_program(*model, 4, 32);
         ASSERT_TRUE(p.ok()) << p.message();
         plan = *p;
     } else {

@@ -105,8 +105,8 @@ TEST_P(CompileRoundTrip, SameLogitsAsTheUncompiledModel) {
 
     auto eng = load_engine(opts.out_path);
     ASSERT_TRUE(eng.ok()) << eng.message();
-    EXPECT_EQ(eng->plan.nodes.size(), size_t(rep->nodes_after));
-    EXPECT_EQ(eng->plan.decode.arena_bytes, rep->decode.arena_bytes);
+    EXPECT_EQ(eng->program.nodes.size(), size_t(rep->nodes_after));
+    EXPECT_EQ(eng->program.decode.arena_bytes, rep->decode.arena_bytes);
 }
 
 INSTANTIATE_TEST_SUITE_P(Stories, CompileRoundTrip,

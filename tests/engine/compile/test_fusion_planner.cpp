@@ -4,7 +4,7 @@
 #include <cstring>
 #include <set>
 
-#include "engine/compile/exec_plan.h"
+#include "engine/compile/passes.h"
 #include "engine/model/xxh64.h"
 
 using namespace edge;
@@ -89,7 +89,7 @@ TEST_P(Planner, NoLiveOverlapAndArenaNearPeak) {
         auto p = plan_memory(nodes, g, c, batch, 256);
         ASSERT_TRUE(p.ok()) << p.message();
         std::string why;
-        EXPECT_FALSE(plan_has_overlap(*p, &why)) << why;
+        EXPECT_FALSE(layout_has_overlap(*p, &why)) << why;
         EXPECT_GE(p->arena_bytes, p->peak_live_bytes);
         EXPECT_LE(double(p->arena_bytes), 1.1 * double(p->peak_live_bytes))
             << "arena " << p->arena_bytes << " peak " << p->peak_live_bytes << " fused " << fused;
@@ -117,12 +117,12 @@ TEST(Planner, UnknownValueIsAnError) {
 TEST(Planner, PlanSurvivesJson) {
     const LlamaConfig c = stories_cfg();
     const Graph g = build_llama_graph(c);
-    ExecPlan e;
+    ExecProgram e;
     e.ops_before = int(g.ops.size());
     e.nodes = fuse(g);
     e.decode = plan_memory(e.nodes, g, c, 1, 64).value();
     e.prefill = plan_memory(e.nodes, g, c, 8, 64).value();
-    auto back = exec_plan_from_json(exec_plan_to_json(e), "mem");
+    auto back = exec_program_from_json(exec_program_to_json(e), "mem");
     ASSERT_TRUE(back.ok()) << back.message();
     EXPECT_EQ(back->nodes.size(), e.nodes.size());
     EXPECT_EQ(back->nodes[1].prologue_weight, e.nodes[1].prologue_weight);

@@ -47,7 +47,7 @@ TEST(QuantLayerwise, EqualsWholeModelGptqByteForByte) {
     EDGE_REQUIRE_SHARED(edge::test::shared("data/tinystories_val.txt"));
     const Fixture f = load(8, 64);
     for (bool act_order : {false, true}) {
-        Plan plan = uniform_plan(Precision::INT4, QMethod::GPTQ, 32, /*symmetric=*/false);
+        QuantPlan plan = uniform_plan(Precision::INT4, QMethod::GPTQ, 32, /*symmetric=*/false);
         plan.gptq.act_order = act_order;
         auto whole = apply_plan(f.model, plan, &f.calib, nullptr, ApplyOptions{2});
         ASSERT_TRUE(whole.ok()) << whole.message();

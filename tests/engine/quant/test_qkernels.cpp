@@ -335,7 +335,7 @@ TEST(QuantKernels, WholeModelLogitsAgreeAcrossKernelFamilies) {
     for (int i = 1; i < 48; ++i) toks.push_back(int32_t((i * 37 + 11) % 500 + 3));
     for (auto prec : {quant::Precision::INT4, quant::Precision::INT8})
         for (auto scales : {QuantSpec::Scales::F32, QuantSpec::Scales::F16}) {
-            quant::Plan plan = quant::uniform_plan(prec);
+            quant::QuantPlan plan = quant::uniform_plan(prec);
             plan.defaults->scales = scales;
             auto q = quant::apply_plan(*m, plan, nullptr);
             ASSERT_TRUE(q.ok()) << q.message();

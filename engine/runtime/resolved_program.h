@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/compile/exec_plan.h"
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
+#include "engine/runtime/exec_program.h"
 
 namespace edge {
 
@@ -38,7 +38,7 @@ struct Step {
                                  // when the caller wants the last logits only)
 };
 
-struct ResolvedPlan {
+struct ResolvedProgram {
     std::vector<Step> steps;
     std::array<int, 2> batch{1, 1};  // rows each memory plan was sized for
     std::array<size_t, 2> arena{};   // arena bytes of each plan
@@ -49,6 +49,6 @@ struct ResolvedPlan {
 };
 
 // Errors name the node and the value or tensor that is missing or inconsistent.
-Result<ResolvedPlan> resolve_plan(const Model& m, const compile::ExecPlan& plan, int max_seq);
+Result<ResolvedProgram> resolve_program(const Model& m, const runtime::ExecProgram& plan, int max_seq);
 
 }  // namespace edge

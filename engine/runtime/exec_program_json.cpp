@@ -1,15 +1,15 @@
 // The plan section of a .edge file as JSON text (docs/edge-format.md, "plan").
 #include <nlohmann/json.hpp>
 
-#include "engine/compile/exec_plan.h"
+#include "engine/runtime/exec_program.h"
 
-namespace edge::compile {
+namespace edge::runtime {
 
 namespace {
 
 using nlohmann::json;
 
-json memory_json(const MemoryPlan& m) {
+json memory_json(const MemoryLayout& m) {
     json bufs = json::array();
     for (const Buffer& b : m.buffers)
         bufs.push_back(
@@ -21,8 +21,8 @@ json memory_json(const MemoryPlan& m) {
             {"buffers", bufs}};
 }
 
-MemoryPlan memory_from(const json& j) {
-    MemoryPlan m;
+MemoryLayout memory_from(const json& j) {
+    MemoryLayout m;
     m.batch = j.at("batch");
     m.arena_bytes = j.at("arena_bytes");
     m.naive_bytes = j.at("naive_bytes");
@@ -34,7 +34,7 @@ MemoryPlan memory_from(const json& j) {
 
 }  // namespace
 
-std::string exec_plan_to_json(const ExecPlan& p) {
+std::string exec_program_to_json(const ExecProgram& p) {
     json nodes = json::array();
     for (const FusedNode& n : p.nodes) {
         json j{{"kind", n.kind},     {"name", n.name},       {"ops", n.ops},
@@ -51,14 +51,14 @@ std::string exec_plan_to_json(const ExecPlan& p) {
     return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-Result<ExecPlan> exec_plan_from_json(const std::string& text, const std::string& where) {
+Result<ExecProgram> exec_program_from_json(const std::string& text, const std::string& where) {
     try {
         const json j = json::parse(text, nullptr, false);
         if (j.is_discarded() || !j.is_object()) return err(where, ": section 'plan': not valid JSON");
         if (j.at("version") != 1)
             return err(where, ": section 'plan': plan version ", j.at("version").dump(),
                        " is not supported (expected 1)");
-        ExecPlan p;
+        ExecProgram p;
         p.ops_before = j.at("ops_before");
         for (const json& n : j.at("nodes")) {
             FusedNode f;
@@ -86,4 +86,4 @@ Result<ExecPlan> exec_plan_from_json(const std::string& text, const std::string&
     }
 }
 
-}  // namespace edge::compile
+}  // namespace edge::runtime

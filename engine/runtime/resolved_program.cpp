@@ -1,4 +1,4 @@
-#include "backend_plan.h"
+#include "resolved_program.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -10,8 +10,8 @@ namespace edge {
 
 namespace {
 
-using compile::FusedNode;
-using compile::MemoryPlan;
+using runtime::FusedNode;
+using runtime::MemoryLayout;
 
 int layer_of(const std::string& name) {
     if (name.rfind("blk.", 0) != 0) return -1;
@@ -22,11 +22,11 @@ int layer_of(const std::string& name) {
 
 }  // namespace
 
-int plan_max_seq(const compile::ExecPlan& plan, const LlamaConfig& cfg) {
+int plan_max_seq(const runtime::ExecProgram& plan, const LlamaConfig& cfg) {
     // The smallest score scratch of either memory plan, in positions per head and row.
     int best = -1;
-    for (const MemoryPlan* mp : {&plan.decode, &plan.prefill})
-        for (const compile::Buffer& b : mp->buffers)
+    for (const MemoryLayout* mp : {&plan.decode, &plan.prefill})
+        for (const runtime::Buffer& b : mp->buffers)
             if (b.name.size() > 7 && b.name.compare(b.name.size() - 7, 7, ".scores") == 0 && cfg.n_heads > 0) {
                 const int n = int(b.bytes / (sizeof(float) * size_t(cfg.n_heads) * size_t(std::max(1, mp->batch))));
                 best = best < 0 ? n : std::min(best, n);
@@ -34,16 +34,16 @@ int plan_max_seq(const compile::ExecPlan& plan, const LlamaConfig& cfg) {
     return std::max(best, 0);
 }
 
-Result<ResolvedPlan> resolve_plan(const Model& m, const compile::ExecPlan& plan, int max_seq) {
+Result<ResolvedProgram> resolve_program(const Model& m, const runtime::ExecProgram& plan, int max_seq) {
     const LlamaConfig& c = m.config;
-    ResolvedPlan rp;
-    const MemoryPlan* mp[2] = {&plan.decode, &plan.prefill};
+    ResolvedProgram rp;
+    const MemoryLayout* mp[2] = {&plan.decode, &plan.prefill};
     std::map<std::string, std::array<size_t, 2>> where;
     for (int k = 0; k < 2; ++k) {
         if (mp[k]->batch <= 0) return err("execution plan: memory plan ", k, " has batch ", mp[k]->batch);
         rp.batch[size_t(k)] = mp[k]->batch;
         rp.arena[size_t(k)] = mp[k]->arena_bytes;
-        for (const compile::Buffer& b : mp[k]->buffers) {
+        for (const runtime::Buffer& b : mp[k]->buffers) {
             if (b.offset + b.bytes > mp[k]->arena_bytes)
                 return err("execution plan: buffer '", b.name, "' runs past the arena (", b.offset + b.bytes, " > ",
                            mp[k]->arena_bytes, " bytes)");
@@ -58,7 +58,7 @@ Result<ResolvedPlan> resolve_plan(const Model& m, const compile::ExecPlan& plan,
             return err("execution plan: node '", n.name, "' uses value '", v, "' that has no arena buffer");
         for (int k = 0; k < 2; ++k) {
             bool found = false;
-            for (const compile::Buffer& b : mp[k]->buffers)
+            for (const runtime::Buffer& b : mp[k]->buffers)
                 if (b.name == v) {
                     found = true;
                     if (b.bytes < size_t(width) * size_t(mp[k]->batch) * sizeof(float))
