@@ -7,6 +7,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "engine/core/json_util.h"
+
 #include "engine/model/config_json.h"
 #include "engine/model/xxh64.h"
 
@@ -148,7 +150,7 @@ Status read_tensor(const Reader& r, const std::shared_ptr<MappedFile>& map, cons
                    Tensor& x) {
     x.name = e.at("name");
     const auto type = dtype_from(e.at("type"));
-    if (!type) return r.fail("meta", "tensor '" + x.name + "' has unknown type " + e.at("type").dump());
+    if (!type) return r.fail("meta", "tensor '" + x.name + "' has unknown type " + json_excerpt(e.at("type")));
     x.type = *type;
     x.source_type = dtype_from(e.value("source_type", "F32")).value_or(*type);
     x.shape = e.at("shape").get<std::vector<int64_t>>();
@@ -221,8 +223,13 @@ Result<EdgeFile> read_edge_file(std::shared_ptr<MappedFile> map, Progress* progr
     for (const auto& e : secs) f.sections.push_back({e.name, e.offset, e.bytes, e.span});
     std::string where = "meta";
     try {
-        const json meta = json::parse(r.p + ms.offset, r.p + ms.offset + ms.bytes, nullptr, false);
-        if (meta.is_discarded() || !meta.is_object()) return r.fail("meta", "not valid JSON");
+        auto text_of = [&](const EdgeSectionEntry& e) {
+            return std::string_view(reinterpret_cast<const char*>(r.p + e.offset), size_t(e.bytes));
+        };
+        auto parsed_meta = parse_json(text_of(ms), "contents");
+        if (!parsed_meta || !parsed_meta->is_object())
+            return r.fail("meta", parsed_meta ? std::string("not a JSON object") : parsed_meta.message());
+        const json& meta = *parsed_meta;
         Model& m = f.model;
         m.source_path = r.path;
         m.source_format = "edge";
@@ -235,11 +242,22 @@ Result<EdgeFile> read_edge_file(std::shared_ptr<MappedFile> map, Progress* progr
         m.metadata.emplace_back("edge.source", meta.at("source").value("path", ""));
         m.metadata.emplace_back("edge.plan", meta.value("plan_summary", ""));
         where = "tokenizer";
-        const json tok = json::parse(r.p + tk.offset, r.p + tk.offset + tk.bytes, nullptr, false);
-        if (tok.is_discarded() || !tok.is_object()) return r.fail("tokenizer", "not valid JSON");
+        auto parsed_tok = parse_json(text_of(tk), "contents");
+        if (!parsed_tok || !parsed_tok->is_object())
+            return r.fail("tokenizer", parsed_tok ? std::string("not a JSON object") : parsed_tok.message());
+        const json& tok = *parsed_tok;
         EDGE_TRY(read_tokenizer(r, ts, tok, m.tokenizer));
         where = "plan";
-        f.program_json.assign(reinterpret_cast<const char*>(r.p + ps.offset), size_t(ps.bytes));
+        // Every section is checked before anything uses it: the execution program is read by the
+        // runtime (exec_program_from_json), but a cut or damaged one must not load on any path.
+        {
+            auto prog = parse_json(text_of(ps), "contents");
+            if (!prog) return r.fail("plan", prog.message());
+            if (!prog->is_object() || !prog->contains("version") || !prog->contains("nodes") ||
+                !(*prog)["nodes"].is_array() || !prog->contains("memory") || !(*prog)["memory"].is_object())
+                return r.fail("plan", "not an execution program (needs version, nodes and memory)");
+        }
+        f.program_json.assign(text_of(ps));
         where = "meta";
         const json& tensors = meta.at("tensors");
         size_t i = 0;

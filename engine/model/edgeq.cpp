@@ -6,8 +6,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "engine/core/json_util.h"
+
 #include "engine/core/mapped_file.h"
 #include "engine/model/config_json.h"
+#include "engine/model/xxh64.h"
 
 namespace edge {
 
@@ -68,20 +71,43 @@ Status save_edgeq(const Model& m, const std::string& path, Progress* progress) {
         EdgeqHeader h{};
         std::memcpy(h.magic, kEdgeqMagic, 8);
         h.version = kEdgeqVersion;
-        h.header_bytes = sizeof h;
-        h.meta_offset = sizeof h;
+        h.header_bytes = sizeof h + sizeof(EdgeqChecksums);
+        h.meta_offset = h.header_bytes;
         h.meta_bytes = meta_s.size();
         h.strings_offset = h.meta_offset + h.meta_bytes;
         h.strings_bytes = strings.size();
         h.data_offset = quant_align64(h.strings_offset + h.strings_bytes);
         h.data_bytes = off;
 
+        // The data section's checksum runs over what is written: tensors and the zeros between them.
+        EdgeqChecksums sums{};
+        sums.meta = xxh64(meta_s.data(), meta_s.size());
+        sums.strings = xxh64(strings.data(), strings.size());
+        {
+            Xxh64Stream data;
+            const char zeros[64] = {};
+            uint64_t pos = 0;
+            for (const Tensor& x : m.tensors) {
+                data.update(x.data.get(), x.nbytes);
+                pos += x.nbytes;
+                data.update(zeros, size_t(quant_align64(pos) - pos));
+                pos = quant_align64(pos);
+            }
+            sums.data = data.digest();
+        }
+        {
+            unsigned char head[sizeof h + sizeof sums];
+            std::memcpy(head, &h, sizeof h);
+            std::memcpy(head + sizeof h, &sums, sizeof sums);
+            sums.header = xxh64(head, sizeof head - 8);
+        }
         // Written beside the target and renamed over it, so a failed save never loses a file.
         const std::string tmp = path + ".partial";
         {
             std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
             if (!f) return err(path, ": cannot open for writing");
             f.write(reinterpret_cast<const char*>(&h), sizeof h);
+            f.write(reinterpret_cast<const char*>(&sums), sizeof sums);
             f.write(meta_s.data(), std::streamsize(meta_s.size()));
             f.write(strings.data(), std::streamsize(strings.size()));
             const std::string zeros(64, '\0');
@@ -116,14 +142,45 @@ Result<Model> load_edgeq_model(const std::string& path, Progress* progress) {
     EdgeqHeader h{};
     if (size < sizeof h || !is_edgeq(p, size)) return err(path, ": not an EdgeStudio quantized model (.edgeq)");
     std::memcpy(&h, p, sizeof h);
-    if (h.version != kEdgeqVersion) return err(path, ": .edgeq version ", h.version, " is not supported (expected 1)");
+    if (h.version > kEdgeqVersion)
+        return err(path, ": .edgeq version ", h.version, " is newer than this EdgeStudio reads (", kEdgeqVersion,
+                   "): update EdgeStudio or re-run quantize");
+    if (h.version < 1) return err(path, ": .edgeq version 0 is not a valid version");
+    if (h.version >= 2) {
+        EdgeqChecksums sums{};
+        if (size < sizeof h + sizeof sums || h.header_bytes != sizeof h + sizeof sums)
+            return err(path, ": header size ", h.header_bytes, " is not ", sizeof h + sizeof sums, " (truncated?)");
+        std::memcpy(&sums, p + sizeof h, sizeof sums);
+        if (xxh64(p, sizeof h + sizeof sums - 8) != sums.header)
+            return err(path, ": header checksum mismatch (the header is corrupt)");
+        if (h.meta_offset < h.header_bytes)
+            return err(path, ": the metadata section overlaps the header (offset ", h.meta_offset, ")");
+        auto section_ok = [&](uint64_t o, uint64_t n) { return o <= size && n <= size - o; };
+        const struct {
+            const char* name;
+            uint64_t off, bytes, sum;
+        } secs[] = {{"metadata", h.meta_offset, h.meta_bytes, sums.meta},
+                    {"strings", h.strings_offset, h.strings_bytes, sums.strings},
+                    {"data", h.data_offset, h.data_bytes, sums.data}};
+        for (const auto& sec : secs) {
+            if (!section_ok(sec.off, sec.bytes))
+                return err(path, ": the ", sec.name, " section runs past the end of the file (", size,
+                           " bytes): truncated?");
+            if (xxh64(p + sec.off, size_t(sec.bytes)) != sec.sum)
+                return err(path, ": ", sec.name, " section checksum mismatch (the file is corrupt)");
+        }
+        report(progress, 0.05, "verified checksums");
+    }
     auto in_file = [&](uint64_t o, uint64_t n) { return o <= size && n <= size - o; };
     if (!in_file(h.meta_offset, h.meta_bytes) || !in_file(h.strings_offset, h.strings_bytes) ||
         !in_file(h.data_offset, h.data_bytes) || h.data_offset % 64 != 0)
         return err(path, ": section offsets run past the end of the file (", size, " bytes): truncated?");
     try {
-        const json meta = json::parse(p + h.meta_offset, p + h.meta_offset + h.meta_bytes, nullptr, false);
-        if (meta.is_discarded() || !meta.is_object()) return err(path, ": the metadata section is not valid JSON");
+        auto parsed = parse_json(std::string_view(reinterpret_cast<const char*>(p + h.meta_offset), h.meta_bytes),
+                                 path + ": metadata section");
+        if (!parsed) return parsed.error();
+        const json& meta = *parsed;
+        if (!meta.is_object()) return err(path, ": the metadata section is not a JSON object");
         Model m;
         m.source_path = path;
         m.source_format = "edgeq";
@@ -164,7 +221,7 @@ Result<Model> load_edgeq_model(const std::string& path, Progress* progress) {
             x.name = e.at("name");
             const auto type = dtype_from_name(e.at("type"));
             const auto src = dtype_from_name(e.value("source_type", "F32"));
-            if (!type) return err(path, ": tensor '", x.name, "' has unknown type ", e.at("type").dump());
+            if (!type) return err(path, ": tensor '", x.name, "' has unknown type ", json_excerpt(e.at("type")));
             x.type = *type;
             x.source_type = src.value_or(*type);
             x.shape = e.at("shape").get<std::vector<int64_t>>();

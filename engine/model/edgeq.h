@@ -3,6 +3,7 @@
 // memory mapping: nothing is dequantized or copied at load). Layout (little-endian), see
 // docs/quant-formats.md:
 //   EdgeqHeader (64 bytes, static_assert)
+//   EdgeqChecksums (32 bytes, version 2): XXH64 of meta, strings, data and of the header itself
 //   meta      JSON (UTF-8): config, metadata, tokenizer scalars, tensor table
 //   strings   tokenizer tokens then merges: u32 length + bytes each (may be any bytes)
 //   data      every tensor at a 64-byte aligned offset from data_offset
@@ -25,8 +26,16 @@ struct EdgeqHeader {
     uint64_t data_offset, data_bytes;
 };
 static_assert(sizeof(EdgeqHeader) == 64, "the .edgeq header is 64 bytes");
+// Version 2 follows the header with the checksums of every section (XXH64, seed 0; data includes
+// the alignment padding between tensors) and of the 88 bytes before header_checksum. Version 1
+// files (no checksums) are still read, unchecked; nothing writes them any more.
+struct EdgeqChecksums {
+    uint64_t meta, strings, data;
+    uint64_t header;
+};
+static_assert(sizeof(EdgeqChecksums) == 32, "the .edgeq checksum block is 32 bytes");
 inline constexpr char kEdgeqMagic[8] = {'E', 'D', 'G', 'E', 'Q', 'M', '\0', '\1'};
-inline constexpr uint32_t kEdgeqVersion = 1;
+inline constexpr uint32_t kEdgeqVersion = 2;
 
 bool is_edgeq(const uint8_t* head, size_t n);
 Status save_edgeq(const Model& m, const std::string& path, Progress* progress = nullptr);

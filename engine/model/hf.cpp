@@ -10,7 +10,9 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+
 #include <set>
+#include "engine/core/json_util.h"
 
 #include "engine/core/mapped_file.h"
 #include "engine/model/hf_config.h"
@@ -71,7 +73,9 @@ Status open_weights(const fs::path& dir, std::vector<SafetensorsFile>& files, st
         auto text = read_text_file(index.string());
         if (!text) return text.error();
         try {
-            const json j = json::parse(*text);
+            auto parsed = parse_json(*text, index.string());
+            if (!parsed) return parsed.error();
+            const json& j = *parsed;
             auto wm = j.find("weight_map");
             if (!j.is_object() || wm == j.end() || !wm->is_object())
                 return err(index.string(), ": no 'weight_map' object");
@@ -190,7 +194,9 @@ Status read_tokenizer(const fs::path& dir, const HfConfig& hc, Model& m) {
         auto cfg = read_text_file(tc.string());
         if (!cfg) return cfg.error();
         try {
-            const json j = json::parse(*cfg);
+            auto parsed = parse_json(*cfg, tc.string());
+            if (!parsed) return parsed.error();
+            const json& j = *parsed;
             if (auto it = j.find("add_bos_token"); j.is_object() && it != j.end() && it->is_boolean())
                 s.add_bos = it->get<bool>();
         } catch (const std::exception& ex) {

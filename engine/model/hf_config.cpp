@@ -3,6 +3,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "engine/core/json_util.h"
+
 namespace edge {
 
 namespace {
@@ -17,7 +19,7 @@ Status get_int(const json& j, const std::string& origin, const char* key, bool r
         out = fallback;
         return {};
     }
-    if (!it->is_number_integer()) return err(origin, ": '", key, "' must be an integer, found ", it->dump());
+    if (!it->is_number_integer()) return err(origin, ": '", key, "' must be an integer, found ", json_excerpt(*it));
     const int64_t v = it->get<int64_t>();
     if (v <= 0 || v > (int64_t(1) << 30)) return err(origin, ": '", key, "' = ", v, " is out of range");
     out = int(v);
@@ -30,7 +32,7 @@ Status get_float(const json& j, const std::string& origin, const char* key, floa
         out = fallback;
         return {};
     }
-    if (!it->is_number()) return err(origin, ": '", key, "' must be a number, found ", it->dump());
+    if (!it->is_number()) return err(origin, ": '", key, "' must be a number, found ", json_excerpt(*it));
     const double v = it->get<double>();
     if (!std::isfinite(v) || v <= 0) return err(origin, ": '", key, "' = ", v, " is out of range");
     out = float(v);
@@ -160,8 +162,9 @@ const std::vector<std::string>& hf_supported_architectures() {
 
 Result<HfConfig> parse_hf_config(const std::string& text, const std::string& origin) {
     try {
-        const json j = json::parse(text);
-        return parse(j, origin);
+        auto j = parse_json(text, origin);
+        if (!j) return j.error();
+        return parse(*j, origin);
     } catch (const std::exception& ex) {
         return err(origin, ": cannot read config.json: ", ex.what());
     }

@@ -433,6 +433,16 @@ private:
         }
         if (op.attrs["pads"].size() != 4)
             return err(origin_, ": node '", n.name, "' (", n.op_type, "): pads must have 4 values");
+        // Values as well as counts: a stride, dilation or kernel of 0 would divide by zero later.
+        for (const char* key : {"strides", "dilations", "kernel", "pads"}) {
+            auto it = op.attrs.find(key);
+            if (it == op.attrs.end()) continue;
+            const double lo = std::string_view(key) == "pads" ? 0 : 1;
+            for (double v : it->second)
+                if (!(v >= lo && v <= double(1 << 20)))
+                    return err(origin_, ": node '", n.name, "' (", n.op_type, "): ", key, " value ", v,
+                               " is out of range (at least ", lo, ")");
+        }
         // ONNX pads are (top, left, bottom, right) for 2-D: begins then ends, as the IR keeps them.
         return {};
     }

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "engine/core/json_util.h"
+
 #include "engine/core/half.h"
 
 namespace edge {
@@ -91,12 +93,12 @@ Status parse_entry(const std::string& origin, const std::string& name, const jso
             return err(origin, ": tensor '", name, "': shape entries must be non-negative integers");
         const uint64_t n = d.get<uint64_t>();
         if (n > (uint64_t(1) << 48) || __builtin_mul_overflow(numel, n, &numel) || numel > (uint64_t(1) << 56))
-            return err(origin, ": tensor '", name, "': shape ", sh->dump(), " has an absurd element count");
+            return err(origin, ": tensor '", name, "': shape ", json_excerpt(*sh), " has an absurd element count");
         e.shape.push_back(int64_t(n));
     }
     uint64_t bytes = 0;
     if (__builtin_mul_overflow(numel, uint64_t(e.elem_bytes), &bytes))
-        return err(origin, ": tensor '", name, "': shape ", sh->dump(), " has an absurd byte size");
+        return err(origin, ": tensor '", name, "': shape ", json_excerpt(*sh), " has an absurd byte size");
 
     auto off = v.find("data_offsets");
     if (off == v.end() || !off->is_array() || off->size() != 2 || !(*off)[0].is_number_unsigned() ||
@@ -111,7 +113,7 @@ Status parse_entry(const std::string& origin, const std::string& name, const jso
                    "] run past the end of the data (", data_size, " bytes; file truncated?)");
     if (e.end - e.begin != bytes)
         return err(origin, ": tensor '", name, "': data_offsets span ", e.end - e.begin, " bytes but ", e.dtype_name,
-                   " shape ", sh->dump(), " needs ", bytes);
+                   " shape ", json_excerpt(*sh), " needs ", bytes);
     return {};
 }
 

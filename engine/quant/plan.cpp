@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/json_util.h"
 #include "engine/core/mapped_file.h"
 
 namespace edge::quant {
@@ -49,7 +50,7 @@ Result<LayerRule> parse_rule(const ojson& j, const std::string& pattern, const s
             } else if (v.is_number_integer() && v.get<int64_t>() > 0) {
                 r.group_size = v.get<int64_t>();
             } else {
-                return err(w, " must be a positive number of elements or \"channel\" (found ", v.dump(), ")");
+                return err(w, " must be a positive number of elements or \"channel\" (found ", json_excerpt(v), ")");
             }
         } else if (key == "grouping") {
             if (v == "flat")
@@ -59,7 +60,7 @@ Result<LayerRule> parse_rule(const ojson& j, const std::string& pattern, const s
             else if (v == "channel" || v == "per_channel")
                 r.grouping = QGrouping::PerChannel;
             else
-                return err(w, " must be \"group\", \"channel\" or \"flat\" (found ", v.dump(), ")");
+                return err(w, " must be \"group\", \"channel\" or \"flat\" (found ", json_excerpt(v), ")");
         } else if (key == "symmetric") {
             if (!v.is_boolean()) return err(w, " must be true or false");
             r.symmetric = v.get<bool>();
@@ -74,7 +75,7 @@ Result<LayerRule> parse_rule(const ojson& j, const std::string& pattern, const s
             else if (v == "fp16")
                 r.scales = QuantSpec::Scales::F16;
             else
-                return err(w, " must be \"auto\", \"fp32\" or \"fp16\" (found ", v.dump(), ")");
+                return err(w, " must be \"auto\", \"fp32\" or \"fp16\" (found ", json_excerpt(v), ")");
         } else {
             return err(where, ": unknown setting \"", key,
                        "\" (known: precision, method, group_size, grouping, symmetric, clip, scales)");
@@ -149,14 +150,15 @@ bool glob_match(std::string_view p, std::string_view n) {
 
 Result<QuantPlan> parse_plan(std::string_view text, const std::string& source) {
     try {
-        const ojson j = ojson::parse(text.begin(), text.end(), nullptr, false);
-        if (j.is_discarded()) return err(source, ": not valid JSON");
+        auto parsed = parse_ordered_json(text, source);
+        if (!parsed) return parsed.error();
+        const ojson& j = *parsed;
         if (!j.is_object()) return err(source, ": a plan is a JSON object");
         QuantPlan p;
         p.source = source;
         for (const auto& [key, v] : j.items()) {
             if (key == "version") {
-                if (v != 1) return err(source, ": plan version ", v.dump(), " is not supported (expected 1)");
+                if (v != 1) return err(source, ": plan version ", json_excerpt(v), " is not supported (expected 1)");
             } else if (key == "default") {
                 auto r = parse_rule(v, "", source + ": default");
                 if (!r.ok()) return r.error();
@@ -189,7 +191,8 @@ Result<QuantPlan> parse_plan(std::string_view text, const std::string& source) {
                     p.keep.push_back(k.get<std::string>());
                 }
             } else if (key == "keep_precision") {
-                auto pr = parse_precision(v.is_string() ? v.get<std::string>() : v.dump(), source + ": keep_precision");
+                auto pr = parse_precision(v.is_string() ? v.get<std::string>() : json_excerpt(v),
+                                          source + ": keep_precision");
                 if (!pr.ok()) return pr.error();
                 p.keep_precision = *pr;
             } else if (key == "gptq") {
@@ -248,7 +251,7 @@ QuantPlan uniform_plan(Precision p, QMethod method, int64_t group_size, bool sym
     return plan;
 }
 
-Result<std::vector<LayerChoice>> resolve_program(const Model& m, const QuantPlan& p) {
+Result<std::vector<LayerChoice>> resolve_plan(const Model& m, const QuantPlan& p) {
     const std::vector<LayerInfo> layers = list_layers(m);
     if (layers.empty()) return err(m.source_path, ": the model has no layers to quantize");
     auto names_hint = [&] {

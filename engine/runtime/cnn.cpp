@@ -46,6 +46,25 @@ std::string shp(const std::vector<int64_t>& s) { return "[" + shape_text(s) + "]
 
 using Axis = CnnAxis;
 
+// A window's attributes before any arithmetic uses them: strides, dilations and kernel sizes of
+// at least 1 (a 0 stride would divide by zero), pads of at least 0, all of a size an image has.
+Status window_error(const std::string& src, const char* what, const std::string& name, const std::vector<double>& st,
+                    const std::vector<double>& dl, const std::vector<double>& pd, const std::vector<double>& k) {
+    constexpr double kMax = 1 << 20;
+    auto check = [&](const char* attr, const std::vector<double>& v, size_t n, double lo) -> Status {
+        if (v.size() != n) return err(src, ": ", what, " '", name, "': ", attr, " must have ", n, " values");
+        for (double x : v)
+            if (!(x >= lo && x <= kMax) || x != double(int64_t(x)))
+                return err(src, ": ", what, " '", name, "': ", attr, " value ", x, " is not an integer in [", lo, ", ",
+                           kMax, "]");
+        return {};
+    };
+    if (auto s = check("strides", st, 2, 1); !s.ok()) return s;
+    if (auto s = check("dilations", dl, 2, 1); !s.ok()) return s;
+    if (auto s = check("kernel", k, 2, 1); !s.ok()) return s;
+    return check("pads", pd, 4, 0);
+}
+
 }  // namespace
 
 CnnAxis cnn_spatial_axis(int64_t in, int64_t k, int64_t stride, int64_t dil, int64_t pb, int64_t pe, int auto_pad,
@@ -418,6 +437,8 @@ Status CnnExecutor::step(const Step& s, std::map<std::string, Activation>& value
                 return err(src, ": conv '", op.name, "' weight ", shp(w.shape), " (group ", p.group,
                            ") does not fit input ", shp(x.shape));
             const int ap = int(op_attr1(op, "auto_pad", 0));
+            if (auto bad = window_error(src, "conv", op.name, st, dl, pd, {double(p.kh), double(p.kw)}); !bad.ok())
+                return bad.error();
             const Axis ay =
                 cnn_spatial_axis(x.shape[2], p.kh, p.stride_h, p.dil_h, int64_t(pd[0]), int64_t(pd[2]), ap, false);
             const Axis ax =
@@ -472,6 +493,7 @@ Status CnnExecutor::step(const Step& s, std::map<std::string, Activation>& value
             const auto k = op_attr(op, "kernel", {1, 1}), st = op_attr(op, "strides", {1, 1}),
                        pd = op_attr(op, "pads", {0, 0, 0, 0});
             const int ap = int(op_attr1(op, "auto_pad", 0));
+            if (auto bad = window_error(src, "pool", op.name, st, {1, 1}, pd, k); !bad.ok()) return bad.error();
             const bool ceil = op_attr1(op, "ceil_mode", 0) != 0;
             const Axis ay = cnn_spatial_axis(x.shape[2], int64_t(k[0]), int64_t(st[0]), 1, int64_t(pd[0]),
                                              int64_t(pd[2]), ap, ceil);

@@ -1,6 +1,8 @@
 // The plan section of a .edge file as JSON text (docs/edge-format.md, "plan").
 #include <nlohmann/json.hpp>
 
+#include "engine/core/json_util.h"
+
 #include "engine/runtime/exec_program.h"
 
 namespace edge::runtime {
@@ -56,7 +58,7 @@ Result<ExecProgram> exec_program_from_json(const std::string& text, const std::s
         const json j = json::parse(text, nullptr, false);
         if (j.is_discarded() || !j.is_object()) return err(where, ": section 'plan': not valid JSON");
         if (j.at("version") != 1)
-            return err(where, ": section 'plan': plan version ", j.at("version").dump(),
+            return err(where, ": section 'plan': plan version ", json_excerpt(j.at("version")),
                        " is not supported (expected 1)");
         ExecProgram p;
         p.ops_before = j.at("ops_before");

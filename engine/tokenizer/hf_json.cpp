@@ -2,6 +2,8 @@
 // decoder, added tokens and post-processor, translated into a PipelineConfig.
 #include <nlohmann/json.hpp>
 
+#include "engine/core/json_util.h"
+
 #include <unordered_map>
 
 #include "engine/tokenizer/front_ends.h"
@@ -385,7 +387,9 @@ Result<std::unique_ptr<Tokenizer>> make_hf_tokenizer(const TokenizerSpec& spec) 
     const std::string src = spec.source.empty() ? std::string("tokenizer.json") : spec.source;
     // Every nlohmann exception and every Bad stays inside this function.
     try {
-        const json j = json::parse(spec.hf_json);
+        auto parsed = parse_json(spec.hf_json, src);
+        if (!parsed) return parsed.error();
+        const json& j = *parsed;
         Result<std::unique_ptr<Tokenizer>> fail = err("");
         auto t = build(j, spec, src, fail);
         if (!t) return fail.error();

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 
 namespace edge::test {
 
@@ -13,6 +15,18 @@ std::string shared(const std::string& rel);
 std::filesystem::path temp_dir(const std::string& tag);
 // Folder of the build tree's generated files (the demo model lives there).
 std::string build_dir();
+
+// An error test in one line: the result failed, and its message names every part given (the
+// file or element, and the problem). EXPECT_TRUE(edge::test::fails_with(r, {"a.onnx", "strides"})).
+template <class R>
+::testing::AssertionResult fails_with(const R& r, std::initializer_list<std::string_view> parts) {
+    if (r.ok()) return ::testing::AssertionFailure() << "succeeded; expected an error naming the given parts";
+    const std::string& msg = r.message();
+    for (std::string_view p : parts)
+        if (msg.find(p) == std::string::npos)
+            return ::testing::AssertionFailure() << "error does not mention '" << p << "': " << msg;
+    return ::testing::AssertionSuccess() << msg;
+}
 
 }  // namespace edge::test
 

@@ -231,3 +231,41 @@ TEST(Onnx, WeightOperandThatIsAnActivationIsRefused) {
     EXPECT_NE(m.message().find("conv0"), std::string::npos) << m.message();
     EXPECT_NE(m.message().find("initializer"), std::string::npos) << m.message();
 }
+
+// Regression (issue 21): a stride of 0 used to reach the executor and die of SIGFPE there.
+TEST(Onnx, ZeroOrNegativeWindowAttributesAreRefusedByTheImporter) {
+    struct Case {
+        const char* op;
+        std::vector<Pb> attrs;
+        const char* attr;
+    };
+    const std::vector<Case> cases = {
+        {"Conv", {attr_ints("strides", {0, 1})}, "strides"},
+        {"Conv", {attr_ints("dilations", {1, 0})}, "dilations"},
+        {"Conv", {attr_ints("pads", {0, -1, 0, 0})}, "pads"},
+        {"MaxPool", {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {0, 0})}, "strides"},
+        {"MaxPool", {attr_ints("kernel_shape", {0, 2})}, "kernel"},
+    };
+    for (const Case& c : cases) {
+        const bool conv = std::string(c.op) == "Conv";
+        const std::string bytes =
+            model({node(c.op, conv ? std::vector<std::string>{"x", "w"} : std::vector<std::string>{"x"}, {"y"}, "win0",
+                        c.attrs)},
+                  {tensor("w", {1, 1, 1, 1}, {1.0f})}, value_info("x", {1, 1, 4, 4}), value_info("y", {1, 1, 4, 4}));
+        EXPECT_TRUE(edge::test::fails_with(parse(bytes), {"test.onnx", "win0", c.attr, "out of range"})) << c.op;
+    }
+}
+
+// The executor guards the same values for graphs that did not come through the ONNX importer.
+TEST(Onnx, ExecutorRefusesAZeroStrideInsteadOfDividingByIt) {
+    const std::string bytes = model(
+        {node("MaxPool", {"x"}, {"y"}, "pool0", {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})})}, {},
+        value_info("x", {1, 1, 4, 4}), value_info("y", {1, 1, 2, 2}));
+    auto m = parse(bytes);
+    ASSERT_TRUE(m.ok()) << m.message();
+    for (auto& op : m.value().graph.ops) op.attrs["strides"] = {0, 2};
+    auto exec = edge::CnnExecutor::create(m.value(), 1);
+    ASSERT_TRUE(exec.ok()) << exec.message();
+    edge::Activation in{{1, 1, 4, 4}, std::vector<float>(16, 1.0f)};
+    EXPECT_TRUE(edge::test::fails_with(exec.value()->run(in), {"pool0", "strides", "not an integer in [1"}));
+}

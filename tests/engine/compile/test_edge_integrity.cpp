@@ -156,6 +156,20 @@ TEST(EdgeIntegrity, OffsetsPastTheEndAndOverlapsAreRefused) {
     }
 }
 
+// Regression (issue 21): an .edge whose plan (execution program) section was cut short, with
+// every checksum valid, used to load and run on the CPU path, which never read that section.
+TEST(EdgeIntegrity, ACutProgramSectionIsRefusedOnEveryPath) {
+    ASSERT_FALSE(compiled().empty());
+    auto x = read_all(compiled());
+    ASSERT_EQ(table(x)[3].kind, uint32_t(EdgeSectionKind::Program));
+    table(x)[3].bytes /= 2;  // the section's span and checksum are unchanged: only its length lies
+    reseal(x);
+    const std::string p = write_tmp(x, "cut-plan.edge");
+    EXPECT_TRUE(edge::test::fails_with(load_edge_model(p), {"cut-plan.edge", "section 'plan'", "not valid JSON"}));
+    EXPECT_TRUE(edge::test::fails_with(load_model(p), {"cut-plan.edge", "section 'plan'"}));
+    EXPECT_TRUE(edge::test::fails_with(load_engine(p), {"cut-plan.edge", "section 'plan'"}));
+}
+
 TEST(EdgeIntegrity, LoadModelRoutesDotEdgeWithABadMagicToTheEngineReader) {
     ASSERT_FALSE(compiled().empty());
     auto b = read_all(compiled());

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "engine/core/mapped_file.h"
+#include "engine/model/hf_config.h"
 #include "engine/model/loader.h"
 #include "engine/model/safetensors.h"
 #include "engine/runtime/llama_cpu.h"
@@ -332,3 +333,18 @@ TEST(Loader, DispatchesAndExplainsWhatItCannotLoad) {
 
 }  // namespace
 }  // namespace edge
+
+// Regression (issue 21): config.json nested 100,000 deep overflowed the stack when the error
+// message printed the value; a wrong-typed value is now quoted as a short excerpt.
+TEST(HfConfig, DeeplyNestedJsonIsRefusedAndBadValuesAreQuotedShort) {
+    const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+    EXPECT_TRUE(edge::test::fails_with(edge::parse_hf_config("{\"hidden_size\": " + deep + "}", "m/config.json"),
+                                       {"m/config.json", "nested more than"}));
+    std::string wide = "[";
+    for (int i = 0; i < 20000; ++i) wide += (i ? ",1" : "1");
+    wide += "]";
+    auto r = edge::parse_hf_config("{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": " + wide + "}",
+                                   "m/config.json");
+    ASSERT_TRUE(edge::test::fails_with(r, {"m/config.json", "hidden_size"}));
+    EXPECT_LT(r.message().size(), 300u) << r.message();
+}

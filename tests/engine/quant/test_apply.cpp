@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <random>
 
 #include "engine/model/edgeq.h"
@@ -134,6 +136,41 @@ TEST(QuantApply, CorruptEdgeqIsRefusedWithTheReason) {
     auto bad = load_model(path);
     ASSERT_FALSE(bad.ok());
     EXPECT_NE(bad.message().find("truncated"), std::string::npos) << bad.message();
+}
+
+// Regression (issue 21): a flipped byte anywhere in an .edgeq file used to load silently (no
+// checksums); each section is now checked and the error names it.
+TEST(QuantApply, EveryEdgeqSectionIsChecksummed) {
+    EDGE_REQUIRE_SHARED(edge::test::shared("models/stories260K/stories260K.gguf"));
+    auto q = apply_plan(stories(), uniform_plan(Precision::INT8), nullptr);
+    ASSERT_TRUE(q.ok());
+    const auto dir = edge::test::temp_dir("edgeq-flip");
+    const std::string path = (dir / "m.edgeq").string();
+    ASSERT_TRUE(save_edgeq(q->model, path).ok());
+    std::string bytes;
+    {
+        std::ifstream f(path, std::ios::binary);
+        bytes.assign(std::istreambuf_iterator<char>(f), {});
+    }
+    EdgeqHeader h{};
+    std::memcpy(&h, bytes.data(), sizeof h);
+    ASSERT_EQ(h.version, 2u);
+    ASSERT_EQ(h.header_bytes, sizeof(EdgeqHeader) + sizeof(EdgeqChecksums));
+    const struct {
+        uint64_t at;
+        const char* names;
+    } flips[] = {{20, "header checksum"},
+                 {h.meta_offset + h.meta_bytes / 2, "metadata section checksum"},
+                 {h.strings_offset + h.strings_bytes / 2, "strings section checksum"},
+                 {h.data_offset + h.data_bytes / 2, "data section checksum"},
+                 {h.data_offset + h.data_bytes - 1, "data section checksum"}};
+    for (const auto& f : flips) {
+        std::string bad = bytes;
+        bad[size_t(f.at)] = char(bad[size_t(f.at)] ^ 0x10);
+        const std::string bad_path = (dir / "flipped.edgeq").string();
+        std::ofstream(bad_path, std::ios::binary | std::ios::trunc).write(bad.data(), std::streamsize(bad.size()));
+        EXPECT_TRUE(edge::test::fails_with(load_model(bad_path), {"flipped.edgeq", f.names, "corrupt"})) << f.at;
+    }
 }
 
 TEST(QuantApply, AwqAndGptqNeedCalibration) {

@@ -84,3 +84,19 @@ TEST(QuantPlan, RefusesUnknownLayersAndImpossibleSettings) {
     expect_error(R"({"layerz":{}})", "layerz");
     expect_error("{not json", "not valid JSON");
 }
+
+// Regression (issue 21): a value nested 100,000 deep used to overflow the stack while the error
+// message was built (dump() of the whole value). Now the reader refuses the nesting up front, and
+// a bad value is quoted as a short excerpt.
+TEST(QuantPlan, DeeplyNestedJsonIsRefusedNotACrash) {
+    const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+    EXPECT_TRUE(
+        edge::test::fails_with(edge::quant::parse_plan("{\"default\": {\"group\": " + deep + "}}", "deep.plan.json"),
+                               {"deep.plan.json", "nested more than"}));
+    // Just under the limit the value reaches the rule parser, whose message quotes a bounded excerpt.
+    const std::string ok_depth = std::string(100, '[') + std::string(100, ']');
+    auto r =
+        edge::quant::parse_plan("{\"default\": {\"precision\": \"int4\", \"group\": " + ok_depth + "}}", "p.plan.json");
+    ASSERT_TRUE(edge::test::fails_with(r, {"p.plan.json", "group"}));
+    EXPECT_LT(r.message().size(), 300u) << r.message();
+}
