@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "engine/kv/paged_kv.h"
 #include "kernels.h"
 #include "qkernels.h"
 
@@ -90,15 +91,108 @@ float* CpuBackend::kv_row(std::vector<float>& pool, int layer, int p) {
            ((size_t(layer) * blocks_per_layer_ + block) * kKvBlock + size_t(p % kKvBlock)) * size_t(cfg_.kv_dim());
 }
 
+// The backend's own cache: one sequence, position p in block table[p / kKvBlock] (identity).
+struct CpuBackend::OwnKv {
+    CpuBackend& b;
+    Status write(int layer, int n, const int* pos, const float* k, const float* v) {
+        const int KV = b.cfg_.kv_dim();
+        for (int t = 0; t < n; ++t) {
+            std::memcpy(b.kv_row(b.k_pool_, layer, pos[t]), k + size_t(t) * KV, sizeof(float) * KV);
+            std::memcpy(b.kv_row(b.v_pool_, layer, pos[t]), v + size_t(t) * KV, sizeof(float) * KV);
+        }
+        return {};
+    }
+    const float* key(int, int layer, int p) { return b.kv_row(b.k_pool_, layer, p); }
+    const float* value(int, int layer, int p) { return b.kv_row(b.v_pool_, layer, p); }
+};
+
+// A caller's PagedKv: rows [row0, row0 + n) of a batch step; each row reads its own sequence's
+// blocks. K/V are written through the memory's one mutating entry point (apply(Write)).
+struct CpuBackend::PagedAccess {
+    kv::PagedKv& kv;
+    std::span<const runtime::PagedStep> batch;
+    const runtime::BatchLayout& L;
+    int row0 = 0;
+    std::vector<std::span<const kv::BlockId>> tables;
+    Status write(int layer, int n, const int*, const float* k, const float* v) {
+        const int KV = kv.shape().kv_dim();
+        for (int t = 0; t < n;) {
+            const int item = L.row_item[size_t(row0 + t)];
+            int m = 1;
+            while (t + m < n && L.row_item[size_t(row0 + t + m)] == item) ++m;
+            EDGE_TRY(kv.apply(kv::op::Write{batch[size_t(item)].seq, layer, L.row_pos[size_t(row0 + t)], m,
+                                            k + size_t(t) * KV, v + size_t(t) * KV}));
+            tables[size_t(item)] = kv.block_table(batch[size_t(item)].seq);
+            t += m;
+        }
+        return {};
+    }
+    const float* key(int row, int layer, int p) { return at(row, layer, p, false); }
+    const float* value(int row, int layer, int p) { return at(row, layer, p, true); }
+    const float* at(int row, int layer, int p, bool values) const {
+        const int B = kv.shape().block_tokens;
+        const kv::BlockId b = tables[size_t(L.row_item[size_t(row0 + row)])][size_t(p / B)];
+        return (values ? kv.values(b, layer) : kv.keys(b, layer)) + size_t(p % B) * size_t(kv.shape().kv_dim());
+    }
+};
+
 Result<const float*> CpuBackend::run(const int32_t* tokens, int n, int pos, float* all_logits) {
     if (!model_) return err("cpu backend: run before load");
-    EDGE_TRY(run_in_chunks("cpu backend", tokens, n, pos, max_seq_, plan_.batch[1], cfg_.vocab_size, all_logits,
-                           [this](const int32_t* t, int m, int p, float* l) { return run_chunk(t, m, p, l); }));
+    auto chunk = [this](const int32_t* t, int m, int p, float* l) -> Status {
+        std::vector<int> positions(static_cast<size_t>(m));
+        for (int i = 0; i < m; ++i) positions[static_cast<size_t>(i)] = p + i;
+        const std::pair<int, float*> last{m - 1, logits_.data()};
+        OwnKv own{*this};
+        return run_rows(Rows{t, positions.data(), m, std::span(&last, 1), l}, own);
+    };
+    EDGE_TRY(
+        run_in_chunks("cpu backend", tokens, n, pos, max_seq_, plan_.batch[1], cfg_.vocab_size, all_logits, chunk));
     return static_cast<const float*>(logits_.data());
 }
 
-Status CpuBackend::run_chunk(const int32_t* tokens, int n, int pos, float* all_logits) {
+runtime::ExecutorCaps CpuBackend::capabilities() const {
+    runtime::ExecutorCaps c;
+    c.name = std::string("cpu (compiled program, ") + qkernels::kernel_name() + " kernels, " +
+             std::to_string(pool_ ? pool_->size() : 0) + " threads)";
+    c.stored_types = {DType::F32, DType::F16, DType::QI8, DType::QI4};
+    c.max_seq = max_seq_;
+    c.batch_invariant = true;
+    return c;
+}
+
+Result<const float*> CpuBackend::step(kv::PagedKv& kv, std::span<const runtime::PagedStep> batch) {
+    if (!model_) return err("cpu backend: step before load");
+    auto layout = runtime::plan_batch(kv, batch, cfg_, max_seq_, "cpu");
+    if (!layout) return layout.error();
+    for (const runtime::PagedStep& st : batch) EDGE_TRY(kv.apply(kv::op::Append{st.seq, st.tokens}));
+    const runtime::BatchLayout& L = *layout;
+    const int V = cfg_.vocab_size;
+    step_logits_.resize(batch.size() * size_t(V));
+    std::vector<int32_t> toks(size_t(L.rows));
+    for (size_t i = 0; i < batch.size(); ++i)
+        std::copy(batch[i].tokens.begin(), batch[i].tokens.end(), toks.begin() + L.first[i]);
+    PagedAccess access{kv, batch, L, 0, std::vector<std::span<const kv::BlockId>>(batch.size())};
+    // Chunks of the prefill program's batch (one row: the decode program), as run() cuts them.
+    const int chunk = std::max(1, plan_.batch[1]);
+    for (int r0 = 0; r0 < L.rows; r0 += chunk) {
+        const int m = std::min(chunk, L.rows - r0);
+        std::vector<std::pair<int, float*>> want;
+        for (size_t i = 0; i < batch.size(); ++i) {
+            const int last = L.first[i] + int(batch[i].tokens.size()) - 1;
+            if (last >= r0 && last < r0 + m) want.emplace_back(last - r0, step_logits_.data() + i * size_t(V));
+        }
+        access.row0 = r0;
+        EDGE_TRY(run_rows(Rows{toks.data() + r0, L.row_pos.data() + r0, m, want, nullptr}, access));
+    }
+    return static_cast<const float*>(step_logits_.data());
+}
+
+template <class Kv>
+Status CpuBackend::run_rows(const Rows& r, Kv& kvs) {
     const LlamaConfig& c = cfg_;
+    const int n = r.n;
+    const int32_t* tokens = r.tokens;
+    float* all_logits = r.all_logits;
     const int k = n == 1 ? 0 : 1;  // which memory plan
     if (n > plan_.batch[size_t(k)])
         return err("cpu backend: ", n, " rows exceed the plan's batch ", plan_.batch[size_t(k)]);
@@ -108,6 +202,9 @@ Status CpuBackend::run_chunk(const int32_t* tokens, int n, int pos, float* all_l
     const int HD = c.head_dim, QD = c.q_dim(), KV = c.kv_dim(), half = c.rope_dim / 2;
     const int kv_mul = c.n_heads / c.n_kv_heads;
     const float inv_sqrt = 1.0f / std::sqrt(float(HD));
+    // The first row whose logits anyone needs (n: none in this pass).
+    int logit_r0 = all_logits ? 0 : n;
+    for (const auto& [row, dst] : r.logits) logit_r0 = std::min(logit_r0, row);
 
     for (const Step& s : plan_.steps) {
         switch (s.kind) {
@@ -134,9 +231,10 @@ Status CpuBackend::run_chunk(const int32_t* tokens, int n, int pos, float* all_l
             }
             case StepKind::MatMul:
             case StepKind::GateUpSwiglu: {
-                // Only the last row of the logits is needed unless every token's logits are.
-                const int r0 = s.writes_logits && !all_logits ? n - 1 : 0;
+                // The logits head runs only the rows whose logits are wanted.
+                const int r0 = s.writes_logits ? logit_r0 : 0;
                 const int rows = n - r0;
+                if (rows <= 0) break;
                 const int in_w = s.in[0].width;
                 const float* in = P(s.in[0]) + size_t(r0) * in_w;
                 if (s.prologue_rmsnorm) {
@@ -167,7 +265,8 @@ Status CpuBackend::run_chunk(const int32_t* tokens, int n, int pos, float* all_l
                 if (s.writes_logits) {
                     const float* lg = P(s.out[0]);
                     if (all_logits) std::memcpy(all_logits, lg, sizeof(float) * size_t(n) * c.vocab_size);
-                    std::memcpy(logits_.data(), lg + size_t(n - 1) * c.vocab_size, sizeof(float) * c.vocab_size);
+                    for (const auto& [row, dst] : r.logits)
+                        std::memcpy(dst, lg + size_t(row) * c.vocab_size, sizeof(float) * c.vocab_size);
                 }
                 break;
             }
@@ -177,8 +276,8 @@ Status CpuBackend::run_chunk(const int32_t* tokens, int n, int pos, float* all_l
                 std::memcpy(q, P(s.in[0]), sizeof(float) * size_t(n) * QD);
                 std::memcpy(kk, P(s.in[1]), sizeof(float) * size_t(n) * KV);
                 for (int t = 0; t < n; ++t) {
-                    const float* cs = &rope_cos_[size_t(pos + t) * half];
-                    const float* sn = &rope_sin_[size_t(pos + t) * half];
+                    const float* cs = &rope_cos_[size_t(r.pos[t]) * half];
+                    const float* sn = &rope_sin_[size_t(r.pos[t]) * half];
                     auto rotate = [&](float* vec, int heads) {
                         kernels::rope_interleaved(vec, heads, HD, half, cs, sn);
                     };
@@ -191,28 +290,25 @@ Status CpuBackend::run_chunk(const int32_t* tokens, int n, int pos, float* all_l
                 const float* q = P(s.in[0]);
                 const float* kr = P(s.in[1]);
                 const float* v = P(s.in[2]);
-                for (int t = 0; t < n; ++t) {
-                    std::memcpy(kv_row(k_pool_, s.layer, pos + t), kr + size_t(t) * KV, sizeof(float) * KV);
-                    std::memcpy(kv_row(v_pool_, s.layer, pos + t), v + size_t(t) * KV, sizeof(float) * KV);
-                }
+                EDGE_TRY(kvs.write(s.layer, n, r.pos, kr, v));
                 float* out = P(s.out[0]);
                 float* scores = P(s.scores);
                 const int layer = s.layer;
                 pool.parallel_for(int64_t(n) * c.n_heads, [&](int64_t b, int64_t e) {
                     for (int64_t job = b; job < e; ++job) {
                         const int t = int(job / c.n_heads), h = int(job % c.n_heads);
-                        const int len = pos + t + 1;
+                        const int len = r.pos[t] + 1;
                         const float* qh = q + size_t(t) * QD + size_t(h) * HD;
                         float* att = scores + (size_t(t) * c.n_heads + h) * size_t(max_seq_);
                         const size_t kvo = size_t(h / kv_mul) * HD;
                         for (int p = 0; p < len; ++p)
-                            att[p] = kernels::dot(qh, kv_row(k_pool_, layer, p) + kvo, HD) * inv_sqrt;
+                            att[p] = kernels::dot(qh, kvs.key(t, layer, p) + kvo, HD) * inv_sqrt;
                         kernels::softmax(att, len);
                         float* o = out + size_t(t) * QD + size_t(h) * HD;
                         std::fill(o, o + HD, 0.0f);
                         for (int p = 0; p < len; ++p) {
                             const float a = att[p];
-                            const float* vs = kv_row(v_pool_, layer, p) + kvo;
+                            const float* vs = kvs.value(t, layer, p) + kvo;
                             kernels::axpy(o, a, vs, HD);
                         }
                     }

@@ -4,17 +4,24 @@
 // from one); the KV cache is separate, in the block layout of backend.h. Kernels: the runtime's
 // FP32 kernels (kernels.h) and the quantized matmuls (qkernels.h), so the numbers are the
 // reference executor's (LlamaCpu) numbers.
+//
+// It is also a runtime::Executor (engine/runtime/executor.h): step() runs a batch of sequences
+// through the same program, reading and writing K/V through the block tables of the PagedKv it
+// is given instead of its own cache.
 #pragma once
 #include <memory>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "engine/core/thread_pool.h"
 #include "engine/runtime/backend.h"
+#include "engine/runtime/executor.h"
 #include "engine/runtime/resolved_program.h"
 
 namespace edge {
 
-class CpuBackend final : public Backend {
+class CpuBackend final : public Backend, public runtime::Executor {
 public:
     CpuBackend() = default;
     std::string name() const override { return "cpu"; }
@@ -31,6 +38,10 @@ public:
     int max_seq() const override { return max_seq_; }
     const ResolvedProgram& resolved() const { return plan_; }
 
+    // runtime::Executor
+    Result<const float*> step(kv::PagedKv& kv, std::span<const runtime::PagedStep> batch) override;
+    runtime::ExecutorCaps capabilities() const override;
+
 private:
     std::shared_ptr<const Model> model_;
     LlamaConfig cfg_;
@@ -43,7 +54,21 @@ private:
     std::vector<float> rope_cos_, rope_sin_, norm_scratch_, up_scratch_, logits_;
     size_t blocks_per_layer_ = 0;
 
-    Status run_chunk(const int32_t* tokens, int n, int pos, float* all_logits);
+    std::vector<float> step_logits_;  // step(): [batch][vocab]
+
+    // The rows one pass of the program runs: their tokens and positions, and which rows' logits
+    // go where (every row's into all_logits when it is set).
+    struct Rows {
+        const int32_t* tokens = nullptr;
+        const int* pos = nullptr;
+        int n = 0;
+        std::span<const std::pair<int, float*>> logits;
+        float* all_logits = nullptr;
+    };
+    struct OwnKv;        // the backend's own single-sequence cache (run)
+    struct PagedAccess;  // a caller's PagedKv, through block tables (step)
+    template <class Kv>
+    Status run_rows(const Rows& r, Kv& kv);
     float* kv_row(std::vector<float>& pool, int layer, int p);
 };
 

@@ -22,6 +22,20 @@ LlamaCpu::LlamaCpu(std::shared_ptr<const Model> m, const RuntimeOptions& o)
 
 LlamaCpu::~LlamaCpu() = default;
 
+runtime::ExecutorCaps LlamaCpu::capabilities() const {
+    runtime::ExecutorCaps c;
+    c.name = std::string(compat_ ? "cpu (llama.cpp numerics: contiguous prefill/forward only, no batch step)"
+                                 : "cpu (FP32 arithmetic, ") +
+             (compat_ ? ""
+                      : std::string(qkernels::kernel_name()) + " kernels, " + std::to_string(threads()) +
+                            (threads() == 1 ? " thread)" : " threads)"));
+    c.stored_types = {DType::F32, DType::F16, DType::QI8, DType::QI4};
+    c.max_seq = compat_ ? 0 : max_seq_;
+    c.max_batch_tokens = 0;
+    c.batch_invariant = true;
+    return c;
+}
+
 Result<std::unique_ptr<LlamaCpu>> LlamaCpu::create(std::shared_ptr<const Model> model, const RuntimeOptions& opts) {
     if (!model) return err("no model given to the CPU executor");
     EDGE_TRY(validate_llama(*model));
@@ -236,31 +250,12 @@ Result<const float*> LlamaCpu::forward_paged(kv::PagedKv& kv, std::span<const Pa
         return err("paged forward runs FP32 numerics only (this executor runs ", numerics_name(Numerics::LlamaCpp),
                    ")");
     const kv::KvShape& sh = kv.shape();
-    if (sh.n_layers != c.n_layers || sh.n_kv_heads != c.n_kv_heads || sh.head_dim != c.head_dim)
-        return err("paged KV cache shape (", sh.n_layers, " layers, ", sh.n_kv_heads, " KV heads x ", sh.head_dim,
-                   ") does not match the model (", c.n_layers, " layers, ", c.n_kv_heads, " KV heads x ", c.head_dim,
-                   ")");
-    if (batch.empty()) return err("paged forward: empty batch");
-    // Plan: positions, the block demand, and checks, before anything changes.
-    std::vector<int> start(batch.size());
-    int n = 0;
-    int64_t need = 0;
-    for (size_t i = 0; i < batch.size(); ++i) {
-        const PagedStep& st = batch[i];
-        if (st.tokens.empty()) return err("paged forward: sequence ", st.seq, " has no tokens in this step");
-        for (size_t j = 0; j < i; ++j)
-            if (batch[j].seq == st.seq) return err("paged forward: sequence ", st.seq, " appears twice in one batch");
-        start[i] = kv.seq_len(st.seq);
-        if (int64_t(start[i]) + int64_t(st.tokens.size()) > max_seq_)
-            return err("paged forward: sequence ", st.seq, " would reach ",
-                       int64_t(start[i]) + int64_t(st.tokens.size()), " tokens, past the executor's maximum of ",
-                       max_seq_);
-        need += kv.blocks_needed(st.seq, int64_t(st.tokens.size()));
-        n += int(st.tokens.size());
-    }
-    if (need > kv.free_blocks())
-        return err("KV budget exhausted: the batch needs ", need, " new blocks, ", kv.free_blocks(), " free of ",
-                   kv.total_blocks());
+    // Positions, the block demand and every check, before anything changes.
+    auto layout = runtime::plan_batch(kv, batch, c, max_seq_, "cpu");
+    if (!layout) return layout.error();
+    const std::vector<int>& start = layout->start;
+    const std::vector<int>& first = layout->first;
+    const int n = layout->rows;
     for (const PagedStep& st : batch) EDGE_TRY(kv.apply(kv::op::Append{st.seq, st.tokens}));
 
     ensure_batch(n);
@@ -269,21 +264,15 @@ Result<const float*> LlamaCpu::forward_paged(kv::PagedKv& kv, std::span<const Pa
     const int half = c.rope_dim / 2;
     const int B = sh.block_tokens;
     const float inv_sqrt = 1.0f / std::sqrt(float(HD));
-    // token t of the flattened batch: which step, which position
-    std::vector<int> tok_item(static_cast<size_t>(n)), tok_pos(static_cast<size_t>(n));
-    std::vector<int> first(batch.size());
-    for (size_t i = 0, t = 0; i < batch.size(); ++i) {
-        first[i] = int(t);
-        for (size_t j = 0; j < batch[i].tokens.size(); ++j, ++t) {
-            tok_item[t] = int(i);
-            tok_pos[t] = start[i] + int(j);
-            int32_t tok = batch[i].tokens[j];
-            if (tok < 0 || tok >= c.vocab_size) tok = 0;
-            if (embd_)
-                std::memcpy(&x_[t * D], embd_ + int64_t(tok) * D, sizeof(float) * D);
-            else
-                qkernels::dequantize_row(*embd_tensor_, tok, &x_[t * D]);
-        }
+    const std::vector<int>& tok_item = layout->row_item;
+    const std::vector<int>& tok_pos = layout->row_pos;
+    for (int t = 0; t < n; ++t) {
+        int32_t tok = batch[size_t(tok_item[size_t(t)])].tokens[size_t(t - first[size_t(tok_item[size_t(t)])])];
+        if (tok < 0 || tok >= c.vocab_size) tok = 0;
+        if (embd_)
+            std::memcpy(&x_[size_t(t) * D], embd_ + int64_t(tok) * D, sizeof(float) * D);
+        else
+            qkernels::dequantize_row(*embd_tensor_, tok, &x_[size_t(t) * D]);
     }
     std::vector<std::span<const kv::BlockId>> tables(batch.size());
 

@@ -11,11 +11,8 @@
 #include "engine/core/result.h"
 #include "engine/core/thread_pool.h"
 #include "engine/model/ir.h"
+#include "engine/runtime/executor.h"
 #include "engine/runtime/ggml_compat.h"
-
-namespace edge::kv {
-class PagedKv;
-}
 
 namespace edge {
 
@@ -33,14 +30,13 @@ struct RuntimeOptions {
     ggml_compat::Ingredients llamacpp;
 };
 
-// One sequence's share of a paged batch: its next tokens (positions continue from the sequence's
-// current length in the PagedKv).
-struct PagedStep {
-    int32_t seq = 0;
-    std::span<const int32_t> tokens;
-};
+using runtime::PagedStep;
 
-class LlamaCpu {
+// The CPU implementation of runtime::Executor (engine/runtime/executor.h): FP32 arithmetic over
+// weights as stored (F32, F16, QI8, QI4 through engine/runtime/qkernels), multi-threaded over
+// output rows. Besides the batch step it keeps a contiguous single-sequence cache (forward,
+// prefill) for the reference runs and the calibration hooks.
+class LlamaCpu final : public runtime::Executor {
 public:
     // The model must stay alive as long as the executor (it reads weights in place).
     static Result<std::unique_ptr<LlamaCpu>> create(std::shared_ptr<const Model> model, const RuntimeOptions& opts);
@@ -62,7 +58,13 @@ public:
     // was.
     Result<const float*> forward_paged(kv::PagedKv& kv, std::span<const PagedStep> batch);
 
-    const LlamaConfig& config() const { return cfg_; }
+    // runtime::Executor: step() is forward_paged().
+    Result<const float*> step(kv::PagedKv& kv, std::span<const PagedStep> batch) override {
+        return forward_paged(kv, batch);
+    }
+    runtime::ExecutorCaps capabilities() const override;
+
+    const LlamaConfig& config() const override { return cfg_; }
     Numerics numerics() const { return compat_ ? Numerics::LlamaCpp : Numerics::Fp32; }
     int max_seq() const { return max_seq_; }
     int threads() const { return pool_.size(); }

@@ -48,7 +48,7 @@ struct Live {
 };
 
 struct Sched {
-    LlamaCpu& rt;
+    runtime::Executor& rt;
     const SchedConfig& cfg;
     kv::PagedKv kv;
     kv::SlabShape block_shape;
@@ -163,8 +163,10 @@ double percentile(std::vector<double> v, double q) {
 
 }  // namespace
 
-Result<ServeResult> serve(LlamaCpu& rt, const std::vector<ServeRequest>& requests, const SchedConfig& cfg) {
+Result<ServeResult> serve(runtime::Executor& rt, const std::vector<ServeRequest>& requests, const SchedConfig& cfg) {
     const LlamaConfig& c = rt.config();
+    const int max_seq = rt.capabilities().max_seq;
+    if (max_seq <= 0) return err("scheduler: ", rt.capabilities().name, " cannot run batch steps");
     if (cfg.block_tokens <= 0) return err("KV block size must be at least 1 token, got ", cfg.block_tokens);
     if (cfg.max_batch_tokens <= 0 || cfg.prefill_chunk <= 0 || cfg.max_running <= 0)
         return err("scheduler: batch tokens, prefill chunk and running requests must be positive");
@@ -195,9 +197,9 @@ Result<ServeResult> serve(LlamaCpu& rt, const std::vector<ServeRequest>& request
         if (q.prompt.empty()) return err("request ", i, ": empty prompt");
         if (q.output_tokens < 1) return err("request ", i, ": needs at least one output token");
         const int64_t len = int64_t(q.prompt.size()) + q.output_tokens;
-        if (len > rt.max_seq())
+        if (len > max_seq)
             return err("request ", i, ": ", len, " tokens (prompt + output) exceed the executor's maximum length ",
-                       rt.max_seq());
+                       max_seq);
         const int64_t blocks = blocks_for(len, B);
         if (blocks > cfg.budget_blocks)
             return err("request ", i, ": needs ", blocks, " KV blocks of ", B, " tokens (", len,
@@ -278,7 +280,7 @@ Result<ServeResult> serve(LlamaCpu& rt, const std::vector<ServeRequest>& request
         }
         if (batch.empty()) continue;
         Stopwatch sw;
-        auto logits = rt.forward_paged(s.kv, batch);
+        auto logits = rt.step(s.kv, batch);
         if (!logits) return logits.error();
         const double step = cfg.step_ms > 0 ? cfg.step_ms : sw.millis() + s.step_extra_ms;
         s.now += step;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/core/result.h"
+#include "engine/runtime/executor.h"
 #include "engine/runtime/llama_cpu.h"
 
 namespace edge::sched {
@@ -77,10 +78,10 @@ struct ServeResult {
     Aggregate total;
 };
 
-// Replays the requests on rt (paged mode; its max_seq bounds a request's length). Errors: a bad
-// budget or block size, a request that could not fit the budget even alone, or a request longer
-// than the executor allows.
-Result<ServeResult> serve(LlamaCpu& rt, const std::vector<ServeRequest>& requests, const SchedConfig& cfg);
+// Replays the requests on rt through its batch step (any runtime::Executor; its capabilities'
+// max_seq bounds a request's length). Errors: a bad budget or block size, a request that could not
+// fit the budget even alone, or a request longer than the executor allows.
+Result<ServeResult> serve(runtime::Executor& rt, const std::vector<ServeRequest>& requests, const SchedConfig& cfg);
 
 // Each request alone on an executor with a contiguous cache (the reference "running it alone"):
 // greedy outputs, and the logits of every generated token when `logits` is set.

@@ -2,10 +2,12 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace edge::test {
 
@@ -15,6 +17,18 @@ std::string shared(const std::string& rel);
 std::filesystem::path temp_dir(const std::string& tag);
 // Folder of the build tree's generated files (the demo model lives there).
 std::string build_dir();
+
+// n pseudo-random token ids in [1, vocab) from a seed (a linear congruential stream): prompts for
+// executor and KV tests that must not depend on a tokenizer.
+inline std::vector<int32_t> random_tokens(int n, uint32_t seed, int vocab) {
+    std::vector<int32_t> t;
+    uint32_t x = seed * 2654435761u + 1;
+    for (int i = 0; i < n; ++i) {
+        x = x * 1664525u + 1013904223u;
+        t.push_back(int32_t(1 + (x >> 8) % uint32_t(vocab - 1)));
+    }
+    return t;
+}
 
 // An error test in one line: the result failed, and its message names every part given (the
 // file or element, and the problem). EXPECT_TRUE(edge::test::fails_with(r, {"a.onnx", "strides"})).

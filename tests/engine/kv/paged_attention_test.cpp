@@ -38,16 +38,6 @@ kv::PagedKv cache(const LlamaConfig& c, int64_t blocks, int block_tokens = 16) {
     return std::move(kv).value();
 }
 
-std::vector<int32_t> tokens(int n, uint32_t seed, int vocab) {
-    std::vector<int32_t> t;
-    uint32_t x = seed * 2654435761u + 1;
-    for (int i = 0; i < n; ++i) {
-        x = x * 1664525u + 1013904223u;
-        t.push_back(int32_t(1 + (x >> 8) % uint32_t(vocab - 1)));
-    }
-    return t;
-}
-
 bool same(const float* a, const float* b, int n) { return std::memcmp(a, b, sizeof(float) * size_t(n)) == 0; }
 
 // Logits of every generated step of a sequence run alone on the contiguous cache: after the
@@ -72,7 +62,7 @@ TEST(PagedAttention, PagedMatchesContiguousBitForBit) {
     auto ref = executor(true);
     auto paged = executor(false);
     const int V = ref->config().vocab_size;
-    const std::vector<int32_t> prompt = tokens(53, 1, V);
+    const std::vector<int32_t> prompt = test::random_tokens(53, 1, V);
     std::vector<float> all(prompt.size() * size_t(V));
     ref->prefill(prompt.data(), int(prompt.size()), 0, all.data());
     // chunked prefill through the block tables (chunks of 7 cross block borders)
@@ -103,11 +93,11 @@ TEST(PagedAttention, SharedPrefixBatchEqualsEachSequenceAlone) {
     EDGE_REQUIRE_SHARED(test::shared("models/stories260K/stories260K.gguf"));
     auto paged = executor(false);
     const int V = paged->config().vocab_size;
-    const std::vector<int32_t> sys = tokens(40, 7, V);
+    const std::vector<int32_t> sys = test::random_tokens(40, 7, V);
     std::vector<std::vector<int32_t>> prompts;
     for (int i = 0; i < 4; ++i) {
         std::vector<int32_t> p = sys;
-        const auto own = tokens(3 + 9 * i, 100 + uint32_t(i), V);
+        const auto own = test::random_tokens(3 + 9 * i, 100 + uint32_t(i), V);
         p.insert(p.end(), own.begin(), own.end());
         prompts.push_back(p);
     }
@@ -159,7 +149,7 @@ TEST(PagedAttention, BadBatchesAreErrorsAndLeaveTheCacheUnchanged) {
     auto paged = executor(false);
     const int V = paged->config().vocab_size;
     const auto c = paged->config();
-    const std::vector<int32_t> p = tokens(40, 3, V);
+    const std::vector<int32_t> p = test::random_tokens(40, 3, V);
     // a cache of the wrong shape
     auto wrong = kv::PagedKv::create(kv::KvConfig{kv::KvShape{c.n_layers + 1, c.n_kv_heads, c.head_dim, 16}, 8});
     ASSERT_TRUE(wrong.ok());

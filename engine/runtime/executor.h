@@ -1,0 +1,72 @@
+// The runtime's one executor interface for language models: run a batch step.
+//
+// A step is a set of sequences, each with its new tokens (a prefill chunk, or one decode token)
+// and a block table into the KV memory the caller gives it (engine/kv PagedKv: blocks of every
+// layer, prefix sharing, the caller's eviction). The executor appends each sequence's tokens,
+// writes their K/V rows through the block table, attends each token to its own sequence only and
+// returns the logits of each sequence's last new token. Nothing else about the KV memory is
+// mutated, and an error leaves it as it was.
+//
+// The scheduler (engine/sched), serve-bench and the tests run every implementation through this
+// interface; tests/engine/runtime/test_executor_table.cpp cross-checks each one against the CPU
+// reference on one table of steps (ggml's test-backend-ops is the model). What an
+// implementation can run is in its capabilities, not in the caller's knowledge of its type.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/core/result.h"
+#include "engine/model/ir.h"
+
+namespace edge::kv {
+class PagedKv;
+}
+
+namespace edge::runtime {
+
+// One sequence's share of a batch step: its next tokens. Positions continue from the sequence's
+// current length in the KV memory (0 for a sequence the memory has not seen).
+struct PagedStep {
+    int32_t seq = 0;
+    std::span<const int32_t> tokens;
+};
+
+struct ExecutorCaps {
+    std::string name;                 // "cpu (FP32 reference arithmetic, avx512-vnni kernels, 2 threads)"
+    std::vector<DType> stored_types;  // weight types it runs as stored (others are refused at create)
+    int max_seq = 0;                  // longest sequence (positions) a step may reach
+    int max_batch_tokens = 0;         // most new tokens in one step (0: no limit but memory)
+    size_t device_memory_bytes = 0;   // memory of the device it runs on (0: host memory)
+    bool batch_invariant = true;      // a row's logits do not depend on what else is in the batch
+};
+
+class Executor {
+public:
+    virtual ~Executor() = default;
+    // Runs one batch step (see the top of this file). Returns [batch.size()][vocab] logits, valid
+    // until the next call. Errors (a sequence twice, a position past max_seq, a KV memory of the
+    // wrong shape or out of blocks) name the sequence and leave `kv` unchanged.
+    virtual Result<const float*> step(kv::PagedKv& kv, std::span<const PagedStep> batch) = 0;
+    virtual const LlamaConfig& config() const = 0;
+    virtual ExecutorCaps capabilities() const = 0;
+};
+
+// The rows of a batch step, flattened in batch order, and the checks every implementation makes
+// before it changes anything: the KV memory's shape matches the model, no sequence is empty or
+// twice in the batch, no position passes max_seq, and the free blocks cover the step's demand.
+// Errors start with `who` ("cpu", "cuda") and name the sequence.
+struct BatchLayout {
+    std::vector<int> start;     // per sequence: its length before the step (first new position)
+    std::vector<int> first;     // per sequence: index of its first row
+    std::vector<int> row_item;  // per row: which sequence of the batch
+    std::vector<int> row_pos;   // per row: its position in its sequence
+    int rows = 0;
+    int64_t blocks_needed = 0;
+};
+Result<BatchLayout> plan_batch(const kv::PagedKv& kv, std::span<const PagedStep> batch, const LlamaConfig& c,
+                               int max_seq, const char* who);
+
+}  // namespace edge::runtime

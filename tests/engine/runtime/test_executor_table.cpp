@@ -1,0 +1,248 @@
+// One table of batch steps run on every runtime::Executor this build has (engine/runtime/
+// executor.h), each checked against the CPU reference by normalised error, ggml's
+// test-backend-ops style: a new implementation is one row in implementations(), not a new set of
+// hand-written checks. The CPU implementation itself must be batch-invariant: a sequence's logits
+// are bit-identical whether it runs alone, in chunks that cross block borders, or in a batch of 8
+// sharing a system prompt.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/compile/compile.h"
+#include "engine/kv/paged_kv.h"
+#include "engine/model/loader.h"
+#include "engine/runtime/cpu_backend.h"
+#include "engine/runtime/executor.h"
+#include "engine/runtime/llama_cpu.h"
+#include "test_support.h"
+
+using namespace edge;
+
+namespace {
+
+constexpr int kMaxSeq = 128;
+
+struct Impl {
+    std::string name;  // how its capabilities' name starts
+    std::function<Result<std::unique_ptr<runtime::Executor>>(std::shared_ptr<const Model>)> make;
+    double max_nmse;  // against the CPU reference; 0: bit-identical
+};
+
+// The reference: the CPU executor over the model as imported.
+Result<std::unique_ptr<runtime::Executor>> make_reference(std::shared_ptr<const Model> m) {
+    auto r = LlamaCpu::create(std::move(m), RuntimeOptions{2, kMaxSeq, /*contiguous_kv=*/false});
+    if (!r) return r.error();
+    return std::unique_ptr<runtime::Executor>(std::move(r).value());
+}
+
+// The CPU backend over the model compiled to an .edge file (fused program, one arena), as the
+// agent runs it. A prefill batch of 16 makes a batch step run in several program passes.
+Result<std::unique_ptr<runtime::Executor>> make_compiled_cpu(std::shared_ptr<const Model> m) {
+    static int k = 0;
+    const std::string out = (test::temp_dir("executor-table") / ("m" + std::to_string(k++) + ".edge")).string();
+    compile::CompileOptions o;
+    o.out_path = out;
+    o.max_seq = kMaxSeq;
+    o.prefill_batch = 16;
+    if (auto rep = compile::compile(*m, o); !rep) return rep.error();
+    auto eng = compile::load_engine(out);
+    if (!eng) return eng.error();
+    auto model = std::make_shared<Model>(std::move(eng->file.model));
+    auto be = std::make_unique<CpuBackend>();
+    EDGE_TRY(be->load(model, eng->program, BackendOptions{2, kMaxSeq}));
+    return std::unique_ptr<runtime::Executor>(std::move(be));
+}
+
+// Every executor implementation of this build. CUDA joins when its backend implements the batch
+// step (issue 20); until then tests/gpu checks it by its own table.
+std::vector<Impl> implementations() {
+    return {{"cpu (FP32", make_reference, 0.0}, {"cpu (compiled program", make_compiled_cpu, 1e-10}};
+}
+
+std::shared_ptr<const Model> model(const std::string& rel) {
+    auto r = load_model(test::shared(rel));
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.message());
+    return r.ok() ? std::make_shared<Model>(std::move(r).value()) : nullptr;
+}
+
+kv::PagedKv memory(const LlamaConfig& c, int64_t blocks = 96) {
+    auto kv = kv::PagedKv::create(kv::KvConfig{kv::KvShape{c.n_layers, c.n_kv_heads, c.head_dim, 16}, blocks});
+    EXPECT_TRUE(kv.ok()) << (kv.ok() ? "" : kv.message());
+    return std::move(kv).value();
+}
+
+double nmse(const std::vector<float>& ref, const std::vector<float>& got) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < ref.size(); ++i) {
+        num += (double(ref[i]) - got[i]) * (double(ref[i]) - got[i]);
+        den += double(ref[i]) * ref[i];
+    }
+    return den > 0 ? num / den : num;
+}
+
+// The step table. Each script returns, per sequence, the logits after its prompt and after each
+// of `decode` greedy tokens, concatenated; greedy choices are the executor's own.
+using Script = std::function<std::vector<std::vector<float>>(
+    runtime::Executor&, const std::vector<std::vector<int32_t>>&, int chunk, int decode)>;
+
+// Every prompt in one batch: prefill chunks of `chunk` tokens for all sequences in the same
+// steps, then `decode` steps of one token each for all of them.
+std::vector<std::vector<float>> run_batched(runtime::Executor& ex, const std::vector<std::vector<int32_t>>& prompts,
+                                            int chunk, int decode) {
+    const int V = ex.config().vocab_size;
+    kv::PagedKv kv = memory(ex.config());
+    std::vector<std::vector<float>> out(prompts.size());
+    std::vector<size_t> done(prompts.size(), 0);
+    std::vector<int32_t> next(prompts.size());
+    for (bool left = true; left;) {
+        left = false;
+        std::vector<runtime::PagedStep> batch;
+        std::vector<size_t> who;
+        for (size_t i = 0; i < prompts.size(); ++i) {
+            if (done[i] >= prompts[i].size()) continue;
+            const size_t n = std::min(prompts[i].size() - done[i], size_t(chunk));
+            batch.push_back({int32_t(i), std::span(prompts[i]).subspan(done[i], n)});
+            who.push_back(i);
+            done[i] += n;
+        }
+        if (batch.empty()) break;
+        left = true;
+        auto l = ex.step(kv, batch);
+        EXPECT_TRUE(l.ok()) << (l.ok() ? "" : l.message());
+        if (!l.ok()) return {};
+        for (size_t b = 0; b < who.size(); ++b)
+            if (done[who[b]] == prompts[who[b]].size()) {
+                const float* row = *l + b * size_t(V);
+                out[who[b]].insert(out[who[b]].end(), row, row + V);
+                next[who[b]] = argmax(row, V);
+            }
+    }
+    for (int d = 0; d < decode; ++d) {
+        std::vector<runtime::PagedStep> batch;
+        for (size_t i = 0; i < prompts.size(); ++i) batch.push_back({int32_t(i), std::span(&next[i], 1)});
+        auto l = ex.step(kv, batch);
+        EXPECT_TRUE(l.ok()) << (l.ok() ? "" : l.message());
+        if (!l.ok()) return {};
+        for (size_t i = 0; i < prompts.size(); ++i) {
+            const float* row = *l + i * size_t(V);
+            out[i].insert(out[i].end(), row, row + V);
+            next[i] = argmax(row, V);
+        }
+    }
+    EXPECT_TRUE(kv.check().ok());
+    return out;
+}
+
+// Each sequence alone on a fresh KV memory, its prompt in one step.
+std::vector<std::vector<float>> run_alone(runtime::Executor& ex, const std::vector<std::vector<int32_t>>& prompts, int,
+                                          int decode) {
+    std::vector<std::vector<float>> out;
+    for (const auto& p : prompts) out.push_back(run_batched(ex, {p}, int(p.size()), decode)[0]);
+    return out;
+}
+
+struct Row {
+    const char* what;
+    Script script;
+    int chunk;
+};
+
+const char* kModels[] = {"models/stories260K/stories260K.gguf", "models/stories260K/llamacpp/stories260K-Q8_0.gguf"};
+
+// 8 prompts: a 24-token system prompt shared by all (a full block and a half), then 3-13 own tokens.
+std::vector<std::vector<int32_t>> prompts(int vocab) {
+    const auto sys = test::random_tokens(24, 99, vocab);
+    std::vector<std::vector<int32_t>> p;
+    for (int i = 0; i < 8; ++i) {
+        auto own = test::random_tokens(3 + (i * 5) % 11, uint32_t(i + 1), vocab);
+        std::vector<int32_t> x = sys;
+        x.insert(x.end(), own.begin(), own.end());
+        p.push_back(std::move(x));
+    }
+    return p;
+}
+
+}  // namespace
+
+TEST(ExecutorTable, CapabilitiesSayWhatRuns) {
+    for (const char* rel : kModels) {
+        EDGE_REQUIRE_SHARED(test::shared(rel));
+        auto m = model(rel);
+        ASSERT_TRUE(m);
+        for (const Impl& impl : implementations()) {
+            auto ex = impl.make(m);
+            ASSERT_TRUE(ex.ok()) << impl.name << ": " << ex.message();
+            const runtime::ExecutorCaps c = (*ex)->capabilities();
+            EXPECT_EQ(c.name.rfind(impl.name, 0), 0u) << c.name;
+            EXPECT_EQ(c.max_seq, kMaxSeq) << impl.name;
+            EXPECT_NE(std::find(c.stored_types.begin(), c.stored_types.end(), DType::F32), c.stored_types.end());
+        }
+    }
+}
+
+// Every row of the table on every implementation: bit-identical to the same implementation run
+// alone (batch and chunk invariance), and within the implementation's bound of the CPU reference.
+TEST(ExecutorTable, EveryStepShapeMatchesTheReferenceRunAlone) {
+    const Row rows[] = {{"alone, whole prompt", run_alone, 0},
+                        {"batch of 8, whole prompts", run_batched, 64},
+                        {"batch of 8, chunks of 7 (cross block borders)", run_batched, 7},
+                        {"batch of 8, one token per step", run_batched, 1}};
+    for (const char* rel : kModels) {
+        EDGE_REQUIRE_SHARED(test::shared(rel));
+        auto m = model(rel);
+        ASSERT_TRUE(m);
+        auto ref_ex = make_reference(m);
+        ASSERT_TRUE(ref_ex.ok()) << ref_ex.message();
+        const auto ps = prompts(m->config.vocab_size);
+        const auto reference = run_alone(**ref_ex, ps, 0, 4);
+        ASSERT_EQ(reference.size(), ps.size());
+        for (const Impl& impl : implementations()) {
+            auto ex = impl.make(m);
+            ASSERT_TRUE(ex.ok()) << impl.name << ": " << ex.message();
+            const auto own_alone = run_alone(**ex, ps, 0, 4);
+            for (const Row& r : rows) {
+                const auto got = r.script(**ex, ps, r.chunk, 4);
+                ASSERT_EQ(got.size(), ps.size()) << impl.name << " / " << r.what;
+                for (size_t i = 0; i < ps.size(); ++i) {
+                    ASSERT_EQ(got[i].size(), reference[i].size()) << impl.name << " / " << r.what << " seq " << i;
+                    EXPECT_TRUE(std::memcmp(got[i].data(), own_alone[i].data(), got[i].size() * sizeof(float)) == 0)
+                        << impl.name << " / " << r.what << ": seq " << i << " differs from the same sequence alone ("
+                        << rel << ")";
+                    EXPECT_LE(nmse(reference[i], got[i]), impl.max_nmse)
+                        << impl.name << " / " << r.what << ": seq " << i << " vs the CPU reference (" << rel << ")";
+                }
+            }
+        }
+    }
+}
+
+// A step the executor cannot run leaves the KV memory as it was and names the sequence.
+TEST(ExecutorTable, ABadStepIsAnErrorAndChangesNothing) {
+    EDGE_REQUIRE_SHARED(test::shared(kModels[0]));
+    auto m = model(kModels[0]);
+    ASSERT_TRUE(m);
+    for (const Impl& impl : implementations()) {
+        auto ex = impl.make(m);
+        ASSERT_TRUE(ex.ok()) << ex.message();
+        kv::PagedKv kv = memory((*ex)->config());
+        const auto p = test::random_tokens(20, 3, m->config.vocab_size);
+        ASSERT_TRUE((*ex)->step(kv, std::vector<runtime::PagedStep>{{4, std::span(p)}}).ok());
+        const int64_t free_before = kv.free_blocks();
+        const auto longp = test::random_tokens(kMaxSeq, 4, m->config.vocab_size);
+        auto twice = (*ex)->step(kv, std::vector<runtime::PagedStep>{{1, std::span(p)}, {1, std::span(p)}});
+        EXPECT_TRUE(test::fails_with(twice, {"1"})) << impl.name;
+        auto too_long = (*ex)->step(kv, std::vector<runtime::PagedStep>{{4, std::span(longp)}});
+        EXPECT_TRUE(test::fails_with(too_long, {"4"})) << impl.name;
+        EXPECT_EQ(kv.free_blocks(), free_before) << impl.name;
+        EXPECT_EQ(kv.seq_len(4), 20) << impl.name;
+        EXPECT_FALSE(kv.has_seq(1)) << impl.name;
+        EXPECT_TRUE(kv.check().ok());
+    }
+}
