@@ -103,6 +103,7 @@ struct ServeArgs {
     std::string model, workload, preempt = "recompute";
     int64_t budget = 256;
     int block_tokens = 16, batch_tokens = 64, prefill_chunk = 32, threads = 0;
+    int concurrency = 32;  // most requests running at once
     double step_ms = 0;
     bool compare = false, json = false;
 };
@@ -176,6 +177,7 @@ int run_serve_bench(const ServeArgs& a) {
     cfg.preempt = *mode;
     cfg.max_batch_tokens = a.batch_tokens;
     cfg.prefill_chunk = a.prefill_chunk;
+    cfg.max_running = a.concurrency;
     cfg.step_ms = a.step_ms;
     cfg.record_logits = a.compare;
     auto r = sched::serve(**rt, reqs, cfg);
@@ -242,6 +244,9 @@ void add_kv_commands(CLI::App& app, int& rc) {
     sb->add_option("--batch-tokens", s->batch_tokens, "Tokens per step (decode first, then prefill chunks)");
     sb->add_option("--prefill-chunk", s->prefill_chunk, "Prompt tokens of one request per step");
     sb->add_option("--step-ms", s->step_ms, "Fixed virtual time per step (0: measured)");
+    sb->add_option("--concurrency", s->concurrency, "Most requests running at once")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 4096));
     sb->add_option("--threads", s->threads, "Executor threads (0: all)");
     sb->add_flag("--compare-alone", s->compare, "Also run each request alone and report agreement and KL");
     sb->add_flag("--json", s->json, "Print JSON");

@@ -163,7 +163,8 @@ double percentile(std::vector<double> v, double q) {
 
 }  // namespace
 
-Result<ServeResult> serve(runtime::Executor& rt, const std::vector<ServeRequest>& requests, const SchedConfig& cfg) {
+Result<ServeResult> serve(runtime::Executor& rt, const std::vector<ServeRequest>& requests, const SchedConfig& cfg,
+                          const ServeHooks& hooks) {
     const LlamaConfig& c = rt.config();
     const int max_seq = rt.capabilities().max_seq;
     if (max_seq <= 0) return err("scheduler: ", rt.capabilities().name, " cannot run batch steps");
@@ -226,7 +227,11 @@ Result<ServeResult> serve(runtime::Executor& rt, const std::vector<ServeRequest>
     std::vector<PagedStep> batch;
     std::vector<int> batch_ids;
 
+    StepReport report;
     while (done < requests.size()) {
+        if (hooks.cancelled && hooks.cancelled())
+            return err("serve: cancelled after ", s.res.total.steps, " steps (", done, " of ", requests.size(),
+                       " requests finished)");
         while (next_arrival < order.size() && requests[size_t(order[next_arrival])].arrival_ms <= s.now) {
             s.live[size_t(order[next_arrival])].state = State::Queued;
             s.queue.push_back(order[next_arrival++]);
@@ -286,6 +291,10 @@ Result<ServeResult> serve(runtime::Executor& rt, const std::vector<ServeRequest>
         s.now += step;
         s.res.total.steps++;
         s.res.total.peak_blocks = std::max(s.res.total.peak_blocks, s.kv.total_blocks() - s.kv.free_blocks());
+        report.emitted.clear();
+        report.batch_sequences = int(batch.size());
+        report.batch_tokens = 0;
+        for (const PagedStep& st : batch) report.batch_tokens += int(st.tokens.size());
         for (size_t i = 0; i < batch.size(); ++i) {
             const int id = batch_ids[i];
             Live& r = s.live[size_t(id)];
@@ -297,6 +306,8 @@ Result<ServeResult> serve(runtime::Executor& rt, const std::vector<ServeRequest>
             s.res.outputs[size_t(id)].push_back(next);
             RequestMetrics& m = s.res.requests[size_t(id)];
             if (++r.generated == 1) m.first_token_ms = s.now;
+            report.emitted.emplace_back(id, r.generated);
+            ++report.output_tokens;
             if (r.generated == r.output_tokens) {
                 m.finish_ms = s.now;
                 m.ttft_ms = m.first_token_ms - m.arrival_ms;
@@ -306,6 +317,25 @@ Result<ServeResult> serve(runtime::Executor& rt, const std::vector<ServeRequest>
                 r.state = State::Done;
                 ++done;
             }
+        }
+        if (hooks.on_step) {
+            report.step = s.res.total.steps;
+            report.now_ms = s.now;
+            report.step_ms = step;
+            report.running = int(s.running.size());
+            report.queued = int(s.queue.size());
+            report.blocks_free = s.kv.free_blocks();
+            report.blocks_used = s.kv.total_blocks() - report.blocks_free;
+            report.preemptions = s.res.total.preemptions;
+            report.context_tokens = report.shared_tokens = 0;
+            for (const RequestMetrics& m : s.res.requests) {
+                report.context_tokens += m.context_tokens;
+                report.shared_tokens += m.shared_tokens;
+            }
+            report.finished = int(done);
+            report.swap_out_bytes = s.res.total.swap_out_bytes;
+            report.swap_in_bytes = s.res.total.swap_in_bytes;
+            hooks.on_step(report);
         }
     }
 

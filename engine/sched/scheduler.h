@@ -13,7 +13,9 @@
 // reproducible schedules); idle gaps jump to the next arrival.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/core/result.h"
@@ -78,10 +80,36 @@ struct ServeResult {
     Aggregate total;
 };
 
+// What serve() reports after every step, for live telemetry (the board agent streams these).
+struct StepReport {
+    int step = 0;             // 1-based
+    double now_ms = 0;        // virtual clock after the step
+    double step_ms = 0;       // what the step cost on it
+    int batch_sequences = 0;  // sequences in the step
+    int batch_tokens = 0;     // new tokens in the step (decode + prefill chunks)
+    int running = 0, queued = 0;
+    int64_t blocks_used = 0, blocks_free = 0;
+    int preemptions = 0;         // so far
+    int64_t context_tokens = 0;  // so far, over all admissions
+    int64_t shared_tokens = 0;   // of which found resident (prefix-cache hits)
+    int64_t output_tokens = 0;   // generated so far
+    int finished = 0;            // requests done so far
+    uint64_t swap_out_bytes = 0, swap_in_bytes = 0;
+    // Requests that produced a token in this step: (request, tokens generated so far).
+    std::vector<std::pair<int, int>> emitted;
+};
+
+struct ServeHooks {
+    std::function<void(const StepReport&)> on_step;
+    // Polled before every step: true ends serve() with a "cancelled" error.
+    std::function<bool()> cancelled;
+};
+
 // Replays the requests on rt through its batch step (any runtime::Executor; its capabilities'
 // max_seq bounds a request's length). Errors: a bad budget or block size, a request that could not
 // fit the budget even alone, or a request longer than the executor allows.
-Result<ServeResult> serve(runtime::Executor& rt, const std::vector<ServeRequest>& requests, const SchedConfig& cfg);
+Result<ServeResult> serve(runtime::Executor& rt, const std::vector<ServeRequest>& requests, const SchedConfig& cfg,
+                          const ServeHooks& hooks = {});
 
 // Each request alone on an executor with a contiguous cache (the reference "running it alone"):
 // greedy outputs, and the logits of every generated token when `logits` is set.
