@@ -8,10 +8,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "app/cli/common.h"
+#include "engine/sched/workload.h"
 #include "remote/client/ansible_export.h"
 #include "remote/client/boards.h"
 #include "remote/client/deploy.h"
@@ -222,7 +225,71 @@ struct ProfileArgs {
     int threads = 0;
     std::string backend;  // the agent's --backend (empty: its default, auto)
     std::string otlp, csv, traceparent, prometheus;
+    // --workload: a serving workload replayed through the board's scheduler (protocol 3).
+    std::string workload;
+    uint32_t concurrency = 8;
+    uint64_t budget_blocks = 0;  // 0: the agent's --kv-budget
+    std::string kv_budget;       // the agent's --kv-budget
+    uint32_t block_tokens = 16, max_batch_tokens = 64, prefill_chunk = 32;
+    std::string preempt = "recompute";
+    double step_ms = 0;
 };
+
+// The per-request rows and the aggregate of a served workload, as the board's scheduler
+// measured them (the same columns serve-bench prints for a local run).
+void print_serve_report(const std::string& board, const proto::ServeReport& r) {
+    std::printf("%s: %s\n", board.c_str(), r.backend.c_str());
+    std::printf("%4s %8s %8s %10s %10s %10s %8s %8s %6s\n", "req", "prompt", "output", "arrive ms", "ttft ms",
+                "tpot ms", "context", "shared", "preempt");
+    for (size_t i = 0; i < r.requests.size(); ++i) {
+        const proto::ServedRequest& q = r.requests[i];
+        std::printf("%4zu %8u %8u %10.1f %10.2f %10.3f %8llu %8llu %6u\n", i, q.prompt_tokens, q.output_tokens,
+                    q.arrival_ms, q.ttft_ms, q.tpot_ms, static_cast<unsigned long long>(q.context_tokens),
+                    static_cast<unsigned long long>(q.shared_tokens), q.preemptions);
+    }
+    std::printf(
+        "%zu requests, %llu output tokens in %u steps, makespan %.1f ms: %.1f tokens/s; ttft mean %.2f ms, p95 %.2f "
+        "ms; tpot mean %.3f ms; prefix-cache hit rate %.3f; %u preemptions (%llu tokens recomputed, %llu B swapped "
+        "out); queue mean %.2f, max %u; peak %llu of %llu blocks\n",
+        r.requests.size(), static_cast<unsigned long long>(r.output_tokens), r.steps, r.makespan_ms, r.tokens_per_s,
+        r.ttft_mean_ms, r.ttft_p95_ms, r.tpot_mean_ms, r.kv_hit_rate, r.preemptions,
+        static_cast<unsigned long long>(r.recomputed_tokens), static_cast<unsigned long long>(r.swap_out_bytes),
+        r.queue_mean, r.queue_max, static_cast<unsigned long long>(r.peak_blocks),
+        static_cast<unsigned long long>(r.budget_blocks));
+}
+
+nlohmann::json serve_report_json(const proto::ServeReport& r) {
+    nlohmann::json reqs = nlohmann::json::array();
+    for (const proto::ServedRequest& q : r.requests)
+        reqs.push_back({{"prompt_tokens", q.prompt_tokens},
+                        {"output_tokens", q.output_tokens},
+                        {"arrival_ms", q.arrival_ms},
+                        {"ttft_ms", q.ttft_ms},
+                        {"tpot_ms", q.tpot_ms},
+                        {"finish_ms", q.finish_ms},
+                        {"context_tokens", q.context_tokens},
+                        {"shared_tokens", q.shared_tokens},
+                        {"preemptions", q.preemptions}});
+    return {{"backend", r.backend},
+            {"requests", reqs},
+            {"steps", r.steps},
+            {"output_tokens", r.output_tokens},
+            {"prompt_tokens", r.prompt_tokens},
+            {"makespan_ms", r.makespan_ms},
+            {"tokens_per_s", r.tokens_per_s},
+            {"ttft_mean_ms", r.ttft_mean_ms},
+            {"ttft_p95_ms", r.ttft_p95_ms},
+            {"tpot_mean_ms", r.tpot_mean_ms},
+            {"kv_hit_rate", r.kv_hit_rate},
+            {"preemptions", r.preemptions},
+            {"recomputed_tokens", r.recomputed_tokens},
+            {"swap_out_bytes", r.swap_out_bytes},
+            {"swap_in_bytes", r.swap_in_bytes},
+            {"queue_mean", r.queue_mean},
+            {"queue_max", r.queue_max},
+            {"peak_blocks", r.peak_blocks},
+            {"budget_blocks", r.budget_blocks}};
+}
 
 Status write_file(const std::string& path, const std::string& text) {
     std::string tmp = path + ".tmp";
@@ -289,6 +356,28 @@ int run_profile_cmd(const ProfileArgs& a) {
     auto boards = target_boards(a.b);
     if (!boards.ok()) return fail(boards.error());
     std::vector<std::string> prompts = a.prompts.empty() ? std::vector<std::string>{"Once upon a time"} : a.prompts;
+    std::optional<proto::ServeWorkload> serve;
+    if (!a.workload.empty()) {
+        if (!a.prompts.empty()) return fail("profile: give --workload or --prompt, not both");
+        std::ifstream f(a.workload, std::ios::binary);
+        if (!f) return fail(a.workload + ": cannot open the workload file");
+        std::string text((std::istreambuf_iterator<char>(f)), {});
+        // Checked here too, so a bad line is reported before any board is touched.
+        if (auto w = sched::parse_workload(text, a.workload); !w.ok()) return fail(w.error());
+        proto::ServeWorkload sw;
+        sw.workload = std::move(text);
+        sw.concurrency = a.concurrency;
+        sw.budget_blocks = a.budget_blocks;
+        sw.block_tokens = a.block_tokens;
+        sw.max_batch_tokens = a.max_batch_tokens;
+        sw.prefill_chunk = a.prefill_chunk;
+        sw.preempt = a.preempt == "swap"        ? proto::PreemptMode::Swap
+                     : a.preempt == "swap-int8" ? proto::PreemptMode::SwapInt8
+                                                : proto::PreemptMode::Recompute;
+        sw.step_ms = a.step_ms;
+        serve = std::move(sw);
+        prompts.clear();
+    }
     bool live = !a.b.json && boards->size() == 1 && isatty(STDERR_FILENO);
     std::mutex print;
     auto results =
@@ -300,6 +389,7 @@ int run_profile_cmd(const ProfileArgs& a) {
             req.max_tokens = a.max_tokens;
             req.traceparent = a.traceparent;
             req.fetch_metrics = !a.prometheus.empty();
+            req.serve = serve;
             {
                 auto s = connect();
                 if (!s.ok()) return err("board ", b.name, ": ", s.message());
@@ -313,10 +403,12 @@ int run_profile_cmd(const ProfileArgs& a) {
                 }
             }
             std::string cur = root + "/current";
-            std::string cmd = remote::shell_quote(cur + "/edge-agent") + " --root " + remote::shell_quote(cur) +
-                              " --lock " + remote::shell_quote(root + "/agent.lock") +
-                              (a.threads > 0 ? " --threads " + std::to_string(a.threads) : std::string()) +
-                              (a.backend.empty() ? std::string() : " --backend " + a.backend);
+            std::string cmd =
+                remote::shell_quote(cur + "/edge-agent") + " --root " + remote::shell_quote(cur) + " --lock " +
+                remote::shell_quote(root + "/agent.lock") +
+                (a.threads > 0 ? " --threads " + std::to_string(a.threads) : std::string()) +
+                (a.backend.empty() ? std::string() : " --backend " + a.backend) +
+                (a.kv_budget.empty() ? std::string() : " --kv-budget " + remote::shell_quote(a.kv_budget));
             remote::SupervisorOptions o;
             o.max_restarts = a.restarts;
             o.on_event = [&](const std::string& e) {
@@ -328,6 +420,13 @@ int run_profile_cmd(const ProfileArgs& a) {
                 if (!live || batch.samples.empty()) return;
                 const auto& s = batch.samples.back();
                 tokens += batch.samples.size();
+                if (serve) {
+                    std::fprintf(stderr, "\r\033[K%s  step %zu  batch %s  queue %s  tokens %u  %s tok/s  kv hit %s",
+                                 b.name.c_str(), tokens, opt_text(s.batch_size, "%u").c_str(),
+                                 opt_text(s.queue_length, "%u").c_str(), s.tokens_generated,
+                                 opt_text(s.tokens_per_s, "%.0f").c_str(), opt_text(s.kv_hit_rate, "%.3f").c_str());
+                    return;
+                }
                 std::fprintf(stderr, "\r\033[K%s  prompt %u/%zu  tokens %zu  latency %s ms  %s tok/s  rss %s",
                              b.name.c_str(), s.prompt_index + 1, prompts.size(), tokens,
                              opt_text(s.token_latency_ms, "%.2f").c_str(), opt_text(s.tokens_per_s, "%.0f").c_str(),
@@ -363,6 +462,21 @@ int run_profile_cmd(const ProfileArgs& a) {
             rc = kFailed;
             std::fprintf(stderr, "edgestudio-cli: %s\n", r.message().c_str());
             if (a.b.json) j.push_back({{"board", b.name}, {"ok", false}, {"error", r.message()}});
+            continue;
+        }
+        if (serve) {
+            if (!r->serve_report) {
+                rc = fail("board " + b.name + ": the agent finished without a serve report");
+                continue;
+            }
+            if (a.b.json)
+                j.push_back({{"board", b.name},
+                             {"ok", true},
+                             {"engine", r->load_detail},
+                             {"restarts", r->restarts},
+                             {"serve", serve_report_json(*r->serve_report)}});
+            else
+                print_serve_report(b.name, *r->serve_report);
             continue;
         }
         auto s = remote::summarize(r.value());
@@ -560,6 +674,31 @@ void add_remote_commands(CLI::App& app, int& rc) {
     p->add_option("--prometheus", prof->prometheus,
                   "after the run, ask the agent for its counters and write them in the Prometheus text format to FILE "
                   "(FILE.BOARD for a fleet)");
+    p->add_option("--workload", prof->workload,
+                  "replay a serving workload (edge-workload text, as serve-bench reads) through the board's "
+                  "scheduler: continuous batching, paged KV pool, prefix caching, preemption");
+    p->add_option("--concurrency", prof->concurrency, "with --workload: most requests running at once")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 4096));
+    p->add_option("--budget-blocks", prof->budget_blocks,
+                  "with --workload: KV pool in blocks (default: the agent's --kv-budget)");
+    p->add_option("--kv-budget", prof->kv_budget, "the agent's --kv-budget (\"4096\" blocks or \"512MiB\")");
+    p->add_option("--block-tokens", prof->block_tokens, "with --workload: tokens per KV block")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 4096));
+    p->add_option("--max-batch-tokens", prof->max_batch_tokens, "with --workload: new tokens per step")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 1 << 20));
+    p->add_option("--prefill-chunk", prof->prefill_chunk, "with --workload: prompt tokens of one request per step")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 1 << 20));
+    p->add_option("--preempt", prof->preempt, "with --workload: recompute, swap (LZ4) or swap-int8")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"recompute", "swap", "swap-int8"}));
+    p->add_option("--step-ms", prof->step_ms,
+                  "with --workload: a virtual clock of this many ms per step (figures reproducible and comparable "
+                  "with serve-bench's); 0: measured")
+        ->check(CLI::NonNegativeNumber);
     p->add_option("--traceparent", prof->traceparent,
                   "W3C traceparent of the caller (00-<trace id>-<parent id>-<flags>); default: a fresh trace");
     p->callback([prof, &rc] { rc = run_profile_cmd(*prof); });

@@ -8,6 +8,7 @@
 #include "engine/runtime/backend.h"
 #include "engine/runtime/device.h"
 #include "engine/runtime/exec_program.h"
+#include "engine/runtime/executor.h"
 #include "engine/runtime/qkernels.h"
 #include "remote/agent/executor.h"
 
@@ -51,6 +52,7 @@ public:
         if (m.device_total == 0) return std::nullopt;
         return DeviceMemory{m.device_total - m.device_free, m.device_total};
     }
+    runtime::Executor* batch() override { return dynamic_cast<runtime::Executor*>(be_.get()); }
 
 private:
     std::unique_ptr<Backend> be_;

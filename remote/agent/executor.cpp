@@ -42,6 +42,7 @@ public:
     std::string memory_summary() const override {
         return "weights " + format_bytes(model_->weight_bytes()) + ", KV " + format_bytes(exe_->kv_cache_bytes());
     }
+    runtime::Executor* batch() override { return exe_.get(); }
 
 private:
     LlamaCpuExecutor() = default;

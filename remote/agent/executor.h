@@ -17,7 +17,8 @@
 
 namespace edge::runtime {
 struct ExecProgram;
-}
+class Executor;
+}  // namespace edge::runtime
 
 namespace edge::agent {
 
@@ -53,6 +54,9 @@ public:
     // Memory the executor holds, for the load ack ("weights 1.2 MiB mapped, arena ..., KV ...").
     virtual std::string memory_summary() const = 0;
     virtual std::optional<DeviceMemory> device_memory() const { return std::nullopt; }
+    // The runtime executor behind this one when it runs batch steps through a paged KV memory
+    // (serve-workload); null when it cannot (the CUDA backend, for now).
+    virtual runtime::Executor* batch() { return nullptr; }
     const Model& model() const { return *model_; }
 
 protected:

@@ -15,10 +15,12 @@ namespace {
 void usage() {
     std::fprintf(stderr,
                  "usage: edge-agent [--root DIR] [--threads N] [--max-seq N] [--backend auto|cpu|cuda] [--lock FILE]\n"
-                 "                  [--max-frame BYTES] [--sys DIR] [--proc DIR] [--version]\n"
+                 "                  [--kv-budget BLOCKS|MiB] [--max-frame BYTES] [--sys DIR] [--proc DIR] [--version]\n"
                  "Speaks the EdgeStudio protocol (version %u) on stdin/stdout.\n"
                  "--backend: what runs compiled engines (.edge); auto (default) = CUDA when a device\n"
-                 "answers, else the CPU. Other model files run on the FP32 CPU executor.\n",
+                 "answers, else the CPU. Other model files run on the FP32 CPU executor.\n"
+                 "--kv-budget: the KV pool serve-workload requests run in (\"4096\" blocks or \"512MiB\");\n"
+                 "default: a quarter of the board's available memory, at most 1 GiB.\n",
                  edge::proto::kProtocolVersion);
 }
 
@@ -72,6 +74,14 @@ int main(int argc, char** argv) {
                 return 64;
             }
             opts.worker.backend = b.value();
+        } else if (a == "--kv-budget") {
+            auto b = edge::agent::parse_kv_budget(value());
+            if (!b.ok()) {
+                std::fprintf(stderr, "edge-agent: %s\n", b.message().c_str());
+                return 64;
+            }
+            opts.worker.kv_budget_blocks = b->first;
+            opts.worker.kv_budget_mib = b->second;
         } else if (a == "--max-frame" && parse_int(value(), 1024, 1ll << 31, n)) {
             opts.max_frame = static_cast<uint32_t>(n);
         } else {

@@ -92,6 +92,20 @@ std::string prometheus_text(const AgentMetrics& m) {
         w.sample("edge_agent_kv_blocks", "state=\"used\"", std::to_string(*s.kv_blocks_used));
         w.sample("edge_agent_kv_blocks", "state=\"free\"", std::to_string(*s.kv_blocks_free));
     }
+    if (s.batch_size && s.queue_length) {
+        w.family("edge_agent_batch_size", "gauge", "Sequences in the scheduler's last step.");
+        w.sample("edge_agent_batch_size", "", std::to_string(*s.batch_size));
+        w.family("edge_agent_queue_length", "gauge", "Requests waiting for admission after the last step.");
+        w.sample("edge_agent_queue_length", "", std::to_string(*s.queue_length));
+    }
+    w.family("edge_agent_preemptions_total", "counter", "Requests preempted by the scheduler (KV pool full).");
+    w.sample("edge_agent_preemptions_total", "", std::to_string(s.preemptions));
+    w.family("edge_agent_prefix_context_tokens_total", "counter",
+             "Context tokens requests needed at admission (the prefix-cache hit rate's denominator).");
+    w.sample("edge_agent_prefix_context_tokens_total", "", std::to_string(s.context_tokens));
+    w.family("edge_agent_prefix_hit_tokens_total", "counter",
+             "Of those, tokens found resident in the KV pool (prefix-cache hits).");
+    w.sample("edge_agent_prefix_hit_tokens_total", "", std::to_string(s.shared_tokens));
     if (m.rss_bytes) {
         w.family("process_resident_memory_bytes", "gauge", "Resident memory of the agent process.");
         w.sample("process_resident_memory_bytes", "", std::to_string(*m.rss_bytes));

@@ -20,6 +20,10 @@ struct WorkerStats {
     std::string engine;                                      // path of the loaded engine ("" = none)
     std::string backend;                                     // what runs it (Executor::backend(); "" = none loaded)
     std::optional<uint32_t> kv_blocks_used, kv_blocks_free;  // of the last token
+    // serve-workload: the scheduler's last step and its running counts
+    std::optional<uint32_t> batch_size, queue_length;
+    uint64_t preemptions = 0;
+    uint64_t context_tokens = 0, shared_tokens = 0;  // prefix cache: needed at admission / found resident
 };
 
 struct AgentMetrics {

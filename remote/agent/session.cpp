@@ -127,6 +127,8 @@ int run_session(int in_fd, int out_fd, const SessionOptions& opts) {
                 worker.submit(std::move(*l));
             } else if (auto* w = std::get_if<proto::RunWorkload>(&msg)) {
                 worker.submit(std::move(*w));
+            } else if (auto* sw = std::get_if<proto::ServeWorkload>(&msg)) {
+                worker.submit(std::move(*sw));
             } else if (auto* q = std::get_if<proto::MetricsRequest>(&msg)) {
                 // Answered at once, even mid-run: the counters are read under their own locks.
                 AgentMetrics am;

@@ -3,7 +3,10 @@
 #include <time.h>
 #include <filesystem>
 
+#include "engine/runtime/executor.h"
 #include "engine/runtime/llama_cpu.h"  // Sampler
+#include "engine/sched/scheduler.h"
+#include "engine/sched/workload.h"
 #include "engine/telemetry/memory.h"
 #include "engine/telemetry/stopwatch.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -121,10 +124,167 @@ void Worker::loop() {
         if (!tp.empty() && !ctx.ok()) log(proto::LogLevel::Warn, ctx.message() + " (ignored)");
         if (auto* l = std::get_if<proto::LoadEngine>(&r)) load(*l);
         if (auto* w = std::get_if<proto::RunWorkload>(&r)) run(*w);
+        if (auto* sw = std::get_if<proto::ServeWorkload>(&r)) serve(*sw);
         lk.lock();
         busy_ = false;
         cv_.notify_all();
     }
+}
+
+Result<std::pair<int64_t, double>> parse_kv_budget(const std::string& s) {
+    size_t used = 0;
+    double v = 0;
+    try {
+        v = std::stod(s, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    std::string unit = s.substr(used);
+    while (!unit.empty() && unit.front() == ' ') unit.erase(unit.begin());
+    if (used == 0 || !(v > 0) || v > 1e12)
+        return err("--kv-budget '", s, "': expected a positive number of blocks, or of MiB (\"512MiB\")");
+    if (unit.empty() || unit == "blocks") {
+        if (v != double(int64_t(v))) return err("--kv-budget '", s, "': a number of blocks is a whole number");
+        return std::pair<int64_t, double>{int64_t(v), 0.0};
+    }
+    if (unit == "MiB" || unit == "M" || unit == "MB") return std::pair<int64_t, double>{0, v};
+    return err("--kv-budget '", s, "': unknown unit '", unit, "' (blocks or MiB)");
+}
+
+void Worker::serve(const proto::ServeWorkload& r) {
+    if (!loaded_)
+        return fail(r.request_id, proto::ErrorCode::NotLoaded,
+                    "serve-workload: no engine is loaded (send load-engine first)");
+    runtime::Executor* ex = loaded_->exe->batch();
+    if (!ex)
+        return fail(r.request_id, proto::ErrorCode::RunFailed,
+                    "serve-workload: " + loaded_->exe->backend() +
+                        " cannot run batch steps through a paged KV pool yet; restart the agent with --backend cpu");
+    auto w = sched::parse_workload(r.workload, "serve-workload");
+    if (!w.ok()) return fail(r.request_id, proto::ErrorCode::BadRequest, w.message());
+    if (w->requests.empty()) return fail(r.request_id, proto::ErrorCode::BadRequest, "serve-workload: no requests");
+    if (r.concurrency == 0 || r.block_tokens == 0 || r.max_batch_tokens == 0 || r.prefill_chunk == 0)
+        return fail(r.request_id, proto::ErrorCode::BadRequest,
+                    "serve-workload: concurrency, block tokens, batch tokens and prefill chunk must be positive");
+    const LlamaConfig& c = ex->config();
+    const uint64_t block_bytes =
+        2ull * uint64_t(c.n_layers) * uint64_t(r.block_tokens) * uint64_t(c.kv_dim()) * sizeof(float);
+    int64_t budget = int64_t(r.budget_blocks);
+    if (budget == 0) budget = opts_.kv_budget_blocks;
+    if (budget == 0) {
+        double mib = opts_.kv_budget_mib;
+        if (mib <= 0) {
+            const auto avail = sensors_.read().mem_available_bytes;
+            mib = std::min(1024.0, double(avail.value_or(1ull << 30)) / 4.0 / double(1 << 20));
+        }
+        budget = int64_t(mib * double(1 << 20) / double(block_bytes));
+    }
+    if (budget < 1)
+        return fail(r.request_id, proto::ErrorCode::BadRequest,
+                    "serve-workload: a KV budget of " + std::to_string(budget) + " blocks holds nothing (a block of " +
+                        std::to_string(r.block_tokens) + " tokens takes " + format_bytes(block_bytes) + ")");
+    std::vector<sched::ServeRequest> reqs;
+    for (size_t i = 0; i < w->requests.size(); ++i)
+        reqs.push_back(
+            {w->requests[i].arrival_ms, sched::prompt_tokens(*w, i, c.vocab_size), w->requests[i].output_tokens});
+    sched::SchedConfig cfg;
+    cfg.budget_blocks = budget;
+    cfg.block_tokens = int(r.block_tokens);
+    cfg.preempt = r.preempt == proto::PreemptMode::Swap       ? sched::Preempt::Swap
+                  : r.preempt == proto::PreemptMode::SwapInt8 ? sched::Preempt::SwapInt8
+                                                              : sched::Preempt::Recompute;
+    cfg.max_batch_tokens = int(r.max_batch_tokens);
+    cfg.prefill_chunk = int(r.prefill_chunk);
+    cfg.max_running = int(r.concurrency);
+    cfg.step_ms = r.step_ms;
+    pump_.set_rate_hz(r.telemetry_hz == 0 ? kMaxTelemetryHz : r.telemetry_hz);
+    const std::string backend = ex->capabilities().name;
+    log(proto::LogLevel::Info, "serve " + std::to_string(r.request_id) + ": " + std::to_string(reqs.size()) +
+                                   " requests, concurrency " + std::to_string(r.concurrency) + ", KV pool " +
+                                   std::to_string(budget) + " blocks of " + std::to_string(r.block_tokens) +
+                                   " tokens (" + format_bytes(size_t(budget) * block_bytes) + "), " +
+                                   sched::preempt_name(cfg.preempt) + " on preemption; " + backend);
+    SystemCache sys(sensors_, *loaded_->exe);
+    Stopwatch wall;
+    uint64_t preempt_base = 0, context_base = 0, shared_base = 0;  // counters before this workload
+    {
+        std::lock_guard lk(stats_mu_);
+        preempt_base = stats_.preemptions;
+        context_base = stats_.context_tokens;
+        shared_base = stats_.shared_tokens;
+    }
+    sched::ServeHooks hooks;
+    hooks.cancelled = [this] { return cancel_.load(); };
+    hooks.on_step = [&](const sched::StepReport& st) {
+        proto::TelemetrySample s;
+        s.timestamp_ns = realtime_ns();
+        s.request_id = r.request_id;
+        s.prompt_index = st.emitted.empty() ? 0 : uint32_t(st.emitted.back().first);
+        s.tokens_generated = uint32_t(st.output_tokens);
+        s.token_latency_ms = st.step_ms;
+        s.tokens_per_s = st.now_ms > 0 ? double(st.output_tokens) * 1000.0 / st.now_ms : 0.0;
+        s.kv_blocks_used = uint32_t(st.blocks_used);
+        s.kv_blocks_free = uint32_t(st.blocks_free);
+        if (st.context_tokens > 0) s.kv_hit_rate = double(st.shared_tokens) / double(st.context_tokens);
+        s.batch_size = uint32_t(st.batch_sequences);
+        s.queue_length = uint32_t(st.queued);
+        s.preemptions = uint64_t(st.preemptions);
+        sys.fill(s);
+        {
+            std::lock_guard lk(stats_mu_);
+            stats_.tokens += st.emitted.size();
+            stats_.kv_blocks_used = *s.kv_blocks_used;
+            stats_.kv_blocks_free = *s.kv_blocks_free;
+            stats_.batch_size = s.batch_size;
+            stats_.queue_length = s.queue_length;
+            stats_.preemptions = preempt_base + uint64_t(st.preemptions);
+            stats_.context_tokens = context_base + uint64_t(st.context_tokens);
+            stats_.shared_tokens = shared_base + uint64_t(st.shared_tokens);
+        }
+        pump_.push(std::move(s));
+    };
+    auto res = sched::serve(*ex, reqs, cfg, hooks);
+    pump_.flush();
+    if (!res.ok()) return fail(r.request_id, proto::ErrorCode::RunFailed, res.message());
+    proto::ServeReport rep;
+    rep.request_id = r.request_id;
+    rep.backend = backend;
+    for (const sched::RequestMetrics& m : res->requests)
+        rep.requests.push_back({uint32_t(m.prompt_tokens), uint32_t(m.output_tokens), uint32_t(m.preemptions),
+                                m.arrival_ms, m.ttft_ms, m.tpot_ms, m.finish_ms, uint64_t(m.context_tokens),
+                                uint64_t(m.shared_tokens)});
+    const sched::Aggregate& a = res->total;
+    rep.steps = uint32_t(a.steps);
+    rep.preemptions = uint32_t(a.preemptions);
+    rep.queue_max = uint32_t(a.queue_max);
+    rep.output_tokens = uint64_t(a.output_tokens);
+    rep.prompt_tokens = uint64_t(a.prompt_tokens);
+    rep.recomputed_tokens = uint64_t(a.recomputed_tokens);
+    rep.swap_out_bytes = a.swap_out_bytes;
+    rep.swap_in_bytes = a.swap_in_bytes;
+    rep.peak_blocks = uint64_t(a.peak_blocks);
+    rep.budget_blocks = uint64_t(a.budget_blocks);
+    rep.makespan_ms = a.makespan_ms;
+    rep.tokens_per_s = a.tokens_per_s;
+    rep.ttft_mean_ms = a.ttft_mean_ms;
+    rep.ttft_p95_ms = a.ttft_p95_ms;
+    rep.tpot_mean_ms = a.tpot_mean_ms;
+    rep.kv_hit_rate = a.kv_hit_rate;
+    rep.queue_mean = a.queue_mean;
+    {
+        std::lock_guard lk(stats_mu_);
+        ++stats_.runs;
+        stats_.prompts += reqs.size();
+    }
+    (void)out_.send(rep);
+    char detail[256];
+    std::snprintf(detail, sizeof detail,
+                  "%zu requests, %lld tokens in %d steps (%.0f ms on the %s clock, %.0f ms wall): %.1f tokens/s, "
+                  "prefix-cache hit rate %.3f, %d preemptions",
+                  reqs.size(), static_cast<long long>(a.output_tokens), a.steps, a.makespan_ms,
+                  r.step_ms > 0 ? "virtual" : "measured", wall.millis(), a.tokens_per_s, a.kv_hit_rate, a.preemptions);
+    log(proto::LogLevel::Info, "serve " + std::to_string(r.request_id) + ": " + detail);
+    (void)out_.send(proto::Ack{r.request_id, proto::MsgType::ServeWorkload, detail});
 }
 
 WorkerStats Worker::stats() const {

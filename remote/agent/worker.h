@@ -1,6 +1,8 @@
 // The agent's worker thread: it owns the model and its executor (executor.h: a .edge engine through
-// the Backend interface, other formats through LlamaCpu), and serves LoadEngine and RunWorkload
-// requests one at a time from a queue. Results, log lines and errors go out through
+// the Backend interface, other formats through LlamaCpu), and serves LoadEngine, RunWorkload and
+// ServeWorkload requests one at a time from a queue. ServeWorkload runs a whole serving workload
+// concurrently through engine/sched (continuous batching over the executor's batch step, a paged
+// KV pool with prefix caching and preemption); its telemetry is what the scheduler counts. Results, log lines and errors go out through
 // the FrameWriter; per-token telemetry goes to the TelemetryPump.
 #pragma once
 #include <atomic>
@@ -10,6 +12,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <variant>
 
 #include "remote/agent/board_sensors.h"
@@ -26,7 +29,14 @@ struct WorkerOptions {
     int threads = 0;                              // executor threads (<= 0: all)
     int max_seq = 0;                              // KV length (<= 0: the model's context, capped by the runtime)
     BackendChoice backend = BackendChoice::Auto;  // what runs compiled engines (.edge)
+    // --kv-budget: the KV pool serve-workload runs in, in blocks, or in MiB when kv_budget_mib > 0;
+    // both 0: a quarter of the board's available memory (capped at 1 GiB).
+    int64_t kv_budget_blocks = 0;
+    double kv_budget_mib = 0;
 };
+
+// "--kv-budget" values: "N" (blocks) or "N MiB" / "NMiB" / "NM". Errors say what is accepted.
+Result<std::pair<int64_t, double>> parse_kv_budget(const std::string& s);
 
 inline constexpr int kKvBlockTokens = 16;  // KV positions reported as blocks of this many
 
@@ -37,7 +47,7 @@ public:
     Worker(const Worker&) = delete;
     Worker& operator=(const Worker&) = delete;
 
-    using Request = std::variant<proto::LoadEngine, proto::RunWorkload>;
+    using Request = std::variant<proto::LoadEngine, proto::RunWorkload, proto::ServeWorkload>;
     void submit(Request r);
     // Cancels the running request (between tokens) and drops queued ones; returns how many.
     size_t cancel();
@@ -51,6 +61,7 @@ private:
     void loop();
     void load(const proto::LoadEngine& r);
     void run(const proto::RunWorkload& r);
+    void serve(const proto::ServeWorkload& r);
     void log(proto::LogLevel level, const std::string& text);
     void fail(uint32_t request_id, proto::ErrorCode code, const std::string& message);
 

@@ -62,7 +62,7 @@ AgentStarter local_agent_starter(std::vector<std::string> argv) {
 
 Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileRequest& req, const SupervisorOptions& o) {
     auto t0 = Clock::now();
-    if (req.prompts.empty()) return err("profile: no prompts");
+    if (req.prompts.empty() && !req.serve) return err("profile: no prompts");
     ProfileReport rep;
     rep.start_unix_ns = unix_now_ns();
     // The client's span: a child of the caller's when a traceparent was given, else a fresh trace's
@@ -124,17 +124,25 @@ Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileReques
                 }
             }
 
-            proto::RunWorkload run;
-            run.request_id = l.next_request_id();
-            for (size_t i : pending) run.prompts.push_back(req.prompts[i]);
-            run.max_tokens = req.max_tokens;
-            run.temperature = req.temperature;
-            run.top_k = req.top_k;
-            run.top_p = req.top_p;
-            run.seed = req.seed;
-            run.telemetry_hz = req.telemetry_hz;
-            run.traceparent = traceparent;
-            if (auto s = l.send(run); !s.ok()) return Failure{false, s.message()};
+            const uint32_t run_id = l.next_request_id();
+            if (req.serve) {
+                proto::ServeWorkload sw = *req.serve;
+                sw.request_id = run_id;
+                sw.traceparent = traceparent;
+                if (auto s = l.send(sw); !s.ok()) return Failure{false, s.message()};
+            } else {
+                proto::RunWorkload run;
+                run.request_id = run_id;
+                for (size_t i : pending) run.prompts.push_back(req.prompts[i]);
+                run.max_tokens = req.max_tokens;
+                run.temperature = req.temperature;
+                run.top_k = req.top_k;
+                run.top_p = req.top_p;
+                run.seed = req.seed;
+                run.telemetry_hz = req.telemetry_hz;
+                run.traceparent = traceparent;
+                if (auto s = l.send(run); !s.ok()) return Failure{false, s.message()};
+            }
             auto remap = [&](uint32_t idx) { return idx < pending.size() ? static_cast<uint32_t>(pending[idx]) : idx; };
             auto last_frame = Clock::now();
             for (;;) {
@@ -164,10 +172,12 @@ Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileReques
                         rep.results.push_back(*r);
                         if (o.on_result) o.on_result(*r);
                     }
+                } else if (auto* sr = std::get_if<proto::ServeReport>(&msg); sr && sr->request_id == run_id) {
+                    rep.serve_report = *sr;
                 } else if (auto* lg = std::get_if<proto::LogLine>(&msg)) {
                     rep.logs.push_back(*lg);
                     if (o.on_log) o.on_log(*lg);
-                } else if (auto* a = std::get_if<proto::Ack>(&msg); a && a->request_id == run.request_id) {
+                } else if (auto* a = std::get_if<proto::Ack>(&msg); a && a->request_id == run_id) {
                     if (req.fetch_metrics) {
                         uint32_t id = l.next_request_id();
                         if (auto s = l.send(proto::MetricsRequest{id}); !s.ok()) return Failure{false, s.message()};
@@ -189,7 +199,7 @@ Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileReques
                     (void)l.stop(5000);
                     return std::nullopt;
                 } else if (auto* e = std::get_if<proto::ErrorMsg>(&msg);
-                           e && (e->request_id == run.request_id || e->request_id == 0)) {
+                           e && (e->request_id == run_id || e->request_id == 0)) {
                     return Failure{true, where + ": running the workload: " + e->message};
                 }
             }

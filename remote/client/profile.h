@@ -40,6 +40,10 @@ struct ProfileRequest {
     uint32_t telemetry_hz = 20;
     std::string traceparent;     // "" = a fresh trace
     bool fetch_metrics = false;  // ask the agent for its Prometheus text after the run
+    // Set: replay this serving workload through the agent's scheduler (protocol 3) instead of
+    // running `prompts` one at a time; request_id and traceparent are filled in. A restart
+    // replays the whole workload.
+    std::optional<proto::ServeWorkload> serve;
 };
 
 struct SupervisorOptions {
@@ -66,11 +70,12 @@ struct ProfileReport {
     int restarts = 0;
     std::vector<std::string> incidents;  // each agent death / link drop, as detected
     double seconds = 0;
-    std::string traceparent;                      // sent with the requests: trace id, the client span's id
-    std::string caller_span_id;                   // hex parent id of a traceparent the caller gave ("": fresh trace)
-    uint64_t start_unix_ns = 0, end_unix_ns = 0;  // wall clock of the client around the run
-    std::vector<proto::LogLine> logs;             // the agents' log lines (trace and span ids)
-    std::string prometheus_text;                  // fetch_metrics: the agent's answer after the run
+    std::string traceparent;                         // sent with the requests: trace id, the client span's id
+    std::string caller_span_id;                      // hex parent id of a traceparent the caller gave ("": fresh trace)
+    uint64_t start_unix_ns = 0, end_unix_ns = 0;     // wall clock of the client around the run
+    std::vector<proto::LogLine> logs;                // the agents' log lines (trace and span ids)
+    std::string prometheus_text;                     // fetch_metrics: the agent's answer after the run
+    std::optional<proto::ServeReport> serve_report;  // request.serve: what the agent's scheduler measured
 };
 
 Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileRequest& req,

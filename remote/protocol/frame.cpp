@@ -11,7 +11,9 @@ namespace edge::proto {
 static_assert(std::is_same_v<std::variant_alternative_t<0, Message>, Hello>);
 static_assert(std::is_same_v<std::variant_alternative_t<5, Message>, ErrorMsg>);
 static_assert(std::is_same_v<std::variant_alternative_t<8, Message>, RunResult>);
-static_assert(std::is_same_v<std::variant_alternative_t<kLastMsgType - 1, Message>, Metrics>);
+static_assert(std::is_same_v<std::variant_alternative_t<10, Message>, Metrics>);
+static_assert(std::is_same_v<std::variant_alternative_t<11, Message>, ServeWorkload>);
+static_assert(std::is_same_v<std::variant_alternative_t<kLastMsgType - 1, Message>, ServeReport>);
 static_assert(std::variant_size_v<Message> == kLastMsgType);
 
 Result<std::vector<uint8_t>> encode_frame(const Message& m, uint32_t max_payload) {

@@ -33,8 +33,10 @@ struct TelemetrySampleLayout {
     double kv_hit_rate;
     uint64_t kv_evictions;
     double kv_compression_ratio, power_w, temperature_c;
+    uint32_t batch_size, queue_length;  // protocol 3
+    uint64_t preemptions;
 };
-static_assert(sizeof(TelemetrySampleLayout) == 136, "a telemetry sample is 136 bytes on the wire");
+static_assert(sizeof(TelemetrySampleLayout) == 152, "a telemetry sample is 152 bytes on the wire");
 inline constexpr size_t kTelemetrySampleBytes = sizeof(TelemetrySampleLayout);
 inline constexpr size_t kMaxSamplesPerBatch = 4096;
 
@@ -54,8 +56,18 @@ enum SamplePresence : uint32_t {
     kSampleKvCompression = 1u << 11,
     kSamplePower = 1u << 12,
     kSampleTemperature = 1u << 13,
-    kSampleAllKnown = (1u << 14) - 1,
+    kSampleBatch = 1u << 14,  // batch_size and queue_length
+    kSamplePreemptions = 1u << 15,
+    kSampleAllKnown = (1u << 16) - 1,
 };
+
+// One ServedRequest on the wire.
+struct ServedRequestLayout {
+    uint32_t prompt_tokens, output_tokens, preemptions, reserved;
+    double arrival_ms, ttft_ms, tpot_ms, finish_ms;
+    uint64_t context_tokens, shared_tokens;
+};
+static_assert(sizeof(ServedRequestLayout) == 64, "a served request is 64 bytes on the wire");
 
 inline constexpr uint32_t kDefaultMaxFrameBytes = 16u << 20;  // 16 MiB of payload
 

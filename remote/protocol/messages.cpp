@@ -66,6 +66,13 @@ void put(WireWriter& w, const TelemetrySample& s) {
     double comp = opt_or_zero(s.kv_compression_ratio, kSampleKvCompression, p);
     double pw = opt_or_zero(s.power_w, kSamplePower, p);
     double temp = opt_or_zero(s.temperature_c, kSampleTemperature, p);
+    uint32_t batch = 0, queue = 0;
+    if (s.batch_size && s.queue_length) {
+        p |= kSampleBatch;
+        batch = *s.batch_size;
+        queue = *s.queue_length;
+    }
+    uint64_t pre = opt_or_zero(s.preemptions, kSamplePreemptions, p);
 
     w.u64(s.timestamp_ns);
     w.u32(p);
@@ -78,6 +85,8 @@ void put(WireWriter& w, const TelemetrySample& s) {
     w.f64(hit);
     w.u64(ev);
     w.f64(comp), w.f64(pw), w.f64(temp);
+    w.u32(batch), w.u32(queue);
+    w.u64(pre);
 }
 void put(WireWriter& w, const TelemetryBatch& m) {
     w.u32(m.dropped);
@@ -113,6 +122,34 @@ void put(WireWriter& w, const RunResult& m) {
     w.f64(m.ttft_ms);
     w.f64(m.tokens_per_s);
     w.str(m.text);
+}
+void put(WireWriter& w, const ServeWorkload& m) {
+    w.u32(m.request_id);
+    w.str(m.workload);
+    w.u32(m.concurrency);
+    w.u64(m.budget_blocks);
+    w.u32(m.block_tokens);
+    w.u32(m.max_batch_tokens);
+    w.u32(m.prefill_chunk);
+    w.u8(static_cast<uint8_t>(m.preempt));
+    w.f64(m.step_ms);
+    w.u32(m.telemetry_hz);
+    w.str(m.traceparent);
+}
+void put(WireWriter& w, const ServeReport& m) {
+    w.u32(m.request_id);
+    w.str(m.backend);
+    w.u32(static_cast<uint32_t>(m.requests.size()));
+    for (const ServedRequest& q : m.requests) {
+        w.u32(q.prompt_tokens), w.u32(q.output_tokens), w.u32(q.preemptions), w.u32(0);
+        w.f64(q.arrival_ms), w.f64(q.ttft_ms), w.f64(q.tpot_ms), w.f64(q.finish_ms);
+        w.u64(q.context_tokens), w.u64(q.shared_tokens);
+    }
+    w.u32(m.steps), w.u32(m.preemptions), w.u32(m.queue_max);
+    w.u64(m.output_tokens), w.u64(m.prompt_tokens), w.u64(m.recomputed_tokens);
+    w.u64(m.swap_out_bytes), w.u64(m.swap_in_bytes), w.u64(m.peak_blocks), w.u64(m.budget_blocks);
+    w.f64(m.makespan_ms), w.f64(m.tokens_per_s), w.f64(m.ttft_mean_ms), w.f64(m.ttft_p95_ms), w.f64(m.tpot_mean_ms);
+    w.f64(m.kv_hit_rate), w.f64(m.queue_mean);
 }
 void put(WireWriter& w, const MetricsRequest& m) { w.u32(m.request_id); }
 void put(WireWriter& w, const Metrics& m) {
@@ -181,6 +218,9 @@ bool get(WireReader& r, TelemetrySample& s) {
     s.kv_compression_ratio = opt(r.f64(), p, kSampleKvCompression);
     s.power_w = opt(r.f64(), p, kSamplePower);
     s.temperature_c = opt(r.f64(), p, kSampleTemperature);
+    s.batch_size = opt(r.u32(), p, kSampleBatch);
+    s.queue_length = opt(r.u32(), p, kSampleBatch);
+    s.preemptions = opt(r.u64(), p, kSamplePreemptions);
     return (p & ~static_cast<uint32_t>(kSampleAllKnown)) == 0;
 }
 bool get(WireReader& r, TelemetryBatch& m) {
@@ -235,6 +275,40 @@ bool get(WireReader& r, RunResult& m) {
     m.text = r.str();
     return true;
 }
+bool get(WireReader& r, ServeWorkload& m) {
+    m.request_id = r.u32();
+    m.workload = r.str();
+    m.concurrency = r.u32();
+    m.budget_blocks = r.u64();
+    m.block_tokens = r.u32();
+    m.max_batch_tokens = r.u32();
+    m.prefill_chunk = r.u32();
+    const uint8_t pre = r.u8();
+    m.step_ms = r.f64();
+    m.telemetry_hz = r.u32();
+    m.traceparent = r.str();
+    if (pre > static_cast<uint8_t>(PreemptMode::SwapInt8)) return false;
+    m.preempt = static_cast<PreemptMode>(pre);
+    return std::isfinite(m.step_ms) && m.step_ms >= 0;
+}
+bool get(WireReader& r, ServeReport& m) {
+    m.request_id = r.u32();
+    m.backend = r.str();
+    const uint32_t n = r.count(sizeof(ServedRequestLayout));
+    m.requests.resize(n);
+    for (ServedRequest& q : m.requests) {
+        q.prompt_tokens = r.u32(), q.output_tokens = r.u32(), q.preemptions = r.u32();
+        if (r.u32() != 0) return false;  // reserved
+        q.arrival_ms = r.f64(), q.ttft_ms = r.f64(), q.tpot_ms = r.f64(), q.finish_ms = r.f64();
+        q.context_tokens = r.u64(), q.shared_tokens = r.u64();
+    }
+    m.steps = r.u32(), m.preemptions = r.u32(), m.queue_max = r.u32();
+    m.output_tokens = r.u64(), m.prompt_tokens = r.u64(), m.recomputed_tokens = r.u64();
+    m.swap_out_bytes = r.u64(), m.swap_in_bytes = r.u64(), m.peak_blocks = r.u64(), m.budget_blocks = r.u64();
+    m.makespan_ms = r.f64(), m.tokens_per_s = r.f64(), m.ttft_mean_ms = r.f64(), m.ttft_p95_ms = r.f64();
+    m.tpot_mean_ms = r.f64(), m.kv_hit_rate = r.f64(), m.queue_mean = r.f64();
+    return true;
+}
 bool get(WireReader& r, MetricsRequest& m) {
     m.request_id = r.u32();
     return true;
@@ -278,6 +352,8 @@ const char* msg_type_name(MsgType t) {
         case MsgType::RunResult: return "run-result";
         case MsgType::MetricsRequest: return "metrics-request";
         case MsgType::Metrics: return "metrics";
+        case MsgType::ServeWorkload: return "serve-workload";
+        case MsgType::ServeReport: return "serve-report";
     }
     return "unknown";
 }

@@ -23,11 +23,14 @@ enum class MsgType : uint16_t {
     RunResult = 9,        // agent -> client: the text generated for one prompt
     MetricsRequest = 10,  // client -> agent (protocol 2): the agent's counters, please
     Metrics = 11,         // agent -> client (protocol 2): Prometheus text exposition format 0.0.4
+    ServeWorkload = 12,   // client -> agent (protocol 3): replay a serving workload, batched
+    ServeReport = 13,     // agent -> client (protocol 3): per-request and aggregate serving figures
 };
 inline constexpr uint16_t kFirstMsgType = 1;
-inline constexpr uint16_t kLastMsgType = 11;
+inline constexpr uint16_t kLastMsgType = 13;
 static_assert(static_cast<uint16_t>(MsgType::Ack) == 8 && static_cast<uint16_t>(MsgType::RunResult) == 9 &&
-                  static_cast<uint16_t>(MsgType::Metrics) == kLastMsgType,
+                  static_cast<uint16_t>(MsgType::Metrics) == 11 &&
+                  static_cast<uint16_t>(MsgType::ServeReport) == kLastMsgType,
               "frame type numbers are part of the wire format");
 const char* msg_type_name(MsgType t);
 
@@ -88,6 +91,10 @@ struct TelemetrySample {
     std::optional<double> kv_compression_ratio;
     std::optional<double> power_w;
     std::optional<double> temperature_c;
+    // Protocol 3, from the serving scheduler (serve-workload): the step this sample closes.
+    std::optional<uint32_t> batch_size;    // sequences in the step; present together with queue_length
+    std::optional<uint32_t> queue_length;  // requests waiting for admission after the step
+    std::optional<uint64_t> preemptions;   // so far in this workload
     bool operator==(const TelemetrySample&) const = default;
 };
 
@@ -166,9 +173,51 @@ struct Metrics {
     bool operator==(const Metrics&) const = default;
 };
 
+// Replays a serving workload (engine/sched/workload.h text: prefixes and requests with arrival
+// times, prompt and output lengths; synthetic token ids) through the agent's scheduler: continuous
+// batching over the loaded engine's batch step, the paged KV pool with prefix caching, chunked
+// prefill and preemption. Telemetry streams per step; a ServeReport ends it (then an Ack).
+enum class PreemptMode : uint8_t { Recompute = 0, Swap = 1, SwapInt8 = 2 };
+struct ServeWorkload {
+    uint32_t request_id = 0;
+    std::string workload;        // the workload file's text
+    uint32_t concurrency = 8;    // most requests running at once
+    uint64_t budget_blocks = 0;  // KV pool in blocks; 0: the agent's --kv-budget
+    uint32_t block_tokens = 16;
+    uint32_t max_batch_tokens = 64;  // new tokens per step: decode first, then prefill chunks
+    uint32_t prefill_chunk = 32;
+    PreemptMode preempt = PreemptMode::Recompute;
+    double step_ms = 0;  // > 0: a virtual clock of this many ms per step (reproducible figures)
+    uint32_t telemetry_hz = 20;
+    std::string traceparent;
+    bool operator==(const ServeWorkload&) const = default;
+};
+
+// One request of a served workload, as the agent's scheduler measured it (times on its clock).
+struct ServedRequest {
+    uint32_t prompt_tokens = 0, output_tokens = 0, preemptions = 0;
+    double arrival_ms = 0, ttft_ms = 0, tpot_ms = 0, finish_ms = 0;
+    uint64_t context_tokens = 0;  // context needed at its admissions
+    uint64_t shared_tokens = 0;   // of which found resident in the KV pool (prefix-cache hits)
+    bool operator==(const ServedRequest&) const = default;
+};
+
+struct ServeReport {
+    uint32_t request_id = 0;
+    std::string backend;  // what ran the steps (the executor's capabilities name)
+    std::vector<ServedRequest> requests;
+    uint32_t steps = 0, preemptions = 0, queue_max = 0;
+    uint64_t output_tokens = 0, prompt_tokens = 0, recomputed_tokens = 0;
+    uint64_t swap_out_bytes = 0, swap_in_bytes = 0, peak_blocks = 0, budget_blocks = 0;
+    double makespan_ms = 0, tokens_per_s = 0, ttft_mean_ms = 0, ttft_p95_ms = 0, tpot_mean_ms = 0;
+    double kv_hit_rate = 0;  // shared / context tokens over all admissions
+    double queue_mean = 0;
+    bool operator==(const ServeReport&) const = default;
+};
+
 // The alternatives are in frame-type order: type = index + 1.
 using Message = std::variant<Hello, LoadEngine, RunWorkload, TelemetryBatch, LogLine, ErrorMsg, Stop, Ack, RunResult,
-                             MetricsRequest, Metrics>;
+                             MetricsRequest, Metrics, ServeWorkload, ServeReport>;
 static_assert(std::variant_size_v<Message> == kLastMsgType, "one alternative per frame type");
 MsgType type_of(const Message& m);
 

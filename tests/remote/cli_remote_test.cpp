@@ -161,6 +161,49 @@ TEST_F(CliRemoteTest, DeployAndProfileThroughAnSshConfigAlias) {
     EXPECT_EQ(t.out.find("absent"), std::string::npos) << "the agent reports its KV hit rate\n" << t.out;
 }
 
+// Acceptance 2 (issue 20): `profile --workload mixed.workload --concurrency 8` against the
+// loopback board serves every request through the agent's scheduler and prints the per-request
+// and aggregate table; with a virtual clock its counts equal serve-bench's run here.
+TEST_F(CliRemoteTest, ProfileAWorkloadCountsWhatServeBenchCounts) {
+    auto d = cli(alias({"deploy", model_, "--agent", EDGE_AGENT_PATH, "--version", "v1"}), dir_);
+    ASSERT_EQ(d.rc, 0) << d.err;
+    const std::string wl = std::string(EDGE_SOURCE_DIR) + "/tests/data/workloads/mixed.workload";
+    const std::vector<std::string> knobs = {"--budget-blocks", "36", "--step-ms", "1", "--concurrency", "8"};
+    std::vector<std::string> args = {"profile", "--workload", wl, "--threads", "2", "--json"};
+    args.insert(args.end(), knobs.begin(), knobs.end());
+    auto p = cli(alias(args), dir_);
+    ASSERT_EQ(p.rc, 0) << p.err;
+    auto pj = p.json();
+    ASSERT_TRUE(pj.is_array() && pj.size() == 1) << p.out;
+    const auto& board = pj[0]["serve"];
+    std::vector<std::string> local = {"serve-bench", model_, "--workload", wl, "--json"};
+    local.insert(local.end(), knobs.begin(), knobs.end());
+    auto sb = cli(local, dir_);
+    ASSERT_EQ(sb.rc, 0) << sb.err;
+    auto sj = sb.json();
+    const auto& agg = sj["aggregate"];
+    for (const char* k : {"steps", "preemptions", "output_tokens", "recomputed_tokens", "peak_blocks", "queue_max"})
+        EXPECT_EQ(board[k], agg[k]) << k;
+    EXPECT_DOUBLE_EQ(board["kv_hit_rate"].get<double>(), agg["kv_hit_rate"].get<double>());
+    EXPECT_DOUBLE_EQ(board["makespan_ms"].get<double>(), agg["makespan_ms"].get<double>());
+    ASSERT_EQ(board["requests"].size(), sj["requests"].size());
+    for (size_t i = 0; i < board["requests"].size(); ++i) {
+        for (const char* k : {"context_tokens", "shared_tokens", "preemptions", "output_tokens"})
+            EXPECT_EQ(board["requests"][i][k], sj["requests"][i][k]) << "request " << i << " " << k;
+        EXPECT_DOUBLE_EQ(board["requests"][i]["ttft_ms"].get<double>(), sj["requests"][i]["ttft_ms"].get<double>());
+    }
+    EXPECT_GT(board["preemptions"].get<int>(), 0);
+    EXPECT_GT(board["kv_hit_rate"].get<double>(), 0.0);
+
+    // The table: a row per request and the aggregate line.
+    std::vector<std::string> targs = {"profile", "--workload", wl, "--threads", "2"};
+    targs.insert(targs.end(), knobs.begin(), knobs.end());
+    auto t = cli(alias(targs), dir_);
+    ASSERT_EQ(t.rc, 0) << t.err;
+    for (const char* col : {"ttft ms", "tpot ms", "shared", "24 requests", "prefix-cache hit rate", "preemptions"})
+        EXPECT_NE(t.out.find(col), std::string::npos) << col << "\n" << t.out;
+}
+
 TEST_F(CliRemoteTest, FleetDeployProfileAndCheckInParallel) {
     auto d = cli({"deploy", model_, "--boards", boards_, "--known-hosts", kh_, "--agent", EDGE_AGENT_PATH}, dir_);
     ASSERT_EQ(d.rc, 0) << d.err << d.out;

@@ -21,6 +21,7 @@ TelemetrySample full_sample() {
     s.mem_available_bytes = 9ull << 30;
     s.kv_blocks_used = 3, s.kv_blocks_free = 13, s.kv_hit_rate = 0.75, s.kv_evictions = 4;
     s.kv_compression_ratio = 2.0, s.power_w = 14.5, s.temperature_c = 51.25;
+    s.batch_size = 8, s.queue_length = 3, s.preemptions = 2;
     return s;
 }
 
@@ -41,6 +42,26 @@ std::vector<Message> every_message() {
     batch.samples.push_back(sparse);
     LogLine log{42, LogLevel::Warn, {}, {}, "hello\nworld"};
     log.trace_id[0] = 0x4b, log.span_id[7] = 0xb7;
+    ServeWorkload serve{21,
+                        "edge-workload 1\nreq 0 - 10 5\n",
+                        8,
+                        72,
+                        16,
+                        64,
+                        32,
+                        PreemptMode::SwapInt8,
+                        1.5,
+                        10,
+                        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"};
+    ServeReport report;
+    report.request_id = 21;
+    report.backend = "cpu (compiled program)";
+    report.requests = {{10, 5, 1, 0.0, 3.5, 1.25, 12.0, 9, 0}, {20, 7, 0, 2.0, 1.5, 0.75, 9.0, 19, 16}};
+    report.steps = 30, report.preemptions = 1, report.queue_max = 2;
+    report.output_tokens = 12, report.prompt_tokens = 30, report.recomputed_tokens = 9;
+    report.swap_out_bytes = 7, report.swap_in_bytes = 5, report.peak_blocks = 4, report.budget_blocks = 72;
+    report.makespan_ms = 12, report.tokens_per_s = 1000, report.ttft_mean_ms = 2.5, report.ttft_p95_ms = 3.5;
+    report.tpot_mean_ms = 1, report.kv_hit_rate = 16.0 / 28.0, report.queue_mean = 0.5;
     return {Hello{"agent", "0.1.0", "orin", "ARMv8 Cortex-A78AE", 12, 64ull << 30, "cpu"},
             load,
             LoadEngine{9, "x", std::nullopt, "", ""},
@@ -54,7 +75,11 @@ std::vector<Message> every_message() {
             Ack{6, MsgType::RunWorkload, "done"},
             RunResult{3, 1, 5, 64, 3.5, 900.5, "text"},
             MetricsRequest{11},
-            Metrics{11, "# HELP x_total y\n# TYPE x_total counter\nx_total 1\n"}};
+            Metrics{11, "# HELP x_total y\n# TYPE x_total counter\nx_total 1\n"},
+            serve,
+            ServeWorkload{},
+            report,
+            ServeReport{}};
 }
 
 }  // namespace

@@ -19,6 +19,7 @@ struct Collected {
     std::vector<proto::LogLine> logs;
     std::optional<proto::Ack> ack;
     std::optional<proto::ErrorMsg> error;
+    std::optional<proto::ServeReport> serve;
 };
 
 // Receives until the ack or error of request `id` (or the timeout).
