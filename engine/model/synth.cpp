@@ -120,6 +120,8 @@ const std::vector<SynthShape>& synth_shapes() {
          shape(768, 2048, 12, 12, 12, 32000, 1024)},
         {"tinyllama-1.1b", "TinyLlama 1.1B shape: dim 2048, 22 layers, 32/4 heads, FFN 5632, vocab 32000",
          shape(2048, 5632, 22, 32, 4, 32000, 2048)},
+        {"llama-3.2-1b", "Llama-3.2-1B shape: dim 2048, 16 layers, 32/8 heads, FFN 8192, vocab 128256",
+         shape(2048, 8192, 16, 32, 8, 128256, 4096)},
     };
     return shapes;
 }
