@@ -233,6 +233,7 @@ struct ProfileArgs {
     uint32_t block_tokens = 16, max_batch_tokens = 64, prefill_chunk = 32;
     std::string preempt = "recompute";
     double step_ms = 0;
+    bool digest_logits = false;
 };
 
 // The per-request rows and the aggregate of a served workload, as the board's scheduler
@@ -269,7 +270,8 @@ nlohmann::json serve_report_json(const proto::ServeReport& r) {
                         {"finish_ms", q.finish_ms},
                         {"context_tokens", q.context_tokens},
                         {"shared_tokens", q.shared_tokens},
-                        {"preemptions", q.preemptions}});
+                        {"preemptions", q.preemptions},
+                        {"logits_digest", q.logits_digest}});
     return {{"backend", r.backend},
             {"requests", reqs},
             {"steps", r.steps},
@@ -375,6 +377,7 @@ int run_profile_cmd(const ProfileArgs& a) {
                      : a.preempt == "swap-int8" ? proto::PreemptMode::SwapInt8
                                                 : proto::PreemptMode::Recompute;
         sw.step_ms = a.step_ms;
+        sw.digest_logits = a.digest_logits;
         serve = std::move(sw);
         prompts.clear();
     }
@@ -699,6 +702,9 @@ void add_remote_commands(CLI::App& app, int& rc) {
                   "with --workload: a virtual clock of this many ms per step (figures reproducible and comparable "
                   "with serve-bench's); 0: measured")
         ->check(CLI::NonNegativeNumber);
+    p->add_flag("--digest-logits", prof->digest_logits,
+                "with --workload: the agent reports an XXH64 of each request's logits (JSON: logits_digest), to "
+                "check that batching, preemption and swap leave every request's numbers bit-identical");
     p->add_option("--traceparent", prof->traceparent,
                   "W3C traceparent of the caller (00-<trace id>-<parent id>-<flags>); default: a fresh trace");
     p->callback([prof, &rc] { rc = run_profile_cmd(*prof); });

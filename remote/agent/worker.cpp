@@ -3,6 +3,7 @@
 #include <time.h>
 #include <filesystem>
 
+#include "engine/model/xxh64.h"
 #include "engine/runtime/executor.h"
 #include "engine/runtime/llama_cpu.h"  // Sampler
 #include "engine/sched/scheduler.h"
@@ -197,6 +198,7 @@ void Worker::serve(const proto::ServeWorkload& r) {
     cfg.prefill_chunk = int(r.prefill_chunk);
     cfg.max_running = int(r.concurrency);
     cfg.step_ms = r.step_ms;
+    cfg.record_logits = r.digest_logits;
     pump_.set_rate_hz(r.telemetry_hz == 0 ? kMaxTelemetryHz : r.telemetry_hz);
     const std::string backend = ex->capabilities().name;
     log(proto::LogLevel::Info, "serve " + std::to_string(r.request_id) + ": " + std::to_string(reqs.size()) +
@@ -249,10 +251,14 @@ void Worker::serve(const proto::ServeWorkload& r) {
     proto::ServeReport rep;
     rep.request_id = r.request_id;
     rep.backend = backend;
-    for (const sched::RequestMetrics& m : res->requests)
+    for (size_t i = 0; i < res->requests.size(); ++i) {
+        const sched::RequestMetrics& m = res->requests[i];
+        const uint64_t digest =
+            r.digest_logits ? xxh64(res->logits[i].data(), res->logits[i].size() * sizeof(float)) : 0;
         rep.requests.push_back({uint32_t(m.prompt_tokens), uint32_t(m.output_tokens), uint32_t(m.preemptions),
                                 m.arrival_ms, m.ttft_ms, m.tpot_ms, m.finish_ms, uint64_t(m.context_tokens),
-                                uint64_t(m.shared_tokens)});
+                                uint64_t(m.shared_tokens), digest});
+    }
     const sched::Aggregate& a = res->total;
     rep.steps = uint32_t(a.steps);
     rep.preemptions = uint32_t(a.preemptions);

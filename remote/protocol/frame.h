@@ -65,9 +65,9 @@ enum SamplePresence : uint32_t {
 struct ServedRequestLayout {
     uint32_t prompt_tokens, output_tokens, preemptions, reserved;
     double arrival_ms, ttft_ms, tpot_ms, finish_ms;
-    uint64_t context_tokens, shared_tokens;
+    uint64_t context_tokens, shared_tokens, logits_digest;
 };
-static_assert(sizeof(ServedRequestLayout) == 64, "a served request is 64 bytes on the wire");
+static_assert(sizeof(ServedRequestLayout) == 72, "a served request is 72 bytes on the wire");
 
 inline constexpr uint32_t kDefaultMaxFrameBytes = 16u << 20;  // 16 MiB of payload
 

@@ -135,6 +135,7 @@ void put(WireWriter& w, const ServeWorkload& m) {
     w.f64(m.step_ms);
     w.u32(m.telemetry_hz);
     w.str(m.traceparent);
+    w.u8(m.digest_logits ? 1 : 0);
 }
 void put(WireWriter& w, const ServeReport& m) {
     w.u32(m.request_id);
@@ -143,7 +144,7 @@ void put(WireWriter& w, const ServeReport& m) {
     for (const ServedRequest& q : m.requests) {
         w.u32(q.prompt_tokens), w.u32(q.output_tokens), w.u32(q.preemptions), w.u32(0);
         w.f64(q.arrival_ms), w.f64(q.ttft_ms), w.f64(q.tpot_ms), w.f64(q.finish_ms);
-        w.u64(q.context_tokens), w.u64(q.shared_tokens);
+        w.u64(q.context_tokens), w.u64(q.shared_tokens), w.u64(q.logits_digest);
     }
     w.u32(m.steps), w.u32(m.preemptions), w.u32(m.queue_max);
     w.u64(m.output_tokens), w.u64(m.prompt_tokens), w.u64(m.recomputed_tokens);
@@ -287,6 +288,9 @@ bool get(WireReader& r, ServeWorkload& m) {
     m.step_ms = r.f64();
     m.telemetry_hz = r.u32();
     m.traceparent = r.str();
+    const uint8_t digest = r.u8();
+    if (digest > 1) return false;
+    m.digest_logits = digest == 1;
     if (pre > static_cast<uint8_t>(PreemptMode::SwapInt8)) return false;
     m.preempt = static_cast<PreemptMode>(pre);
     return std::isfinite(m.step_ms) && m.step_ms >= 0;
@@ -300,7 +304,7 @@ bool get(WireReader& r, ServeReport& m) {
         q.prompt_tokens = r.u32(), q.output_tokens = r.u32(), q.preemptions = r.u32();
         if (r.u32() != 0) return false;  // reserved
         q.arrival_ms = r.f64(), q.ttft_ms = r.f64(), q.tpot_ms = r.f64(), q.finish_ms = r.f64();
-        q.context_tokens = r.u64(), q.shared_tokens = r.u64();
+        q.context_tokens = r.u64(), q.shared_tokens = r.u64(), q.logits_digest = r.u64();
     }
     m.steps = r.u32(), m.preemptions = r.u32(), m.queue_max = r.u32();
     m.output_tokens = r.u64(), m.prompt_tokens = r.u64(), m.recomputed_tokens = r.u64();

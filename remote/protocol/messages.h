@@ -190,6 +190,7 @@ struct ServeWorkload {
     double step_ms = 0;  // > 0: a virtual clock of this many ms per step (reproducible figures)
     uint32_t telemetry_hz = 20;
     std::string traceparent;
+    bool digest_logits = false;  // report an XXH64 of each request's logits (bit-identity checks)
     bool operator==(const ServeWorkload&) const = default;
 };
 
@@ -199,6 +200,8 @@ struct ServedRequest {
     double arrival_ms = 0, ttft_ms = 0, tpot_ms = 0, finish_ms = 0;
     uint64_t context_tokens = 0;  // context needed at its admissions
     uint64_t shared_tokens = 0;   // of which found resident in the KV pool (prefix-cache hits)
+    // digest_logits: XXH64 (seed 0) of the float32 logits of every output token in order; 0 otherwise.
+    uint64_t logits_digest = 0;
     bool operator==(const ServedRequest&) const = default;
 };
 

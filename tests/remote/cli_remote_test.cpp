@@ -195,6 +195,27 @@ TEST_F(CliRemoteTest, ProfileAWorkloadCountsWhatServeBenchCounts) {
     EXPECT_GT(board["preemptions"].get<int>(), 0);
     EXPECT_GT(board["kv_hit_rate"].get<double>(), 0.0);
 
+    // Over the loopback sshd too: each request's logits are bit-identical served alone, batched,
+    // and 3x over budget with recompute or swap (the agent's digests of them).
+    auto bits = [&](const char* conc, const char* budget, const char* preempt) {
+        auto r = cli(alias({"profile", "--workload",
+                            std::string(EDGE_SOURCE_DIR) + "/tests/data/workloads/shared_prompt.workload", "--threads",
+                            "2", "--json", "--digest-logits", "--concurrency", conc, "--budget-blocks", budget,
+                            "--preempt", preempt, "--step-ms", "1"}),
+                     dir_);
+        EXPECT_EQ(r.rc, 0) << r.err;
+        std::vector<uint64_t> d;
+        auto j = r.json();
+        if (j.is_array() && !j.empty())
+            for (const auto& q : j[0]["serve"]["requests"]) d.push_back(q["logits_digest"].get<uint64_t>());
+        return d;
+    };
+    const auto alone = bits("1", "256", "recompute");
+    ASSERT_EQ(alone.size(), 16u);
+    EXPECT_EQ(bits("8", "256", "recompute"), alone);
+    EXPECT_EQ(bits("8", "24", "recompute"), alone);
+    EXPECT_EQ(bits("8", "24", "swap"), alone);
+
     // The table: a row per request and the aggregate line.
     std::vector<std::string> targs = {"profile", "--workload", wl, "--threads", "2"};
     targs.insert(targs.end(), knobs.begin(), knobs.end());

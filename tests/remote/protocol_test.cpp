@@ -52,11 +52,13 @@ std::vector<Message> every_message() {
                         PreemptMode::SwapInt8,
                         1.5,
                         10,
-                        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"};
+                        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+                        true};
     ServeReport report;
     report.request_id = 21;
     report.backend = "cpu (compiled program)";
-    report.requests = {{10, 5, 1, 0.0, 3.5, 1.25, 12.0, 9, 0}, {20, 7, 0, 2.0, 1.5, 0.75, 9.0, 19, 16}};
+    report.requests = {{10, 5, 1, 0.0, 3.5, 1.25, 12.0, 9, 0, 0x0123456789abcdefull},
+                       {20, 7, 0, 2.0, 1.5, 0.75, 9.0, 19, 16, 0}};
     report.steps = 30, report.preemptions = 1, report.queue_max = 2;
     report.output_tokens = 12, report.prompt_tokens = 30, report.recomputed_tokens = 9;
     report.swap_out_bytes = 7, report.swap_in_bytes = 5, report.peak_blocks = 4, report.budget_blocks = 72;

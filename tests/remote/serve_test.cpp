@@ -159,6 +159,57 @@ TEST(AgentServe, MixedWorkloadMatchesTheLocalSchedulerCountForCount) {
     EXPECT_EQ(s.samples + s.dropped, r.steps) << "one sample per scheduler step";
 }
 
+namespace {
+
+std::string shared_prompt() {
+    return read_text(std::string(EDGE_SOURCE_DIR) + "/tests/data/workloads/shared_prompt.workload");
+}
+
+std::vector<uint64_t> digests(const test::Collected& c) {
+    std::vector<uint64_t> d;
+    EXPECT_TRUE(c.serve.has_value()) << (c.error ? c.error->message : "no report");
+    if (c.serve)
+        for (const ServedRequest& q : c.serve->requests) d.push_back(q.logits_digest);
+    return d;
+}
+
+}  // namespace
+
+// Acceptance 1 (issue 20): every request's logits are bit-identical whether it is served alone
+// (concurrency 1), in batches of 8 behind a shared 64-token system prompt, or 3x over the KV budget
+// with recompute or LZ4 swap preemption; only the lossy INT8 tier may move them.
+TEST(AgentServe, LogitsAreBitIdenticalAloneBatchedAndPreempted) {
+    EDGE_REQUIRE_SHARED(model_path());
+    auto dir = test::temp_dir("agent-serve-bits");
+    auto l = open_agent(host_agent(dir));
+    ASSERT_TRUE(l);
+    load(*l, model_path());
+    auto run = [&](uint32_t concurrency, uint64_t budget, PreemptMode mode) {
+        ServeWorkload w = request(shared_prompt(), budget, concurrency);
+        w.preempt = mode;
+        w.digest_logits = true;
+        return serve(*l, w);
+    };
+    auto alone = run(1, 256, PreemptMode::Recompute);
+    const auto ref = digests(alone);
+    ASSERT_EQ(ref.size(), 16u);
+    for (uint64_t d : ref) EXPECT_NE(d, 0u);
+    auto batched = run(8, 256, PreemptMode::Recompute);
+    EXPECT_EQ(digests(batched), ref) << "batch of 8";
+    ASSERT_TRUE(batched.serve);
+    EXPECT_GT(batched.serve->kv_hit_rate, 0.3);
+    EXPECT_EQ(telemetry(batched).max_batch, 8u);
+    auto recompute = run(8, 24, PreemptMode::Recompute);
+    EXPECT_EQ(digests(recompute), ref) << "3x over budget, recompute";
+    ASSERT_TRUE(recompute.serve);
+    EXPECT_GT(recompute.serve->preemptions, 0u);
+    auto swap = run(8, 24, PreemptMode::Swap);
+    EXPECT_EQ(digests(swap), ref) << "3x over budget, LZ4 swap";
+    ASSERT_TRUE(swap.serve);
+    EXPECT_GT(swap.serve->preemptions, 0u);
+    EXPECT_GT(swap.serve->swap_out_bytes, 0u);
+}
+
 // Halving the budget: more preemptions, more recomputed tokens, a longer makespan; everything
 // still completes, and the counts still equal the local scheduler's.
 TEST(AgentServe, HalvingTheBudgetMovesTheCountsAsExpected) {
@@ -169,8 +220,8 @@ TEST(AgentServe, HalvingTheBudgetMovesTheCountsAsExpected) {
     load(*l, model_path());
     auto full = serve(*l, request(mixed(), 72));
     auto half = serve(*l, request(mixed(), 36));
-    ASSERT_TRUE(full.serve && half.serve) << (full.error ? full.error->message : "")
-                                          << (half.error ? half.error->message : "");
+    ASSERT_TRUE(full.serve && half.serve)
+        << (full.error ? full.error->message : "") << (half.error ? half.error->message : "");
     EXPECT_GT(half.serve->preemptions, full.serve->preemptions);
     EXPECT_GT(half.serve->recomputed_tokens, full.serve->recomputed_tokens);
     EXPECT_GE(half.serve->makespan_ms, full.serve->makespan_ms);
@@ -184,8 +235,7 @@ TEST(AgentServe, HalvingTheBudgetMovesTheCountsAsExpected) {
 // last prompt token is computed, not attached): 39, 35, 37; shared: 0, 32, 32. Hit rate 64/111.
 TEST(AgentServe, HandComputedThreeRequestFixture) {
     EDGE_REQUIRE_SHARED(model_path());
-    const std::string text =
-        "edge-workload 1\nprefix sys 32\nreq 0 sys 8 200\nreq 50 sys 4 10\nreq 60 sys 6 10\n";
+    const std::string text = "edge-workload 1\nprefix sys 32\nreq 0 sys 8 200\nreq 50 sys 4 10\nreq 60 sys 6 10\n";
     auto dir = test::temp_dir("agent-serve-three");
     auto l = open_agent(host_agent(dir));
     ASSERT_TRUE(l);

@@ -51,12 +51,18 @@ int main(int argc, char** argv) {
         std::string a = argv[i];
         if (i + 1 >= argc) return usage();
         std::string v = argv[++i];
-        if (a == "--threads") threads = std::atoi(v.c_str());
-        else if (a == "--requests") requests = std::atoi(v.c_str());
-        else if (a == "--prompt") prompt = std::atoi(v.c_str());
-        else if (a == "--output") output = std::atoi(v.c_str());
-        else if (a == "--budget-blocks") budget = std::atoll(v.c_str());
-        else if (a == "--rounds") rounds = std::max(1, std::atoi(v.c_str()));
+        if (a == "--threads")
+            threads = std::atoi(v.c_str());
+        else if (a == "--requests")
+            requests = std::atoi(v.c_str());
+        else if (a == "--prompt")
+            prompt = std::atoi(v.c_str());
+        else if (a == "--output")
+            output = std::atoi(v.c_str());
+        else if (a == "--budget-blocks")
+            budget = std::atoll(v.c_str());
+        else if (a == "--rounds")
+            rounds = std::max(1, std::atoi(v.c_str()));
         else if (a == "--concurrency") {
             levels.clear();
             std::stringstream ss(v);
@@ -78,7 +84,8 @@ int main(int argc, char** argv) {
     if (!lc.ack) return std::fprintf(stderr, "load: %s\n", lc.error ? lc.error->message.c_str() : "no answer"), 1;
     std::printf("agent: %s\nload: %s\n", link.agent_hello().cpu_model.c_str(), lc.ack->detail.c_str());
     std::string text = "edge-workload 1\n";
-    for (int i = 0; i < requests; ++i) text += "req 0 - " + std::to_string(prompt) + " " + std::to_string(output) + "\n";
+    for (int i = 0; i < requests; ++i)
+        text += "req 0 - " + std::to_string(prompt) + " " + std::to_string(output) + "\n";
     std::printf("workload: %d requests arriving at once, %d prompt + %d output tokens each; %d threads; median of %d\n",
                 requests, prompt, output, threads, rounds);
     std::printf("%11s %6s %10s %8s %12s %8s %10s %10s %10s %10s\n", "concurrency", "steps", "tok/s", "x c=1",
