@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -22,9 +23,14 @@ struct Const {
     std::vector<float> f;
     std::vector<int64_t> i;
     bool integer = false;
+    // Saturates at INT64_MAX instead of overflowing (hostile dims; callers refuse huge counts).
     int64_t numel() const {
         int64_t n = 1;
-        for (int64_t d : dims) n *= d;
+        for (int64_t d : dims) {
+            if (d <= 0) return d == 0 ? 0 : -1;
+            if (n > std::numeric_limits<int64_t>::max() / d) return std::numeric_limits<int64_t>::max();
+            n *= d;
+        }
         return n;
     }
 };

@@ -2,17 +2,33 @@
 //   <out>/gguf/        small llama models (F32, F16, tied), every metadata value type (v2, v3),
 //                      tensors of every block type with pseudo-random block bytes
 //   <out>/safetensors/ F32/F16/BF16 tensors with metadata
-// Usage: edge_fuzz_seed_writer <out-dir>
+// and, from the real files in ../shared and the source tree (nothing copied into the repository):
+//   <out>/onnx/        mnist-8.onnx
+//   <out>/edge/        stories260K compiled as stored (F32) and as INT8
+//   <out>/edgeq/       stories260K quantized INT8 and INT4 (.edgeq)
+//   <out>/hf_config/   config.json of stories260K as an HF folder (untied, tied, Phi-3) and variants
+//   <out>/tokenizer_json/ the Llama-2-style tokenizer.json of stories260K's vocabulary
+//   <out>/plan/        plans (uniform, rules, keep, GPTQ/AWQ options)
+//   <out>/workload/    tests/data/workloads/*.workload
+//   <out>/protocol/    a handshake followed by one frame of every message type
+// Usage: edge_fuzz_seed_writer <out-dir> <shared-dir> <source-dir>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 
+#include "engine/compile/compile.h"
 #include "engine/core/half.h"
+#include "engine/model/edgeq.h"
 #include "engine/model/gguf_writer.h"
+#include "engine/model/loader.h"
 #include "engine/model/safetensors.h"
 #include "engine/model/synth.h"
+#include "engine/quant/apply.h"
+#include "hf_fixture.h"
+#include "remote/protocol/frame.h"
+#include "remote/protocol/handshake.h"
 
 namespace {
 
@@ -108,23 +124,154 @@ Status write_safetensors(const std::string& dir) {
     return edge::write_safetensors(dir + "/one.safetensors", items);
 }
 
+Status write_bytes(const std::string& path, const std::string& bytes) {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.write(bytes.data(), std::streamsize(bytes.size()));
+    if (!f) return edge::err(path, ": cannot write");
+    return {};
+}
+
+Status copy_file(const std::string& from, const std::string& to) {
+    std::error_code ec;
+    std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing, ec);
+    if (ec) return edge::err(from, ": cannot copy to ", to, ": ", ec.message(), " (see ../shared/ASSETS.md)");
+    return {};
+}
+
+// Real files: the ONNX model, engines, quantized models, HF configs and tokenizer.json of stories260K.
+Status write_real(const std::string& out, const std::string& shared) {
+    EDGE_TRY(copy_file(shared + "/models/cnn/mnist-8.onnx", out + "/onnx/mnist-8.onnx"));
+    auto m = edge::load_model(shared + "/models/stories260K/stories260K.gguf");
+    if (!m.ok()) return m.error();
+    for (auto p : {edge::quant::Precision::FP16, edge::quant::Precision::INT8}) {  // FP16 here: as stored (F32)
+        edge::compile::CompileOptions o;
+        o.out_path = out + "/edge/stories-" +
+                     (p == edge::quant::Precision::FP16 ? std::string("stored") : edge::quant::precision_name(p)) +
+                     ".edge";
+        if (p != edge::quant::Precision::FP16) o.plan = edge::quant::uniform_plan(p);
+        o.max_seq = 64;
+        o.prefill_batch = 4;
+        if (auto r = edge::compile::compile(*m, o); !r.ok()) return r.error();
+    }
+    for (auto p : {edge::quant::Precision::INT8, edge::quant::Precision::INT4}) {
+        auto q = edge::quant::apply_plan(*m, edge::quant::uniform_plan(p), nullptr);
+        if (!q.ok()) return q.error();
+        EDGE_TRY(edge::save_edgeq(q->model, out + "/edgeq/stories-" + edge::quant::precision_name(p) + ".edgeq"));
+    }
+    int k = 0;
+    for (auto tie : {edge::test::HfTie::Untied, edge::test::HfTie::EmbedOnly}) {
+        for (bool phi3 : {false, true}) {
+            const auto dir = std::filesystem::path(out) / "hf-work" / std::to_string(k);
+            edge::test::HfFixtureOptions o;
+            o.tie = tie;
+            o.phi3 = phi3;
+            if (auto why = edge::test::write_hf_folder(*m, dir, o); !why.empty()) return edge::err("hf fixture: ", why);
+            EDGE_TRY(
+                copy_file((dir / "config.json").string(), out + "/hf_config/config-" + std::to_string(k) + ".json"));
+            if (k == 0)
+                EDGE_TRY(copy_file((dir / "tokenizer.json").string(), out + "/tokenizer_json/stories260K.json"));
+            ++k;
+        }
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(std::filesystem::path(out) / "hf-work", ec);
+    EDGE_TRY(
+        write_bytes(out + "/hf_config/rope-llama3.json",
+                    R"({"architectures":["LlamaForCausalLM"],"hidden_size":64,"intermediate_size":172,)"
+                    R"("num_hidden_layers":2,"num_attention_heads":8,"num_key_value_heads":4,"vocab_size":512,)"
+                    R"("max_position_embeddings":2048,"rms_norm_eps":1e-5,"rope_theta":500000.0,)"
+                    R"("rope_scaling":{"rope_type":"llama3","factor":8.0,"low_freq_factor":1.0,)"
+                    R"("high_freq_factor":4.0,"original_max_position_embeddings":8192},"tie_word_embeddings":true})"));
+    return {};
+}
+
+Status write_plans(const std::string& dir) {
+    const char* plans[] = {
+        R"({"version": 1, "default": {"precision": "int4", "method": "rtn", "group_size": 32}})",
+        R"({"version": 1, "default": {"precision": "int8", "grouping": "channel"},)"
+        R"( "layers": {"blk.*.ffn_down": {"precision": "fp16"}, "blk.0.attn_q": {"precision": "int4",)"
+        R"( "method": "gptq", "group_size": 64, "symmetric": false}}, "keep": ["output"], "keep_precision": "fp16"})",
+        R"({"version": 1, "default": {"precision": "int4", "method": "awq", "scales": "fp16"}, "awq": {"grid": 20},)"
+        R"( "gptq": {"damp": 0.01, "block": 128, "act_order": true}, "prune": {"blk.*.ffn": 0.25}})",
+    };
+    int i = 0;
+    for (const char* p : plans) EDGE_TRY(write_bytes(dir + "/plan-" + std::to_string(i++) + ".plan.json", p));
+    return {};
+}
+
+Status write_workloads(const std::string& dir, const std::string& source) {
+    for (const auto& e : std::filesystem::directory_iterator(source + "/tests/data/workloads"))
+        EDGE_TRY(copy_file(e.path().string(), dir + "/" + e.path().filename().string()));
+    return {};
+}
+
+// A client's and an agent's opening bytes, then one frame of every type.
+Status write_protocol(const std::string& dir) {
+    using namespace edge::proto;
+    edge::proto::TelemetrySample s;
+    s.timestamp_ns = 1, s.request_id = 2, s.token_latency_ms = 3.5, s.kv_blocks_used = 4, s.kv_blocks_free = 5;
+    s.kv_hit_rate = 0.5, s.batch_size = 8, s.queue_length = 1, s.preemptions = 2;
+    ServeReport rep;
+    rep.request_id = 7;
+    rep.backend = "cpu";
+    rep.requests.push_back({10, 5, 1, 0.0, 3.5, 1.25, 12.0, 9, 0, 42});
+    const std::vector<Message> all = {
+        Hello{"agent", "0.1.0", "orin", "Cortex-A78AE", 12, 64ull << 30, "cpu"},
+        LoadEngine{1, "current/model.edge", Sha256{}, "", ""},
+        RunWorkload{2, {"Once upon a time"}, 16, 0.0f, 0, 1.0f, 42, 20, ""},
+        TelemetryBatch{0, {s}},
+        LogLine{1, LogLevel::Info, {}, {}, "ready"},
+        ErrorMsg{3, ErrorCode::RunFailed, "bad"},
+        Stop{4, StopScope::Cancel},
+        Ack{5, MsgType::RunWorkload, "done"},
+        RunResult{2, 0, 5, 16, 3.5, 100.0, "text"},
+        MetricsRequest{6},
+        Metrics{6, "x_total 1\n"},
+        ServeWorkload{7, "edge-workload 1\nreq 0 - 10 5\n", 8, 72, 16, 64, 32, PreemptMode::Swap, 1.0, 20, "", true},
+        rep,
+    };
+    const auto hs = encode_handshake_request(kProtocolVersion);
+    std::string head(hs.begin(), hs.end());
+    const auto reply =
+        encode_handshake_reply(HandshakeReply{HandshakeStatus::Welcome, kProtocolVersion, kProtocolVersion});
+    std::string reply_head(reply.begin(), reply.end());
+    std::string stream = head;
+    for (size_t i = 0; i < all.size(); ++i) {
+        auto f = encode_frame(all[i]);
+        if (!f.ok()) return f.error();
+        const std::string frame(f->begin(), f->end());
+        EDGE_TRY(write_bytes(dir + "/frame-" + std::to_string(i + 1), (i % 2 ? reply_head : head) + frame));
+        stream += frame;
+    }
+    return write_bytes(dir + "/stream", stream);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 2) {
-        std::fprintf(stderr, "usage: %s <out-dir>\n", argv[0]);
+    if (argc != 4) {
+        std::fprintf(stderr, "usage: %s <out-dir> <shared-dir> <source-dir>\n", argv[0]);
         return 2;
     }
-    const std::string out = argv[1];
+    const std::string out = argv[1], shared = argv[2], source = argv[3];
     std::error_code ec;
-    std::filesystem::create_directories(out + "/gguf", ec);
-    std::filesystem::create_directories(out + "/safetensors", ec);
+    for (const char* d : {"gguf", "safetensors", "onnx", "edge", "edgeq", "hf_config", "tokenizer_json", "plan",
+                          "workload", "protocol"})
+        std::filesystem::create_directories(out + "/" + d, ec);
     for (Status s : {write_models(out + "/gguf"), write_metadata(out + "/gguf", 2), write_metadata(out + "/gguf", 3),
-                     write_blocks(out + "/gguf"), write_safetensors(out + "/safetensors")}) {
+                     write_blocks(out + "/gguf"), write_safetensors(out + "/safetensors"), write_plans(out + "/plan"),
+                     write_workloads(out + "/workload", source), write_protocol(out + "/protocol")}) {
         if (!s.ok()) {
             std::fprintf(stderr, "seed writer: %s\n", s.message().c_str());
             return 1;
         }
     }
+    // The real files' corpora need ../shared: without it the build goes on and says so, and those
+    // fuzzers start from an empty corpus.
+    if (Status s = write_real(out, shared); !s.ok())
+        std::fprintf(stderr,
+                     "seed writer: WARNING: %s; the onnx, edge, edgeq, hf_config and tokenizer_json corpora "
+                     "are incomplete\n",
+                     s.message().c_str());
     return 0;
 }

@@ -269,3 +269,15 @@ TEST(Onnx, ExecutorRefusesAZeroStrideInsteadOfDividingByIt) {
     edge::Activation in{{1, 1, 4, 4}, std::vector<float>(16, 1.0f)};
     EXPECT_TRUE(edge::test::fails_with(exec.value()->run(in), {"pool0", "strides", "not an integer in [1"}));
 }
+
+// Regression (fuzz_onnx, UBSan): dimensions each under 2^31 whose product overflows int64 were
+// multiplied unchecked; the count now saturates and the tensor is refused as too large.
+TEST(Onnx, DimensionsWhoseProductOverflowsAreRefused) {
+    Pb t;
+    for (int64_t d : {int64_t(1) << 30, int64_t(1) << 30, int64_t(110)}) t.i(1, d);
+    t.i(2, 1);
+    t.s(8, "huge");
+    const std::string bytes =
+        model({node("Relu", {"x"}, {"y"}, "relu0")}, {t}, value_info("x", {1, 1, 4, 4}), value_info("y", {1, 1, 4, 4}));
+    EXPECT_TRUE(edge::test::fails_with(parse(bytes), {"test.onnx", "huge", "too large"}));
+}
