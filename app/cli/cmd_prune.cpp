@@ -43,7 +43,7 @@ struct PruneArgs {
     bool json = false;
 };
 
-Result<std::string> read_text(const std::string& path) {
+[[maybe_unused]] Result<std::string> read_text(const std::string& path) {  // only the LibTorch paths read text
     std::ifstream f(path, std::ios::binary);
     if (!f) return err(path, ": cannot open");
     std::stringstream ss;

@@ -23,6 +23,8 @@ int64_t ThreadPool::default_spin_ns() {
 ThreadPool::ThreadPool(int threads) : spin_ns_(default_spin_ns()) {
     if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
     runs_ = std::make_unique<Run[]>(size_t(threads));
+    size_ = threads;
+    workers_.reserve(size_t(threads - 1));
     for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
@@ -57,9 +59,11 @@ int64_t ThreadPool::claim(int r, bool front) {
 
 void ThreadPool::run_piece(int64_t p) {
     // Read after the claim: the region of this piece (see job_).
-    const int64_t b = p * piece_;
+    const int64_t b = p * piece_, total = pieces_;
     (*job_)(b, std::min(n_, b + piece_));
-    if (done_pieces_.fetch_add(1) + 1 == pieces_ && caller_asleep_.load()) {
+    // `total` is read before the increment: once the last increment is seen, the caller may write
+    // the next region's fields (reading pieces_ after it was a data race, found by TSan).
+    if (done_pieces_.fetch_add(1, std::memory_order_acq_rel) + 1 == total && caller_asleep_.load()) {
         std::lock_guard<std::mutex> lk(mu_);
         cv_done_.notify_one();
     }

@@ -33,7 +33,7 @@ public:
     ThreadPool(const ThreadPool&) = delete;
     ThreadPool& operator=(const ThreadPool&) = delete;
 
-    int size() const { return int(workers_.size()) + 1; }
+    int size() const { return size_; }
 
     // Calls fn(begin, end) on disjoint contiguous pieces covering [0, n), on any of the threads
     // (the caller included), and returns when all are done. Every piece but the last is at least
@@ -62,6 +62,9 @@ private:
     void run_piece(int64_t p);
     bool has_work() const;
 
+    // Fixed before the first worker starts: workers read it while the constructor is still
+    // adding threads to workers_ (reading workers_.size() there was a data race, found by TSan).
+    int size_ = 1;
     std::vector<std::thread> workers_;
     std::unique_ptr<Run[]> runs_;
     std::mutex mu_;
