@@ -64,8 +64,8 @@ TEST(QuantRtn, ReproducesLlama2cQ80Exactly) {
     EDGE_REQUIRE_SHARED(bin);
     auto golden = read_llama2c_q80(q80);
     ASSERT_TRUE(golden.ok()) << golden.message();
-    EXPECT_EQ(golden->header.group_size, 32);
-    EXPECT_EQ(golden->header.shared_classifier, 1);
+    EXPECT_EQ(int(golden->header.group_size), 32);  // by value: the header struct is packed (UBSan)
+    EXPECT_EQ(int(golden->header.shared_classifier), 1);
     const auto fp32 = read_llama2c_v0_in_export_order(bin);
     ASSERT_EQ(fp32.size(), golden->weights.size());
     int64_t codes = 0, scales = 0;
