@@ -199,4 +199,14 @@ Result<Model> build_resnet20_cifar(const std::string& path) {
     return m;
 }
 
+Status check_window_attr(const std::string& where, const char* attr, const std::vector<double>& v, size_t count,
+                         double lo) {
+    constexpr double kMax = 1 << 20;
+    if (v.size() != count) return err(where, ": ", attr, " must have ", count, " values");
+    for (double x : v)
+        if (!(x >= lo && x <= kMax) || x != double(int64_t(x)))
+            return err(where, ": ", attr, " value ", x, " is out of range (not an integer in [", lo, ", ", kMax, "])");
+    return {};
+}
+
 }  // namespace edge

@@ -63,4 +63,10 @@ NodeCounts count_nodes(const Graph& g);
 // engine/prune).
 Result<Model> build_resnet20_cifar(const std::string& safetensors_path);
 
+// One window attribute of a Conv or pool op checked before any arithmetic uses it: `count`
+// values, each an integer in [lo, 2^20] (strides, dilations, kernel sizes: lo 1, since a 0 would
+// divide by zero; pads: lo 0). Errors start with `where` and name the attribute and the value.
+Status check_window_attr(const std::string& where, const char* attr, const std::vector<double>& v, size_t count,
+                         double lo);
+
 }  // namespace edge

@@ -46,23 +46,14 @@ std::string shp(const std::vector<int64_t>& s) { return "[" + shape_text(s) + "]
 
 using Axis = CnnAxis;
 
-// A window's attributes before any arithmetic uses them: strides, dilations and kernel sizes of
-// at least 1 (a 0 stride would divide by zero), pads of at least 0, all of a size an image has.
+// A window's attributes before any arithmetic uses them (engine/model/cnn_ir.h).
 Status window_error(const std::string& src, const char* what, const std::string& name, const std::vector<double>& st,
                     const std::vector<double>& dl, const std::vector<double>& pd, const std::vector<double>& k) {
-    constexpr double kMax = 1 << 20;
-    auto check = [&](const char* attr, const std::vector<double>& v, size_t n, double lo) -> Status {
-        if (v.size() != n) return err(src, ": ", what, " '", name, "': ", attr, " must have ", n, " values");
-        for (double x : v)
-            if (!(x >= lo && x <= kMax) || x != double(int64_t(x)))
-                return err(src, ": ", what, " '", name, "': ", attr, " value ", x, " is not an integer in [", lo, ", ",
-                           kMax, "]");
-        return {};
-    };
-    if (auto s = check("strides", st, 2, 1); !s.ok()) return s;
-    if (auto s = check("dilations", dl, 2, 1); !s.ok()) return s;
-    if (auto s = check("kernel", k, 2, 1); !s.ok()) return s;
-    return check("pads", pd, 4, 0);
+    const std::string where = src + ": " + what + " '" + name + "'";
+    EDGE_TRY(check_window_attr(where, "strides", st, 2, 1));
+    EDGE_TRY(check_window_attr(where, "dilations", dl, 2, 1));
+    EDGE_TRY(check_window_attr(where, "kernel", k, 2, 1));
+    return check_window_attr(where, "pads", pd, 4, 0);
 }
 
 }  // namespace
