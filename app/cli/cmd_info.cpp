@@ -6,6 +6,7 @@
 
 #include "app/cli/common.h"
 #include "engine/model/config_json.h"
+#include "engine/model/weights.h"
 
 namespace edge::cli {
 
@@ -18,7 +19,7 @@ struct InfoArgs {
 };
 
 int run_info(const InfoArgs& a) {
-    auto loaded = load(a.model, a.tokenizer, false);
+    auto loaded = load(a.model, a.tokenizer, false, /*lazy_weights=*/true);
     if (!loaded.ok()) return fail(loaded.error());
     const Model& m = *loaded->model;
     const LlamaConfig& c = m.config;
@@ -35,6 +36,7 @@ int run_info(const InfoArgs& a) {
         j["parameters"] = m.parameter_count();
         j["bytes"] = m.weight_bytes();
         j["source_bytes"] = source_bytes;
+        j["weights_read"] = model::weights_resident(m);  // false: info read the header only
         nlohmann::json ts = nlohmann::json::array();
         for (const auto& t : m.tensors)
             ts.push_back({{"name", t.name},
@@ -59,8 +61,12 @@ int run_info(const InfoArgs& a) {
     std::printf("  architecture  %s (%s)\n", m.architecture.c_str(), m.source_format.c_str());
     if (!m.name.empty()) std::printf("  name          %s\n", m.name.c_str());
     std::printf("  parameters    %s\n", group_digits(m.parameter_count()).c_str());
-    std::printf("  weights       %s in the file, %s in memory\n", human_bytes(double(source_bytes)).c_str(),
-                human_bytes(double(m.weight_bytes())).c_str());
+    if (m.weight_bytes() == 0 && m.weights)
+        std::printf("  weights       %s in the file (not read: info reads the header only)\n",
+                    human_bytes(double(source_bytes)).c_str());
+    else
+        std::printf("  weights       %s in the file, %s in memory\n", human_bytes(double(source_bytes)).c_str(),
+                    human_bytes(double(m.weight_bytes())).c_str());
     if (m.architecture == "cnn")
         print_cnn_summary(m);
     else

@@ -107,7 +107,7 @@ struct TokenizeArgs {
 };
 
 int run_tokenize(const TokenizeArgs& a) {
-    auto loaded = load(a.model, a.tokenizer, true);
+    auto loaded = load(a.model, a.tokenizer, true, /*lazy_weights=*/true);
     if (!loaded.ok()) return fail(loaded.error());
     const Tokenizer& tok = *loaded->tokenizer;
     const bool bos = !a.no_bos && loaded->model->tokenizer.add_bos;

@@ -8,7 +8,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "engine/core/memory_budget.h"
 #include "engine/model/loader.h"
+#include "engine/model/weights.h"
 #include "engine/runtime/ggml_compat.h"
 #include "engine/runtime/llama_cpu.h"
 
@@ -108,14 +110,28 @@ Status NumericsArgs::apply(RuntimeOptions& ro) const {
     return Status{};
 }
 
-Result<LoadedModel> load(const std::string& path, const std::string& tokenizer_path, bool need_tokenizer) {
+Result<LoadedModel> load(const std::string& path, const std::string& tokenizer_path, bool need_tokenizer,
+                         bool lazy_weights) {
     LoadOptions lo;
     lo.tokenizer_path = tokenizer_path;
+    // Opened lazily first, so the memory the weights will take is known before it is taken.
+    lo.lazy_weights = true;
     Result<Model> m = [&] {
         ProgressBar bar;
         return load_model(path, lo, bar.progress());
     }();
     if (!m.ok()) return m.error();
+    if (!lazy_weights && !model::weights_resident(*m)) {
+        uint64_t f32 = 0;
+        for (const Tensor& t : m->tensors)
+            if (model::is_stub(t)) f32 += t.nbytes;
+        EDGE_TRY(check_memory(path, {{"weights as F32", f32}}, memory_budget(),
+                              "compile it to an engine (edgestudio-cli compile MODEL --plan PLAN) or quantize it "
+                              "(edgestudio-cli quantize) and run that, or use a machine with more memory"));
+        ProgressBar bar;
+        EDGE_TRY(model::load_weights(*m, bar.progress()));
+        m->weights.reset();
+    }
     LoadedModel out;
     if (need_tokenizer) {
         if (m->tokenizer.empty()) {

@@ -69,8 +69,11 @@ struct LoadedModel {
 };
 
 // Loads MODEL (any format load_model knows), with a progress bar. When need_tokenizer is set, a
-// model without a tokenizer is an error telling the user to pass --tokenizer.
-Result<LoadedModel> load(const std::string& path, const std::string& tokenizer_path, bool need_tokenizer);
+// model without a tokenizer is an error telling the user to pass --tokenizer. With lazy_weights
+// only the header, configuration, tokenizer and tensor table are read (engine/model/weights.h):
+// for commands that never need the weights, or that stream over them one tensor at a time.
+Result<LoadedModel> load(const std::string& path, const std::string& tokenizer_path, bool need_tokenizer,
+                         bool lazy_weights = false);
 
 // Subcommand registration (one file per command group). Each sets `rc` when it runs.
 void add_info_command(CLI::App& app, int& rc);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "app/cli/common.h"
+#include "engine/core/memory_budget.h"
 
 namespace edge::cli {
 void add_prune_commands(CLI::App& app, int& rc);  // cmd_prune.cpp: prune, prune-bench
@@ -20,8 +21,19 @@ int main(int argc, char** argv) {
     try {
         CLI::App app{"EdgeStudio command line: inspect, run, evaluate and benchmark models", "edgestudio-cli"};
         app.require_subcommand(1);
-        app.fallthrough(false);
+        // Options of the top level (--memory-limit) may also follow the subcommand.
+        app.fallthrough(true);
         int rc = kOk;
+        std::string memory_limit;
+        app.add_option("--memory-limit", memory_limit,
+                       "Memory a command may plan to use (e.g. 6G, 512M); default: what the machine has "
+                       "available (MemAvailable, or the cgroup's limit). A command whose estimate exceeds it "
+                       "stops before allocating")
+            ->each([](const std::string& v) {
+                auto b = edge::parse_memory_size(v);
+                if (!b.ok()) throw CLI::ValidationError("--memory-limit", b.message());
+                edge::set_memory_limit(*b);
+            });
         add_info_command(app, rc);
         add_text_commands(app, rc);
         add_perplexity_command(app, rc);

@@ -1,4 +1,5 @@
 #include "app/studio/main_window.h"
+#include "engine/model/weights.h"
 
 #include <QAction>
 #include <QActionGroup>
@@ -315,7 +316,7 @@ void MainWindow::updateStatus() {
     const QString name = QFileInfo(document_->path()).fileName();
     statusModel_->setText(tr("%1  ·  %2 parameters  ·  %3  ·  %4 layers")
                               .arg(name, views::compactCount(loaded->model.parameter_count()),
-                                   views::humanBytes(loaded->model.weight_bytes()))
+                                   views::humanBytes(edge::model::shown_weight_bytes(loaded->model)))
                               .arg(loaded->layers.size()));
 }
 

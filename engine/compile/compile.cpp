@@ -42,18 +42,28 @@ Result<ExecProgram> build_exec_program(const Model& m, int prefill_batch, int ma
 Result<CompileReport> compile(const Model& model, const CompileOptions& opts, Progress* progress) {
     if (opts.out_path.empty()) return err(model.source_path, ": no output path given for the engine file");
     EDGE_TRY(validate_llama(model));
-    const Model* m = &model;
-    std::optional<quant::QuantizeResult> q;
     CompileReport rep;
     rep.out_path = opts.out_path;
-    if (opts.plan) {
-        report(progress, 0.0, "applying the quantization plan");
+    auto plan = build_exec_program(model, opts.prefill_batch, opts.max_seq);
+    if (!plan.ok()) return plan.error();
+    rep.nodes_before = plan->ops_before;
+    rep.nodes_after = int(plan->nodes.size());
+    rep.decode = plan->decode;
+    rep.prefill = plan->prefill;
+    EdgeWriteInfo info{target_name(opts.target), "", exec_program_to_json(*plan)};
+    if (!opts.plan) {
+        EDGE_TRY(write_edge_file(model, info, opts.out_path, progress));
+        for (const Tensor& t : model.tensors) rep.weight_bytes += t.nbytes;
+    } else {
+        // Quantized block by block straight into the file: one block's tensors in memory at a time.
+        auto writer = EdgeWriter::create(opts.out_path);
+        if (!writer.ok()) return writer.error();
         quant::ApplyOptions ao;
         ao.threads = opts.threads;
-        auto r = quant::apply_plan(model, *opts.plan, nullptr, nullptr, ao);
-        if (!r.ok()) return r.error();
-        q = std::move(r).value();
-        m = &q->model;
+        ao.sink = [w = writer->get()](const Tensor& t) { return w->add(t); };
+        report(progress, 0.0, "quantizing and writing block by block");
+        auto q = quant::apply_plan(model, *opts.plan, nullptr, progress, ao);
+        if (!q.ok()) return q.error();
         size_t n = 0;
         std::string first;
         for (const auto& l : q->layers)
@@ -64,18 +74,11 @@ Result<CompileReport> compile(const Model& model, const CompileOptions& opts, Pr
         rep.plan_summary = (opts.plan->source.empty() ? std::string("plan") : opts.plan->source) + ": " +
                            std::to_string(n) + " of " + std::to_string(q->layers.size()) + " layers converted" +
                            (first.empty() ? "" : " (first: " + first + ")");
+        info.plan_summary = rep.plan_summary;
+        if (is_cancelled(progress)) return err(opts.out_path, ": cancelled");
+        EDGE_TRY((*writer)->finish(q->model, info));
+        rep.weight_bytes = (*writer)->weight_bytes();
     }
-    if (is_cancelled(progress)) return err(opts.out_path, ": cancelled");
-    report(progress, 0.3, "fusing and planning memory");
-    auto plan = build_exec_program(*m, opts.prefill_batch, opts.max_seq);
-    if (!plan.ok()) return plan.error();
-    rep.nodes_before = plan->ops_before;
-    rep.nodes_after = int(plan->nodes.size());
-    rep.decode = plan->decode;
-    rep.prefill = plan->prefill;
-    rep.weight_bytes = m->weight_bytes();
-    EdgeWriteInfo info{target_name(opts.target), rep.plan_summary, exec_program_to_json(*plan)};
-    EDGE_TRY(write_edge_file(*m, info, opts.out_path, progress));
     std::error_code ec;
     rep.file_bytes = size_t(std::filesystem::file_size(opts.out_path, ec));
     return rep;
@@ -83,7 +86,9 @@ Result<CompileReport> compile(const Model& model, const CompileOptions& opts, Pr
 
 Result<CompileReport> compile_file(const std::string& model_path, const std::string& plan_path,
                                    const CompileOptions& opts, Progress* progress) {
-    auto m = load_model(model_path, {}, progress);
+    LoadOptions lo;
+    lo.lazy_weights = true;  // compile streams: one tensor read (and converted) at a time
+    auto m = load_model(model_path, lo, progress);
     if (!m.ok()) return m.error();
     CompileOptions o = opts;
     if (!plan_path.empty()) {

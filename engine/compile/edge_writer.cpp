@@ -1,15 +1,17 @@
-// The .edge writer: sections are written with zero padding and placeholder checksums, then the
-// written file is memory-mapped, every span hashed, and the table and header patched in place.
+// The .edge writer: the weights section first, tensor by tensor, then the meta, tokenizer, strings
+// and program sections, each span hashed as it is written; then the table (with the checksums)
+// and the header are rewritten in place.
 #include "engine/compile/edge_writer.h"
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
-#include "engine/core/mapped_file.h"
 #include "engine/model/config_json.h"
 #include "engine/model/edge_file.h"
+#include "engine/model/weights.h"
 #include "engine/model/xxh64.h"
 
 namespace edge::compile {
@@ -24,29 +26,76 @@ std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 
 struct Section {
     EdgeSectionKind kind;
-    std::string payload;  // empty for weights (streamed from the tensors)
-    uint64_t bytes = 0;
+    std::string payload;
 };
+
+constexpr uint64_t kWeightsOffset = kEdgeAlignment;  // header + table fit in the first page
+constexpr uint32_t kSections = 5;
 
 }  // namespace
 
-Status write_edge_file(const Model& m, const EdgeWriteInfo& info, const std::string& path, Progress* progress) {
-    try {
-        // Weights layout: every tensor at a 64-byte aligned offset inside the section.
-        json tensors = json::array();
-        uint64_t woff = 0;
-        for (const Tensor& x : m.tensors) {
-            if (!x.data) return err(path, ": tensor '", x.name, "' has no data to write");
-            json e{{"name", x.name},
-                   {"type", dtype_name(x.type)},
-                   {"source_type", dtype_name(x.source_type)},
-                   {"shape", x.shape},
-                   {"offset", woff},
-                   {"nbytes", x.nbytes}};
-            if (x.quant) e["quant"] = quant_info_to_json(*x.quant);
-            tensors.push_back(std::move(e));
-            woff = align_up(woff + x.nbytes, kEdgeTensorAlign);
+struct EdgeWriter::State {
+    std::string path, tmp;
+    std::ofstream f;
+    Xxh64Stream weights_hash;
+    uint64_t pos = 0;  // inside the weights section
+    json tensors = json::array();
+    bool done = false;
+
+    void put(const void* p, uint64_t n, Xxh64Stream* h) {
+        f.write(static_cast<const char*>(p), std::streamsize(n));
+        if (h) h->update(p, size_t(n));
+    }
+    void pad(uint64_t n, Xxh64Stream* h) {
+        static const char zeros[kEdgeAlignment] = {};
+        while (n) {
+            const uint64_t k = std::min<uint64_t>(n, sizeof zeros);
+            put(zeros, k, h);
+            n -= k;
         }
+    }
+    ~State() {
+        if (done) return;
+        if (f.is_open()) f.close();
+        std::error_code ec;
+        std::filesystem::remove(tmp, ec);
+    }
+};
+
+EdgeWriter::EdgeWriter(std::unique_ptr<State> s) : s_(std::move(s)) {}
+EdgeWriter::~EdgeWriter() = default;
+
+Result<std::unique_ptr<EdgeWriter>> EdgeWriter::create(const std::string& path) {
+    static_assert(sizeof(EdgeFileHeader) + kSections * sizeof(EdgeSectionEntry) <= kWeightsOffset);
+    auto s = std::make_unique<State>();
+    s->path = path;
+    s->tmp = path + ".partial";
+    s->f.open(s->tmp, std::ios::binary | std::ios::trunc);
+    if (!s->f) return err(path, ": cannot open for writing");
+    s->pad(kWeightsOffset, nullptr);  // header and table, rewritten by finish()
+    return std::unique_ptr<EdgeWriter>(new EdgeWriter(std::move(s)));
+}
+
+Status EdgeWriter::add(const Tensor& x) {
+    State& s = *s_;
+    if (!x.data) return err(s.path, ": tensor '", x.name, "' has no data to write");
+    json e{
+        {"name", x.name},  {"type", dtype_name(x.type)}, {"source_type", dtype_name(x.source_type)}, {"shape", x.shape},
+        {"offset", s.pos}, {"nbytes", x.nbytes}};
+    if (x.quant) e["quant"] = quant_info_to_json(*x.quant);
+    s.tensors.push_back(std::move(e));
+    s.put(x.data.get(), x.nbytes, &s.weights_hash);
+    const uint64_t next = align_up(s.pos + x.nbytes, kEdgeTensorAlign);
+    s.pad(next - s.pos - x.nbytes, &s.weights_hash);
+    s.pos = next;
+    weight_bytes_ += x.nbytes;
+    if (!s.f) return err(s.path, ": write failed (disk full?)");
+    return {};
+}
+
+Status EdgeWriter::finish(const Model& m, const EdgeWriteInfo& info) {
+    State& s = *s_;
+    try {
         json md = json::array();
         for (const auto& [k, v] : m.metadata) md.push_back({k, v});
         const json meta{{"format", "edge"},
@@ -57,117 +106,93 @@ Status write_edge_file(const Model& m, const EdgeWriteInfo& info, const std::str
                         {"plan_summary", info.plan_summary},
                         {"config", llama_config_to_json(m.config)},
                         {"metadata", md},
-                        {"tensors", tensors}};
+                        {"tensors", s.tensors}};
         const TokenizerSpec& t = m.tokenizer;
-        const json tok = tokenizer_header_to_json(t);
         std::string strings;
         for (const auto* list : {&t.tokens, &t.merges})
-            for (const std::string& s : *list) {
-                const uint32_t n = uint32_t(s.size());
+            for (const std::string& str : *list) {
+                const uint32_t n = uint32_t(str.size());
                 strings.append(reinterpret_cast<const char*>(&n), 4);
-                strings += s;
+                strings += str;
             }
-        std::vector<Section> secs;
-        secs.push_back({EdgeSectionKind::Meta, dump(meta)});
-        secs.push_back({EdgeSectionKind::Tokenizer, dump(tok)});
-        secs.push_back({EdgeSectionKind::TokStrings, std::move(strings)});
-        secs.push_back({EdgeSectionKind::Program, info.program_json});
-        secs.push_back({EdgeSectionKind::Weights, {}});
-        for (Section& s : secs) s.bytes = s.kind == EdgeSectionKind::Weights ? woff : s.payload.size();
+        const std::vector<Section> secs = {{EdgeSectionKind::Meta, dump(meta)},
+                                           {EdgeSectionKind::Tokenizer, dump(tokenizer_header_to_json(t))},
+                                           {EdgeSectionKind::TokStrings, std::move(strings)},
+                                           {EdgeSectionKind::Program, info.program_json}};
 
-        EdgeFileHeader h{};
-        std::memcpy(h.magic, kEdgeMagic, 8);
-        h.version = kEdgeVersion;
-        h.header_bytes = sizeof h;
-        h.table_offset = sizeof h;
-        h.section_count = uint32_t(secs.size());
-        h.alignment = kEdgeAlignment;
-        h.table_span =
-            align_up(h.table_offset + secs.size() * sizeof(EdgeSectionEntry), kEdgeAlignment) - h.table_offset;
-        std::vector<EdgeSectionEntry> table(secs.size());
-        uint64_t off = h.table_offset + h.table_span;
+        std::vector<EdgeSectionEntry> table(kSections);
+        auto entry = [&](EdgeSectionEntry& e, EdgeSectionKind kind, uint64_t offset, uint64_t bytes) {
+            std::strncpy(e.name, edge_section_name(kind), sizeof e.name - 1);
+            e.kind = uint32_t(kind);
+            e.offset = offset;
+            e.bytes = bytes;
+            e.span = align_up(std::max<uint64_t>(bytes, 1), kEdgeAlignment);
+        };
+        // The weights section: close its span with zeros.
+        entry(table[0], EdgeSectionKind::Weights, kWeightsOffset, s.pos);
+        s.pad(table[0].span - s.pos, &s.weights_hash);
+        table[0].checksum = s.weights_hash.digest();
+        uint64_t off = kWeightsOffset + table[0].span;
         for (size_t i = 0; i < secs.size(); ++i) {
-            EdgeSectionEntry& e = table[i];
-            std::strncpy(e.name, edge_section_name(secs[i].kind), sizeof e.name - 1);
-            e.kind = uint32_t(secs[i].kind);
-            e.offset = off;
-            e.bytes = secs[i].bytes;
-            e.span = align_up(std::max<uint64_t>(e.bytes, 1), kEdgeAlignment);
+            EdgeSectionEntry& e = table[i + 1];
+            entry(e, secs[i].kind, off, secs[i].payload.size());
+            Xxh64Stream h;
+            s.put(secs[i].payload.data(), e.bytes, &h);
+            s.pad(e.span - e.bytes, &h);
+            e.checksum = h.digest();
             off += e.span;
         }
-        h.file_bytes = off;
 
-        const std::string tmp = path + ".partial";
-        struct RemoveUnlessRenamed {  // a failed write leaves no partial file behind
-            const std::string& p;
-            bool keep = false;
-            ~RemoveUnlessRenamed() {
-                std::error_code ec;
-                if (!keep) std::filesystem::remove(p, ec);
-            }
-        } guard{tmp};
-        {
-            std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-            if (!f) return err(path, ": cannot open for writing");
-            const std::string zeros(kEdgeAlignment, '\0');
-            auto pad_to = [&](uint64_t pos, uint64_t target) {
-                while (pos < target) {
-                    const uint64_t n = std::min<uint64_t>(target - pos, zeros.size());
-                    f.write(zeros.data(), std::streamsize(n));
-                    pos += n;
-                }
-            };
-            f.write(reinterpret_cast<const char*>(&h), sizeof h);
-            f.write(reinterpret_cast<const char*>(table.data()),
-                    std::streamsize(table.size() * sizeof(EdgeSectionEntry)));
-            pad_to(h.table_offset + table.size() * sizeof(EdgeSectionEntry), table[0].offset);
-            for (size_t i = 0; i < secs.size(); ++i) {
-                uint64_t pos = 0;
-                if (secs[i].kind == EdgeSectionKind::Weights) {
-                    for (size_t k = 0; k < m.tensors.size(); ++k) {
-                        const Tensor& x = m.tensors[k];
-                        f.write(reinterpret_cast<const char*>(x.data.get()), std::streamsize(x.nbytes));
-                        pos += x.nbytes;
-                        const uint64_t next = align_up(pos, kEdgeTensorAlign);
-                        pad_to(pos, next);
-                        pos = next;
-                        report(progress, 0.9 * double(k + 1) / double(m.tensors.size()), "writing weights");
-                        if (is_cancelled(progress)) return err(path, ": cancelled");
-                    }
-                } else {
-                    f.write(secs[i].payload.data(), std::streamsize(secs[i].payload.size()));
-                    pos = secs[i].payload.size();
-                }
-                pad_to(pos, table[i].span);
-            }
-            if (!f) return err(path, ": write failed (disk full?)");
-        }
-        {
-            auto mf = MappedFile::open(tmp);
-            if (!mf.ok()) return mf.error();
-            const uint8_t* p = (*mf)->data();
-            if ((*mf)->size() != h.file_bytes)
-                return err(path, ": wrote ", (*mf)->size(), " bytes, expected ", h.file_bytes);
-            for (EdgeSectionEntry& e : table) e.checksum = xxh64(p + e.offset, size_t(e.span));
-            std::vector<uint8_t> span(size_t(h.table_span), 0);
-            std::memcpy(span.data(), table.data(), table.size() * sizeof(EdgeSectionEntry));
-            h.table_checksum = xxh64(span.data(), span.size());
-            h.header_checksum = xxh64(&h, offsetof(EdgeFileHeader, header_checksum));
-            std::fstream f(tmp, std::ios::binary | std::ios::in | std::ios::out);
-            f.write(reinterpret_cast<const char*>(&h), sizeof h);
-            f.write(reinterpret_cast<const char*>(table.data()),
-                    std::streamsize(table.size() * sizeof(EdgeSectionEntry)));
-            if (!f) return err(path, ": cannot write the header");
-        }
+        EdgeFileHeader hd{};
+        std::memcpy(hd.magic, kEdgeMagic, 8);
+        hd.version = kEdgeVersion;
+        hd.header_bytes = sizeof hd;
+        hd.table_offset = sizeof hd;
+        hd.section_count = kSections;
+        hd.alignment = kEdgeAlignment;
+        hd.table_span = kWeightsOffset - hd.table_offset;
+        hd.file_bytes = off;
+        std::vector<uint8_t> span(size_t(hd.table_span), 0);
+        std::memcpy(span.data(), table.data(), table.size() * sizeof(EdgeSectionEntry));
+        hd.table_checksum = xxh64(span.data(), span.size());
+        hd.header_checksum = xxh64(&hd, offsetof(EdgeFileHeader, header_checksum));
+        s.f.seekp(0);
+        s.put(&hd, sizeof hd, nullptr);
+        s.put(table.data(), table.size() * sizeof(EdgeSectionEntry), nullptr);
+        s.f.flush();
+        if (!s.f) return err(s.path, ": write failed (disk full?)");
+        s.f.close();
         std::error_code ec;
-        std::filesystem::rename(tmp, path, ec);
-        if (ec) return err(path, ": cannot move the written file into place: ", ec.message());
-        guard.keep = true;
-        report(progress, 1.0, "written");
+        const uint64_t wrote = std::filesystem::file_size(s.tmp, ec);
+        if (ec || wrote != hd.file_bytes) return err(s.path, ": wrote ", wrote, " bytes, expected ", hd.file_bytes);
+        std::filesystem::rename(s.tmp, s.path, ec);
+        if (ec) return err(s.path, ": cannot move the written file into place: ", ec.message());
+        s.done = true;
         return {};
     } catch (const std::exception& e) {
-        return err(path, ": cannot write the engine file: ", e.what());
+        return err(s.path, ": cannot write the engine file: ", e.what());
     }
+}
+
+Status write_edge_file(const Model& m, const EdgeWriteInfo& info, const std::string& path, Progress* progress) {
+    auto w = EdgeWriter::create(path);
+    if (!w.ok()) return w.error();
+    for (size_t k = 0; k < m.tensors.size(); ++k) {
+        const Tensor& x = m.tensors[k];
+        if (model::is_stub(x)) {
+            auto r = model::weight_f32(m, x);
+            if (!r.ok()) return r.error();
+            EDGE_TRY((*w)->add(*r));
+            model::release_weight(m, x);
+        } else {
+            EDGE_TRY((*w)->add(x));
+        }
+        report(progress, 0.9 * double(k + 1) / double(m.tensors.size()), "writing weights");
+        if (is_cancelled(progress)) return err(path, ": cancelled");
+    }
+    EDGE_TRY((*w)->finish(m, info));
+    report(progress, 1.0, "written");
+    return {};
 }
 
 }  // namespace edge::compile

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -48,6 +49,28 @@ MappedFile::~MappedFile() {
 
 std::shared_ptr<uint8_t> MappedFile::share(size_t offset) const {
     return std::shared_ptr<uint8_t>(self_.lock(), data_ + offset);
+}
+
+void MappedFile::release(size_t offset, size_t len) const {
+    if (!data_ || offset >= size_) return;
+    len = std::min(len, size_ - offset);
+    const size_t page = size_t(sysconf(_SC_PAGESIZE));
+    // Whole pages inside the range only: a page shared with a neighbour stays.
+    const size_t begin = (offset + page - 1) / page * page;
+    const size_t end = (offset + len) / page * page;
+    if (end > begin) madvise(data_ + begin, end - begin, MADV_DONTNEED);
+}
+
+void MappedFile::advise_random() const {
+    if (data_) madvise(data_, size_, MADV_RANDOM);
+}
+
+void MappedFile::will_need(size_t offset, size_t len) const {
+    if (!data_ || offset >= size_) return;
+    len = std::min(len, size_ - offset);
+    const size_t page = size_t(sysconf(_SC_PAGESIZE));
+    const size_t begin = offset / page * page;
+    madvise(data_ + begin, offset + len - begin, MADV_WILLNEED);
 }
 
 Result<std::string> read_text_file(const std::string& path) {

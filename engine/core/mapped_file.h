@@ -24,6 +24,16 @@ public:
 
     // A pointer into the mapping that keeps the mapping alive.
     std::shared_ptr<uint8_t> share(size_t offset) const;
+    // Drops the pages of [offset, offset + len) from this process (madvise MADV_DONTNEED; the
+    // page cache keeps them, a later read faults them back in). Only for ranges nobody wrote
+    // through mutable_data(): private changes there would be lost.
+    void release(size_t offset, size_t len) const;
+    // Page-in policy for readers that take a file piece by piece (GGUF, safetensors): no
+    // read-around on faults (the kernel would otherwise read up to read_ahead_kb - often 8 MB -
+    // around every header page it faults in), and an explicit read-ahead of each range that is
+    // about to be read whole.
+    void advise_random() const;
+    void will_need(size_t offset, size_t len) const;
 
 private:
     MappedFile() = default;

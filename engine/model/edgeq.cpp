@@ -10,6 +10,7 @@
 
 #include "engine/core/mapped_file.h"
 #include "engine/model/config_json.h"
+#include "engine/model/weights.h"
 #include "engine/model/xxh64.h"
 
 namespace edge {
@@ -51,7 +52,7 @@ Status save_edgeq(const Model& m, const std::string& path, Progress* progress) {
         json tensors = json::array();
         uint64_t off = 0;
         for (const Tensor& x : m.tensors) {
-            if (!x.data) return err(path, ": tensor '", x.name, "' has no data to save");
+            if (!x.data && !m.weights) return err(path, ": tensor '", x.name, "' has no data to save");
             json e{{"name", x.name},
                    {"type", dtype_name(x.type)},
                    {"source_type", dtype_name(x.source_type)},
@@ -79,30 +80,22 @@ Status save_edgeq(const Model& m, const std::string& path, Progress* progress) {
         h.data_offset = quant_align64(h.strings_offset + h.strings_bytes);
         h.data_bytes = off;
 
-        // The data section's checksum runs over what is written: tensors and the zeros between them.
+        // One pass, front to back: the data section's checksum runs over what is written (tensors
+        // and the zeros between them), then the header and checksums are rewritten in place.
+        // Tensors not read yet (a lazily opened model) are read, written and let go one at a time.
         EdgeqChecksums sums{};
         sums.meta = xxh64(meta_s.data(), meta_s.size());
         sums.strings = xxh64(strings.data(), strings.size());
-        {
-            Xxh64Stream data;
-            const char zeros[64] = {};
-            uint64_t pos = 0;
-            for (const Tensor& x : m.tensors) {
-                data.update(x.data.get(), x.nbytes);
-                pos += x.nbytes;
-                data.update(zeros, size_t(quant_align64(pos) - pos));
-                pos = quant_align64(pos);
-            }
-            sums.data = data.digest();
-        }
-        {
-            unsigned char head[sizeof h + sizeof sums];
-            std::memcpy(head, &h, sizeof h);
-            std::memcpy(head + sizeof h, &sums, sizeof sums);
-            sums.header = xxh64(head, sizeof head - 8);
-        }
         // Written beside the target and renamed over it, so a failed save never loses a file.
         const std::string tmp = path + ".partial";
+        struct RemoveUnlessRenamed {
+            const std::string& p;
+            bool keep = false;
+            ~RemoveUnlessRenamed() {
+                std::error_code ec;
+                if (!keep) std::filesystem::remove(p, ec);
+            }
+        } guard{tmp};
         {
             std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
             if (!f) return err(path, ": cannot open for writing");
@@ -112,21 +105,43 @@ Status save_edgeq(const Model& m, const std::string& path, Progress* progress) {
             f.write(strings.data(), std::streamsize(strings.size()));
             const std::string zeros(64, '\0');
             f.write(zeros.data(), std::streamsize(h.data_offset - h.strings_offset - h.strings_bytes));
+            Xxh64Stream data;
             uint64_t pos = 0;
             for (size_t i = 0; i < m.tensors.size(); ++i) {
                 const Tensor& x = m.tensors[i];
-                f.write(reinterpret_cast<const char*>(x.data.get()), std::streamsize(x.nbytes));
+                Tensor read;
+                if (!x.data) {
+                    auto r = model::weight_f32(m, x);
+                    if (!r.ok()) return r.error();
+                    read = std::move(r).value();
+                }
+                const char* bytes = reinterpret_cast<const char*>(x.data ? x.data.get() : read.data.get());
+                f.write(bytes, std::streamsize(x.nbytes));
+                data.update(bytes, x.nbytes);
+                if (!x.data) model::release_weight(m, x);
                 pos += x.nbytes;
                 const uint64_t next = quant_align64(pos);
                 f.write(zeros.data(), std::streamsize(next - pos));
+                data.update(zeros.data(), size_t(next - pos));
                 pos = next;
                 report(progress, double(i + 1) / double(m.tensors.size()), "writing tensors");
+                if (is_cancelled(progress)) return err(path, ": cancelled");
             }
+            sums.data = data.digest();
+            unsigned char head[sizeof h + sizeof sums];
+            std::memcpy(head, &h, sizeof h);
+            std::memcpy(head + sizeof h, &sums, sizeof sums);
+            sums.header = xxh64(head, sizeof head - 8);
+            f.seekp(0);
+            f.write(reinterpret_cast<const char*>(&h), sizeof h);
+            f.write(reinterpret_cast<const char*>(&sums), sizeof sums);
+            f.flush();
             if (!f) return err(path, ": write failed (disk full?)");
         }
         std::error_code ec;
         std::filesystem::rename(tmp, path, ec);
         if (ec) return err(path, ": cannot move the written file into place: ", ec.message());
+        guard.keep = true;
         return {};
     } catch (const std::exception& e) {
         return err(path, ": cannot save: ", e.what());

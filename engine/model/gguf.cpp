@@ -295,6 +295,7 @@ Result<File> parse(const uint8_t* data, size_t size, const std::string& name) {
 Result<File> open(const std::string& path) {
     auto m = MappedFile::open(path);
     if (!m.ok()) return m.error();
+    (*m)->advise_random();  // the header alone is read now; tensors ask for their range when read
     auto f = parse((*m)->data(), (*m)->size(), path);
     if (!f.ok()) return f.error();
     f->mapping = std::move(m).value();

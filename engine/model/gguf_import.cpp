@@ -1,13 +1,15 @@
-// GGUF -> IR importer for the "llama" architecture: config from llama.* keys, every tensor
-// dequantized to F32 (F32 tensors alias the mapping when aligned), tokenizer.ggml.* into a
-// TokenizerSpec, printable metadata.
+// GGUF -> IR importer for the "llama" architecture: config from llama.* keys, tensors read through
+// a WeightSource (dequantized to F32; F32 tensors alias the mapping when aligned) at once or
+// lazily (engine/model/weights.h), tokenizer.ggml.* into a TokenizerSpec, printable metadata.
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <new>
 
 #include "engine/model/ggml_dequant.h"
 #include "engine/model/gguf.h"
 #include "engine/model/loader.h"
+#include "engine/model/weights.h"
 
 namespace edge {
 namespace {
@@ -139,36 +141,50 @@ void read_metadata(const File& f, Model& m) {
     for (const auto& [k, v] : f.kv) m.metadata.emplace_back(k, v.to_string());
 }
 
-// One tensor into the IR: F32 data aliases the mapping when suitably aligned, everything else is
-// dequantized into owned storage.
-Result<Tensor> import_tensor(const File& f, const gguf::TensorInfo& ti) {
-    Tensor t;
-    t.name = ti.name;
-    t.type = DType::F32;
-    t.source_type = ti.type;
-    t.shape = ti.shape();
-    if (!can_dequantize(ti.type))
-        return err(f.path, ": tensor '", ti.name, "' has type ", dtype_name(ti.type),
-                   ", which cannot be converted to F32");
-    t.nbytes = size_t(ti.n_elements) * sizeof(float);
-    const bool aligned = (reinterpret_cast<uintptr_t>(ti.data) % 32) == 0;
-    if (ti.type == DType::F32 && f.mapping && aligned) {
-        t.data = f.mapping->share(size_t(ti.data - f.mapping->data()));
+// Reads tensors from the parsed file: F32 data aliases the mapping when suitably aligned,
+// everything else is dequantized into owned (counted) storage.
+class GgufWeights final : public model::WeightSource {
+public:
+    explicit GgufWeights(std::shared_ptr<const File> f) : f_(std::move(f)) {
+        for (size_t k = 0; k < f_->tensors.size(); ++k) index_.emplace(f_->tensors[k].name, k);
+    }
+
+    Result<Tensor> load_f32(const Tensor& stub) const override {
+        const gguf::TensorInfo* ti = find(stub.name);
+        if (!ti) return err(f_->path, ": tensor '", stub.name, "' is not in the file");
+        const File& f = *f_;
+        Tensor t = model::make_stub(ti->name, ti->shape(), ti->type);
+        if (!can_dequantize(ti->type))
+            return err(f.path, ": tensor '", ti->name, "' has type ", dtype_name(ti->type),
+                       ", which cannot be converted to F32");
+        if (f.mapping) f.mapping->will_need(size_t(ti->data - f.mapping->data()), size_t(ti->nbytes));
+        const bool aligned = (reinterpret_cast<uintptr_t>(ti->data) % 32) == 0;
+        if (ti->type == DType::F32 && f.mapping && aligned) {
+            t.data = f.mapping->share(size_t(ti->data - f.mapping->data()));
+            return t;
+        }
+        t.data = model::alloc_counted_f32(int64_t(ti->n_elements));
+        Status s = dequantize(ti->type, ti->data, t.f32_mut(), int64_t(ti->n_elements));
+        if (!s.ok()) return err(f.path, ": tensor '", ti->name, "': ", s.message());
         return t;
     }
-    try {
-        t.data = alloc_aligned(t.nbytes);
-    } catch (const std::bad_alloc&) {
-        return err(f.path, ": out of memory for tensor '", ti.name, "' (", t.nbytes, " bytes as F32)");
+
+    void release(const Tensor& stub) const override {
+        const gguf::TensorInfo* ti = find(stub.name);
+        if (ti && f_->mapping) f_->mapping->release(size_t(ti->data - f_->mapping->data()), size_t(ti->nbytes));
     }
-    Status s = dequantize(ti.type, ti.data, t.f32_mut(), int64_t(ti.n_elements));
-    if (!s.ok()) return err(f.path, ": tensor '", ti.name, "': ", s.message());
-    return t;
-}
 
-}  // namespace
+private:
+    const gguf::TensorInfo* find(const std::string& name) const {
+        auto it = index_.find(name);
+        return it == index_.end() ? nullptr : &f_->tensors[it->second];
+    }
+    std::shared_ptr<const File> f_;
+    std::map<std::string, size_t> index_;
+};
 
-Result<Model> import_gguf(const gguf::File& f, Progress* progress) {
+Result<Model> import_shared(std::shared_ptr<const File> fp, bool lazy, Progress* progress) {
+    const File& f = *fp;
     Model m;
     m.source_path = f.path;
     m.source_format = "gguf";
@@ -181,43 +197,51 @@ Result<Model> import_gguf(const gguf::File& f, Progress* progress) {
     auto name = f.get_string("general.name");
     if (!name.ok()) return name.error();
     m.name = name->value_or("");
+    if (f.tensors.empty()) {
+        // A vocabulary-only file (llama.cpp ships such files for its tokenizer tests): its
+        // tokenizer and metadata, for the commands that read no weights.
+        const Status config = read_config(f, m);  // hyperparameters are optional for inspection
+        if (!lazy) {
+            EDGE_TRY(config);
+            return err(f.path,
+                       ": the file holds no tensors (a vocabulary-only GGUF): it can be inspected and "
+                       "tokenized, not run or converted");
+        }
+        EDGE_TRY(read_tokenizer(f, m.tokenizer));
+        if (m.tokenizer.empty()) return err(f.path, ": the file holds neither tensors nor a tokenizer");
+        read_metadata(f, m);
+        m.metadata.emplace_back("gguf.vocab_only", "true");
+        return m;
+    }
     EDGE_TRY(read_config(f, m));
     EDGE_TRY(read_tokenizer(f, m.tokenizer));
     read_metadata(f, m);
 
-    // Check every shape against the configuration before converting anything big: the tensors
-    // first point at a placeholder byte (validate_llama only needs shapes and non-null data).
-    static uint8_t placeholder = 0;
-    const std::shared_ptr<uint8_t> none(std::shared_ptr<void>{}, &placeholder);
+    // Every shape is checked against the configuration before anything big is read: the tensors
+    // start as stubs, read through the source afterwards (or later, when lazy).
     m.tensors.reserve(f.tensors.size());
-    for (const auto& ti : f.tensors) {
-        Tensor t;
-        t.name = ti.name;
-        t.source_type = ti.type;
-        t.shape = ti.shape();
-        t.data = none;
-        m.tensors.push_back(std::move(t));
-    }
+    for (const auto& ti : f.tensors) m.tensors.push_back(model::make_stub(ti.name, ti.shape(), ti.type));
     m.config.tied_embeddings = m.find("output.weight") == nullptr;
-    EDGE_TRY(validate_llama(m));
-
-    const size_t n = f.tensors.size();
-    for (size_t k = 0; k < n; ++k) {
-        if (is_cancelled(progress)) return err(f.path, ": loading cancelled");
-        auto t = import_tensor(f, f.tensors[k]);
-        if (!t.ok()) return t.error();
-        m.tensors[k] = std::move(t).value();
-        report(progress, double(k + 1) / double(n ? n : 1), "reading tensor " + f.tensors[k].name);
-    }
+    m.weights = std::make_shared<GgufWeights>(std::move(fp));
     EDGE_TRY(validate_and_finalize_llama(m));
+    if (lazy) return m;
+    EDGE_TRY(model::load_weights(m, progress));
+    m.weights.reset();
+    EDGE_TRY(validate_llama(m));
     return m;
 }
 
-Result<Model> load_gguf_model(const std::string& path, Progress* progress) {
+}  // namespace
+
+Result<Model> import_gguf(const gguf::File& f, Progress* progress) {
+    return import_shared(std::make_shared<const File>(f), false, progress);
+}
+
+Result<Model> load_gguf_model(const std::string& path, Progress* progress, bool lazy_weights) {
     report(progress, 0.0, "reading GGUF header");
     auto f = gguf::open(path);
     if (!f.ok()) return f.error();
-    return import_gguf(*f, progress);
+    return import_shared(std::make_shared<const File>(std::move(f).value()), lazy_weights, progress);
 }
 
 }  // namespace edge

@@ -7,17 +7,21 @@
 // IR row (head h, pair i, component c) = HF row h*head_dim + c*rope_dim/2 + i. Rows beyond
 // rope_dim (partial rotary) are left in place.
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include <set>
+
+#include "engine/core/half.h"
 #include "engine/core/json_util.h"
 
 #include "engine/core/mapped_file.h"
 #include "engine/model/hf_config.h"
 #include "engine/model/loader.h"
 #include "engine/model/safetensors.h"
+#include "engine/model/weights.h"
 
 namespace edge {
 
@@ -31,29 +35,84 @@ struct Located {
     const SafetensorsEntry* entry = nullptr;
 };
 
-// HF rotate-half rows -> IR interleaved rows, per head.
-Tensor unpermute_rope(const Tensor& src, int n_heads, int head_dim, int rope_dim) {
-    Tensor out = Tensor::alloc(src.name, DType::F32, src.shape);
-    out.source_type = src.source_type;
-    const int64_t cols = src.cols();
+// How one IR tensor is made from a stored HF tensor: rows [row0, row0 + rows) of it (a fused
+// qkv_proj / gate_up_proj is split this way), with the rotate-half -> interleaved row
+// permutation for Q and K (heads > 0).
+struct Recipe {
+    Located at;
+    int64_t row0 = 0, rows = 0;
+    int heads = 0;  // > 0: permute rows per head
+};
+
+// HF row (within the sliced tensor) that IR row r comes from.
+int64_t source_row(int64_t r, int heads, int head_dim, int rope_dim) {
+    if (heads <= 0) return r;
+    const int64_t h = r / head_dim, in_head = r % head_dim;
     const int half = rope_dim / 2;
-    for (int h = 0; h < n_heads; ++h) {
-        for (int r = 0; r < head_dim; ++r) {
-            int64_t from = r;  // HF row within the head
-            if (r < rope_dim) from = (r % 2) * half + r / 2;
-            std::copy_n(src.f32() + (int64_t(h) * head_dim + from) * cols, cols,
-                        out.f32_mut() + (int64_t(h) * head_dim + r) * cols);
-        }
-    }
-    return out;
+    const int64_t from = in_head < rope_dim ? (in_head % 2) * half + in_head / 2 : in_head;
+    return h * head_dim + from;
 }
 
-Tensor row_slice(const Tensor& src, int64_t row0, int64_t nrows, const std::string& name) {
-    Tensor out = Tensor::alloc(name, DType::F32, {nrows, src.cols()});
-    out.source_type = src.source_type;
-    std::copy_n(src.f32() + row0 * src.cols(), nrows * src.cols(), out.f32_mut());
-    return out;
-}
+class HfWeights final : public model::WeightSource {
+public:
+    HfWeights(std::vector<SafetensorsFile> files, int head_dim, int rope_dim)
+        : files_(std::move(files)), head_dim_(head_dim), rope_dim_(rope_dim) {}
+    // `files_` must not move after recipes point into it: recipes are added after construction.
+    const std::vector<SafetensorsFile>& files() const { return files_; }
+    void add(const std::string& name, Recipe r) { recipes_[name] = r; }
+
+    Result<Tensor> load_f32(const Tensor& stub) const override {
+        auto it = recipes_.find(stub.name);
+        if (it == recipes_.end()) return err("tensor '", stub.name, "' is not in the Hugging Face weights");
+        const Recipe& r = it->second;
+        const SafetensorsFile& f = *r.at.file;
+        const SafetensorsEntry& e = *r.at.entry;
+        if (!e.dtype)
+            return err(f.origin, ": tensor '", e.name, "' has dtype ", e.dtype_name,
+                       "; supported dtypes are F32, F16 and BF16");
+        if (f.file) f.file->will_need(size_t(f.bytes(e) - f.file->data()), size_t(e.end - e.begin));
+        const bool whole = r.row0 == 0 && r.heads == 0 && (e.shape.empty() || r.rows == e.shape[0]);
+        if (whole && *e.dtype == DType::F32) {  // aliases the mapping when it can
+            auto t = f.to_f32(e, stub.name);
+            if (!t.ok()) return t.error();
+            return t;
+        }
+        const int64_t cols = e.shape.size() >= 2 ? e.numel() / e.shape[0] : e.numel();
+        Tensor t = model::make_stub(stub.name, stub.shape, *e.dtype);
+        t.data = model::alloc_counted_f32(t.numel());
+        float* dst = t.f32_mut();
+        const uint8_t* src = f.bytes(e);
+        const int64_t esz = e.elem_bytes;
+        for (int64_t row = 0; row < t.rows(); ++row) {
+            const uint8_t* from = src + (r.row0 + source_row(row, r.heads, head_dim_, rope_dim_)) * cols * esz;
+            float* to = dst + row * cols;
+            if (*e.dtype == DType::F32) {
+                std::memcpy(to, from, size_t(cols) * 4);
+            } else {
+                const bool half = *e.dtype == DType::F16;
+                for (int64_t i = 0; i < cols; ++i) {
+                    uint16_t h;
+                    std::memcpy(&h, from + 2 * i, 2);
+                    to[i] = half ? f16_to_f32(h) : bf16_to_f32(h);
+                }
+            }
+        }
+        return t;
+    }
+
+    void release(const Tensor& stub) const override {
+        auto it = recipes_.find(stub.name);
+        if (it == recipes_.end() || !it->second.at.file->file) return;
+        const SafetensorsFile& f = *it->second.at.file;
+        const SafetensorsEntry& e = *it->second.at.entry;
+        f.file->release(size_t(f.bytes(e) - f.file->data()), size_t(e.end - e.begin));
+    }
+
+private:
+    std::vector<SafetensorsFile> files_;
+    std::map<std::string, Recipe> recipes_;
+    int head_dim_ = 0, rope_dim_ = 0;
+};
 
 std::string shape_str(const std::vector<int64_t>& s) {
     Tensor t;
@@ -209,7 +268,7 @@ Status read_tokenizer(const fs::path& dir, const HfConfig& hc, Model& m) {
 
 }  // namespace
 
-Result<Model> load_hf_model(const std::string& folder, Progress* progress) {
+Result<Model> load_hf_model(const std::string& folder, Progress* progress, bool lazy_weights) {
     const fs::path dir(folder);
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) return err(folder, ": not a folder (a Hugging Face model is a folder)");
@@ -231,21 +290,35 @@ Result<Model> load_hf_model(const std::string& folder, Progress* progress) {
     m.metadata = hc.metadata;
     const LlamaConfig& c = m.config;
 
-    std::vector<SafetensorsFile> files;
+    std::vector<SafetensorsFile> opened;
     std::map<std::string, Located> where;
-    EDGE_TRY(open_weights(dir, files, where, m.metadata));
+    {
+        std::vector<SafetensorsFile> files;
+        EDGE_TRY(open_weights(dir, files, where, m.metadata));
+        opened = std::move(files);  // moving the vector keeps its elements where `where` points
+    }
+    auto source = std::make_shared<HfWeights>(std::move(opened), c.head_dim, c.rope_dim);
     std::set<std::string> used;
 
-    auto fetch = [&](const std::string& hf, const std::vector<int64_t>& shape,
-                     const std::string& canonical) -> Result<Tensor> {
+    // Registers IR tensor `canonical` = rows [row0, row0 + rows) of HF tensor `hf` (of `shape`),
+    // permuted per head when heads > 0.
+    auto take = [&](const std::string& hf, const std::vector<int64_t>& shape, const std::string& canonical,
+                    int64_t row0 = 0, int64_t rows = -1, int heads = 0) -> Status {
         auto it = where.find(hf);
         if (it == where.end()) return err(folder, ": tensor '", hf, "' is missing from the safetensors weights");
         const Located& at = it->second;
         if (at.entry->shape != shape)
             return err(at.file->origin, ": tensor '", hf, "' has shape ", shape_str(at.entry->shape),
                        " but config.json implies ", shape_str(shape));
+        if (!at.entry->dtype)
+            return err(at.file->origin, ": tensor '", hf, "' has dtype ", at.entry->dtype_name,
+                       "; supported dtypes are F32, F16 and BF16");
         used.insert(hf);
-        return at.file->to_f32(*at.entry, canonical);
+        std::vector<int64_t> out_shape = shape;
+        if (rows >= 0) out_shape[0] = rows;
+        source->add(canonical, Recipe{at, row0, out_shape.empty() ? 1 : out_shape[0], heads});
+        m.tensors.push_back(model::make_stub(canonical, out_shape, *at.entry->dtype));
+        return {};
     };
 
     // Embedding and output head, tied or not.
@@ -253,55 +326,38 @@ Result<Model> load_hf_model(const std::string& folder, Progress* progress) {
     const bool has_embed = where.count("model.embed_tokens.weight") > 0;
     const bool has_head = where.count("lm_head.weight") > 0;
     if (c.tied_embeddings && !has_embed && has_head) {
-        auto t = fetch("lm_head.weight", {V, D}, "token_embd.weight");
-        if (!t) return t.error();
-        m.tensors.push_back(std::move(t).value());
+        EDGE_TRY(take("lm_head.weight", {V, D}, "token_embd.weight"));
     } else {
-        auto t = fetch("model.embed_tokens.weight", {V, D}, "token_embd.weight");
-        if (!t) return t.error();
-        m.tensors.push_back(std::move(t).value());
+        EDGE_TRY(take("model.embed_tokens.weight", {V, D}, "token_embd.weight"));
         if (!c.tied_embeddings) {
             if (!has_head)
                 return err(folder,
                            ": tensor 'lm_head.weight' is missing and config.json says tie_word_embeddings "
                            "is false");
-            auto h = fetch("lm_head.weight", {V, D}, "output.weight");
-            if (!h) return h.error();
-            m.tensors.push_back(std::move(h).value());
+            EDGE_TRY(take("lm_head.weight", {V, D}, "output.weight"));
         } else if (has_head) {
             used.insert("lm_head.weight");  // tied: the stored copy is the embedding
         }
     }
 
     const std::vector<Want> wants = wanted(hc);
-    for (size_t i = 0; i < wants.size(); ++i) {
-        if (is_cancelled(progress)) return err(folder, ": loading cancelled");
-        const Want& w = wants[i];
-        auto t = fetch(w.hf, w.shape, w.canonical);
-        if (!t) return t.error();
-        Tensor x = std::move(t).value();
+    for (const Want& w : wants) {
         const std::string blk = "blk." + std::to_string(w.layer) + ".";
+        const int64_t Q = c.q_dim(), KV = c.kv_dim(), F = c.hidden_dim;
         switch (w.kind) {
-            case Want::Plain: m.tensors.push_back(std::move(x)); break;
-            case Want::Q: m.tensors.push_back(unpermute_rope(x, c.n_heads, c.head_dim, c.rope_dim)); break;
-            case Want::K: m.tensors.push_back(unpermute_rope(x, c.n_kv_heads, c.head_dim, c.rope_dim)); break;
-            case Want::QKV: {
-                const int64_t Q = c.q_dim(), KV = c.kv_dim();
-                m.tensors.push_back(
-                    unpermute_rope(row_slice(x, 0, Q, blk + "attn_q.weight"), c.n_heads, c.head_dim, c.rope_dim));
-                m.tensors.push_back(
-                    unpermute_rope(row_slice(x, Q, KV, blk + "attn_k.weight"), c.n_kv_heads, c.head_dim, c.rope_dim));
-                m.tensors.push_back(row_slice(x, Q + KV, KV, blk + "attn_v.weight"));
+            case Want::Plain: EDGE_TRY(take(w.hf, w.shape, w.canonical)); break;
+            case Want::Q: EDGE_TRY(take(w.hf, w.shape, w.canonical, 0, -1, c.n_heads)); break;
+            case Want::K: EDGE_TRY(take(w.hf, w.shape, w.canonical, 0, -1, c.n_kv_heads)); break;
+            case Want::QKV:
+                EDGE_TRY(take(w.hf, w.shape, blk + "attn_q.weight", 0, Q, c.n_heads));
+                EDGE_TRY(take(w.hf, w.shape, blk + "attn_k.weight", Q, KV, c.n_kv_heads));
+                EDGE_TRY(take(w.hf, w.shape, blk + "attn_v.weight", Q + KV, KV));
                 break;
-            }
-            case Want::GateUp: {
-                const int64_t F = c.hidden_dim;
-                m.tensors.push_back(row_slice(x, 0, F, blk + "ffn_gate.weight"));
-                m.tensors.push_back(row_slice(x, F, F, blk + "ffn_up.weight"));
+            case Want::GateUp:
+                EDGE_TRY(take(w.hf, w.shape, blk + "ffn_gate.weight", 0, F));
+                EDGE_TRY(take(w.hf, w.shape, blk + "ffn_up.weight", F, F));
                 break;
-            }
         }
-        report(progress, double(i + 1) / double(wants.size()), "reading safetensors");
     }
     for (const auto& [name, at] : where) {
         if (used.count(name)) continue;
@@ -317,7 +373,12 @@ Result<Model> load_hf_model(const std::string& folder, Progress* progress) {
     m.metadata.push_back({"stored dtypes", types});
 
     EDGE_TRY(read_tokenizer(dir, hc, m));
+    m.weights = std::move(source);
     EDGE_TRY(validate_and_finalize_llama(m));
+    if (lazy_weights) return m;
+    EDGE_TRY(model::load_weights(m, progress));
+    m.weights.reset();
+    EDGE_TRY(validate_llama(m));
     return m;
 }
 

@@ -89,7 +89,8 @@ int64_t Model::parameter_count() const {
 
 size_t Model::weight_bytes() const {
     size_t n = 0;
-    for (const auto& t : tensors) n += t.nbytes;
+    for (const auto& t : tensors)
+        if (t.data) n += t.nbytes;
     return n;
 }
 
@@ -142,7 +143,7 @@ Status validate_llama(const Model& m) {
         if (!stored_ok)
             return err(src, ": tensor '", t.name, "' is held as ", dtype_name(t.type),
                        "; the CPU executor needs F32 (F16, BF16, QI8 or QI4 for weight matrices)");
-        if (!t.data) return err(src, ": tensor '", t.name, "' has no data");
+        if (!t.data && !m.weights) return err(src, ": tensor '", t.name, "' has no data");
     }
     return {};
 }

@@ -18,6 +18,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,10 @@
 #include "engine/core/result.h"
 #include "engine/core/tensor.h"
 #include "engine/tokenizer/spec.h"
+
+namespace edge::model {
+class WeightSource;
+}  // namespace edge::model
 
 namespace edge {
 
@@ -95,13 +100,16 @@ struct Model {
     TokenizerSpec tokenizer;
     std::vector<std::pair<std::string, std::string>> metadata;  // printable, for `info`
     Graph graph;
+    // Set when the model was opened with lazy weights (LoadOptions::lazy_weights): tensors
+    // without data are read from the file through it, one at a time (engine/model/weights.h).
+    std::shared_ptr<const model::WeightSource> weights;
 
     const Tensor* find(std::string_view name) const;
     Tensor* find_mut(std::string_view name);
     // The output head: output.weight, or token_embd.weight when tied.
     const Tensor* output_head() const;
     int64_t parameter_count() const;  // tied tensors counted once
-    size_t weight_bytes() const;      // bytes as held now
+    size_t weight_bytes() const;      // bytes as held now (tensors not read yet count 0)
 };
 
 // Checks that a llama model has every tensor the config implies, with the right shapes; the

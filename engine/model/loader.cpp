@@ -42,7 +42,7 @@ Result<Model> load_model(const std::string& path, const LoadOptions& opts, Progr
     std::error_code ec;
     const fs::file_status st = fs::status(path, ec);
     if (ec || !fs::exists(st)) return err(path, ": no such file or folder");
-    if (fs::is_directory(st)) return load_hf_model(path, progress);
+    if (fs::is_directory(st)) return load_hf_model(path, progress, opts.lazy_weights);
     if (!fs::is_regular_file(st)) return err(path, ": not a regular file or folder");
 
     const uint64_t size = fs::file_size(path, ec);
@@ -58,7 +58,7 @@ Result<Model> load_model(const std::string& path, const LoadOptions& opts, Progr
     if (got == 0) return err(path, ": the file is empty (", kSupported, ")");
 
     if (got >= 4 && head[0] == 'G' && head[1] == 'G' && head[2] == 'U' && head[3] == 'F')
-        return load_gguf_model(path, progress);
+        return load_gguf_model(path, progress, opts.lazy_weights);
     if (is_edgeq(head, got)) return load_edgeq_model(path, progress);
     if (is_edge_file(head, got) || lower_ext(fs::path(path)) == ".edge") return load_edge_model(path, progress);
     if (sniff_llama2c(head, got, size) != Llama2cKind::None)
@@ -72,7 +72,7 @@ Result<Model> load_model(const std::string& path, const LoadOptions& opts, Progr
     if (safetensors_like || ext == ".safetensors") {
         const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
         if (is_hf_weights_name(p.filename().string()) && fs::is_regular_file(dir / "config.json", ec))
-            return load_hf_model(dir.string(), progress);
+            return load_hf_model(dir.string(), progress, opts.lazy_weights);
         return err(path,
                    ": a safetensors file alone does not describe a model; a config.json is needed: pass the "
                    "Hugging Face folder that holds config.json, model.safetensors and tokenizer.json");

@@ -185,6 +185,7 @@ Result<SafetensorsFile> open_safetensors(const std::string& path) {
     auto mf = MappedFile::open(path);
     if (!mf) return mf.error();
     auto file = std::move(mf).value();
+    file->advise_random();  // the header alone is read now; tensors ask for their range when read
     auto r = parse_safetensors(file->data(), file->size(), path);
     if (!r) return r.error();
     SafetensorsFile f = std::move(r).value();

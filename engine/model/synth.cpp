@@ -122,6 +122,10 @@ const std::vector<SynthShape>& synth_shapes() {
          shape(2048, 5632, 22, 32, 4, 32000, 2048)},
         {"llama-3.2-1b", "Llama-3.2-1B shape: dim 2048, 16 layers, 32/8 heads, FFN 8192, vocab 128256",
          shape(2048, 8192, 16, 32, 8, 128256, 4096)},
+        {"llama-3.2-3b", "Llama-3.2-3B shape: dim 3072, 28 layers, 24/8 heads, FFN 8192, vocab 128256",
+         shape(3072, 8192, 28, 24, 8, 128256, 4096)},
+        {"llama-3-8b", "Llama-3-8B shape: dim 4096, 32 layers, 32/8 heads, FFN 14336, vocab 128256",
+         shape(4096, 14336, 32, 32, 8, 128256, 4096)},
     };
     return shapes;
 }

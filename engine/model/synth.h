@@ -22,7 +22,8 @@ struct SynthShape {
     std::string description;
     LlamaConfig config;
 };
-// "test-tiny", "stories260k", "stories15m", "llama-110m", "tinyllama-1.1b", "llama-3.2-1b".
+// "test-tiny", "stories260k", "stories15m", "llama-110m", "tinyllama-1.1b", "llama-3.2-1b",
+// "llama-3.2-3b", "llama-3-8b".
 const std::vector<SynthShape>& synth_shapes();
 std::optional<SynthShape> find_synth_shape(std::string_view name);
 

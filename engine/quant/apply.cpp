@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
 
 #include "engine/core/half.h"
+#include "engine/core/memory_budget.h"
 #include "engine/core/thread_pool.h"
+#include "engine/model/weights.h"
 #include "methods.h"
 
 namespace edge::quant {
@@ -46,6 +49,43 @@ struct AwqGroup {
 
 }  // namespace
 
+ApplyEstimate estimate_apply(const Model& model, const std::vector<LayerChoice>& choices, bool streaming) {
+    std::map<std::string, const LayerChoice*> by_tensor;
+    bool needs_calib = false;
+    for (const LayerChoice& c : choices) {
+        by_tensor[c.tensor] = &c;
+        needs_calib |=
+            (c.precision == Precision::INT8 || c.precision == Precision::INT4) && c.spec.method != QMethod::RTN;
+    }
+    ApplyEstimate e;
+    std::map<int, uint64_t> per_block;  // converted bytes by block (-1: outside blocks)
+    uint64_t all_stubs = 0, largest_stub = 0;
+    for (const Tensor& t : model.tensors) {
+        const bool stub = model::is_stub(t);
+        if (stub) {
+            all_stubs += t.nbytes;
+            largest_stub = std::max<uint64_t>(largest_stub, t.nbytes);
+        }
+        auto it = by_tensor.find(t.name);
+        const LayerChoice* c = it == by_tensor.end() ? nullptr : it->second;
+        const uint64_t n = uint64_t(t.numel());
+        if (!c || c->precision == Precision::FP32) {
+            if (!stub) e.resident += t.nbytes;
+        } else if (c->precision == Precision::FP16) {
+            per_block[c->block] += n * 2;
+        } else {
+            const int64_t g =
+                c->spec.grouping == QGrouping::PerChannel ? t.cols() : std::max<int64_t>(c->spec.group_size, 1);
+            const uint64_t groups = (n + uint64_t(g) - 1) / uint64_t(g);
+            per_block[c->block] += n * uint64_t(c->spec.bits) / 8 + groups * (c->spec.symmetric ? 4 : 8);
+        }
+    }
+    for (const auto& [block, bytes] : per_block)
+        e.converted = streaming && !needs_calib ? std::max(e.converted, bytes) : e.converted + bytes;
+    e.f32_working = needs_calib ? all_stubs : largest_stub;
+    return e;
+}
+
 Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, const CalibSet* calib, Progress* progress,
                                   const ApplyOptions& opts) {
     auto resolved = resolve_plan(model, plan);
@@ -63,10 +103,31 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
             (c.precision == Precision::INT8 || c.precision == Precision::INT4) && c.spec.method != QMethod::RTN;
     if (needs_calib && (!calib || calib->sequences.empty()))
         return err(plan.source, ": awq and gptq need calibration text (none given, or it gave no sequences)");
+    {
+        const ApplyEstimate e = estimate_apply(model, choices, bool(opts.sink));
+        EDGE_TRY(check_memory(
+            model.source_path + ": quantizing with " + (plan.source.empty() ? std::string("the plan") : plan.source),
+            {{"converted layers", e.converted},
+             {needs_calib ? "every weight as F32 (AWQ/GPTQ run the model)" : "one tensor as F32", e.f32_working}},
+            memory_budget(),
+            needs_calib ? "use RTN for the largest layers, or a machine with more memory"
+                        : "quantize to fewer bits, or use a machine with more memory"));
+    }
 
     QuantizeResult res;
     if (calib && !calib->warning.empty()) res.warnings.push_back(calib->warning);
-    res.model = model;  // tensors share storage until changed
+    // Tensors share storage until changed. Tensors of a lazily opened model stay unread until
+    // their layer is converted (RTN, FP16: one tensor's F32 copy at a time; a layer left at FP32
+    // stays a stub for the writer to stream). AWQ and GPTQ run the model over calibration text,
+    // which needs every tensor: they read the whole model first.
+    if (needs_calib && !model::weights_resident(model)) {
+        Model loaded = model;
+        EDGE_TRY(model::load_weights(loaded, progress));
+        loaded.weights.reset();
+        res.model = std::move(loaded);
+    } else {
+        res.model = model;
+    }
     Model& out = res.model;
     std::map<std::string, bool> owned;
     std::map<std::string, double> alpha_of;
@@ -77,6 +138,13 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
     int captured_block = -2;
     auto convert = [&](const LayerChoice& c) -> Status {
         Tensor& t = *out.find_mut(c.tensor);
+        if (model::is_stub(t) && c.precision != Precision::FP32) {
+            // Lazily opened: read this one tensor, convert it, and let its F32 copy go.
+            auto r = model::weight_f32(out, t);
+            if (!r.ok()) return r.error();
+            model::release_weight(out, t);
+            t = std::move(r).value();
+        }
         LayerReport rep;
         rep.layer = c.layer;
         rep.bytes_before = t.nbytes;
@@ -129,6 +197,34 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
         rep.bytes_after = t.nbytes;
         res.layers.push_back(std::move(rep));
         return {};
+    };
+
+    // Streaming (opts.sink): a block's tensors leave as soon as the block is done.
+    std::vector<char> emitted(out.tensors.size(), 0);
+    auto block_of = [](const std::string& name) {
+        if (name.rfind("blk.", 0) != 0) return -1;
+        return std::atoi(name.c_str() + 4);
+    };
+    auto emit_block = [&](int block) -> Status {
+        for (size_t i = 0; i < out.tensors.size(); ++i) {
+            Tensor& t = out.tensors[i];
+            if (emitted[i] || block_of(t.name) != block) continue;
+            if (model::is_stub(t)) {  // left as it is by the plan, not read yet
+                auto r = model::weight_f32(out, t);
+                if (!r.ok()) return r.error();
+                EDGE_TRY(opts.sink(*r));
+                model::release_weight(out, t);
+            } else {
+                EDGE_TRY(opts.sink(t));
+            }
+            t.data.reset();
+            emitted[i] = 1;
+        }
+        return {};
+    };
+    auto emit_all = [&]() -> Status {
+        for (int b = 0; b < cfg.n_layers; ++b) EDGE_TRY(emit_block(b));
+        return emit_block(-1);
     };
 
     const std::vector<AwqGroup> groups = {
@@ -201,8 +297,10 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
         }
         // ffn_up must be converted after ffn_down's AWQ folded into it: all folding is done above.
         for (const LayerChoice* c : mine) EDGE_TRY(convert(*c));
+        if (opts.sink && !needs_calib) EDGE_TRY(emit_block(block));
         report(progress, double(b + 2) / double(cfg.n_layers + 1), "quantizing");
     }
+    if (opts.sink) EDGE_TRY(emit_all());  // what is left: everything when AWQ/GPTQ ran
     for (const LayerReport& r : res.layers) {
         if (!r.error.within_bound && r.format.find("rtn") != std::string::npos &&
             r.format.find("asym") == std::string::npos && r.format.find("clip") == std::string::npos)

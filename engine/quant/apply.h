@@ -3,6 +3,7 @@
 // searched and folded (into the RMSNorm weight, or the previous linear), then every layer of the
 // block is converted (FP16, RTN, or GPTQ). Layers a plan leaves at FP32 are shared, not copied.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,9 +34,29 @@ struct QuantizeResult {
 
 struct ApplyOptions {
     int threads = 0;
+    // When set, every tensor of the result goes to `sink` once its block is done - blocks in
+    // order, then the tensors outside blocks, each group in model order - and the result keeps
+    // only the tensors' descriptions (no data): compile streams into its EdgeWriter this way,
+    // holding one block at a time. Plans with AWQ or GPTQ (which run the model over calibration
+    // text) emit everything, in the same order, at the end.
+    std::function<Status(const Tensor&)> sink;
 };
 
-// calib may be null when every quantized layer uses RTN.
+// What apply_plan holds at its peak: the converted layers, the tensors that stay resident as
+// they are, and the F32 working copies (one tensor at a time for a lazily opened model with RTN
+// or FP16 layers; every weight when AWQ or GPTQ run the model over calibration text).
+struct ApplyEstimate {
+    uint64_t converted = 0, resident = 0, f32_working = 0;
+    uint64_t total() const { return converted + resident + f32_working; }
+};
+// `streaming`: the converted tensors leave block by block (ApplyOptions::sink), so only the
+// largest block's count.
+ApplyEstimate estimate_apply(const Model& model, const std::vector<LayerChoice>& choices, bool streaming = false);
+
+// calib may be null when every quantized layer uses RTN. Before converting anything it checks what
+// it will allocate (converted + f32_working; resident tensors are already held) against
+// memory_budget() (engine/core/memory_budget.h) and refuses, with the figures,
+// a plan that would not fit.
 Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, const CalibSet* calib,
                                   Progress* progress = nullptr, const ApplyOptions& opts = {});
 

@@ -45,6 +45,8 @@ TEST(Cli, InfoDescribesStories260K) {
         }
     EXPECT_TRUE(found);
     EXPECT_TRUE(j["metadata"].contains("general.architecture"));
+    EXPECT_EQ(j["weights_read"], false);  // the header and tensor table only
+    EXPECT_EQ(j["bytes"], 0);
 
     CliRun text = run_cli({"info", gguf});
     EXPECT_EQ(text.rc, 0);

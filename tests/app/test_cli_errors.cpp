@@ -2,6 +2,7 @@
 // (1 for bad input, 2 for usage errors), never a crash.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "cli_runner.h"
@@ -79,4 +80,29 @@ TEST(CliErrors, UsageErrors) {
     CliRun help = run_cli({"--help"});
     EXPECT_EQ(help.rc, 0);
     EXPECT_NE(help.out.find("perplexity"), std::string::npos);
+}
+
+// A command whose estimate exceeds --memory-limit stops before allocating, with the figures and
+// what to do; commands that read no weights are not held back.
+TEST(CliErrors, MemoryLimitStopsJobsThatWouldNotFit) {
+    const std::string m = stories("stories260K.gguf");
+    EDGE_REQUIRE_SHARED(m);
+    const auto dir = temp_dir("cli-memlimit");
+    CliRun gen = run_cli({"generate", m, "--prompt", "Once", "-n", "2", "--memory-limit", "100K"});
+    expect_failure(gen, m);
+    for (const char* part : {"needs about", "weights as F32", "100.0 KiB is available", "--memory-limit", "compile"})
+        EXPECT_NE(gen.err.find(part), std::string::npos) << part << ": " << gen.err;
+
+    const std::string plan = (dir / "int4.json").string();
+    std::ofstream(plan) << R"({"version":1,"default":{"precision":"int4","method":"rtn","group_size":32}})";
+    const std::string out = (dir / "m.edge").string();
+    CliRun comp = run_cli({"--memory-limit", "20K", "compile", m, "--plan", plan, "--out", out});
+    expect_failure(comp, "quantizing");
+    EXPECT_NE(comp.err.find("converted layers"), std::string::npos) << comp.err;
+    EXPECT_FALSE(std::filesystem::exists(out));
+    EXPECT_FALSE(std::filesystem::exists(out + ".partial"));
+
+    EXPECT_EQ(run_cli({"info", m, "--memory-limit", "1K"}).rc, 0);
+    EXPECT_EQ(run_cli({"compile", m, "--plan", plan, "--out", out, "--memory-limit", "64M"}).rc, 0);
+    expect_failure(run_cli({"info", m, "--memory-limit", "12Q"}), "unknown unit", 2);
 }

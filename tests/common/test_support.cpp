@@ -1,5 +1,8 @@
 #include "test_support.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -33,6 +36,36 @@ std::filesystem::path temp_dir(const std::string& tag) {
     std::filesystem::path p = d ? d : tmpl;
     registry().dirs.push_back(p);
     return p;
+}
+
+double resident_fraction(const std::string& path, uint64_t from) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    struct stat st {};
+    fstat(fd, &st);
+    const size_t size = size_t(st.st_size), page = size_t(sysconf(_SC_PAGESIZE));
+    double fraction = -1;
+    void* p = size ? mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+    if (p != MAP_FAILED) {
+        std::vector<unsigned char> vec((size + page - 1) / page);
+        if (mincore(p, size, vec.data()) == 0) {
+            const size_t first = size_t((from + page - 1) / page), last = size / page;
+            size_t in = 0;
+            for (size_t i = first; i < last; ++i) in += vec[i] & 1;
+            fraction = last > first ? double(in) / double(last - first) : 0.0;
+        }
+        munmap(p, size);
+    }
+    ::close(fd);
+    return fraction;
+}
+
+bool drop_from_page_cache(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    const bool ok = fdatasync(fd) == 0 && posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0;
+    ::close(fd);
+    return ok;
 }
 
 }  // namespace edge::test

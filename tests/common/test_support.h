@@ -30,6 +30,12 @@ inline std::vector<int32_t> random_tokens(int n, uint32_t seed, int vocab) {
     return t;
 }
 
+// Page-cache residency of a file (mincore over a read-only mapping of it): the fraction of the
+// whole pages from byte `from` to the end that are in memory. drop_from_page_cache() writes the
+// file back and asks the kernel to forget it (posix_fadvise DONTNEED); false when it cannot.
+double resident_fraction(const std::string& path, uint64_t from = 0);
+bool drop_from_page_cache(const std::string& path);
+
 // An error test in one line: the result failed, and its message names every part given (the
 // file or element, and the problem). EXPECT_TRUE(edge::test::fails_with(r, {"a.onnx", "strides"})).
 template <class R>

@@ -8,6 +8,9 @@
 #include <chrono>
 #include <thread>
 
+#include "engine/model/gguf.h"
+#include "engine/model/synth.h"
+#include "engine/model/weights.h"
 #include "test_helpers.h"
 #include "test_support.h"
 #include "views/models/model_document.h"
@@ -118,4 +121,46 @@ TEST(ModelDocument, ANewerOpenSupersedesTheOlder) {
     EXPECT_EQ(changed.size(), 1);
     EXPECT_EQ(doc.current()->model.name, "fast");
     EXPECT_EQ(doc.path(), QStringLiteral("/fast.gguf"));
+}
+
+// Opening a model in the studio reads its header and tensor table only (Model and Layers pages
+// populated, tensor pages left on disk); the first job that computes over the weights reads them
+// once, and later jobs share that copy.
+TEST(ModelDocument, OpensWithoutReadingTheWeightsAndReadsThemOnceForJobs) {
+    edge::SynthOptions o;
+    o.config = edge::find_synth_shape("stories260k")->config;
+    o.config->dim = 512;
+    o.config->hidden_dim = 1536;
+    o.config->n_heads = 8;
+    o.config->n_kv_heads = 4;
+    o.config->head_dim = o.config->rope_dim = 64;
+    o.config->vocab_size = 4096;
+    o.path = (edge::test::temp_dir("views-lazy") / "wide.gguf").string();
+    o.threads = 2;
+    ASSERT_TRUE(edge::write_synth_model(o).ok());
+    auto header = edge::gguf::open(o.path);
+    ASSERT_TRUE(header.ok());
+    const uint64_t data_start = header->data_offset;
+    header = edge::Error{};
+    ASSERT_TRUE(edge::test::drop_from_page_cache(o.path));
+
+    ModelDocument doc;
+    QSignalSpy changed(&doc, &ModelDocument::modelChanged);
+    doc.open(QString::fromStdString(o.path));
+    ASSERT_TRUE(waitUntil([&] { return changed.size() == 1; }));
+    auto loaded = doc.current();
+    ASSERT_TRUE(loaded);
+    EXPECT_EQ(int(loaded->layers.size()), o.config->n_layers * 7 + 1);
+    EXPECT_EQ(loaded->model.weight_bytes(), 0u);
+    const double resident = edge::test::resident_fraction(o.path, data_start);
+    EXPECT_GE(resident, 0.0);
+    EXPECT_LT(resident, 0.01);
+
+    auto full = loaded->withWeights();
+    ASSERT_TRUE(full.ok()) << full.message();
+    EXPECT_TRUE(edge::model::weights_resident(**full));
+    EXPECT_GT((*full)->weight_bytes(), 0u);
+    auto again = loaded->withWeights();
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again->get(), full->get());
 }

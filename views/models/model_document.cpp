@@ -3,7 +3,23 @@
 #include <QDir>
 #include <QFileInfo>
 
+#include "engine/model/weights.h"
+
 namespace edge::views {
+
+edge::Result<std::shared_ptr<const edge::Model>> LoadedModel::withWeights(edge::Progress* progress) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (full_) return full_;
+    if (edge::model::weights_resident(model)) {
+        full_ = std::shared_ptr<const edge::Model>(std::shared_ptr<const edge::Model>{}, &model);
+        return full_;
+    }
+    edge::Model copy = model;
+    if (auto s = edge::model::load_weights(copy, progress); !s.ok()) return s.error();
+    copy.weights.reset();
+    full_ = std::make_shared<const edge::Model>(std::move(copy));
+    return full_;
+}
 
 ModelDocument::ModelDocument(QObject* parent, Loader loader)
     : QObject(parent), loader_(std::move(loader)), job_(new JobSlot(this)) {
@@ -24,6 +40,7 @@ ModelDocument::ModelDocument(QObject* parent, Loader loader)
 void ModelDocument::open(const QString& path, const QString& tokenizer) {
     loadingPath_ = path;
     edge::LoadOptions options;
+    options.lazy_weights = true;  // the pages need the header and tensor table only
     options.tokenizer_path = QDir::toNativeSeparators(tokenizer).toStdString();
     const std::string file = QDir::toNativeSeparators(path).toStdString();
     emit loadStarted(path);

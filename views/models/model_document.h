@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "engine/model/ir.h"
@@ -16,9 +17,18 @@
 namespace edge::views {
 
 // What the pages show of a loaded model; immutable once built, shared between models and pages.
+// The model is opened with lazy weights (the pages show its header, configuration and tensor
+// table without reading the tensors); a job that computes over the weights asks for them with
+// withWeights(), which reads them once, on the first job's thread, and shares them afterwards.
 struct LoadedModel {
     edge::Model model;
     std::vector<edge::LayerInfo> layers;
+
+    edge::Result<std::shared_ptr<const edge::Model>> withWeights(edge::Progress* progress = nullptr) const;
+
+private:
+    mutable std::mutex mutex_;
+    mutable std::shared_ptr<const edge::Model> full_;
 };
 
 class ModelDocument : public QObject {

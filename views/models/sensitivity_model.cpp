@@ -39,7 +39,9 @@ edge::Result<std::vector<edge::quant::LayerSensitivity>> runSensitivity(std::sha
     if (!seqs.ok()) return seqs.error();
     edge::quant::SensitivityOptions so;
     so.threads = workerThreads();
-    return edge::quant::layer_sensitivity(model->model, *seqs, so, progress);
+    auto full = model->withWeights(progress);
+    if (!full.ok()) return full.error();
+    return edge::quant::layer_sensitivity(**full, *seqs, so, progress);
 }
 
 SensitivityModel::SensitivityModel(QObject* parent) : QAbstractTableModel(parent) {}

@@ -1,4 +1,5 @@
 #include "views/models/summary_model.h"
+#include "engine/model/weights.h"
 
 #include <QFileInfo>
 #include <QFont>
@@ -47,7 +48,11 @@ std::vector<SummaryModel::Row> SummaryModel::buildRows() const {
     text(tr("Architecture"), QString::fromStdString(m.architecture));
     const int64_t params = m.parameter_count();
     mono(tr("Parameters"), tr("%1 (%2)").arg(groupedCount(params), compactCount(params)));
-    mono(tr("Weight memory"), humanBytes(m.weight_bytes()));
+    if (m.weight_bytes() == 0 && m.weights)
+        mono(tr("Weight memory"),
+             tr("%1 in the file, read when a job needs it").arg(humanBytes(edge::model::stored_weight_bytes(m))));
+    else
+        mono(tr("Weight memory"), humanBytes(m.weight_bytes()));
     mono(tr("Layers"), num(int(model_->layers.size())));
     mono(tr("Tensors"), num(int(m.tensors.size())));
 

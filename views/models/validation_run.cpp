@@ -76,11 +76,17 @@ edge::Result<ValidationOutcome> runValidation(std::shared_ptr<const LoadedModel>
         calib = std::make_unique<edge::quant::CalibSet>(std::move(set).value());
     }
     const edge::quant::QuantPlan plan = settingsToPlan(model->layers, settings);
+    // The reference runs the whole FP32 model: its weights are read now (once per open model).
+    auto ref = [&] {
+        StageProgress stage(progress, 0.0, 0.1);
+        return model->withWeights(stage.get());
+    }();
+    if (!ref.ok()) return ref.error();
     edge::Result<edge::quant::QuantizeResult> quantized = [&] {
-        StageProgress stage(progress, 0.0, 0.35);
+        StageProgress stage(progress, 0.1, 0.35);
         edge::quant::ApplyOptions ao;
         ao.threads = workerThreads();
-        return edge::quant::apply_plan(model->model, plan, calib.get(), stage.get(), ao);
+        return edge::quant::apply_plan(**ref, plan, calib.get(), stage.get(), ao);
     }();
     if (!quantized.ok()) return quantized.error();
     if (edge::is_cancelled(progress)) return error(ValidationText::tr("Validation cancelled"));
@@ -92,10 +98,9 @@ edge::Result<ValidationOutcome> runValidation(std::shared_ptr<const LoadedModel>
     // Layers outside the plan's list (embeddings, norms) are counted as the model holds them.
     uint64_t layerBefore = 0;
     for (const auto& l : quantized->layers) layerBefore += l.bytes_before;
-    const uint64_t total = model->model.weight_bytes();
+    const uint64_t total = (*ref)->weight_bytes();
     if (total > layerBefore) out.bytes += total - layerBefore;
 
-    auto ref = std::make_shared<const edge::Model>(model->model);
     auto test = std::make_shared<const edge::Model>(std::move(quantized->model));
     edge::ValidateOptions vo;
     vo.ppl.protocol = options.protocol;
@@ -107,7 +112,7 @@ edge::Result<ValidationOutcome> runValidation(std::shared_ptr<const LoadedModel>
     vo.jitter_runs = options.jitterRuns;
     vo.threads = workerThreads();
     StageProgress stage(progress, 0.35, 1.0);
-    auto report = edge::validate_quantized(ref, test, text, vo, stage.get());
+    auto report = edge::validate_quantized(*ref, test, text, vo, stage.get());
     if (!report.ok()) return report.error();
     if (edge::is_cancelled(progress)) return error(ValidationText::tr("Validation cancelled"));
     out.report = std::move(report).value();

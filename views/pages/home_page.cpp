@@ -1,4 +1,5 @@
 #include "views/pages/home_page.h"
+#include "engine/model/weights.h"
 
 #include <QDir>
 #include <QEvent>
@@ -164,7 +165,7 @@ void HomePage::updateCurrent() {
     currentFacts_->setFont(monoFont());
     currentFacts_->setText(tr("%1\n%2 parameters  ·  %3 weights  ·  %4 layers in %5 blocks  ·  %6")
                                .arg(QDir::toNativeSeparators(document_->path()), compactCount(m.parameter_count()),
-                                    humanBytes(m.weight_bytes()))
+                                    humanBytes(edge::model::shown_weight_bytes(m)))
                                .arg(loaded->layers.size())
                                .arg(m.config.n_layers)
                                .arg(QString::fromStdString(m.source_format)));

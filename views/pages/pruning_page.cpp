@@ -160,7 +160,11 @@ void PruningPage::replan() {
     if (!loaded) return;
     const edge::prune::PruneSpec spec = model_->spec();
     job_->start<edge::prune::PruneReport>(
-        [loaded, spec](edge::Progress*) { return edge::prune::plan_pruning(loaded->model, spec); },
+        [loaded, spec](edge::Progress* p) -> edge::Result<edge::prune::PruneReport> {
+            auto full = loaded->withWeights(p);
+            if (!full.ok()) return full.error();
+            return edge::prune::plan_pruning(**full, spec);
+        },
         [this, loaded](edge::Result<edge::prune::PruneReport> r) {
             if (loaded != document_->current()) return;
             if (!r.ok()) {

@@ -66,7 +66,7 @@ std::vector<Impl> implementations() {
     return {{"cpu (FP32", make_reference, 0.0}, {"cpu (compiled program", make_compiled_cpu, 1e-10}};
 }
 
-std::shared_ptr<const Model> model(const std::string& rel) {
+std::shared_ptr<const Model> load_shared_model(const std::string& rel) {
     auto r = load_model(test::shared(rel));
     EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.message());
     return r.ok() ? std::make_shared<Model>(std::move(r).value()) : nullptr;
@@ -174,7 +174,7 @@ std::vector<std::vector<int32_t>> prompts(int vocab) {
 TEST(ExecutorTable, CapabilitiesSayWhatRuns) {
     for (const char* rel : kModels) {
         EDGE_REQUIRE_SHARED(test::shared(rel));
-        auto m = model(rel);
+        auto m = load_shared_model(rel);
         ASSERT_TRUE(m);
         for (const Impl& impl : implementations()) {
             auto ex = impl.make(m);
@@ -196,7 +196,7 @@ TEST(ExecutorTable, EveryStepShapeMatchesTheReferenceRunAlone) {
                         {"batch of 8, one token per step", run_batched, 1}};
     for (const char* rel : kModels) {
         EDGE_REQUIRE_SHARED(test::shared(rel));
-        auto m = model(rel);
+        auto m = load_shared_model(rel);
         ASSERT_TRUE(m);
         auto ref_ex = make_reference(m);
         ASSERT_TRUE(ref_ex.ok()) << ref_ex.message();
@@ -226,7 +226,7 @@ TEST(ExecutorTable, EveryStepShapeMatchesTheReferenceRunAlone) {
 // A step the executor cannot run leaves the KV memory as it was and names the sequence.
 TEST(ExecutorTable, ABadStepIsAnErrorAndChangesNothing) {
     EDGE_REQUIRE_SHARED(test::shared(kModels[0]));
-    auto m = model(kModels[0]);
+    auto m = load_shared_model(kModels[0]);
     ASSERT_TRUE(m);
     for (const Impl& impl : implementations()) {
         auto ex = impl.make(m);

@@ -1,0 +1,73 @@
+// Lazy weights: a model opened with LoadOptions::lazy_weights holds its configuration, tokenizer
+// and tensor table, but its GGUF / Hugging Face tensors keep no data ("stubs": name, shape,
+// type F32, source_type, nbytes = the F32 size, data null). The importer leaves a WeightSource
+// behind that reads one tensor from the file mapping exactly as the eager importer would
+// (dequantized to F32, Q/K rows permuted, fused tensors split), so a command that streams over
+// the model - compile, RTN quantization - holds one tensor's FP32 copy at a time, and `info`,
+// `tokenize` or the studio's Model and Layers pages touch no tensor data at all.
+//
+// The eager path is the same code: load_model without lazy_weights opens lazily, then calls
+// load_weights. Every FP32 buffer a source makes is counted (f32_weight_stats), so tests can
+// check that a streamed command never held more than one block of FP32 weights.
+#pragma once
+#include <cstddef>
+#include <memory>
+
+#include "engine/core/progress.h"
+#include "engine/core/result.h"
+#include "engine/model/ir.h"
+
+namespace edge::model {
+
+class WeightSource {
+public:
+    virtual ~WeightSource() = default;
+    // The F32 tensor `stub` names, as the eager importer makes it (source_type kept).
+    virtual Result<Tensor> load_f32(const Tensor& stub) const = 0;
+    // Drops the file pages `stub` was read from out of this process's resident set (they stay
+    // in the page cache). A no-op where the source cannot tell.
+    virtual void release(const Tensor& stub) const { (void)stub; }
+};
+
+// A tensor not read yet (no data, and the model has a source to read it from).
+inline bool is_stub(const Tensor& t) { return !t.data; }
+// True when every tensor of `m` holds its data.
+bool weights_resident(const Model& m);
+
+// Reads every stub of `m` through its source (the eager importers end with this).
+Status load_weights(Model& m, Progress* progress = nullptr);
+
+// `t` (a tensor of `m`) as F32: itself (sharing storage) when it is resident F32, else read from
+// m's source. Errors name the model and the tensor.
+Result<Tensor> weight_f32(const Model& m, const Tensor& t);
+// Releases the file pages behind stub `t` after a streaming command is done with it.
+void release_weight(const Model& m, const Tensor& t);
+
+// `m` itself when its weights are resident, else a copy with every tensor read (for commands
+// that need the whole model in memory: the FP32 reference executor, AWQ/GPTQ capture).
+Result<std::shared_ptr<const Model>> with_weights(std::shared_ptr<const Model> m, Progress* progress = nullptr);
+
+// FP32 weight bytes made by sources and alive now, and the most alive at once since the last
+// reset (process-wide, thread-safe).
+struct F32WeightStats {
+    size_t live_bytes = 0;
+    size_t peak_bytes = 0;
+};
+F32WeightStats f32_weight_stats();
+void reset_f32_weight_peak();
+// An owned, 64-byte aligned F32 buffer of n floats whose bytes count in f32_weight_stats while
+// alive (what sources allocate their results with).
+std::shared_ptr<uint8_t> alloc_counted_f32(int64_t n);
+
+// Bytes the tensors take as stored in their file (dtype_bytes of each source type).
+size_t stored_weight_bytes(const Model& m);
+// What a model's weights take now, or - lazily opened, nothing read yet - in the file: for labels.
+inline size_t shown_weight_bytes(const Model& m) {
+    const size_t held = m.weight_bytes();
+    return held == 0 && m.weights ? stored_weight_bytes(m) : held;
+}
+
+// A stub for an F32 tensor of `shape` read later from a source.
+Tensor make_stub(std::string name, std::vector<int64_t> shape, DType source_type);
+
+}  // namespace edge::model
