@@ -39,11 +39,16 @@ int run_quantize(const QuantizeArgs& a) {
         if (!set->warning.empty()) std::fprintf(stderr, "edgestudio-cli: warning: %s\n", set->warning.c_str());
         calib = std::make_unique<quant::CalibSet>(std::move(set).value());
     }
+    // Converted block by block straight into the file: one block's tensors in memory at a time.
+    auto writer = EdgeqWriter::create(a.out);
+    if (!writer.ok()) return fail(writer.error());
+    quant::ApplyOptions ao;
+    ao.sink = [w = writer->get()](const Tensor& t) { return w->add(t); };
     ProgressBar bar(!a.json);
-    auto q = quant::apply_plan(*loaded->model, *plan, calib.get(), bar.progress());
+    auto q = quant::apply_plan(*loaded->model, *plan, calib.get(), bar.progress(), ao);
     bar.finish();
     if (!q.ok()) return fail(q.error());
-    if (auto s = save_edgeq(q->model, a.out); !s.ok()) return fail(s.error());
+    if (auto s = (*writer)->finish(q->model); !s.ok()) return fail(s.error());
     size_t before = 0, after = 0;
     nlohmann::json layers = nlohmann::json::array();
     for (const auto& l : q->layers) {

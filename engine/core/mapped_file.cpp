@@ -52,7 +52,7 @@ std::shared_ptr<uint8_t> MappedFile::share(size_t offset) const {
 }
 
 void MappedFile::release(size_t offset, size_t len) const {
-    if (!data_ || offset >= size_) return;
+    if (!data_ || offset >= size_ || written_) return;
     len = std::min(len, size_ - offset);
     const size_t page = size_t(sysconf(_SC_PAGESIZE));
     // Whole pages inside the range only: a page shared with a neighbour stays.

@@ -18,15 +18,20 @@ public:
     MappedFile& operator=(const MappedFile&) = delete;
 
     const uint8_t* data() const { return data_; }
-    uint8_t* mutable_data() const { return data_; }
+    // A writable view of the private mapping; once asked for, release() keeps every page (a
+    // private change would be lost).
+    uint8_t* mutable_data() const {
+        written_ = true;
+        return data_;
+    }
     size_t size() const { return size_; }
     const std::string& path() const { return path_; }
 
     // A pointer into the mapping that keeps the mapping alive.
     std::shared_ptr<uint8_t> share(size_t offset) const;
     // Drops the pages of [offset, offset + len) from this process (madvise MADV_DONTNEED; the
-    // page cache keeps them, a later read faults them back in). Only for ranges nobody wrote
-    // through mutable_data(): private changes there would be lost.
+    // page cache keeps them, a later read faults them back in). A no-op once mutable_data() was
+    // asked for; tensors that alias the mapping (share()) must not be written either.
     void release(size_t offset, size_t len) const;
     // Page-in policy for readers that take a file piece by piece (GGUF, safetensors): no
     // read-around on faults (the kernel would otherwise read up to read_ahead_kb - often 8 MB -
@@ -39,6 +44,7 @@ private:
     MappedFile() = default;
     uint8_t* data_ = nullptr;
     size_t size_ = 0;
+    mutable bool written_ = false;
     std::string path_;
     std::weak_ptr<MappedFile> self_;
 };

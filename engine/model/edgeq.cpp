@@ -1,5 +1,6 @@
 #include "edgeq.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -37,7 +38,60 @@ void put_strings(std::string& out, const std::vector<std::string>& v) {
 
 bool is_edgeq(const uint8_t* head, size_t n) { return n >= 8 && std::memcmp(head, kEdgeqMagic, 8) == 0; }
 
-Status save_edgeq(const Model& m, const std::string& path, Progress* progress) {
+struct EdgeqWriter::State {
+    std::string path, tmp;
+    std::ofstream f;
+    Xxh64Stream data;
+    uint64_t pos = 0;  // inside the data section
+    json tensors = json::array();
+    bool done = false;
+    ~State() {
+        if (done) return;
+        if (f.is_open()) f.close();
+        std::error_code ec;
+        std::filesystem::remove(tmp, ec);
+    }
+};
+
+namespace {
+constexpr uint64_t kEdgeqDataOffset = 128;  // header + checksums (96 bytes), 64-aligned
+}
+
+EdgeqWriter::EdgeqWriter(std::unique_ptr<State> s) : s_(std::move(s)) {}
+EdgeqWriter::~EdgeqWriter() = default;
+
+Result<std::unique_ptr<EdgeqWriter>> EdgeqWriter::create(const std::string& path) {
+    auto s = std::make_unique<State>();
+    s->path = path;
+    s->tmp = path + ".partial";
+    s->f.open(s->tmp, std::ios::binary | std::ios::trunc);
+    if (!s->f) return err(path, ": cannot open for writing");
+    const char zeros[kEdgeqDataOffset] = {};
+    s->f.write(zeros, sizeof zeros);  // header and checksums, rewritten by finish()
+    return std::unique_ptr<EdgeqWriter>(new EdgeqWriter(std::move(s)));
+}
+
+Status EdgeqWriter::add(const Tensor& x) {
+    State& s = *s_;
+    if (!x.data) return err(s.path, ": tensor '", x.name, "' has no data to save");
+    json e{
+        {"name", x.name},  {"type", dtype_name(x.type)}, {"source_type", dtype_name(x.source_type)}, {"shape", x.shape},
+        {"offset", s.pos}, {"nbytes", x.nbytes}};
+    if (x.quant) e["quant"] = quant_info_to_json(*x.quant);
+    s.tensors.push_back(std::move(e));
+    static const char zeros[64] = {};
+    const uint64_t next = quant_align64(s.pos + x.nbytes);
+    s.f.write(reinterpret_cast<const char*>(x.data.get()), std::streamsize(x.nbytes));
+    s.data.update(x.data.get(), x.nbytes);
+    s.f.write(zeros, std::streamsize(next - s.pos - x.nbytes));
+    s.data.update(zeros, size_t(next - s.pos - x.nbytes));
+    s.pos = next;
+    if (!s.f) return err(s.path, ": write failed (disk full?)");
+    return {};
+}
+
+Status EdgeqWriter::finish(const Model& m) {
+    State& s = *s_;
     try {
         json meta;
         meta["architecture"] = m.architecture;
@@ -49,21 +103,7 @@ Status save_edgeq(const Model& m, const std::string& path, Progress* progress) {
         meta["metadata"] = md;
         const TokenizerSpec& t = m.tokenizer;
         meta["tokenizer"] = tokenizer_header_to_json(t);
-        json tensors = json::array();
-        uint64_t off = 0;
-        for (const Tensor& x : m.tensors) {
-            if (!x.data && !m.weights) return err(path, ": tensor '", x.name, "' has no data to save");
-            json e{{"name", x.name},
-                   {"type", dtype_name(x.type)},
-                   {"source_type", dtype_name(x.source_type)},
-                   {"shape", x.shape},
-                   {"offset", off},
-                   {"nbytes", x.nbytes}};
-            if (x.quant) e["quant"] = quant_info_to_json(*x.quant);
-            tensors.push_back(e);
-            off = quant_align64(off + x.nbytes);
-        }
-        meta["tensors"] = tensors;
+        meta["tensors"] = s.tensors;
         const std::string meta_s = meta.dump(-1, ' ', false, json::error_handler_t::replace);
         std::string strings;
         put_strings(strings, t.tokens);
@@ -73,79 +113,56 @@ Status save_edgeq(const Model& m, const std::string& path, Progress* progress) {
         std::memcpy(h.magic, kEdgeqMagic, 8);
         h.version = kEdgeqVersion;
         h.header_bytes = sizeof h + sizeof(EdgeqChecksums);
-        h.meta_offset = h.header_bytes;
+        h.data_offset = kEdgeqDataOffset;
+        h.data_bytes = s.pos;
+        h.meta_offset = h.data_offset + h.data_bytes;
         h.meta_bytes = meta_s.size();
         h.strings_offset = h.meta_offset + h.meta_bytes;
         h.strings_bytes = strings.size();
-        h.data_offset = quant_align64(h.strings_offset + h.strings_bytes);
-        h.data_bytes = off;
-
-        // One pass, front to back: the data section's checksum runs over what is written (tensors
-        // and the zeros between them), then the header and checksums are rewritten in place.
-        // Tensors not read yet (a lazily opened model) are read, written and let go one at a time.
         EdgeqChecksums sums{};
         sums.meta = xxh64(meta_s.data(), meta_s.size());
         sums.strings = xxh64(strings.data(), strings.size());
+        sums.data = s.data.digest();
+        unsigned char head[sizeof h + sizeof sums];
+        std::memcpy(head, &h, sizeof h);
+        std::memcpy(head + sizeof h, &sums, sizeof sums);
+        sums.header = xxh64(head, sizeof head - 8);
+        s.f.write(meta_s.data(), std::streamsize(meta_s.size()));
+        s.f.write(strings.data(), std::streamsize(strings.size()));
+        s.f.seekp(0);
+        s.f.write(reinterpret_cast<const char*>(&h), sizeof h);
+        s.f.write(reinterpret_cast<const char*>(&sums), sizeof sums);
+        s.f.flush();
+        if (!s.f) return err(s.path, ": write failed (disk full?)");
+        s.f.close();
         // Written beside the target and renamed over it, so a failed save never loses a file.
-        const std::string tmp = path + ".partial";
-        struct RemoveUnlessRenamed {
-            const std::string& p;
-            bool keep = false;
-            ~RemoveUnlessRenamed() {
-                std::error_code ec;
-                if (!keep) std::filesystem::remove(p, ec);
-            }
-        } guard{tmp};
-        {
-            std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-            if (!f) return err(path, ": cannot open for writing");
-            f.write(reinterpret_cast<const char*>(&h), sizeof h);
-            f.write(reinterpret_cast<const char*>(&sums), sizeof sums);
-            f.write(meta_s.data(), std::streamsize(meta_s.size()));
-            f.write(strings.data(), std::streamsize(strings.size()));
-            const std::string zeros(64, '\0');
-            f.write(zeros.data(), std::streamsize(h.data_offset - h.strings_offset - h.strings_bytes));
-            Xxh64Stream data;
-            uint64_t pos = 0;
-            for (size_t i = 0; i < m.tensors.size(); ++i) {
-                const Tensor& x = m.tensors[i];
-                Tensor read;
-                if (!x.data) {
-                    auto r = model::weight_f32(m, x);
-                    if (!r.ok()) return r.error();
-                    read = std::move(r).value();
-                }
-                const char* bytes = reinterpret_cast<const char*>(x.data ? x.data.get() : read.data.get());
-                f.write(bytes, std::streamsize(x.nbytes));
-                data.update(bytes, x.nbytes);
-                if (!x.data) model::release_weight(m, x);
-                pos += x.nbytes;
-                const uint64_t next = quant_align64(pos);
-                f.write(zeros.data(), std::streamsize(next - pos));
-                data.update(zeros.data(), size_t(next - pos));
-                pos = next;
-                report(progress, double(i + 1) / double(m.tensors.size()), "writing tensors");
-                if (is_cancelled(progress)) return err(path, ": cancelled");
-            }
-            sums.data = data.digest();
-            unsigned char head[sizeof h + sizeof sums];
-            std::memcpy(head, &h, sizeof h);
-            std::memcpy(head + sizeof h, &sums, sizeof sums);
-            sums.header = xxh64(head, sizeof head - 8);
-            f.seekp(0);
-            f.write(reinterpret_cast<const char*>(&h), sizeof h);
-            f.write(reinterpret_cast<const char*>(&sums), sizeof sums);
-            f.flush();
-            if (!f) return err(path, ": write failed (disk full?)");
-        }
         std::error_code ec;
-        std::filesystem::rename(tmp, path, ec);
-        if (ec) return err(path, ": cannot move the written file into place: ", ec.message());
-        guard.keep = true;
+        std::filesystem::rename(s.tmp, s.path, ec);
+        if (ec) return err(s.path, ": cannot move the written file into place: ", ec.message());
+        s.done = true;
         return {};
     } catch (const std::exception& e) {
-        return err(path, ": cannot save: ", e.what());
+        return err(s.path, ": cannot save: ", e.what());
     }
+}
+
+Status save_edgeq(const Model& m, const std::string& path, Progress* progress) {
+    auto w = EdgeqWriter::create(path);
+    if (!w.ok()) return w.error();
+    for (size_t i = 0; i < m.tensors.size(); ++i) {
+        const Tensor& x = m.tensors[i];
+        if (model::is_stub(x)) {  // a lazily opened model: read, write, let go
+            auto r = model::weight_f32(m, x);
+            if (!r.ok()) return r.error();
+            EDGE_TRY((*w)->add(*r));
+            model::release_weight(m, x);
+        } else {
+            EDGE_TRY((*w)->add(x));
+        }
+        report(progress, double(i + 1) / double(m.tensors.size()), "writing tensors");
+        if (is_cancelled(progress)) return err(path, ": cancelled");
+    }
+    return (*w)->finish(m);
 }
 
 Result<Model> load_edgeq_model(const std::string& path, Progress* progress) {
@@ -181,7 +198,15 @@ Result<Model> load_edgeq_model(const std::string& path, Progress* progress) {
             if (!section_ok(sec.off, sec.bytes))
                 return err(path, ": the ", sec.name, " section runs past the end of the file (", size,
                            " bytes): truncated?");
-            if (xxh64(p + sec.off, size_t(sec.bytes)) != sec.sum)
+            // Hashed in pieces, each released after it is read: the check must not make a large
+            // model resident (the tensors fault their pages back in when they are used).
+            Xxh64Stream hs;
+            for (uint64_t at = 0; at < sec.bytes; at += (16ull << 20)) {
+                const uint64_t n = std::min<uint64_t>(16ull << 20, sec.bytes - at);
+                hs.update(p + sec.off + at, size_t(n));
+                map->release(size_t(sec.off + at), size_t(n));
+            }
+            if (hs.digest() != sec.sum)
                 return err(path, ": ", sec.name, " section checksum mismatch (the file is corrupt)");
         }
         report(progress, 0.05, "verified checksums");

@@ -9,6 +9,7 @@
 //   data      every tensor at a 64-byte aligned offset from data_offset
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "engine/core/progress.h"
@@ -38,6 +39,27 @@ inline constexpr char kEdgeqMagic[8] = {'E', 'D', 'G', 'E', 'Q', 'M', '\0', '\1'
 inline constexpr uint32_t kEdgeqVersion = 2;
 
 bool is_edgeq(const uint8_t* head, size_t n);
+
+// Writes an .edgeq tensor by tensor: the data section first (from offset 128), then the metadata
+// (which lists what add() wrote, in that order) and the strings; the header and checksums are
+// rewritten at the end. The file appears at `path` only when finish() succeeds.
+class EdgeqWriter {
+public:
+    static Result<std::unique_ptr<EdgeqWriter>> create(const std::string& path);
+    ~EdgeqWriter();
+    EdgeqWriter(const EdgeqWriter&) = delete;
+    EdgeqWriter& operator=(const EdgeqWriter&) = delete;
+    Status add(const Tensor& t);  // its data must be present
+    // Configuration, tokenizer and metadata of `m` (its tensors' data is not used).
+    Status finish(const Model& m);
+
+private:
+    struct State;
+    explicit EdgeqWriter(std::unique_ptr<State> s);
+    std::unique_ptr<State> s_;
+};
+
+// Every tensor of `m` through an EdgeqWriter (tensors not read yet are read one at a time).
 Status save_edgeq(const Model& m, const std::string& path, Progress* progress = nullptr);
 Result<Model> load_edgeq_model(const std::string& path, Progress* progress = nullptr);
 

@@ -265,15 +265,21 @@ Result<Tensor> quantize_rtn(const Tensor& w, const QuantSpec& spec) {
 ErrorReport error_report(const Tensor& original, const Tensor& quantized) {
     ErrorReport r;
     r.name = original.name;
-    const std::vector<float> deq = qkernels::dequantize(quantized);
-    const std::vector<float> ref = qkernels::dequantize(original);
+    // Row by row: two rows of scratch, not two dequantized copies of the matrix (an 8B model's
+    // output head is 2 GB as F32).
+    const int64_t rows = original.rows(), cols = original.cols();
+    std::vector<float> deq(static_cast<size_t>(cols)), ref(static_cast<size_t>(cols));
     double e2 = 0.0, w2 = 0.0, amax = 0.0;
-    for (size_t i = 0; i < ref.size(); ++i) {
-        const double d = double(ref[i]) - double(deq[i]);
-        e2 += d * d;
-        w2 += double(ref[i]) * double(ref[i]);
-        amax = std::max(amax, std::fabs(double(ref[i])));
-        r.max_abs = std::max(r.max_abs, std::fabs(d));
+    for (int64_t row = 0; row < rows; ++row) {
+        qkernels::dequantize_row(quantized, row, deq.data());
+        qkernels::dequantize_row(original, row, ref.data());
+        for (int64_t i = 0; i < cols; ++i) {
+            const double d = double(ref[size_t(i)]) - double(deq[size_t(i)]);
+            e2 += d * d;
+            w2 += double(ref[size_t(i)]) * double(ref[size_t(i)]);
+            amax = std::max(amax, std::fabs(double(ref[size_t(i)])));
+            r.max_abs = std::max(r.max_abs, std::fabs(d));
+        }
     }
     r.frobenius = std::sqrt(e2);
     r.relative = w2 > 0 ? r.frobenius / std::sqrt(w2) : 0.0;
@@ -284,7 +290,7 @@ ErrorReport error_report(const Tensor& original, const Tensor& quantized) {
         for (int64_t g = 0; g < q.n_groups; ++g)
             r.delta = std::max(r.delta, std::fabs(double(get_group(quantized, g).scale)));
     }
-    r.bound = r.delta / 2.0 * std::sqrt(double(ref.size()));
+    r.bound = r.delta / 2.0 * std::sqrt(double(rows * cols));
     // float32 rounding of the scale and of w/s may exceed the exact bound by a hair.
     r.within_bound = r.frobenius <= r.bound * (1.0 + 1e-5) + 1e-12;
     return r;

@@ -2,6 +2,7 @@
 // time gives exactly what the eager importers give; streamed quantize and compile hold one
 // tensor's FP32 copy at a time and write the same bytes as the whole-model path.
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -192,6 +193,53 @@ TEST(LazyWeights, StreamedRtnQuantizeHoldsOneTensorAndMatchesTheWholeModel) {
     EXPECT_LE(peak, largest_tensor_f32(eager));
     EXPECT_EQ(model::f32_weight_stats().live_bytes, base);  // nothing read is kept
     EXPECT_EQ(bytes_of((dir / "streamed.edgeq").string()), bytes_of((dir / "whole.edgeq").string()));
+}
+
+// Every tensor of `want` in `got` with the same type, shape and bytes.
+std::string same_tensors(const Model& want, const Model& got) {
+    if (want.tensors.size() != got.tensors.size()) return "tensor counts differ";
+    for (const Tensor& t : want.tensors) {
+        const Tensor* g = got.find(t.name);
+        if (!g) return t.name + " missing";
+        if (g->type != t.type || g->shape != t.shape || g->nbytes != t.nbytes ||
+            std::memcmp(g->raw(), t.raw(), t.nbytes) != 0)
+            return t.name + " differs";
+        if (bool(g->quant) != bool(t.quant) ||
+            (t.quant && (g->quant->bits != t.quant->bits || g->quant->group_size != t.quant->group_size)))
+            return t.name + ": quantization parameters differ";
+    }
+    return {};
+}
+
+// quantize's path: converted block by block into an EdgeqWriter (data section first), holding one
+// block at a time; the file loads to the same tensors as the whole-model save.
+TEST(LazyWeights, QuantizeStreamsIntoTheEdgeqWriter) {
+    const std::string path = synth_gguf("lazy-sink", four_layer_config());
+    auto plan = quant::parse_plan(kRtnPlan);
+    ASSERT_TRUE(plan.ok());
+    const auto dir = test::temp_dir("lazy-sink-out");
+    Model eager = load_or_die(path, false);
+    auto whole = quant::apply_plan(eager, *plan, nullptr);
+    ASSERT_TRUE(whole.ok());
+    ASSERT_TRUE(save_edgeq(whole->model, (dir / "whole.edgeq").string()).ok());
+
+    Model lazy = load_or_die(path, true);
+    auto w = EdgeqWriter::create((dir / "sunk.edgeq").string());
+    ASSERT_TRUE(w.ok());
+    quant::ApplyOptions ao;
+    ao.sink = [&](const Tensor& t) { return (*w)->add(t); };
+    model::reset_f32_weight_peak();
+    const size_t base = model::f32_weight_stats().live_bytes;
+    auto q = quant::apply_plan(lazy, *plan, nullptr, nullptr, ao);
+    ASSERT_TRUE(q.ok()) << q.message();
+    EXPECT_LE(model::f32_weight_stats().peak_bytes - base, largest_tensor_f32(eager));
+    for (const Tensor& t : q->model.tensors) EXPECT_FALSE(t.data) << t.name << " kept after it was written";
+    EXPECT_FALSE(std::filesystem::exists(dir / "sunk.edgeq"));  // not before finish()
+    ASSERT_TRUE((*w)->finish(q->model).ok());
+    auto a = load_edgeq_model((dir / "whole.edgeq").string());
+    auto b = load_edgeq_model((dir / "sunk.edgeq").string());
+    ASSERT_TRUE(a.ok() && b.ok()) << a.message() << b.message();
+    EXPECT_EQ(same_tensors(*a, *b), "");
 }
 
 TEST(LazyWeights, StreamedCompileMatchesTheWholeModelAndHoldsOneTensor) {
