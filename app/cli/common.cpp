@@ -27,17 +27,7 @@ void print_json(const nlohmann::json& j) {
     std::cout.flush();
 }
 
-std::string human_bytes(double b) {
-    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (b >= 1024.0 && u < 4) {
-        b /= 1024.0;
-        ++u;
-    }
-    char buf[32];
-    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", b, units[u]);
-    return buf;
-}
+std::string human_bytes(double b) { return format_memory_size(b > 0 ? uint64_t(b + 0.5) : 0); }
 
 std::string group_digits(int64_t n) {
     std::string s = std::to_string(n < 0 ? -n : n), out;

@@ -79,11 +79,7 @@ Result<std::unique_ptr<EdgeWriter>> EdgeWriter::create(const std::string& path) 
 Status EdgeWriter::add(const Tensor& x) {
     State& s = *s_;
     if (!x.data) return err(s.path, ": tensor '", x.name, "' has no data to write");
-    json e{
-        {"name", x.name},  {"type", dtype_name(x.type)}, {"source_type", dtype_name(x.source_type)}, {"shape", x.shape},
-        {"offset", s.pos}, {"nbytes", x.nbytes}};
-    if (x.quant) e["quant"] = quant_info_to_json(*x.quant);
-    s.tensors.push_back(std::move(e));
+    s.tensors.push_back(tensor_entry_to_json(x, s.pos));
     s.put(x.data.get(), x.nbytes, &s.weights_hash);
     const uint64_t next = align_up(s.pos + x.nbytes, kEdgeTensorAlign);
     s.pad(next - s.pos - x.nbytes, &s.weights_hash);

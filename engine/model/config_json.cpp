@@ -64,6 +64,13 @@ void tokenizer_header_from_json(const nlohmann::json& j, TokenizerSpec& t) {
     t.hf_json = j.at("hf_json");
 }
 
+nlohmann::json tensor_entry_to_json(const Tensor& x, uint64_t offset) {
+    nlohmann::json e{{"name", x.name},   {"type", dtype_name(x.type)}, {"source_type", dtype_name(x.source_type)},
+                     {"shape", x.shape}, {"offset", offset},           {"nbytes", x.nbytes}};
+    if (x.quant) e["quant"] = quant_info_to_json(*x.quant);
+    return e;
+}
+
 nlohmann::json quant_info_to_json(const QuantInfo& q) {
     return {{"bits", q.bits},
             {"symmetric", q.symmetric},

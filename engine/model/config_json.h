@@ -26,4 +26,8 @@ void tokenizer_header_from_json(const nlohmann::json& j, TokenizerSpec& t);
 nlohmann::json quant_info_to_json(const QuantInfo& q);
 const char* quant_info_from_json(const nlohmann::json& j, QuantInfo& q);
 
+// One row of the .edgeq / .edge tensor table: name, type, source_type, shape, offset, nbytes
+// (and quant for QI8/QI4).
+nlohmann::json tensor_entry_to_json(const Tensor& t, uint64_t offset);
+
 }  // namespace edge

@@ -74,11 +74,7 @@ Result<std::unique_ptr<EdgeqWriter>> EdgeqWriter::create(const std::string& path
 Status EdgeqWriter::add(const Tensor& x) {
     State& s = *s_;
     if (!x.data) return err(s.path, ": tensor '", x.name, "' has no data to save");
-    json e{
-        {"name", x.name},  {"type", dtype_name(x.type)}, {"source_type", dtype_name(x.source_type)}, {"shape", x.shape},
-        {"offset", s.pos}, {"nbytes", x.nbytes}};
-    if (x.quant) e["quant"] = quant_info_to_json(*x.quant);
-    s.tensors.push_back(std::move(e));
+    s.tensors.push_back(tensor_entry_to_json(x, s.pos));
     static const char zeros[64] = {};
     const uint64_t next = quant_align64(s.pos + x.nbytes);
     s.f.write(reinterpret_cast<const char*>(x.data.get()), std::streamsize(x.nbytes));

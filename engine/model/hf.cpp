@@ -85,17 +85,7 @@ public:
         const int64_t esz = e.elem_bytes;
         for (int64_t row = 0; row < t.rows(); ++row) {
             const uint8_t* from = src + (r.row0 + source_row(row, r.heads, head_dim_, rope_dim_)) * cols * esz;
-            float* to = dst + row * cols;
-            if (*e.dtype == DType::F32) {
-                std::memcpy(to, from, size_t(cols) * 4);
-            } else {
-                const bool half = *e.dtype == DType::F16;
-                for (int64_t i = 0; i < cols; ++i) {
-                    uint16_t h;
-                    std::memcpy(&h, from + 2 * i, 2);
-                    to[i] = half ? f16_to_f32(h) : bf16_to_f32(h);
-                }
-            }
+            stored_to_f32(from, *e.dtype, cols, dst + row * cols);
         }
         return t;
     }

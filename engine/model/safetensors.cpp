@@ -208,20 +208,23 @@ Result<Tensor> SafetensorsFile::to_f32(const SafetensorsEntry& e, const std::str
         t.nbytes = size_t(n) * 4;
     } else {
         t = Tensor::alloc(new_name, DType::F32, e.shape);
-        float* dst = t.f32_mut();
-        if (*e.dtype == DType::F32) {
-            std::memcpy(dst, src, size_t(n) * 4);
-        } else {
-            const bool half = *e.dtype == DType::F16;
-            for (int64_t i = 0; i < n; ++i) {
-                uint16_t h;
-                std::memcpy(&h, src + 2 * i, 2);
-                dst[i] = half ? f16_to_f32(h) : bf16_to_f32(h);
-            }
-        }
+        stored_to_f32(src, *e.dtype, n, t.f32_mut());
     }
     t.source_type = *e.dtype;
     return t;
+}
+
+void stored_to_f32(const uint8_t* src, DType dtype, int64_t n, float* dst) {
+    if (dtype == DType::F32) {
+        std::memcpy(dst, src, size_t(n) * 4);
+        return;
+    }
+    const bool half = dtype == DType::F16;
+    for (int64_t i = 0; i < n; ++i) {
+        uint16_t h;
+        std::memcpy(&h, src + 2 * i, 2);
+        dst[i] = half ? f16_to_f32(h) : bf16_to_f32(h);
+    }
 }
 
 std::vector<uint8_t> encode_f32_as(const float* values, int64_t n, DType dtype) {

@@ -69,6 +69,9 @@ struct SafetensorsWriteItem {
     std::vector<uint8_t> bytes;  // numel * element size, little-endian
 };
 
+// n stored F32, F16 or BF16 values (little-endian bytes at src) as floats.
+void stored_to_f32(const uint8_t* src, DType dtype, int64_t n, float* dst);
+
 // F32 values converted to `dtype` storage bytes (round to nearest even for F16/BF16).
 std::vector<uint8_t> encode_f32_as(const float* values, int64_t n, DType dtype);
 

@@ -136,7 +136,9 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
 
     std::unique_ptr<BlockInputs> captured;
     int captured_block = -2;
-    auto convert = [&](const LayerChoice& c) -> Status {
+    // Converts one layer in `out` and describes it in `rep`. RTN and FP16 layers touch only their
+    // own tensor, so a block's run in parallel (GPTQ shares the captured inputs and the pool).
+    auto convert = [&](const LayerChoice& c, LayerReport& rep) -> Status {
         Tensor& t = *out.find_mut(c.tensor);
         if (model::is_stub(t) && c.precision != Precision::FP32) {
             // Lazily opened: read this one tensor, convert it, and let its F32 copy go.
@@ -145,10 +147,9 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
             model::release_weight(out, t);
             t = std::move(r).value();
         }
-        LayerReport rep;
         rep.layer = c.layer;
         rep.bytes_before = t.nbytes;
-        rep.awq_alpha = alpha_of.count(c.layer) ? alpha_of[c.layer] : -1.0;
+        rep.awq_alpha = alpha_of.count(c.layer) ? alpha_of.at(c.layer) : -1.0;
         if (c.precision == Precision::FP32) {
             rep.format = "fp32";
         } else if (c.precision == Precision::FP16) {
@@ -195,7 +196,6 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
             t = std::move(q).value();
         }
         rep.bytes_after = t.nbytes;
-        res.layers.push_back(std::move(rep));
         return {};
     };
 
@@ -296,7 +296,27 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
             }
         }
         // ffn_up must be converted after ffn_down's AWQ folded into it: all folding is done above.
-        for (const LayerChoice* c : mine) EDGE_TRY(convert(*c));
+        {
+            // A block with a GPTQ layer converts in order (its captured inputs see the layers
+            // converted before it); otherwise the block's layers convert in parallel.
+            std::vector<LayerReport> reps(mine.size());
+            std::vector<Status> done(mine.size());
+            bool any_gptq = false;
+            for (const LayerChoice* c : mine)
+                any_gptq |= c->spec.method == QMethod::GPTQ &&
+                            (c->precision == Precision::INT8 || c->precision == Precision::INT4);
+            if (any_gptq) {
+                for (size_t i = 0; i < mine.size(); ++i) done[i] = convert(*mine[i], reps[i]);
+            } else {
+                pool.parallel_for(int64_t(mine.size()), [&](int64_t b0, int64_t b1) {
+                    for (int64_t i = b0; i < b1; ++i) done[size_t(i)] = convert(*mine[size_t(i)], reps[size_t(i)]);
+                });
+            }
+            for (size_t i = 0; i < mine.size(); ++i) {
+                EDGE_TRY(done[i]);
+                res.layers.push_back(std::move(reps[i]));
+            }
+        }
         if (opts.sink && !needs_calib) EDGE_TRY(emit_block(block));
         report(progress, double(b + 2) / double(cfg.n_layers + 1), "quantizing");
     }
