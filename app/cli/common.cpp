@@ -114,7 +114,7 @@ Result<LoadedModel> load(const std::string& path, const std::string& tokenizer_p
     if (!lazy_weights && !model::weights_resident(*m)) {
         uint64_t f32 = 0;
         for (const Tensor& t : m->tensors)
-            if (model::is_stub(t)) f32 += t.nbytes;
+            if (model::is_unread(t)) f32 += t.nbytes;
         EDGE_TRY(check_memory(path, {{"weights as F32", f32}}, memory_budget(),
                               "compile it to an engine (edgestudio-cli compile MODEL --plan PLAN) or quantize it "
                               "(edgestudio-cli quantize) and run that, or use a machine with more memory"));

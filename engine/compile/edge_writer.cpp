@@ -175,7 +175,7 @@ Status write_edge_file(const Model& m, const EdgeWriteInfo& info, const std::str
     if (!w.ok()) return w.error();
     for (size_t k = 0; k < m.tensors.size(); ++k) {
         const Tensor& x = m.tensors[k];
-        if (model::is_stub(x)) {
+        if (model::is_unread(x)) {
             auto r = model::weight_f32(m, x);
             if (!r.ok()) return r.error();
             EDGE_TRY((*w)->add(*r));

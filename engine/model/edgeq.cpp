@@ -147,7 +147,7 @@ Status save_edgeq(const Model& m, const std::string& path, Progress* progress) {
     if (!w.ok()) return w.error();
     for (size_t i = 0; i < m.tensors.size(); ++i) {
         const Tensor& x = m.tensors[i];
-        if (model::is_stub(x)) {  // a lazily opened model: read, write, let go
+        if (model::is_unread(x)) {  // a lazily opened model: read, write, let go
             auto r = model::weight_f32(m, x);
             if (!r.ok()) return r.error();
             EDGE_TRY((*w)->add(*r));

@@ -149,11 +149,11 @@ public:
         for (size_t k = 0; k < f_->tensors.size(); ++k) index_.emplace(f_->tensors[k].name, k);
     }
 
-    Result<Tensor> load_f32(const Tensor& stub) const override {
-        const gguf::TensorInfo* ti = find(stub.name);
-        if (!ti) return err(f_->path, ": tensor '", stub.name, "' is not in the file");
+    Result<Tensor> load_f32(const Tensor& want) const override {
+        const gguf::TensorInfo* ti = find(want.name);
+        if (!ti) return err(f_->path, ": tensor '", want.name, "' is not in the file");
         const File& f = *f_;
-        Tensor t = model::make_stub(ti->name, ti->shape(), ti->type);
+        Tensor t = model::make_unread(ti->name, ti->shape(), ti->type);
         if (!can_dequantize(ti->type))
             return err(f.path, ": tensor '", ti->name, "' has type ", dtype_name(ti->type),
                        ", which cannot be converted to F32");
@@ -169,8 +169,8 @@ public:
         return t;
     }
 
-    void release(const Tensor& stub) const override {
-        const gguf::TensorInfo* ti = find(stub.name);
+    void release(const Tensor& want) const override {
+        const gguf::TensorInfo* ti = find(want.name);
         if (ti && f_->mapping) f_->mapping->release(size_t(ti->data - f_->mapping->data()), size_t(ti->nbytes));
     }
 
@@ -218,9 +218,9 @@ Result<Model> import_shared(std::shared_ptr<const File> fp, bool lazy, Progress*
     read_metadata(f, m);
 
     // Every shape is checked against the configuration before anything big is read: the tensors
-    // start as stubs, read through the source afterwards (or later, when lazy).
+    // start as unread tensors, read through the source afterwards (or later, when lazy).
     m.tensors.reserve(f.tensors.size());
-    for (const auto& ti : f.tensors) m.tensors.push_back(model::make_stub(ti.name, ti.shape(), ti.type));
+    for (const auto& ti : f.tensors) m.tensors.push_back(model::make_unread(ti.name, ti.shape(), ti.type));
     m.config.tied_embeddings = m.find("output.weight") == nullptr;
     m.weights = std::make_shared<GgufWeights>(std::move(fp));
     EDGE_TRY(validate_and_finalize_llama(m));

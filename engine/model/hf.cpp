@@ -61,9 +61,9 @@ public:
     const std::vector<SafetensorsFile>& files() const { return files_; }
     void add(const std::string& name, Recipe r) { recipes_[name] = r; }
 
-    Result<Tensor> load_f32(const Tensor& stub) const override {
-        auto it = recipes_.find(stub.name);
-        if (it == recipes_.end()) return err("tensor '", stub.name, "' is not in the Hugging Face weights");
+    Result<Tensor> load_f32(const Tensor& want) const override {
+        auto it = recipes_.find(want.name);
+        if (it == recipes_.end()) return err("tensor '", want.name, "' is not in the Hugging Face weights");
         const Recipe& r = it->second;
         const SafetensorsFile& f = *r.at.file;
         const SafetensorsEntry& e = *r.at.entry;
@@ -73,12 +73,12 @@ public:
         if (f.file) f.file->will_need(size_t(f.bytes(e) - f.file->data()), size_t(e.end - e.begin));
         const bool whole = r.row0 == 0 && r.heads == 0 && (e.shape.empty() || r.rows == e.shape[0]);
         if (whole && *e.dtype == DType::F32) {  // aliases the mapping when it can
-            auto t = f.to_f32(e, stub.name);
+            auto t = f.to_f32(e, want.name);
             if (!t.ok()) return t.error();
             return t;
         }
         const int64_t cols = e.shape.size() >= 2 ? e.numel() / e.shape[0] : e.numel();
-        Tensor t = model::make_stub(stub.name, stub.shape, *e.dtype);
+        Tensor t = model::make_unread(want.name, want.shape, *e.dtype);
         t.data = model::alloc_counted_f32(t.numel());
         float* dst = t.f32_mut();
         const uint8_t* src = f.bytes(e);
@@ -90,8 +90,8 @@ public:
         return t;
     }
 
-    void release(const Tensor& stub) const override {
-        auto it = recipes_.find(stub.name);
+    void release(const Tensor& want) const override {
+        auto it = recipes_.find(want.name);
         if (it == recipes_.end() || !it->second.at.file->file) return;
         const SafetensorsFile& f = *it->second.at.file;
         const SafetensorsEntry& e = *it->second.at.entry;
@@ -307,7 +307,7 @@ Result<Model> load_hf_model(const std::string& folder, Progress* progress, bool 
         std::vector<int64_t> out_shape = shape;
         if (rows >= 0) out_shape[0] = rows;
         source->add(canonical, Recipe{at, row0, out_shape.empty() ? 1 : out_shape[0], heads});
-        m.tensors.push_back(model::make_stub(canonical, out_shape, *at.entry->dtype));
+        m.tensors.push_back(model::make_unread(canonical, out_shape, *at.entry->dtype));
         return {};
     };
 

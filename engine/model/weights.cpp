@@ -36,7 +36,7 @@ std::shared_ptr<uint8_t> alloc_counted_f32(int64_t n) {
     });
 }
 
-Tensor make_stub(std::string name, std::vector<int64_t> shape, DType source_type) {
+Tensor make_unread(std::string name, std::vector<int64_t> shape, DType source_type) {
     Tensor t;
     t.name = std::move(name);
     t.type = DType::F32;
@@ -53,11 +53,11 @@ size_t stored_weight_bytes(const Model& m) {
 }
 
 bool weights_resident(const Model& m) {
-    return std::all_of(m.tensors.begin(), m.tensors.end(), [](const Tensor& t) { return !is_stub(t); });
+    return std::all_of(m.tensors.begin(), m.tensors.end(), [](const Tensor& t) { return !is_unread(t); });
 }
 
 Result<Tensor> weight_f32(const Model& m, const Tensor& t) {
-    if (!is_stub(t)) {
+    if (!is_unread(t)) {
         if (t.type != DType::F32)
             return err(m.source_path, ": tensor '", t.name, "' is held as ", dtype_name(t.type), ", not F32");
         return t;
@@ -83,7 +83,7 @@ Status load_weights(Model& m, Progress* progress) {
     const size_t n = m.tensors.size();
     for (size_t k = 0; k < n; ++k) {
         Tensor& t = m.tensors[k];
-        if (!is_stub(t)) continue;
+        if (!is_unread(t)) continue;
         if (is_cancelled(progress)) return err(m.source_path, ": loading cancelled");
         auto r = weight_f32(m, t);
         if (!r.ok()) return r.error();

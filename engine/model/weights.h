@@ -1,5 +1,5 @@
 // Lazy weights: a model opened with LoadOptions::lazy_weights holds its configuration, tokenizer
-// and tensor table, but its GGUF / Hugging Face tensors keep no data ("stubs": name, shape,
+// and tensor table, but its GGUF / Hugging Face tensors keep no data ("unread tensors": name, shape,
 // type F32, source_type, nbytes = the F32 size, data null). The importer leaves a WeightSource
 // behind that reads one tensor from the file mapping exactly as the eager importer would
 // (dequantized to F32, Q/K rows permuted, fused tensors split), so a command that streams over
@@ -22,25 +22,25 @@ namespace edge::model {
 class WeightSource {
 public:
     virtual ~WeightSource() = default;
-    // The F32 tensor `stub` names, as the eager importer makes it (source_type kept).
-    virtual Result<Tensor> load_f32(const Tensor& stub) const = 0;
-    // Drops the file pages `stub` was read from out of this process's resident set (they stay
+    // The F32 contents of unread tensor `t`, as the eager importer makes it (source_type kept).
+    virtual Result<Tensor> load_f32(const Tensor& t) const = 0;
+    // Drops the file pages `t` was read from out of this process's resident set (they stay
     // in the page cache). A no-op where the source cannot tell.
-    virtual void release(const Tensor& stub) const { (void)stub; }
+    virtual void release(const Tensor& t) const { (void)t; }
 };
 
 // A tensor not read yet (no data, and the model has a source to read it from).
-inline bool is_stub(const Tensor& t) { return !t.data; }
+inline bool is_unread(const Tensor& t) { return !t.data; }
 // True when every tensor of `m` holds its data.
 bool weights_resident(const Model& m);
 
-// Reads every stub of `m` through its source (the eager importers end with this).
+// Reads every unread tensor of `m` through its source (the eager importers end with this).
 Status load_weights(Model& m, Progress* progress = nullptr);
 
 // `t` (a tensor of `m`) as F32: itself (sharing storage) when it is resident F32, else read from
 // m's source. Errors name the model and the tensor.
 Result<Tensor> weight_f32(const Model& m, const Tensor& t);
-// Releases the file pages behind stub `t` after a streaming command is done with it.
+// Releases the file pages behind unread tensor `t` after a streaming command is done with it.
 void release_weight(const Model& m, const Tensor& t);
 
 // `m` itself when its weights are resident, else a copy with every tensor read (for commands
@@ -67,7 +67,7 @@ inline size_t shown_weight_bytes(const Model& m) {
     return held == 0 && m.weights ? stored_weight_bytes(m) : held;
 }
 
-// A stub for an F32 tensor of `shape` read later from a source.
-Tensor make_stub(std::string name, std::vector<int64_t> shape, DType source_type);
+// A placeholder for an F32 tensor of `shape` read later from a source.
+Tensor make_unread(std::string name, std::vector<int64_t> shape, DType source_type);
 
 }  // namespace edge::model

@@ -59,18 +59,18 @@ ApplyEstimate estimate_apply(const Model& model, const std::vector<LayerChoice>&
     }
     ApplyEstimate e;
     std::map<int, uint64_t> per_block;  // converted bytes by block (-1: outside blocks)
-    uint64_t all_stubs = 0, largest_stub = 0;
+    uint64_t all_unread = 0, largest_unread = 0;
     for (const Tensor& t : model.tensors) {
-        const bool stub = model::is_stub(t);
-        if (stub) {
-            all_stubs += t.nbytes;
-            largest_stub = std::max<uint64_t>(largest_stub, t.nbytes);
+        const bool unread = model::is_unread(t);
+        if (unread) {
+            all_unread += t.nbytes;
+            largest_unread = std::max<uint64_t>(largest_unread, t.nbytes);
         }
         auto it = by_tensor.find(t.name);
         const LayerChoice* c = it == by_tensor.end() ? nullptr : it->second;
         const uint64_t n = uint64_t(t.numel());
         if (!c || c->precision == Precision::FP32) {
-            if (!stub) e.resident += t.nbytes;
+            if (!unread) e.resident += t.nbytes;
         } else if (c->precision == Precision::FP16) {
             per_block[c->block] += n * 2;
         } else {
@@ -82,7 +82,7 @@ ApplyEstimate estimate_apply(const Model& model, const std::vector<LayerChoice>&
     }
     for (const auto& [block, bytes] : per_block)
         e.converted = streaming && !needs_calib ? std::max(e.converted, bytes) : e.converted + bytes;
-    e.f32_working = needs_calib ? all_stubs : largest_stub;
+    e.f32_working = needs_calib ? all_unread : largest_unread;
     return e;
 }
 
@@ -118,7 +118,7 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
     if (calib && !calib->warning.empty()) res.warnings.push_back(calib->warning);
     // Tensors share storage until changed. Tensors of a lazily opened model stay unread until
     // their layer is converted (RTN, FP16: one tensor's F32 copy at a time; a layer left at FP32
-    // stays a stub for the writer to stream). AWQ and GPTQ run the model over calibration text,
+    // stays unread for the writer to stream). AWQ and GPTQ run the model over calibration text,
     // which needs every tensor: they read the whole model first.
     if (needs_calib && !model::weights_resident(model)) {
         Model loaded = model;
@@ -140,7 +140,7 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
     // own tensor, so a block's run in parallel (GPTQ shares the captured inputs and the pool).
     auto convert = [&](const LayerChoice& c, LayerReport& rep) -> Status {
         Tensor& t = *out.find_mut(c.tensor);
-        if (model::is_stub(t) && c.precision != Precision::FP32) {
+        if (model::is_unread(t) && c.precision != Precision::FP32) {
             // Lazily opened: read this one tensor, convert it, and let its F32 copy go.
             auto r = model::weight_f32(out, t);
             if (!r.ok()) return r.error();
@@ -209,7 +209,7 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
         for (size_t i = 0; i < out.tensors.size(); ++i) {
             Tensor& t = out.tensors[i];
             if (emitted[i] || block_of(t.name) != block) continue;
-            if (model::is_stub(t)) {  // left as it is by the plan, not read yet
+            if (model::is_unread(t)) {  // left as it is by the plan, not read yet
                 auto r = model::weight_f32(out, t);
                 if (!r.ok()) return r.error();
                 EDGE_TRY(opts.sink(*r));
