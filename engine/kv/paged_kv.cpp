@@ -49,6 +49,8 @@ Result<KvApplied> PagedKv::apply(const KvOp& o) {
                 return fork(x);
             else if constexpr (std::is_same_v<T, op::Write>)
                 return write(x);
+            else if constexpr (std::is_same_v<T, op::Truncate>)
+                return truncate(x);
             else
                 return remove(x);
         },
@@ -74,6 +76,16 @@ BlockId PagedKv::take() {
     blk.filled = 0;
     blk.indexed = false;
     return b;
+}
+
+// A private copy of `old` holding its first `filled` tokens (and their K/V when data is stored).
+BlockId PagedKv::copy_block(BlockId old, int filled) {
+    const BlockId nb = take();
+    Block& dst = blocks_[size_t(nb)];
+    dst.filled = filled;
+    dst.tokens = blocks_[size_t(old)].tokens;
+    if (cfg_.store_data) std::memcpy(slab(nb, 0, 0), slab(old, 0, 0), cfg_.shape.block_bytes());
+    return nb;
 }
 
 void PagedKv::release(BlockId b, KvApplied& out) {
@@ -141,12 +153,7 @@ Result<KvApplied> PagedKv::append(const op::Append& a) {
     const bool data = cfg_.store_data && a.k != nullptr;
     if (cow) {  // copy the shared partial block before writing into it
         const BlockId old = s.table.back();
-        const BlockId nb = take();
-        Block& dst = blocks_[size_t(nb)];
-        dst.filled = blocks_[size_t(old)].filled;
-        dst.tokens = blocks_[size_t(old)].tokens;
-        if (cfg_.store_data) std::memcpy(slab(nb, 0, 0), slab(old, 0, 0), cfg_.shape.block_bytes());
-        s.table.back() = nb;
+        s.table.back() = copy_block(old, int(s.len % B));
         release(old, out);
         ++out.cow_copies;
         ++out.blocks_allocated;
@@ -214,6 +221,42 @@ Result<KvApplied> PagedKv::remove(const op::Remove& r) {
     KvApplied out;
     for (BlockId b : it->second.table) release(b, out);
     seqs_.erase(it);
+    return out;
+}
+
+Result<KvApplied> PagedKv::truncate(const op::Truncate& t) {
+    auto it = seqs_.find(t.seq);
+    if (it == seqs_.end()) return err("KV truncate: sequence ", t.seq, " does not exist");
+    Seq& s = it->second;
+    if (t.len < 0 || t.len > s.len)
+        return err("KV truncate: sequence ", t.seq, " holds ", s.len, " tokens, cannot keep ", t.len);
+    KvApplied out;
+    if (t.len == s.len) return out;
+    const int B = cfg_.shape.block_tokens;
+    const size_t keep = size_t(blocks_for(t.len, B));
+    const int partial = t.len % B;
+    if (partial != 0 && blocks_[size_t(s.table[keep - 1])].ref > 1 && free_.empty())
+        return err("KV truncate: sequence ", t.seq, " shares its block at token ", t.len,
+                   " and no free block is left to copy it into");
+    for (size_t i = keep; i < s.table.size(); ++i) release(s.table[i], out);
+    s.table.resize(keep);
+    s.len = t.len;
+    if (partial == 0) return out;
+    const BlockId b = s.table.back();
+    Block& blk = blocks_[size_t(b)];
+    if (blk.ref > 1) {  // shared: our copy keeps the first tokens, the others keep the block
+        s.table.back() = copy_block(b, partial);
+        release(b, out);
+        ++out.cow_copies;
+        ++out.blocks_allocated;
+        return out;
+    }
+    if (blk.indexed) {  // no longer full: it cannot serve another sequence's prefix
+        auto f = index_.find(blk.hash);
+        if (f != index_.end() && f->second == b) index_.erase(f);
+        blk.indexed = false;
+    }
+    blk.filled = partial;
     return out;
 }
 

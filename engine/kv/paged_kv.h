@@ -66,9 +66,18 @@ struct Fork {
 struct Remove {
     SeqId seq;
 };
+// Keeps the first `len` tokens of a sequence and forgets the rest (llama.cpp's seq_rm from len):
+// blocks past them are released; a last block left partial stops being indexed for sharing, and
+// one that other sequences still share is copied first (copy-on-write), so theirs is untouched.
+// A later Append continues at position len. What a single-sequence caller does to reuse the
+// prompt prefix a new request has in common with the previous one.
+struct Truncate {
+    SeqId seq;
+    int len = 0;
+};
 }  // namespace op
 
-using KvOp = std::variant<op::Append, op::AttachPrefix, op::Fork, op::Remove, op::Write>;
+using KvOp = std::variant<op::Append, op::AttachPrefix, op::Fork, op::Remove, op::Write, op::Truncate>;
 
 // What one apply() did.
 struct KvApplied {
@@ -145,7 +154,9 @@ private:
     Result<KvApplied> fork(const op::Fork& f);
     Result<KvApplied> remove(const op::Remove& r);
     Result<KvApplied> write(const op::Write& w);
+    Result<KvApplied> truncate(const op::Truncate& t);
     BlockId take();
+    BlockId copy_block(BlockId old, int filled);
     void release(BlockId b, KvApplied& out);
     void on_full(Seq& s, size_t idx, KvApplied& out);
     uint64_t parent_hash_of(const Seq& s, size_t idx) const;

@@ -221,3 +221,55 @@ TEST(PagedKv, WriteRowsAndNoShareSequences) {
     EXPECT_EQ(kv.blocks_needed(1, 13), 1);
     EXPECT_TRUE(kv.check().ok());
 }
+
+// Truncate keeps a prefix and forgets the rest: blocks past it return to the free list, a block
+// left partial stops serving other sequences' prefixes, a shared block is copied first so the
+// other sequence keeps its tokens, and appending continues at the new length.
+TEST(PagedKv, TruncateKeepsAPrefixAndCopiesASharedBlock) {
+    PagedKv kv = make(8);
+    ASSERT_TRUE(append(kv, 1, rows(1, 0, 40)).ok());  // blocks: 16 + 16 + 8
+    EXPECT_EQ(kv.free_blocks(), 5);
+    auto t = kv.apply(op::Truncate{1, 20});
+    ASSERT_TRUE(t.ok()) << t.message();
+    EXPECT_EQ(t->blocks_freed, 1);
+    EXPECT_EQ(kv.seq_len(1), 20);
+    EXPECT_EQ(kv.free_blocks(), 6);
+    EXPECT_TRUE(kv.check().ok()) << kv.check().message();
+    // the second block is partial now: a prompt with the old 32 tokens shares only the first
+    Rows old = rows(1, 0, 32);
+    auto at = kv.apply(op::AttachPrefix{2, old.tokens});
+    ASSERT_TRUE(at.ok());
+    EXPECT_EQ(at->tokens_shared, 16);
+    ASSERT_TRUE(kv.apply(op::Remove{2}).ok());
+    // appending continues at 20 with new rows
+    ASSERT_TRUE(append(kv, 1, rows(3, 20, 4)).ok());
+    EXPECT_EQ(kv.seq_len(1), 24);
+    EXPECT_EQ(kv.key_row(1, 0, 19)[0], float(10000 + 190));
+    EXPECT_EQ(kv.key_row(1, 0, 20)[0], float(30000 + 200));
+
+    // a fork shares both blocks; truncating one side into the shared block copies it
+    ASSERT_TRUE(kv.apply(op::Fork{1, 4}).ok());
+    auto t2 = kv.apply(op::Truncate{4, 18});
+    ASSERT_TRUE(t2.ok()) << t2.message();
+    EXPECT_EQ(t2->cow_copies, 1);
+    EXPECT_NE(kv.block_table(4)[1], kv.block_table(1)[1]);
+    EXPECT_EQ(kv.block_table(4)[0], kv.block_table(1)[0]);
+    EXPECT_EQ(kv.seq_len(1), 24);
+    EXPECT_EQ(kv.key_row(1, 1, 23)[0], float(30000 + 231));
+    EXPECT_EQ(kv.key_row(4, 1, 17)[0], float(10000 + 171));
+    EXPECT_TRUE(kv.check().ok()) << kv.check().message();
+    // a truncate to the current length changes nothing; past it, or of an unknown sequence, fails
+    EXPECT_TRUE(kv.apply(op::Truncate{4, 18}).ok());
+    auto past = kv.apply(op::Truncate{4, 19});
+    ASSERT_FALSE(past.ok());
+    EXPECT_NE(past.message().find("sequence 4 holds 18 tokens, cannot keep 19"), std::string::npos) << past.message();
+    auto unknown = kv.apply(op::Truncate{9, 0});
+    ASSERT_FALSE(unknown.ok());
+    EXPECT_NE(unknown.message().find("sequence 9 does not exist"), std::string::npos) << unknown.message();
+    ASSERT_TRUE(kv.apply(op::Truncate{4, 0}).ok());
+    EXPECT_EQ(kv.seq_len(4), 0);
+    ASSERT_TRUE(kv.apply(op::Remove{1}).ok());
+    ASSERT_TRUE(kv.apply(op::Remove{4}).ok());
+    EXPECT_EQ(kv.free_blocks(), 8);
+    EXPECT_TRUE(kv.check().ok());
+}
