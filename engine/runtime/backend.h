@@ -16,6 +16,7 @@
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
 #include "engine/runtime/exec_program.h"
+#include "engine/runtime/executor.h"
 
 namespace edge {
 
@@ -41,9 +42,10 @@ struct BackendMemory {
     size_t total() const { return weight_bytes + arena_bytes + kv_bytes + scratch_bytes; }
 };
 
-class Backend {
+// A backend is a runtime::Executor (step() over a caller's PagedKv, capabilities, held memory)
+// that runs a compiled engine's program, plus what loading that program takes.
+class Backend : public runtime::Executor {
 public:
-    virtual ~Backend() = default;
     virtual std::string name() const = 0;  // "cpu" or "cuda (<device>)"
 
     // Raw memory of the backend (host memory for the CPU, device memory for CUDA), 256-byte
@@ -63,8 +65,6 @@ public:
     virtual Result<const float*> run(const int32_t* tokens, int n, int pos, float* all_logits = nullptr) = 0;
     virtual Status synchronize() = 0;
     virtual BackendMemory memory() const = 0;
-
-    virtual const LlamaConfig& config() const = 0;
     virtual int max_seq() const = 0;
 };
 

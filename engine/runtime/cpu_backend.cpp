@@ -49,10 +49,11 @@ Status CpuBackend::load(std::shared_ptr<const Model> model, const runtime::ExecP
     pool_ = std::make_unique<ThreadPool>(opts.threads);
     arena_ = alloc_aligned(std::max<size_t>(plan_.arena_bytes, 64));
 
+    // The own single-sequence cache of run() is made on its first call: a caller that runs batch
+    // steps through its PagedKv (the agent, the scheduler) holds no second KV store.
+    k_pool_.clear();
+    v_pool_.clear();
     blocks_per_layer_ = size_t((max_seq + kKvBlock - 1) / kKvBlock);
-    const size_t kv = size_t(c.n_layers) * blocks_per_layer_ * kKvBlock * size_t(c.kv_dim());
-    k_pool_.assign(kv, 0.0f);
-    v_pool_.assign(kv, 0.0f);
     block_table_.resize(blocks_per_layer_);
     for (size_t i = 0; i < blocks_per_layer_; ++i) block_table_[i] = int32_t(i);
 
@@ -82,6 +83,15 @@ BackendMemory CpuBackend::memory() const {
         (rope_cos_.size() + rope_sin_.size() + norm_scratch_.size() + up_scratch_.size() + logits_.size()) *
             sizeof(float) +
         block_table_.size() * sizeof(int32_t);
+    return m;
+}
+
+runtime::ExecutorMemory CpuBackend::held_memory() const {
+    const BackendMemory b = memory();
+    runtime::ExecutorMemory m;
+    m.mapped_weight_bytes = b.mapped_weight_bytes;
+    m.scratch_bytes = b.arena_bytes + b.scratch_bytes;
+    m.kv_bytes = b.kv_bytes;  // its own single-sequence cache (Backend::run); step() uses the caller's
     return m;
 }
 
@@ -138,6 +148,11 @@ struct CpuBackend::PagedAccess {
 
 Result<const float*> CpuBackend::run(const int32_t* tokens, int n, int pos, float* all_logits) {
     if (!model_) return err("cpu backend: run before load");
+    if (k_pool_.empty()) {
+        const size_t kv = size_t(cfg_.n_layers) * blocks_per_layer_ * kKvBlock * size_t(cfg_.kv_dim());
+        k_pool_.assign(kv, 0.0f);
+        v_pool_.assign(kv, 0.0f);
+    }
     auto chunk = [this](const int32_t* t, int m, int p, float* l) -> Status {
         std::vector<int> positions(static_cast<size_t>(m));
         for (int i = 0; i < m; ++i) positions[static_cast<size_t>(i)] = p + i;
@@ -152,8 +167,9 @@ Result<const float*> CpuBackend::run(const int32_t* tokens, int n, int pos, floa
 
 runtime::ExecutorCaps CpuBackend::capabilities() const {
     runtime::ExecutorCaps c;
-    c.name = std::string("cpu (compiled program, ") + qkernels::kernel_name() + " kernels, " +
-             std::to_string(pool_ ? pool_->size() : 0) + " threads)";
+    const int t = pool_ ? pool_->size() : 0;
+    c.name = std::string("cpu (compiled program, ") + qkernels::kernel_name() + " kernels, " + std::to_string(t) +
+             (t == 1 ? " thread)" : " threads)");
     c.stored_types = {DType::F32, DType::F16, DType::QI8, DType::QI4};
     c.max_seq = max_seq_;
     c.batch_invariant = true;

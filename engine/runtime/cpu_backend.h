@@ -21,7 +21,7 @@
 
 namespace edge {
 
-class CpuBackend final : public Backend, public runtime::Executor {
+class CpuBackend final : public Backend {
 public:
     CpuBackend() = default;
     std::string name() const override { return "cpu"; }
@@ -41,6 +41,7 @@ public:
     // runtime::Executor
     Result<const float*> step(kv::PagedKv& kv, std::span<const runtime::PagedStep> batch) override;
     runtime::ExecutorCaps capabilities() const override;
+    runtime::ExecutorMemory held_memory() const override;
 
 private:
     std::shared_ptr<const Model> model_;

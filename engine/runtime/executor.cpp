@@ -1,8 +1,20 @@
 #include "engine/runtime/executor.h"
 
+#include "engine/core/memory_budget.h"
 #include "engine/kv/paged_kv.h"
 
 namespace edge::runtime {
+
+std::string describe_memory(const ExecutorMemory& m) {
+    std::string s = "weights " + format_memory_size(m.weight_bytes ? m.weight_bytes : m.mapped_weight_bytes) +
+                    (m.weight_bytes ? (m.device_total ? " on the device" : " held") : " mapped in place") +
+                    ", scratch " + format_memory_size(m.scratch_bytes);
+    if (m.kv_bytes) s += ", KV pool " + format_memory_size(m.kv_bytes);
+    if (m.device_total)
+        s += ", device " + format_memory_size(m.device_total - m.device_free) + " used of " +
+             format_memory_size(m.device_total);
+    return s;
+}
 
 Result<BatchLayout> plan_batch(const kv::PagedKv& kv, std::span<const PagedStep> batch, const LlamaConfig& c,
                                int max_seq, const char* who) {

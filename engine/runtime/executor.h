@@ -41,6 +41,19 @@ struct ExecutorCaps {
     int max_batch_tokens = 0;         // most new tokens in one step (0: no limit but memory)
     size_t device_memory_bytes = 0;   // memory of the device it runs on (0: host memory)
     bool batch_invariant = true;      // a row's logits do not depend on what else is in the batch
+    // The K/V rows live in the executor's device memory (CUDA), indexed by the PagedKv's block
+    // ids: the PagedKv given to step() keeps the books (tables, sharing, eviction) and need not
+    // store data; nothing outside the executor can read or restore rows (no host swap tier).
+    bool kv_on_device = false;
+};
+
+// Memory an executor holds besides the caller's KV memory, for load reports and telemetry.
+struct ExecutorMemory {
+    size_t weight_bytes = 0;                   // weights it holds (CUDA: uploaded to the device)
+    size_t mapped_weight_bytes = 0;            // weights read in place from the host mapping of the file
+    size_t scratch_bytes = 0;                  // arena of intermediates, tables, logits
+    size_t kv_bytes = 0;                       // K/V it holds itself (CUDA: the device pool behind the block ids)
+    size_t device_total = 0, device_free = 0;  // CUDA only (cudaMemGetInfo)
 };
 
 class Executor {
@@ -52,7 +65,11 @@ public:
     virtual Result<const float*> step(kv::PagedKv& kv, std::span<const PagedStep> batch) = 0;
     virtual const LlamaConfig& config() const = 0;
     virtual ExecutorCaps capabilities() const = 0;
+    virtual ExecutorMemory held_memory() const = 0;
 };
+
+// "weights 1.2 MiB mapped in place, scratch 300.0 KiB, KV 0.0 KiB, device 1.1 GiB used of 140.0 GiB".
+std::string describe_memory(const ExecutorMemory& m);
 
 // The rows of a batch step, flattened in batch order, and the checks every implementation makes
 // before it changes anything: the KV memory's shape matches the model, no sequence is empty or

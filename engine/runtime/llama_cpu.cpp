@@ -94,6 +94,16 @@ size_t LlamaCpu::kv_cache_bytes() const {
     return (key_cache_.size() + value_cache_.size()) * sizeof(float);
 }
 
+runtime::ExecutorMemory LlamaCpu::held_memory() const {
+    runtime::ExecutorMemory m;
+    m.mapped_weight_bytes = model_->weight_bytes();  // read in place from the model as loaded
+    m.kv_bytes = kv_cache_bytes();                   // the contiguous cache (forward, prefill)
+    for (const auto* v : {&rope_cos_, &rope_sin_, &x_, &xb_, &xb2_, &q_, &k_, &v_, &att_, &hb_, &hb2_, &logits_,
+                          &paged_x_, &paged_logits_})
+        m.scratch_bytes += v->capacity() * sizeof(float);
+    return m;
+}
+
 void LlamaCpu::ensure_batch(int n) {
     if (n <= batch_cap_) return;
     batch_cap_ = n;

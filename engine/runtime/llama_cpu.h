@@ -63,6 +63,7 @@ public:
         return forward_paged(kv, batch);
     }
     runtime::ExecutorCaps capabilities() const override;
+    runtime::ExecutorMemory held_memory() const override;
 
     const LlamaConfig& config() const override { return cfg_; }
     Numerics numerics() const { return compat_ ? Numerics::LlamaCpp : Numerics::Fp32; }

@@ -171,7 +171,13 @@ Result<ServeResult> serve(runtime::Executor& rt, const std::vector<ServeRequest>
     if (cfg.block_tokens <= 0) return err("KV block size must be at least 1 token, got ", cfg.block_tokens);
     if (cfg.max_batch_tokens <= 0 || cfg.prefill_chunk <= 0 || cfg.max_running <= 0)
         return err("scheduler: batch tokens, prefill chunk and running requests must be positive");
-    kv::KvConfig kc{kv::KvShape{c.n_layers, c.n_kv_heads, c.head_dim, cfg.block_tokens}, cfg.budget_blocks, true, true};
+    const runtime::ExecutorCaps caps = rt.capabilities();
+    if (caps.kv_on_device && cfg.preempt != Preempt::Recompute)
+        return err("scheduler: ", caps.name, " keeps K/V rows in device memory: preemption by ",
+                   preempt_name(cfg.preempt), " needs them on the host tier; use recompute");
+    // An executor that keeps the rows itself gets a PagedKv that only keeps the books.
+    kv::KvConfig kc{kv::KvShape{c.n_layers, c.n_kv_heads, c.head_dim, cfg.block_tokens}, cfg.budget_blocks,
+                    !caps.kv_on_device, true};
     auto kvr = kv::PagedKv::create(kc);
     if (!kvr) return kvr.error();
     if (requests.empty()) return err("scheduler: no requests");

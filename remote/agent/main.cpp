@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
         } else if (a == "--max-seq" && parse_int(value(), 0, 1 << 20, n)) {
             opts.worker.max_seq = static_cast<int>(n);
         } else if (a == "--backend") {
-            auto b = edge::agent::parse_backend_choice(value());
+            auto b = edge::runtime::parse_backend_choice(value());
             if (!b.ok()) {
                 std::fprintf(stderr, "edge-agent: --backend: %s\n", b.message().c_str());
                 return 64;

@@ -99,7 +99,7 @@ int run_session(int in_fd, int out_fd, const SessionOptions& opts) {
     hello.cpu_model = cpu_model();
     hello.cpu_threads = static_cast<uint32_t>(cpu_count());
     hello.mem_total_bytes = sensors.mem_total_bytes().value_or(0);
-    hello.backend = describe_backends(opts.worker.backend);
+    hello.backend = runtime::describe_backends(opts.worker.backend);
     if (!out.send(hello).ok()) return kExitIoError;
 
     TelemetryPump pump(out);

@@ -2,7 +2,10 @@
 
 #include <time.h>
 #include <filesystem>
+#include <optional>
 
+#include "engine/core/memory_budget.h"
+#include "engine/kv/paged_kv.h"
 #include "engine/model/xxh64.h"
 #include "engine/runtime/executor.h"
 #include "engine/runtime/llama_cpu.h"  // Sampler
@@ -16,14 +19,22 @@
 namespace edge::agent {
 
 struct Worker::Loaded {
-    std::unique_ptr<Executor> exe;  // owns the model
+    runtime::OpenedExecutor opened;  // the model and what runs it
     std::unique_ptr<Tokenizer> tokenizer;
     std::string path;
-    // The tokens whose K/V sit in exe's cache at positions 0..n-1. A prompt that starts with
-    // some of them (a shared system prompt, a follow-up turn) reuses those positions instead of
-    // prefilling them again: that reuse is the KV hit rate the agent reports.
+    // run-workload's KV memory: one sequence (kPromptSeq) of up to max_seq tokens. `cached` are
+    // its tokens. A prompt that starts with some of them (a shared system prompt, a follow-up
+    // turn) truncates the sequence to that prefix and runs only the rest: that reuse is the KV
+    // hit rate the agent reports for run-workload.
+    std::optional<kv::PagedKv> kv;
     std::vector<int32_t> cached;
     uint64_t prompt_tokens = 0, reused_tokens = 0;
+    runtime::Executor& exe() const { return *opened.exe; }
+    void forget() {  // after a failed step what the sequence holds is unknown
+        if (kv && kv->has_seq(kPromptSeq)) (void)kv->apply(kv::op::Remove{kPromptSeq});
+        cached.clear();
+    }
+    static constexpr kv::SeqId kPromptSeq = 0;
 };
 
 namespace {
@@ -40,14 +51,14 @@ std::string hex(const proto::Sha256& h) { return proto::to_hex(h.data(), h.size(
 // stream.
 class SystemCache {
 public:
-    SystemCache(const BoardSensors& s, const Executor& exe) : sensors_(s), exe_(exe) {}
+    SystemCache(const BoardSensors& s, const runtime::Executor& exe) : sensors_(s), exe_(exe) {}
     void fill(proto::TelemetrySample& t) {
         if (!fresh_ || age_.millis() > 50) {
             auto m = process_memory();
             rss_ = m.ok ? std::optional<uint64_t>(static_cast<uint64_t>(m.rss_bytes)) : std::nullopt;
-            const auto d = exe_.device_memory();  // CUDA only
-            device_used_ = d ? std::optional<uint64_t>(d->used_bytes) : std::nullopt;
-            device_total_ = d ? std::optional<uint64_t>(d->total_bytes) : std::nullopt;
+            const runtime::ExecutorMemory d = exe_.held_memory();  // device figures: CUDA only
+            device_used_ = d.device_total ? std::optional<uint64_t>(d.device_total - d.device_free) : std::nullopt;
+            device_total_ = d.device_total ? std::optional<uint64_t>(d.device_total) : std::nullopt;
             board_ = sensors_.read();
             age_.restart();
             fresh_ = true;
@@ -62,7 +73,7 @@ public:
 
 private:
     const BoardSensors& sensors_;
-    const Executor& exe_;
+    const runtime::Executor& exe_;
     Stopwatch age_;
     bool fresh_ = false;
     std::optional<uint64_t> rss_;
@@ -156,11 +167,7 @@ void Worker::serve(const proto::ServeWorkload& r) {
     if (!loaded_)
         return fail(r.request_id, proto::ErrorCode::NotLoaded,
                     "serve-workload: no engine is loaded (send load-engine first)");
-    runtime::Executor* ex = loaded_->exe->batch();
-    if (!ex)
-        return fail(r.request_id, proto::ErrorCode::RunFailed,
-                    "serve-workload: " + loaded_->exe->backend() +
-                        " cannot run batch steps through a paged KV pool yet; restart the agent with --backend cpu");
+    runtime::Executor* ex = loaded_->opened.exe.get();
     auto w = sched::parse_workload(r.workload, "serve-workload");
     if (!w.ok()) return fail(r.request_id, proto::ErrorCode::BadRequest, w.message());
     if (w->requests.empty()) return fail(r.request_id, proto::ErrorCode::BadRequest, "serve-workload: no requests");
@@ -183,7 +190,7 @@ void Worker::serve(const proto::ServeWorkload& r) {
     if (budget < 1)
         return fail(r.request_id, proto::ErrorCode::BadRequest,
                     "serve-workload: a KV budget of " + std::to_string(budget) + " blocks holds nothing (a block of " +
-                        std::to_string(r.block_tokens) + " tokens takes " + format_bytes(block_bytes) + ")");
+                        std::to_string(r.block_tokens) + " tokens takes " + format_memory_size(block_bytes) + ")");
     std::vector<sched::ServeRequest> reqs;
     for (size_t i = 0; i < w->requests.size(); ++i)
         reqs.push_back(
@@ -204,9 +211,9 @@ void Worker::serve(const proto::ServeWorkload& r) {
     log(proto::LogLevel::Info, "serve " + std::to_string(r.request_id) + ": " + std::to_string(reqs.size()) +
                                    " requests, concurrency " + std::to_string(r.concurrency) + ", KV pool " +
                                    std::to_string(budget) + " blocks of " + std::to_string(r.block_tokens) +
-                                   " tokens (" + format_bytes(size_t(budget) * block_bytes) + "), " +
+                                   " tokens (" + format_memory_size(uint64_t(budget) * block_bytes) + "), " +
                                    sched::preempt_name(cfg.preempt) + " on preemption; " + backend);
-    SystemCache sys(sensors_, *loaded_->exe);
+    SystemCache sys(sensors_, *ex);
     Stopwatch wall;
     uint64_t preempt_base = 0, context_base = 0, shared_base = 0;  // counters before this workload
     {
@@ -343,27 +350,38 @@ void Worker::load(const proto::LoadEngine& r) {
         log(proto::LogLevel::Info, p + ": SHA-256 verified");
     }
     loaded_.reset();  // free the previous model before loading the next
-    ExecutorOptions eo{opts_.threads, opts_.max_seq, opts_.backend, {}};
+    runtime::OpenOptions eo{opts_.threads, opts_.max_seq, opts_.backend, {}};
     if (!r.tokenizer_path.empty()) {
         fs::path t = r.tokenizer_path;
         eo.tokenizer_path = (t.is_relative() ? fs::path(opts_.root) / t : t).string();
     }
-    if (!eo.tokenizer_path.empty() && is_compiled_engine(p))
+    if (!eo.tokenizer_path.empty() && runtime::is_compiled_engine(p))
         log(proto::LogLevel::Warn, p + ": the engine embeds its tokenizer; " + eo.tokenizer_path + " is not used");
-    auto exe = open_executor(p, eo);
-    if (!exe.ok()) return fail(r.request_id, proto::ErrorCode::LoadFailed, exe.message());
+    auto opened = runtime::open_executor(p, eo);
+    if (!opened.ok()) return fail(r.request_id, proto::ErrorCode::LoadFailed, opened.message());
     auto l = std::make_unique<Loaded>();
-    l->exe = std::move(exe).value();
+    l->opened = std::move(opened).value();
     l->path = p;
-    const Model& model = l->exe->model();
+    const Model& model = *l->opened.model;
     auto tok = make_tokenizer(model.tokenizer);
     if (!tok.ok()) return fail(r.request_id, proto::ErrorCode::LoadFailed, p + ": tokenizer: " + tok.message());
     l->tokenizer = std::move(tok).value();
-    const std::string backend = l->exe->backend();
+    const runtime::ExecutorCaps caps = l->exe().capabilities();
+    const LlamaConfig& c = l->exe().config();
+    // One sequence of max_seq tokens in blocks of kKvBlockTokens; the rows live in the PagedKv
+    // unless the executor keeps them on its device.
+    const kv::KvShape shape{c.n_layers, c.n_kv_heads, c.head_dim, kKvBlockTokens};
+    const int64_t blocks = (int64_t(caps.max_seq) + kKvBlockTokens - 1) / kKvBlockTokens;
+    auto kvr = kv::PagedKv::create(kv::KvConfig{shape, blocks, !caps.kv_on_device, false});
+    if (!kvr.ok()) return fail(r.request_id, proto::ErrorCode::LoadFailed, p + ": KV memory: " + kvr.message());
+    l->kv.emplace(std::move(kvr).value());
+    const uint64_t kv_bytes = caps.kv_on_device ? 0 : uint64_t(blocks) * shape.block_bytes();
+    const std::string backend = l->opened.label;
     std::string detail = p + ": " + model.source_format + ", " + std::to_string(model.parameter_count()) +
-                         " parameters, KV " + std::to_string(l->exe->max_seq()) + " positions, " +
-                         l->exe->memory_summary() + ", loaded in " + std::to_string(static_cast<int>(sw.millis())) +
-                         " ms; backend: " + backend;
+                         " parameters, KV " + std::to_string(caps.max_seq) + " positions (" + std::to_string(blocks) +
+                         " blocks" + (kv_bytes ? ", " + format_memory_size(kv_bytes) + " on the host" : std::string()) +
+                         "), " + runtime::describe_memory(l->exe().held_memory()) + ", loaded in " +
+                         std::to_string(static_cast<int>(sw.millis())) + " ms; backend: " + backend;
     loaded_ = std::move(l);
     {
         std::lock_guard lk(stats_mu_);
@@ -381,11 +399,17 @@ void Worker::run(const proto::RunWorkload& r) {
                     "run-workload: no engine is loaded (send load-engine first)");
     if (r.prompts.empty()) return fail(r.request_id, proto::ErrorCode::BadRequest, "run-workload: no prompts");
     pump_.set_rate_hz(r.telemetry_hz == 0 ? kMaxTelemetryHz : r.telemetry_hz);
-    Executor& exe = *loaded_->exe;
-    const Tokenizer& tok = *loaded_->tokenizer;
-    const int vocab = exe.config().vocab_size, max_seq = exe.max_seq();
-    const uint32_t kv_total = static_cast<uint32_t>((max_seq + kKvBlockTokens - 1) / kKvBlockTokens);
+    Loaded& L = *loaded_;
+    runtime::Executor& exe = L.exe();
+    kv::PagedKv& kv = *L.kv;
+    const Tokenizer& tok = *L.tokenizer;
+    const int vocab = exe.config().vocab_size, max_seq = exe.capabilities().max_seq;
     SystemCache sys(sensors_, exe);
+    // One step of the prompt sequence: its next tokens, through the PagedKv.
+    auto step = [&](std::span<const int32_t> tokens) {
+        const runtime::PagedStep st{Loaded::kPromptSeq, tokens};
+        return exe.step(kv, std::span(&st, 1));
+    };
     SamplingParams sp{r.temperature, r.top_k, r.top_p, r.seed};
     log(proto::LogLevel::Info, "run " + std::to_string(r.request_id) + ": " + std::to_string(r.prompts.size()) +
                                    " prompt(s), up to " + std::to_string(r.max_tokens) + " tokens each");
@@ -403,16 +427,23 @@ void Worker::run(const proto::RunWorkload& r) {
         Stopwatch sw;
         // Longest common prefix with what the cache holds, leaving at least one token to run
         // (its logits start the generation).
-        std::vector<int32_t>& cached = loaded_->cached;
+        std::vector<int32_t>& cached = L.cached;
         size_t reuse = 0;
         while (reuse + 1 < ids.size() && reuse < cached.size() && cached[reuse] == ids[reuse]) ++reuse;
-        loaded_->prompt_tokens += ids.size();
-        loaded_->reused_tokens += reuse;
-        const double hit_rate =
-            static_cast<double>(loaded_->reused_tokens) / static_cast<double>(loaded_->prompt_tokens);
-        auto first = exe.run(ids.data() + reuse, static_cast<int>(ids.size() - reuse), static_cast<int>(reuse));
+        if (kv.has_seq(Loaded::kPromptSeq)) {
+            if (auto t = kv.apply(kv::op::Truncate{Loaded::kPromptSeq, int(reuse)}); !t.ok()) {
+                L.forget();
+                return fail(r.request_id, proto::ErrorCode::RunFailed,
+                            "prompt " + std::to_string(i) + ": " + t.message());
+            }
+            cached.resize(reuse);
+        }
+        L.prompt_tokens += ids.size();
+        L.reused_tokens += reuse;
+        const double hit_rate = static_cast<double>(L.reused_tokens) / static_cast<double>(L.prompt_tokens);
+        auto first = step(std::span(ids).subspan(reuse));
         if (!first.ok()) {
-            cached.clear();  // what the cache holds is unknown now
+            L.forget();
             return fail(r.request_id, proto::ErrorCode::RunFailed,
                         "prompt " + std::to_string(i) + ": " + first.message());
         }
@@ -440,11 +471,10 @@ void Worker::run(const proto::RunWorkload& r) {
             s.ttft_ms = ttft;
             if (gen > 1) s.tpot_ms = (now - ttft) / (gen - 1);
             s.tokens_per_s = now > 0 ? gen * 1000.0 / now : 0.0;
-            uint32_t used = static_cast<uint32_t>((pos + kKvBlockTokens - 1) / kKvBlockTokens);
-            s.kv_blocks_used = used;
-            s.kv_blocks_free = kv_total - std::min(used, kv_total);
-            // Prompt positions served from the cache so far in this engine's life. The
-            // contiguous cache evicts nothing and compresses nothing: those stay absent.
+            s.kv_blocks_used = static_cast<uint32_t>(kv.total_blocks() - kv.free_blocks());
+            s.kv_blocks_free = static_cast<uint32_t>(kv.free_blocks());
+            // Prompt positions served from the cache so far in this engine's life. One sequence
+            // evicts nothing and compresses nothing: those stay absent.
             s.kv_hit_rate = hit_rate;
             sys.fill(s);
             {
@@ -461,14 +491,15 @@ void Worker::run(const proto::RunWorkload& r) {
             pump_.push(std::move(s));
             last = now;
             if (gen < r.max_tokens) {
-                auto step = exe.run(&next, 1, pos++);
-                if (!step.ok()) {
-                    cached.clear();
+                auto out = step(std::span(&next, 1));
+                ++pos;
+                if (!out.ok()) {
+                    L.forget();
                     return fail(
                         r.request_id, proto::ErrorCode::RunFailed,
-                        "prompt " + std::to_string(i) + ", token " + std::to_string(gen) + ": " + step.message());
+                        "prompt " + std::to_string(i) + ", token " + std::to_string(gen) + ": " + out.message());
                 }
-                logits = step.value();
+                logits = out.value();
                 cached.push_back(next);
             }
         }

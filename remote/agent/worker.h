@@ -1,5 +1,6 @@
-// The agent's worker thread: it owns the model and its executor (executor.h: a .edge engine through
-// the Backend interface, other formats through LlamaCpu), and serves LoadEngine, RunWorkload and
+// The agent's worker thread: it owns the model and its runtime::Executor (engine/runtime/
+// open_executor.h: a .edge engine on its backend, other formats on the CPU executor) with the
+// PagedKv its prompts run in, and serves LoadEngine, RunWorkload and
 // ServeWorkload requests one at a time from a queue. ServeWorkload runs a whole serving workload
 // concurrently through engine/sched (continuous batching over the executor's batch step, a paged
 // KV pool with prefix caching and preemption); its telemetry is what the scheduler counts. Results, log lines and errors go out through
@@ -15,8 +16,8 @@
 #include <utility>
 #include <variant>
 
+#include "engine/runtime/open_executor.h"
 #include "remote/agent/board_sensors.h"
-#include "remote/agent/executor.h"
 #include "remote/agent/frame_writer.h"
 #include "remote/agent/prometheus.h"
 #include "remote/agent/telemetry_pump.h"
@@ -25,10 +26,10 @@
 namespace edge::agent {
 
 struct WorkerOptions {
-    std::string root = ".";                       // relative engine paths resolve against it
-    int threads = 0;                              // executor threads (<= 0: all)
-    int max_seq = 0;                              // KV length (<= 0: the model's context, capped by the runtime)
-    BackendChoice backend = BackendChoice::Auto;  // what runs compiled engines (.edge)
+    std::string root = ".";  // relative engine paths resolve against it
+    int threads = 0;         // executor threads (<= 0: all)
+    int max_seq = 0;         // KV length (<= 0: the model's context, capped by the runtime)
+    runtime::BackendChoice backend = runtime::BackendChoice::Auto;  // what runs compiled engines (.edge)
     // --kv-budget: the KV pool serve-workload runs in, in blocks, or in MiB when kv_budget_mib > 0;
     // both 0: a quarter of the board's available memory (capped at 1 GiB).
     int64_t kv_budget_blocks = 0;

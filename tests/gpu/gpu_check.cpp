@@ -5,9 +5,10 @@
 //
 //   edge-gpu-check check          every kernel vs a CPU reference, and the whole model (FP32, INT8,
 //                                 INT4) CUDA backend vs CPU backend, by normalised error
-//   edge-gpu-check agent          the board agent's executor (remote/agent/backend_executor.cpp):
-//                                 --backend cuda/auto pick CUDA, prefix reuse at pos > 0 matches
-//                                 a fresh prefill and the CPU, device memory is reported
+//   edge-gpu-check agent          the executor the board agent runs (engine/runtime/
+//                                 engine_executor.cpp): --backend cuda/auto pick CUDA; batch steps
+//                                 through a PagedKv (prefix reuse by Truncate, a batch of 4 with a
+//                                 shared prefix) match a fresh run and the CPU backend
 //   edge-gpu-check bench [shape]  decode / prefill tokens/s at tinyllama-1.1b (default) or
 //                                 stories260k shape, FP16/INT8/INT4, vs the device-copy bandwidth
 // Exit 0: all checks passed (or "no device": nothing could run, said on stdout); 1: a check failed.
@@ -23,8 +24,10 @@
 #include <string>
 #include <vector>
 
+#include "engine/compile/passes.h"
 #include "engine/core/half.h"
 #include "engine/core/thread_pool.h"
+#include "engine/kv/paged_kv.h"
 #include "engine/quant/rtn.h"
 #include "engine/runtime/cpu_backend.h"
 #include "engine/runtime/cuda/cuda_backend.h"
@@ -32,8 +35,8 @@
 #include "engine/runtime/cuda/cuda_probe.h"
 #include "engine/runtime/exec_program.h"
 #include "engine/runtime/kernels.h"
+#include "engine/runtime/open_executor.h"
 #include "engine/runtime/qkernels.h"
-#include "remote/agent/executor.h"
 
 using namespace edge;
 
@@ -428,67 +431,99 @@ void check_models() {
     }
 }
 
-// What the agent does with a .edge on a GPU board, minus the file: make_backend_executor with
-// --backend cuda and auto, then the worker's prefix reuse (a prompt that extends what the KV cache
-// holds runs only its new tokens, at pos > 0) compared with a fresh prefill on CUDA and with the
-// same steps on the CPU backend (--backend cpu).
+// What the agent does with a .edge on a GPU board, minus the file: make_engine_executor with
+// --backend cuda and auto, then batch steps through a PagedKv as the worker and the scheduler run
+// them: prefix reuse (the sequence truncated to what a second prompt shares, only the rest run)
+// against a fresh run on CUDA and the same steps on the CPU backend (--backend cpu); then one
+// step of 4 sequences sharing a 20-token prefix (attached blocks, copy-on-write) against each
+// sequence run alone on the CPU.
 void check_agent() {
-    using namespace edge::agent;
-    std::printf("\n| agent executor (remote/agent)                | max|a-b|/max|b| | tol | |\n|---|---|---|---|\n");
+    using namespace edge::runtime;
+    std::printf("\n| agent executor (engine/runtime)              | max|a-b|/max|b| | tol | |\n|---|---|---|---|\n");
     ThreadPool pool(0);
     const LlamaConfig c = shape("stories260k");
     std::shared_ptr<const Model> m = random_model(c, "f32", pool);
     const auto plan = make_plan(c, 16, 128);
-    auto open = [&](BackendChoice b) {
-        return make_backend_executor(m, plan, ExecutorOptions{0, 0, b, {}}, "random-f32");
-    };
+    auto open = [&](BackendChoice b) { return make_engine_executor(m, plan, OpenOptions{0, 0, b, {}}, "random-f32"); };
     auto cu = open(BackendChoice::Cuda), au = open(BackendChoice::Auto), fresh = open(BackendChoice::Cuda),
          cpu = open(BackendChoice::Cpu);
     for (auto* r : {&cu, &au, &fresh, &cpu})
         if (!r->ok()) {
-            std::printf("make_backend_executor: %s\n", r->message().c_str());
+            std::printf("make_engine_executor: %s\n", r->message().c_str());
             ++g_failed;
             return;
         }
-    std::printf("--backend cuda: %s\n--backend auto: %s\n--backend cpu:  %s\n", (*cu)->backend().c_str(),
-                (*au)->backend().c_str(), (*cpu)->backend().c_str());
-    std::printf("memory: %s\n", (*cu)->memory_summary().c_str());
-    row("--backend cuda runs on CUDA", (*cu)->backend().rfind("cuda (", 0) == 0 ? 0.0 : 1.0, 0.0);
-    row("--backend auto runs on CUDA", (*au)->backend().rfind("cuda (", 0) == 0 ? 0.0 : 1.0, 0.0);
-    const auto dm = (*cu)->device_memory();
+    std::printf("--backend cuda: %s\n--backend auto: %s\n--backend cpu:  %s\n", cu->label.c_str(), au->label.c_str(),
+                cpu->label.c_str());
+    std::printf("memory: %s\n", describe_memory(cu->exe->held_memory()).c_str());
+    row("--backend cuda runs on CUDA", cu->label.rfind("cuda (", 0) == 0 ? 0.0 : 1.0, 0.0);
+    row("--backend auto runs on CUDA", au->label.rfind("cuda (", 0) == 0 ? 0.0 : 1.0, 0.0);
+    const ExecutorMemory dm = cu->exe->held_memory();
     row("device memory reported (used > 0, <= total)",
-        dm && dm->used_bytes > 0 && dm->used_bytes <= dm->total_bytes ? 0.0 : 1.0, 0.0);
+        dm.device_total > 0 && dm.device_free < dm.device_total ? 0.0 : 1.0, 0.0);
+    row("capabilities: K/V rows on the device", cu->exe->capabilities().kv_on_device ? 0.0 : 1.0, 0.0);
 
-    // First prompt (20 tokens, two prefill chunks) and 8 greedy tokens, on CUDA and on the CPU.
-    std::vector<int32_t> seq;
-    for (int i = 0; i < 20; ++i) seq.push_back((i * 53 + 7) % c.vocab_size);
-    auto step = [&](Executor& e, const int32_t* t, int n, int pos) -> std::vector<float> {
-        auto r = e.run(t, n, pos);
+    const edge::kv::KvShape ks{c.n_layers, c.n_kv_heads, c.head_dim, kKvBlock};
+    auto make_kv = [&](bool data) { return std::move(edge::kv::PagedKv::create({ks, 32, data, true}).value()); };
+    edge::kv::PagedKv kv_cu = make_kv(false), kv_fresh = make_kv(false), kv_cpu = make_kv(true);
+    auto step = [&](Executor& e, edge::kv::PagedKv& kv, int seq, std::span<const int32_t> t) -> std::vector<float> {
+        const PagedStep st{seq, t};
+        auto r = e.step(kv, std::span(&st, 1));
         if (!r.ok()) {
-            std::printf("%s: %s\n", e.backend().c_str(), r.message().c_str());
+            std::printf("%s: %s\n", e.capabilities().name.c_str(), r.message().c_str());
             return {};
         }
         return std::vector<float>(*r, *r + c.vocab_size);
     };
-    std::vector<float> lc = step(**cu, seq.data(), 20, 0), lp = step(**cpu, seq.data(), 20, 0);
+    // First prompt (20 tokens, two prefill chunks) and 8 greedy tokens, on CUDA and on the CPU.
+    std::vector<int32_t> seq;
+    for (int i = 0; i < 20; ++i) seq.push_back((i * 53 + 7) % c.vocab_size);
+    std::vector<float> lc = step(*cu->exe, kv_cu, 0, seq), lp = step(*cpu->exe, kv_cpu, 0, seq);
     for (int i = 0; i < 8 && !lc.empty() && !lp.empty(); ++i) {
         const int32_t t = int32_t(std::max_element(lc.begin(), lc.end()) - lc.begin());
-        const int pos = int(seq.size());
         seq.push_back(t);
-        lc = step(**cu, &t, 1, pos);
-        lp = step(**cpu, &t, 1, pos);
+        lc = step(*cu->exe, kv_cu, 0, std::span(&t, 1));
+        lp = step(*cpu->exe, kv_cpu, 0, std::span(&t, 1));
     }
     // Second prompt: 24 of the 28 cached tokens, then 6 new ones. Reuse runs 6 tokens at pos 24.
     std::vector<int32_t> p2(seq.begin(), seq.begin() + 24);
     for (int i = 0; i < 6; ++i) p2.push_back((i * 97 + 11) % c.vocab_size);
-    const auto reused = step(**cu, p2.data() + 24, 6, 24);
-    const auto reused_cpu = step(**cpu, p2.data() + 24, 6, 24);
-    const auto full = step(**fresh, p2.data(), int(p2.size()), 0);
+    for (auto* kv : {&kv_cu, &kv_cpu}) (void)kv->apply(edge::kv::op::Truncate{0, 24});
+    const std::span<const int32_t> rest(p2.data() + 24, 6);
+    const auto reused = step(*cu->exe, kv_cu, 0, rest);
+    const auto reused_cpu = step(*cpu->exe, kv_cpu, 0, rest);
+    const auto full = step(*fresh->exe, kv_fresh, 0, p2);
     auto cmp = [](const std::vector<float>& a, const std::vector<float>& b) {
         return a.empty() || b.empty() ? 1e30 : rel_err(a, b);  // a failed run fails the row
     };
     row("prefix reuse (6 at pos 24) vs fresh prefill", cmp(reused, full), 1e-4);
     row("prefix reuse on CUDA vs on the CPU backend", cmp(reused, reused_cpu), 1e-4);
+
+    // A batch of 4 sequences after a shared 20-token prefix (seq 10 holds it; 11..14 attach its
+    // full block and fork-free append the rest), against each run alone on the CPU backend.
+    edge::kv::PagedKv kv_b = make_kv(false);
+    std::vector<int32_t> prefix(seq.begin(), seq.begin() + 20);
+    (void)step(*cu->exe, kv_b, 10, prefix);
+    std::vector<std::vector<int32_t>> own(4);
+    std::vector<PagedStep> batch;
+    for (int j = 0; j < 4; ++j) {
+        (void)kv_b.apply(edge::kv::op::AttachPrefix{11 + j, prefix});  // shares the first 16
+        own[size_t(j)].assign(prefix.begin() + 16, prefix.end());
+        for (int i = 0; i < 3 + j; ++i) own[size_t(j)].push_back((j * 31 + i * 7 + 3) % c.vocab_size);
+        batch.push_back({11 + j, own[size_t(j)]});
+    }
+    auto out = cu->exe->step(kv_b, batch);
+    double worst = out.ok() ? 0.0 : 1e30;
+    if (!out.ok()) std::printf("batch step: %s\n", out.message().c_str());
+    for (int j = 0; j < 4 && out.ok(); ++j) {
+        edge::kv::PagedKv alone = make_kv(true);
+        std::vector<int32_t> all(prefix.begin(), prefix.begin() + 16);
+        all.insert(all.end(), own[size_t(j)].begin(), own[size_t(j)].end());
+        const auto ref = step(*cpu->exe, alone, 0, all);
+        const std::vector<float> got(*out + size_t(j) * c.vocab_size, *out + size_t(j + 1) * c.vocab_size);
+        worst = std::max(worst, cmp(got, ref));
+    }
+    row("batch of 4 with a shared prefix vs each alone on the CPU", worst, 1e-4);
 }
 
 double median(std::vector<double> v) {

@@ -75,7 +75,9 @@ std::vector<std::string> texts(const test::Collected& c) {
 
 const std::vector<std::string> kPrompts = {"Once upon a time", "The little dog", "Lily wanted to"};
 
-std::string cpu_label() { return std::string("cpu (") + qkernels::kernel_name() + " kernels, 1 thread)"; }
+std::string cpu_label() {
+    return std::string("cpu (compiled program, ") + qkernels::kernel_name() + " kernels, 1 thread)";
+}
 
 }  // namespace
 
@@ -101,14 +103,17 @@ TEST(AgentBackend, EdgeEngineGivesTheGreedyTextOfTheGgufAndTheBin) {
     const std::string& d = le.ack->detail;
     EXPECT_NE(d.find(edge), std::string::npos) << d;
     EXPECT_NE(d.find("; backend: " + cpu_label() + "; forced by --backend cpu"), std::string::npos) << d;
-    EXPECT_NE(d.find("mapped in place, arena"), std::string::npos) << d;
-    EXPECT_NE(d.find("KV 256 positions"), std::string::npos) << d;  // the plan's size
+    EXPECT_NE(d.find("mapped in place, scratch"), std::string::npos) << d;
+    // the plan's size, as 16 blocks of 16 positions in the PagedKv the prompts run in
+    EXPECT_NE(d.find("KV 256 positions (16 blocks, "), std::string::npos) << d;
     auto from_edge = run(*link, kPrompts, 60);
     test::expect_live_telemetry(from_edge, kPrompts.size());
 
     auto lg = load(*link, gguf_path());
     ASSERT_TRUE(lg.ack.has_value()) << (lg.error ? lg.error->message : "timeout");
-    EXPECT_NE(lg.ack->detail.find("llama-cpu (FP32 reference executor, 1 thread)"), std::string::npos)
+    EXPECT_NE(lg.ack->detail.find(std::string("backend: cpu (FP32 arithmetic, ") + qkernels::kernel_name() +
+                                  " kernels, 1 thread)"),
+              std::string::npos)
         << lg.ack->detail;
     auto from_gguf = run(*link, kPrompts, 60);
     test::expect_live_telemetry(from_gguf, kPrompts.size());
@@ -134,7 +139,8 @@ TEST(AgentBackend, EdgeEngineGivesTheGreedyTextOfTheGgufAndTheBin) {
     };
     // Information only (never asserted): 1 thread, a shared machine.
     std::printf(
-        "[tok/s, mean of %zu prompts] .edge on the cpu backend %.0f, .gguf on llama-cpu %.0f, .bin on llama-cpu %.0f\n",
+        "[tok/s, mean of %zu prompts] .edge on the compiled program %.0f, .gguf on the FP32 executor %.0f, .bin "
+        "%.0f\n",
         kPrompts.size(), tps(from_edge), tps(from_gguf), tps(from_bin));
     ASSERT_TRUE(link->stop(10000).ok());
 }
@@ -164,13 +170,13 @@ TEST(AgentBackend, ForcedCudaWithoutADeviceFailsTheLoadNamingTheProbeReason) {
         EXPECT_NE(m.find(edge), std::string::npos) << m;
         EXPECT_NE(m.find("cuda backend unavailable: " + dev.reason), std::string::npos) << m;
         EXPECT_NE(m.find("--backend auto or cpu"), std::string::npos) << m;
-        // Nothing is loaded after the failure; other formats still run on LlamaCpu.
+        // Nothing is loaded after the failure; other formats still run on the CPU executor.
         auto r = run(*link, {kPrompts[0]}, 4);
         ASSERT_TRUE(r.error.has_value());
         EXPECT_EQ(r.error->code, ErrorCode::NotLoaded);
         auto lg = load(*link, gguf_path());
         ASSERT_TRUE(lg.ack.has_value()) << (lg.error ? lg.error->message : "timeout");
-        EXPECT_NE(lg.ack->detail.find("llama-cpu"), std::string::npos) << lg.ack->detail;
+        EXPECT_NE(lg.ack->detail.find("backend: cpu (FP32 arithmetic"), std::string::npos) << lg.ack->detail;
     }
     ASSERT_TRUE(link->stop(10000).ok());
 }

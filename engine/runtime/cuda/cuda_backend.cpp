@@ -10,6 +10,8 @@
 
 #include "cuda_check.h"
 #include "cuda_kernels.h"
+#include "engine/kv/paged_kv.h"
+#include "engine/runtime/executor.h"
 #include "engine/runtime/qkernels.h"
 #include "engine/runtime/resolved_program.h"
 
@@ -20,6 +22,7 @@ namespace {
 class CudaBackend final : public Backend {
 public:
     ~CudaBackend() override {
+        free_paged();
         for (void* p : owned_) cudaFree(p);
         if (stream_) cudaStreamDestroy(stream_);
     }
@@ -147,9 +150,62 @@ public:
 
     Result<const float*> run(const int32_t* tokens, int n, int pos, float* all_logits) override {
         if (!model_) return err("cuda backend: run before load");
+        const KvView own{k_pool_, v_pool_, size_t(blocks_) * kKvBlock * size_t(cfg_.kv_dim()), table_, table_};
         EDGE_TRY(run_in_chunks("cuda backend", tokens, n, pos, max_seq_, plan_.batch[1], cfg_.vocab_size, all_logits,
-                               [this](const int32_t* t, int m, int p, float* l) { return run_chunk(t, m, p, l); }));
+                               [&](const int32_t* t, int m, int p, float* l) { return run_chunk(t, m, p, l, own); }));
         return static_cast<const float*>(logits_.data());
+    }
+
+    // runtime::Executor. The K/V rows of a PagedKv's blocks live here, on the device, in pools of
+    // kv.total_blocks() + 1 blocks per layer indexed by the PagedKv's block ids (the extra block
+    // takes writes that must not land: see step_sequence); the PagedKv keeps the books. Each
+    // sequence of the batch runs the program on its own (its rows never meet another sequence's
+    // in a kernel), so a row's logits do not depend on the rest of the batch.
+    Result<const float*> step(kv::PagedKv& kv, std::span<const runtime::PagedStep> batch) override {
+        if (!model_) return err("cuda: step before load");
+        if (kv.shape().block_tokens != kKvBlock)
+            return err("cuda: the KV memory's blocks hold ", kv.shape().block_tokens,
+                       " tokens; the CUDA kernels read blocks of ", kKvBlock);
+        auto layout = runtime::plan_batch(kv, batch, cfg_, max_seq_, "cuda");
+        if (!layout) return layout.error();
+        EDGE_TRY(bind_paged(kv));
+        std::vector<std::vector<kv::BlockId>> before(batch.size());
+        for (size_t i = 0; i < batch.size(); ++i) {
+            const auto t = kv.block_table(batch[i].seq);
+            before[i].assign(t.begin(), t.end());
+        }
+        for (const runtime::PagedStep& st : batch) EDGE_TRY(kv.apply(kv::op::Append{st.seq, st.tokens}));
+        const int V = cfg_.vocab_size;
+        step_logits_.resize(batch.size() * size_t(V));
+        for (size_t i = 0; i < batch.size(); ++i) {
+            EDGE_TRY(step_sequence(kv, batch[i], layout->start[i], before[i]));
+            std::copy(logits_.begin(), logits_.end(), step_logits_.begin() + std::ptrdiff_t(i * size_t(V)));
+        }
+        return static_cast<const float*>(step_logits_.data());
+    }
+
+    runtime::ExecutorCaps capabilities() const override {
+        runtime::ExecutorCaps c;
+        c.name = name();
+        c.stored_types = {DType::F32, DType::F16, DType::BF16, DType::QI8, DType::QI4};
+        c.max_seq = max_seq_;
+        c.max_batch_tokens = 0;
+        size_t fr = 0, tot = 0;
+        if (cudaMemGetInfo(&fr, &tot) == cudaSuccess) c.device_memory_bytes = tot;
+        c.batch_invariant = true;
+        c.kv_on_device = true;
+        return c;
+    }
+
+    runtime::ExecutorMemory held_memory() const override {
+        const BackendMemory b = memory();
+        runtime::ExecutorMemory m;
+        m.weight_bytes = b.weight_bytes;
+        m.scratch_bytes = b.arena_bytes + b.scratch_bytes;
+        m.kv_bytes = b.kv_bytes + paged_bytes_;
+        m.device_total = b.device_total;
+        m.device_free = b.device_free;
+        return m;
     }
 
     Result<int32_t> sample(float temperature, int top_k, float u) {
@@ -178,6 +234,109 @@ private:
     const float* last_logits_ = nullptr;
     size_t weight_bytes_ = 0, kv_bytes_ = 0, scratch_bytes_ = 0;
     std::vector<float> logits_;
+
+    // Where one run of the program reads and writes K/V: per-layer pools (layer_stride floats
+    // apart), the block table attention reads through and the one new rows are written through.
+    struct KvView {
+        float* k = nullptr;
+        float* v = nullptr;
+        size_t layer_stride = 0;
+        const int32_t* read = nullptr;
+        const int32_t* write = nullptr;
+    };
+
+    // step(): the device pools behind a PagedKv's block ids, and two device tables.
+    const kv::PagedKv* paged_owner_ = nullptr;
+    int64_t paged_blocks_ = 0;  // the PagedKv's blocks; the pools hold one more (the write sink)
+    float *paged_k_ = nullptr, *paged_v_ = nullptr;
+    int32_t *paged_read_ = nullptr, *paged_write_ = nullptr;
+    size_t paged_bytes_ = 0;
+    std::vector<float> step_logits_;  // [batch][vocab]
+
+    void free_paged() {
+        for (void* p : {static_cast<void*>(paged_k_), static_cast<void*>(paged_v_), static_cast<void*>(paged_read_),
+                        static_cast<void*>(paged_write_)})
+            if (p) cudaFree(p);
+        paged_k_ = paged_v_ = nullptr;
+        paged_read_ = paged_write_ = nullptr;
+        paged_bytes_ = 0;
+        paged_owner_ = nullptr;
+        paged_blocks_ = 0;
+    }
+
+    // Device pools for the blocks of `kv`, made when a KV memory (or its size) is new to this
+    // executor. A memory met for the first time must be empty: rows computed elsewhere are not
+    // here to read.
+    Status bind_paged(const kv::PagedKv& kv) {
+        if (&kv == paged_owner_ && kv.total_blocks() == paged_blocks_) return {};
+        if (kv.usage().tokens_logical > 0)
+            return err("cuda: the KV memory already holds ", kv.usage().tokens_logical,
+                       " tokens this executor did not compute (its rows would live on this device); give it an "
+                       "empty one");
+        free_paged();
+        const size_t pool =
+            size_t(cfg_.n_layers) * size_t(kv.total_blocks() + 1) * kKvBlock * size_t(cfg_.kv_dim()) * sizeof(float);
+        const size_t tables = size_t((max_seq_ + kKvBlock - 1) / kKvBlock) * sizeof(int32_t);
+        size_t fr = 0, tot = 0;
+        if (cudaMemGetInfo(&fr, &tot) == cudaSuccess && 2 * pool + 2 * tables > fr)
+            return err("cuda: a KV pool of ", kv.total_blocks(), " blocks needs ", (2 * pool) >> 20,
+                       " MiB of device memory, ", fr >> 20, " MiB free of ", tot >> 20, " (a smaller --kv-budget)");
+        void *k = nullptr, *v = nullptr, *r = nullptr, *w = nullptr;
+        const cudaError_t e1 = cudaMalloc(&k, pool), e2 = cudaMalloc(&v, pool), e3 = cudaMalloc(&r, tables),
+                          e4 = cudaMalloc(&w, tables);
+        paged_k_ = static_cast<float*>(k);
+        paged_v_ = static_cast<float*>(v);
+        paged_read_ = static_cast<int32_t*>(r);
+        paged_write_ = static_cast<int32_t*>(w);
+        for (cudaError_t e : {e1, e2, e3, e4})
+            if (e != cudaSuccess) {
+                free_paged();
+                return err("cuda: allocating the KV pool of ", kv.total_blocks(), " blocks: ", cudaGetErrorString(e));
+            }
+        EDGE_CUDA_CHECK(cudaMemsetAsync(paged_k_, 0, pool, stream_));
+        EDGE_CUDA_CHECK(cudaMemsetAsync(paged_v_, 0, pool, stream_));
+        paged_bytes_ = 2 * pool + 2 * tables;
+        paged_owner_ = &kv;
+        paged_blocks_ = kv.total_blocks();
+        return {};
+    }
+
+    // One sequence of a step, after its tokens were appended to the books. `before` is its block
+    // table before the append: a shared partial last block the PagedKv replaced by a private copy
+    // (copy-on-write) is copied on the device too. New rows go through a write table in which
+    // blocks still shared after the append (a block that filled up and was deduplicated into a
+    // cached one holding the same K/V) point to the sink block, so another sequence's rows are
+    // never rewritten.
+    Status step_sequence(const kv::PagedKv& kv, const runtime::PagedStep& st, int start,
+                         const std::vector<kv::BlockId>& before) {
+        const auto table = kv.block_table(st.seq);
+        const size_t kvd = size_t(cfg_.kv_dim());
+        const size_t block_floats = kKvBlock * kvd;
+        const size_t layer_stride = size_t(paged_blocks_ + 1) * block_floats;
+        const size_t last = before.size();
+        if (start % kKvBlock != 0 && last > 0 && table[last - 1] != before[last - 1] &&
+            kv.refcount(table[last - 1]) == 1) {
+            for (int l = 0; l < cfg_.n_layers; ++l)
+                for (float* pool : {paged_k_, paged_v_}) {
+                    float* base = pool + size_t(l) * layer_stride;
+                    EDGE_CUDA_CHECK(cudaMemcpyAsync(base + size_t(table[last - 1]) * block_floats,
+                                                    base + size_t(before[last - 1]) * block_floats,
+                                                    block_floats * sizeof(float), cudaMemcpyDeviceToDevice, stream_));
+                }
+        }
+        std::vector<int32_t> read(table.begin(), table.end()), write(read);
+        for (size_t b = size_t(start / kKvBlock); b < write.size(); ++b)
+            if (kv.refcount(write[b]) > 1) write[b] = int32_t(paged_blocks_);
+        EDGE_CUDA_CHECK(
+            cudaMemcpyAsync(paged_read_, read.data(), read.size() * sizeof(int32_t), cudaMemcpyHostToDevice, stream_));
+        EDGE_CUDA_CHECK(cudaMemcpyAsync(paged_write_, write.data(), write.size() * sizeof(int32_t),
+                                        cudaMemcpyHostToDevice, stream_));
+        const KvView view{paged_k_, paged_v_, layer_stride, paged_read_, paged_write_};
+        // run_chunk synchronises the stream at its end, so `read` and `write` outlive their copies.
+        return run_in_chunks("cuda", st.tokens.data(), int(st.tokens.size()), start, max_seq_, plan_.batch[1],
+                             cfg_.vocab_size, nullptr,
+                             [&](const int32_t* t, int m, int p, float* l) { return run_chunk(t, m, p, l, view); });
+    }
 
     Status upload_weight(const Tensor& t) {
         if (weights_.count(&t) || norms_.count(&t)) return {};
@@ -235,12 +394,11 @@ private:
         return {};
     }
 
-    Status run_chunk(const int32_t* tokens, int n, int pos, float* all_logits) {
+    Status run_chunk(const int32_t* tokens, int n, int pos, float* all_logits, const KvView& kvv) {
         const LlamaConfig& c = cfg_;
         const int k = n == 1 ? 0 : 1;
         auto P = [&](const ValueRef& v) { return reinterpret_cast<float*>(arena_ + v.off[size_t(k)]); };
         EDGE_CUDA_CHECK(cudaMemcpyAsync(tokens_, tokens, sizeof(int32_t) * size_t(n), cudaMemcpyHostToDevice, stream_));
-        const size_t layer_pool = size_t(blocks_) * kKvBlock * size_t(c.kv_dim());
         for (const Step& s : plan_.steps) {
             switch (s.kind) {
                 case StepKind::Embedding:
@@ -299,11 +457,11 @@ private:
                     break;
                 }
                 case StepKind::Attention: {
-                    float* kp = k_pool_ + size_t(s.layer) * layer_pool;
-                    float* vp = v_pool_ + size_t(s.layer) * layer_pool;
+                    float* kp = kvv.k + size_t(s.layer) * kvv.layer_stride;
+                    float* vp = kvv.v + size_t(s.layer) * kvv.layer_stride;
                     EDGE_CUDA_CHECK_LAUNCH(
-                        launch_kv_append(kp, vp, table_, P(s.in[1]), P(s.in[2]), n, pos, c.kv_dim(), stream_));
-                    EDGE_CUDA_CHECK_LAUNCH(launch_attention(P(s.out[0]), P(s.in[0]), kp, vp, table_, P(s.scores), n,
+                        launch_kv_append(kp, vp, kvv.write, P(s.in[1]), P(s.in[2]), n, pos, c.kv_dim(), stream_));
+                    EDGE_CUDA_CHECK_LAUNCH(launch_attention(P(s.out[0]), P(s.in[0]), kp, vp, kvv.read, P(s.scores), n,
                                                             pos, c.n_heads, c.n_kv_heads, c.head_dim, max_seq_,
                                                             stream_));
                     break;

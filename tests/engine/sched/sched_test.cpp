@@ -194,3 +194,41 @@ TEST(Scheduler, ThreeTimesOverBudgetCompletesAndMatchesRunningAlone) {
         }
     }
 }
+
+// An executor that keeps K/V rows in its own device memory (the CUDA backend says so in its
+// capabilities) cannot hand preempted requests' rows to the host tier: swap is refused before
+// anything runs, naming the executor; recompute is the way. The step itself is never reached.
+TEST(Scheduler, SwapIsRefusedForAnExecutorThatKeepsKvOnItsDevice) {
+    EDGE_REQUIRE_SHARED(test::shared("models/stories260K/stories260K.gguf"));
+    struct DeviceKv final : runtime::Executor {
+        std::unique_ptr<LlamaCpu> cpu = executor(false);
+        int steps = 0;
+        Result<const float*> step(kv::PagedKv& kv, std::span<const runtime::PagedStep> b) override {
+            ++steps;
+            return cpu->step(kv, b);
+        }
+        const LlamaConfig& config() const override { return cpu->config(); }
+        runtime::ExecutorCaps capabilities() const override {
+            auto c = cpu->capabilities();
+            c.name = "device-kv test executor";
+            c.kv_on_device = true;
+            return c;
+        }
+        runtime::ExecutorMemory held_memory() const override { return cpu->held_memory(); }
+    } dev;
+    auto w = parse_workload(kWorkload, "w");
+    ASSERT_TRUE(w.ok());
+    const auto reqs = requests(*w, dev.config().vocab_size);
+    for (Preempt p : {Preempt::Swap, Preempt::SwapInt8}) {
+        SchedConfig c;
+        c.budget_blocks = 24;
+        c.preempt = p;
+        auto r = serve(dev, reqs, c);
+        ASSERT_FALSE(r.ok());
+        EXPECT_NE(r.message().find("device-kv test executor keeps K/V rows in device memory: preemption by " +
+                                   preempt_name(p) + " needs them on the host tier; use recompute"),
+                  std::string::npos)
+            << r.message();
+    }
+    EXPECT_EQ(dev.steps, 0);
+}
