@@ -2,9 +2,12 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <optional>
 
 #include "app/cli/common.h"
+#include "engine/kv/paged_kv.h"
 #include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/open_executor.h"
 #include "engine/telemetry/stopwatch.h"
 
 namespace edge::cli {
@@ -19,12 +22,14 @@ struct GenerateArgs {
     int top_k = 0;
     uint64_t seed = 42;
     int threads = 0;
+    std::string backend = "auto";
     NumericsArgs numerics;
     bool json = false;
 };
 
 int run_generate(const GenerateArgs& a) {
-    auto loaded = load(a.model, a.tokenizer, true);
+    // A compiled engine is opened again by its executor below: here its tokenizer and shape only.
+    auto loaded = load(a.model, a.tokenizer, true, /*lazy_weights=*/runtime::is_compiled_engine(a.model));
     if (!loaded.ok()) return fail(loaded.error());
     const Tokenizer& tok = *loaded->tokenizer;
     const LlamaConfig& c = loaded->model->config;
@@ -45,8 +50,48 @@ int run_generate(const GenerateArgs& a) {
     if (int(prompt.size()) > ro.max_seq || (c.context_length > 0 && int(prompt.size()) > c.context_length))
         return fail("the prompt has " + std::to_string(prompt.size()) + " tokens, more than the model context of " +
                     std::to_string(c.context_length));
-    auto rt = LlamaCpu::create(loaded->model, ro);
-    if (!rt.ok()) return fail(rt.error());
+    // What runs it: a compiled engine's program on its backend (CUDA when a device answers, as
+    // on the board), any other model on the CPU executor over its weights. Both through the one
+    // executor interface, the prompt and every token as batch steps of one PagedKv sequence; the
+    // llama.cpp numerics mode has no batch step and keeps its own F16 cache (prefill/forward).
+    std::unique_ptr<runtime::Executor> exe;
+    std::unique_ptr<LlamaCpu> compat;
+    std::string runs_on;
+    if (runtime::is_compiled_engine(a.model)) {
+        if (ro.numerics != Numerics::Fp32)
+            return fail(a.model + ": --numerics llamacpp runs GGUF files as they store them, not compiled engines");
+        auto choice = runtime::parse_backend_choice(a.backend);
+        if (!choice.ok()) return fail(choice.error());
+        auto opened = runtime::open_executor(a.model, runtime::OpenOptions{a.threads, ro.max_seq, *choice, {}});
+        if (!opened.ok()) return fail(opened.error());
+        runs_on = opened->label;
+        exe = std::move(opened->exe);
+        loaded->model = opened->model;  // the executor's own copy; the first one is released
+    } else {
+        ro.contiguous_kv = ro.numerics != Numerics::Fp32;
+        auto rt = LlamaCpu::create(loaded->model, ro);
+        if (!rt.ok()) return fail(rt.error());
+        runs_on = (*rt)->capabilities().name;
+        if (ro.numerics == Numerics::Fp32)
+            exe = std::move(rt).value();
+        else
+            compat = std::move(rt).value();
+    }
+    const int max_seq = exe ? exe->capabilities().max_seq : compat->max_seq();
+    std::optional<kv::PagedKv> kv;
+    if (exe) {
+        const kv::KvShape shape{c.n_layers, c.n_kv_heads, c.head_dim, 16};
+        auto k = kv::PagedKv::create(
+            kv::KvConfig{shape, (int64_t(max_seq) + 15) / 16, !exe->capabilities().kv_on_device, false});
+        if (!k.ok()) return fail(k.error());
+        kv.emplace(std::move(k).value());
+    }
+    // The next tokens of the one sequence at position pos; logits of the last.
+    auto run = [&](std::span<const int32_t> t, int pos) -> Result<const float*> {
+        if (!exe) return t.size() == 1 ? compat->forward(t[0], pos) : compat->prefill(t.data(), int(t.size()), pos);
+        const runtime::PagedStep st{0, t};
+        return exe->step(*kv, std::span(&st, 1));
+    };
 
     SamplingParams sp;
     sp.temperature = a.temperature;
@@ -56,7 +101,9 @@ int run_generate(const GenerateArgs& a) {
     Sampler sampler(sp);
 
     Stopwatch sw;
-    const float* logits = (*rt)->prefill(prompt.data(), int(prompt.size()), 0);
+    auto first = run(prompt, 0);
+    if (!first.ok()) return fail(first.error());
+    const float* logits = first.value();
     const double prefill_s = sw.seconds();
     sw.restart();
     if (!a.json) {
@@ -78,8 +125,10 @@ int run_generate(const GenerateArgs& a) {
             std::fflush(stdout);
         }
         prev = next;
-        if (pos >= (*rt)->max_seq() || int(out.size()) >= a.max_tokens) break;
-        logits = (*rt)->forward(next, pos++);
+        if (pos >= max_seq || int(out.size()) >= a.max_tokens) break;
+        auto step = run(std::span(&next, 1), pos++);
+        if (!step.ok()) return fail(step.error());
+        logits = step.value();
     }
     const double decode_s = sw.seconds();
     if (a.json) {
@@ -89,13 +138,14 @@ int run_generate(const GenerateArgs& a) {
         j["ids"] = out;
         j["text"] = text;
         j["prefill_seconds"] = prefill_s;
+        j["executor"] = runs_on;
         j["decode_seconds"] = decode_s;
         j["decode_tokens_per_second"] = decode_s > 0 ? double(out.size()) / decode_s : 0.0;
         print_json(j);
     } else {
         std::fputc('\n', stdout);
-        std::fprintf(stderr, "%zu tokens, %.1f tokens/s\n", out.size(),
-                     decode_s > 0 ? double(out.size()) / decode_s : 0.0);
+        std::fprintf(stderr, "%zu tokens, %.1f tokens/s on %s\n", out.size(),
+                     decode_s > 0 ? double(out.size()) / decode_s : 0.0, runs_on.c_str());
     }
     return kOk;
 }
@@ -143,6 +193,10 @@ void add_text_commands(CLI::App& app, int& rc) {
     g->numerics.add_options(gen);
     gen->add_option("--seed", g->seed, "Sampling seed");
     gen->add_option("--threads,-t", g->threads, "Threads (0 = all)")->check(CLI::NonNegativeNumber);
+    gen->add_option("--backend", g->backend,
+                    "What runs a compiled engine (.edge): auto (CUDA when a device answers, else the CPU), cpu or "
+                    "cuda; other formats run on the CPU")
+        ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
     gen->add_option("--tokenizer", g->tokenizer, "Tokenizer file for formats without one (llama2.c)");
     gen->add_flag("--json", g->json, "Print prompt ids, generated ids and text as JSON");
     gen->callback([g, &rc] { rc = run_generate(*g); });

@@ -42,7 +42,7 @@ Result<OpenedExecutor> make_engine_executor(std::shared_ptr<const Model> model, 
     auto be = make_backend(backend_choice_name(o.backend), &why);
     if (!be.ok())
         return err(where, ": ", be.message(), " (--backend ", backend_choice_name(o.backend),
-                   "; start the agent with --backend auto or cpu to run on the CPU)");
+                   "; --backend auto or cpu runs it on the CPU)");
     std::unique_ptr<Backend> b = std::move(be).value();
     if (auto st = b->load(model, plan, BackendOptions{o.threads, o.max_seq}); !st.ok())
         return err(where, ": ", b->name(), " backend: ", st.message());

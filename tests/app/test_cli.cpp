@@ -78,6 +78,31 @@ TEST(Cli, GreedyGenerationGguf) {
     EXPECT_EQ(streamed.out, std::string("Once upon a time") + kGreedyText + "\n");
 }
 
+// A compiled engine generates through its compiled program on the backend (the CPU here, or
+// CUDA when a device answers) with the same greedy text as the GGUF it came from; the JSON
+// names what ran it. --numerics llamacpp is for GGUF files only.
+TEST(Cli, GreedyGenerationOfACompiledEngineRunsItsProgram) {
+    EDGE_REQUIRE_SHARED(stories("stories260K.gguf"));
+    const auto out = (temp_dir("gen-edge") / "s.edge").string();
+    CliRun c = run_cli({"compile", stories("stories260K.gguf"), "--out", out});
+    ASSERT_EQ(c.rc, 0) << c.err;
+    CliRun r = run_cli({"generate", out, "--prompt", "Once upon a time", "--max-tokens", "30", "--temperature", "0",
+                        "--backend", "cpu", "--json"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    auto j = r.json();
+    EXPECT_EQ(j["ids"].get<std::vector<int>>(), kGreedy30);
+    EXPECT_EQ(j["executor"].get<std::string>().rfind("cpu (compiled program, ", 0), 0u) << j["executor"];
+    CliRun g = run_cli({"generate", stories("stories260K.gguf"), "--prompt", "Once upon a time", "--max-tokens", "4",
+                        "--temperature", "0", "--json"});
+    ASSERT_EQ(g.rc, 0) << g.err;
+    EXPECT_EQ(g.json()["executor"].get<std::string>().rfind("cpu (FP32 arithmetic, ", 0), 0u) << g.json()["executor"];
+    CliRun bad = run_cli({"generate", out, "--prompt", "x", "--numerics", "llamacpp"});
+    EXPECT_NE(bad.rc, 0);
+    EXPECT_NE(bad.err.find(out + ": --numerics llamacpp runs GGUF files as they store them, not compiled engines"),
+              std::string::npos)
+        << bad.err;
+}
+
 TEST(Cli, GreedyGenerationLlama2cWithTokenizer) {
     EDGE_REQUIRE_SHARED(stories("stories260K.bin"));
     EDGE_REQUIRE_SHARED(stories("tok512.bin"));
