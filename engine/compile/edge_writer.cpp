@@ -9,6 +9,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "engine/core/partial_file.h"
 #include "engine/model/config_json.h"
 #include "engine/model/edge_file.h"
 #include "engine/model/weights.h"
@@ -35,12 +36,12 @@ constexpr uint32_t kSections = 5;
 }  // namespace
 
 struct EdgeWriter::State {
-    std::string path, tmp;
-    std::ofstream f;
+    std::string path;
+    PartialFile file;  // removed unless finish() moved it into place
+    std::ofstream& f = file.stream();
     Xxh64Stream weights_hash;
     uint64_t pos = 0;  // inside the weights section
     json tensors = json::array();
-    bool done = false;
 
     void put(const void* p, uint64_t n, Xxh64Stream* h) {
         f.write(static_cast<const char*>(p), std::streamsize(n));
@@ -54,12 +55,6 @@ struct EdgeWriter::State {
             n -= k;
         }
     }
-    ~State() {
-        if (done) return;
-        if (f.is_open()) f.close();
-        std::error_code ec;
-        std::filesystem::remove(tmp, ec);
-    }
 };
 
 EdgeWriter::EdgeWriter(std::unique_ptr<State> s) : s_(std::move(s)) {}
@@ -69,9 +64,7 @@ Result<std::unique_ptr<EdgeWriter>> EdgeWriter::create(const std::string& path) 
     static_assert(sizeof(EdgeFileHeader) + kSections * sizeof(EdgeSectionEntry) <= kWeightsOffset);
     auto s = std::make_unique<State>();
     s->path = path;
-    s->tmp = path + ".partial";
-    s->f.open(s->tmp, std::ios::binary | std::ios::trunc);
-    if (!s->f) return err(path, ": cannot open for writing");
+    EDGE_TRY(s->file.open(path));
     s->pad(kWeightsOffset, nullptr);  // header and table, rewritten by finish()
     return std::unique_ptr<EdgeWriter>(new EdgeWriter(std::move(s)));
 }
@@ -157,14 +150,10 @@ Status EdgeWriter::finish(const Model& m, const EdgeWriteInfo& info) {
         s.put(table.data(), table.size() * sizeof(EdgeSectionEntry), nullptr);
         s.f.flush();
         if (!s.f) return err(s.path, ": write failed (disk full?)");
-        s.f.close();
         std::error_code ec;
-        const uint64_t wrote = std::filesystem::file_size(s.tmp, ec);
+        const uint64_t wrote = std::filesystem::file_size(s.file.partial_path(), ec);
         if (ec || wrote != hd.file_bytes) return err(s.path, ": wrote ", wrote, " bytes, expected ", hd.file_bytes);
-        std::filesystem::rename(s.tmp, s.path, ec);
-        if (ec) return err(s.path, ": cannot move the written file into place: ", ec.message());
-        s.done = true;
-        return {};
+        return s.file.commit();
     } catch (const std::exception& e) {
         return err(s.path, ": cannot write the engine file: ", e.what());
     }

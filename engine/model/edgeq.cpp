@@ -10,6 +10,7 @@
 #include "engine/core/json_util.h"
 
 #include "engine/core/mapped_file.h"
+#include "engine/core/partial_file.h"
 #include "engine/model/config_json.h"
 #include "engine/model/weights.h"
 #include "engine/model/xxh64.h"
@@ -39,18 +40,12 @@ void put_strings(std::string& out, const std::vector<std::string>& v) {
 bool is_edgeq(const uint8_t* head, size_t n) { return n >= 8 && std::memcmp(head, kEdgeqMagic, 8) == 0; }
 
 struct EdgeqWriter::State {
-    std::string path, tmp;
-    std::ofstream f;
+    std::string path;
+    PartialFile file;  // removed unless finish() moved it into place
+    std::ofstream& f = file.stream();
     Xxh64Stream data;
     uint64_t pos = 0;  // inside the data section
     json tensors = json::array();
-    bool done = false;
-    ~State() {
-        if (done) return;
-        if (f.is_open()) f.close();
-        std::error_code ec;
-        std::filesystem::remove(tmp, ec);
-    }
 };
 
 namespace {
@@ -63,9 +58,7 @@ EdgeqWriter::~EdgeqWriter() = default;
 Result<std::unique_ptr<EdgeqWriter>> EdgeqWriter::create(const std::string& path) {
     auto s = std::make_unique<State>();
     s->path = path;
-    s->tmp = path + ".partial";
-    s->f.open(s->tmp, std::ios::binary | std::ios::trunc);
-    if (!s->f) return err(path, ": cannot open for writing");
+    EDGE_TRY(s->file.open(path));
     const char zeros[kEdgeqDataOffset] = {};
     s->f.write(zeros, sizeof zeros);  // header and checksums, rewritten by finish()
     return std::unique_ptr<EdgeqWriter>(new EdgeqWriter(std::move(s)));
@@ -128,15 +121,8 @@ Status EdgeqWriter::finish(const Model& m) {
         s.f.seekp(0);
         s.f.write(reinterpret_cast<const char*>(&h), sizeof h);
         s.f.write(reinterpret_cast<const char*>(&sums), sizeof sums);
-        s.f.flush();
-        if (!s.f) return err(s.path, ": write failed (disk full?)");
-        s.f.close();
         // Written beside the target and renamed over it, so a failed save never loses a file.
-        std::error_code ec;
-        std::filesystem::rename(s.tmp, s.path, ec);
-        if (ec) return err(s.path, ": cannot move the written file into place: ", ec.message());
-        s.done = true;
-        return {};
+        return s.file.commit();
     } catch (const std::exception& e) {
         return err(s.path, ": cannot save: ", e.what());
     }
