@@ -168,6 +168,10 @@ void Worker::serve(const proto::ServeWorkload& r) {
         return fail(r.request_id, proto::ErrorCode::NotLoaded,
                     "serve-workload: no engine is loaded (send load-engine first)");
     runtime::Executor* ex = loaded_->opened.exe.get();
+    // The scheduler brings its own pool. An executor that keeps rows on its device holds one
+    // pool's rows at a time, so the prompt sequence is dropped here (the next prompt prefills
+    // again) rather than left in a pool whose rows the device no longer has.
+    if (ex->capabilities().kv_on_device) loaded_->forget();
     auto w = sched::parse_workload(r.workload, "serve-workload");
     if (!w.ok()) return fail(r.request_id, proto::ErrorCode::BadRequest, w.message());
     if (w->requests.empty()) return fail(r.request_id, proto::ErrorCode::BadRequest, "serve-workload: no requests");
