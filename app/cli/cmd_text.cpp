@@ -29,7 +29,8 @@ struct GenerateArgs {
 
 int run_generate(const GenerateArgs& a) {
     // A compiled engine is opened again by its executor below: here its tokenizer and shape only.
-    auto loaded = load(a.model, a.tokenizer, true, /*lazy_weights=*/runtime::is_compiled_engine(a.model));
+    const bool compiled = runtime::is_compiled_engine(a.model);
+    auto loaded = load(a.model, a.tokenizer, true, /*lazy_weights=*/compiled);
     if (!loaded.ok()) return fail(loaded.error());
     const Tokenizer& tok = *loaded->tokenizer;
     const LlamaConfig& c = loaded->model->config;
@@ -57,7 +58,7 @@ int run_generate(const GenerateArgs& a) {
     std::unique_ptr<runtime::Executor> exe;
     std::unique_ptr<LlamaCpu> compat;
     std::string runs_on;
-    if (runtime::is_compiled_engine(a.model)) {
+    if (compiled) {
         if (ro.numerics != Numerics::Fp32)
             return fail(a.model + ": --numerics llamacpp runs GGUF files as they store them, not compiled engines");
         auto choice = runtime::parse_backend_choice(a.backend);

@@ -120,7 +120,6 @@ Result<LoadedModel> load(const std::string& path, const std::string& tokenizer_p
                               "(edgestudio-cli quantize) and run that, or use a machine with more memory"));
         ProgressBar bar;
         EDGE_TRY(model::load_weights(*m, bar.progress()));
-        m->weights.reset();
     }
     LoadedModel out;
     if (need_tokenizer) {

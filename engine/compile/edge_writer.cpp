@@ -9,9 +9,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "engine/core/partial_file.h"
 #include "engine/model/config_json.h"
 #include "engine/model/edge_file.h"
+#include "engine/model/tensor_stream.h"
 #include "engine/model/weights.h"
 #include "engine/model/xxh64.h"
 
@@ -35,27 +35,8 @@ constexpr uint32_t kSections = 5;
 
 }  // namespace
 
-struct EdgeWriter::State {
-    std::string path;
-    PartialFile file;  // removed unless finish() moved it into place
-    std::ofstream& f = file.stream();
-    Xxh64Stream weights_hash;
-    uint64_t pos = 0;  // inside the weights section
-    json tensors = json::array();
-
-    void put(const void* p, uint64_t n, Xxh64Stream* h) {
-        f.write(static_cast<const char*>(p), std::streamsize(n));
-        if (h) h->update(p, size_t(n));
-    }
-    void pad(uint64_t n, Xxh64Stream* h) {
-        static const char zeros[kEdgeAlignment] = {};
-        while (n) {
-            const uint64_t k = std::min<uint64_t>(n, sizeof zeros);
-            put(zeros, k, h);
-            n -= k;
-        }
-    }
-};
+// The weights section is the stream's data section.
+struct EdgeWriter::State : model::TensorStreamWriter {};
 
 EdgeWriter::EdgeWriter(std::unique_ptr<State> s) : s_(std::move(s)) {}
 EdgeWriter::~EdgeWriter() = default;
@@ -63,22 +44,13 @@ EdgeWriter::~EdgeWriter() = default;
 Result<std::unique_ptr<EdgeWriter>> EdgeWriter::create(const std::string& path) {
     static_assert(sizeof(EdgeFileHeader) + kSections * sizeof(EdgeSectionEntry) <= kWeightsOffset);
     auto s = std::make_unique<State>();
-    s->path = path;
-    EDGE_TRY(s->file.open(path));
-    s->pad(kWeightsOffset, nullptr);  // header and table, rewritten by finish()
+    EDGE_TRY(s->open(path, kWeightsOffset));  // header and table, rewritten by finish()
     return std::unique_ptr<EdgeWriter>(new EdgeWriter(std::move(s)));
 }
 
 Status EdgeWriter::add(const Tensor& x) {
-    State& s = *s_;
-    if (!x.data) return err(s.path, ": tensor '", x.name, "' has no data to write");
-    s.tensors.push_back(tensor_entry_to_json(x, s.pos));
-    s.put(x.data.get(), x.nbytes, &s.weights_hash);
-    const uint64_t next = align_up(s.pos + x.nbytes, kEdgeTensorAlign);
-    s.pad(next - s.pos - x.nbytes, &s.weights_hash);
-    s.pos = next;
+    EDGE_TRY(s_->add(x, kEdgeTensorAlign));
     weight_bytes_ += x.nbytes;
-    if (!s.f) return err(s.path, ": write failed (disk full?)");
     return {};
 }
 
@@ -98,12 +70,8 @@ Status EdgeWriter::finish(const Model& m, const EdgeWriteInfo& info) {
                         {"tensors", s.tensors}};
         const TokenizerSpec& t = m.tokenizer;
         std::string strings;
-        for (const auto* list : {&t.tokens, &t.merges})
-            for (const std::string& str : *list) {
-                const uint32_t n = uint32_t(str.size());
-                strings.append(reinterpret_cast<const char*>(&n), 4);
-                strings += str;
-            }
+        model::append_strings(strings, t.tokens);
+        model::append_strings(strings, t.merges);
         const std::vector<Section> secs = {{EdgeSectionKind::Meta, dump(meta)},
                                            {EdgeSectionKind::Tokenizer, dump(tokenizer_header_to_json(t))},
                                            {EdgeSectionKind::TokStrings, std::move(strings)},
@@ -119,8 +87,8 @@ Status EdgeWriter::finish(const Model& m, const EdgeWriteInfo& info) {
         };
         // The weights section: close its span with zeros.
         entry(table[0], EdgeSectionKind::Weights, kWeightsOffset, s.pos);
-        s.pad(table[0].span - s.pos, &s.weights_hash);
-        table[0].checksum = s.weights_hash.digest();
+        s.pad(table[0].span - s.pos, &s.data);
+        table[0].checksum = s.data.digest();
         uint64_t off = kWeightsOffset + table[0].span;
         for (size_t i = 0; i < secs.size(); ++i) {
             EdgeSectionEntry& e = table[i + 1];
@@ -153,7 +121,7 @@ Status EdgeWriter::finish(const Model& m, const EdgeWriteInfo& info) {
         std::error_code ec;
         const uint64_t wrote = std::filesystem::file_size(s.file.partial_path(), ec);
         if (ec || wrote != hd.file_bytes) return err(s.path, ": wrote ", wrote, " bytes, expected ", hd.file_bytes);
-        return s.file.commit();
+        return s.commit();
     } catch (const std::exception& e) {
         return err(s.path, ": cannot write the engine file: ", e.what());
     }
@@ -163,15 +131,7 @@ Status write_edge_file(const Model& m, const EdgeWriteInfo& info, const std::str
     auto w = EdgeWriter::create(path);
     if (!w.ok()) return w.error();
     for (size_t k = 0; k < m.tensors.size(); ++k) {
-        const Tensor& x = m.tensors[k];
-        if (model::is_unread(x)) {
-            auto r = model::weight_f32(m, x);
-            if (!r.ok()) return r.error();
-            EDGE_TRY((*w)->add(*r));
-            model::release_weight(m, x);
-        } else {
-            EDGE_TRY((*w)->add(x));
-        }
+        EDGE_TRY(model::use_weight(m, m.tensors[k], [&](const Tensor& x) { return (*w)->add(x); }));
         report(progress, 0.9 * double(k + 1) / double(m.tensors.size()), "writing weights");
         if (is_cancelled(progress)) return err(path, ": cancelled");
     }

@@ -4,13 +4,13 @@
 // checksum has been verified.
 #include "edge_file.h"
 
-#include <algorithm>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "engine/core/json_util.h"
 
 #include "engine/model/config_json.h"
+#include "engine/model/tensor_stream.h"
 #include "engine/model/xxh64.h"
 
 namespace edge {
@@ -29,20 +29,7 @@ struct Reader {
     const std::string& path;
     const uint8_t* p;
     uint64_t size;
-    const MappedFile* map = nullptr;  // set: hashed pages leave the resident set as they are done
-
-    // XXH64 of [offset, offset + len), in 16 MiB pieces, each released from this process after
-    // it is hashed: verifying an 8B model's engine must not make all of it resident at once.
-    uint64_t hash(uint64_t offset, uint64_t len) const {
-        constexpr uint64_t kPiece = 16ull << 20;
-        Xxh64Stream h;
-        for (uint64_t at = 0; at < len; at += kPiece) {
-            const uint64_t n = std::min(kPiece, len - at);
-            h.update(p + offset + at, size_t(n));
-            if (map) map->release(size_t(offset + at), size_t(n));
-        }
-        return h.digest();
-    }
+    const MappedFile& map;  // hashed pages leave the resident set as they are done
 
     Error fail(const std::string& section, const std::string& what) const {
         return err(path, ": section '", section, "': ", what);
@@ -115,7 +102,7 @@ Status check_sections(const Reader& r, const EdgeFileHeader& h, std::vector<Edge
         if (e.flags != 0 || e.reserved != 0) return r.fail(name, "reserved fields are not zero");
         for (size_t j = 0; j < i; ++j)
             if (out[j].kind == e.kind) return r.fail(name, "appears twice");
-        if (r.hash(e.offset, e.span) != e.checksum)
+        if (model::hash_released(r.map, e.offset, e.span) != e.checksum)
             return r.fail(name, "checksum mismatch (the section or its padding is corrupt)");
         expect = e.offset + e.span;
         report(progress, 0.5 * double(i + 1) / double(out.size()), "verifying checksums");
@@ -222,7 +209,7 @@ bool is_edge_file(const uint8_t* head, size_t n) { return n >= 8 && std::memcmp(
 
 Result<EdgeFile> read_edge_file(std::shared_ptr<MappedFile> map, Progress* progress) {
     if (!map) return err("no engine file given");
-    const Reader r{map->path(), map->data(), map->size(), map.get()};
+    const Reader r{map->path(), map->data(), map->size(), *map};
     EdgeFileHeader h{};
     EDGE_TRY(check_header(r, h));
     std::vector<EdgeSectionEntry> secs;

@@ -10,8 +10,8 @@
 #include "engine/core/json_util.h"
 
 #include "engine/core/mapped_file.h"
-#include "engine/core/partial_file.h"
 #include "engine/model/config_json.h"
+#include "engine/model/tensor_stream.h"
 #include "engine/model/weights.h"
 #include "engine/model/xxh64.h"
 
@@ -27,26 +27,11 @@ std::optional<DType> dtype_from_name(const std::string& s) {
     return std::nullopt;
 }
 
-void put_strings(std::string& out, const std::vector<std::string>& v) {
-    for (const std::string& s : v) {
-        const uint32_t n = uint32_t(s.size());
-        out.append(reinterpret_cast<const char*>(&n), 4);
-        out += s;
-    }
-}
-
 }  // namespace
 
 bool is_edgeq(const uint8_t* head, size_t n) { return n >= 8 && std::memcmp(head, kEdgeqMagic, 8) == 0; }
 
-struct EdgeqWriter::State {
-    std::string path;
-    PartialFile file;  // removed unless finish() moved it into place
-    std::ofstream& f = file.stream();
-    Xxh64Stream data;
-    uint64_t pos = 0;  // inside the data section
-    json tensors = json::array();
-};
+struct EdgeqWriter::State : model::TensorStreamWriter {};
 
 namespace {
 constexpr uint64_t kEdgeqDataOffset = 128;  // header + checksums (96 bytes), 64-aligned
@@ -57,26 +42,12 @@ EdgeqWriter::~EdgeqWriter() = default;
 
 Result<std::unique_ptr<EdgeqWriter>> EdgeqWriter::create(const std::string& path) {
     auto s = std::make_unique<State>();
-    s->path = path;
-    EDGE_TRY(s->file.open(path));
-    const char zeros[kEdgeqDataOffset] = {};
-    s->f.write(zeros, sizeof zeros);  // header and checksums, rewritten by finish()
+    EDGE_TRY(s->open(path, kEdgeqDataOffset));  // header and checksums, rewritten by finish()
     return std::unique_ptr<EdgeqWriter>(new EdgeqWriter(std::move(s)));
 }
 
 Status EdgeqWriter::add(const Tensor& x) {
-    State& s = *s_;
-    if (!x.data) return err(s.path, ": tensor '", x.name, "' has no data to save");
-    s.tensors.push_back(tensor_entry_to_json(x, s.pos));
-    static const char zeros[64] = {};
-    const uint64_t next = quant_align64(s.pos + x.nbytes);
-    s.f.write(reinterpret_cast<const char*>(x.data.get()), std::streamsize(x.nbytes));
-    s.data.update(x.data.get(), x.nbytes);
-    s.f.write(zeros, std::streamsize(next - s.pos - x.nbytes));
-    s.data.update(zeros, size_t(next - s.pos - x.nbytes));
-    s.pos = next;
-    if (!s.f) return err(s.path, ": write failed (disk full?)");
-    return {};
+    return s_->add(x, 64);  // tensors 64-byte aligned inside the data section
 }
 
 Status EdgeqWriter::finish(const Model& m) {
@@ -95,8 +66,8 @@ Status EdgeqWriter::finish(const Model& m) {
         meta["tensors"] = s.tensors;
         const std::string meta_s = meta.dump(-1, ' ', false, json::error_handler_t::replace);
         std::string strings;
-        put_strings(strings, t.tokens);
-        put_strings(strings, t.merges);
+        model::append_strings(strings, t.tokens);
+        model::append_strings(strings, t.merges);
 
         EdgeqHeader h{};
         std::memcpy(h.magic, kEdgeqMagic, 8);
@@ -122,7 +93,7 @@ Status EdgeqWriter::finish(const Model& m) {
         s.f.write(reinterpret_cast<const char*>(&h), sizeof h);
         s.f.write(reinterpret_cast<const char*>(&sums), sizeof sums);
         // Written beside the target and renamed over it, so a failed save never loses a file.
-        return s.file.commit();
+        return s.commit();
     } catch (const std::exception& e) {
         return err(s.path, ": cannot save: ", e.what());
     }
@@ -132,15 +103,8 @@ Status save_edgeq(const Model& m, const std::string& path, Progress* progress) {
     auto w = EdgeqWriter::create(path);
     if (!w.ok()) return w.error();
     for (size_t i = 0; i < m.tensors.size(); ++i) {
-        const Tensor& x = m.tensors[i];
-        if (model::is_unread(x)) {  // a lazily opened model: read, write, let go
-            auto r = model::weight_f32(m, x);
-            if (!r.ok()) return r.error();
-            EDGE_TRY((*w)->add(*r));
-            model::release_weight(m, x);
-        } else {
-            EDGE_TRY((*w)->add(x));
-        }
+        // a lazily opened model: each unread tensor read, written and let go
+        EDGE_TRY(model::use_weight(m, m.tensors[i], [&](const Tensor& x) { return (*w)->add(x); }));
         report(progress, double(i + 1) / double(m.tensors.size()), "writing tensors");
         if (is_cancelled(progress)) return err(path, ": cancelled");
     }
@@ -180,15 +144,8 @@ Result<Model> load_edgeq_model(const std::string& path, Progress* progress) {
             if (!section_ok(sec.off, sec.bytes))
                 return err(path, ": the ", sec.name, " section runs past the end of the file (", size,
                            " bytes): truncated?");
-            // Hashed in pieces, each released after it is read: the check must not make a large
-            // model resident (the tensors fault their pages back in when they are used).
-            Xxh64Stream hs;
-            for (uint64_t at = 0; at < sec.bytes; at += (16ull << 20)) {
-                const uint64_t n = std::min<uint64_t>(16ull << 20, sec.bytes - at);
-                hs.update(p + sec.off + at, size_t(n));
-                map->release(size_t(sec.off + at), size_t(n));
-            }
-            if (hs.digest() != sec.sum)
+            // The tensors fault their pages back in when they are used.
+            if (model::hash_released(*map, sec.off, sec.bytes) != sec.sum)
                 return err(path, ": ", sec.name, " section checksum mismatch (the file is corrupt)");
         }
         report(progress, 0.05, "verified checksums");

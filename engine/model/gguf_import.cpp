@@ -226,7 +226,6 @@ Result<Model> import_shared(std::shared_ptr<const File> fp, bool lazy, Progress*
     EDGE_TRY(validate_and_finalize_llama(m));
     if (lazy) return m;
     EDGE_TRY(model::load_weights(m, progress));
-    m.weights.reset();
     EDGE_TRY(validate_llama(m));
     return m;
 }

@@ -7,14 +7,12 @@
 // IR row (head h, pair i, component c) = HF row h*head_dim + c*rope_dim/2 + i. Rows beyond
 // rope_dim (partial rotary) are left in place.
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include <set>
 
-#include "engine/core/half.h"
 #include "engine/core/json_util.h"
 
 #include "engine/core/mapped_file.h"
@@ -57,8 +55,7 @@ class HfWeights final : public model::WeightSource {
 public:
     HfWeights(std::vector<SafetensorsFile> files, int head_dim, int rope_dim)
         : files_(std::move(files)), head_dim_(head_dim), rope_dim_(rope_dim) {}
-    // `files_` must not move after recipes point into it: recipes are added after construction.
-    const std::vector<SafetensorsFile>& files() const { return files_; }
+    // Recipes point into `files_` (moved in, never moved again).
     void add(const std::string& name, Recipe r) { recipes_[name] = r; }
 
     Result<Tensor> load_f32(const Tensor& want) const override {
@@ -66,10 +63,7 @@ public:
         if (it == recipes_.end()) return err("tensor '", want.name, "' is not in the Hugging Face weights");
         const Recipe& r = it->second;
         const SafetensorsFile& f = *r.at.file;
-        const SafetensorsEntry& e = *r.at.entry;
-        if (!e.dtype)
-            return err(f.origin, ": tensor '", e.name, "' has dtype ", e.dtype_name,
-                       "; supported dtypes are F32, F16 and BF16");
+        const SafetensorsEntry& e = *r.at.entry;  // its dtype was checked when the recipe was made
         if (f.file) f.file->will_need(size_t(f.bytes(e) - f.file->data()), size_t(e.end - e.begin));
         const bool whole = r.row0 == 0 && r.heads == 0 && (e.shape.empty() || r.rows == e.shape[0]);
         if (whole && *e.dtype == DType::F32) {  // aliases the mapping when it can
@@ -280,14 +274,11 @@ Result<Model> load_hf_model(const std::string& folder, Progress* progress, bool 
     m.metadata = hc.metadata;
     const LlamaConfig& c = m.config;
 
-    std::vector<SafetensorsFile> opened;
+    std::vector<SafetensorsFile> files;
     std::map<std::string, Located> where;
-    {
-        std::vector<SafetensorsFile> files;
-        EDGE_TRY(open_weights(dir, files, where, m.metadata));
-        opened = std::move(files);  // moving the vector keeps its elements where `where` points
-    }
-    auto source = std::make_shared<HfWeights>(std::move(opened), c.head_dim, c.rope_dim);
+    EDGE_TRY(open_weights(dir, files, where, m.metadata));
+    // Moving the vector keeps its elements where `where` points.
+    auto source = std::make_shared<HfWeights>(std::move(files), c.head_dim, c.rope_dim);
     std::set<std::string> used;
 
     // Registers IR tensor `canonical` = rows [row0, row0 + rows) of HF tensor `hf` (of `shape`),
@@ -367,7 +358,6 @@ Result<Model> load_hf_model(const std::string& folder, Progress* progress, bool 
     EDGE_TRY(validate_and_finalize_llama(m));
     if (lazy_weights) return m;
     EDGE_TRY(model::load_weights(m, progress));
-    m.weights.reset();
     EDGE_TRY(validate_llama(m));
     return m;
 }

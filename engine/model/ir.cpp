@@ -1,5 +1,6 @@
 #include "ir.h"
 
+#include <cstdlib>
 #include <set>
 
 namespace edge {
@@ -154,6 +155,13 @@ Status validate_and_finalize_llama(Model& m) {
     EDGE_TRY(validate_llama(m));
     finalize_llama(m);
     return {};
+}
+
+int block_of(const std::string& name) {
+    if (name.rfind("blk.", 0) != 0) return -1;
+    char* end = nullptr;
+    const long l = std::strtol(name.c_str() + 4, &end, 10);
+    return end && *end == '.' ? int(l) : -1;
 }
 
 std::vector<LayerInfo> list_layers(const Model& m) {

@@ -139,4 +139,7 @@ struct LayerInfo {
 };
 std::vector<LayerInfo> list_layers(const Model& m);
 
+// The decoder block a tensor or op name belongs to ("blk.3.attn_q.weight" -> 3), -1 outside blocks.
+int block_of(const std::string& name);
+
 }  // namespace edge

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
-#include <new>
 
 namespace edge::model {
 
@@ -26,13 +24,12 @@ void reset_f32_weight_peak() { g_peak.store(g_live.load()); }
 
 std::shared_ptr<uint8_t> alloc_counted_f32(int64_t n) {
     const size_t bytes = size_t(std::max<int64_t>(n, 0)) * sizeof(float);
-    const size_t rounded = std::max<size_t>((bytes + 63) / 64 * 64, 64);
-    void* p = std::aligned_alloc(64, rounded);
-    if (!p) throw std::bad_alloc();
+    std::shared_ptr<uint8_t> buf = alloc_aligned(bytes);
     count_up(bytes);
-    return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [bytes](uint8_t* q) {
+    uint8_t* p = buf.get();
+    return std::shared_ptr<uint8_t>(p, [buf = std::move(buf), bytes](uint8_t*) mutable {
         g_live.fetch_sub(bytes, std::memory_order_relaxed);
-        std::free(q);
+        buf.reset();
     });
 }
 
@@ -79,6 +76,15 @@ void release_weight(const Model& m, const Tensor& t) {
     if (m.weights) m.weights->release(t);
 }
 
+Status use_weight(const Model& m, const Tensor& t, const std::function<Status(const Tensor&)>& use) {
+    if (!is_unread(t)) return use(t);
+    auto r = weight_f32(m, t);
+    if (!r.ok()) return r.error();
+    EDGE_TRY(use(*r));
+    release_weight(m, t);
+    return {};
+}
+
 Status load_weights(Model& m, Progress* progress) {
     const size_t n = m.tensors.size();
     for (size_t k = 0; k < n; ++k) {
@@ -90,6 +96,7 @@ Status load_weights(Model& m, Progress* progress) {
         t = std::move(r).value();
         report(progress, double(k + 1) / double(n ? n : 1), "reading tensor " + t.name);
     }
+    m.weights.reset();
     return {};
 }
 

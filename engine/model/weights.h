@@ -11,6 +11,7 @@
 // check that a streamed command never held more than one block of FP32 weights.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <memory>
 
 #include "engine/core/progress.h"
@@ -34,7 +35,8 @@ inline bool is_unread(const Tensor& t) { return !t.data; }
 // True when every tensor of `m` holds its data.
 bool weights_resident(const Model& m);
 
-// Reads every unread tensor of `m` through its source (the eager importers end with this).
+// Reads every unread tensor of `m` through its source, then lets the source go (nothing is left
+// to read). The eager importers end with this.
 Status load_weights(Model& m, Progress* progress = nullptr);
 
 // `t` (a tensor of `m`) as F32: itself (sharing storage) when it is resident F32, else read from
@@ -42,6 +44,9 @@ Status load_weights(Model& m, Progress* progress = nullptr);
 Result<Tensor> weight_f32(const Model& m, const Tensor& t);
 // Releases the file pages behind unread tensor `t` after a streaming command is done with it.
 void release_weight(const Model& m, const Tensor& t);
+// Calls use(t) with tensor `t` of `m` as it is held, or - unread - with its F32 contents read for
+// the call and let go after it (the file pages released): what the streaming writers do.
+Status use_weight(const Model& m, const Tensor& t, const std::function<Status(const Tensor&)>& use);
 
 // `m` itself when its weights are resident, else a copy with every tensor read (for commands
 // that need the whole model in memory: the FP32 reference executor, AWQ/GPTQ capture).

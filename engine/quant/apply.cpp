@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -47,16 +46,19 @@ struct AwqGroup {
     const char* prev_linear;         // linear whose rows to divide (or null)
 };
 
+bool integer(const LayerChoice& c) { return c.precision == Precision::INT8 || c.precision == Precision::INT4; }
+// AWQ and GPTQ run the model over calibration text.
+bool calibrated(const LayerChoice& c) { return integer(c) && c.spec.method != QMethod::RTN; }
+bool any_calibrated(const std::vector<LayerChoice>& choices) {
+    return std::any_of(choices.begin(), choices.end(), calibrated);
+}
+
 }  // namespace
 
 ApplyEstimate estimate_apply(const Model& model, const std::vector<LayerChoice>& choices, bool streaming) {
     std::map<std::string, const LayerChoice*> by_tensor;
-    bool needs_calib = false;
-    for (const LayerChoice& c : choices) {
-        by_tensor[c.tensor] = &c;
-        needs_calib |=
-            (c.precision == Precision::INT8 || c.precision == Precision::INT4) && c.spec.method != QMethod::RTN;
-    }
+    const bool needs_calib = any_calibrated(choices);
+    for (const LayerChoice& c : choices) by_tensor[c.tensor] = &c;
     ApplyEstimate e;
     std::map<int, uint64_t> per_block;  // converted bytes by block (-1: outside blocks)
     uint64_t all_unread = 0, largest_unread = 0;
@@ -97,10 +99,7 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
             return err(c.layer, ": is held as ", t ? dtype_name(t->type) : "nothing",
                        "; quantization starts from F32 weights");
     }
-    bool needs_calib = false;
-    for (const LayerChoice& c : choices)
-        needs_calib |=
-            (c.precision == Precision::INT8 || c.precision == Precision::INT4) && c.spec.method != QMethod::RTN;
+    const bool needs_calib = any_calibrated(choices);
     if (needs_calib && (!calib || calib->sequences.empty()))
         return err(plan.source, ": awq and gptq need calibration text (none given, or it gave no sequences)");
     {
@@ -123,7 +122,6 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
     if (needs_calib && !model::weights_resident(model)) {
         Model loaded = model;
         EDGE_TRY(model::load_weights(loaded, progress));
-        loaded.weights.reset();
         res.model = std::move(loaded);
     } else {
         res.model = model;
@@ -201,22 +199,11 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
 
     // Streaming (opts.sink): a block's tensors leave as soon as the block is done.
     std::vector<char> emitted(out.tensors.size(), 0);
-    auto block_of = [](const std::string& name) {
-        if (name.rfind("blk.", 0) != 0) return -1;
-        return std::atoi(name.c_str() + 4);
-    };
     auto emit_block = [&](int block) -> Status {
         for (size_t i = 0; i < out.tensors.size(); ++i) {
             Tensor& t = out.tensors[i];
             if (emitted[i] || block_of(t.name) != block) continue;
-            if (model::is_unread(t)) {  // left as it is by the plan, not read yet
-                auto r = model::weight_f32(out, t);
-                if (!r.ok()) return r.error();
-                EDGE_TRY(opts.sink(*r));
-                model::release_weight(out, t);
-            } else {
-                EDGE_TRY(opts.sink(t));
-            }
+            EDGE_TRY(model::use_weight(out, t, opts.sink));  // an unread one: left as it is by the plan
             t.data.reset();
             emitted[i] = 1;
         }
@@ -301,10 +288,9 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
             // converted before it); otherwise the block's layers convert in parallel.
             std::vector<LayerReport> reps(mine.size());
             std::vector<Status> done(mine.size());
-            bool any_gptq = false;
-            for (const LayerChoice* c : mine)
-                any_gptq |= c->spec.method == QMethod::GPTQ &&
-                            (c->precision == Precision::INT8 || c->precision == Precision::INT4);
+            const bool any_gptq = std::any_of(mine.begin(), mine.end(), [](const LayerChoice* c) {
+                return integer(*c) && c->spec.method == QMethod::GPTQ;
+            });
             if (any_gptq) {
                 for (size_t i = 0; i < mine.size(); ++i) done[i] = convert(*mine[i], reps[i]);
             } else {

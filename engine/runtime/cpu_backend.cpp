@@ -167,9 +167,7 @@ Result<const float*> CpuBackend::run(const int32_t* tokens, int n, int pos, floa
 
 runtime::ExecutorCaps CpuBackend::capabilities() const {
     runtime::ExecutorCaps c;
-    const int t = pool_ ? pool_->size() : 0;
-    c.name = std::string("cpu (compiled program, ") + qkernels::kernel_name() + " kernels, " + std::to_string(t) +
-             (t == 1 ? " thread)" : " threads)");
+    c.name = "cpu (compiled program, " + runtime::cpu_kernels_and_threads(pool_ ? pool_->size() : 0) + ")";
     c.stored_types = {DType::F32, DType::F16, DType::QI8, DType::QI4};
     c.max_seq = max_seq_;
     c.batch_invariant = true;

@@ -2,6 +2,7 @@
 
 #include "engine/core/memory_budget.h"
 #include "engine/kv/paged_kv.h"
+#include "engine/runtime/qkernels.h"
 
 namespace edge::runtime {
 
@@ -14,6 +15,11 @@ std::string describe_memory(const ExecutorMemory& m) {
         s += ", device " + format_memory_size(m.device_total - m.device_free) + " used of " +
              format_memory_size(m.device_total);
     return s;
+}
+
+std::string cpu_kernels_and_threads(int threads) {
+    return std::string(qkernels::kernel_name()) + " kernels, " + std::to_string(threads) +
+           (threads == 1 ? " thread" : " threads");
 }
 
 Result<BatchLayout> plan_batch(const kv::PagedKv& kv, std::span<const PagedStep> batch, const LlamaConfig& c,

@@ -70,6 +70,8 @@ public:
 
 // "weights 1.2 MiB mapped in place, scratch 300.0 KiB, KV 0.0 KiB, device 1.1 GiB used of 140.0 GiB".
 std::string describe_memory(const ExecutorMemory& m);
+// What the CPU implementations' capabilities name: "avx512-vnni kernels, 2 threads".
+std::string cpu_kernels_and_threads(int threads);
 
 // The rows of a batch step, flattened in batch order, and the checks every implementation makes
 // before it changes anything: the KV memory's shape matches the model, no sequence is empty or

@@ -24,11 +24,8 @@ LlamaCpu::~LlamaCpu() = default;
 
 runtime::ExecutorCaps LlamaCpu::capabilities() const {
     runtime::ExecutorCaps c;
-    c.name = std::string(compat_ ? "cpu (llama.cpp numerics: contiguous prefill/forward only, no batch step)"
-                                 : "cpu (FP32 arithmetic, ") +
-             (compat_ ? ""
-                      : std::string(qkernels::kernel_name()) + " kernels, " + std::to_string(threads()) +
-                            (threads() == 1 ? " thread)" : " threads)"));
+    c.name = compat_ ? "cpu (llama.cpp numerics: contiguous prefill/forward only, no batch step)"
+                     : "cpu (FP32 arithmetic, " + runtime::cpu_kernels_and_threads(threads()) + ")";
     c.stored_types = {DType::F32, DType::F16, DType::QI8, DType::QI4};
     c.max_seq = compat_ ? 0 : max_seq_;
     c.max_batch_tokens = 0;

@@ -1,7 +1,6 @@
 #include "resolved_program.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 
 #include "backend.h"
@@ -12,13 +11,6 @@ namespace {
 
 using runtime::FusedNode;
 using runtime::MemoryLayout;
-
-int layer_of(const std::string& name) {
-    if (name.rfind("blk.", 0) != 0) return -1;
-    char* end = nullptr;
-    const long l = std::strtol(name.c_str() + 4, &end, 10);
-    return end && *end == '.' ? int(l) : -1;
-}
 
 }  // namespace
 
@@ -168,7 +160,7 @@ Result<ResolvedProgram> resolve_program(const Model& m, const runtime::ExecProgr
             EDGE_TRY(out(1, c.kv_dim()));
         } else if (n.kind == "attention") {
             s.kind = StepKind::Attention;
-            s.layer = layer_of(n.name);
+            s.layer = block_of(n.name);
             if (s.layer < 0 || s.layer >= c.n_layers)
                 return err("execution plan: attention node '", n.name, "' names no layer of the model");
             EDGE_TRY(in(0, c.q_dim()));

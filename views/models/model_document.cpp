@@ -10,14 +10,11 @@ namespace edge::views {
 edge::Result<std::shared_ptr<const edge::Model>> LoadedModel::withWeights(edge::Progress* progress) const {
     std::lock_guard<std::mutex> lock(mutex_);
     if (full_) return full_;
-    if (edge::model::weights_resident(model)) {
-        full_ = std::shared_ptr<const edge::Model>(std::shared_ptr<const edge::Model>{}, &model);
-        return full_;
-    }
-    edge::Model copy = model;
-    if (auto s = edge::model::load_weights(copy, progress); !s.ok()) return s.error();
-    copy.weights.reset();
-    full_ = std::make_shared<const edge::Model>(std::move(copy));
+    // Not owned: the document keeps `model` alive as long as the pages and jobs that ask.
+    auto full = edge::model::with_weights(
+        std::shared_ptr<const edge::Model>(std::shared_ptr<const edge::Model>{}, &model), progress);
+    if (!full.ok()) return full.error();
+    full_ = std::move(full).value();
     return full_;
 }
 
