@@ -396,9 +396,21 @@ void rows(const Slot& s, const Tensor& w, const float* in, int n, float* out, in
         const RowPrefetch pf = row_prefetch();
         const int lead = pf == RowPrefetch::SequentialL1 ? prefetch_lead(w.quant->bits) : 1;
         constexpr int64_t kRows = 16;
+        // Whole tiles of tokens in blocks whose activations stay in L2 (~256 KiB: 64 tokens of
+        // 2048 inputs, 16 of 8192; 512 tokens of 8192 inputs at once streamed 6.6 MB per 16 rows
+        // and ran at 0.75x of 128 tokens' speed), each block swept over all the rows.
+        const int tiled = n / kTileTokens * kTileTokens;
+        const int64_t act_bytes = in_dim * (w.quant->bits == 4 ? 3 : 2) / 2 + in_dim / 8;
+        const int block = int(std::max<int64_t>(kTileTokens, (256 << 10) / act_bytes / kTileTokens * kTileTokens));
+        for (int t0 = 0; t0 < tiled; t0 += block) {
+            const int tn = std::min(block, tiled - t0);
+            for (int64_t r0 = b; r0 < e; r0 += kRows)
+                tile_vnni512(*w.quant, w.data.get(), r0, std::min(e, r0 + kRows), s.vnni.data() + t0, tn,
+                             out + int64_t(t0) * out_dim, out_dim, gfni);
+        }
         for (int64_t r0 = b; r0 < e; r0 += kRows) {
             const int64_t r1 = std::min(e, r0 + kRows);
-            for (int t = 0; t < n; ++t)
+            for (int t = tiled; t < n; ++t)
                 rows_vnni512(*w.quant, w.data.get(), r0, r1, s.vnni[size_t(t)], out + int64_t(t) * out_dim, gfni, pf,
                              lead);
         }

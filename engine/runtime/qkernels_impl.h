@@ -49,6 +49,13 @@ bool vnni512_layout_ok(const QuantInfo& q);
 // RowsL2 or SequentialL1, lead: passes ahead (qkernels.h).
 void rows_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out,
                   bool gfni, RowPrefetch pf, int lead);
+// Tiles of kTileRows rows × kTileTokens tokens (prefill, batched steps): out[t·out_stride + r] for
+// r in [r0, r1) and the first n / kTileTokens · kTileTokens tokens of x, each value bit-identical
+// to rows_vnni512's for that token (the codes are split into nibbles once per tile instead of once
+// per token, and the row scales spread over the lanes once for all the tokens).
+constexpr int kTileRows = 4, kTileTokens = 4;
+void tile_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs* x, int n, float* out,
+                  int64_t out_stride, bool gfni);
 // Activations quantized in blocks of 32 (quantize_block_portable's arithmetic); int4_layout: the
 // codes in VnniActs' INT4 order instead of the natural one.
 void quantize_acts_avx512(const float* x, int64_t n, int8_t* q, float* scale, int32_t* sum, bool int4_layout = false);

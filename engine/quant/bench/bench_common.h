@@ -51,4 +51,5 @@ double median(std::vector<double> v);
 double read_bandwidth(size_t bytes, int threads);
 int run_decode_bench(const BenchArgs& a);
 int run_kernel_bench(const BenchArgs& a);
+int run_gemm_bench(const BenchArgs& a);
 int run_layerwise_bench(const BenchArgs& a);

@@ -165,6 +165,7 @@ int main(int argc, char** argv) {
         qkernels::force_prefetch_lead(std::atoi(a.lead.c_str()));
     if (a.mode == "decode") return run_decode_bench(a);
     if (a.mode == "kernels") return run_kernel_bench(a);
+    if (a.mode == "gemm") return run_gemm_bench(a);
     if (a.mode == "stream") return run_stream_bench(a);
     if (a.mode == "layerwise") return run_layerwise_bench(a);
     auto s = BenchSetup::create(a);

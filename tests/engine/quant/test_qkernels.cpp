@@ -109,6 +109,40 @@ TEST(QuantKernels, MatvecAndMatmatMatchTheReference) {
     }
 }
 
+// Tokens are multiplied four at a time by the AVX-512 tile kernel (and the rest one by one): each
+// token's outputs must be the bits the one-token kernel gives it, whatever the batch, for 37 rows
+// (tiles of 4 rows and a remainder), widths with partial chunks and windows, every row layout.
+TEST(QuantKernels, TokenTilesGiveEachTokenTheOneTokenKernelsBits) {
+    if (!qkernels::kernel_available(qkernels::KernelLevel::Avx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+    ThreadPool pool(2);
+    std::mt19937 rng(11);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    for (int64_t cols : {96, 300, 1100}) {
+        const Tensor w = random_f32("w", 37, cols, uint32_t(cols) + 1);
+        const int n = 13;
+        std::vector<float> x(size_t(n * cols));
+        for (auto& v : x) v = nd(rng);
+        for (int bits : {8, 4})
+            for (bool sym : {true, false})
+                for (auto [g, gs] : std::vector<std::pair<QGrouping, int64_t>>{{QGrouping::PerChannel, 0},
+                                                                               {QGrouping::Group, 32},
+                                                                               {QGrouping::Group, 64},
+                                                                               {QGrouping::Group, 512}})
+                    for (auto scales : {QuantSpec::Scales::F32, QuantSpec::Scales::F16}) {
+                        if (gs > cols) continue;
+                        const QuantSpec spec{bits, sym, g, gs, QMethod::RTN, false, scales};
+                        auto q = quantize_rtn(w, spec);
+                        ASSERT_TRUE(q.ok()) << q.message();
+                        std::vector<float> batched(size_t(n * 37)), single(size_t(n * 37));
+                        qkernels::matmul(batched.data(), x.data(), *q, n, pool);
+                        for (int t = 0; t < n; ++t)
+                            qkernels::matmul(single.data() + t * 37, x.data() + t * cols, *q, 1, pool);
+                        EXPECT_EQ(0, std::memcmp(batched.data(), single.data(), batched.size() * sizeof(float)))
+                            << spec_name(spec) << " cols " << cols;
+                    }
+    }
+}
+
 // The AVX-512 row kernels' two prefetch plans (8 INT4 rows per pass into L2, or 4 rows in address
 // order into L1, 1 to 3 passes ahead) fetch the same lines and compute each row alike:
 // bit-identical outputs, for row counts that exercise 8-, 4- and 1-row passes and widths with

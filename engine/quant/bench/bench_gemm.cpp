@@ -1,0 +1,175 @@
+// edge-quant-bench --mode gemm: the batched products of prefill, calibration and validation, one
+// weight matrix at a time, on the Llama-3.2-1B shapes (Q/O 2048 -> 2048, gate/up 2048 -> 8192,
+// down 8192 -> 2048), INT4 and INT8 g32 RTN symmetric with half scales (what `compile` writes),
+// for 1, 16, 128 and 512 tokens at 1 and 2 threads. Each cell: the median and the best of
+// --calib-seqs runs (default 32) after a warm-up (--only 2048x8192 picks one shape), the useful
+// multiply-adds per second (rows · cols · tokens / median time), and that as a share of two peaks
+// this command measures itself on this processor, per thread times the threads:
+//   dot peak   independent vpdpbusd (AVX-512 VNNI, 64 int8 multiply-adds each) or vpmaddubsw +
+//              vpmaddwd pairs (AVX2, 32) per second: what the integer units can do;
+//   FMA peak   independent 16-lane (AVX-512) or 8-lane (AVX2) float FMAs per second.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <thread>
+
+#include "bench_common.h"
+#include "engine/runtime/qkernels.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+using namespace edge;
+using namespace edge::quant;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+#if defined(__x86_64__)
+// 12 independent accumulators: enough to hide a 4-5 cycle latency on two ports.
+__attribute__((target("avx512f,avx512bw,avx512vnni"), noinline)) double vnni512_dots_per_s() {
+    __m512i a0 = _mm512_set1_epi32(1), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0,
+            a9 = a0, a10 = a0, a11 = a0;
+    const __m512i x = _mm512_set1_epi8(1), y = _mm512_set1_epi8(2);
+    const long iters = 20'000'000;
+    const auto t0 = Clock::now();
+    for (long i = 0; i < iters; ++i) {
+#define EDGE_DP(a) a = _mm512_dpbusd_epi32(a, x, y);
+        EDGE_DP(a0) EDGE_DP(a1) EDGE_DP(a2) EDGE_DP(a3) EDGE_DP(a4) EDGE_DP(a5)
+        EDGE_DP(a6) EDGE_DP(a7) EDGE_DP(a8) EDGE_DP(a9) EDGE_DP(a10) EDGE_DP(a11)
+#undef EDGE_DP
+        asm volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5));
+        asm volatile("" : "+v"(a6), "+v"(a7), "+v"(a8), "+v"(a9), "+v"(a10), "+v"(a11));
+    }
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    return double(iters) * 12 * 64 / s;  // int8 multiply-adds per second
+}
+
+__attribute__((target("avx512f"), noinline)) double fma512_per_s() {
+    __m512 a0 = _mm512_set1_ps(1), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0, a9 = a0,
+           a10 = a0, a11 = a0;
+    const __m512 x = _mm512_set1_ps(0.999f), y = _mm512_set1_ps(1e-3f);
+    const long iters = 20'000'000;
+    const auto t0 = Clock::now();
+    for (long i = 0; i < iters; ++i) {
+#define EDGE_FMA(a) a = _mm512_fmadd_ps(a, x, y);
+        EDGE_FMA(a0) EDGE_FMA(a1) EDGE_FMA(a2) EDGE_FMA(a3) EDGE_FMA(a4) EDGE_FMA(a5)
+        EDGE_FMA(a6) EDGE_FMA(a7) EDGE_FMA(a8) EDGE_FMA(a9) EDGE_FMA(a10) EDGE_FMA(a11)
+#undef EDGE_FMA
+        asm volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5));
+        asm volatile("" : "+v"(a6), "+v"(a7), "+v"(a8), "+v"(a9), "+v"(a10), "+v"(a11));
+    }
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    return double(iters) * 12 * 16 / s;  // float multiply-adds per second
+}
+
+__attribute__((target("avx2,fma"), noinline)) double avx2_dots_per_s() {
+    __m256i a0 = _mm256_set1_epi32(1), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+    const __m256i x = _mm256_set1_epi8(1), y = _mm256_set1_epi8(2), ones = _mm256_set1_epi16(1);
+    const long iters = 20'000'000;
+    const auto t0 = Clock::now();
+    for (long i = 0; i < iters; ++i) {
+#define EDGE_DP(a) a = _mm256_add_epi32(a, _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), ones));
+        EDGE_DP(a0) EDGE_DP(a1) EDGE_DP(a2) EDGE_DP(a3) EDGE_DP(a4) EDGE_DP(a5) EDGE_DP(a6) EDGE_DP(a7)
+#undef EDGE_DP
+        asm volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5), "+v"(a6), "+v"(a7));
+    }
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    return double(iters) * 8 * 32 / s;
+}
+
+__attribute__((target("avx2,fma"), noinline)) double fma256_per_s() {
+    __m256 a0 = _mm256_set1_ps(1), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0, a9 = a0;
+    const __m256 x = _mm256_set1_ps(0.999f), y = _mm256_set1_ps(1e-3f);
+    const long iters = 20'000'000;
+    const auto t0 = Clock::now();
+    for (long i = 0; i < iters; ++i) {
+#define EDGE_FMA(a) a = _mm256_fmadd_ps(a, x, y);
+        EDGE_FMA(a0) EDGE_FMA(a1) EDGE_FMA(a2) EDGE_FMA(a3) EDGE_FMA(a4) EDGE_FMA(a5) EDGE_FMA(a6) EDGE_FMA(a7)
+        EDGE_FMA(a8) EDGE_FMA(a9)
+#undef EDGE_FMA
+        asm volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5), "+v"(a6), "+v"(a7));
+        asm volatile("" : "+v"(a8), "+v"(a9));
+    }
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    return double(iters) * 10 * 8 / s;
+}
+#endif
+
+struct Peaks {
+    double dot = 0, fma = 0;  // multiply-adds per second and thread
+    const char* dot_name = "none";
+};
+
+// Best of 3 on one thread (the figures of both threads are this times the threads: the cores do
+// not share these units).
+Peaks measure_peaks() {
+    Peaks p;
+#if defined(__x86_64__)
+    const bool v512 = qkernels::kernel_available(qkernels::KernelLevel::Avx512Vnni);
+    const bool avx2 = qkernels::kernel_available(qkernels::KernelLevel::Avx2);
+    for (int i = 0; i < 3; ++i) {
+        if (v512) {
+            p.dot = std::max(p.dot, vnni512_dots_per_s());
+            p.fma = std::max(p.fma, fma512_per_s());
+        } else if (avx2) {
+            p.dot = std::max(p.dot, avx2_dots_per_s());
+            p.fma = std::max(p.fma, fma256_per_s());
+        }
+    }
+    p.dot_name = v512 ? "vpdpbusd zmm" : avx2 ? "vpmaddubsw+vpmaddwd ymm" : "none";
+#endif
+    return p;
+}
+
+}  // namespace
+
+int run_gemm_bench(const BenchArgs& a) {
+    const Peaks peak = measure_peaks();
+    std::printf("CPU: %s; kernels %s\n", cpu_model().c_str(), qkernels::kernel_name());
+    std::printf("measured peak per thread: %s %.1f G int8 multiply-adds/s, FMA %.1f G float multiply-adds/s\n\n",
+                peak.dot_name, peak.dot / 1e9, peak.fma / 1e9);
+    std::printf(
+        "| shape (out x in) | type | tokens | threads | median ms | best ms | G MAC/s (median) | of dot peak | of FMA "
+        "peak |\n");
+    std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    const std::pair<int64_t, int64_t> shapes[] = {{2048, 2048}, {8192, 2048}, {2048, 8192}};
+    std::vector<int> thread_counts{1, 2};
+    for (auto [rows, cols] : shapes) {
+        Tensor w = Tensor::zeros_f32("w", {rows, cols});
+        std::mt19937 rng(1);
+        std::normal_distribution<float> nd(0.0f, 0.02f);
+        for (int64_t i = 0; i < rows * cols; ++i) w.f32_mut()[i] = nd(rng);
+        char shape[64];
+        std::snprintf(shape, sizeof shape, "%lldx%lld", (long long)rows, (long long)cols);
+        if (!a.only.empty() && a.only != shape) continue;
+        for (int bits : {4, 8}) {
+            auto q = quantize_rtn(w, QuantSpec{bits, true, QGrouping::Group, 32, QMethod::RTN, false,
+                                              QuantSpec::Scales::F16});
+            if (!q.ok()) return std::fprintf(stderr, "%s\n", q.message().c_str()), 1;
+            for (int n : {1, 16, 128, 512}) {
+                std::vector<float> x(size_t(n * cols)), out(size_t(n * rows));
+                for (auto& v : x) v = nd(rng) * 50.0f;
+                for (int threads : thread_counts) {
+                    ThreadPool pool(threads);
+                    std::vector<double> ms;
+                    for (int r = 0; r <= a.calib_seqs; ++r) {
+                        const auto t0 = Clock::now();
+                        qkernels::matmul(out.data(), x.data(), *q, n, pool);
+                        if (r > 0) ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+                    }
+                    const double med = median(ms), best = *std::min_element(ms.begin(), ms.end());
+                    const double macs = double(rows) * double(cols) * n / (med / 1e3);
+                    std::printf("| %lld x %lld | INT%d g32 | %d | %d | %.3f | %.3f | %.1f | %.0f%% | %.0f%% |\n",
+                                (long long)rows, (long long)cols, bits, n, threads, med, best, macs / 1e9,
+                                peak.dot > 0 ? 100 * macs / (peak.dot * threads) : 0.0,
+                                peak.fma > 0 ? 100 * macs / (peak.fma * threads) : 0.0);
+                }
+            }
+        }
+    }
+    return 0;
+}
