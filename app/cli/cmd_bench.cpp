@@ -1,6 +1,8 @@
-// `bench MODEL`: prefill and decode throughput of the FP32 CPU runtime at 1 and 2 threads
-// (medians of a few runs), and the process's peak RSS. A .edge engine runs through the backend
-// interface (--backend cpu|cuda|auto, docs/backends.md): its plan's one arena, weights in place.
+// `bench MODEL`: prefill and decode throughput at 1 and 2 threads (medians of a few runs), and the
+// process's peak RSS, through the executor interface as generate runs: a .edge engine on its
+// backend (--backend cpu|cuda|auto, docs/backends.md: its plan's one arena, weights in place),
+// other formats on the CPU executor over their weights, each the prompt then every token as batch
+// steps of one PagedKv sequence.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -11,6 +13,7 @@
 #include "engine/compile/compile.h"
 #include "engine/runtime/backend.h"
 #include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/one_sequence.h"
 #include "engine/telemetry/memory.h"
 #include "engine/telemetry/stats.h"
 #include "engine/telemetry/stopwatch.h"
@@ -42,7 +45,7 @@ int run_bench(const BenchArgs& a) {
     // plan, run through a backend. Other formats run on LlamaCpu.
     std::optional<runtime::ExecProgram> plan;
     std::shared_ptr<const Model> model;
-    std::string backend_name = "llama-cpu", why;
+    std::string backend_name, why;
     if (a.model.size() > 5 && a.model.compare(a.model.size() - 5, 5, ".edge") == 0) {
         auto eng = compile::load_engine(a.model);
         if (!eng.ok()) return fail(eng.error());
@@ -71,37 +74,37 @@ int run_bench(const BenchArgs& a) {
         RuntimeOptions ro;
         ro.threads = th;
         ro.max_seq = total;
-        std::unique_ptr<LlamaCpu> rt;
-        std::unique_ptr<Backend> be;
+        // Both kinds through the one executor interface: batch steps of one PagedKv sequence.
+        std::unique_ptr<runtime::Executor> exe;
         if (plan) {
             auto b = make_backend(a.backend, &why);
             if (!b.ok()) return fail(b.error());
-            be = std::move(b).value();
-            if (auto st = be->load(model, *plan, BackendOptions{th, total}); !st.ok()) return fail(st.error());
-            backend_name = be->name();
+            if (auto st = (*b)->load(model, *plan, BackendOptions{th, total}); !st.ok()) return fail(st.error());
+            exe = std::move(b).value();
         } else {
+            ro.contiguous_kv = false;
             auto r = LlamaCpu::create(model, ro);
             if (!r.ok()) return fail(r.error());
-            rt = std::move(r).value();
+            exe = std::move(r).value();
         }
-        auto step = [&](const int32_t* toks, int n, int pos) -> Result<const float*> {
-            if (be) return be->run(toks, n, pos);
-            return rt->prefill(toks, n, pos);
-        };
+        backend_name = exe->capabilities().name;
+        auto seq = runtime::OneSequence::create(*exe, total);
+        if (!seq.ok()) return fail(seq.error());
         Row row;
-        row.threads = rt ? rt->threads() : th;
+        row.threads = th;
         for (int r = 0; r < a.runs; ++r) {
             bar.progress()->report(double(done) / steps,
                                    "run " + std::to_string(r + 1) + ", " + std::to_string(th) + " thread(s)");
+            seq->reset();
             Stopwatch sw;
-            auto pl = step(prompt.data(), a.prompt_tokens, 0);
+            auto pl = seq->next(prompt);
             if (!pl.ok()) return fail(pl.error());
             const float* logits = *pl;
             row.prefill_runs.push_back(double(a.prompt_tokens) / sw.seconds());
             int32_t next = argmax(logits, c.vocab_size);
             sw.restart();
             for (int i = 0; i < a.gen_tokens; ++i) {
-                auto dl = step(&next, 1, a.prompt_tokens + i);
+                auto dl = seq->next(std::span(&next, 1));
                 if (!dl.ok()) return fail(dl.error());
                 logits = *dl;
                 next = argmax(logits, c.vocab_size);

@@ -38,6 +38,9 @@ int run_perplexity(const PplArgs& a) {
     ro.max_seq = std::max(
         1, std::min(po.max_tokens,
                     loaded->model->config.context_length > 0 ? loaded->model->config.context_length : po.max_tokens));
+    // FP32 scores through batch steps (the K/V in the scorer's PagedKv, no contiguous cache);
+    // llama.cpp numerics keeps its own F16 cache and prefill.
+    ro.contiguous_kv = ro.numerics != Numerics::Fp32;
     auto rt = LlamaCpu::create(loaded->model, ro);
     if (!rt.ok()) return fail(rt.error());
     Stopwatch sw;
@@ -69,7 +72,8 @@ int run_perplexity(const PplArgs& a) {
 
 void add_perplexity_command(CLI::App& app, int& rc) {
     auto a = std::make_shared<PplArgs>();
-    CLI::App* sub = app.add_subcommand("perplexity", "Perplexity of a text file under a model (FP32 runtime)");
+    CLI::App* sub = app.add_subcommand(
+        "perplexity", "Perplexity of a text file under a model (FP32 executor, or --numerics llamacpp)");
     sub->add_option("model", a->model, "Model file or folder")->required();
     sub->add_option("--text", a->text_path, "Text file to score")->required();
     sub->add_option("--protocol", a->protocol, "story (split on <|endoftext|>), para (blank lines) or stream")

@@ -5,8 +5,8 @@
 #include <optional>
 
 #include "app/cli/common.h"
-#include "engine/kv/paged_kv.h"
 #include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/one_sequence.h"
 #include "engine/runtime/open_executor.h"
 #include "engine/telemetry/stopwatch.h"
 
@@ -79,19 +79,16 @@ int run_generate(const GenerateArgs& a) {
             compat = std::move(rt).value();
     }
     const int max_seq = exe ? exe->capabilities().max_seq : compat->max_seq();
-    std::optional<kv::PagedKv> kv;
+    std::optional<runtime::OneSequence> seq;
     if (exe) {
-        const kv::KvShape shape{c.n_layers, c.n_kv_heads, c.head_dim, 16};
-        auto k = kv::PagedKv::create(
-            kv::KvConfig{shape, (int64_t(max_seq) + 15) / 16, !exe->capabilities().kv_on_device, false});
-        if (!k.ok()) return fail(k.error());
-        kv.emplace(std::move(k).value());
+        auto one = runtime::OneSequence::create(*exe, max_seq);
+        if (!one.ok()) return fail(one.error());
+        seq.emplace(std::move(one).value());
     }
     // The next tokens of the one sequence at position pos; logits of the last.
     auto run = [&](std::span<const int32_t> t, int pos) -> Result<const float*> {
         if (!exe) return t.size() == 1 ? compat->forward(t[0], pos) : compat->prefill(t.data(), int(t.size()), pos);
-        const runtime::PagedStep st{0, t};
-        return exe->step(*kv, std::span(&st, 1));
+        return seq->next(t);
     };
 
     SamplingParams sp;

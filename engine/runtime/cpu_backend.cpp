@@ -181,7 +181,8 @@ Result<const float*> CpuBackend::step(kv::PagedKv& kv, std::span<const runtime::
     for (const runtime::PagedStep& st : batch) EDGE_TRY(kv.apply(kv::op::Append{st.seq, st.tokens}));
     const runtime::BatchLayout& L = *layout;
     const int V = cfg_.vocab_size;
-    step_logits_.resize(batch.size() * size_t(V));
+    step_logits_.resize(size_t(L.out_rows) * size_t(V));
+    const std::vector<int> out_rows = runtime::logit_rows(batch, L);
     std::vector<int32_t> toks(size_t(L.rows));
     for (size_t i = 0; i < batch.size(); ++i)
         std::copy(batch[i].tokens.begin(), batch[i].tokens.end(), toks.begin() + L.first[i]);
@@ -191,10 +192,9 @@ Result<const float*> CpuBackend::step(kv::PagedKv& kv, std::span<const runtime::
     for (int r0 = 0; r0 < L.rows; r0 += chunk) {
         const int m = std::min(chunk, L.rows - r0);
         std::vector<std::pair<int, float*>> want;
-        for (size_t i = 0; i < batch.size(); ++i) {
-            const int last = L.first[i] + int(batch[i].tokens.size()) - 1;
-            if (last >= r0 && last < r0 + m) want.emplace_back(last - r0, step_logits_.data() + i * size_t(V));
-        }
+        for (size_t o = 0; o < out_rows.size(); ++o)
+            if (out_rows[o] >= r0 && out_rows[o] < r0 + m)
+                want.emplace_back(out_rows[o] - r0, step_logits_.data() + o * size_t(V));
         access.row0 = r0;
         EDGE_TRY(run_rows(Rows{toks.data() + r0, L.row_pos.data() + r0, m, want, nullptr}, access));
     }

@@ -47,6 +47,8 @@ Result<BatchLayout> plan_batch(const kv::PagedKv& kv, std::span<const PagedStep>
         L.blocks_needed += kv.blocks_needed(st.seq, int64_t(st.tokens.size()));
         L.first[i] = L.rows;
         L.rows += int(st.tokens.size());
+        L.out_first.push_back(L.out_rows);
+        L.out_rows += st.all_logits ? int(st.tokens.size()) : 1;
     }
     if (L.blocks_needed > kv.free_blocks())
         return err(who, ": KV budget exhausted: the batch needs ", L.blocks_needed, " new blocks, ", kv.free_blocks(),
@@ -59,6 +61,16 @@ Result<BatchLayout> plan_batch(const kv::PagedKv& kv, std::span<const PagedStep>
             L.row_pos[t] = L.start[i] + int(j);
         }
     return L;
+}
+
+std::vector<int> logit_rows(std::span<const PagedStep> batch, const BatchLayout& L) {
+    std::vector<int> rows;
+    rows.reserve(size_t(L.out_rows));
+    for (size_t i = 0; i < batch.size(); ++i) {
+        const int n = int(batch[i].tokens.size());
+        for (int j = batch[i].all_logits ? 0 : n - 1; j < n; ++j) rows.push_back(L.first[i] + j);
+    }
+    return rows;
 }
 
 }  // namespace edge::runtime

@@ -4,8 +4,9 @@
 // and a block table into the KV memory the caller gives it (engine/kv PagedKv: blocks of every
 // layer, prefix sharing, the caller's eviction). The executor appends each sequence's tokens,
 // writes their K/V rows through the block table, attends each token to its own sequence only and
-// returns the logits of each sequence's last new token. Nothing else about the KV memory is
-// mutated, and an error leaves it as it was.
+// returns the logits of each sequence's last new token, or of every new token of a sequence that
+// asks for them (PagedStep::all_logits: perplexity, validation, calibration). Nothing else about
+// the KV memory is mutated, and an error leaves it as it was.
 //
 // The scheduler (engine/sched), serve-bench and the tests run every implementation through this
 // interface; tests/engine/runtime/test_executor_table.cpp cross-checks each one against the CPU
@@ -32,6 +33,7 @@ namespace edge::runtime {
 struct PagedStep {
     int32_t seq = 0;
     std::span<const int32_t> tokens;
+    bool all_logits = false;  // every new token's logits in the result, not only the last's
 };
 
 struct ExecutorCaps {
@@ -59,8 +61,9 @@ struct ExecutorMemory {
 class Executor {
 public:
     virtual ~Executor() = default;
-    // Runs one batch step (see the top of this file). Returns [batch.size()][vocab] logits, valid
-    // until the next call. Errors (a sequence twice, a position past max_seq, a KV memory of the
+    // Runs one batch step (see the top of this file). Returns the logits, valid until the next
+    // call: per sequence in batch order, tokens.size() rows when it asked for all_logits, else
+    // one row (BatchLayout::out_first says where each sequence's rows start). Errors (a sequence twice, a position past max_seq, a KV memory of the
     // wrong shape or out of blocks) name the sequence and leave `kv` unchanged.
     virtual Result<const float*> step(kv::PagedKv& kv, std::span<const PagedStep> batch) = 0;
     virtual const LlamaConfig& config() const = 0;
@@ -78,13 +81,17 @@ std::string cpu_kernels_and_threads(int threads);
 // twice in the batch, no position passes max_seq, and the free blocks cover the step's demand.
 // Errors start with `who` ("cpu", "cuda") and name the sequence.
 struct BatchLayout {
-    std::vector<int> start;     // per sequence: its length before the step (first new position)
-    std::vector<int> first;     // per sequence: index of its first row
-    std::vector<int> row_item;  // per row: which sequence of the batch
-    std::vector<int> row_pos;   // per row: its position in its sequence
+    std::vector<int> start;      // per sequence: its length before the step (first new position)
+    std::vector<int> first;      // per sequence: index of its first row
+    std::vector<int> row_item;   // per row: which sequence of the batch
+    std::vector<int> row_pos;    // per row: its position in its sequence
+    std::vector<int> out_first;  // per sequence: its first row of logits in the step's result
     int rows = 0;
+    int out_rows = 0;  // rows of logits the step returns
     int64_t blocks_needed = 0;
 };
+// For each row of logits the step returns, in order, the row of the batch it belongs to.
+std::vector<int> logit_rows(std::span<const PagedStep> batch, const BatchLayout& L);
 Result<BatchLayout> plan_batch(const kv::PagedKv& kv, std::span<const PagedStep> batch, const LlamaConfig& c,
                                int max_seq, const char* who);
 

@@ -334,14 +334,14 @@ Result<const float*> LlamaCpu::forward_paged(kv::PagedKv& kv, std::span<const Pa
         finish_block(l, n);
     }
 
-    // The last token of each step through the final norm and the head.
-    const int m = int(batch.size());
+    // The rows whose logits are wanted (each sequence's last, or all of it) through the final norm
+    // and the head.
+    const std::vector<int> out_rows = runtime::logit_rows(batch, *layout);
+    const int m = int(out_rows.size());
     paged_x_.resize(size_t(m) * D);
     paged_logits_.resize(size_t(m) * c.vocab_size);
-    for (int i = 0; i < m; ++i) {
-        const size_t last = size_t(first[size_t(i)]) + batch[size_t(i)].tokens.size() - 1;
-        kernels::rmsnorm(&paged_x_[size_t(i) * D], &x_[last * D], out_norm_, D, c.norm_eps);
-    }
+    for (int i = 0; i < m; ++i)
+        kernels::rmsnorm(&paged_x_[size_t(i) * D], &x_[size_t(out_rows[size_t(i)]) * D], out_norm_, D, c.norm_eps);
     hook(-1, "output", paged_x_.data(), m, D);
     matmul(paged_logits_.data(), paged_x_.data(), *head_tensor_, m);
     return paged_logits_.data();

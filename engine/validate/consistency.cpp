@@ -9,6 +9,7 @@
 #include <random>
 
 #include "engine/runtime/kernels.h"
+#include "engine/runtime/one_sequence.h"
 
 namespace edge {
 
@@ -25,16 +26,19 @@ double percentile(std::vector<double> v, double p) {
 
 }  // namespace
 
-Result<ConsistencyResult> compare_models(LlamaCpu& ref, LlamaCpu& test, const Tokenizer& tok, std::string_view text,
-                                         const PplOptions& opts, Progress* progress) {
+Result<ConsistencyResult> compare_models(runtime::Executor& ref, runtime::Executor& test, const Tokenizer& tok,
+                                         std::string_view text, const PplOptions& opts, Progress* progress) {
     if (ref.config().vocab_size != test.config().vocab_size) return err("the two models have different vocabularies");
+    auto sa = runtime::Scorer::create(ref, opts.max_tokens);
+    if (!sa) return err("reference: ", sa.message());
+    auto sb = runtime::Scorer::create(test, opts.max_tokens);
+    if (!sb) return err("test: ", sb.message());
     PplOptions o = opts;
-    o.max_tokens = std::min({o.max_tokens, ref.max_seq(), test.max_seq()});
+    o.max_tokens = std::min({o.max_tokens, sa->max_seq(), sb->max_seq()});
     auto seqs = ppl_sequences(tok, text, o);
     if (!seqs.ok()) return seqs.error();
     if (seqs->empty()) return err("the evaluation text has nothing to score");
     const int V = ref.config().vocab_size;
-    std::vector<float> la, lb;
     std::vector<double> pa, pb, kls;
     ConsistencyResult r;
     double nll_a = 0, nll_b = 0, agree = 0, conf_a = 0, conf_b = 0;
@@ -42,10 +46,16 @@ Result<ConsistencyResult> compare_models(LlamaCpu& ref, LlamaCpu& test, const To
         if (is_cancelled(progress)) return err("comparison cancelled");
         const auto& s = (*seqs)[si];
         const int n = int(s.size());
-        la.resize(size_t(n) * V);
-        lb.resize(size_t(n) * V);
-        ref.prefill(s.data(), n, 0, la.data());
-        test.prefill(s.data(), n, 0, lb.data());
+        auto ra = sa->score(s);
+        if (!ra) return err("reference: ", ra.message());
+        // The logits live in each executor's own buffer; one executor compared with itself would
+        // overwrite the first result with the second.
+        std::vector<float> copy;
+        if (&ref == &test) copy.assign(*ra, *ra + size_t(n) * V);
+        const float* la = copy.empty() ? *ra : copy.data();
+        auto rb = sb->score(s);
+        if (!rb) return err("test: ", rb.message());
+        const float* lb = *rb;
         for (int i = 0; i + 1 < n; ++i) {
             kernels::log_softmax(&la[size_t(i) * V], V, pa);
             kernels::log_softmax(&lb[size_t(i) * V], V, pb);

@@ -26,9 +26,10 @@ struct ConsistencyResult {
     double test_top1_conf = 0;       // ... and under test
     int64_t tokens = 0;
 };
-// Scores the protocol's sequences through both executors (same tokenizer and text).
-Result<ConsistencyResult> compare_models(LlamaCpu& ref, LlamaCpu& test, const Tokenizer& tok, std::string_view text,
-                                         const PplOptions& opts, Progress* progress = nullptr);
+// Scores the protocol's sequences through both executors (same tokenizer and text), each sequence
+// as one batch step asking for all logits (runtime::Scorer).
+Result<ConsistencyResult> compare_models(runtime::Executor& ref, runtime::Executor& test, const Tokenizer& tok,
+                                         std::string_view text, const PplOptions& opts, Progress* progress = nullptr);
 
 struct LayerHealth {
     std::string layer;  // blk.3.attn_q (its input activations), output

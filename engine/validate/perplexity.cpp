@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "engine/runtime/one_sequence.h"
+
 namespace edge {
 
 Result<PplProtocol> parse_ppl_protocol(std::string_view name) {
@@ -93,27 +95,28 @@ double token_nll(const float* logits, int n, int32_t target) {
     return std::log(sum) + mx - double(logits[target]);
 }
 
-Result<PplResult> evaluate_perplexity(LlamaCpu& rt, const Tokenizer& tok, std::string_view text, const PplOptions& opts,
-                                      Progress* progress) {
+Result<PplResult> evaluate_perplexity(runtime::Executor& rt, const Tokenizer& tok, std::string_view text,
+                                      const PplOptions& opts, Progress* progress) {
     if (tok.vocab_size() != rt.config().vocab_size)
         return err("tokenizer vocabulary (", tok.vocab_size(), ") does not match the model's (", rt.config().vocab_size,
                    ")");
+    auto scorer = runtime::Scorer::create(rt, opts.max_tokens);
+    if (!scorer) return scorer.error();
     PplOptions o = opts;
-    o.max_tokens = std::min(o.max_tokens, rt.max_seq());
+    o.max_tokens = std::min(o.max_tokens, scorer->max_seq());
     auto seqs = ppl_sequences(tok, text, o);
     if (!seqs) return seqs.error();
     if (seqs->empty()) return err("the text has nothing to score (no non-empty part)");
     const int V = rt.config().vocab_size;
-    std::vector<float> logits;
     PplResult r;
     int64_t total_tokens = 0;
     for (const auto& s : *seqs) total_tokens += int64_t(s.size()) - 1;
     for (const auto& s : *seqs) {
         if (is_cancelled(progress)) return err("perplexity evaluation cancelled");
         const int n = int(s.size());
-        logits.resize(size_t(n) * V);
-        rt.prefill(s.data(), n, 0, logits.data());
-        for (int i = 0; i + 1 < n; ++i) r.nll_sum += token_nll(&logits[size_t(i) * V], V, s[size_t(i) + 1]);
+        auto logits = scorer->score(s);
+        if (!logits) return logits.error();
+        for (int i = 0; i + 1 < n; ++i) r.nll_sum += token_nll(*logits + size_t(i) * V, V, s[size_t(i) + 1]);
         r.tokens += n - 1;
         r.parts += 1;
         report(progress, double(r.tokens) / double(total_tokens), "scoring");

@@ -44,7 +44,9 @@ Result<std::vector<std::vector<int32_t>>> ppl_sequences(const Tokenizer& tok, st
 // Negative log-likelihood (natural log) of `target` under logits of size n.
 double token_nll(const float* logits, int n, int32_t target);
 
-Result<PplResult> evaluate_perplexity(LlamaCpu& rt, const Tokenizer& tok, std::string_view text, const PplOptions& opts,
-                                      Progress* progress = nullptr);
+// Every part scored as one sequence through the executor interface (runtime::Scorer: batch steps
+// asking for all logits; LlamaCpu in llama.cpp numerics, which has none, through its prefill).
+Result<PplResult> evaluate_perplexity(runtime::Executor& rt, const Tokenizer& tok, std::string_view text,
+                                      const PplOptions& opts, Progress* progress = nullptr);
 
 }  // namespace edge

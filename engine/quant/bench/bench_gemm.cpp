@@ -31,15 +31,25 @@ using Clock = std::chrono::steady_clock;
 #if defined(__x86_64__)
 // 12 independent accumulators: enough to hide a 4-5 cycle latency on two ports.
 __attribute__((target("avx512f,avx512bw,avx512vnni"), noinline)) double vnni512_dots_per_s() {
-    __m512i a0 = _mm512_set1_epi32(1), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0,
-            a9 = a0, a10 = a0, a11 = a0;
+    __m512i a0 = _mm512_set1_epi32(1), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0, a9 = a0,
+            a10 = a0, a11 = a0;
     const __m512i x = _mm512_set1_epi8(1), y = _mm512_set1_epi8(2);
     const long iters = 20'000'000;
     const auto t0 = Clock::now();
     for (long i = 0; i < iters; ++i) {
-#define EDGE_DP(a) a = _mm512_dpbusd_epi32(a, x, y);
-        EDGE_DP(a0) EDGE_DP(a1) EDGE_DP(a2) EDGE_DP(a3) EDGE_DP(a4) EDGE_DP(a5)
-        EDGE_DP(a6) EDGE_DP(a7) EDGE_DP(a8) EDGE_DP(a9) EDGE_DP(a10) EDGE_DP(a11)
+#define EDGE_DP(a) a = _mm512_dpbusd_epi32(a, x, y)
+        EDGE_DP(a0);
+        EDGE_DP(a1);
+        EDGE_DP(a2);
+        EDGE_DP(a3);
+        EDGE_DP(a4);
+        EDGE_DP(a5);
+        EDGE_DP(a6);
+        EDGE_DP(a7);
+        EDGE_DP(a8);
+        EDGE_DP(a9);
+        EDGE_DP(a10);
+        EDGE_DP(a11);
 #undef EDGE_DP
         asm volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5));
         asm volatile("" : "+v"(a6), "+v"(a7), "+v"(a8), "+v"(a9), "+v"(a10), "+v"(a11));
@@ -55,9 +65,19 @@ __attribute__((target("avx512f"), noinline)) double fma512_per_s() {
     const long iters = 20'000'000;
     const auto t0 = Clock::now();
     for (long i = 0; i < iters; ++i) {
-#define EDGE_FMA(a) a = _mm512_fmadd_ps(a, x, y);
-        EDGE_FMA(a0) EDGE_FMA(a1) EDGE_FMA(a2) EDGE_FMA(a3) EDGE_FMA(a4) EDGE_FMA(a5)
-        EDGE_FMA(a6) EDGE_FMA(a7) EDGE_FMA(a8) EDGE_FMA(a9) EDGE_FMA(a10) EDGE_FMA(a11)
+#define EDGE_FMA(a) a = _mm512_fmadd_ps(a, x, y)
+        EDGE_FMA(a0);
+        EDGE_FMA(a1);
+        EDGE_FMA(a2);
+        EDGE_FMA(a3);
+        EDGE_FMA(a4);
+        EDGE_FMA(a5);
+        EDGE_FMA(a6);
+        EDGE_FMA(a7);
+        EDGE_FMA(a8);
+        EDGE_FMA(a9);
+        EDGE_FMA(a10);
+        EDGE_FMA(a11);
 #undef EDGE_FMA
         asm volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5));
         asm volatile("" : "+v"(a6), "+v"(a7), "+v"(a8), "+v"(a9), "+v"(a10), "+v"(a11));
@@ -72,8 +92,15 @@ __attribute__((target("avx2,fma"), noinline)) double avx2_dots_per_s() {
     const long iters = 20'000'000;
     const auto t0 = Clock::now();
     for (long i = 0; i < iters; ++i) {
-#define EDGE_DP(a) a = _mm256_add_epi32(a, _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), ones));
-        EDGE_DP(a0) EDGE_DP(a1) EDGE_DP(a2) EDGE_DP(a3) EDGE_DP(a4) EDGE_DP(a5) EDGE_DP(a6) EDGE_DP(a7)
+#define EDGE_DP(a) a = _mm256_add_epi32(a, _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), ones))
+        EDGE_DP(a0);
+        EDGE_DP(a1);
+        EDGE_DP(a2);
+        EDGE_DP(a3);
+        EDGE_DP(a4);
+        EDGE_DP(a5);
+        EDGE_DP(a6);
+        EDGE_DP(a7);
 #undef EDGE_DP
         asm volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5), "+v"(a6), "+v"(a7));
     }
@@ -87,9 +114,17 @@ __attribute__((target("avx2,fma"), noinline)) double fma256_per_s() {
     const long iters = 20'000'000;
     const auto t0 = Clock::now();
     for (long i = 0; i < iters; ++i) {
-#define EDGE_FMA(a) a = _mm256_fmadd_ps(a, x, y);
-        EDGE_FMA(a0) EDGE_FMA(a1) EDGE_FMA(a2) EDGE_FMA(a3) EDGE_FMA(a4) EDGE_FMA(a5) EDGE_FMA(a6) EDGE_FMA(a7)
-        EDGE_FMA(a8) EDGE_FMA(a9)
+#define EDGE_FMA(a) a = _mm256_fmadd_ps(a, x, y)
+        EDGE_FMA(a0);
+        EDGE_FMA(a1);
+        EDGE_FMA(a2);
+        EDGE_FMA(a3);
+        EDGE_FMA(a4);
+        EDGE_FMA(a5);
+        EDGE_FMA(a6);
+        EDGE_FMA(a7);
+        EDGE_FMA(a8);
+        EDGE_FMA(a9);
 #undef EDGE_FMA
         asm volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5), "+v"(a6), "+v"(a7));
         asm volatile("" : "+v"(a8), "+v"(a9));
@@ -147,8 +182,8 @@ int run_gemm_bench(const BenchArgs& a) {
         std::snprintf(shape, sizeof shape, "%lldx%lld", (long long)rows, (long long)cols);
         if (!a.only.empty() && a.only != shape) continue;
         for (int bits : {4, 8}) {
-            auto q = quantize_rtn(w, QuantSpec{bits, true, QGrouping::Group, 32, QMethod::RTN, false,
-                                              QuantSpec::Scales::F16});
+            auto q = quantize_rtn(
+                w, QuantSpec{bits, true, QGrouping::Group, 32, QMethod::RTN, false, QuantSpec::Scales::F16});
             if (!q.ok()) return std::fprintf(stderr, "%s\n", q.message().c_str()), 1;
             for (int n : {1, 16, 128, 512}) {
                 std::vector<float> x(size_t(n * cols)), out(size_t(n * rows));

@@ -176,10 +176,11 @@ public:
         }
         for (const runtime::PagedStep& st : batch) EDGE_TRY(kv.apply(kv::op::Append{st.seq, st.tokens}));
         const int V = cfg_.vocab_size;
-        step_logits_.resize(batch.size() * size_t(V));
+        step_logits_.resize(size_t(layout->out_rows) * size_t(V));
         for (size_t i = 0; i < batch.size(); ++i) {
-            EDGE_TRY(step_sequence(kv, batch[i], layout->start[i], before[i]));
-            std::copy(logits_.begin(), logits_.end(), step_logits_.begin() + std::ptrdiff_t(i * size_t(V)));
+            float* out = step_logits_.data() + size_t(layout->out_first[i]) * size_t(V);
+            EDGE_TRY(step_sequence(kv, batch[i], layout->start[i], before[i], batch[i].all_logits ? out : nullptr));
+            if (!batch[i].all_logits) std::copy(logits_.begin(), logits_.end(), out);
         }
         return static_cast<const float*>(step_logits_.data());
     }
@@ -307,8 +308,9 @@ private:
     // blocks still shared after the append (a block that filled up and was deduplicated into a
     // cached one holding the same K/V) point to the sink block, so another sequence's rows are
     // never rewritten.
+    // all_logits: every token's logits go there (tokens × vocab), as run()'s do.
     Status step_sequence(const kv::PagedKv& kv, const runtime::PagedStep& st, int start,
-                         const std::vector<kv::BlockId>& before) {
+                         const std::vector<kv::BlockId>& before, float* all_logits) {
         const auto table = kv.block_table(st.seq);
         const size_t kvd = size_t(cfg_.kv_dim());
         const size_t block_floats = kKvBlock * kvd;
@@ -334,7 +336,7 @@ private:
         const KvView view{paged_k_, paged_v_, layer_stride, paged_read_, paged_write_};
         // run_chunk synchronises the stream at its end, so `read` and `write` outlive their copies.
         return run_in_chunks("cuda", st.tokens.data(), int(st.tokens.size()), start, max_seq_, plan_.batch[1],
-                             cfg_.vocab_size, nullptr,
+                             cfg_.vocab_size, all_logits,
                              [&](const int32_t* t, int m, int p, float* l) { return run_chunk(t, m, p, l, view); });
     }
 

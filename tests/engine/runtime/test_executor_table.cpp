@@ -239,6 +239,65 @@ TEST(ExecutorTable, EveryStepShapeMatchesTheReferenceRunAlone) {
     }
 }
 
+// A sequence that asks for all its logits (perplexity, validation) gets one row per new token,
+// each the logits that token has when the sequence is run one token per step; the sequences
+// around it still get one row each, where BatchLayout::out_first puts them. The reference's rows
+// are the contiguous prefill's (perplexity's figures did not move when it left prefill()).
+TEST(ExecutorTable, AllLogitsOfAStepAreEachTokensOwnLogits) {
+    EDGE_REQUIRE_SHARED(test::shared(kModels[0]));
+    auto m = load_shared_model(kModels[0]);
+    ASSERT_TRUE(m);
+    const int V = m->config.vocab_size;
+    const auto ps = prompts(V);
+    ASSERT_GE(ps.size(), 3u);
+    for (const Impl& impl : implementations()) {
+        auto ex = impl.make(m);
+        ASSERT_TRUE(ex.ok()) << impl.name << ": " << ex.message();
+        auto kv = memory(m->config);
+        const runtime::PagedStep batch[3] = {{0, ps[0]}, {1, ps[1], true}, {2, ps[2]}};
+        auto got = (*ex)->step(kv, batch);
+        ASSERT_TRUE(got.ok()) << impl.name << ": " << got.message();
+        const size_t rows = 2 + ps[1].size();
+        const std::vector<float> all(*got, *got + rows * size_t(V));
+        // Each row against the same sequence run alone, one token per step.
+        std::vector<std::vector<float>> want(3);
+        for (int s = 0; s < 3; ++s) {
+            auto solo = memory(m->config);
+            for (size_t j = 0; j < ps[size_t(s)].size(); ++j) {
+                const runtime::PagedStep one{s, std::span(&ps[size_t(s)][j], 1)};
+                auto r = (*ex)->step(solo, std::span(&one, 1));
+                ASSERT_TRUE(r.ok()) << r.message();
+                if (s == 1 || j + 1 == ps[size_t(s)].size()) want[size_t(s)].insert(want[size_t(s)].end(), *r, *r + V);
+            }
+        }
+        const std::vector<float> got0(all.begin(), all.begin() + V), got2(all.end() - V, all.end());
+        const std::vector<float> got1(all.begin() + V, all.end() - V);
+        const std::pair<const std::vector<float>*, const std::vector<float>*> cmp[3] = {
+            {&got0, &want[0]}, {&got1, &want[1]}, {&got2, &want[2]}};
+        for (int s = 0; s < 3; ++s) {
+            ASSERT_EQ(cmp[s].first->size(), cmp[s].second->size()) << impl.name << " seq " << s;
+            if (impl.chunk_invariant)
+                EXPECT_EQ(
+                    0, std::memcmp(cmp[s].first->data(), cmp[s].second->data(), cmp[s].first->size() * sizeof(float)))
+                    << impl.name << ": seq " << s << " differs from its one-token-per-step run";
+            else
+                EXPECT_LE(nmse(*cmp[s].second, *cmp[s].first), impl.max_nmse) << impl.name << " seq " << s;
+        }
+    }
+    // The reference's all-logits step is its contiguous prefill, bit for bit.
+    auto rt = LlamaCpu::create(m, RuntimeOptions{2, kMaxSeq});
+    ASSERT_TRUE(rt.ok()) << rt.message();
+    std::vector<float> prefill(ps[1].size() * size_t(V));
+    (*rt)->prefill(ps[1].data(), int(ps[1].size()), 0, prefill.data());
+    auto ref = make_reference(m);
+    ASSERT_TRUE(ref.ok());
+    auto kv = memory(m->config);
+    const runtime::PagedStep st{1, ps[1], true};
+    auto got = (*ref)->step(kv, std::span(&st, 1));
+    ASSERT_TRUE(got.ok()) << got.message();
+    EXPECT_EQ(0, std::memcmp(*got, prefill.data(), prefill.size() * sizeof(float)));
+}
+
 // A step the executor cannot run leaves the KV memory as it was and names the sequence.
 TEST(ExecutorTable, ABadStepIsAnErrorAndChangesNothing) {
     EDGE_REQUIRE_SHARED(test::shared(kModels[0]));

@@ -1,0 +1,58 @@
+#include "engine/runtime/one_sequence.h"
+
+#include <algorithm>
+
+#include "engine/runtime/llama_cpu.h"
+
+namespace edge::runtime {
+
+Result<OneSequence> OneSequence::create(Executor& exe, int max_seq) {
+    const ExecutorCaps caps = exe.capabilities();
+    if (caps.max_seq <= 0) return err(caps.name, " cannot run batch steps");
+    const int n = max_seq > 0 ? std::min(max_seq, caps.max_seq) : caps.max_seq;
+    const LlamaConfig& c = exe.config();
+    const kv::KvShape shape{c.n_layers, c.n_kv_heads, c.head_dim, kBlockTokens};
+    auto kv = kv::PagedKv::create(
+        kv::KvConfig{shape, (int64_t(n) + kBlockTokens - 1) / kBlockTokens, !caps.kv_on_device, false});
+    if (!kv.ok()) return kv.error();
+    return OneSequence(exe, std::move(kv).value(), n);
+}
+
+Result<const float*> OneSequence::next(std::span<const int32_t> tokens, bool all_logits) {
+    if (tokens.empty()) return err("no tokens to run");
+    if (int64_t(length()) + int64_t(tokens.size()) > max_seq_)
+        return err("the sequence would reach ", int64_t(length()) + int64_t(tokens.size()), " tokens, more than the ",
+                   max_seq_, " this run holds");
+    const PagedStep st{kSeq, tokens, all_logits};
+    return exe_->step(kv_, std::span(&st, 1));
+}
+
+void OneSequence::reset() {
+    if (kv_.has_seq(kSeq)) (void)kv_.apply(kv::op::Remove{kSeq});
+}
+
+Result<Scorer> Scorer::create(Executor& exe, int max_seq) {
+    Scorer s;
+    if (auto* cpu = dynamic_cast<LlamaCpu*>(&exe); cpu && exe.capabilities().max_seq <= 0) {
+        s.prefill_ = cpu;
+        s.max_seq_ = max_seq > 0 ? std::min(max_seq, cpu->max_seq()) : cpu->max_seq();
+        return s;
+    }
+    auto one = OneSequence::create(exe, max_seq);
+    if (!one.ok()) return one.error();
+    s.max_seq_ = one->max_seq();
+    s.seq_.emplace(std::move(one).value());
+    return s;
+}
+
+Result<const float*> Scorer::score(std::span<const int32_t> tokens) {
+    if (seq_) return seq_->score(tokens);
+    if (tokens.empty()) return err("no tokens to run");
+    if (int(tokens.size()) > max_seq_)
+        return err("the sequence has ", tokens.size(), " tokens, more than the ", max_seq_, " this run holds");
+    logits_.resize(tokens.size() * size_t(prefill_->config().vocab_size));
+    prefill_->prefill(tokens.data(), int(tokens.size()), 0, logits_.data());
+    return static_cast<const float*>(logits_.data());
+}
+
+}  // namespace edge::runtime
