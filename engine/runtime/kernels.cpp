@@ -218,10 +218,43 @@ __attribute__((target("avx"))) void rope_avx(float* vec, int heads, int head_dim
 
 using DotFn = float (*)(const float*, const float*, int64_t);
 using AxpyFn = void (*)(float*, float, const float*, int64_t);
+using DotRowsFn = void (*)(float*, const float*, const float*, int64_t, int, int64_t, float);
+using AxpyRowsFn = void (*)(float*, const float*, const float*, int64_t, int, int64_t);
+
+// Several rows with the single-row kernel inlined: the same sums in the same order as calling it
+// per row, without a dispatched call per row (attention at head_dim 8 was mostly calls).
+template <DotFn Dot>
+inline void dot_rows_of(float* out, const float* q, const float* rows, int64_t stride, int count, int64_t n,
+                        float scale) {
+    for (int j = 0; j < count; ++j) out[j] = Dot(q, rows + int64_t(j) * stride, n) * scale;
+}
+template <AxpyFn Axpy>
+inline void axpy_rows_of(float* y, const float* a, const float* rows, int64_t stride, int count, int64_t n) {
+    for (int j = 0; j < count; ++j) Axpy(y, a[j], rows + int64_t(j) * stride, n);
+}
+void dot_rows_portable(float* out, const float* q, const float* rows, int64_t stride, int count, int64_t n,
+                       float scale) {
+    dot_rows_of<dot_portable>(out, q, rows, stride, count, n, scale);
+}
+void axpy_rows_portable(float* y, const float* a, const float* rows, int64_t stride, int count, int64_t n) {
+    axpy_rows_of<axpy_portable>(y, a, rows, stride, count, n);
+}
+#if defined(__x86_64__)
+__attribute__((target("avx2,fma"))) void dot_rows_avx2(float* out, const float* q, const float* rows, int64_t stride,
+                                                       int count, int64_t n, float scale) {
+    dot_rows_of<dot_avx2>(out, q, rows, stride, count, n, scale);
+}
+__attribute__((target("avx"))) void axpy_rows_avx(float* y, const float* a, const float* rows, int64_t stride,
+                                                  int count, int64_t n) {
+    axpy_rows_of<axpy_avx>(y, a, rows, stride, count, n);
+}
+#endif
 
 struct Dispatch {
     DotFn fn = dot_portable;
     AxpyFn axpy = axpy_portable;
+    DotRowsFn dot_rows = dot_rows_portable;
+    AxpyRowsFn axpy_rows = axpy_rows_portable;
     float (*sum_squares)(const float*, int) = sum_squares_portable;
     void (*swiglu)(float*, const float*, int) = swiglu_portable;
     void (*exp)(float*, const float*, int) = exp_portable;
@@ -234,6 +267,7 @@ struct Dispatch {
         __builtin_cpu_init();
         if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
             fn = dot_avx2;
+            dot_rows = dot_rows_avx2;
             sum_squares = sum_squares_avx2;
             swiglu = swiglu_avx2;
             exp = exp_avx2;
@@ -241,6 +275,7 @@ struct Dispatch {
         }
         if (__builtin_cpu_supports("avx")) {
             axpy = axpy_avx;
+            axpy_rows = axpy_rows_avx;
             add = add_avx;
             scale_mul = scale_mul_avx;
             rope = rope_avx;
@@ -258,6 +293,12 @@ const Dispatch& dispatch() {
 
 float dot(const float* a, const float* b, int64_t n) { return dispatch().fn(a, b, n); }
 void axpy(float* y, float a, const float* x, int64_t n) { dispatch().axpy(y, a, x, n); }
+void dot_rows(float* out, const float* q, const float* rows, int64_t stride, int count, int64_t n, float scale) {
+    dispatch().dot_rows(out, q, rows, stride, count, n, scale);
+}
+void axpy_rows(float* y, const float* a, const float* rows, int64_t stride, int count, int64_t n) {
+    dispatch().axpy_rows(y, a, rows, stride, count, n);
+}
 void add(float* y, const float* x, int64_t n) { dispatch().add(y, x, n); }
 const char* dot_kernel_name() { return dispatch().name; }
 

@@ -16,6 +16,11 @@ const char* dot_kernel_name();
 // element rounds as the plain loop does (AVX where the processor has it; attention's weighted sum
 // of the values).
 void axpy(float* y, float a, const float* x, int64_t n);
+// out[j] = dot(q, rows + j·stride, n) · scale for j < count, and y += Σ_j a[j]·(rows + j·stride)
+// applied row after row: exactly the per-row calls' results (attention over one KV block), with
+// one dispatched call for all the rows.
+void dot_rows(float* out, const float* q, const float* rows, int64_t stride, int count, int64_t n, float scale);
+void axpy_rows(float* y, const float* a, const float* rows, int64_t stride, int count, int64_t n);
 // y[i] += x[i] (residual adds; AVX where the processor has it, bit-identical to the loop).
 void add(float* y, const float* x, int64_t n);
 

@@ -318,17 +318,18 @@ Result<const float*> LlamaCpu::forward_paged(kv::PagedKv& kv, std::span<const Pa
                 const float* qh = &q_[size_t(t) * QD + size_t(h) * HD];
                 float* att = &att_[(size_t(t) * c.n_heads + h) * max_seq_];
                 const size_t hoff = size_t(h / kv_mul) * HD;
-                for (int s = 0; s < len; ++s)
-                    att[s] =
-                        kernels::dot(qh, kv.keys(table[size_t(s / B)], l) + size_t(s % B) * KV + hoff, HD) * inv_sqrt;
+                // One block-table lookup per block of positions, not per position (at head_dim 8
+                // the lookups took 11% of a stories260K perplexity run); the same sums in the
+                // same order.
+                for (int s0 = 0; s0 < len; s0 += B)
+                    kernels::dot_rows(att + s0, qh, kv.keys(table[size_t(s0 / B)], l) + hoff, KV, std::min(B, len - s0),
+                                      HD, inv_sqrt);
                 kernels::softmax(att, len);
                 float* out = &xb_[size_t(t) * QD + size_t(h) * HD];
                 std::fill(out, out + HD, 0.0f);
-                for (int s = 0; s < len; ++s) {
-                    const float a = att[s];
-                    const float* vs = kv.values(table[size_t(s / B)], l) + size_t(s % B) * KV + hoff;
-                    kernels::axpy(out, a, vs, HD);
-                }
+                for (int s0 = 0; s0 < len; s0 += B)
+                    kernels::axpy_rows(out, att + s0, kv.values(table[size_t(s0 / B)], l) + hoff, KV,
+                                       std::min(B, len - s0), HD);
             }
         });
         finish_block(l, n);
