@@ -114,6 +114,7 @@ struct CpuBackend::OwnKv {
     }
     const float* key(int, int layer, int p) { return b.kv_row(b.k_pool_, layer, p); }
     const float* value(int, int layer, int p) { return b.kv_row(b.v_pool_, layer, p); }
+    int block_tokens() const { return kKvBlock; }
 };
 
 // A caller's PagedKv: rows [row0, row0 + n) of a batch step; each row reads its own sequence's
@@ -137,6 +138,7 @@ struct CpuBackend::PagedAccess {
         }
         return {};
     }
+    int block_tokens() const { return kv.shape().block_tokens; }
     const float* key(int row, int layer, int p) { return at(row, layer, p, false); }
     const float* value(int row, int layer, int p) { return at(row, layer, p, true); }
     const float* at(int row, int layer, int p, bool values) const {
@@ -308,6 +310,7 @@ Status CpuBackend::run_rows(const Rows& r, Kv& kvs) {
                 float* out = P(s.out[0]);
                 float* scores = P(s.scores);
                 const int layer = s.layer;
+                const int B = kvs.block_tokens();
                 pool.parallel_for(int64_t(n) * c.n_heads, [&](int64_t b, int64_t e) {
                     for (int64_t job = b; job < e; ++job) {
                         const int t = int(job / c.n_heads), h = int(job % c.n_heads);
@@ -315,16 +318,16 @@ Status CpuBackend::run_rows(const Rows& r, Kv& kvs) {
                         const float* qh = q + size_t(t) * QD + size_t(h) * HD;
                         float* att = scores + (size_t(t) * c.n_heads + h) * size_t(max_seq_);
                         const size_t kvo = size_t(h / kv_mul) * HD;
-                        for (int p = 0; p < len; ++p)
-                            att[p] = kernels::dot(qh, kvs.key(t, layer, p) + kvo, HD) * inv_sqrt;
+                        // Rows are contiguous within a KV block: one lookup and one kernel call
+                        // per block, the per-position sums unchanged.
+                        for (int p = 0; p < len; p += B)
+                            kernels::dot_rows(att + p, qh, kvs.key(t, layer, p) + kvo, KV, std::min(B, len - p), HD,
+                                              inv_sqrt);
                         kernels::softmax(att, len);
                         float* o = out + size_t(t) * QD + size_t(h) * HD;
                         std::fill(o, o + HD, 0.0f);
-                        for (int p = 0; p < len; ++p) {
-                            const float a = att[p];
-                            const float* vs = kvs.value(t, layer, p) + kvo;
-                            kernels::axpy(o, a, vs, HD);
-                        }
+                        for (int p = 0; p < len; p += B)
+                            kernels::axpy_rows(o, att + p, kvs.value(t, layer, p) + kvo, KV, std::min(B, len - p), HD);
                     }
                 });
                 break;
