@@ -110,6 +110,24 @@ float zero_correction(const QuantInfo& q, const S* sw, const int8_t* zw, const f
     return _mm512_reduce_add_ps(acc);
 }
 
+// How the blocks of a window of 16 map to the row's groups (vnni512_layout_ok: the blocks per
+// group, bpg, divide 16 or are a multiple of it; 0 per channel): in_group when the window lies
+// inside one group, else block -> its group among the window's as a shift (bpg is a power of two;
+// 16 integer divisions per pass cost ~10% in L2); all 0 when the window lies inside one group.
+struct WindowGroups {
+    int64_t bpg;
+    bool in_group;
+    __m512i grp_of_blk;
+};
+inline WindowGroups window_groups(const QuantInfo& q) {
+    const int64_t bpg = q.grouping == QGrouping::PerChannel ? 0 : q.group_size / kQBlock;
+    const bool in_group = bpg == 0 || bpg >= 16;
+    return {bpg, in_group,
+            in_group ? _mm512_setzero_si512()
+                     : _mm512_srl_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                        _mm_cvtsi32_si128(__builtin_ctzll(uint64_t(bpg))))};
+}
+
 // One chunk (4 INT4 / 2 INT8 blocks) of R rows: acc[k] += (Σ codes·x − offset·Σx) · s_w · s_x per
 // lane. The codes load under a mask (all ones but in a partial last chunk).
 // (The accumulators travel by value so they stay in registers once inlined.)
@@ -154,16 +172,11 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
     // multiply as well (one thread, INT4 g32 1024 x 2048 in L2, AMD EPYC: 76-82 -> 92-95 G
     // weights/s; ~100-105 with the group map below a shift). vnni512_layout_ok: the blocks per group (bpg) divide 16 (a window holds 16/bpg
     // whole groups) or are a multiple of 16 (a window inside one group).
-    const int64_t bpg = q.grouping == QGrouping::PerChannel ? 0 : q.group_size / kQBlock;
-    const bool window_in_group = bpg == 0 || bpg >= 16;
+    const WindowGroups wg = window_groups(q);
+    const int64_t bpg = wg.bpg;
+    const bool window_in_group = wg.in_group;
     const __m512i blk_idx = lane_block_index<Bits>();
-    // Block of the window -> its group among the window's: block / bpg as a shift (bpg divides 16,
-    // so it is a power of two; 16 integer divisions per pass cost ~10% in L2); all 0 when the
-    // window lies inside one group.
-    const __m512i grp_of_blk =
-        window_in_group ? _mm512_setzero_si512()
-                        : _mm512_srl_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                           _mm_cvtsi32_si128(__builtin_ctzll(uint64_t(bpg))));
+    const __m512i grp_of_blk = wg.grp_of_blk;
     __m512 ws[R];
     const __m512i cmask = Bits == 4 ? _mm512_set1_epi8(0x0f) : _mm512_set1_epi8(char(0x80));
     const uint8_t* codes[R];
@@ -254,13 +267,11 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
 template <int Bits, class S>
 void spread_row_scales(const QuantInfo& q, const uint8_t* base, int64_t r, int rows, int64_t chunks, float* outp) {
     constexpr int K = Chunk<Bits>::kBlocks;
-    const int64_t bpg = q.grouping == QGrouping::PerChannel ? 0 : q.group_size / kQBlock;
-    const bool window_in_group = bpg == 0 || bpg >= 16;
+    const WindowGroups wg = window_groups(q);
+    const int64_t bpg = wg.bpg;
+    const bool window_in_group = wg.in_group;
     const __m512i blk_idx = lane_block_index<Bits>();
-    const __m512i grp_of_blk =
-        window_in_group ? _mm512_setzero_si512()
-                        : _mm512_srl_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                           _mm_cvtsi32_si128(__builtin_ctzll(uint64_t(bpg ? bpg : 1))));
+    const __m512i grp_of_blk = wg.grp_of_blk;
     for (int k = 0; k < rows; ++k) {
         const S* sw = row_scales<S>(q, base, r + k);
         __m512 wsw = _mm512_setzero_ps();
