@@ -6,16 +6,21 @@
 
 namespace edge::runtime {
 
-Result<OneSequence> OneSequence::create(Executor& exe, int max_seq) {
+Result<kv::PagedKv> single_sequence_kv(const Executor& exe, int max_seq, int block_tokens) {
     const ExecutorCaps caps = exe.capabilities();
     if (caps.max_seq <= 0) return err(caps.name, " cannot run batch steps");
     const int n = max_seq > 0 ? std::min(max_seq, caps.max_seq) : caps.max_seq;
     const LlamaConfig& c = exe.config();
-    const kv::KvShape shape{c.n_layers, c.n_kv_heads, c.head_dim, kBlockTokens};
-    auto kv = kv::PagedKv::create(
-        kv::KvConfig{shape, (int64_t(n) + kBlockTokens - 1) / kBlockTokens, !caps.kv_on_device, false});
+    const kv::KvShape shape{c.n_layers, c.n_kv_heads, c.head_dim, block_tokens};
+    return kv::PagedKv::create(
+        kv::KvConfig{shape, (int64_t(n) + block_tokens - 1) / block_tokens, !caps.kv_on_device, false});
+}
+
+Result<OneSequence> OneSequence::create(Executor& exe, int max_seq) {
+    auto kv = single_sequence_kv(exe, max_seq, kBlockTokens);
     if (!kv.ok()) return kv.error();
-    return OneSequence(exe, std::move(kv).value(), n);
+    const int cap = exe.capabilities().max_seq;
+    return OneSequence(exe, std::move(kv).value(), max_seq > 0 ? std::min(max_seq, cap) : cap);
 }
 
 Result<const float*> OneSequence::next(std::span<const int32_t> tokens, bool all_logits) {

@@ -18,6 +18,12 @@ class LlamaCpu;
 
 namespace edge::runtime {
 
+// The KV memory of one sequence of max_seq positions (0: the executor's maximum) in blocks of
+// block_tokens for this executor: rows on the host, or only the books when it keeps K/V on its
+// device; no prefix index (there is nothing to share with). OneSequence and the board agent's
+// run-workload use it.
+Result<kv::PagedKv> single_sequence_kv(const Executor& exe, int max_seq, int block_tokens);
+
 class OneSequence {
 public:
     static constexpr int kBlockTokens = 16;

@@ -9,6 +9,7 @@
 #include "engine/model/xxh64.h"
 #include "engine/runtime/executor.h"
 #include "engine/runtime/llama_cpu.h"  // Sampler
+#include "engine/runtime/one_sequence.h"
 #include "engine/sched/scheduler.h"
 #include "engine/sched/workload.h"
 #include "engine/telemetry/memory.h"
@@ -371,15 +372,13 @@ void Worker::load(const proto::LoadEngine& r) {
     if (!tok.ok()) return fail(r.request_id, proto::ErrorCode::LoadFailed, p + ": tokenizer: " + tok.message());
     l->tokenizer = std::move(tok).value();
     const runtime::ExecutorCaps caps = l->exe().capabilities();
-    const LlamaConfig& c = l->exe().config();
     // One sequence of max_seq tokens in blocks of kKvBlockTokens; the rows live in the PagedKv
     // unless the executor keeps them on its device.
-    const kv::KvShape shape{c.n_layers, c.n_kv_heads, c.head_dim, kKvBlockTokens};
-    const int64_t blocks = (int64_t(caps.max_seq) + kKvBlockTokens - 1) / kKvBlockTokens;
-    auto kvr = kv::PagedKv::create(kv::KvConfig{shape, blocks, !caps.kv_on_device, false});
+    auto kvr = runtime::single_sequence_kv(l->exe(), 0, kKvBlockTokens);
     if (!kvr.ok()) return fail(r.request_id, proto::ErrorCode::LoadFailed, p + ": KV memory: " + kvr.message());
     l->kv.emplace(std::move(kvr).value());
-    const uint64_t kv_bytes = caps.kv_on_device ? 0 : uint64_t(blocks) * shape.block_bytes();
+    const int64_t blocks = l->kv->total_blocks();
+    const uint64_t kv_bytes = caps.kv_on_device ? 0 : uint64_t(blocks) * l->kv->shape().block_bytes();
     const std::string backend = l->opened.label;
     std::string detail = p + ": " + model.source_format + ", " + std::to_string(model.parameter_count()) +
                          " parameters, KV " + std::to_string(caps.max_seq) + " positions (" + std::to_string(blocks) +
