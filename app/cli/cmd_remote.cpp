@@ -16,6 +16,7 @@
 #include "app/cli/common.h"
 #include "engine/sched/workload.h"
 #include "remote/client/ansible_export.h"
+#include "remote/client/board_agent.h"
 #include "remote/client/boards.h"
 #include "remote/client/deploy.h"
 #include "remote/client/profile.h"
@@ -115,15 +116,6 @@ std::vector<Result<T>> for_each_board(const std::vector<Board>& boards, Fn fn) {
     return out;
 }
 
-std::string find_agent(const std::string& given) {
-    if (!given.empty()) return given;
-    std::error_code ec;
-    fs::path self = fs::read_symlink("/proc/self/exe", ec).parent_path();
-    for (fs::path p : {self / "edge-agent", self / "../../remote/edge-agent", self / "../lib/edgestudio/edge-agent"})
-        if (fs::is_regular_file(p, ec)) return fs::weakly_canonical(p, ec).string();
-    return "";
-}
-
 nlohmann::json opt_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 nlohmann::json opt_json(const std::optional<uint64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 nlohmann::json opt_json(const std::optional<uint32_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
@@ -145,8 +137,6 @@ struct DeployArgs {
 int run_deploy(const DeployArgs& a) {
     auto boards = target_boards(a.b);
     if (!boards.ok()) return fail(boards.error());
-    std::string agent = find_agent(a.agent);
-    if (agent.empty()) return fail("no edge-agent binary found next to edgestudio-cli; pass --agent PATH");
     if (!fs::is_regular_file(a.engine)) return fail(a.engine + ": no such engine file");
     std::mutex print;
     auto results =
@@ -154,7 +144,8 @@ int run_deploy(const DeployArgs& a) {
             remote::DeployOptions d;
             d.board_root = root_of(a.b, b);
             d.version = a.version;
-            d.files = {{agent, "edge-agent", true}, {a.engine, "", false}};
+            d.files = {{a.engine, "", false}};
+            d.board_files = remote::agent_file(a.agent, remote::self_dir());  // built for the board's architecture
             remote::RetryPolicy p;
             p.attempts = a.retries + 1;
             p.on_retry = [&](int attempt, const std::string& e, int ms) {
@@ -316,23 +307,6 @@ nlohmann::json log_json(const proto::LogLine& l) {
             {"text", l.text}};
 }
 
-// The engine of the live version: the first SHA256SUMS entry that is not the agent.
-Result<std::pair<std::string, remote::Digest>> live_engine(remote::SshSession& s, const std::string& root) {
-    auto sums = s.exec_checked("cat -- " + remote::shell_quote(root + "/current/SHA256SUMS"),
-                               "profile: reading the deployed version's SHA256SUMS (deploy an engine first)");
-    if (!sums.ok()) return sums.error();
-    std::istringstream in(sums.value());
-    std::string hex, name;
-    while (in >> hex >> name) {
-        if (!name.empty() && name[0] == '*') name.erase(0, 1);
-        if (name == "edge-agent") continue;
-        auto d = remote::digest_from_hex(hex);
-        if (!d.ok()) return err("ssh ", s.where(), ": ", root, "/current/SHA256SUMS: ", d.message());
-        return std::make_pair(name, d.value());
-    }
-    return err("ssh ", s.where(), ": ", root, "/current/SHA256SUMS lists no engine");
-}
-
 nlohmann::json summary_json(const remote::ProfileSummary& s) {
     return {{"prompts", s.prompts},
             {"tokens", s.tokens},
@@ -397,7 +371,7 @@ int run_profile_cmd(const ProfileArgs& a) {
                 auto s = connect();
                 if (!s.ok()) return err("board ", b.name, ": ", s.message());
                 if (a.engine.empty()) {
-                    auto e = live_engine(*s.value(), root);
+                    auto e = remote::live_engine(*s.value(), root);
                     if (!e.ok()) return err("board ", b.name, ": ", e.message());
                     req.engine_path = e->first;
                     req.engine_sha256 = e->second;
@@ -405,13 +379,7 @@ int run_profile_cmd(const ProfileArgs& a) {
                     req.engine_path = a.engine;
                 }
             }
-            std::string cur = root + "/current";
-            std::string cmd =
-                remote::shell_quote(cur + "/edge-agent") + " --root " + remote::shell_quote(cur) + " --lock " +
-                remote::shell_quote(root + "/agent.lock") +
-                (a.threads > 0 ? " --threads " + std::to_string(a.threads) : std::string()) +
-                (a.backend.empty() ? std::string() : " --backend " + a.backend) +
-                (a.kv_budget.empty() ? std::string() : " --kv-budget " + remote::shell_quote(a.kv_budget));
+            const std::string cmd = remote::agent_command_line({root, b.launcher, a.threads, a.backend, a.kv_budget});
             remote::SupervisorOptions o;
             o.max_restarts = a.restarts;
             o.on_event = [&](const std::string& e) {
@@ -533,19 +501,20 @@ struct BoardsArgs {
 struct ExportAnsibleArgs {
     BoardArgs b;
     std::string engine, agent, version, out;
+    std::string arch = remote::host_arch();  // the fleet's architecture: which agent goes in the playbook
 };
 
 // The same verified deploy as `deploy`, as an Ansible inventory + playbook for larger fleets.
 int run_export_ansible(const ExportAnsibleArgs& a) {
     auto boards = target_boards(a.b);
     if (!boards.ok()) return fail(boards.error());
-    std::string agent = find_agent(a.agent);
-    if (agent.empty()) return fail("no edge-agent binary found next to edgestudio-cli; pass --agent PATH");
+    auto agent = remote::find_agent(a.arch, a.agent, remote::self_dir());
+    if (!agent.ok()) return fail(agent.error());
     if (!fs::is_regular_file(a.engine)) return fail(a.engine + ": no such engine file");
     remote::AnsibleExportOptions o;
     o.out_dir = a.out;
     o.version = a.version;
-    o.files = {{agent, "edge-agent", true}, {a.engine, "", false}};
+    o.files = {{agent.value(), "edge-agent", true}, {a.engine, "", false}};
     o.known_hosts = a.b.known_hosts;
     o.ssh_config = a.b.ssh_config;
     o.accept_new_host_key = a.b.accept_new;
@@ -652,7 +621,9 @@ void add_remote_commands(CLI::App& app, int& rc) {
         "deploy", "push an engine and edge-agent to a board (or a fleet): verified, resumable, atomic switch");
     d->add_option("engine", deploy->engine, "engine or model file to deploy")->required();
     add_board_options(d, deploy->b);
-    d->add_option("--agent", deploy->agent, "edge-agent binary for the board (default: the one built with this CLI)");
+    d->add_option("--agent", deploy->agent,
+                  "edge-agent binary for the board (default: the one built for the board's architecture, "
+                  "asked with uname -m, found next to this CLI)");
     d->add_option("--version", deploy->version, "version folder name (default: UTC time)");
     d->add_option("--retries", deploy->retries, "reconnect and resume this many times after a failure")
         ->check(CLI::Range(0, 20));
@@ -722,7 +693,8 @@ void add_remote_commands(CLI::App& app, int& rc) {
                           "the board, atomic switch, previous kept) for --boards FILE or --board");
     e->add_option("engine", ea->engine, "engine or model file to deploy")->required();
     add_board_options(e, ea->b);
-    e->add_option("--agent", ea->agent, "edge-agent binary for the boards (default: the one built with this CLI)");
+    e->add_option("--agent", ea->agent, "edge-agent binary for the boards (default: the one built for --arch)");
+    e->add_option("--arch", ea->arch, "the boards' architecture (uname -m: x86_64, aarch64; default: this host's)");
     e->add_option("--version", ea->version, "version folder name (default: UTC time of the export)");
     e->add_option("--out,-o", ea->out, "output folder (inventory.json, deploy.yml, deploy-vars.json, files/)")
         ->required();

@@ -25,6 +25,29 @@ bool parse_port(const std::string& s, int& port) {
     return true;
 }
 
+// Words separated by blanks; a double-quoted part of a word keeps its blanks (quotes dropped).
+Result<std::vector<std::string>> split_words(const std::string& line) {
+    std::vector<std::string> out;
+    std::string cur;
+    bool in_word = false, quoted = false;
+    for (char c : line) {
+        if (c == '"') {
+            quoted = !quoted;
+            in_word = true;
+        } else if (!quoted && (c == ' ' || c == '\t' || c == '\r')) {
+            if (in_word) out.push_back(cur);
+            cur.clear();
+            in_word = false;
+        } else {
+            cur += c;
+            in_word = true;
+        }
+    }
+    if (quoted) return err("a double quote is not closed");
+    if (in_word) out.push_back(cur);
+    return out;
+}
+
 }  // namespace
 
 std::string expand_home(const std::string& p) {
@@ -71,9 +94,9 @@ Result<std::vector<Board>> read_boards_file(const std::string& path) {
     std::string line;
     for (int no = 1; std::getline(f, line); ++no) {
         if (auto h = line.find('#'); h != std::string::npos) line.erase(h);
-        std::istringstream ss(line);
-        std::vector<std::string> w;
-        for (std::string x; ss >> x;) w.push_back(x);
+        auto words = split_words(line);
+        if (!words.ok()) return err(path, ":", no, ": ", words.message());
+        const std::vector<std::string>& w = words.value();
         if (w.empty()) continue;
         Board b;
         size_t opt = 1;
@@ -95,8 +118,11 @@ Result<std::vector<Board>> read_boards_file(const std::string& path) {
                 b.root = v;
             else if (k == "identity" && !v.empty())
                 b.identity = expand_home(v);
+            else if (k == "launcher" && !v.empty())
+                b.launcher = v;
             else
-                return err(path, ":", no, ": unknown or bad option '", w[i], "' (root=/ABS/DIR, identity=FILE)");
+                return err(path, ":", no, ": unknown or bad option '", w[i],
+                           "' (root=/ABS/DIR, identity=FILE, launcher=\"PREFIX\")");
         }
         for (const auto& o : out)
             if (o.name == b.name)

@@ -3,10 +3,12 @@
 //
 //   # name      destination              options (all optional)
 //   orin-01     nvidia@10.0.0.21         root=/opt/edgestudio identity=~/.ssh/orin
-//   orin-02     nvidia@10.0.0.22:2222
+//   orin-02     nvidia@10.0.0.22:2222    launcher="nice -n -5"
 //   lab-alias                            (no destination: the name is an ~/.ssh/config alias)
 //
-// A destination is [user@]host[:port] (IPv6: [addr]:port). Errors name the file and line.
+// A destination is [user@]host[:port] (IPv6: [addr]:port). An option value may be double-quoted
+// to hold spaces. launcher= is a shell prefix the agent is started under on that board (an
+// emulated board: launcher="qemu-aarch64 -L /usr/aarch64-linux-gnu"). Errors name the file and line.
 #pragma once
 #include <string>
 #include <vector>
@@ -22,6 +24,7 @@ struct Board {
     int port = 0;          // 0: from ssh config / 22
     std::string identity;  // "": ssh-agent / ssh config / default keys
     std::string root;      // "": the default board folder
+    std::string launcher;  // "": the agent runs directly
     std::string source;    // "ssh config", "FILE:LINE" or "command line"
 };
 

@@ -305,6 +305,11 @@ Result<DeployReport> deploy_with_retry(const Connector& connect, const DeployOpt
         } else {
             // Count what this attempt sends even when it fails midway.
             DeployOptions counted = opts;
+            if (o.board_files) {
+                auto extra = o.board_files(*ssh.value());
+                if (!extra.ok()) return extra.error();  // e.g. no agent for the board's architecture
+                counted.files.insert(counted.files.begin(), extra->begin(), extra->end());
+            }
             uint64_t attempt_sent = 0, last_done = 0;
             std::string last_file;
             counted.progress = [&](const std::string& f, uint64_t done, uint64_t total) {

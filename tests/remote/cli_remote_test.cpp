@@ -10,7 +10,9 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "remote/client/board_agent.h"
 #include "remote/client/boards.h"
+#include "remote/client/sha256_file.h"
 #include "remote/client/ssh_session.h"
 #include "remote_test_util.h"
 #include "test_support.h"
@@ -60,6 +62,57 @@ TEST(Boards, FileAndSshConfigAndDestinations) {
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->user, "nv");
     EXPECT_EQ(remote::resolve_board("pi@10.0.0.5", c)->host, "10.0.0.5");
+}
+
+TEST(Boards, ALauncherMayHoldSpacesInQuotes) {
+    auto dir = test::temp_dir("boards-launcher");
+    std::ofstream(dir / "boards")
+        << "emu u@127.0.0.1:2222 launcher=\"qemu-aarch64 -L /usr/aarch64-linux-gnu\" root=/r\n"
+           "plain h2\n";
+    auto b = remote::read_boards_file((dir / "boards").string());
+    ASSERT_TRUE(b.ok()) << b.message();
+    ASSERT_EQ(b->size(), 2u);
+    EXPECT_EQ((*b)[0].launcher, "qemu-aarch64 -L /usr/aarch64-linux-gnu");
+    EXPECT_EQ((*b)[0].root, "/r");
+    EXPECT_EQ((*b)[1].launcher, "");
+    EXPECT_EQ(remote::agent_command_line({"/r", (*b)[0].launcher, 2, "", ""}),
+              "qemu-aarch64 -L /usr/aarch64-linux-gnu '/r/current/edge-agent' --root '/r/current' --lock "
+              "'/r/agent.lock' --threads 2");
+    std::ofstream(dir / "open") << "emu h launcher=\"nice -n 5\n";
+    auto open = remote::read_boards_file((dir / "open").string());
+    ASSERT_FALSE(open.ok());
+    EXPECT_NE(open.message().find((dir / "open").string() + ":1: a double quote is not closed"), std::string::npos)
+        << open.message();
+}
+
+TEST(BoardAgent, ArchitecturesAreReadFromTheElfHeaderAndAMismatchIsRefused) {
+    EXPECT_EQ(remote::normalize_arch("arm64\n"), "aarch64");
+    EXPECT_EQ(remote::normalize_arch(" x86_64 "), "x86_64");
+    EXPECT_EQ(remote::normalize_arch("amd64"), "x86_64");
+    auto self = remote::elf_arch(EDGE_AGENT_PATH);
+    ASSERT_TRUE(self.ok()) << self.message();
+    EXPECT_EQ(self.value(), remote::host_arch());
+    auto dir = test::temp_dir("board-agent");
+    std::ofstream(dir / "script") << "#!/bin/sh\n";
+    auto script = remote::elf_arch((dir / "script").string());
+    ASSERT_FALSE(script.ok());
+    EXPECT_NE(script.message().find("script: not an ELF executable"), std::string::npos) << script.message();
+    auto given = remote::find_agent("aarch64", EDGE_AGENT_PATH, dir.string());
+    ASSERT_FALSE(given.ok());
+    EXPECT_NE(given.message().find("is built for " + remote::host_arch() + ", but the board is aarch64"),
+              std::string::npos)
+        << given.message();
+    // Nothing next to an empty folder: the error lists every place looked.
+    auto none = remote::find_agent("riscv64", "", dir.string());
+    ASSERT_FALSE(none.ok());
+    for (const std::string& p : remote::agent_candidates("riscv64", dir.string()))
+        EXPECT_NE(none.message().find(p), std::string::npos) << p << "\n" << none.message();
+    // The host's agent is found through the build tree's layout (SELF/../../remote/edge-agent).
+    const fs::path agent = fs::path(EDGE_AGENT_PATH);
+    const fs::path self_dir = agent.parent_path().parent_path() / "app" / "cli";
+    auto found = remote::find_agent(remote::host_arch(), "", self_dir.string());
+    ASSERT_TRUE(found.ok()) << found.message();
+    EXPECT_EQ(found.value(), fs::canonical(agent).string());
 }
 
 #ifdef EDGE_CLI_PATH
@@ -283,6 +336,87 @@ TEST_F(CliRemoteTest, ErrorsNameTheBoardAndTheStep) {
     auto noboard = cli({"deploy", model_}, dir_);
     EXPECT_EQ(noboard.rc, 1);
     EXPECT_NE(noboard.err.find("no board given"), std::string::npos) << noboard.err;
+}
+
+// Issue 18: the agent sent is the one built for the board's architecture. A board whose `uname -m`
+// says aarch64 (a `uname` first on its PATH) gets the cross-built aarch64 agent, never this host's;
+// started through the board's launcher (qemu-user, as an emulated board needs), it serves the model.
+class CliArchBoardTest : public ::testing::Test {
+protected:
+    void start(const std::string& machine) {
+        model_ = test::shared("models/stories260K/stories260K.gguf");
+        EDGE_REQUIRE_SHARED(model_);
+        tmp_ = test::temp_dir("arch-board");
+        const fs::path bin = tmp_ / "board-bin";
+        fs::create_directories(bin);
+        std::ofstream(bin / "uname") << "#!/bin/sh\n[ \"$1\" = -m ] && { echo " << machine
+                                     << "; exit 0; }\nexec /usr/bin/uname \"$@\"\n";
+        fs::permissions(bin / "uname", fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read);
+        std::string why;
+        sshd_ = test::Sshd::start(&why, "", "127.0.0.1", 0,
+                                  "SetEnv PATH=" + bin.string() + ":/usr/local/bin:/usr/bin:/bin\n");
+        ASSERT_TRUE(sshd_) << why;
+        kh_ = sshd_->write_known_hosts();
+        boards_ = (tmp_ / "boards").string();
+        std::ofstream(boards_) << "orin-arm " << sshd_->user << "@127.0.0.1:" << sshd_->port
+                               << " root=" << (tmp_ / "arm").string() << " identity=" << sshd_->client_key
+#ifdef EDGE_QEMU_AARCH64
+                               << " launcher=\"" << EDGE_QEMU_AARCH64 << " -L /usr/aarch64-linux-gnu\""
+#endif
+                               << "\n";
+    }
+    std::vector<std::string> board(std::vector<std::string> args) const {
+        for (const std::string& a : {std::string("--boards"), boards_, std::string("--board"), std::string("orin-arm"),
+                                     std::string("--known-hosts"), kh_})
+            args.push_back(a);
+        return args;
+    }
+    std::unique_ptr<test::Sshd> sshd_;
+    fs::path tmp_;
+    std::string model_, kh_, boards_;
+};
+
+#if defined(EDGE_AARCH64_AGENT) && defined(EDGE_QEMU_AARCH64)
+TEST_F(CliArchBoardTest, AnAarch64BoardGetsTheCrossBuiltAgentAndRunsItUnderItsLauncher) {
+    start("aarch64");
+    auto d = cli(board({"deploy", model_, "--version", "v1", "--json"}), tmp_);
+    ASSERT_EQ(d.rc, 0) << d.err;
+    auto dj = d.json();
+    ASSERT_TRUE(dj.is_array() && dj.size() == 1) << d.out;
+    auto want = remote::sha256_of_file(EDGE_AARCH64_AGENT);
+    ASSERT_TRUE(want.ok()) << want.message();
+    std::string sent;
+    for (const auto& f : dj[0]["files"])
+        if (fs::path(f["path"].get<std::string>()).filename() == "edge-agent") sent = f["sha256"];
+    EXPECT_EQ(sent, remote::digest_hex(want.value())) << "the uploaded agent is not the aarch64 build\n" << d.out;
+    auto on_board = remote::elf_arch((tmp_ / "arm/current/edge-agent").string());
+    ASSERT_TRUE(on_board.ok()) << on_board.message();
+    EXPECT_EQ(on_board.value(), "aarch64");
+
+    auto p = cli(board({"profile", "-p", "Once upon a time", "-n", "24", "--threads", "2", "--json"}), tmp_);
+    ASSERT_EQ(p.rc, 0) << p.err;
+    auto pj = p.json();
+    ASSERT_TRUE(pj.is_array() && pj.size() == 1) << p.out;
+    ASSERT_EQ(pj[0]["results"].size(), 1u) << p.out;
+    EXPECT_NE(pj[0]["results"][0]["text"].get<std::string>().find("there was"), std::string::npos) << p.out;
+
+    // This host's agent given for that board: refused, naming both architectures.
+    auto x = cli(board({"deploy", model_, "--agent", EDGE_AGENT_PATH}), tmp_);
+    EXPECT_EQ(x.rc, 1);
+    EXPECT_NE(x.err.find("board orin-arm"), std::string::npos) << x.err;
+    EXPECT_NE(x.err.find("built for x86_64, but the board is aarch64"), std::string::npos) << x.err;
+}
+#endif
+
+TEST_F(CliArchBoardTest, ABoardWithNoAgentForItsArchitectureIsRefusedBeforeAnythingIsSent) {
+    start("riscv64");
+    auto d = cli(board({"deploy", model_}), tmp_);
+    EXPECT_EQ(d.rc, 1);
+    EXPECT_NE(d.err.find("board orin-arm: no edge-agent for riscv64 (the board's architecture) was found"),
+              std::string::npos)
+        << d.err;
+    EXPECT_NE(d.err.find("looked in:"), std::string::npos) << d.err;
+    EXPECT_FALSE(fs::exists(tmp_ / "arm/current")) << "nothing is deployed";
 }
 
 #endif  // EDGE_CLI_PATH

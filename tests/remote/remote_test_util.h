@@ -33,8 +33,11 @@ class Sshd {
 public:
     // nullptr with *why filled when sshd cannot start. With `netns`, sshd runs inside that network
     // namespace (`ip netns exec`) listening on `address`:`port` there (port 0: a free one here).
+    // `extra_config`: more sshd_config lines (e.g. "SetEnv PATH=..." for a board whose commands
+    // differ from this host's).
     static std::unique_ptr<Sshd> start(std::string* why, const std::string& netns = "",
-                                       const std::string& address = "127.0.0.1", int port = 0);
+                                       const std::string& address = "127.0.0.1", int port = 0,
+                                       const std::string& extra_config = "");
     ~Sshd();
 
     int port = 0;

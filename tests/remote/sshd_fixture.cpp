@@ -67,7 +67,7 @@ std::string make_key(const fs::path& path) {
 }
 
 std::unique_ptr<Sshd> Sshd::start(std::string* why, const std::string& netns, const std::string& address,
-                                  int fixed_port) {
+                                  int fixed_port, const std::string& extra_config) {
     const char* sshd = "/usr/sbin/sshd";
     if (::access(sshd, X_OK) != 0) {
         *why = std::string(sshd) + " is missing (openssh-server; see scripts/install-deps.sh)";
@@ -96,7 +96,8 @@ std::unique_ptr<Sshd> Sshd::start(std::string* why, const std::string& netns, co
             << "AuthorizedKeysFile " << (d->dir / "authorized_keys").string() << "\n"
             << "UsePAM no\nStrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
             << "PubkeyAuthentication yes\nPermitRootLogin prohibit-password\n"
-            << "Subsystem sftp internal-sftp\nLogLevel VERBOSE\n";
+            << "Subsystem sftp internal-sftp\nLogLevel VERBOSE\n"
+            << extra_config;
         cfg.close();
         pid_t pid = ::fork();
         if (pid == 0) {

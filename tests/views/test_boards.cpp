@@ -32,6 +32,8 @@
 #include "views/telemetry_chart.h"
 
 #ifdef EDGE_HAVE_SSHD_FIXTURE
+#include "remote/client/board_agent.h"
+#include "remote/client/sha256_file.h"
 #include "remote_test_util.h"
 #endif
 
@@ -442,5 +444,95 @@ TEST_F(BoardsPageSsh, CancelStopsARunningProfile) {
     EXPECT_LT(t.elapsed(), 10000);
     QCoreApplication::processEvents();
     EXPECT_EQ(failed.size(), 0);  // a cancelled run's result is dropped, not reported
+}
+// Issue 18: the Boards page sends the agent built for the board's architecture, asked over SSH
+// (`uname -m`; here a `uname` first on the board's PATH says what the board is). An aarch64 board
+// gets the cross-built aarch64 agent and runs it under its launcher (qemu-user); a board with no
+// agent for its architecture gets a dialog naming it, and nothing is sent.
+class BoardsPageArch : public ::testing::Test {
+protected:
+    void start(const std::string& machine, const QString& launcher) {
+        QSettings().remove(QStringLiteral("boards/user"));
+        model_ = edge::test::shared("models/stories260K/stories260K.gguf");
+        EDGE_REQUIRE_SHARED(model_);
+        tmp_ = edge::test::temp_dir("views-arch-board");
+        const fs::path bin = tmp_ / "board-bin";
+        fs::create_directories(bin);
+        std::ofstream(bin / "uname") << "#!/bin/sh\n[ \"$1\" = -m ] && { echo " << machine
+                                     << "; exit 0; }\nexec /usr/bin/uname \"$@\"\n";
+        fs::permissions(bin / "uname", fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read);
+        std::string why;
+        sshd_ = edge::test::Sshd::start(&why, "", "127.0.0.1", 0,
+                                        "SetEnv PATH=" + bin.string() + ":/usr/local/bin:/usr/bin:/bin\n");
+        ASSERT_TRUE(sshd_) << why;
+        page_ = std::make_unique<BoardsPage>(nullptr);
+        page_->resize(1400, 900);
+        page_->controller()->setKnownHostsFile(QString::fromStdString(sshd_->write_known_hosts()));
+        page_->controller()->setAgentSearchDir(QStringLiteral(EDGE_FRONTEND_DIR));  // as the studio finds it
+        page_->reloadBoards(QString::fromStdString((tmp_ / "no_ssh_config").string()));
+        QString error;
+        ASSERT_TRUE(page_->boards()->addUserBoard(
+            QStringLiteral("emulated-orin"),
+            QStringLiteral("%1@127.0.0.1:%2").arg(QString::fromStdString(sshd_->user)).arg(sshd_->port),
+            QString::fromStdString((tmp_ / "board").string()), QString::fromStdString(sshd_->client_key), &error,
+            launcher))
+            << error.toStdString();
+        ASSERT_TRUE(page_->selectBoard(QStringLiteral("emulated-orin")));
+        page_->setEnginePath(QString::fromStdString(model_));
+        page_->setFolder(QString::fromStdString((tmp_ / "board").string()));
+    }
+    void TearDown() override {
+        for (auto* box : page_ ? page_->findChildren<QMessageBox*>() : QList<QMessageBox*>()) box->done(0);
+        page_.reset();
+        QSettings().remove(QStringLiteral("boards/user"));
+    }
+    std::string model_;
+    fs::path tmp_;
+    std::unique_ptr<edge::test::Sshd> sshd_;
+    std::unique_ptr<BoardsPage> page_;
+};
+
+#if defined(EDGE_AARCH64_AGENT) && defined(EDGE_QEMU_AARCH64)
+TEST_F(BoardsPageArch, AnAarch64BoardGetsTheAarch64AgentAndServesUnderItsLauncher) {
+    start("aarch64", QStringLiteral(EDGE_QEMU_AARCH64 " -L /usr/aarch64-linux-gnu"));
+    BoardController* c = page_->controller();
+    QSignalSpy deployed(c, &BoardController::deployed);
+    QSignalSpy failed(c, &BoardController::failed);
+    page_->deploy();
+    ASSERT_TRUE(waitUntil([&] { return deployed.size() + failed.size() > 0; }, 120000));
+    ASSERT_EQ(failed.size(), 0) << failed.front().at(2).toString().toStdString();
+    auto want = edge::remote::sha256_of_file(EDGE_AARCH64_AGENT);
+    ASSERT_TRUE(want.ok());
+    EXPECT_EQ(c->lastDeploy().agentSha256.toStdString(), edge::remote::digest_hex(want.value()));
+    EXPECT_EQ(QFileInfo(c->lastDeploy().agentPath).canonicalFilePath(),
+              QFileInfo(QStringLiteral(EDGE_AARCH64_AGENT)).canonicalFilePath());
+    auto arch = edge::remote::elf_arch((tmp_ / "board/current/edge-agent").string());
+    ASSERT_TRUE(arch.ok()) << arch.message();
+    EXPECT_EQ(arch.value(), "aarch64");
+
+    QSignalSpy profiled(c, &BoardController::profiled);
+    page_->setPrompts({QStringLiteral("Once upon a time")});
+    page_->setMaxTokens(24);
+    page_->profile();
+    ASSERT_TRUE(waitUntil([&] { return profiled.size() + failed.size() > 0; }, 150000));
+    ASSERT_EQ(failed.size(), 0) << failed.front().at(2).toString().toStdString();
+    ASSERT_EQ(c->lastProfile().texts.size(), 1);
+    EXPECT_TRUE(c->lastProfile().texts[0].contains(QStringLiteral("there was")))
+        << c->lastProfile().texts[0].toStdString();
+}
+#endif
+
+TEST_F(BoardsPageArch, ABoardWithNoAgentForItsArchitectureGetsADialogAndNothingIsSent) {
+    start("riscv64", QString());
+    BoardController* c = page_->controller();
+    QSignalSpy failed(c, &BoardController::failed);
+    page_->deploy();
+    ASSERT_TRUE(waitUntil([&] { return failed.size() > 0; }, 60000));
+    auto* box = page_->findChild<QMessageBox*>(QStringLiteral("boardError"));
+    ASSERT_NE(box, nullptr);
+    const QString text = box->text() + QLatin1Char('\n') + box->informativeText() + box->detailedText();
+    EXPECT_TRUE(text.contains(QStringLiteral("no edge-agent for riscv64"))) << text.toStdString();
+    EXPECT_TRUE(text.contains(QStringLiteral("looked in"))) << text.toStdString();
+    EXPECT_FALSE(fs::exists(tmp_ / "board" / "current"));
 }
 #endif

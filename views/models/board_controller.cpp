@@ -1,18 +1,19 @@
 #include "views/models/board_controller.h"
 
 #include <QCoreApplication>
-#include <QDir>
 #include <QFileInfo>
 #include <QPointer>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <sstream>
 
+#include "remote/client/board_agent.h"
 #include "remote/client/deploy.h"
 #include "remote/client/profile.h"
 #include "remote/client/sha256_file.h"
@@ -55,26 +56,12 @@ struct BoardController::HostKeyWait {
 };
 
 BoardController::BoardController(TelemetryStore* store, QObject* parent)
-    : QObject(parent),
-      store_(store),
-      deployJob_(new JobSlot(this)),
-      profileJob_(new JobSlot(this)),
-      agentPath_(defaultAgentPath()) {}
+    : QObject(parent), store_(store), deployJob_(new JobSlot(this)), profileJob_(new JobSlot(this)) {}
 
 BoardController::~BoardController() {
     if (pendingHostKey_) pendingHostKey_->set(false);
     deployJob_->cancel();
     profileJob_->cancel();
-}
-
-QString BoardController::defaultAgentPath() {
-    const QDir dir(QCoreApplication::applicationDirPath());
-    for (const QString& rel : {QStringLiteral("edge-agent"), QStringLiteral("../../remote/edge-agent"),
-                               QStringLiteral("../lib/edgestudio/edge-agent")}) {
-        const QFileInfo fi(dir.filePath(rel));
-        if (fi.isFile() && fi.isExecutable()) return fi.canonicalFilePath();
-    }
-    return QString();
 }
 
 bool BoardController::busy() const { return deployJob_->isRunning() || profileJob_->isRunning(); }
@@ -117,24 +104,6 @@ edge::remote::SshOptions sshOptions(const edge::remote::Board& b, const QString&
     return o;
 }
 
-// The engine of the live version on the board: the first SHA256SUMS entry that is not the agent.
-edge::Result<std::pair<std::string, edge::remote::Digest>> liveEngine(edge::remote::SshSession& s,
-                                                                      const std::string& root) {
-    auto sums = s.exec_checked("cat -- " + edge::remote::shell_quote(root + "/current/SHA256SUMS"),
-                               "reading the deployed version's SHA256SUMS (deploy an engine first)");
-    if (!sums.ok()) return sums.error();
-    std::istringstream in(sums.value());
-    std::string hex, name;
-    while (in >> hex >> name) {
-        if (!name.empty() && name[0] == '*') name.erase(0, 1);
-        if (name == "edge-agent") continue;
-        auto d = edge::remote::digest_from_hex(hex);
-        if (!d.ok()) return edge::err("ssh ", s.where(), ": ", root, "/current/SHA256SUMS: ", d.message());
-        return std::make_pair(name, d.value());
-    }
-    return edge::err("ssh ", s.where(), ": ", root, "/current/SHA256SUMS lists no engine");
-}
-
 }  // namespace
 
 bool BoardController::deploy(const edge::remote::Board& board, const QString& engine, const QString& folder) {
@@ -148,22 +117,15 @@ bool BoardController::deploy(const edge::remote::Board& board, const QString& en
         emit failed(name, tr("Deploy"), tr("%1: no such engine or model file (nothing was sent).").arg(engine));
         return false;
     }
-    const QFileInfo agent(agentPath_);
-    if (agentPath_.isEmpty() || !agent.isFile()) {
-        emit failed(name, tr("Deploy"),
-                    tr("The edge-agent program was not found next to the studio (%1); build the edge-agent target.")
-                        .arg(agentPath_.isEmpty() ? QCoreApplication::applicationDirPath() : agentPath_));
-        return false;
-    }
     if (!folder.startsWith(QLatin1Char('/'))) {
         emit failed(name, tr("Deploy"), tr("The folder on the board must be an absolute path (got '%1').").arg(folder));
         return false;
     }
     const QPointer<BoardController> guard(this);
-    const std::string enginePath = fi.canonicalFilePath().toStdString(),
-                      agentPath = agent.canonicalFilePath().toStdString();
+    const std::string enginePath = fi.canonicalFilePath().toStdString(), givenAgent = agentPath_.toStdString();
+    const std::string searchDir = agentSearchDir_.isEmpty() ? edge::remote::self_dir() : agentSearchDir_.toStdString();
     const std::string root = folder.toStdString();
-    const uint64_t totalBytes = uint64_t(fi.size()) + uint64_t(agent.size());
+    const uint64_t engineBytes = uint64_t(fi.size());
     const QString knownHosts = knownHosts_, sshConfig = sshConfig_;
     deployJob_->start<edge::remote::DeployReport>(
         [=](edge::Progress* p) -> edge::Result<edge::remote::DeployReport> {
@@ -183,12 +145,25 @@ bool BoardController::deploy(const edge::remote::Board& board, const QString& en
                 return accepted;
             };
             const auto opts = sshOptions(board, knownHosts, sshConfig, confirm);
+            edge::report(p, 0.0, tr("Connecting to %1").arg(name).toStdString());
+            auto agentBytes = std::make_shared<std::atomic<uint64_t>>(0);
             edge::remote::DeployOptions d;
             d.board_root = root;
-            d.files = {{agentPath, "edge-agent", true}, {enginePath, "", false}};
+            d.files = {{enginePath, "", false}};
+            // The agent built for the board's own architecture (uname -m), never just this host's.
+            d.board_files = edge::remote::agent_file(
+                givenAgent, searchDir, [guard, name, agentBytes](const std::string& agent, const std::string& arch) {
+                    std::error_code ec;
+                    agentBytes->store(uint64_t(std::filesystem::file_size(agent, ec)));
+                    post(guard, [=](BoardController* c) {
+                        c->lastAgent_ = q(agent);
+                        emit c->event(name, tr("The board is %1: sending %2").arg(q(arch), q(agent)));
+                    });
+                });
             auto done = std::make_shared<std::map<std::string, uint64_t>>();
-            d.progress = [p, done, totalBytes](const std::string& file, uint64_t bytes, uint64_t) {
+            d.progress = [p, done, engineBytes, agentBytes](const std::string& file, uint64_t bytes, uint64_t) {
                 (*done)[file] = bytes;
+                const uint64_t totalBytes = engineBytes + agentBytes->load();
                 uint64_t sum = 0;
                 for (const auto& [f, b] : *done) sum += b;
                 edge::report(p, totalBytes ? double(sum) / double(totalBytes) : 1.0,
@@ -202,7 +177,6 @@ bool BoardController::deploy(const edge::remote::Board& board, const QString& en
                     emit c->event(name, tr("Attempt %1 failed: %2; retrying in %3 ms").arg(attempt).arg(q(e)).arg(ms));
                 });
             };
-            edge::report(p, 0.0, tr("Connecting to %1").arg(name).toStdString());
             return edge::remote::deploy_with_retry([opts] { return edge::remote::SshSession::connect(opts); }, d,
                                                    policy);
         },
@@ -216,10 +190,14 @@ bool BoardController::deploy(const edge::remote::Board& board, const QString& en
             o.previousVersion = q(r->previous_version);
             for (const auto& f : r->files) {
                 const QString file = QFileInfo(q(f.remote_path)).fileName();
-                if (file == QLatin1String("edge-agent")) continue;
+                if (file == QLatin1String("edge-agent")) {
+                    o.agentSha256 = q(edge::remote::digest_hex(f.sha256));
+                    continue;
+                }
                 o.engineName = file;
                 o.engineSha256 = q(edge::remote::digest_hex(f.sha256));
             }
+            o.agentPath = lastAgent_;
             o.bytesSent = r->bytes_sent;
             o.attempts = r->attempts;
             o.seconds = r->seconds;
@@ -248,6 +226,7 @@ bool BoardController::profile(const edge::remote::Board& board, const QString& f
     for (const QString& s : prompts) texts.push_back(s.toStdString());
     const QString knownHosts = knownHosts_, sshConfig = sshConfig_;
     const uint32_t tokens = uint32_t(std::max(1, maxTokens));
+    auto engineSha = std::make_shared<std::string>();  // written by the worker, read once it is done
     profileJob_->start<edge::remote::ProfileReport>(
         [=](edge::Progress* p) -> edge::Result<edge::remote::ProfileReport> {
             auto confirm = [guard, p](const std::string& fp, const std::string& where) {
@@ -271,16 +250,14 @@ bool BoardController::profile(const edge::remote::Board& board, const QString& f
             {
                 auto s = connect();
                 if (!s.ok()) return s.error();
-                auto e = liveEngine(*s.value(), root);
+                auto e = edge::remote::live_engine(*s.value(), root);
                 if (!e.ok()) return e.error();
                 req.engine_path = e->first;
                 req.engine_sha256 = e->second;
+                *engineSha = edge::remote::digest_hex(e->second);
             }
             if (edge::is_cancelled(p)) return edge::err("profile cancelled");
-            const std::string cur = root + "/current";
-            const std::string cmd = edge::remote::shell_quote(cur + "/edge-agent") + " --root " +
-                                    edge::remote::shell_quote(cur) + " --lock " +
-                                    edge::remote::shell_quote(root + "/agent.lock");
+            const std::string cmd = edge::remote::agent_command_line({root, board.launcher});
             edge::remote::SupervisorOptions o;
             o.cancelled = [p] { return edge::is_cancelled(p); };
             o.on_event = [guard, name](const std::string& e) {
@@ -307,7 +284,7 @@ bool BoardController::profile(const edge::remote::Board& board, const QString& f
             };
             return edge::remote::run_profile(edge::remote::ssh_agent_starter(connect, cmd), req, o);
         },
-        [this, name](edge::Result<edge::remote::ProfileReport> r) {
+        [this, name, engineSha](edge::Result<edge::remote::ProfileReport> r) {
             if (!r.ok()) {
                 emit failed(name, tr("Profile"), userErrorText(tr("Profiling on %1 failed.").arg(name), r.error()));
                 return;
@@ -317,6 +294,9 @@ bool BoardController::profile(const edge::remote::Board& board, const QString& f
             o.agent =
                 QStringLiteral("%1 · %2 · %3").arg(q(r->agent.hostname), q(r->agent.cpu_model), q(r->agent.backend));
             o.engine = q(r->load_detail);
+            o.engineSha256 = q(*engineSha);
+            o.ttftMs = s.ttft_p50_ms.value_or(0.0);
+            o.kvHitRate = s.kv_hit_rate.value_or(-1.0);
             o.prompts = int(s.prompts);
             o.tokens = int(s.tokens);
             o.restarts = r->restarts;

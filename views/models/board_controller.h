@@ -27,16 +27,20 @@ class TelemetryStore;
 
 struct DeployOutcome {
     QString version, previousVersion, engineName, engineSha256;
+    QString agentPath, agentSha256;  // the edge-agent sent (built for the board's architecture)
     quint64 bytesSent = 0;
     int attempts = 1;
     double seconds = 0;
 };
 
 struct ProfileOutcome {
-    QString agent;   // "host · cpu · backend"
-    QString engine;  // the agent's load detail
+    QString agent;         // "host · cpu · backend"
+    QString engine;        // the agent's load detail
+    QString engineSha256;  // of the live engine the run used (from the board's SHA256SUMS)
     int prompts = 0, tokens = 0, restarts = 0;
-    double p50Ms = 0, p99Ms = 0, tokensPerS = 0, rssMiB = 0;
+    double p50Ms = 0, p99Ms = 0, tokensPerS = 0, rssMiB = 0;  // per output token (TPOT) p50 / p99
+    double ttftMs = 0;                                        // time to first token, p50
+    double kvHitRate = -1;                                    // < 0: not reported
     QStringList texts;
 };
 
@@ -49,10 +53,15 @@ public:
     // "" = ~/.ssh/known_hosts, ~/.ssh/config.
     void setKnownHostsFile(const QString& path) { knownHosts_ = path; }
     void setSshConfigFile(const QString& path) { sshConfig_ = path; }
-    // The edge-agent binary sent with every deployment (default: the one built with the studio).
+    // The edge-agent binary sent with every deployment. Empty (the default): the one built for the
+    // board's architecture, asked over SSH (uname -m) and found next to the studio
+    // (remote/client/board_agent.h); a given one built for another architecture is refused.
     void setAgentPath(const QString& path) { agentPath_ = path; }
     QString agentPath() const { return agentPath_; }
-    static QString defaultAgentPath();
+    // The agent the last deployment chose (its local path).
+    QString lastAgent() const { return lastAgent_; }
+    // The folder agents are looked for from (default: the studio's own; remote/client/board_agent.h).
+    void setAgentSearchDir(const QString& dir) { agentSearchDir_ = dir; }
 
     JobSlot* deployJob() const { return deployJob_; }
     JobSlot* profileJob() const { return profileJob_; }
@@ -87,7 +96,7 @@ private:
     TelemetryStore* store_;
     JobSlot* deployJob_;
     JobSlot* profileJob_;
-    QString knownHosts_, sshConfig_, agentPath_;
+    QString knownHosts_, sshConfig_, agentPath_, lastAgent_, agentSearchDir_;
     std::shared_ptr<HostKeyWait> pendingHostKey_;
     quint64 run_ = 0;
     bool runHasData_ = false;

@@ -30,6 +30,7 @@ void BoardListModel::reload(const QString& sshConfigPath) {
         board.name = settings.value(QStringLiteral("name")).toString().toStdString();
         board.root = settings.value(QStringLiteral("folder")).toString().toStdString();
         board.identity = settings.value(QStringLiteral("identity")).toString().toStdString();
+        board.launcher = settings.value(QStringLiteral("launcher")).toString().toStdString();
         board.source = "user";
         if (board.name.empty()) continue;
         rows.append(Row{std::move(board), true, {}});
@@ -59,12 +60,13 @@ void BoardListModel::saveUserBoards() const {
         settings.setValue(QStringLiteral("destination"), q(dest));
         settings.setValue(QStringLiteral("folder"), q(r.board.root));
         settings.setValue(QStringLiteral("identity"), q(r.board.identity));
+        settings.setValue(QStringLiteral("launcher"), q(r.board.launcher));
     }
     settings.endArray();
 }
 
 bool BoardListModel::addUserBoard(const QString& name, const QString& destination, const QString& folder,
-                                  const QString& identity, QString* error) {
+                                  const QString& identity, QString* error, const QString& launcher) {
     const QString n = name.trimmed();
     if (n.isEmpty() || n.contains(QLatin1Char(' '))) {
         if (error) *error = tr("A board needs a name without spaces (got '%1').").arg(name);
@@ -88,6 +90,7 @@ bool BoardListModel::addUserBoard(const QString& name, const QString& destinatio
     board.name = n.toStdString();
     board.root = f.toStdString();
     board.identity = identity.trimmed().toStdString();
+    board.launcher = launcher.trimmed().toStdString();
     board.source = "user";
     beginInsertRows({}, int(rows_.size()), int(rows_.size()));
     rows_.append(Row{std::move(board), true, {}});

@@ -27,10 +27,11 @@ public:
     void reload(const QString& sshConfigPath = QString());
     QString sshConfigPath() const { return sshConfig_; }
 
-    // A user entry: NAME and [user@]host[:port]; folder "" = the default. false with *error when
-    // the destination does not parse or the name is taken.
+    // A user entry: NAME and [user@]host[:port]; folder "" = the default; launcher: a shell prefix
+    // the agent runs under there ("" none; e.g. qemu-user for an emulated board). false with *error
+    // when the destination does not parse or the name is taken.
     bool addUserBoard(const QString& name, const QString& destination, const QString& folder, const QString& identity,
-                      QString* error);
+                      QString* error, const QString& launcher = QString());
     bool removeUserBoard(int row);
     bool isUserBoard(int row) const;
 

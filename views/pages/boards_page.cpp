@@ -443,17 +443,21 @@ void BoardsPage::addBoardDialog() {
     auto* folder = new QLineEdit(QString::fromLatin1(BoardListModel::kDefaultRoot), &dialog);
     auto* identity = new QLineEdit(&dialog);
     identity->setPlaceholderText(tr("ssh-agent or ~/.ssh keys"));
+    auto* launcher = new QLineEdit(&dialog);
+    launcher->setPlaceholderText(tr("none (e.g. qemu-aarch64 -L /usr/aarch64-linux-gnu for an emulated board)"));
     auto* form = new QFormLayout(&dialog);
     form->addRow(tr("Name"), name);
     form->addRow(tr("Destination"), dest);
     form->addRow(tr("Folder on board"), folder);
     form->addRow(tr("Key file"), identity);
+    form->addRow(tr("Run the agent under"), launcher);
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
     form->addRow(buttons);
     connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
     connect(buttons, &QDialogButtonBox::accepted, &dialog, [&] {
         QString error;
-        if (boards_->addUserBoard(name->text(), dest->text(), folder->text(), identity->text(), &error)) {
+        if (boards_->addUserBoard(name->text(), dest->text(), folder->text(), identity->text(), &error,
+                                  launcher->text())) {
             dialog.accept();
             selectBoard(name->text().trimmed());
         } else {
