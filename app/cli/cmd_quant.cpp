@@ -19,7 +19,7 @@ namespace edge::cli {
 namespace {
 
 struct QuantizeArgs {
-    std::string model, tokenizer, plan, calib, out;
+    std::string model, tokenizer, plan, calib, eval_text, out;
     int calib_sequences = 32, calib_len = 128;
     bool json = false;
 };
@@ -34,6 +34,15 @@ int run_quantize(const QuantizeArgs& a) {
     if (!a.calib.empty()) {
         auto text = read_text_file(a.calib);
         if (!text.ok()) return fail(text.error());
+        if (!a.eval_text.empty()) {
+            // Calibration never sees what the evaluation scores: shared paragraphs are dropped.
+            auto eval = read_text_file(a.eval_text);
+            if (!eval.ok()) return fail(eval.error());
+            quant::DisjointCalib d = quant::remove_evaluation_paragraphs(*text, *eval);
+            std::fprintf(stderr, "edgestudio-cli: %s: %s (%s)\n", a.calib.c_str(), quant::describe(d).c_str(),
+                         a.eval_text.c_str());
+            *text = std::move(d.text);
+        }
         auto set = quant::calib_from_text(*loaded->tokenizer, *text, a.calib_sequences, a.calib_len);
         if (!set.ok()) return fail(err(a.calib, ": ", set.message()));
         if (!set->warning.empty()) std::fprintf(stderr, "edgestudio-cli: warning: %s\n", set->warning.c_str());
@@ -118,6 +127,8 @@ void add_quant_commands(CLI::App& app, int& rc) {
     qs->add_option("model", q->model, "Model file or folder")->required();
     qs->add_option("--plan", q->plan, "Quantization plan (*.plan.json)")->required();
     qs->add_option("--calib", q->calib, "Calibration text (needed by AWQ and GPTQ layers)");
+    qs->add_option("--eval-text", q->eval_text,
+                   "Evaluation text: its paragraphs are removed from the calibration text (and reported)");
     qs->add_option("--calib-sequences", q->calib_sequences, "Calibration sequences")->capture_default_str();
     qs->add_option("--calib-len", q->calib_len, "Tokens per calibration sequence")->capture_default_str();
     qs->add_option("--tokenizer", q->tokenizer, "Tokenizer file when the model has none");

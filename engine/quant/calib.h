@@ -23,6 +23,21 @@ struct CalibSet {
 // seq_len tokens (BOS + seq_len-1). Too little text for even one window is an error.
 Result<CalibSet> calib_from_text(const Tokenizer& tok, std::string_view text, int n_seq, int seq_len);
 
+// Calibration and evaluation never share a paragraph. Paragraphs are the blocks of a text between
+// blank lines or <|endoftext|> markers; two are the same when their normalized forms (whitespace
+// runs as one space, trimmed) hash alike (xxh64). A calibration paragraph is removed when it equals
+// an evaluation paragraph, or when one of its lines (20 bytes or more) equals an evaluation line.
+struct DisjointCalib {
+    std::string text;           // the calibration paragraphs kept, blank-line separated
+    size_t paragraphs = 0;      // paragraphs in the calibration source
+    size_t removed = 0;         // of them, found in the evaluation text and removed
+    std::vector<size_t> lines;  // the 1-based line in the calibration source where each removed one began
+};
+DisjointCalib remove_evaluation_paragraphs(std::string_view calibration, std::string_view evaluation);
+// What `d` did, for the user: "kept 40 of 46 paragraphs; 6 also in the evaluation text were removed
+// (lines 1, 5, 9, ...)".
+std::string describe(const DisjointCalib& d);
+
 // Inputs of a block's linears, one row per calibration token: "attn" (input of attn_q/k/v),
 // "attn_output", "ffn" (input of ffn_gate/up), "ffn_down"; block -1: "output".
 struct Captured {

@@ -87,6 +87,40 @@ Result<std::vector<std::vector<int32_t>>> ppl_sequences(const Tokenizer& tok, st
     return seqs;
 }
 
+Result<std::string> ppl_scored_text(const Tokenizer& tok, std::string_view text, const PplOptions& opts) {
+    if (opts.max_tokens < 2) return err("perplexity needs at least 2 tokens per part, got ", opts.max_tokens);
+    std::string out;
+    auto add = [&](std::string_view part) {
+        if (!out.empty()) out += "\n\n";
+        out.append(part.data(), part.size());
+    };
+    if (opts.protocol == PplProtocol::Stream) {
+        // Lines until the scored windows are full (each window holds max_tokens - 1 tokens).
+        const int64_t budget = opts.max_parts < 0 ? -1 : int64_t(opts.max_parts) * (opts.max_tokens - 1);
+        int64_t used = 0;
+        for (std::string_view line : split(text, "\n")) {
+            if (budget >= 0 && used >= budget) break;
+            line = strip(line);
+            if (line.empty()) continue;
+            used += int64_t(tok.encode(line, false).size()) + 1;  // + the '\n' token joining lines
+            add(line);
+        }
+        return out;
+    }
+    const std::string_view sep = opts.protocol == PplProtocol::Story ? "<|endoftext|>" : "\n\n";
+    int parts = 0;
+    for (std::string_view part : split(text, sep)) {
+        if (opts.max_parts >= 0 && parts >= opts.max_parts) break;
+        part = strip(part);
+        if (part.empty()) continue;
+        const auto ids = tok.encode(part, true);  // as ppl_sequences: a part of BOS alone is not scored
+        if (ids.size() + (ids.empty() || ids[0] != tok.bos_id() ? 1 : 0) < 2) continue;
+        ++parts;
+        add(part);
+    }
+    return out;
+}
+
 double token_nll(const float* logits, int n, int32_t target) {
     double mx = logits[0];
     for (int i = 1; i < n; ++i) mx = std::max(mx, double(logits[i]));

@@ -41,6 +41,11 @@ struct PplResult {
 Result<std::vector<std::vector<int32_t>>> ppl_sequences(const Tokenizer& tok, std::string_view text,
                                                         const PplOptions& opts);
 
+// The text the protocol scores under `opts` (its first max_parts parts; for stream, the lines its
+// windows cover), parts separated by blank lines: what a calibration set must not contain
+// (quant::remove_evaluation_paragraphs).
+Result<std::string> ppl_scored_text(const Tokenizer& tok, std::string_view text, const PplOptions& opts);
+
 // Negative log-likelihood (natural log) of `target` under logits of size n.
 double token_nll(const float* logits, int n, int32_t target);
 

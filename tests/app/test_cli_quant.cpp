@@ -36,6 +36,36 @@ TEST(CliQuant, Int8RtnQuantizesValidatesAndGenerates) {
     EXPECT_NE(g.out.find("Once upon a time"), std::string::npos) << g.out;
 }
 
+// Issue 18: calibration never sees what the evaluation scores. With --eval-text, the calibration
+// text's paragraphs that the evaluation also has are dropped and the count reported.
+TEST(CliQuant, CalibrationDropsTheEvaluationParagraphsAndSaysHowMany) {
+    const std::string model = shared("models/stories260K/stories260K.gguf");
+    const std::string text = shared("data/tinystories_sample.txt");
+    EDGE_REQUIRE_SHARED(model);
+    EDGE_REQUIRE_SHARED(text);
+    const auto dir = temp_dir("cli-quant-disjoint");
+    const std::string plan =
+        write(dir / "awq.plan.json", R"({"default": {"precision": "int4", "method": "awq", "group_size": 32}})");
+    // The evaluation text: the sample's first two stories, re-wrapped (other line breaks, spaces).
+    std::ifstream in(text);
+    std::string all((std::istreambuf_iterator<char>(in)), {});
+    size_t cut = all.find("<|endoftext|>");
+    ASSERT_NE(cut, std::string::npos);
+    cut = all.find("<|endoftext|>", cut + 1);
+    ASSERT_NE(cut, std::string::npos);
+    std::string two = all.substr(0, cut);
+    for (char& c : two)
+        if (c == '\n') c = ' ';
+    const std::string eval = write(dir / "eval.txt", "  " + two + "\n");
+    CliRun q = run_cli({"quantize", model, "--plan", plan, "--calib", text, "--eval-text", eval, "--calib-sequences",
+                        "4", "--calib-len", "64", "--out", (dir / "m.edgeq").string(), "--json"});
+    ASSERT_EQ(q.rc, 0) << q.err;
+    EXPECT_NE(q.err.find("kept 3 of 5 paragraphs; 2 also in the evaluation text were removed (lines 2, 8)"),
+              std::string::npos)
+        << q.err;
+    EXPECT_NE(q.err.find("eval.txt"), std::string::npos) << q.err;
+}
+
 TEST(CliQuant, PlanNamingAnUnknownLayerIsRefused) {
     const std::string model = shared("models/stories260K/stories260K.gguf");
     EDGE_REQUIRE_SHARED(model);
