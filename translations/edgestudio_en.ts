@@ -128,6 +128,26 @@
         <source>decode jitter p99−p50 %1 ms ≥ %2 ms</source>
         <translation>decode jitter p99−p50 %1 ms ≥ %2 ms</translation>
     </message>
+    <message>
+        <source>Calibration: cannot read the calibration text %1</source>
+        <translation>Calibration: cannot read the calibration text %1</translation>
+    </message>
+    <message>
+        <source>Compile: no model is open</source>
+        <translation>Compile: no model is open</translation>
+    </message>
+    <message>
+        <source>Compile: the plan does not match the open model</source>
+        <translation>Compile: the plan does not match the open model</translation>
+    </message>
+    <message>
+        <source>Compile: cannot read the evaluation text %1</source>
+        <translation>Compile: cannot read the evaluation text %1</translation>
+    </message>
+    <message>
+        <source>Compile cancelled</source>
+        <translation>Compile cancelled</translation>
+    </message>
 </context>
 <context>
     <name>edge::studio::MainWindow</name>
@@ -170,10 +190,6 @@
     <message>
         <source>%1  ·  %2 parameters  ·  %3  ·  %4 layers</source>
         <translation>%1  ·  %2 parameters  ·  %3  ·  %4 layers</translation>
-    </message>
-    <message>
-        <source>EdgeStudio</source>
-        <translation>EdgeStudio</translation>
     </message>
     <message>
         <source>Home</source>
@@ -291,6 +307,46 @@
         <source>Pruning</source>
         <translation>Pruning</translation>
     </message>
+    <message>
+        <source>%1 compiled: %2 (the Boards page deploys it)</source>
+        <translation>%1 compiled: %2 (the Boards page deploys it)</translation>
+    </message>
+    <message>
+        <source>The engine profiled on %1 was not compiled from a configuration of this project</source>
+        <translation>The engine profiled on %1 was not compiled from a configuration of this project</translation>
+    </message>
+    <message>
+        <source>%1 measured on %2: %3 ms per token (p50); shown on the Pareto page</source>
+        <translation>%1 measured on %2: %3 ms per token (p50); shown on the Pareto page</translation>
+    </message>
+    <message>
+        <source>The project</source>
+        <translation>The project</translation>
+    </message>
+    <message>
+        <source>The project %1</source>
+        <translation>The project %1</translation>
+    </message>
+    <message>
+        <source>Unsaved changes</source>
+        <translation>Unsaved changes</translation>
+    </message>
+    <message>
+        <source>%1 has changes that are not saved. Save them before closing?</source>
+        <translation>%1 has changes that are not saved. Save them before closing?</translation>
+    </message>
+    <message>
+        <source>Discarding also removes the autosaved copy.</source>
+        <translation>Discarding also removes the autosaved copy.</translation>
+    </message>
+    <message>
+        <source>Untitled</source>
+        <translation>Untitled</translation>
+    </message>
+    <message>
+        <source>%1[*] — EdgeStudio</source>
+        <translation>%1[*] — EdgeStudio</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::BoardController</name>
@@ -305,10 +361,6 @@
     <message>
         <source>%1: no such engine or model file (nothing was sent).</source>
         <translation>%1: no such engine or model file (nothing was sent).</translation>
-    </message>
-    <message>
-        <source>The edge-agent program was not found next to the studio (%1); build the edge-agent target.</source>
-        <translation>The edge-agent program was not found next to the studio (%1); build the edge-agent target.</translation>
     </message>
     <message>
         <source>The folder on the board must be an absolute path (got &apos;%1&apos;).</source>
@@ -345,6 +397,10 @@
     <message>
         <source>Profiling on %1 failed.</source>
         <translation>Profiling on %1 failed.</translation>
+    </message>
+    <message>
+        <source>The board is %1: sending %2</source>
+        <translation>The board is %1: sending %2</translation>
     </message>
 </context>
 <context>
@@ -683,6 +739,14 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
     <message>
         <source>Profiled on %1: %2 prompt(s), %3 tokens; p50 %4 ms, p99 %5 ms, %6 tok/s, RSS max %7 MiB%8.</source>
         <translation>Profiled on %1: %2 prompt(s), %3 tokens; p50 %4 ms, p99 %5 ms, %6 tok/s, RSS max %7 MiB%8.</translation>
+    </message>
+    <message>
+        <source>none (e.g. qemu-aarch64 -L /usr/aarch64-linux-gnu for an emulated board)</source>
+        <translation>none (e.g. qemu-aarch64 -L /usr/aarch64-linux-gnu for an emulated board)</translation>
+    </message>
+    <message>
+        <source>Run the agent under</source>
+        <translation>Run the agent under</translation>
     </message>
 </context>
 <context>
@@ -1267,10 +1331,6 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <translation>Weight size (KiB)</translation>
     </message>
     <message>
-        <source>Decode latency, ms per token (mean)</source>
-        <translation>Decode latency, ms per token (mean)</translation>
-    </message>
-    <message>
         <source>Weights, KiB</source>
         <translation>Weights, KiB</translation>
     </message>
@@ -1289,6 +1349,66 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
     <message>
         <source>failed: %1</source>
         <translation>failed: %1</translation>
+    </message>
+    <message>
+        <source>Compile cancelled</source>
+        <translation>Compile cancelled</translation>
+    </message>
+    <message>
+        <source>Open the configuration&apos;s model first.</source>
+        <translation>Open the configuration&apos;s model first.</translation>
+    </message>
+    <message>
+        <source>%1 was validated on another model: open that model to compile it.</source>
+        <translation>%1 was validated on another model: open that model to compile it.</translation>
+    </message>
+    <message>
+        <source>Cannot create the engine folder %1</source>
+        <translation>Cannot create the engine folder %1</translation>
+    </message>
+    <message>
+        <source>Compiling %1 for %2…</source>
+        <translation>Compiling %1 for %2…</translation>
+    </message>
+    <message>
+        <source>Compiling %1 failed.</source>
+        <translation>Compiling %1 failed.</translation>
+    </message>
+    <message>
+        <source>%1: %2 (%3), SHA-256 %4…</source>
+        <translation>%1: %2 (%3), SHA-256 %4…</translation>
+    </message>
+    <message>
+        <source>%1 on %2 · perplexity %3 · TPOT p50 %4 ms, p99 %5 ms · TTFT %6 ms · %7 tokens/s · peak %8 MiB</source>
+        <translation>%1 on %2 · perplexity %3 · TPOT p50 %4 ms, p99 %5 ms · TTFT %6 ms · %7 tokens/s · peak %8 MiB</translation>
+    </message>
+    <message>
+        <source>Board time per token (ms, p50)</source>
+        <translation>Board time per token (ms, p50)</translation>
+    </message>
+    <message>
+        <source>Decode latency on this host, ms per token (mean)</source>
+        <translation>Decode latency on this host, ms per token (mean)</translation>
+    </message>
+    <message>
+        <source>Time per output token on the board, ms (p50)</source>
+        <translation>Time per output token on the board, ms (p50)</translation>
+    </message>
+    <message>
+        <source>Compile engine</source>
+        <translation>Compile engine</translation>
+    </message>
+    <message>
+        <source>Quantize the selected configuration&apos;s plan (calibrated as it was validated) and compile it into a .edge engine for the chosen target</source>
+        <translation>Quantize the selected configuration&apos;s plan (calibrated as it was validated) and compile it into a .edge engine for the chosen target</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>Cancel</translation>
+    </message>
+    <message>
+        <source>No configuration measured on a board yet: compile one, deploy it on the Boards page and profile it.</source>
+        <translation>No configuration measured on a board yet: compile one, deploy it on the Boards page and profile it.</translation>
     </message>
 </context>
 <context>
@@ -1688,6 +1808,10 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <source>Value</source>
         <translation>Value</translation>
     </message>
+    <message>
+        <source>%1 in the file, read when a job needs it</source>
+        <translation>%1 in the file, read when a job needs it</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::TelemetryChart</name>
@@ -1827,6 +1951,18 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
     <message>
         <source>Per layer: input activations checked for NaN / Inf, and the quantized scales&apos; range</source>
         <translation>Per layer: input activations checked for NaN / Inf, and the quantized scales&apos; range</translation>
+    </message>
+    <message>
+        <source>Calibration text</source>
+        <translation>Calibration text</translation>
+    </message>
+    <message>
+        <source>Calibrated on %1</source>
+        <translation>Calibrated on %1</translation>
+    </message>
+    <message>
+        <source>AWQ/GPTQ: empty = the evaluation text without the parts it scores</source>
+        <translation>AWQ/GPTQ: empty = the evaluation text without the parts it scores</translation>
     </message>
 </context>
 <context>

@@ -128,6 +128,26 @@
         <source>decode jitter p99−p50 %1 ms ≥ %2 ms</source>
         <translation>解码抖动 p99−p50 %1 ms ≥ %2 ms</translation>
     </message>
+    <message>
+        <source>Calibration: cannot read the calibration text %1</source>
+        <translation>校准：无法读取校准文本 %1</translation>
+    </message>
+    <message>
+        <source>Compile: no model is open</source>
+        <translation>编译：未打开模型</translation>
+    </message>
+    <message>
+        <source>Compile: the plan does not match the open model</source>
+        <translation>编译：方案与打开的模型不匹配</translation>
+    </message>
+    <message>
+        <source>Compile: cannot read the evaluation text %1</source>
+        <translation>编译：无法读取评估文本 %1</translation>
+    </message>
+    <message>
+        <source>Compile cancelled</source>
+        <translation>编译已取消</translation>
+    </message>
 </context>
 <context>
     <name>edge::studio::MainWindow</name>
@@ -170,10 +190,6 @@
     <message>
         <source>%1  ·  %2 parameters  ·  %3  ·  %4 layers</source>
         <translation>%1  ·  %2 参数  ·  %3  ·  %4 层</translation>
-    </message>
-    <message>
-        <source>EdgeStudio</source>
-        <translation>EdgeStudio</translation>
     </message>
     <message>
         <source>Home</source>
@@ -291,6 +307,46 @@
         <source>Pruning</source>
         <translation>剪枝</translation>
     </message>
+    <message>
+        <source>%1 compiled: %2 (the Boards page deploys it)</source>
+        <translation>%1 已编译：%2（“开发板”页面将部署它）</translation>
+    </message>
+    <message>
+        <source>The engine profiled on %1 was not compiled from a configuration of this project</source>
+        <translation>在 %1 上分析的引擎并非由本项目的配置编译而来</translation>
+    </message>
+    <message>
+        <source>%1 measured on %2: %3 ms per token (p50); shown on the Pareto page</source>
+        <translation>%1 在 %2 上的测量结果：每词元 %3 ms（p50）；已显示在帕累托页面</translation>
+    </message>
+    <message>
+        <source>The project</source>
+        <translation>该项目</translation>
+    </message>
+    <message>
+        <source>The project %1</source>
+        <translation>项目 %1</translation>
+    </message>
+    <message>
+        <source>Unsaved changes</source>
+        <translation>未保存的更改</translation>
+    </message>
+    <message>
+        <source>%1 has changes that are not saved. Save them before closing?</source>
+        <translation>%1 有尚未保存的更改。关闭前是否保存？</translation>
+    </message>
+    <message>
+        <source>Discarding also removes the autosaved copy.</source>
+        <translation>放弃更改也会删除自动保存的副本。</translation>
+    </message>
+    <message>
+        <source>Untitled</source>
+        <translation>未命名</translation>
+    </message>
+    <message>
+        <source>%1[*] — EdgeStudio</source>
+        <translation>%1[*] — EdgeStudio</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::BoardController</name>
@@ -305,10 +361,6 @@
     <message>
         <source>%1: no such engine or model file (nothing was sent).</source>
         <translation>%1：没有这个引擎或模型文件（未发送任何内容）。</translation>
-    </message>
-    <message>
-        <source>The edge-agent program was not found next to the studio (%1); build the edge-agent target.</source>
-        <translation>在工作室旁未找到 edge-agent 程序（%1）；请构建 edge-agent 目标。</translation>
     </message>
     <message>
         <source>The folder on the board must be an absolute path (got &apos;%1&apos;).</source>
@@ -345,6 +397,10 @@
     <message>
         <source>Profiling on %1 failed.</source>
         <translation>在 %1 上的性能分析失败。</translation>
+    </message>
+    <message>
+        <source>The board is %1: sending %2</source>
+        <translation>开发板架构为 %1：发送 %2</translation>
     </message>
 </context>
 <context>
@@ -683,6 +739,14 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
     <message>
         <source>Profiled on %1: %2 prompt(s), %3 tokens; p50 %4 ms, p99 %5 ms, %6 tok/s, RSS max %7 MiB%8.</source>
         <translation>在 %1 上完成性能分析：%2 个提示词，%3 个词元；p50 %4 ms，p99 %5 ms，%6 词元/秒，RSS 峰值 %7 MiB%8。</translation>
+    </message>
+    <message>
+        <source>none (e.g. qemu-aarch64 -L /usr/aarch64-linux-gnu for an emulated board)</source>
+        <translation>无（模拟开发板可用 qemu-aarch64 -L /usr/aarch64-linux-gnu）</translation>
+    </message>
+    <message>
+        <source>Run the agent under</source>
+        <translation>代理的启动前缀</translation>
     </message>
 </context>
 <context>
@@ -1262,10 +1326,6 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <translation>权重大小（KiB）</translation>
     </message>
     <message>
-        <source>Decode latency, ms per token (mean)</source>
-        <translation>解码延迟，每词元 ms（平均）</translation>
-    </message>
-    <message>
         <source>Weights, KiB</source>
         <translation>权重，KiB</translation>
     </message>
@@ -1284,6 +1344,66 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
     <message>
         <source>failed: %1</source>
         <translation>未通过：%1</translation>
+    </message>
+    <message>
+        <source>Compile cancelled</source>
+        <translation>编译已取消</translation>
+    </message>
+    <message>
+        <source>Open the configuration&apos;s model first.</source>
+        <translation>请先打开该配置所用的模型。</translation>
+    </message>
+    <message>
+        <source>%1 was validated on another model: open that model to compile it.</source>
+        <translation>%1 是在另一个模型上验证的：请打开该模型后再编译。</translation>
+    </message>
+    <message>
+        <source>Cannot create the engine folder %1</source>
+        <translation>无法创建引擎文件夹 %1</translation>
+    </message>
+    <message>
+        <source>Compiling %1 for %2…</source>
+        <translation>正在为 %2 编译 %1…</translation>
+    </message>
+    <message>
+        <source>Compiling %1 failed.</source>
+        <translation>编译 %1 失败。</translation>
+    </message>
+    <message>
+        <source>%1: %2 (%3), SHA-256 %4…</source>
+        <translation>%1：%2（%3），SHA-256 %4…</translation>
+    </message>
+    <message>
+        <source>%1 on %2 · perplexity %3 · TPOT p50 %4 ms, p99 %5 ms · TTFT %6 ms · %7 tokens/s · peak %8 MiB</source>
+        <translation>%1 在 %2 上 · 困惑度 %3 · 每词元 p50 %4 ms，p99 %5 ms · 首词元 %6 ms · %7 词元/秒 · 峰值 %8 MiB</translation>
+    </message>
+    <message>
+        <source>Board time per token (ms, p50)</source>
+        <translation>开发板每词元时间（ms，p50）</translation>
+    </message>
+    <message>
+        <source>Decode latency on this host, ms per token (mean)</source>
+        <translation>本机解码延迟，每词元 ms（均值）</translation>
+    </message>
+    <message>
+        <source>Time per output token on the board, ms (p50)</source>
+        <translation>开发板上每个输出词元的时间，ms（p50）</translation>
+    </message>
+    <message>
+        <source>Compile engine</source>
+        <translation>编译引擎</translation>
+    </message>
+    <message>
+        <source>Quantize the selected configuration&apos;s plan (calibrated as it was validated) and compile it into a .edge engine for the chosen target</source>
+        <translation>按所选配置的方案量化（校准方式与验证时相同），并为所选目标编译为 .edge 引擎</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>No configuration measured on a board yet: compile one, deploy it on the Boards page and profile it.</source>
+        <translation>尚无在开发板上测量过的配置：请先编译一个配置，在“开发板”页面部署并进行性能分析。</translation>
     </message>
 </context>
 <context>
@@ -1683,6 +1803,10 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <source>Value</source>
         <translation>值</translation>
     </message>
+    <message>
+        <source>%1 in the file, read when a job needs it</source>
+        <translation>%1 位于文件中，任务需要时才读取</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::TelemetryChart</name>
@@ -1822,6 +1946,18 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
     <message>
         <source>Per layer: input activations checked for NaN / Inf, and the quantized scales&apos; range</source>
         <translation>逐层：输入激活值的 NaN / Inf 检查，以及量化缩放因子的范围</translation>
+    </message>
+    <message>
+        <source>Calibration text</source>
+        <translation>校准文本</translation>
+    </message>
+    <message>
+        <source>Calibrated on %1</source>
+        <translation>校准数据：%1</translation>
+    </message>
+    <message>
+        <source>AWQ/GPTQ: empty = the evaluation text without the parts it scores</source>
+        <translation>AWQ/GPTQ：留空 = 使用评估文本中不参与评分的部分</translation>
     </message>
 </context>
 <context>

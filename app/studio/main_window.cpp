@@ -5,6 +5,10 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDateTime>
+#include <QDir>
+#include <QDragEnterEvent>
+#include <QDropEvent>
 #include <QEvent>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -13,11 +17,15 @@
 #include <QListWidget>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QMimeData>
+#include <QPushButton>
 #include <QSettings>
 #include <QStackedWidget>
+#include <QStandardPaths>
 #include <QStatusBar>
 
 #include "app/studio/project_controller.h"
+#include "views/models/board_controller.h"
 #include "views/models/configuration_model.h"
 #include "views/models/format.h"
 #include "views/models/language.h"
@@ -114,12 +122,57 @@ MainWindow::MainWindow(views::Language* language, QWidget* parent, const QString
                                  5000);
     });
     connect(paretoPage_, &views::ParetoPage::configurationActivated, this, &MainWindow::openConfiguration);
+    // The loop: a configuration compiled on the Pareto page is what the Boards page deploys, and
+    // what a board measures running it comes back to that configuration (matched by SHA-256).
+    paretoPage_->setCompileContext(
+        {document_, [this] { return validationPage_->settings(); }, [this] { return engineDir(); }});
+    connect(paretoPage_, &views::ParetoPage::engineCompiled, this, [this](int row, const QString& path) {
+        boardsPage_->setEnginePath(path);
+        statusBar()->showMessage(
+            tr("%1 compiled: %2 (the Boards page deploys it)").arg(configurations_->at(row).name, path), 8000);
+    });
+    connect(
+        boardsPage_->controller(), &views::BoardController::profiled, this,
+        [this](const QString& board, const views::ProfileOutcome& o) {
+            views::BoardMeasurement m;
+            m.board = board;
+            m.machine = o.agent;
+            m.engineSha256 = o.engineSha256;
+            m.prompts = o.prompts;
+            m.tokens = o.tokens;
+            m.tpotP50Ms = o.p50Ms;
+            m.tpotP99Ms = o.p99Ms;
+            m.ttftMs = o.ttftMs;
+            m.tokensPerS = o.tokensPerS;
+            m.peakRssMiB = o.rssMiB;
+            m.kvHitRate = o.kvHitRate;
+            m.when = QDateTime::currentDateTimeUtc();
+            const int row = configurations_->addMeasurement(m);
+            if (row < 0) {
+                statusBar()->showMessage(
+                    tr("The engine profiled on %1 was not compiled from a configuration of this project").arg(board),
+                    8000);
+                return;
+            }
+            statusBar()->showMessage(tr("%1 measured on %2: %3 ms per token (p50); shown on the Pareto page")
+                                         .arg(configurations_->at(row).name, board)
+                                         .arg(o.p50Ms, 0, 'f', 2),
+                                     8000);
+        });
     connect(project_, &ProjectController::failed, this,
             [this](const QString& message) { showError(tr("Open project"), message); });
+    connect(project_, &ProjectController::modifiedChanged, this, &MainWindow::updateTitle);
+    connect(project_, &ProjectController::pathChanged, this, &MainWindow::updateTitle);
+    connect(document_, &views::ModelDocument::modelChanged, this, &MainWindow::updateTitle);
+    setAcceptDrops(true);
 
     buildMenus();
     retranslate();
     showPage(HomePageIndex);
+    // The window where the user left it (QSettings: per user, per application).
+    QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
 }
 
 QString MainWindow::pageKey(int page) {
@@ -302,9 +355,69 @@ void MainWindow::openConfiguration(int row) {
     statusBar()->showMessage(tr("Plan of %1 opened in the Layers page").arg(c.name), 5000);
 }
 
+bool MainWindow::confirmClose() {
+    if (!project_->isModified()) return true;
+    const QString name = project_->path().isEmpty() ? tr("The project")
+                                                    : tr("The project %1").arg(QFileInfo(project_->path()).fileName());
+    QMessageBox box(QMessageBox::Warning, tr("Unsaved changes"),
+                    tr("%1 has changes that are not saved. Save them before closing?").arg(name),
+                    QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, this);
+    box.setObjectName(QStringLiteral("unsavedChanges"));
+    box.setInformativeText(tr("Discarding also removes the autosaved copy."));
+    box.setDefaultButton(QMessageBox::Save);
+    box.setEscapeButton(QMessageBox::Cancel);
+    switch (box.exec()) {
+        case QMessageBox::Save:
+            if (project_->path().isEmpty())
+                saveProjectDialog();
+            else
+                saveProject(project_->path());
+            return !project_->isModified();  // a cancelled or failed save keeps the window open
+        case QMessageBox::Discard: project_->discardChanges(); return true;
+        default: return false;  // cancel: everything stays, the autosave too
+    }
+}
+
 void MainWindow::closeEvent(QCloseEvent* event) {
-    project_->autosave()->discard();  // a clean exit leaves nothing to recover
+    if (!confirmClose()) {
+        event->ignore();
+        return;
+    }
+    // Not modified here: what there was is saved (or discarded), so nothing is left to recover.
+    project_->autosave()->discard();
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
     QMainWindow::closeEvent(event);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if (!urls.isEmpty() && urls.front().isLocalFile()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if (urls.isEmpty() || !urls.front().isLocalFile()) return;
+    event->acceptProposedAction();
+    openPath(urls.front().toLocalFile());  // a model file, a model folder or a project
+}
+
+QString MainWindow::engineDir() const {
+    // Next to the project ("name.engines/"), or in the user's data folder before it is saved.
+    if (!project_->path().isEmpty()) {
+        const QFileInfo fi(project_->path());
+        return fi.absoluteDir().filePath(fi.completeBaseName() + QStringLiteral(".engines"));
+    }
+    return QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).filePath(QStringLiteral("engines"));
+}
+
+void MainWindow::updateTitle() {
+    // "name[*] — EdgeStudio": Qt shows the [*] as the modified mark.
+    QString name = QFileInfo(project_->path()).fileName();
+    if (name.isEmpty()) name = document_->current() ? QFileInfo(document_->path()).fileName() : tr("Untitled");
+    setWindowTitle(tr("%1[*] — EdgeStudio").arg(name));
+    setWindowModified(project_->isModified());
 }
 
 void MainWindow::updateStatus() {
@@ -321,7 +434,7 @@ void MainWindow::updateStatus() {
 }
 
 void MainWindow::retranslate() {
-    setWindowTitle(tr("EdgeStudio"));
+    updateTitle();
     nav_->item(HomePageIndex)->setText(tr("Home"));
     nav_->item(ModelPageIndex)->setText(tr("Model"));
     nav_->item(LayersPageIndex)->setText(tr("Layers"));

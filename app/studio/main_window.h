@@ -9,6 +9,8 @@ class QListWidget;
 class QMenu;
 class QStackedWidget;
 class QCloseEvent;
+class QDragEnterEvent;
+class QDropEvent;
 
 namespace edge::views {
 class BoardsPage;
@@ -79,9 +81,15 @@ public slots:
     // Asks whether to recover the previous session when it left an autosave behind.
     void offerRecovery();
 
+    // What closing with unsaved changes does (the question's answer, for a window without a user):
+    // QMessageBox::Save, Discard or Cancel. Asks only when the project is modified.
+    bool confirmClose();
+
 protected:
     void changeEvent(QEvent* event) override;
     void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
 
 private:
     void buildMenus();
@@ -91,6 +99,8 @@ private:
     void showLoadError(const QString& message);
     void showError(const QString& title, const QString& message);
     void openConfiguration(int row);
+    void updateTitle();
+    QString engineDir() const;
     QString lastDir() const;
 
     views::Language* language_;

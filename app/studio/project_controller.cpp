@@ -18,11 +18,14 @@ ProjectController::ProjectController(ProjectParts parts, const QString& autosave
     : QObject(parent), parts_(std::move(parts)) {
     autosave_ = new views::ProjectAutosave([this] { return snapshot(); }, autosavePath, 2000, this);
     auto dirty = [this] {
-        if (!pending_) autosave_->markDirty();
+        if (pending_ || quiet_) return;
+        autosave_->markDirty();
+        setModified(true);
     };
     connect(parts_.document, &views::ModelDocument::modelChanged, this, dirty);
     connect(parts_.plan->undoStack(), &QUndoStack::indexChanged, this, dirty);
     connect(parts_.configurations, &QAbstractItemModel::rowsInserted, this, dirty);
+    connect(parts_.configurations, &views::ConfigurationModel::artifactsChanged, this, dirty);
     connect(parts_.configurations, &QAbstractItemModel::modelReset, this, dirty);
     connect(parts_.validation->reportModel(), &views::ValidationReportModel::thresholdsChanged, this, dirty);
     connect(parts_.sensitivity->model(), &views::SensitivityModel::metricsChanged, this, dirty);
@@ -54,14 +57,18 @@ views::ProjectData ProjectController::snapshot() const {
 
 bool ProjectController::save(const QString& path, QString* error) {
     if (!views::saveProjectFile(path, snapshot(), error)) return false;
-    path_ = path;
+    setPath(path);
+    // Saved: the recovery file has nothing the project lacks.
+    autosave_->discard();
+    setModified(false);
     return true;
 }
 
 bool ProjectController::open(const QString& path, QString* error) {
     views::ProjectData p;
     if (!views::loadProjectFile(path, &p, error)) return false;
-    path_ = path;
+    setPath(path);
+    modifiedAfterApply_ = false;
     apply(p);
     return true;
 }
@@ -69,8 +76,28 @@ bool ProjectController::open(const QString& path, QString* error) {
 bool ProjectController::recover(QString* error) {
     views::ProjectData p;
     if (!views::loadProjectFile(autosave_->path(), &p, error)) return false;
+    // Recovered work is in no project file yet: it stays modified (and the recovery file stays)
+    // until it is saved or discarded.
+    modifiedAfterApply_ = true;
     apply(p);
     return true;
+}
+
+void ProjectController::discardChanges() {
+    autosave_->discard();
+    setModified(false);
+}
+
+void ProjectController::setModified(bool modified) {
+    if (modified == modified_) return;
+    modified_ = modified;
+    emit modifiedChanged(modified);
+}
+
+void ProjectController::setPath(const QString& path) {
+    if (path == path_) return;
+    path_ = path;
+    emit pathChanged(path);
 }
 
 void ProjectController::apply(const views::ProjectData& p) {
@@ -85,12 +112,17 @@ void ProjectController::apply(const views::ProjectData& p) {
 }
 
 void ProjectController::applyRest(const views::ProjectData& p) {
+    quiet_ = true;
     applyPlan(p);
     if (!p.evaluationText.isEmpty()) parts_.validation->setTextPath(p.evaluationText);
     parts_.validation->reportModel()->setThresholds(p.thresholds);
     parts_.configurations->setConfigurations(p.configurations);
     if (!p.sensitivity.empty()) parts_.sensitivity->model()->setEmpirical(p.sensitivity);
     if (!p.page.isEmpty() && parts_.showPage) parts_.showPage(p.page);
+    quiet_ = false;
+    setModified(modifiedAfterApply_);
+    if (modifiedAfterApply_) autosave_->markDirty();
+    modifiedAfterApply_ = false;
     emit applied();
 }
 

@@ -1,7 +1,9 @@
 // Projects in the studio: gathers the window's state into an edgeproj snapshot (model path, the
 // Layers plan, the evaluation settings, validated configurations, sensitivity) and applies one
 // back (opening the model first when it differs; a failed open leaves everything as it was).
-// Owns the autosave: every change schedules a recovery snapshot; a clean exit removes it.
+// Owns the autosave: every change schedules a recovery snapshot; it is removed only when the
+// project is saved or the user discards the changes (never by quitting with unsaved work).
+// Tracks whether the window holds changes no project file has (isModified()).
 #pragma once
 #include <QObject>
 #include <QString>
@@ -46,21 +48,32 @@ public:
     bool open(const QString& path, QString* error);
     bool recover(QString* error);
     void apply(const views::ProjectData& p);
-    bool isApplying() const { return pending_.has_value(); }
+    bool isApplying() const { return pending_.has_value() || quiet_; }
+    // True when something changed since the project was last saved, opened or started.
+    bool isModified() const { return modified_; }
+    // The changes are given up: not modified any more, the recovery file removed.
+    void discardChanges();
     // Puts p's plan into the Layers page as one undoable step (layers matched by name).
     void applyPlan(const views::ProjectData& p);
 
 signals:
     void applied();
+    void modifiedChanged(bool modified);
+    void pathChanged(const QString& path);
     void failed(const QString& message);
 
 private:
     void applyRest(const views::ProjectData& p);
+    void setModified(bool modified);
+    void setPath(const QString& path);
 
     ProjectParts parts_;
     views::ProjectAutosave* autosave_;
     QString path_;
     std::optional<views::ProjectData> pending_;
+    bool quiet_ = false;     // applying a project: its own changes do not count as edits
+    bool modified_ = false;  // edits no project file holds
+    bool modifiedAfterApply_ = false;
 };
 
 }  // namespace edge::studio

@@ -10,14 +10,20 @@
 
 #include <qcustomplot.h>
 #include <QAction>
+#include <QApplication>
+#include <QDragEnterEvent>
+#include <QDropEvent>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QLabel>
 #include <QMessageBox>
+#include <QMimeData>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTest>
 #include <QTimer>
+#include <QUrl>
 
 #include "test_helpers.h"
 #include "test_support.h"
@@ -72,6 +78,21 @@ std::unique_ptr<MainWindow> makeWindow(Language* language, const QString& autosa
     w->resize(1600, 1000);
     w->show();
     return w;
+}
+
+// Clicks `button` of the unsaved-changes question once it is shown (it runs its own event loop).
+void answerUnsavedChanges(QMessageBox::StandardButton button) {
+    auto tries = std::make_shared<int>(0);
+    auto poll = std::make_shared<std::function<void()>>();
+    *poll = [button, tries, poll] {
+        auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+        if (box && box->objectName() == QLatin1String("unsavedChanges")) {
+            box->button(button)->click();
+            return;
+        }
+        if (++*tries < 500) QTimer::singleShot(10, *poll);
+    };
+    QTimer::singleShot(0, *poll);
 }
 
 bool openModel(MainWindow& w, const QString& path) {
@@ -319,8 +340,104 @@ TEST(StudioEndToEnd, SensitivePlanValidateParetoUndoSaveReopen) {
     ASSERT_TRUE(waitUntil([&] { return recoveredSpy.size() == 1; }, 60000));
     EXPECT_EQ(recovered->layersPage()->planModel()->settings(), afterUndo);
     EXPECT_EQ(recovered->configurations()->rowCount(), 1);
-    recovered->close();  // a clean exit removes the recovery file
+    // Recovered work is in no project file: closing asks; discarding removes the recovery file.
+    EXPECT_TRUE(recovered->project()->isModified());
+    answerUnsavedChanges(QMessageBox::Discard);
+    EXPECT_TRUE(recovered->close());
     EXPECT_FALSE(QFile::exists(dir + QStringLiteral("/autosave.edgeproj")));
-    reopened->close();
+    answerUnsavedChanges(QMessageBox::Discard);  // the point click above edited the plan
+    EXPECT_TRUE(reopened->close());
+}
+
+// Issue 18, acceptance 4: closing with unsaved changes asks; cancel keeps everything (the autosave
+// too); save writes the project and then closes; discard closes and removes the autosave. The title
+// names the project with a modified mark; the window comes back where it was; a model file dropped
+// on the window opens it.
+TEST(StudioEndToEnd, ClosingWithUnsavedChangesAsksAndTheAutosaveSurvivesUntilSavedOrDiscarded) {
+    const QString model = edge::views::test::stories260kPath();
+    EDGE_REQUIRE_SHARED(model.toStdString());
+    const QString dir = QString::fromStdString(edge::test::temp_dir("views-close").string());
+    const QString autosave = dir + QStringLiteral("/autosave.edgeproj");
+    Language language;
+    ASSERT_TRUE(language.setLanguage(QStringLiteral("en")));
+    auto window = makeWindow(&language, autosave);
+    EXPECT_FALSE(window->project()->isModified());
+    EXPECT_TRUE(window->windowTitle().startsWith(QStringLiteral("Untitled"))) << window->windowTitle().toStdString();
+    // Nothing changed: closing does not ask.
+    EXPECT_TRUE(window->close());
+
+    window = makeWindow(&language, autosave);
+    window->resize(1234, 777);
+    // Dropping the model file on the window opens it.
+    QSignalSpy changed(window->document(), &ModelDocument::modelChanged);
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(model)});
+    QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(window.get(), &enter);
+    EXPECT_TRUE(enter.isAccepted());
+    QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(window.get(), &drop);
+    ASSERT_TRUE(waitUntil([&] { return changed.size() == 1; }, 60000));
+    EXPECT_EQ(window->document()->path(), model);
+    EXPECT_TRUE(window->project()->isModified());
+    EXPECT_TRUE(window->isWindowModified());
+    EXPECT_TRUE(window->windowTitle().startsWith(QStringLiteral("stories260K.gguf[*]")))
+        << window->windowTitle().toStdString();
+
+    LayerPlanModel* plan = window->layersPage()->planModel();
+    SettingPatch int8;
+    int8.precision = Precision::INT8;
+    ASSERT_TRUE(plan->applyToRows({0}, int8));
+    const std::vector<LayerSetting> edited = plan->settings();
+    ASSERT_TRUE(window->project()->autosave()->saveNow());
+    ASSERT_TRUE(QFile::exists(autosave));
+
+    // Cancel: the window stays with its plan, the autosave stays.
+    answerUnsavedChanges(QMessageBox::Cancel);
+    EXPECT_FALSE(window->close());
+    EXPECT_TRUE(window->isVisible());
+    EXPECT_EQ(plan->settings(), edited);
+    EXPECT_TRUE(QFile::exists(autosave));
+    EXPECT_TRUE(window->project()->isModified());
+
+    // Saved as a project: not modified, the title names the project, the autosave gone.
+    const QString project = dir + QStringLiteral("/close.edgeproj");
+    ASSERT_TRUE(window->saveProject(project));
+    EXPECT_FALSE(window->project()->isModified());
+    EXPECT_FALSE(window->isWindowModified());
+    EXPECT_TRUE(window->windowTitle().startsWith(QStringLiteral("close.edgeproj")))
+        << window->windowTitle().toStdString();
+    EXPECT_FALSE(QFile::exists(autosave));
+
+    // Another edit, then Save in the question: the project file gets it and the window closes.
+    SettingPatch int4;
+    int4.precision = Precision::INT4;
+    ASSERT_TRUE(plan->applyToRows({1}, int4));
+    const std::vector<LayerSetting> saved = plan->settings();
+    EXPECT_TRUE(window->project()->isModified());
+    answerUnsavedChanges(QMessageBox::Save);
+    EXPECT_TRUE(window->close());
+    edge::views::ProjectData onDisk;
+    QString error;
+    ASSERT_TRUE(edge::views::loadProjectFile(project, &onDisk, &error)) << error.toStdString();
+    EXPECT_EQ(onDisk.plan, saved);
+    EXPECT_FALSE(QFile::exists(autosave));
+
+    // Reopened: where the window was; the project back; an edit discarded leaves the file as saved.
+    auto again = std::make_unique<MainWindow>(&language, nullptr, autosave);
+    again->show();
+    EXPECT_EQ(again->size(), QSize(1234, 777));
+    QSignalSpy applied(again->project(), &edge::studio::ProjectController::applied);
+    ASSERT_TRUE(again->openProject(project));
+    ASSERT_TRUE(waitUntil([&] { return applied.size() == 1; }, 60000));
+    EXPECT_FALSE(again->project()->isModified());
+    EXPECT_EQ(again->layersPage()->planModel()->settings(), saved);
+    ASSERT_TRUE(again->layersPage()->planModel()->applyToRows({2}, int8));
+    ASSERT_TRUE(again->project()->autosave()->saveNow());
+    answerUnsavedChanges(QMessageBox::Discard);
+    EXPECT_TRUE(again->close());
+    EXPECT_FALSE(QFile::exists(autosave));
+    ASSERT_TRUE(edge::views::loadProjectFile(project, &onDisk, &error)) << error.toStdString();
+    EXPECT_EQ(onDisk.plan, saved);
 }
 #endif

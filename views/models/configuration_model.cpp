@@ -5,6 +5,7 @@
 #include <QFont>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -58,6 +59,72 @@ bool settingsFromJson(const QJsonObject& o, std::vector<QString>* layers, std::v
     return true;
 }
 
+const EngineArtifact* Configuration::engine(const QString& target) const {
+    for (auto it = engines.rbegin(); it != engines.rend(); ++it)
+        if (it->target == target) return &*it;
+    return nullptr;
+}
+
+const BoardMeasurement* Configuration::measurement(const QString& board) const {
+    for (auto it = measurements.rbegin(); it != measurements.rend(); ++it)
+        if (board.isEmpty() || it->board == board) return &*it;
+    return nullptr;
+}
+
+namespace {
+
+QJsonObject engineToJson(const EngineArtifact& e) {
+    return {{QStringLiteral("target"), e.target},
+            {QStringLiteral("path"), e.path},
+            {QStringLiteral("sha256"), e.sha256},
+            {QStringLiteral("bytes"), double(e.bytes)},
+            {QStringLiteral("when"), e.when.toString(Qt::ISODate)}};
+}
+
+EngineArtifact engineFromJson(const QJsonObject& o) {
+    EngineArtifact e;
+    e.target = o.value(QStringLiteral("target")).toString();
+    e.path = o.value(QStringLiteral("path")).toString();
+    e.sha256 = o.value(QStringLiteral("sha256")).toString();
+    e.bytes = quint64(o.value(QStringLiteral("bytes")).toDouble());
+    e.when = QDateTime::fromString(o.value(QStringLiteral("when")).toString(), Qt::ISODate);
+    return e;
+}
+
+QJsonObject measurementToJson(const BoardMeasurement& m) {
+    return {{QStringLiteral("board"), m.board},
+            {QStringLiteral("machine"), m.machine},
+            {QStringLiteral("engine_sha256"), m.engineSha256},
+            {QStringLiteral("prompts"), m.prompts},
+            {QStringLiteral("tokens"), m.tokens},
+            {QStringLiteral("tpot_p50_ms"), m.tpotP50Ms},
+            {QStringLiteral("tpot_p99_ms"), m.tpotP99Ms},
+            {QStringLiteral("ttft_ms"), m.ttftMs},
+            {QStringLiteral("tokens_per_s"), m.tokensPerS},
+            {QStringLiteral("peak_rss_mib"), m.peakRssMiB},
+            {QStringLiteral("kv_hit_rate"), m.kvHitRate},
+            {QStringLiteral("when"), m.when.toString(Qt::ISODate)}};
+}
+
+BoardMeasurement measurementFromJson(const QJsonObject& o) {
+    BoardMeasurement m;
+    m.board = o.value(QStringLiteral("board")).toString();
+    m.machine = o.value(QStringLiteral("machine")).toString();
+    m.engineSha256 = o.value(QStringLiteral("engine_sha256")).toString();
+    m.prompts = o.value(QStringLiteral("prompts")).toInt();
+    m.tokens = o.value(QStringLiteral("tokens")).toInt();
+    m.tpotP50Ms = o.value(QStringLiteral("tpot_p50_ms")).toDouble();
+    m.tpotP99Ms = o.value(QStringLiteral("tpot_p99_ms")).toDouble();
+    m.ttftMs = o.value(QStringLiteral("ttft_ms")).toDouble();
+    m.tokensPerS = o.value(QStringLiteral("tokens_per_s")).toDouble();
+    m.peakRssMiB = o.value(QStringLiteral("peak_rss_mib")).toDouble();
+    m.kvHitRate = o.value(QStringLiteral("kv_hit_rate")).toDouble(-1);
+    m.when = QDateTime::fromString(o.value(QStringLiteral("when")).toString(), Qt::ISODate);
+    return m;
+}
+
+}  // namespace
+
 QJsonObject configurationToJson(const Configuration& c) {
     QJsonObject o{{QStringLiteral("name"), c.name},
                   {QStringLiteral("ppl_ref"), c.pplRef},
@@ -72,6 +139,15 @@ QJsonObject configurationToJson(const Configuration& c) {
                   {QStringLiteral("failures"), QJsonArray::fromStringList(c.failures)},
                   {QStringLiteral("when"), c.when.toString(Qt::ISODate)}};
     o.insert(QStringLiteral("plan"), settingsToJson(c.layers, c.settings));
+    if (!c.evaluationPath.isEmpty() || !c.calibration.isEmpty())
+        o.insert(QStringLiteral("calibration"), QJsonObject{{QStringLiteral("file"), c.calibPath},
+                                                            {QStringLiteral("note"), c.calibration},
+                                                            {QStringLiteral("evaluation"), c.evaluationPath}});
+    QJsonArray engines, measurements;
+    for (const auto& e : c.engines) engines.append(engineToJson(e));
+    for (const auto& m : c.measurements) measurements.append(measurementToJson(m));
+    if (!engines.isEmpty()) o.insert(QStringLiteral("engines"), engines);
+    if (!measurements.isEmpty()) o.insert(QStringLiteral("measurements"), measurements);
     return o;
 }
 
@@ -93,6 +169,14 @@ bool configurationFromJson(const QJsonObject& o, Configuration* c, QString* erro
     r.passed = o.value(QStringLiteral("passed")).toBool();
     for (const QJsonValue& f : o.value(QStringLiteral("failures")).toArray()) r.failures << f.toString();
     r.when = QDateTime::fromString(o.value(QStringLiteral("when")).toString(), Qt::ISODate);
+    const QJsonObject calib = o.value(QStringLiteral("calibration")).toObject();
+    r.calibPath = calib.value(QStringLiteral("file")).toString();
+    r.calibration = calib.value(QStringLiteral("note")).toString();
+    r.evaluationPath = calib.value(QStringLiteral("evaluation")).toString();
+    for (const QJsonValue& e : o.value(QStringLiteral("engines")).toArray())
+        r.engines.push_back(engineFromJson(e.toObject()));
+    for (const QJsonValue& m : o.value(QStringLiteral("measurements")).toArray())
+        r.measurements.push_back(measurementFromJson(m.toObject()));
     if (!settingsFromJson(o.value(QStringLiteral("plan")).toObject(), &r.layers, &r.settings, error)) return false;
     *c = std::move(r);
     return true;
@@ -139,19 +223,61 @@ void ConfigurationModel::setConfigurations(std::vector<Configuration> list) {
     endResetModel();
 }
 
+void ConfigurationModel::setEngine(int row, const EngineArtifact& engine) {
+    if (row < 0 || row >= rowCount()) return;
+    auto& engines = list_[size_t(row)].engines;
+    engines.erase(std::remove_if(engines.begin(), engines.end(),
+                                 [&](const EngineArtifact& e) { return e.target == engine.target; }),
+                  engines.end());
+    engines.push_back(engine);
+    emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
+    emit artifactsChanged(row);
+}
+
+int ConfigurationModel::rowOfEngine(const QString& sha256) const {
+    if (sha256.isEmpty()) return -1;
+    for (int r = 0; r < rowCount(); ++r)
+        for (const auto& e : list_[size_t(r)].engines)
+            if (e.sha256.compare(sha256, Qt::CaseInsensitive) == 0) return r;
+    return -1;
+}
+
+int ConfigurationModel::addMeasurement(const BoardMeasurement& m) {
+    const int row = rowOfEngine(m.engineSha256);
+    if (row < 0) return -1;
+    list_[size_t(row)].measurements.push_back(m);
+    emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));  // the board frontier may move
+    emit artifactsChanged(row);
+    return row;
+}
+
 QString ConfigurationModel::nextName() const { return QStringLiteral("C%1").arg(list_.size() + 1); }
 
 double ConfigurationModel::cost(const Configuration& c, Cost cost) {
-    return cost == Latency ? c.decodeMs : double(c.bytes);
+    switch (cost) {
+        case Latency: return c.decodeMs;
+        case Size: return double(c.bytes);
+        case BoardTpot: {
+            const BoardMeasurement* m = c.measurement();
+            return m ? m->tpotP50Ms : std::numeric_limits<double>::quiet_NaN();
+        }
+    }
+    return 0;
 }
 
 std::vector<int> ConfigurationModel::front(Cost which) const {
     std::vector<double> x, y;
-    for (const auto& c : list_) {
-        x.push_back(cost(c, which));
-        y.push_back(c.ppl);
+    std::vector<int> rows;  // configurations that have this cost
+    for (int r = 0; r < rowCount(); ++r) {
+        const double v = cost(list_[size_t(r)], which);
+        if (std::isnan(v)) continue;
+        x.push_back(v);
+        y.push_back(list_[size_t(r)].ppl);
+        rows.push_back(r);
     }
-    return paretoFront(x, y);
+    std::vector<int> f = paretoFront(x, y);
+    for (int& i : f) i = rows[size_t(i)];
+    return f;
 }
 
 void ConfigurationModel::retranslate() {

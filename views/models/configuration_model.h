@@ -16,16 +16,45 @@
 
 namespace edge::views {
 
+// An engine compiled from a configuration (the studio's Compile action): where it is, its SHA-256
+// (what the board's SHA256SUMS must list for a measurement to belong to it) and its target. A
+// configuration's plan never changes once validated (editing the Layers plan and validating again
+// makes a new configuration), so its engines and measurements cannot go stale.
+struct EngineArtifact {
+    QString target;  // "cpu", "cuda-sm87", "cuda-sm90"
+    QString path, sha256;
+    quint64 bytes = 0;
+    QDateTime when;
+};
+
+// What a board measured running a configuration's engine (a profile on the Boards page).
+struct BoardMeasurement {
+    QString board, machine;  // the board's name; "hostname · cpu · backend" as its agent says
+    QString engineSha256;
+    int prompts = 0, tokens = 0;
+    double tpotP50Ms = 0, tpotP99Ms = 0, ttftMs = 0, tokensPerS = 0, peakRssMiB = 0;
+    double kvHitRate = -1;  // < 0: not reported
+    QDateTime when;
+};
+
 struct Configuration {
     QString name;
     std::vector<QString> layers;  // canonical names, in model order
     std::vector<LayerSetting> settings;
+    // The calibration set AWQ/GPTQ layers saw: the file ("": the evaluation text) and what was
+    // removed from it so that it shares no paragraph with what the evaluation scores.
+    QString calibPath, calibration, evaluationPath;
     double pplRef = 0, ppl = 0, klMean = 0, top1 = 0;
     double decodeMs = 0, tokensPerS = 0;  // mean per-token decode latency of the quantized model
     quint64 bytes = 0, fp32Bytes = 0;
     bool passed = false;
     QStringList failures;  // why it failed, as the Validation page said it
     QDateTime when;
+    std::vector<EngineArtifact> engines;         // per target, newest last
+    std::vector<BoardMeasurement> measurements;  // per board run, newest last
+    const EngineArtifact* engine(const QString& target) const;
+    // The newest measurement (of `board`, or of any board when empty); null when none.
+    const BoardMeasurement* measurement(const QString& board = QString()) const;
 };
 
 QJsonObject settingsToJson(const std::vector<QString>& layers, const std::vector<LayerSetting>& settings);
@@ -42,7 +71,9 @@ class ConfigurationModel : public QAbstractTableModel {
     Q_OBJECT
 public:
     enum Column { NameColumn, PerplexityColumn, KlColumn, LatencyColumn, SizeColumn, VerdictColumn, ColumnCount };
-    enum Cost { Latency, Size };
+    // Latency: the host's decode timing from validation; BoardTpot: the newest board measurement's
+    // time per output token (p50); configurations never measured on a board have no such cost.
+    enum Cost { Latency, Size, BoardTpot };
     enum Role { FrontRole = Qt::UserRole, SortRole };
 
     explicit ConfigurationModel(QObject* parent = nullptr);
@@ -50,6 +81,13 @@ public:
     int add(Configuration c);  // returns its row
     void removeLast();
     void setConfigurations(std::vector<Configuration> list);
+    // Records an engine compiled for row (replacing one of the same target).
+    void setEngine(int row, const EngineArtifact& engine);
+    // Attaches a board's measurement to the configuration whose engine has `m.engineSha256`;
+    // returns its row, or -1 when no configuration compiled that engine.
+    int addMeasurement(const BoardMeasurement& m);
+    // The row whose engine (any target) has this SHA-256, or -1.
+    int rowOfEngine(const QString& sha256) const;
     const std::vector<Configuration>& configurations() const { return list_; }
     const Configuration& at(int row) const { return list_.at(size_t(row)); }
     QString nextName() const;
@@ -62,6 +100,10 @@ public:
     int columnCount(const QModelIndex& parent = QModelIndex()) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+signals:
+    // An engine was compiled for `row`, or a board measured it.
+    void artifactsChanged(int row);
 
 private:
     std::vector<Configuration> list_;

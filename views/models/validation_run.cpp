@@ -7,9 +7,12 @@
 
 #include <algorithm>
 
+#include "engine/compile/compile.h"
 #include "engine/quant/apply.h"
 #include "engine/quant/calib.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "engine/validate/perplexity.h"
+#include "remote/client/sha256_file.h"
 
 namespace edge::views {
 namespace {
@@ -44,6 +47,42 @@ int workerThreads() { return std::max(1, QThread::idealThreadCount() - 1); }
 
 namespace {}  // namespace
 
+edge::Result<Calibration> prepareCalibration(const LoadedModel& model, const std::vector<LayerSetting>& settings,
+                                             const ValidationSettings& options, const std::string& text) {
+    Calibration out;
+    const bool needsCalib = std::any_of(settings.begin(), settings.end(), [](const LayerSetting& s) {
+        return s.quantized() && (s.method == PlanMethod::AWQ || s.method == PlanMethod::GPTQ);
+    });
+    if (!needsCalib) return out;
+    auto tok = edge::make_tokenizer(model.model.tokenizer);
+    if (!tok.ok()) return tok.error();
+    std::string source = text;
+    QString sourcePath = options.textPath;
+    if (!options.calibPath.isEmpty()) {
+        QFile cf(options.calibPath);
+        if (!cf.open(QIODevice::ReadOnly))
+            return error(ValidationText::tr("Calibration: cannot read the calibration text %1").arg(options.calibPath));
+        source = cf.readAll().toStdString();
+        sourcePath = options.calibPath;
+    }
+    // What the evaluation scores never calibrates: those paragraphs leave the calibration text.
+    edge::PplOptions scored;
+    scored.protocol = options.protocol;
+    scored.max_parts = options.maxParts;
+    scored.max_tokens = options.maxTokens;
+    auto evalText = edge::ppl_scored_text(**tok, text, scored);
+    if (!evalText.ok()) return evalText.error();
+    const edge::quant::DisjointCalib d = edge::quant::remove_evaluation_paragraphs(source, evalText.value());
+    const QString what = QString::fromStdString(edge::quant::describe(d));
+    out.note = QStringLiteral("%1: %2").arg(QFileInfo(sourcePath).fileName(), what);
+    auto set = edge::quant::calib_from_text(**tok, d.text, options.calibSequences, options.calibLength);
+    if (!set.ok())
+        return error(QFileInfo(sourcePath).fileName() + QStringLiteral(": ") + QString::fromStdString(set.message()) +
+                     QStringLiteral(" (") + what + QStringLiteral(")"));
+    out.set = std::make_unique<edge::quant::CalibSet>(std::move(set).value());
+    return out;
+}
+
 edge::Result<ValidationOutcome> runValidation(std::shared_ptr<const LoadedModel> model,
                                               const std::vector<LayerSetting>& settings,
                                               const ValidationSettings& options, edge::Progress* progress) {
@@ -62,19 +101,10 @@ edge::Result<ValidationOutcome> runValidation(std::shared_ptr<const LoadedModel>
     if (text.empty())
         return error(ValidationText::tr("Validation: the evaluation text %1 is empty").arg(options.textPath));
 
-    const bool needsCalib = std::any_of(settings.begin(), settings.end(), [](const LayerSetting& s) {
-        return s.quantized() && (s.method == PlanMethod::AWQ || s.method == PlanMethod::GPTQ);
-    });
-    std::unique_ptr<edge::quant::CalibSet> calib;
-    if (needsCalib) {
-        auto tok = edge::make_tokenizer(model->model.tokenizer);
-        if (!tok.ok()) return tok.error();
-        auto set = edge::quant::calib_from_text(**tok, text, options.calibSequences, options.calibLength);
-        if (!set.ok())
-            return error(QFileInfo(options.textPath).fileName() + QStringLiteral(": ") +
-                         QString::fromStdString(set.message()));
-        calib = std::make_unique<edge::quant::CalibSet>(std::move(set).value());
-    }
+    auto calibration = prepareCalibration(*model, settings, options, text);
+    if (!calibration.ok()) return calibration.error();
+    const std::unique_ptr<edge::quant::CalibSet>& calib = calibration->set;
+    const QString calibNote = calibration->note;
     const edge::quant::QuantPlan plan = settingsToPlan(model->layers, settings);
     // The reference runs the whole FP32 model: its weights are read now (once per open model).
     auto ref = [&] {
@@ -93,6 +123,7 @@ edge::Result<ValidationOutcome> runValidation(std::shared_ptr<const LoadedModel>
 
     ValidationOutcome out;
     out.settings = settings;
+    out.calibration = calibNote;
     out.fp32Bytes = uint64_t(model->model.parameter_count()) * 4u;
     for (const auto& l : quantized->layers) out.bytes += l.bytes_after;
     // Layers outside the plan's list (embeddings, norms) are counted as the model holds them.
@@ -117,6 +148,64 @@ edge::Result<ValidationOutcome> runValidation(std::shared_ptr<const LoadedModel>
     if (edge::is_cancelled(progress)) return error(ValidationText::tr("Validation cancelled"));
     out.report = std::move(report).value();
     return out;
+}
+
+edge::Result<EngineArtifact> buildEngine(std::shared_ptr<const LoadedModel> model,
+                                         const std::vector<LayerSetting>& settings, const ValidationSettings& options,
+                                         const QString& target, const QString& outPath, edge::Progress* progress) {
+    if (!model) return error(ValidationText::tr("Compile: no model is open"));
+    if (settings.size() != model->layers.size())
+        return error(ValidationText::tr("Compile: the plan does not match the open model"));
+    auto t = edge::compile::parse_target(target.toStdString());
+    if (!t.ok()) return t.error();
+    std::string text;
+    const bool needsCalib = std::any_of(settings.begin(), settings.end(), [](const LayerSetting& s) {
+        return s.quantized() && (s.method == PlanMethod::AWQ || s.method == PlanMethod::GPTQ);
+    });
+    if (needsCalib) {
+        QFile file(options.textPath);
+        if (!file.open(QIODevice::ReadOnly))
+            return error(ValidationText::tr("Compile: cannot read the evaluation text %1").arg(options.textPath));
+        text = file.readAll().toStdString();
+    }
+    auto calibration = prepareCalibration(*model, settings, options, text);
+    if (!calibration.ok()) return calibration.error();
+    auto ref = [&] {
+        StageProgress stage(progress, 0.0, 0.1);
+        return model->withWeights(stage.get());
+    }();
+    if (!ref.ok()) return ref.error();
+    edge::Result<edge::quant::QuantizeResult> quantized = [&] {
+        StageProgress stage(progress, 0.1, 0.6);
+        edge::quant::ApplyOptions ao;
+        ao.threads = workerThreads();
+        return edge::quant::apply_plan(**ref, settingsToPlan(model->layers, settings), calibration->set.get(),
+                                       stage.get(), ao);
+    }();
+    if (!quantized.ok()) return quantized.error();
+    if (edge::is_cancelled(progress)) return error(ValidationText::tr("Compile cancelled"));
+    edge::compile::CompileOptions co;
+    co.target = t.value();
+    co.out_path = outPath.toStdString();
+    co.threads = workerThreads();
+    auto report = [&] {
+        StageProgress stage(progress, 0.6, 0.97);
+        return edge::compile::compile(quantized->model, co, stage.get());
+    }();
+    if (!report.ok()) return report.error();
+    if (edge::is_cancelled(progress)) {
+        QFile::remove(outPath);
+        return error(ValidationText::tr("Compile cancelled"));
+    }
+    auto digest = edge::remote::sha256_of_file(co.out_path);
+    if (!digest.ok()) return digest.error();
+    EngineArtifact a;
+    a.target = target;
+    a.path = QFileInfo(outPath).absoluteFilePath();
+    a.sha256 = QString::fromStdString(edge::remote::digest_hex(digest.value()));
+    a.bytes = report->file_bytes;
+    a.when = QDateTime::currentDateTimeUtc();
+    return a;
 }
 
 QStringList validationFailures(const edge::ValidationReport& r, const edge::Thresholds& t) {

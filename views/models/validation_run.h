@@ -1,5 +1,6 @@
-// One validation run of the studio (QtCore only): the open model quantized with the Layers page's
-// plan (engine/quant apply_plan, calibration from the evaluation text when AWQ/GPTQ layers need it)
+// The studio's engine jobs on a plan (QtCore only): validation and compilation. One validation run: the open model quantized with the Layers page's
+// plan (engine/quant apply_plan; AWQ/GPTQ layers calibrate on a text disjoint from what is scored:
+// the calibration file, or the evaluation text, minus every paragraph the evaluation scores)
 // and checked against the FP32 model by the engine's validation suite (engine/validate:
 // perplexity, KL, top-1 agreement, numeric health, bit flips, decode jitter). Runs on a JobSlot
 // worker; progress and cancel go through edge::Progress.
@@ -11,14 +12,17 @@
 
 #include "engine/core/progress.h"
 #include "engine/core/result.h"
+#include "engine/quant/calib.h"
 #include "engine/validate/consistency.h"
+#include "views/models/configuration_model.h"
 #include "views/models/layer_plan.h"
 #include "views/models/model_document.h"
 
 namespace edge::views {
 
 struct ValidationSettings {
-    QString textPath;  // evaluation (and calibration) text
+    QString textPath;   // evaluation text
+    QString calibPath;  // calibration text ("": the evaluation text's paragraphs that are not scored)
     edge::PplProtocol protocol = edge::PplProtocol::Story;
     int maxParts = 6;     // stories / paragraphs scored
     int maxTokens = 128;  // per part
@@ -33,15 +37,35 @@ struct ValidationOutcome {
     std::vector<LayerSetting> settings;  // the plan that was validated
     uint64_t bytes = 0;                  // weights of the quantized model
     uint64_t fp32Bytes = 0;
+    // AWQ/GPTQ plans: where the calibration came from and what was removed from it ("kept 40 of 46
+    // paragraphs; 6 also in the evaluation text were removed (lines ...)").
+    QString calibration;
 };
 
 // Threads the studio's engine jobs use: one core is left to the UI thread.
 int workerThreads();
 
+// The calibration set of a plan's AWQ/GPTQ layers (null set when it has none): options.calibPath,
+// or the evaluation text `evaluation`, minus every paragraph the evaluation scores under `options`.
+struct Calibration {
+    std::unique_ptr<edge::quant::CalibSet> set;
+    QString note;  // "tinystories_sample.txt: kept 40 of 46 paragraphs; ..."
+};
+edge::Result<Calibration> prepareCalibration(const LoadedModel& model, const std::vector<LayerSetting>& settings,
+                                             const ValidationSettings& options, const std::string& evaluation);
+
 // A plan with no quantized layer is refused (there is nothing to compare).
 edge::Result<ValidationOutcome> runValidation(std::shared_ptr<const LoadedModel> model,
                                               const std::vector<LayerSetting>& settings,
                                               const ValidationSettings& options, edge::Progress* progress);
+
+// Compile: the open model quantized with `settings` (calibrated as validation does, see
+// prepareCalibration) and compiled for `target` ("cpu", "cuda-sm87", "cuda-sm90") into `outPath`
+// (engine/compile: fusion, memory plan, the .edge file), on a JobSlot worker. The artifact names
+// the file and its SHA-256.
+edge::Result<EngineArtifact> buildEngine(std::shared_ptr<const LoadedModel> model,
+                                         const std::vector<LayerSetting>& settings, const ValidationSettings& options,
+                                         const QString& target, const QString& outPath, edge::Progress* progress);
 
 // The failures of `report` under `t` (the engine's rules, re-applied when the user edits a
 // threshold after the run). Empty = passed.

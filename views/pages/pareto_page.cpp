@@ -2,11 +2,14 @@
 
 #include <qcustomplot.h>
 #include <QComboBox>
+#include <QDir>
 #include <QEvent>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
@@ -17,6 +20,8 @@
 #include <cmath>
 
 #include "views/models/format.h"
+#include "views/models/job.h"
+#include "views/models/model_document.h"
 #include "views/style.h"
 
 namespace edge::views {
@@ -54,7 +59,39 @@ ParetoPage::ParetoPage(ConfigurationModel* configurations, QWidget* parent)
       diffTable_(new QTableView(this)),
       diffTitle_(new QLabel(this)),
       open_(new QPushButton(this)),
+      target_(new QComboBox(this)),
+      compile_(new QPushButton(this)),
+      cancelCompile_(new QPushButton(this)),
+      compileProgress_(new QProgressBar(this)),
+      compileStage_(new QLabel(this)),
+      compileJob_(new JobSlot(this)),
       empty_(new QLabel(this)) {
+    target_->addItem(QStringLiteral("CPU"), QStringLiteral("cpu"));
+    target_->addItem(QStringLiteral("CUDA sm_87 (Orin)"), QStringLiteral("cuda-sm87"));
+    target_->addItem(QStringLiteral("CUDA sm_90"), QStringLiteral("cuda-sm90"));
+    target_->setObjectName(QStringLiteral("compileTarget"));
+    compileProgress_->setRange(0, 1000);
+    compileProgress_->setTextVisible(false);
+    compileProgress_->setMaximumWidth(200);
+    compileProgress_->setVisible(false);
+    compileStage_->setObjectName(QStringLiteral("hint"));
+    compileStage_->setWordWrap(true);
+    cancelCompile_->setVisible(false);
+    connect(compile_, &QPushButton::clicked, this, [this] {
+        const auto rows = table_->selectionModel()->selectedRows();
+        if (rows.size() == 1) compileConfiguration(sourceRow(rows.front()), target_->currentData().toString());
+    });
+    connect(cancelCompile_, &QPushButton::clicked, compileJob_, &JobSlot::cancel);
+    connect(compileJob_, &JobSlot::progress, this, [this](double f, const QString& stage) {
+        compileProgress_->setValue(int(f * 1000));
+        compileStage_->setText(stage);
+    });
+    connect(compileJob_, &JobSlot::runningChanged, this, [this](bool running) {
+        compileProgress_->setVisible(running);
+        cancelCompile_->setVisible(running);
+        updateDiff();
+    });
+    connect(compileJob_, &JobSlot::cancelled, this, [this] { compileStage_->setText(tr("Compile cancelled")); });
     title_->setFont(titleFont());
     subtitle_->setObjectName(QStringLiteral("hint"));
     subtitle_->setWordWrap(true);
@@ -64,6 +101,7 @@ ParetoPage::ParetoPage(ConfigurationModel* configurations, QWidget* parent)
     diffTitle_->setObjectName(QStringLiteral("sectionTitle"));
     axis_->addItem(QString(), int(ConfigurationModel::Latency));
     axis_->addItem(QString(), int(ConfigurationModel::Size));
+    axis_->addItem(QString(), int(ConfigurationModel::BoardTpot));
     axis_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     connect(axis_, &QComboBox::currentIndexChanged, this,
             [this](int i) { setCost(ConfigurationModel::Cost(axis_->itemData(i).toInt())); });
@@ -112,7 +150,16 @@ ParetoPage::ParetoPage(ConfigurationModel* configurations, QWidget* parent)
     auto* leftLayout = new QVBoxLayout(left);
     leftLayout->setContentsMargins(0, 0, 0, 0);
     leftLayout->addWidget(table_, 1);
-    leftLayout->addWidget(open_, 0, Qt::AlignLeft);
+    auto* actions = new QHBoxLayout;
+    actions->addWidget(open_);
+    actions->addSpacing(12);
+    actions->addWidget(target_);
+    actions->addWidget(compile_);
+    actions->addWidget(cancelCompile_);
+    actions->addWidget(compileProgress_);
+    actions->addStretch(1);
+    leftLayout->addLayout(actions);
+    leftLayout->addWidget(compileStage_);
     auto* right = new QWidget(this);
     auto* rightLayout = new QVBoxLayout(right);
     rightLayout->setContentsMargins(0, 0, 0, 0);
@@ -141,6 +188,7 @@ ParetoPage::ParetoPage(ConfigurationModel* configurations, QWidget* parent)
     connect(configurations_, &QAbstractItemModel::rowsInserted, this, &ParetoPage::rebuild);
     connect(configurations_, &QAbstractItemModel::rowsRemoved, this, &ParetoPage::rebuild);
     connect(configurations_, &QAbstractItemModel::modelReset, this, &ParetoPage::rebuild);
+    connect(configurations_, &ConfigurationModel::artifactsChanged, this, &ParetoPage::rebuild);
     retranslate();
 }
 
@@ -164,6 +212,8 @@ void ParetoPage::updateDiff() {
     for (const QModelIndex& i : table_->selectionModel()->selectedRows()) rows << sourceRow(i);
     std::sort(rows.begin(), rows.end());
     open_->setEnabled(rows.size() == 1);
+    compile_->setEnabled(rows.size() == 1 && !compileJob_->isRunning() && context_.document &&
+                         context_.document->current());
     if (rows.size() == 2) {
         diff_->setPair(&configurations_->at(rows[0]), &configurations_->at(rows[1]));
         diffTitle_->setText(tr("%1 vs %2: %n layer(s) differ", nullptr, diff_->differences())
@@ -174,11 +224,78 @@ void ParetoPage::updateDiff() {
     }
 }
 
+void ParetoPage::setCompileContext(CompileContext context) {
+    context_ = std::move(context);
+    if (context_.document) connect(context_.document, &ModelDocument::modelChanged, this, &ParetoPage::updateDiff);
+    updateDiff();
+}
+
+QString ParetoPage::compileMessage() const { return compileStage_->text(); }
+
+bool ParetoPage::compileConfiguration(int row, const QString& target) {
+    if (row < 0 || row >= configurations_->rowCount()) return false;
+    const Configuration c = configurations_->at(row);
+    auto model = context_.document ? context_.document->current() : nullptr;
+    if (!model) {
+        compileStage_->setText(tr("Open the configuration's model first."));
+        return false;
+    }
+    // The configuration's plan, matched to the open model's layers by name.
+    std::vector<LayerSetting> settings(model->layers.size());
+    int matched = 0;
+    for (size_t i = 0; i < model->layers.size(); ++i)
+        for (size_t j = 0; j < c.layers.size() && j < c.settings.size(); ++j)
+            if (c.layers[j] == QString::fromStdString(model->layers[i].name)) {
+                settings[i] = c.settings[j];
+                ++matched;
+            }
+    if (matched != int(c.layers.size())) {
+        compileStage_->setText(tr("%1 was validated on another model: open that model to compile it.").arg(c.name));
+        return false;
+    }
+    ValidationSettings options = context_.settings ? context_.settings() : ValidationSettings();
+    if (!c.evaluationPath.isEmpty()) options.textPath = c.evaluationPath;
+    options.calibPath = c.calibPath;  // the calibration the configuration was validated with
+    const QString dir = context_.engineDir ? context_.engineDir() : QDir::tempPath();
+    if (!QDir().mkpath(dir)) {
+        compileStage_->setText(tr("Cannot create the engine folder %1").arg(dir));
+        return false;
+    }
+    const QString out = QDir(dir).filePath(QStringLiteral("%1-%2.edge").arg(c.name, target));
+    compileProgress_->setValue(0);
+    compileStage_->setText(tr("Compiling %1 for %2…").arg(c.name, target));
+    const QString name = c.name;
+    compileJob_->start<EngineArtifact>(
+        [model, settings, options, target, out](edge::Progress* p) {
+            return buildEngine(model, settings, options, target, out, p);
+        },
+        [this, name, out](edge::Result<EngineArtifact> r) {
+            if (!r.ok()) {
+                compileStage_->setText(userErrorText(tr("Compiling %1 failed.").arg(name), r.error()));
+                return;
+            }
+            // The row may have moved (a configuration removed meanwhile): found again by name.
+            int row = -1;
+            for (int i = 0; i < configurations_->rowCount(); ++i)
+                if (configurations_->at(i).name == name) row = i;
+            if (row < 0) return;
+            configurations_->setEngine(row, r.value());
+            compileStage_->setText(tr("%1: %2 (%3), SHA-256 %4…")
+                                       .arg(name, QFileInfo(out).fileName(), humanBytes(r->bytes), r->sha256.left(12)));
+            emit engineCompiled(row, r->path);
+        });
+    return true;
+}
+
 void ParetoPage::setCost(ConfigurationModel::Cost cost) {
     if (cost_ == cost) return;
     cost_ = cost;
     axis_->setCurrentIndex(axis_->findData(int(cost)));
     rebuild();
+}
+
+int ParetoPage::pointCount() const {
+    return int(std::count_if(points_.begin(), points_.end(), [](const QPointF& p) { return !std::isnan(p.x()); }));
 }
 
 QPointF ParetoPage::pointPosition(int row) const {
@@ -209,6 +326,17 @@ void ParetoPage::hover(const QPointF& pos) {
         return;
     }
     const Configuration& c = configurations_->at(row);
+    if (cost_ == ConfigurationModel::BoardTpot) {
+        if (const BoardMeasurement* m = c.measurement()) {
+            hover_->setText(tr("%1 on %2 · perplexity %3 · TPOT p50 %4 ms, p99 %5 ms · TTFT %6 ms · %7 tokens/s · "
+                               "peak %8 MiB")
+                                .arg(c.name, m->board, QString::number(c.ppl, 'f', 4),
+                                     QString::number(m->tpotP50Ms, 'f', 3), QString::number(m->tpotP99Ms, 'f', 3),
+                                     QString::number(m->ttftMs, 'f', 1), QString::number(m->tokensPerS, 'f', 1),
+                                     QString::number(m->peakRssMiB, 'f', 1)));
+            return;
+        }
+    }
     hover_->setText(tr("%1 · perplexity %2 (FP32 %3) · KL %4 · %5 ms/token · %6 · %7")
                         .arg(c.name, QString::number(c.ppl, 'f', 4), QString::number(c.pplRef, 'f', 4),
                              QString::number(c.klMean, 'f', 4), QString::number(c.decodeMs, 'f', 3),
@@ -228,15 +356,30 @@ void ParetoPage::rebuild() {
         maxB = std::max(maxB, c.bytes);
     }
     double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
+    QStringList boards;  // on the board axis each board has its own marker shape
+    int drawn = 0;
     for (int r = 0; r < int(list.size()); ++r) {
         const Configuration& c = list[size_t(r)];
         const double x = ConfigurationModel::cost(c, cost_) / scale, y = c.ppl;
         points_.emplace_back(x, y);
+        if (std::isnan(x)) continue;  // never measured on a board
+        ++drawn;
         x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
+        QCPScatterStyle::ScatterShape shape = QCPScatterStyle::ssCircle;
+        QString name = c.name;
+        if (cost_ == ConfigurationModel::BoardTpot) {
+            const QString board = c.measurement()->board;
+            if (!boards.contains(board)) boards << board;
+            static const QCPScatterStyle::ScatterShape shapes[] = {
+                QCPScatterStyle::ssCircle, QCPScatterStyle::ssDiamond, QCPScatterStyle::ssSquare,
+                QCPScatterStyle::ssTriangle, QCPScatterStyle::ssTriangleInverted};
+            shape = shapes[boards.indexOf(board) % 5];
+            name += QStringLiteral(" · ") + board;
+        }
         const double t = maxB > minB ? double(c.bytes - minB) / double(maxB - minB) : 0.5;
         QCPGraph* g = plot_->addGraph();
         g->setLineStyle(QCPGraph::lsNone);
-        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(mix(kSmall, kLarge, t).darker(130), 1.5),
+        g->setScatterStyle(QCPScatterStyle(shape, QPen(mix(kSmall, kLarge, t).darker(130), 1.5),
                                            QBrush(mix(kSmall, kLarge, t)), 10 + 14 * t));
         g->addData(x, y);
         g->removeFromLegend();
@@ -244,7 +387,7 @@ void ParetoPage::rebuild() {
         label->position->setCoords(x, y);
         label->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
         label->setPadding(QMargins(10, 0, 0, 8));
-        label->setText(c.name);
+        label->setText(name);
         label->setFont(monoFont());
     }
     front_ = configurations_->front(cost_);
@@ -260,14 +403,14 @@ void ParetoPage::rebuild() {
         }
         f->setData(fx, fy, true);
     }
-    if (!list.empty()) {
+    if (drawn > 0) {
         const double dx = std::max((x1 - x0) * 0.15, std::abs(x1) * 0.05 + 1e-6);
         const double dy = std::max((y1 - y0) * 0.25, std::abs(y1) * 0.01 + 1e-6);
         plot_->xAxis->setRange(x0 - dx, x1 + dx);
         plot_->yAxis->setRange(y0 - dy, y1 + dy);
     }
-    plot_->setVisible(!list.empty());
-    empty_->setVisible(list.empty());
+    plot_->setVisible(drawn > 0);
+    empty_->setVisible(drawn == 0);
     retranslate();
 }
 
@@ -280,13 +423,23 @@ void ParetoPage::retranslate() {
     axisLabel_->setText(tr("Cost axis"));
     axis_->setItemText(0, tr("Decode latency (ms / token)"));
     axis_->setItemText(1, tr("Weight size (KiB)"));
-    plot_->xAxis->setLabel(cost_ == ConfigurationModel::Latency ? tr("Decode latency, ms per token (mean)")
-                                                                : tr("Weights, KiB"));
+    axis_->setItemText(2, tr("Board time per token (ms, p50)"));
+    plot_->xAxis->setLabel(cost_ == ConfigurationModel::Latency ? tr("Decode latency on this host, ms per token (mean)")
+                           : cost_ == ConfigurationModel::Size  ? tr("Weights, KiB")
+                                                                : tr("Time per output token on the board, ms (p50)"));
     plot_->yAxis->setLabel(tr("Perplexity (quantized)"));
     if (plot_->graphCount() > 0 && !front_.empty())
         plot_->graph(plot_->graphCount() - 1)->setName(tr("Pareto frontier"));
     open_->setText(tr("Open in Layers"));
-    empty_->setText(tr("No configuration yet: run a validation — each run adds a point here."));
+    compile_->setText(tr("Compile engine"));
+    compile_->setToolTip(
+        tr("Quantize the selected configuration's plan (calibrated as it was validated) and "
+           "compile it into a .edge engine for the chosen target"));
+    cancelCompile_->setText(tr("Cancel"));
+    empty_->setText(cost_ == ConfigurationModel::BoardTpot && !configurations_->configurations().empty()
+                        ? tr("No configuration measured on a board yet: compile one, deploy it on the Boards "
+                             "page and profile it.")
+                        : tr("No configuration yet: run a validation — each run adds a point here."));
     configurations_->retranslate();
     diff_->setPair(nullptr, nullptr);
     updateDiff();

@@ -42,6 +42,10 @@ ValidationPage::ValidationPage(ModelDocument* document, LayerPlanModel* plan, Co
       textLabel_(new QLabel(this)),
       text_(new QLineEdit(this)),
       browse_(new QPushButton(this)),
+      calibLabel_(new QLabel(this)),
+      calib_(new QLineEdit(this)),
+      calibBrowse_(new QPushButton(this)),
+      calibNote_(new QLabel(this)),
       protocolLabel_(new QLabel(this)),
       protocol_(new QComboBox(this)),
       partsLabel_(new QLabel(this)),
@@ -73,6 +77,8 @@ ValidationPage::ValidationPage(ModelDocument* document, LayerPlanModel* plan, Co
     progress_->setTextVisible(false);
     progress_->setMaximumWidth(260);
     stage_->setObjectName(QStringLiteral("hint"));
+    calibNote_->setObjectName(QStringLiteral("hint"));
+    calibNote_->setWordWrap(true);
     message_->setWordWrap(true);
     message_->setStyleSheet(QStringLiteral("color: #c01c28;"));
     verdict_->setWordWrap(true);
@@ -114,11 +120,17 @@ ValidationPage::ValidationPage(ModelDocument* document, LayerPlanModel* plan, Co
     textRow->addWidget(text_, 1);
     textRow->addWidget(browse_);
     form->addLayout(textRow, 0, 1, 1, 5);
-    form->addWidget(protocolLabel_, 1, 0);
-    form->addWidget(protocol_, 1, 1);
-    form->addWidget(partsLabel_, 1, 2);
-    form->addWidget(parts_, 1, 3);
-    form->addWidget(bitflip_, 1, 4);
+    form->addWidget(calibLabel_, 1, 0);
+    auto* calibRow = new QHBoxLayout;
+    calibRow->addWidget(calib_, 1);
+    calibRow->addWidget(calibBrowse_);
+    form->addLayout(calibRow, 1, 1, 1, 5);
+    form->addWidget(calibNote_, 2, 1, 1, 5);
+    form->addWidget(protocolLabel_, 3, 0);
+    form->addWidget(protocol_, 3, 1);
+    form->addWidget(partsLabel_, 3, 2);
+    form->addWidget(parts_, 3, 3);
+    form->addWidget(bitflip_, 3, 4);
     form->setColumnStretch(5, 1);
 
     auto* runRow = new QHBoxLayout;
@@ -153,6 +165,12 @@ ValidationPage::ValidationPage(ModelDocument* document, LayerPlanModel* plan, Co
         const QString path = QFileDialog::getOpenFileName(
             this, tr("Evaluation text"), QFileInfo(text_->text()).absolutePath(), tr("Text (*.txt);;All files (*)"));
         if (!path.isEmpty()) setTextPath(path);
+    });
+    connect(calibBrowse_, &QPushButton::clicked, this, [this] {
+        const QString start = QFileInfo(calib_->text().isEmpty() ? text_->text() : calib_->text()).absolutePath();
+        const QString path =
+            QFileDialog::getOpenFileName(this, tr("Calibration text"), start, tr("Text (*.txt);;All files (*)"));
+        if (!path.isEmpty()) setCalibrationPath(path);
     });
     connect(run_, &QPushButton::clicked, this, &ValidationPage::run);
     connect(cancel_, &QPushButton::clicked, this, &ValidationPage::cancel);
@@ -203,6 +221,7 @@ ValidationPage::ValidationPage(ModelDocument* document, LayerPlanModel* plan, Co
 ValidationSettings ValidationPage::settings() const {
     ValidationSettings s;
     s.textPath = text_->text();
+    s.calibPath = calib_->text();
     s.protocol = edge::PplProtocol(protocol_->currentData().toInt());
     s.maxParts = parts_->value();
     s.bitflip = bitflip_->isChecked();
@@ -214,6 +233,10 @@ void ValidationPage::setTextPath(const QString& path) {
     text_->setText(path);
     rememberEvaluationText(path);
 }
+
+void ValidationPage::setCalibrationPath(const QString& path) { calib_->setText(path); }
+
+QString ValidationPage::calibrationNote() const { return calibNote_->text(); }
 
 void ValidationPage::setParts(int parts) { parts_->setValue(parts); }
 
@@ -242,6 +265,7 @@ void ValidationPage::finished(edge::Result<ValidationOutcome> result) {
         return;
     }
     stage_->setText(tr("Done"));
+    calibNote_->setText(result->calibration.isEmpty() ? QString() : tr("Calibrated on %1").arg(result->calibration));
     report_->setReport(result->report);
     layers_->setReport(&*report_->report());
     Configuration c;
@@ -249,6 +273,9 @@ void ValidationPage::finished(edge::Result<ValidationOutcome> result) {
     if (auto m = document_->current())
         for (const auto& l : m->layers) c.layers.push_back(QString::fromStdString(l.name));
     c.settings = result->settings;
+    c.calibPath = settings().calibPath;
+    c.calibration = result->calibration;
+    c.evaluationPath = settings().textPath;
     const auto& cr = result->report.consistency;
     c.pplRef = cr.ppl_ref;
     c.ppl = cr.ppl_test;
@@ -299,6 +326,9 @@ void ValidationPage::retranslate() {
     textLabel_->setText(tr("Evaluation text"));
     text_->setPlaceholderText(tr("A text file the model should predict well"));
     browse_->setText(tr("Browse…"));
+    calibLabel_->setText(tr("Calibration text"));
+    calib_->setPlaceholderText(tr("AWQ/GPTQ: empty = the evaluation text without the parts it scores"));
+    calibBrowse_->setText(tr("Browse…"));
     protocolLabel_->setText(tr("Split into"));
     protocol_->setItemText(0, tr("stories (<|endoftext|>)"));
     protocol_->setItemText(1, tr("paragraphs (blank lines)"));

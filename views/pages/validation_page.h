@@ -39,7 +39,11 @@ public:
     QLabel* verdictLabel() const { return verdict_; }
     ValidationSettings settings() const;
     void setTextPath(const QString& path);
+    // The calibration text of AWQ/GPTQ layers ("": the evaluation text minus what it scores).
+    void setCalibrationPath(const QString& path);
     void setParts(int parts);
+    // Where the last run's calibration came from and what was removed from it.
+    QString calibrationNote() const;
 
 public slots:
     // Starts a run with the current plan (an error is shown when nothing can run).
@@ -68,6 +72,10 @@ private:
     QLabel* textLabel_;
     QLineEdit* text_;
     QPushButton* browse_;
+    QLabel* calibLabel_;
+    QLineEdit* calib_;
+    QPushButton* calibBrowse_;
+    QLabel* calibNote_;
     QLabel* protocolLabel_;
     QComboBox* protocol_;
     QLabel* partsLabel_;

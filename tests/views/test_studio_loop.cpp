@@ -1,0 +1,224 @@
+// Issue 18, the studio's loop end to end through the real engine, a real sshd and the real agent:
+// two configurations of stories260K validated (AWQ calibrated on text disjoint from what is
+// scored), compiled from the Pareto page, deployed from the Boards page to a board that reports
+// aarch64 (a `uname` first on its PATH) and runs what it receives under qemu-user, profiled there;
+// the measurements come back to their configurations (matched by the engine's SHA-256) and the
+// Pareto page draws them on the board's time per token; saved, closed and reopened, all of it is there.
+#include <gtest/gtest.h>
+
+#include <qcustomplot.h>
+#include <QApplication>
+#include <QFile>
+#include <QFileInfo>
+#include <QMessageBox>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTest>
+
+#include <fstream>
+
+#include "test_helpers.h"
+#include "test_support.h"
+#include "views/models/board_controller.h"
+#include "views/models/board_list_model.h"
+#include "views/models/configuration_model.h"
+#include "views/models/job.h"
+#include "views/models/language.h"
+#include "views/models/layer_plan_model.h"
+#include "views/models/model_document.h"
+#include "views/pages/boards_page.h"
+#include "views/pages/layers_page.h"
+#include "views/pages/pareto_page.h"
+#include "views/pages/validation_page.h"
+
+#if defined(EDGE_HAVE_STUDIO_WINDOW) && defined(EDGE_HAVE_SSHD_FIXTURE)
+#include "app/studio/main_window.h"
+#include "app/studio/project_controller.h"
+#include "remote/client/board_agent.h"
+#include "remote/client/sha256_file.h"
+#include "remote_test_util.h"
+
+using namespace edge::views;
+using edge::quant::Precision;
+using edge::studio::MainWindow;
+using edge::views::test::waitUntil;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string sha256(const QString& path) {
+    auto d = edge::remote::sha256_of_file(path.toStdString());
+    return d.ok() ? edge::remote::digest_hex(d.value()) : std::string();
+}
+
+// Validates the current Layers plan; returns the new configuration's row (-1 on failure).
+int validate(MainWindow& w) {
+    QSignalSpy added(w.validationPage(), &ValidationPage::configurationAdded);
+    w.validationPage()->run();
+    if (!waitUntil([&] { return added.size() == 1; }, 180000)) return -1;
+    return added.front().at(0).toInt();
+}
+
+}  // namespace
+
+TEST(StudioLoop, TwoConfigurationsCompiledDeployedToAnAarch64BoardProfiledAndOnPareto) {
+    const QString model = edge::views::test::stories260kPath();
+    EDGE_REQUIRE_SHARED(model.toStdString());
+    const QString text = QString::fromStdString(edge::test::shared("data/tinystories_sample.txt"));
+    EDGE_REQUIRE_SHARED(text.toStdString());
+    QSettings().remove(QStringLiteral("boards/user"));
+    const fs::path tmp = edge::test::temp_dir("studio-loop");
+    const QString dir = QString::fromStdString(tmp.string());
+
+    // The board: a loopback sshd whose `uname -m` says what the board is.
+#if defined(EDGE_AARCH64_AGENT) && defined(EDGE_QEMU_AARCH64)
+    const std::string machine = "aarch64";
+    const QString launcher = QStringLiteral(EDGE_QEMU_AARCH64 " -L /usr/aarch64-linux-gnu");
+    const std::string agent = EDGE_AARCH64_AGENT;
+#else
+    const std::string machine = edge::remote::host_arch();
+    const QString launcher;
+    const std::string agent = EDGE_AGENT_PATH;
+#endif
+    const fs::path bin = tmp / "board-bin";
+    fs::create_directories(bin);
+    std::ofstream(bin / "uname") << "#!/bin/sh\n[ \"$1\" = -m ] && { echo " << machine
+                                 << "; exit 0; }\nexec /usr/bin/uname \"$@\"\n";
+    fs::permissions(bin / "uname", fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read);
+    std::string why;
+    auto sshd = edge::test::Sshd::start(&why, "", "127.0.0.1", 0,
+                                        "SetEnv PATH=" + bin.string() + ":/usr/local/bin:/usr/bin:/bin\n");
+    ASSERT_TRUE(sshd) << why;
+
+    Language language;
+    ASSERT_TRUE(language.setLanguage(QStringLiteral("en")));
+    auto window = std::make_unique<MainWindow>(&language, nullptr, dir + QStringLiteral("/autosave.edgeproj"));
+    window->resize(1600, 1000);
+    window->show();
+    QSignalSpy changed(window->document(), &ModelDocument::modelChanged);
+    window->openPath(model);
+    ASSERT_TRUE(waitUntil([&] { return changed.size() == 1; }, 60000));
+    // Saved first, so engines go next to the project (loop.engines/).
+    const QString project = dir + QStringLiteral("/loop.edgeproj");
+    ASSERT_TRUE(window->saveProject(project));
+
+    // Two plans: INT8 RTN everywhere, and INT4-AWQ g32 everywhere (calibrated).
+    LayerPlanModel* plan = window->layersPage()->planModel();
+    QList<int> all;
+    for (int r = 0; r < plan->rowCount(); ++r) all << r;
+    ValidationPage* validation = window->validationPage();
+    validation->setTextPath(text);
+    validation->setParts(2);
+    SettingPatch int8;
+    int8.precision = Precision::INT8;
+    int8.method = PlanMethod::RTN;
+    ASSERT_TRUE(plan->applyToRows(all, int8)) << plan->lastError().toStdString();
+    const int c1 = validate(*window);
+    ASSERT_EQ(c1, 0);
+    SettingPatch int4;
+    int4.precision = Precision::INT4;
+    int4.method = PlanMethod::AWQ;
+    int4.group = 32;
+    ASSERT_TRUE(plan->applyToRows(all, int4)) << plan->lastError().toStdString();
+    const int c2 = validate(*window);
+    ASSERT_EQ(c2, 1);
+    ConfigurationModel* configs = window->configurations();
+    // AWQ calibrated on the sample minus the stories validation scored, and says so.
+    EXPECT_TRUE(configs->at(c2).calibration.contains(QStringLiteral("also in the evaluation text were removed")))
+        << configs->at(c2).calibration.toStdString();
+    EXPECT_TRUE(configs->at(c1).calibration.isEmpty());  // RTN needs no calibration
+
+    // Compile both from the Pareto page.
+    ParetoPage* pareto = window->paretoPage();
+    for (int row : {c1, c2}) {
+        QSignalSpy compiled(pareto, &ParetoPage::engineCompiled);
+        ASSERT_TRUE(pareto->compileConfiguration(row, QStringLiteral("cpu"))) << pareto->compileMessage().toStdString();
+        ASSERT_TRUE(waitUntil([&] { return compiled.size() == 1 || !pareto->compileJob()->isRunning(); }, 180000));
+        ASSERT_EQ(compiled.size(), 1) << pareto->compileMessage().toStdString();
+        const EngineArtifact* e = configs->at(row).engine(QStringLiteral("cpu"));
+        ASSERT_NE(e, nullptr);
+        EXPECT_TRUE(e->path.startsWith(dir + QStringLiteral("/loop.engines/"))) << e->path.toStdString();
+        EXPECT_EQ(e->sha256.toStdString(), sha256(e->path));
+    }
+    EXPECT_NE(configs->at(c1).engine(QStringLiteral("cpu"))->sha256, configs->at(c2).engine(QStringLiteral("cpu"))->sha256);
+
+    // Deploy each to the board from the Boards page, then profile it there.
+    BoardsPage* boards = window->boardsPage();
+    BoardController* controller = boards->controller();
+    controller->setKnownHostsFile(QString::fromStdString(sshd->write_known_hosts()));
+    controller->setAgentSearchDir(QStringLiteral(EDGE_FRONTEND_DIR));
+    QString error;
+    ASSERT_TRUE(boards->boards()->addUserBoard(
+        QStringLiteral("emulated-orin"),
+        QStringLiteral("%1@127.0.0.1:%2").arg(QString::fromStdString(sshd->user)).arg(sshd->port),
+        dir + QStringLiteral("/board"), QString::fromStdString(sshd->client_key), &error, launcher))
+        << error.toStdString();
+    ASSERT_TRUE(boards->selectBoard(QStringLiteral("emulated-orin")));
+    boards->setFolder(dir + QStringLiteral("/board"));
+    boards->setPrompts({QStringLiteral("Once upon a time"), QStringLiteral("Lily wanted")});
+    boards->setMaxTokens(24);
+    for (int row : {c1, c2}) {
+        const EngineArtifact e = *configs->at(row).engine(QStringLiteral("cpu"));
+        boards->setEnginePath(e.path);
+        QSignalSpy deployed(controller, &BoardController::deployed);
+        QSignalSpy failed(controller, &BoardController::failed);
+        boards->deploy();
+        ASSERT_TRUE(waitUntil([&] { return deployed.size() + failed.size() > 0; }, 120000));
+        ASSERT_EQ(failed.size(), 0) << failed.front().at(2).toString().toStdString();
+        EXPECT_EQ(controller->lastDeploy().engineSha256, e.sha256);
+        EXPECT_EQ(controller->lastDeploy().agentSha256.toStdString(), sha256(QString::fromStdString(agent)))
+            << "the agent sent is not the one built for " << machine;
+        auto arch = edge::remote::elf_arch((tmp / "board/current/edge-agent").string());
+        ASSERT_TRUE(arch.ok()) << arch.message();
+        EXPECT_EQ(arch.value(), machine);
+        QSignalSpy profiled(controller, &BoardController::profiled);
+        boards->profile();
+        ASSERT_TRUE(waitUntil([&] { return profiled.size() + failed.size() > 0; }, 180000));
+        ASSERT_EQ(failed.size(), 0) << failed.front().at(2).toString().toStdString();
+        QCoreApplication::processEvents();
+        ASSERT_EQ(configs->at(row).measurements.size(), 1u) << "the board's measurement did not reach " << row;
+        const BoardMeasurement& m = configs->at(row).measurements.back();
+        EXPECT_EQ(m.board, QStringLiteral("emulated-orin"));
+        EXPECT_EQ(m.engineSha256, e.sha256);
+        EXPECT_GT(m.tpotP50Ms, 0.0);
+        EXPECT_GE(m.tpotP99Ms, m.tpotP50Ms);
+        EXPECT_GT(m.tokensPerS, 0.0);
+        EXPECT_GT(m.peakRssMiB, 0.0);
+    }
+
+    // Pareto on the board's time per token: both points, named with their board.
+    pareto->setCost(ConfigurationModel::BoardTpot);
+    EXPECT_EQ(pareto->pointCount(), 2);
+    window->showPage(MainWindow::ParetoPageIndex);
+    QTest::qWait(50);
+    pareto->plot()->replot();
+    QTest::mouseMove(pareto->plot(), pareto->pointPosition(c2).toPoint());
+    EXPECT_TRUE(pareto->hoverText().contains(QStringLiteral("on emulated-orin"))) << pareto->hoverText().toStdString();
+    // A point opens its configuration's plan in the Layers page.
+    QTest::mouseClick(pareto->plot(), Qt::LeftButton, {}, pareto->pointPosition(c1).toPoint());
+    EXPECT_EQ(window->currentPage(), int(MainWindow::LayersPageIndex));
+    EXPECT_EQ(plan->setting(0).precision, Precision::INT8);
+
+    // Saved, closed, reopened: engines and measurements are there.
+    ASSERT_TRUE(window->saveProject(project));
+    EXPECT_TRUE(window->close());
+    window.reset();
+    auto reopened = std::make_unique<MainWindow>(&language, nullptr, dir + QStringLiteral("/autosave.edgeproj"));
+    reopened->show();
+    QSignalSpy applied(reopened->project(), &edge::studio::ProjectController::applied);
+    ASSERT_TRUE(reopened->openProject(project));
+    ASSERT_TRUE(waitUntil([&] { return applied.size() == 1; }, 60000));
+    ConfigurationModel* again = reopened->configurations();
+    ASSERT_EQ(again->rowCount(), 2);
+    for (int row : {c1, c2}) {
+        ASSERT_NE(again->at(row).engine(QStringLiteral("cpu")), nullptr);
+        ASSERT_EQ(again->at(row).measurements.size(), 1u);
+        EXPECT_EQ(again->at(row).measurements[0].board, QStringLiteral("emulated-orin"));
+    }
+    EXPECT_FALSE(again->at(c2).calibration.isEmpty());
+    reopened->paretoPage()->setCost(ConfigurationModel::BoardTpot);
+    EXPECT_EQ(reopened->paretoPage()->pointCount(), 2);
+    EXPECT_TRUE(reopened->close());
+    QSettings().remove(QStringLiteral("boards/user"));
+}
+#endif
