@@ -92,6 +92,7 @@ int run_quantize(const QuantizeArgs& a) {
 struct ValidateArgs {
     std::string ref, test, text, tokenizer, protocol = "para";
     int max_parts = 50;
+    double jitter_ms_max = Thresholds{}.jitter_ms_max;
     bool json = false, no_bitflip = false;
 };
 
@@ -108,6 +109,7 @@ int run_validate(const ValidateArgs& a) {
     o.ppl.protocol = *proto;
     o.ppl.max_parts = a.max_parts;
     o.run_bitflip = !a.no_bitflip;
+    o.thresholds.jitter_ms_max = a.jitter_ms_max;
     ProgressBar bar(!a.json);
     auto r = validate_quantized(ref->model, test->model, *text, o, bar.progress());
     bar.finish();
@@ -143,6 +145,9 @@ void add_quant_commands(CLI::App& app, int& rc) {
     vs->add_option("--text", v->text, "Evaluation text")->required();
     vs->add_option("--protocol", v->protocol, "story, para or stream")->capture_default_str();
     vs->add_option("--max-parts", v->max_parts, "Score only the first N parts")->capture_default_str();
+    vs->add_option("--jitter-ms-max", v->jitter_ms_max,
+                   "Fail when decode jitter (p99 - p50 per-token latency, ms) reaches this")
+        ->capture_default_str();
     vs->add_option("--tokenizer", v->tokenizer, "Tokenizer file when the models have none");
     vs->add_flag("--no-bitflip", v->no_bitflip, "Skip the bit-flip fault-injection check");
     vs->add_flag("--json", v->json, "Print JSON");

@@ -145,7 +145,7 @@ int run_deploy(const DeployArgs& a) {
             d.board_root = root_of(a.b, b);
             d.version = a.version;
             d.files = {{a.engine, "", false}};
-            d.board_files = remote::agent_file(a.agent, remote::self_dir());  // built for the board's architecture
+            d.board_files = client::agent_file(a.agent, client::self_dir());  // built for the board's architecture
             remote::RetryPolicy p;
             p.attempts = a.retries + 1;
             p.on_retry = [&](int attempt, const std::string& e, int ms) {
@@ -371,7 +371,7 @@ int run_profile_cmd(const ProfileArgs& a) {
                 auto s = connect();
                 if (!s.ok()) return err("board ", b.name, ": ", s.message());
                 if (a.engine.empty()) {
-                    auto e = remote::live_engine(*s.value(), root);
+                    auto e = client::live_engine(*s.value(), root);
                     if (!e.ok()) return err("board ", b.name, ": ", e.message());
                     req.engine_path = e->first;
                     req.engine_sha256 = e->second;
@@ -379,7 +379,7 @@ int run_profile_cmd(const ProfileArgs& a) {
                     req.engine_path = a.engine;
                 }
             }
-            const std::string cmd = remote::agent_command_line({root, b.launcher, a.threads, a.backend, a.kv_budget});
+            const std::string cmd = client::agent_command_line({root, b.launcher, a.threads, a.backend, a.kv_budget});
             remote::SupervisorOptions o;
             o.max_restarts = a.restarts;
             o.on_event = [&](const std::string& e) {
@@ -501,14 +501,14 @@ struct BoardsArgs {
 struct ExportAnsibleArgs {
     BoardArgs b;
     std::string engine, agent, version, out;
-    std::string arch = remote::host_arch();  // the fleet's architecture: which agent goes in the playbook
+    std::string arch = client::host_arch();  // the fleet's architecture: which agent goes in the playbook
 };
 
 // The same verified deploy as `deploy`, as an Ansible inventory + playbook for larger fleets.
 int run_export_ansible(const ExportAnsibleArgs& a) {
     auto boards = target_boards(a.b);
     if (!boards.ok()) return fail(boards.error());
-    auto agent = remote::find_agent(a.arch, a.agent, remote::self_dir());
+    auto agent = client::find_agent(a.arch, a.agent, client::self_dir());
     if (!agent.ok()) return fail(agent.error());
     if (!fs::is_regular_file(a.engine)) return fail(a.engine + ": no such engine file");
     remote::AnsibleExportOptions o;

@@ -118,11 +118,11 @@ DisjointCalib remove_evaluation_paragraphs(std::string_view calibration, std::st
 }
 
 std::string describe(const DisjointCalib& d) {
-    std::string s = "kept " + std::to_string(d.paragraphs - d.removed) + " of " + std::to_string(d.paragraphs) +
-                    " paragraphs";
+    std::string s =
+        "kept " + std::to_string(d.paragraphs - d.removed) + " of " + std::to_string(d.paragraphs) + " paragraphs";
     if (d.removed == 0) return s + "; none is in the evaluation text";
-    s += "; " + std::to_string(d.removed) + (d.removed == 1 ? " also in the evaluation text was" : " also in the evaluation text were") +
-         " removed (line";
+    s += "; " + std::to_string(d.removed) +
+         (d.removed == 1 ? " also in the evaluation text was" : " also in the evaluation text were") + " removed (line";
     s += d.lines.size() == 1 ? " " : "s ";
     for (size_t i = 0; i < d.lines.size() && i < 8; ++i) s += (i ? ", " : "") + std::to_string(d.lines[i]);
     if (d.lines.size() > 8) s += ", ...";

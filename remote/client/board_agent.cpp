@@ -9,9 +9,11 @@
 
 #include "remote/client/ssh_session.h"
 
-namespace edge::remote {
+namespace edge::client {
 
 namespace fs = std::filesystem;
+using remote::digest_from_hex;
+using remote::shell_quote;
 
 namespace {
 
@@ -79,8 +81,7 @@ std::string self_dir() {
 std::vector<std::string> agent_candidates(const std::string& arch, const std::string& self) {
     const fs::path s(self);
     std::vector<fs::path> c;
-    if (arch == host_arch())
-        c = {s / "edge-agent", s / "../../remote/edge-agent", s / "../lib/edgestudio/edge-agent"};
+    if (arch == host_arch()) c = {s / "edge-agent", s / "../../remote/edge-agent", s / "../lib/edgestudio/edge-agent"};
     c.push_back(s / ("../../" + arch + "/remote/edge-agent"));
     c.push_back(s / ("../lib/edgestudio/" + arch + "/edge-agent"));
     std::vector<std::string> out;
@@ -154,4 +155,4 @@ std::string agent_command_line(const AgentCommand& c) {
     return cmd;
 }
 
-}  // namespace edge::remote
+}  // namespace edge::client

@@ -1,4 +1,5 @@
-// What the CLI and the studio both need to run edge-agent on a board, in one place: the board's
+// What the CLI and the studio both need to run edge-agent on a board, in one place (namespace
+// edge::client, as the folder says; the older files here are still edge::remote): the board's
 // architecture (`uname -m` over SSH), the edge-agent binary built for it (checked by its ELF
 // header, found next to the front end or given), the engine of the live version (read from its
 // SHA256SUMS) and the agent's command line (with the board's launcher, e.g. qemu-user on an
@@ -19,9 +20,11 @@
 #include "remote/client/deploy.h"
 #include "remote/client/sha256_file.h"
 
-namespace edge::remote {
+namespace edge::client {
 
-class SshSession;
+using remote::DeployFile;
+using remote::Digest;
+using remote::SshSession;
 
 // `uname -m` spelled the way this project names architectures: "x86_64" (amd64 too),
 // "aarch64" (arm64 too); anything else unchanged (trimmed).
@@ -62,4 +65,4 @@ struct AgentCommand {
 // The shell command line that starts the agent of the live version.
 std::string agent_command_line(const AgentCommand& c);
 
-}  // namespace edge::remote
+}  // namespace edge::client

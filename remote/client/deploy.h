@@ -39,7 +39,7 @@ struct DeployOptions {
     // untouched; the .part file stays for a later resume) and deploy_with_retry does not retry.
     std::function<bool()> cancelled;
     // Files that depend on the board, chosen on each attempt's session before anything is sent
-    // and added to `files` (the edge-agent built for the board's architecture: remote::agent_file,
+    // and added to `files` (the edge-agent built for the board's architecture: client::agent_file,
     // board_agent.h). An error ends the deployment without a retry.
     std::function<Result<std::vector<DeployFile>>(SshSession&)> board_files;
 };

@@ -75,7 +75,7 @@ TEST(Boards, ALauncherMayHoldSpacesInQuotes) {
     EXPECT_EQ((*b)[0].launcher, "qemu-aarch64 -L /usr/aarch64-linux-gnu");
     EXPECT_EQ((*b)[0].root, "/r");
     EXPECT_EQ((*b)[1].launcher, "");
-    EXPECT_EQ(remote::agent_command_line({"/r", (*b)[0].launcher, 2, "", ""}),
+    EXPECT_EQ(client::agent_command_line({"/r", (*b)[0].launcher, 2, "", ""}),
               "qemu-aarch64 -L /usr/aarch64-linux-gnu '/r/current/edge-agent' --root '/r/current' --lock "
               "'/r/agent.lock' --threads 2");
     std::ofstream(dir / "open") << "emu h launcher=\"nice -n 5\n";
@@ -86,31 +86,31 @@ TEST(Boards, ALauncherMayHoldSpacesInQuotes) {
 }
 
 TEST(BoardAgent, ArchitecturesAreReadFromTheElfHeaderAndAMismatchIsRefused) {
-    EXPECT_EQ(remote::normalize_arch("arm64\n"), "aarch64");
-    EXPECT_EQ(remote::normalize_arch(" x86_64 "), "x86_64");
-    EXPECT_EQ(remote::normalize_arch("amd64"), "x86_64");
-    auto self = remote::elf_arch(EDGE_AGENT_PATH);
+    EXPECT_EQ(client::normalize_arch("arm64\n"), "aarch64");
+    EXPECT_EQ(client::normalize_arch(" x86_64 "), "x86_64");
+    EXPECT_EQ(client::normalize_arch("amd64"), "x86_64");
+    auto self = client::elf_arch(EDGE_AGENT_PATH);
     ASSERT_TRUE(self.ok()) << self.message();
-    EXPECT_EQ(self.value(), remote::host_arch());
+    EXPECT_EQ(self.value(), client::host_arch());
     auto dir = test::temp_dir("board-agent");
     std::ofstream(dir / "script") << "#!/bin/sh\n";
-    auto script = remote::elf_arch((dir / "script").string());
+    auto script = client::elf_arch((dir / "script").string());
     ASSERT_FALSE(script.ok());
     EXPECT_NE(script.message().find("script: not an ELF executable"), std::string::npos) << script.message();
-    auto given = remote::find_agent("aarch64", EDGE_AGENT_PATH, dir.string());
+    auto given = client::find_agent("aarch64", EDGE_AGENT_PATH, dir.string());
     ASSERT_FALSE(given.ok());
-    EXPECT_NE(given.message().find("is built for " + remote::host_arch() + ", but the board is aarch64"),
+    EXPECT_NE(given.message().find("is built for " + client::host_arch() + ", but the board is aarch64"),
               std::string::npos)
         << given.message();
     // Nothing next to an empty folder: the error lists every place looked.
-    auto none = remote::find_agent("riscv64", "", dir.string());
+    auto none = client::find_agent("riscv64", "", dir.string());
     ASSERT_FALSE(none.ok());
-    for (const std::string& p : remote::agent_candidates("riscv64", dir.string()))
+    for (const std::string& p : client::agent_candidates("riscv64", dir.string()))
         EXPECT_NE(none.message().find(p), std::string::npos) << p << "\n" << none.message();
     // The host's agent is found through the build tree's layout (SELF/../../remote/edge-agent).
     const fs::path agent = fs::path(EDGE_AGENT_PATH);
     const fs::path self_dir = agent.parent_path().parent_path() / "app" / "cli";
-    auto found = remote::find_agent(remote::host_arch(), "", self_dir.string());
+    auto found = client::find_agent(client::host_arch(), "", self_dir.string());
     ASSERT_TRUE(found.ok()) << found.message();
     EXPECT_EQ(found.value(), fs::canonical(agent).string());
 }
@@ -389,7 +389,7 @@ TEST_F(CliArchBoardTest, AnAarch64BoardGetsTheCrossBuiltAgentAndRunsItUnderItsLa
     for (const auto& f : dj[0]["files"])
         if (fs::path(f["path"].get<std::string>()).filename() == "edge-agent") sent = f["sha256"];
     EXPECT_EQ(sent, remote::digest_hex(want.value())) << "the uploaded agent is not the aarch64 build\n" << d.out;
-    auto on_board = remote::elf_arch((tmp_ / "arm/current/edge-agent").string());
+    auto on_board = client::elf_arch((tmp_ / "arm/current/edge-agent").string());
     ASSERT_TRUE(on_board.ok()) << on_board.message();
     EXPECT_EQ(on_board.value(), "aarch64");
 

@@ -506,7 +506,7 @@ TEST_F(BoardsPageArch, AnAarch64BoardGetsTheAarch64AgentAndServesUnderItsLaunche
     EXPECT_EQ(c->lastDeploy().agentSha256.toStdString(), edge::remote::digest_hex(want.value()));
     EXPECT_EQ(QFileInfo(c->lastDeploy().agentPath).canonicalFilePath(),
               QFileInfo(QStringLiteral(EDGE_AARCH64_AGENT)).canonicalFilePath());
-    auto arch = edge::remote::elf_arch((tmp_ / "board/current/edge-agent").string());
+    auto arch = edge::client::elf_arch((tmp_ / "board/current/edge-agent").string());
     ASSERT_TRUE(arch.ok()) << arch.message();
     EXPECT_EQ(arch.value(), "aarch64");
 

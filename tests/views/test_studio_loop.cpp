@@ -76,7 +76,7 @@ TEST(StudioLoop, TwoConfigurationsCompiledDeployedToAnAarch64BoardProfiledAndOnP
     const QString launcher = QStringLiteral(EDGE_QEMU_AARCH64 " -L /usr/aarch64-linux-gnu");
     const std::string agent = EDGE_AARCH64_AGENT;
 #else
-    const std::string machine = edge::remote::host_arch();
+    const std::string machine = edge::client::host_arch();
     const QString launcher;
     const std::string agent = EDGE_AGENT_PATH;
 #endif
@@ -140,7 +140,8 @@ TEST(StudioLoop, TwoConfigurationsCompiledDeployedToAnAarch64BoardProfiledAndOnP
         EXPECT_TRUE(e->path.startsWith(dir + QStringLiteral("/loop.engines/"))) << e->path.toStdString();
         EXPECT_EQ(e->sha256.toStdString(), sha256(e->path));
     }
-    EXPECT_NE(configs->at(c1).engine(QStringLiteral("cpu"))->sha256, configs->at(c2).engine(QStringLiteral("cpu"))->sha256);
+    EXPECT_NE(configs->at(c1).engine(QStringLiteral("cpu"))->sha256,
+              configs->at(c2).engine(QStringLiteral("cpu"))->sha256);
 
     // Deploy each to the board from the Boards page, then profile it there.
     BoardsPage* boards = window->boardsPage();
@@ -168,7 +169,7 @@ TEST(StudioLoop, TwoConfigurationsCompiledDeployedToAnAarch64BoardProfiledAndOnP
         EXPECT_EQ(controller->lastDeploy().engineSha256, e.sha256);
         EXPECT_EQ(controller->lastDeploy().agentSha256.toStdString(), sha256(QString::fromStdString(agent)))
             << "the agent sent is not the one built for " << machine;
-        auto arch = edge::remote::elf_arch((tmp / "board/current/edge-agent").string());
+        auto arch = edge::client::elf_arch((tmp / "board/current/edge-agent").string());
         ASSERT_TRUE(arch.ok()) << arch.message();
         EXPECT_EQ(arch.value(), machine);
         QSignalSpy profiled(controller, &BoardController::profiled);
@@ -219,6 +220,84 @@ TEST(StudioLoop, TwoConfigurationsCompiledDeployedToAnAarch64BoardProfiledAndOnP
     reopened->paretoPage()->setCost(ConfigurationModel::BoardTpot);
     EXPECT_EQ(reopened->paretoPage()->pointCount(), 2);
     EXPECT_TRUE(reopened->close());
+    QSettings().remove(QStringLiteral("boards/user"));
+}
+// Acceptance 6: a profile while the board's engine is missing ends in a dialog naming the engine;
+// the configuration and its earlier measurement stay as they were.
+TEST(StudioLoop, AProfileWhileTheBoardsEngineIsMissingIsADialogAndKeepsTheMeasurements) {
+    const QString model = edge::views::test::stories260kPath();
+    EDGE_REQUIRE_SHARED(model.toStdString());
+    const QString text = QString::fromStdString(edge::test::shared("data/tinystories_sample.txt"));
+    QSettings().remove(QStringLiteral("boards/user"));
+    const fs::path tmp = edge::test::temp_dir("studio-loop-missing");
+    const QString dir = QString::fromStdString(tmp.string());
+    std::string why;
+    auto sshd = edge::test::Sshd::start(&why);
+    ASSERT_TRUE(sshd) << why;
+    Language language;
+    ASSERT_TRUE(language.setLanguage(QStringLiteral("en")));
+    auto window = std::make_unique<MainWindow>(&language, nullptr, dir + QStringLiteral("/autosave.edgeproj"));
+    window->show();
+    QSignalSpy changed(window->document(), &ModelDocument::modelChanged);
+    window->openPath(model);
+    ASSERT_TRUE(waitUntil([&] { return changed.size() == 1; }, 60000));
+    LayerPlanModel* plan = window->layersPage()->planModel();
+    QList<int> all;
+    for (int r = 0; r < plan->rowCount(); ++r) all << r;
+    SettingPatch int8;
+    int8.precision = Precision::INT8;
+    int8.method = PlanMethod::RTN;
+    ASSERT_TRUE(plan->applyToRows(all, int8));
+    window->validationPage()->setTextPath(text);
+    window->validationPage()->setParts(2);
+    ASSERT_EQ(validate(*window), 0);
+    QSignalSpy compiled(window->paretoPage(), &ParetoPage::engineCompiled);
+    ASSERT_TRUE(window->paretoPage()->compileConfiguration(0, QStringLiteral("cpu")));
+    ASSERT_TRUE(waitUntil([&] { return compiled.size() == 1; }, 180000))
+        << window->paretoPage()->compileMessage().toStdString();
+
+    BoardsPage* boards = window->boardsPage();
+    BoardController* controller = boards->controller();
+    controller->setKnownHostsFile(QString::fromStdString(sshd->write_known_hosts()));
+    controller->setAgentSearchDir(QStringLiteral(EDGE_FRONTEND_DIR));
+    QString error;
+    ASSERT_TRUE(boards->boards()->addUserBoard(
+        QStringLiteral("lab-board"),
+        QStringLiteral("%1@127.0.0.1:%2").arg(QString::fromStdString(sshd->user)).arg(sshd->port),
+        dir + QStringLiteral("/board"), QString::fromStdString(sshd->client_key), &error))
+        << error.toStdString();
+    ASSERT_TRUE(boards->selectBoard(QStringLiteral("lab-board")));
+    boards->setFolder(dir + QStringLiteral("/board"));
+    boards->setPrompts({QStringLiteral("Once upon a time")});
+    boards->setMaxTokens(16);
+    QSignalSpy deployed(controller, &BoardController::deployed);
+    QSignalSpy profiled(controller, &BoardController::profiled);
+    QSignalSpy failed(controller, &BoardController::failed);
+    boards->deploy();
+    ASSERT_TRUE(waitUntil([&] { return deployed.size() + failed.size() > 0; }, 120000));
+    ASSERT_EQ(failed.size(), 0) << failed.front().at(2).toString().toStdString();
+    boards->profile();
+    ASSERT_TRUE(waitUntil([&] { return profiled.size() + failed.size() > 0; }, 120000));
+    ASSERT_EQ(failed.size(), 0) << failed.front().at(2).toString().toStdString();
+    QCoreApplication::processEvents();
+    ASSERT_EQ(window->configurations()->at(0).measurements.size(), 1u);
+    const BoardMeasurement before = window->configurations()->at(0).measurements[0];
+
+    // The engine disappears from the board (a user cleaned up the folder).
+    const fs::path engine = tmp / "board" / "current" / "C1-cpu.edge";
+    ASSERT_TRUE(fs::exists(engine));
+    fs::remove(engine);
+    boards->profile();
+    ASSERT_TRUE(waitUntil([&] { return failed.size() > 0; }, 120000));
+    auto* box = boards->findChild<QMessageBox*>(QStringLiteral("boardError"));
+    ASSERT_NE(box, nullptr);
+    EXPECT_TRUE(box->text().contains(QStringLiteral("C1-cpu.edge"))) << box->text().toStdString();
+    box->done(0);
+    ASSERT_EQ(window->configurations()->at(0).measurements.size(), 1u);
+    EXPECT_EQ(window->configurations()->at(0).measurements[0].tpotP50Ms, before.tpotP50Ms);
+    EXPECT_NE(window->configurations()->at(0).engine(QStringLiteral("cpu")), nullptr);
+    window->project()->discardChanges();
+    EXPECT_TRUE(window->close());
     QSettings().remove(QStringLiteral("boards/user"));
 }
 #endif

@@ -123,7 +123,7 @@ bool BoardController::deploy(const edge::remote::Board& board, const QString& en
     }
     const QPointer<BoardController> guard(this);
     const std::string enginePath = fi.canonicalFilePath().toStdString(), givenAgent = agentPath_.toStdString();
-    const std::string searchDir = agentSearchDir_.isEmpty() ? edge::remote::self_dir() : agentSearchDir_.toStdString();
+    const std::string searchDir = agentSearchDir_.isEmpty() ? edge::client::self_dir() : agentSearchDir_.toStdString();
     const std::string root = folder.toStdString();
     const uint64_t engineBytes = uint64_t(fi.size());
     const QString knownHosts = knownHosts_, sshConfig = sshConfig_;
@@ -151,7 +151,7 @@ bool BoardController::deploy(const edge::remote::Board& board, const QString& en
             d.board_root = root;
             d.files = {{enginePath, "", false}};
             // The agent built for the board's own architecture (uname -m), never just this host's.
-            d.board_files = edge::remote::agent_file(
+            d.board_files = edge::client::agent_file(
                 givenAgent, searchDir, [guard, name, agentBytes](const std::string& agent, const std::string& arch) {
                     std::error_code ec;
                     agentBytes->store(uint64_t(std::filesystem::file_size(agent, ec)));
@@ -250,14 +250,14 @@ bool BoardController::profile(const edge::remote::Board& board, const QString& f
             {
                 auto s = connect();
                 if (!s.ok()) return s.error();
-                auto e = edge::remote::live_engine(*s.value(), root);
+                auto e = edge::client::live_engine(*s.value(), root);
                 if (!e.ok()) return e.error();
                 req.engine_path = e->first;
                 req.engine_sha256 = e->second;
                 *engineSha = edge::remote::digest_hex(e->second);
             }
             if (edge::is_cancelled(p)) return edge::err("profile cancelled");
-            const std::string cmd = edge::remote::agent_command_line({root, board.launcher});
+            const std::string cmd = edge::client::agent_command_line({root, board.launcher});
             edge::remote::SupervisorOptions o;
             o.cancelled = [p] { return edge::is_cancelled(p); };
             o.on_event = [guard, name](const std::string& e) {
