@@ -347,14 +347,8 @@ protected:
         model_ = test::shared("models/stories260K/stories260K.gguf");
         EDGE_REQUIRE_SHARED(model_);
         tmp_ = test::temp_dir("arch-board");
-        const fs::path bin = tmp_ / "board-bin";
-        fs::create_directories(bin);
-        std::ofstream(bin / "uname") << "#!/bin/sh\n[ \"$1\" = -m ] && { echo " << machine
-                                     << "; exit 0; }\nexec /usr/bin/uname \"$@\"\n";
-        fs::permissions(bin / "uname", fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read);
         std::string why;
-        sshd_ = test::Sshd::start(&why, "", "127.0.0.1", 0,
-                                  "SetEnv PATH=" + bin.string() + ":/usr/local/bin:/usr/bin:/bin\n");
+        sshd_ = test::Sshd::start_as_machine(&why, machine);
         ASSERT_TRUE(sshd_) << why;
         kh_ = sshd_->write_known_hosts();
         boards_ = (tmp_ / "boards").string();

@@ -38,6 +38,9 @@ public:
     static std::unique_ptr<Sshd> start(std::string* why, const std::string& netns = "",
                                        const std::string& address = "127.0.0.1", int port = 0,
                                        const std::string& extra_config = "");
+    // A board whose `uname -m` prints `machine` (a `uname` first on the sessions' PATH, set by
+    // SetEnv PATH=): what deploy asks to choose the agent.
+    static std::unique_ptr<Sshd> start_as_machine(std::string* why, const std::string& machine);
     ~Sshd();
 
     int port = 0;

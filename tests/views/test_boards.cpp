@@ -456,14 +456,8 @@ protected:
         model_ = edge::test::shared("models/stories260K/stories260K.gguf");
         EDGE_REQUIRE_SHARED(model_);
         tmp_ = edge::test::temp_dir("views-arch-board");
-        const fs::path bin = tmp_ / "board-bin";
-        fs::create_directories(bin);
-        std::ofstream(bin / "uname") << "#!/bin/sh\n[ \"$1\" = -m ] && { echo " << machine
-                                     << "; exit 0; }\nexec /usr/bin/uname \"$@\"\n";
-        fs::permissions(bin / "uname", fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read);
         std::string why;
-        sshd_ = edge::test::Sshd::start(&why, "", "127.0.0.1", 0,
-                                        "SetEnv PATH=" + bin.string() + ":/usr/local/bin:/usr/bin:/bin\n");
+        sshd_ = edge::test::Sshd::start_as_machine(&why, machine);
         ASSERT_TRUE(sshd_) << why;
         page_ = std::make_unique<BoardsPage>(nullptr);
         page_->resize(1400, 900);

@@ -59,6 +59,22 @@ int validate(MainWindow& w) {
     return added.front().at(0).toInt();
 }
 
+// Adds the sshd as a user board of the Boards page and selects it, as a user would in Add board;
+// the error (empty when it worked).
+QString addBoard(MainWindow& w, const edge::test::Sshd& sshd, const QString& name, const QString& folder,
+                 const QString& launcher) {
+    BoardsPage* boards = w.boardsPage();
+    boards->controller()->setKnownHostsFile(QString::fromStdString(sshd.write_known_hosts()));
+    boards->controller()->setAgentSearchDir(QStringLiteral(EDGE_FRONTEND_DIR));  // as the studio finds agents
+    QString error;
+    if (!boards->boards()->addUserBoard(
+            name, QStringLiteral("%1@127.0.0.1:%2").arg(QString::fromStdString(sshd.user)).arg(sshd.port), folder,
+            QString::fromStdString(sshd.client_key), &error, launcher))
+        return error;
+    boards->setFolder(folder);
+    return boards->selectBoard(name) ? QString() : QStringLiteral("board %1 not in the list").arg(name);
+}
+
 }  // namespace
 
 TEST(StudioLoop, TwoConfigurationsCompiledDeployedToAnAarch64BoardProfiledAndOnPareto) {
@@ -80,14 +96,8 @@ TEST(StudioLoop, TwoConfigurationsCompiledDeployedToAnAarch64BoardProfiledAndOnP
     const QString launcher;
     const std::string agent = EDGE_AGENT_PATH;
 #endif
-    const fs::path bin = tmp / "board-bin";
-    fs::create_directories(bin);
-    std::ofstream(bin / "uname") << "#!/bin/sh\n[ \"$1\" = -m ] && { echo " << machine
-                                 << "; exit 0; }\nexec /usr/bin/uname \"$@\"\n";
-    fs::permissions(bin / "uname", fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read);
     std::string why;
-    auto sshd = edge::test::Sshd::start(&why, "", "127.0.0.1", 0,
-                                        "SetEnv PATH=" + bin.string() + ":/usr/local/bin:/usr/bin:/bin\n");
+    auto sshd = edge::test::Sshd::start_as_machine(&why, machine);
     ASSERT_TRUE(sshd) << why;
 
     Language language;
@@ -146,16 +156,9 @@ TEST(StudioLoop, TwoConfigurationsCompiledDeployedToAnAarch64BoardProfiledAndOnP
     // Deploy each to the board from the Boards page, then profile it there.
     BoardsPage* boards = window->boardsPage();
     BoardController* controller = boards->controller();
-    controller->setKnownHostsFile(QString::fromStdString(sshd->write_known_hosts()));
-    controller->setAgentSearchDir(QStringLiteral(EDGE_FRONTEND_DIR));
-    QString error;
-    ASSERT_TRUE(boards->boards()->addUserBoard(
-        QStringLiteral("emulated-orin"),
-        QStringLiteral("%1@127.0.0.1:%2").arg(QString::fromStdString(sshd->user)).arg(sshd->port),
-        dir + QStringLiteral("/board"), QString::fromStdString(sshd->client_key), &error, launcher))
-        << error.toStdString();
-    ASSERT_TRUE(boards->selectBoard(QStringLiteral("emulated-orin")));
-    boards->setFolder(dir + QStringLiteral("/board"));
+    const QString added =
+        addBoard(*window, *sshd, QStringLiteral("emulated-orin"), dir + QStringLiteral("/board"), launcher);
+    ASSERT_TRUE(added.isEmpty()) << added.toStdString();
     boards->setPrompts({QStringLiteral("Once upon a time"), QStringLiteral("Lily wanted")});
     boards->setMaxTokens(24);
     for (int row : {c1, c2}) {
@@ -258,16 +261,9 @@ TEST(StudioLoop, AProfileWhileTheBoardsEngineIsMissingIsADialogAndKeepsTheMeasur
 
     BoardsPage* boards = window->boardsPage();
     BoardController* controller = boards->controller();
-    controller->setKnownHostsFile(QString::fromStdString(sshd->write_known_hosts()));
-    controller->setAgentSearchDir(QStringLiteral(EDGE_FRONTEND_DIR));
-    QString error;
-    ASSERT_TRUE(boards->boards()->addUserBoard(
-        QStringLiteral("lab-board"),
-        QStringLiteral("%1@127.0.0.1:%2").arg(QString::fromStdString(sshd->user)).arg(sshd->port),
-        dir + QStringLiteral("/board"), QString::fromStdString(sshd->client_key), &error))
-        << error.toStdString();
-    ASSERT_TRUE(boards->selectBoard(QStringLiteral("lab-board")));
-    boards->setFolder(dir + QStringLiteral("/board"));
+    const QString added =
+        addBoard(*window, *sshd, QStringLiteral("lab-board"), dir + QStringLiteral("/board"), QString());
+    ASSERT_TRUE(added.isEmpty()) << added.toStdString();
     boards->setPrompts({QStringLiteral("Once upon a time")});
     boards->setMaxTokens(16);
     QSignalSpy deployed(controller, &BoardController::deployed);
