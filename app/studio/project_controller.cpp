@@ -130,12 +130,7 @@ void ProjectController::applyPlan(const views::ProjectData& p) {
     auto model = parts_.document->current();
     if (model && !p.plan.empty()) {
         // The plan goes in as one undoable step, through the Layers page's own plan-file reader.
-        std::vector<views::LayerSetting> settings(model->layers.size());
-        for (size_t i = 0; i < model->layers.size(); ++i) {
-            const QString name = QString::fromStdString(model->layers[i].name);
-            for (size_t j = 0; j < p.layers.size() && j < p.plan.size(); ++j)
-                if (p.layers[j] == name) settings[i] = p.plan[j];
-        }
+        const std::vector<views::LayerSetting> settings = views::settingsByName(model->layers, p.layers, p.plan);
         if (settings != parts_.plan->settings()) {
             QTemporaryDir dir;
             const QString file = dir.filePath(QStringLiteral("project.plan.json"));

@@ -125,6 +125,22 @@ uint64_t estimatedBytes(const LayerSetting& s, const edge::LayerInfo& layer) {
     return q.total_bytes;
 }
 
+std::vector<LayerSetting> settingsByName(const std::vector<edge::LayerInfo>& layers, const std::vector<QString>& names,
+                                         const std::vector<LayerSetting>& settings, int* matched) {
+    std::vector<LayerSetting> out(layers.size());
+    int n = 0;
+    for (size_t i = 0; i < layers.size(); ++i) {
+        const QString name = QString::fromStdString(layers[i].name);
+        for (size_t j = 0; j < names.size() && j < settings.size(); ++j)
+            if (names[j] == name) {
+                out[i] = settings[j];
+                ++n;
+            }
+    }
+    if (matched) *matched = n;
+    return out;
+}
+
 edge::quant::QuantPlan settingsToPlan(const std::vector<edge::LayerInfo>& layers, const std::vector<LayerSetting>& s) {
     edge::quant::QuantPlan plan;
     for (size_t i = 0; i < layers.size() && i < s.size(); ++i) {

@@ -72,6 +72,11 @@ QString settingProblem(const LayerSetting& s, const edge::LayerInfo& layer, bool
 // Exact bytes of the layer's weight under `s` (see above).
 uint64_t estimatedBytes(const LayerSetting& s, const edge::LayerInfo& layer);
 
+// A saved plan (layer names and their settings, as projects and configurations keep it) laid onto
+// `layers` by name; layers it does not name stay FP32. `matched` (may be null): how many it named.
+std::vector<LayerSetting> settingsByName(const std::vector<edge::LayerInfo>& layers, const std::vector<QString>& names,
+                                         const std::vector<LayerSetting>& settings, int* matched = nullptr);
+
 // One rule per layer, in layer order; pruning ratios are not part of the engine plan.
 edge::quant::QuantPlan settingsToPlan(const std::vector<edge::LayerInfo>& layers, const std::vector<LayerSetting>& s);
 // The plan file text: the engine's JSON plus the "prune" key when any ratio is set.

@@ -41,6 +41,34 @@ private:
 
 edge::Error error(const QString& text) { return edge::Error{text.toStdString()}; }
 
+bool needsCalibration(const std::vector<LayerSetting>& settings) {
+    return std::any_of(settings.begin(), settings.end(), [](const LayerSetting& s) {
+        return s.quantized() && (s.method == PlanMethod::AWQ || s.method == PlanMethod::GPTQ);
+    });
+}
+
+// The FP32 reference (its weights read in [0, mid)) and the model quantized with `settings`
+// ([mid, hi) of the job's progress): the first two stages of validation and of compilation.
+struct Quantized {
+    std::shared_ptr<const edge::Model> ref;
+    edge::quant::QuantizeResult result;
+};
+edge::Result<Quantized> quantizeStaged(const LoadedModel& model, const std::vector<LayerSetting>& settings,
+                                       const edge::quant::CalibSet* calib, edge::Progress* progress, double mid,
+                                       double hi) {
+    auto ref = [&] {
+        StageProgress stage(progress, 0.0, mid);
+        return model.withWeights(stage.get());
+    }();
+    if (!ref.ok()) return ref.error();
+    StageProgress stage(progress, mid, hi);
+    edge::quant::ApplyOptions ao;
+    ao.threads = workerThreads();
+    auto q = edge::quant::apply_plan(**ref, settingsToPlan(model.layers, settings), calib, stage.get(), ao);
+    if (!q.ok()) return q.error();
+    return Quantized{*ref, std::move(q).value()};
+}
+
 }  // namespace
 
 int workerThreads() { return std::max(1, QThread::idealThreadCount() - 1); }
@@ -50,10 +78,7 @@ namespace {}  // namespace
 edge::Result<Calibration> prepareCalibration(const LoadedModel& model, const std::vector<LayerSetting>& settings,
                                              const ValidationSettings& options, const std::string& text) {
     Calibration out;
-    const bool needsCalib = std::any_of(settings.begin(), settings.end(), [](const LayerSetting& s) {
-        return s.quantized() && (s.method == PlanMethod::AWQ || s.method == PlanMethod::GPTQ);
-    });
-    if (!needsCalib) return out;
+    if (!needsCalibration(settings)) return out;
     auto tok = edge::make_tokenizer(model.model.tokenizer);
     if (!tok.ok()) return tok.error();
     std::string source = text;
@@ -105,20 +130,11 @@ edge::Result<ValidationOutcome> runValidation(std::shared_ptr<const LoadedModel>
     if (!calibration.ok()) return calibration.error();
     const std::unique_ptr<edge::quant::CalibSet>& calib = calibration->set;
     const QString calibNote = calibration->note;
-    const edge::quant::QuantPlan plan = settingsToPlan(model->layers, settings);
     // The reference runs the whole FP32 model: its weights are read now (once per open model).
-    auto ref = [&] {
-        StageProgress stage(progress, 0.0, 0.1);
-        return model->withWeights(stage.get());
-    }();
-    if (!ref.ok()) return ref.error();
-    edge::Result<edge::quant::QuantizeResult> quantized = [&] {
-        StageProgress stage(progress, 0.1, 0.35);
-        edge::quant::ApplyOptions ao;
-        ao.threads = workerThreads();
-        return edge::quant::apply_plan(**ref, plan, calib.get(), stage.get(), ao);
-    }();
-    if (!quantized.ok()) return quantized.error();
+    auto staged = quantizeStaged(*model, settings, calib.get(), progress, 0.1, 0.35);
+    if (!staged.ok()) return staged.error();
+    const std::shared_ptr<const edge::Model>& ref = staged->ref;
+    edge::quant::QuantizeResult* quantized = &staged->result;
     if (edge::is_cancelled(progress)) return error(ValidationText::tr("Validation cancelled"));
 
     ValidationOutcome out;
@@ -129,7 +145,7 @@ edge::Result<ValidationOutcome> runValidation(std::shared_ptr<const LoadedModel>
     // Layers outside the plan's list (embeddings, norms) are counted as the model holds them.
     uint64_t layerBefore = 0;
     for (const auto& l : quantized->layers) layerBefore += l.bytes_before;
-    const uint64_t total = (*ref)->weight_bytes();
+    const uint64_t total = ref->weight_bytes();
     if (total > layerBefore) out.bytes += total - layerBefore;
 
     auto test = std::make_shared<const edge::Model>(std::move(quantized->model));
@@ -143,7 +159,7 @@ edge::Result<ValidationOutcome> runValidation(std::shared_ptr<const LoadedModel>
     vo.jitter_runs = options.jitterRuns;
     vo.threads = workerThreads();
     StageProgress stage(progress, 0.35, 1.0);
-    auto report = edge::validate_quantized(*ref, test, text, vo, stage.get());
+    auto report = edge::validate_quantized(ref, test, text, vo, stage.get());
     if (!report.ok()) return report.error();
     if (edge::is_cancelled(progress)) return error(ValidationText::tr("Validation cancelled"));
     out.report = std::move(report).value();
@@ -159,10 +175,7 @@ edge::Result<EngineArtifact> buildEngine(std::shared_ptr<const LoadedModel> mode
     auto t = edge::compile::parse_target(target.toStdString());
     if (!t.ok()) return t.error();
     std::string text;
-    const bool needsCalib = std::any_of(settings.begin(), settings.end(), [](const LayerSetting& s) {
-        return s.quantized() && (s.method == PlanMethod::AWQ || s.method == PlanMethod::GPTQ);
-    });
-    if (needsCalib) {
+    if (needsCalibration(settings)) {
         QFile file(options.textPath);
         if (!file.open(QIODevice::ReadOnly))
             return error(ValidationText::tr("Compile: cannot read the evaluation text %1").arg(options.textPath));
@@ -170,19 +183,9 @@ edge::Result<EngineArtifact> buildEngine(std::shared_ptr<const LoadedModel> mode
     }
     auto calibration = prepareCalibration(*model, settings, options, text);
     if (!calibration.ok()) return calibration.error();
-    auto ref = [&] {
-        StageProgress stage(progress, 0.0, 0.1);
-        return model->withWeights(stage.get());
-    }();
-    if (!ref.ok()) return ref.error();
-    edge::Result<edge::quant::QuantizeResult> quantized = [&] {
-        StageProgress stage(progress, 0.1, 0.6);
-        edge::quant::ApplyOptions ao;
-        ao.threads = workerThreads();
-        return edge::quant::apply_plan(**ref, settingsToPlan(model->layers, settings), calibration->set.get(),
-                                       stage.get(), ao);
-    }();
-    if (!quantized.ok()) return quantized.error();
+    auto staged = quantizeStaged(*model, settings, calibration->set.get(), progress, 0.1, 0.6);
+    if (!staged.ok()) return staged.error();
+    edge::quant::QuantizeResult* quantized = &staged->result;
     if (edge::is_cancelled(progress)) return error(ValidationText::tr("Compile cancelled"));
     edge::compile::CompileOptions co;
     co.target = t.value();

@@ -241,14 +241,8 @@ bool ParetoPage::compileConfiguration(int row, const QString& target) {
         return false;
     }
     // The configuration's plan, matched to the open model's layers by name.
-    std::vector<LayerSetting> settings(model->layers.size());
     int matched = 0;
-    for (size_t i = 0; i < model->layers.size(); ++i)
-        for (size_t j = 0; j < c.layers.size() && j < c.settings.size(); ++j)
-            if (c.layers[j] == QString::fromStdString(model->layers[i].name)) {
-                settings[i] = c.settings[j];
-                ++matched;
-            }
+    const std::vector<LayerSetting> settings = settingsByName(model->layers, c.layers, c.settings, &matched);
     if (matched != int(c.layers.size())) {
         compileStage_->setText(tr("%1 was validated on another model: open that model to compile it.").arg(c.name));
         return false;
