@@ -10,7 +10,8 @@ PKGS=(build-essential cmake ninja-build pkg-config ccache
   clang libclang-rt-14-dev clang-format-14 clang-tidy-14
   openssh-server xvfb xauth fonts-noto-cjk time
   libblas-dev liblapack-dev
-  ansible-core prometheus libprotobuf-dev libprotoc-dev)
+  ansible-core prometheus libprotobuf-dev libprotoc-dev
+  python3-torch python3-numpy)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1812,6 +1812,14 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <source>%1 in the file, read when a job needs it</source>
         <translation>%1 in the file, read when a job needs it</translation>
     </message>
+    <message>
+        <source>RoPE scaling</source>
+        <translation>RoPE scaling</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>none</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::TelemetryChart</name>

@@ -1807,6 +1807,14 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <source>%1 in the file, read when a job needs it</source>
         <translation>%1 位于文件中，任务需要时才读取</translation>
     </message>
+    <message>
+        <source>RoPE scaling</source>
+        <translation>RoPE 缩放</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::TelemetryChart</name>

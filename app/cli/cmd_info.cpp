@@ -75,6 +75,7 @@ int run_info(const InfoArgs& a) {
     if (m.architecture != "cnn")
         std::printf("  vocab %d, context %d, rope theta %g, norm eps %g, tied embeddings %s\n", c.vocab_size,
                     c.context_length, double(c.rope_theta), double(c.norm_eps), c.tied_embeddings ? "yes" : "no");
+    if (m.architecture != "cnn" && !c.rope_scaling.empty()) std::printf("  rope scaling  %s\n", c.rope_scaling.c_str());
     if (m.tokenizer.empty())
         std::printf("  tokenizer     none\n");
     else

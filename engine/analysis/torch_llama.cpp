@@ -1,6 +1,7 @@
 // The only LibTorch translation unit of the Llama analysis path: a differentiable forward that
 // mirrors the CPU executor (engine/runtime/llama_cpu.cpp) op for op, and an AdamW trainer.
 #include "engine/analysis/torch_llama.h"
+#include "engine/model/rope.h"
 
 #include <torch/torch.h>
 
@@ -87,16 +88,11 @@ Result<TorchLlama> build(const Model& m, bool grad, int max_pos) {
         }
         t.layers.push_back(std::move(L));
     }
-    // Rotary tables computed exactly as the CPU executor does (double angle, float cos/sin).
-    const int half = c.rope_dim / 2;
-    std::vector<float> cs(size_t(max_pos) * half), sn(size_t(max_pos) * half);
-    for (int pos = 0; pos < max_pos; ++pos)
-        for (int i = 0; i < half; ++i) {
-            const double freq = std::pow(double(c.rope_theta), -2.0 * i / double(c.rope_dim));
-            const double a = double(pos) * freq;
-            cs[size_t(pos) * half + i] = float(std::cos(float(a)));
-            sn[size_t(pos) * half + i] = float(std::sin(float(a)));
-        }
+    // Rotary tables exactly as the CPU executor has them.
+    model::RopeTables rope = model::rope_tables(c, max_pos);
+    std::vector<float>& cs = rope.cos;
+    std::vector<float>& sn = rope.sin;
+    const int half = rope.half;
     t.rope_cos = torch::from_blob(cs.data(), {max_pos, half}, torch::kFloat32).clone();
     t.rope_sin = torch::from_blob(sn.data(), {max_pos, half}, torch::kFloat32).clone();
     return t;

@@ -3,18 +3,24 @@
 namespace edge {
 
 nlohmann::json llama_config_to_json(const LlamaConfig& c) {
-    return {{"dim", c.dim},
-            {"hidden_dim", c.hidden_dim},
-            {"n_layers", c.n_layers},
-            {"n_heads", c.n_heads},
-            {"n_kv_heads", c.n_kv_heads},
-            {"head_dim", c.head_dim},
-            {"vocab_size", c.vocab_size},
-            {"context_length", c.context_length},
-            {"rope_dim", c.rope_dim},
-            {"rope_theta", c.rope_theta},
-            {"norm_eps", c.norm_eps},
-            {"tied_embeddings", c.tied_embeddings}};
+    nlohmann::json j = {{"dim", c.dim},
+                        {"hidden_dim", c.hidden_dim},
+                        {"n_layers", c.n_layers},
+                        {"n_heads", c.n_heads},
+                        {"n_kv_heads", c.n_kv_heads},
+                        {"head_dim", c.head_dim},
+                        {"vocab_size", c.vocab_size},
+                        {"context_length", c.context_length},
+                        {"rope_dim", c.rope_dim},
+                        {"rope_theta", c.rope_theta},
+                        {"norm_eps", c.norm_eps},
+                        {"tied_embeddings", c.tied_embeddings}};
+    // Only when scaled: files of unscaled models read the same as before the keys existed.
+    if (!c.rope_freq_factors.empty()) {
+        j["rope_freq_factors"] = c.rope_freq_factors;
+        j["rope_scaling"] = c.rope_scaling;
+    }
+    return j;
 }
 
 LlamaConfig llama_config_from_json(const nlohmann::json& j) {
@@ -31,6 +37,10 @@ LlamaConfig llama_config_from_json(const nlohmann::json& j) {
     c.rope_theta = j.at("rope_theta");
     c.norm_eps = j.at("norm_eps");
     c.tied_embeddings = j.at("tied_embeddings");
+    if (auto f = j.find("rope_freq_factors"); f != j.end()) {
+        c.rope_freq_factors = f->get<std::vector<float>>();
+        c.rope_scaling = j.value("rope_scaling", std::string());
+    }
     return c;
 }
 

@@ -18,6 +18,9 @@ using gguf::File;
 using gguf::Value;
 using gguf::ValueType;
 
+// Not a weight: the RoPE frequency divisors, read into LlamaConfig::rope_freq_factors.
+constexpr const char* kRopeFreqs = "rope_freqs.weight";
+
 Status read_int(const File& f, const std::string& key, bool required, int& out) {
     auto v = f.get_int(key);
     if (!v.ok()) return v.error();
@@ -34,6 +37,42 @@ Status read_float(const File& f, const std::string& key, float& out) {
     auto v = f.get_float(key);
     if (!v.ok()) return v.error();
     if (v->has_value()) out = float(**v);
+    return {};
+}
+
+// RoPE scaling as llama.cpp stores it: rope_freqs.weight (one divisor per rotary pair; what its
+// converter writes for Llama 3.x "llama3" scaling), or llama.rope.scaling.type "linear" with
+// llama.rope.scaling.factor. Other scaling types are refused by name.
+Status read_rope_scaling(const File& f, LlamaConfig& c) {
+    auto type = f.get_string("llama.rope.scaling.type");
+    if (!type.ok()) return type.error();
+    if (type->has_value() && **type != "none") {
+        if (**type != "linear")
+            return err(f.path, ": llama.rope.scaling.type '", **type,
+                       "' is not supported (supported: rope_freqs.weight, linear)");
+        float factor = 1.0f;
+        EDGE_TRY(read_float(f, "llama.rope.scaling.factor", factor));
+        if (!(factor > 0.0f)) return err(f.path, ": llama.rope.scaling.factor is ", factor);
+        if (factor != 1.0f) {
+            c.rope_freq_factors.assign(size_t(std::max(c.rope_dim / 2, 0)), factor);
+            c.rope_scaling = "linear: factor " + std::to_string(factor);
+        }
+    }
+    const gguf::TensorInfo* ti = f.find_tensor(kRopeFreqs);
+    if (!ti) return {};
+    if (ti->n_elements != uint64_t(std::max(c.rope_dim / 2, 0)))
+        return err(f.path, ": tensor '", kRopeFreqs, "' has ", ti->n_elements, " values but the rotary dimension ",
+                   c.rope_dim, " has ", c.rope_dim / 2, " pairs");
+    if (!can_dequantize(ti->type))
+        return err(f.path, ": tensor '", kRopeFreqs, "' has type ", dtype_name(ti->type), ", which cannot be read");
+    std::vector<float> ff(size_t(ti->n_elements));
+    Status s = dequantize(ti->type, ti->data, ff.data(), int64_t(ff.size()));
+    if (!s.ok()) return err(f.path, ": tensor '", kRopeFreqs, "': ", s.message());
+    if (!c.rope_freq_factors.empty())
+        for (size_t i = 0; i < ff.size(); ++i) ff[i] *= c.rope_freq_factors[i];
+    c.rope_freq_factors = std::move(ff);
+    c.rope_scaling =
+        c.rope_scaling.empty() ? std::string("rope_freqs.weight") : c.rope_scaling + " and rope_freqs.weight";
     return {};
 }
 
@@ -65,7 +104,7 @@ Status read_config(const File& f, Model& m) {
             c.vocab_size = int(e->ne[1]);
     }
     c.tied_embeddings = f.find_tensor("output.weight") == nullptr;
-    return {};
+    return read_rope_scaling(f, c);
 }
 
 Status read_tokenizer(const File& f, TokenizerSpec& t) {
@@ -220,7 +259,8 @@ Result<Model> import_shared(std::shared_ptr<const File> fp, bool lazy, Progress*
     // Every shape is checked against the configuration before anything big is read: the tensors
     // start as unread tensors, read through the source afterwards (or later, when lazy).
     m.tensors.reserve(f.tensors.size());
-    for (const auto& ti : f.tensors) m.tensors.push_back(model::make_unread(ti.name, ti.shape(), ti.type));
+    for (const auto& ti : f.tensors)
+        if (ti.name != kRopeFreqs) m.tensors.push_back(model::make_unread(ti.name, ti.shape(), ti.type));
     m.config.tied_embeddings = m.find("output.weight") == nullptr;
     m.weights = std::make_shared<GgufWeights>(std::move(fp));
     EDGE_TRY(validate_and_finalize_llama(m));

@@ -262,12 +262,16 @@ Status write_gguf_model(const Model& m, const std::string& path, DType type, Pro
             return err(path, ": tensor '", t.name, "' is ", dtype_name(t.type), "; export needs F32 tensors");
         EDGE_TRY(w.add_tensor(t.name, t.shape.size() <= 1 ? DType::F32 : type, t.shape));
     }
+    // RoPE scaling as llama.cpp reads it: one F32 divisor per rotary pair.
+    const std::vector<float>& ff = m.config.rope_freq_factors;
+    if (!ff.empty()) EDGE_TRY(w.add_tensor("rope_freqs.weight", DType::F32, {int64_t(ff.size())}));
     EDGE_TRY(w.open(path));
     for (size_t k = 0; k < m.tensors.size(); ++k) {
         if (is_cancelled(progress)) return err(path, ": export cancelled");
         EDGE_TRY(w.write_f32(m.tensors[k].f32(), m.tensors[k].numel()));
         report(progress, double(k + 1) / double(m.tensors.size()), "writing " + m.tensors[k].name);
     }
+    if (!ff.empty()) EDGE_TRY(w.write_f32(ff.data(), int64_t(ff.size())));
     return w.finish();
 }
 

@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "engine/core/json_util.h"
+#include "engine/model/rope.h"
 
 namespace edge {
 
@@ -51,6 +53,45 @@ int first_id(const json& j, const char* key) {
     if (it->is_number_integer()) return int(it->get<int64_t>());
     if (it->is_array() && !it->empty() && (*it)[0].is_number_integer()) return int((*it)[0].get<int64_t>());
     return -1;
+}
+
+// rope_scaling: "llama3" (Llama 3.1-3.3) and "linear" become per-pair frequency factors
+// (engine/model/rope.h); other types are refused by name.
+Status read_rope_scaling(const json& rs, const std::string& origin, LlamaConfig& c) {
+    if (!rs.is_object()) return err(origin, ": rope_scaling must be an object, found ", json_excerpt(rs));
+    std::string type = "?";
+    for (const char* k : {"type", "rope_type"})
+        if (auto t = rs.find(k); t != rs.end() && t->is_string()) type = t->get<std::string>();
+    if (type == "default") return {};
+    float factor = 1.0f;
+    if (type == "llama3" || type == "linear") {
+        if (!rs.contains("factor")) return err(origin, ": rope_scaling of type '", type, "' has no 'factor'");
+        EDGE_TRY(get_float(rs, origin, "factor", 1.0f, factor));
+    }
+    std::ostringstream what;
+    if (type == "linear") {
+        c.rope_freq_factors.assign(size_t(c.rope_dim / 2), factor);
+        what << "linear: factor " << factor;
+    } else if (type == "llama3") {
+        model::Llama3RopeScaling s;
+        float low = 1.0f, high = 4.0f;
+        EDGE_TRY(get_float(rs, origin, "low_freq_factor", 1.0f, low));
+        EDGE_TRY(get_float(rs, origin, "high_freq_factor", 4.0f, high));
+        EDGE_TRY(get_int(rs, origin, "original_max_position_embeddings", true, 0, s.original_context));
+        if (!(high > low))
+            return err(origin, ": rope_scaling high_freq_factor ", high, " must be above low_freq_factor ", low);
+        s.factor = factor;
+        s.low_freq_factor = low;
+        s.high_freq_factor = high;
+        c.rope_freq_factors = model::llama3_rope_factors(c.rope_dim, c.rope_theta, s);
+        what << "llama3: factor " << factor << ", low " << low << ", high " << high << ", original context "
+             << s.original_context;
+    } else {
+        return err(origin, ": rope_scaling of type '", type,
+                   "' is not supported (supported: llama3, linear, default; Phi-3 longrope/su and YaRN are not)");
+    }
+    c.rope_scaling = what.str();
+    return {};
 }
 
 Result<HfConfig> parse(const json& j, const std::string& origin) {
@@ -112,16 +153,7 @@ Result<HfConfig> parse(const json& j, const std::string& origin) {
     if (get_bool(j, "attention_bias", false))
         return err(origin, ": attention_bias is true; projections with biases are not supported");
     if (get_bool(j, "mlp_bias", false)) return err(origin, ": mlp_bias is true; MLP biases are not supported");
-    if (auto rs = j.find("rope_scaling"); rs != j.end() && !rs->is_null()) {
-        std::string type = "?";
-        if (rs->is_object()) {
-            for (const char* k : {"rope_type", "type"})
-                if (auto t = rs->find(k); t != rs->end() && t->is_string()) type = t->get<std::string>();
-        }
-        if (type != "default")
-            return err(origin, ": rope_scaling of type '", type,
-                       "' is not supported yet (the executor implements plain RoPE)");
-    }
+    if (auto rs = j.find("rope_scaling"); rs != j.end() && !rs->is_null()) EDGE_TRY(read_rope_scaling(*rs, origin, c));
     // Sliding-window attention (Mistral): within the window it equals full attention, so the
     // usable context is capped at the window.
     if (auto sw = j.find("sliding_window"); sw != j.end() && sw->is_number_integer()) {
@@ -145,6 +177,7 @@ Result<HfConfig> parse(const json& j, const std::string& origin) {
                                               {"vocab_size", std::to_string(c.vocab_size)},
                                               {"max_position_embeddings", std::to_string(c.context_length)},
                                               {"rope_theta", to_piece(c.rope_theta)},
+                                              {"rope_scaling", c.rope_scaling.empty() ? "none" : c.rope_scaling},
                                               {"rms_norm_eps", to_piece(c.norm_eps)},
                                               {"tie_word_embeddings", c.tied_embeddings ? "true" : "false"},
                                           });

@@ -21,7 +21,8 @@ struct HfConfig {
 const std::vector<std::string>& hf_supported_architectures();
 
 // Parses config.json text; `origin` (the file path) prefixes every error. Unsupported features
-// (rope_scaling, biases, non-SiLU activations) are refused with a message naming the key.
+// (rope_scaling other than llama3/linear, biases, non-SiLU activations) are refused with a message
+// naming the key.
 Result<HfConfig> parse_hf_config(const std::string& text, const std::string& origin);
 
 }  // namespace edge

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <set>
 
+#include "engine/model/rope.h"
+
 namespace edge {
 
 const char* op_type_name(OpType t) {
@@ -106,6 +108,7 @@ Status validate_llama(const Model& m) {
         return err(src, ": ", c.n_heads, " attention heads are not a multiple of ", c.n_kv_heads, " KV heads");
     if (c.rope_dim <= 0 || c.rope_dim > c.head_dim || c.rope_dim % 2)
         return err(src, ": rotary dimension ", c.rope_dim, " is invalid for head size ", c.head_dim);
+    if (const std::string bad = model::rope_factors_problem(c); !bad.empty()) return err(src, ": ", bad);
     if (c.dim > (1 << 20) || c.hidden_dim > (1 << 22) || c.n_layers > 4096 || c.vocab_size > (1 << 24))
         return err(src, ": configuration sizes are implausible (dim ", c.dim, ", ffn ", c.hidden_dim, ", layers ",
                    c.n_layers, ", vocab ", c.vocab_size, ")");

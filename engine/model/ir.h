@@ -44,6 +44,11 @@ struct LlamaConfig {
     int context_length = 0;  // maximum sequence length the model was trained for
     int rope_dim = 0;        // rotated dimensions per head (<= head_dim); usually head_dim
     float rope_theta = 10000.0f;
+    // RoPE scaling (engine/model/rope.h): pair i's frequency is divided by rope_freq_factors[i]
+    // (rope_dim / 2 values; empty: not scaled). rope_scaling says where they came from, for people
+    // ("llama3: factor 8, low 1, high 4, original context 8192"; "" when not scaled).
+    std::vector<float> rope_freq_factors;
+    std::string rope_scaling;
     float norm_eps = 1e-5f;
     bool tied_embeddings = false;  // output head shares token_embd.weight
 

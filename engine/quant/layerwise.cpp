@@ -11,6 +11,7 @@
 #include <map>
 
 #include "engine/core/thread_pool.h"
+#include "engine/model/rope.h"
 #include "engine/runtime/kernels.h"
 #include "engine/runtime/qkernels.h"
 #include "methods.h"
@@ -63,16 +64,9 @@ struct BlockWeights {
 class BlockRunner {
 public:
     BlockRunner(const LlamaConfig& c, int max_n, ThreadPool& pool) : c_(c), pool_(pool) {
-        const int half = c.rope_dim / 2;
-        cos_.resize(size_t(max_n) * half);
-        sin_.resize(size_t(max_n) * half);
-        for (int pos = 0; pos < max_n; ++pos)
-            for (int i = 0; i < half; ++i) {
-                const double freq = std::pow(double(c.rope_theta), -2.0 * i / double(c.rope_dim));
-                const double a = double(pos) * freq;
-                cos_[size_t(pos) * half + i] = float(std::cos(float(a)));
-                sin_[size_t(pos) * half + i] = float(std::sin(float(a)));
-            }
+        model::RopeTables rope = model::rope_tables(c, max_n);
+        cos_ = std::move(rope.cos);
+        sin_ = std::move(rope.sin);
         const size_t N = size_t(max_n);
         xb_.resize(N * size_t(std::max(c.dim, c.q_dim())));
         xb2_.resize(N * size_t(c.dim));

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "engine/kv/paged_kv.h"
+#include "engine/model/rope.h"
 #include "kernels.h"
 #include "qkernels.h"
 
@@ -57,16 +58,9 @@ Status CpuBackend::load(std::shared_ptr<const Model> model, const runtime::ExecP
     block_table_.resize(blocks_per_layer_);
     for (size_t i = 0; i < blocks_per_layer_; ++i) block_table_[i] = int32_t(i);
 
-    const int half = c.rope_dim / 2;
-    rope_cos_.resize(size_t(max_seq) * half);
-    rope_sin_.resize(size_t(max_seq) * half);
-    for (int p = 0; p < max_seq; ++p)
-        for (int i = 0; i < half; ++i) {
-            const double freq = std::pow(double(c.rope_theta), -2.0 * i / double(c.rope_dim));
-            const double a = double(p) * freq;
-            rope_cos_[size_t(p) * half + i] = float(std::cos(float(a)));
-            rope_sin_[size_t(p) * half + i] = float(std::sin(float(a)));
-        }
+    model::RopeTables rope = model::rope_tables(c, max_seq);
+    rope_cos_ = std::move(rope.cos);
+    rope_sin_ = std::move(rope.sin);
     const size_t rows = size_t(std::max(plan_.batch[0], plan_.batch[1]));
     norm_scratch_.assign(rows * size_t(plan_.max_in_width), 0.0f);
     up_scratch_.assign(rows * size_t(plan_.max_ffn), 0.0f);

@@ -635,8 +635,10 @@ const float* Executor::prefill(const int32_t* tokens, int n, int pos, float* all
         dequantize_row(m.embd, tok, &m.x[size_t(t) * D]);
     }
     // RoPE angles per position (ggml_rope_cache_init): theta starts at pos and is multiplied by
-    // theta_scale = base^(-2/n_dims) once per pair.
+    // theta_scale = base^(-2/n_dims) once per pair; a scaled model's pair i uses theta / factor_i
+    // (ggml's freq_factors, GGUF rope_freqs.weight).
     const int half = c.rope_dim / 2;
+    const std::vector<float>& ff = c.rope_freq_factors;
     m.rope.resize(size_t(n) * size_t(2 * half));
     const float theta_scale = std::pow(c.rope_theta, -2.0f / float(c.rope_dim));
     for (int t = 0; t < n; ++t) {
@@ -645,8 +647,9 @@ const float* Executor::prefill(const int32_t* tokens, int n, int pos, float* all
             const float th = m.ing.rope_iterative
                                  ? theta
                                  : float(pos + t) * std::pow(c.rope_theta, -2.0f * float(i) / float(c.rope_dim));
-            m.rope[size_t(t) * 2 * half + 2 * i] = std::cos(th);
-            m.rope[size_t(t) * 2 * half + 2 * i + 1] = std::sin(th);
+            const float thf = ff.empty() ? th : th / ff[size_t(i)];
+            m.rope[size_t(t) * 2 * half + 2 * i] = std::cos(thf);
+            m.rope[size_t(t) * 2 * half + 2 * i + 1] = std::sin(thf);
             theta *= theta_scale;
         }
     }

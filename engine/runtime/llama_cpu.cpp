@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "engine/kv/paged_kv.h"
+#include "engine/model/rope.h"
 #include "kernels.h"
 #include "qkernels.h"
 
@@ -70,18 +71,10 @@ Result<std::unique_ptr<LlamaCpu>> LlamaCpu::create(std::shared_ptr<const Model> 
         rt->value_cache_.assign(kv, 0.0f);
     }
 
-    // Rotary tables: pair i of every head rotates by pos * theta^(-2i/rope_dim).
-    const int half = c.rope_dim / 2;
-    rt->rope_cos_.resize(size_t(max_seq) * half);
-    rt->rope_sin_.resize(size_t(max_seq) * half);
-    for (int pos = 0; pos < max_seq; ++pos)
-        for (int i = 0; i < half; ++i) {
-            const double freq = std::pow(double(c.rope_theta), -2.0 * i / double(c.rope_dim));
-            const double a = double(pos) * freq;
-            // computed in double then rounded: within float rounding of a float computation
-            rt->rope_cos_[size_t(pos) * half + i] = float(std::cos(float(a)));
-            rt->rope_sin_[size_t(pos) * half + i] = float(std::sin(float(a)));
-        }
+    // Rotary tables: pair i of every head rotates by pos * theta^(-2i/rope_dim) / factor_i.
+    model::RopeTables rope = model::rope_tables(c, max_seq);
+    rt->rope_cos_ = std::move(rope.cos);
+    rt->rope_sin_ = std::move(rope.sin);
     rt->ensure_batch(1);
     return rt;
 }

@@ -67,6 +67,7 @@ std::vector<SummaryModel::Row> SummaryModel::buildRows() const {
     mono(tr("Context length"), num(c.context_length));
     mono(tr("RoPE dimensions"), num(c.rope_dim));
     mono(tr("RoPE θ"), QString::number(double(c.rope_theta), 'g', 6));
+    text(tr("RoPE scaling"), c.rope_scaling.empty() ? tr("none") : QString::fromStdString(c.rope_scaling));
     mono(tr("Norm ε"), QString::number(double(c.norm_eps), 'g', 3));
     text(tr("Tied embeddings"), yesNo(c.tied_embeddings));
 

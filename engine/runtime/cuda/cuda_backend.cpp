@@ -11,6 +11,7 @@
 #include "cuda_check.h"
 #include "cuda_kernels.h"
 #include "engine/kv/paged_kv.h"
+#include "engine/model/rope.h"
 #include "engine/runtime/executor.h"
 #include "engine/runtime/qkernels.h"
 #include "engine/runtime/resolved_program.h"
@@ -116,14 +117,9 @@ public:
         table_ = static_cast<int32_t*>(*tb);
         EDGE_TRY(upload(table_, table.data(), table.size() * sizeof(int32_t)));
 
-        const int half = c.rope_dim / 2;
-        std::vector<float> cs(size_t(max_seq) * half), sn(cs.size());
-        for (int p = 0; p < max_seq; ++p)
-            for (int i = 0; i < half; ++i) {
-                const double a2 = double(p) * std::pow(double(c.rope_theta), -2.0 * i / double(c.rope_dim));
-                cs[size_t(p) * half + i] = float(std::cos(float(a2)));
-                sn[size_t(p) * half + i] = float(std::sin(float(a2)));
-            }
+        const model::RopeTables rope = model::rope_tables(c, max_seq);
+        const std::vector<float>& cs = rope.cos;
+        const std::vector<float>& sn = rope.sin;
         auto dc = dev(std::max<size_t>(cs.size(), 1) * sizeof(float), &scratch_bytes_);
         auto ds = dev(std::max<size_t>(sn.size(), 1) * sizeof(float), &scratch_bytes_);
         if (!dc.ok()) return dc.error();

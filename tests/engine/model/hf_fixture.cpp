@@ -265,7 +265,7 @@ std::string write_hf_folder(const Model& m, const fs::path& dir, const HfFixture
         {"vocab_size", c.vocab_size},
         {"bos_token_id", m.tokenizer.bos_id},
         {"eos_token_id", m.tokenizer.eos_id},
-        {"rope_scaling", nullptr},
+        {"rope_scaling", o.rope_scaling.empty() ? ojson(nullptr) : ojson::parse(o.rope_scaling)},
         {"torch_dtype", dt},
     };
     if (!write_text(dir / "config.json", cfg.dump(2))) return "cannot write config.json";

@@ -23,6 +23,7 @@ struct HfFixtureOptions {
     bool phi3 = false;           // Phi3ForCausalLM: fused qkv_proj and gate_up_proj
     DType storage = DType::F32;  // F32, F16 or BF16
     bool tokenizer = true;       // write tokenizer.json + tokenizer_config.json
+    std::string rope_scaling;    // config.json's rope_scaling as JSON text ("": null)
 };
 
 // HF's conversion permutation of one Q or K projection: IR rows (interleaved RoPE pairs) ->

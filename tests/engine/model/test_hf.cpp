@@ -245,9 +245,9 @@ TEST(HfImport, UnknownArchitectureAndUnsupportedFeatures) {
     write_json(dir / "config.json", bad);
     expect_error(dir.string(), {"config.json", "GPT2LMHeadModel", "LlamaForCausalLM"});
     bad = cfg;
-    bad["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}};
+    bad["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 8.0}};
     write_json(dir / "config.json", bad);
-    expect_error(dir.string(), {"config.json", "rope_scaling", "llama3"});
+    expect_error(dir.string(), {"config.json", "rope_scaling", "yarn"});
     bad = cfg;
     bad.erase("hidden_size");
     write_json(dir / "config.json", bad);
