@@ -161,7 +161,8 @@ Result<Model> load_llama2c_model(const std::string& path, const std::string& tok
             return err(path, ": unknown llama2.c checkpoint version ", version, " (supported: 0, 1, 2)");
         if (size < 256) return err(path, ": truncated llama2.c v1 header (", size, " bytes, expected 256)");
         h = read_legacy(d + 8);
-        h.vocab = std::abs(rd_i32(d + 28));
+        const int32_t v = rd_i32(d + 28);
+        h.vocab = v == INT32_MIN ? 0 : (v < 0 ? -v : v);  // INT32_MIN has no magnitude: refused below
         h.shared = d[36] != 0;
         h.version = version;
         h.weights_at = 256;

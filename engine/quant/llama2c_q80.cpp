@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "engine/core/mapped_file.h"
-#include "rtn.h"
+#include "engine/core/quant_format.h"
 
 namespace edge::quant {
 
@@ -16,13 +16,14 @@ Result<Llama2cQ80> read_llama2c_q80(const std::string& path) {
     Llama2cQ80 out;
     Llama2cV2Header& h = out.header;
     std::memcpy(&h, p, sizeof h);
-    if (h.magic != kLlama2cMagic) return err(path, ": not a llama2.c v2 export (magic ", h.magic, ")");
-    if (h.version != 2) return err(path, ": llama2.c export version ", h.version, " is not 2 (Q8_0)");
+    if (h.magic != kLlama2cMagic) return err(path, ": not a llama2.c v2 export (magic ", +h.magic, ")");
+    if (h.version != 2) return err(path, ": llama2.c export version ", +h.version, " is not 2 (Q8_0)");
     if (h.dim <= 0 || h.hidden_dim <= 0 || h.n_layers <= 0 || h.n_heads <= 0 || h.n_kv_heads <= 0 ||
         h.vocab_size <= 0 || h.group_size <= 0 || h.dim > (1 << 16) || h.hidden_dim > (1 << 18) || h.n_layers > 1024 ||
-        h.vocab_size > (1 << 22) || h.dim % h.n_heads != 0)
-        return err(path, ": implausible llama2.c v2 header (dim ", h.dim, ", hidden ", h.hidden_dim, ", layers ",
-                   h.n_layers, ", heads ", h.n_heads, ", group ", h.group_size, ")");
+        h.vocab_size > (1 << 22) || h.dim % h.n_heads != 0 || h.n_kv_heads > h.n_heads || h.n_heads % h.n_kv_heads != 0)
+        return err(path, ": implausible llama2.c v2 header (dim ", +h.dim, ", hidden ", +h.hidden_dim, ", layers ",
+                   +h.n_layers, ", heads ", +h.n_heads, ", kv heads ", +h.n_kv_heads, ", vocab ", +h.vocab_size,
+                   ", group ", +h.group_size, ")");
     size_t off = kLlama2cV2HeaderBytes;
     const int64_t D = h.dim, F = h.hidden_dim, L = h.n_layers, V = h.vocab_size;
     const int64_t kv = D / h.n_heads * h.n_kv_heads;
@@ -57,24 +58,36 @@ Result<Llama2cQ80> read_llama2c_q80(const std::string& path) {
             order.push_back({"blk." + std::to_string(l) + "." + kind + ".weight", shape.first, shape.second});
     if (!h.shared_classifier) order.push_back({"output.weight", V, D});
 
-    QuantSpec spec;
-    spec.bits = 8;
-    spec.grouping = QGrouping::Flat;
-    spec.group_size = h.group_size;
+    // Each matrix is checked against the bytes left before its buffer is allocated, so a header
+    // that promises more than the file holds costs no memory.
     for (const Entry& e : order) {
-        auto made = make_quant_tensor(e.name, {e.rows, e.cols}, spec);
-        if (!made.ok()) return err(path, ": ", made.message());
-        Tensor t = std::move(made).value();
-        const QuantInfo& q = *t.quant;
+        auto info = std::make_shared<QuantInfo>();
+        info->bits = 8;
+        info->symmetric = true;
+        info->grouping = QGrouping::Flat;
+        info->group_size = h.group_size;
+        info->scale_type = QScale::F32;
+        if (const char* why = quant_layout(*info, e.rows, e.cols))
+            return err(path, ": ", e.name, ": cannot hold a ", e.rows, "x", e.cols, " tensor in groups of ",
+                       +h.group_size, ": ", why);
         const int64_t numel = e.rows * e.cols;
         if (numel % h.group_size != 0)
-            return err(path, ": ", e.name, " has ", numel, " elements, not a multiple of group ", h.group_size);
+            return err(path, ": ", e.name, " has ", numel, " elements, not a multiple of group ", +h.group_size);
         auto codes = take(size_t(numel), e.name.c_str());
         if (!codes.ok()) return codes.error();
-        std::memcpy(t.data.get(), *codes, size_t(numel));
-        auto scales = take(size_t(q.n_groups) * 4, e.name.c_str());
+        auto scales = take(size_t(info->n_groups) * 4, e.name.c_str());
         if (!scales.ok()) return scales.error();
-        std::memcpy(t.data.get() + q.scales_offset, *scales, size_t(q.n_groups) * 4);
+        Tensor t;
+        t.name = e.name;
+        t.type = DType::QI8;
+        t.source_type = DType::F32;
+        t.shape = {e.rows, e.cols};
+        t.nbytes = info->total_bytes;
+        t.data = alloc_aligned(t.nbytes);
+        std::memset(t.data.get(), 0, t.nbytes);
+        std::memcpy(t.data.get(), *codes, size_t(numel));
+        std::memcpy(t.data.get() + info->scales_offset, *scales, size_t(info->n_groups) * 4);
+        t.quant = std::move(info);
         out.weights.push_back(std::move(t));
     }
     if (off != size) return err(path, ": ", size - off, " unexpected bytes after the last tensor");

@@ -98,6 +98,7 @@ Result<std::vector<Board>> read_boards_file(const std::string& path) {
         if (!words.ok()) return err(path, ":", no, ": ", words.message());
         const std::vector<std::string>& w = words.value();
         if (w.empty()) continue;
+        if (w[0].empty()) return err(path, ":", no, ": the board name is empty (a name comes first on each line)");
         Board b;
         size_t opt = 1;
         if (w.size() > 1 && w[1].find('=') == std::string::npos) {

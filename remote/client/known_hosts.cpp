@@ -57,12 +57,12 @@ std::string key_fingerprint(ssh_key_struct* key) {
     return std::string(ssh_key_type_to_char(ssh_key_type(key))) + " " + s;
 }
 
-std::vector<std::string> known_fingerprints(const std::string& file, const std::string& host, int port) {
-    std::string name = port == 22 || port <= 0 ? host : "[" + host + "]:" + std::to_string(port);
-    std::vector<std::string> out;
-    std::ifstream f(file);
+std::vector<KnownHostKey> known_host_keys(std::string_view text, const std::string& host, int port) {
+    const std::string name = port == 22 || port <= 0 ? host : "[" + host + "]:" + std::to_string(port);
+    std::vector<KnownHostKey> out;
+    std::istringstream f{std::string(text)};
     std::string line;
-    while (std::getline(f, line)) {
+    for (int no = 1; std::getline(f, line); ++no) {
         std::istringstream is(line);
         std::string hosts, type, b64;
         if (!(is >> hosts) || hosts.empty() || hosts[0] == '#') continue;
@@ -73,9 +73,19 @@ std::vector<std::string> known_fingerprints(const std::string& file, const std::
         bool match = false;
         std::istringstream hs(hosts);
         for (std::string h; std::getline(hs, h, ',');) match = match || host_matches(h, name);
-        if (!match) continue;
+        if (match) out.push_back({type, b64, no});
+    }
+    return out;
+}
+
+std::vector<std::string> known_fingerprints(const std::string& file, const std::string& host, int port) {
+    std::ifstream f(file, std::ios::binary);
+    std::ostringstream text;
+    text << f.rdbuf();
+    std::vector<std::string> out;
+    for (const KnownHostKey& k : known_host_keys(text.str(), host, port)) {
         ssh_key key = nullptr;
-        if (ssh_pki_import_pubkey_base64(b64.c_str(), ssh_key_type_from_name(type.c_str()), &key) == SSH_OK) {
+        if (ssh_pki_import_pubkey_base64(k.base64.c_str(), ssh_key_type_from_name(k.type.c_str()), &key) == SSH_OK) {
             out.push_back(key_fingerprint(key));
             ssh_key_free(key);
         }

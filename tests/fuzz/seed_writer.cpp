@@ -11,7 +11,15 @@
 //   <out>/plan/        plans (uniform, rules, keep, GPTQ/AWQ options)
 //   <out>/workload/    tests/data/workloads/*.workload
 //   <out>/protocol/    a handshake followed by one frame of every message type
+//   <out>/llama2c/     tiny llama2.c checkpoints: v0 (shared and separate classifier), v1, v2 (int8)
+//   <out>/llama2c_q80/ tiny llama2.c v2 exports (groups of 8 and 16, shared and separate classifier)
+//   <out>/llama2c_tokenizer/ tok512.bin of stories260K (../shared), a byte-fallback vocabulary, a
+//                      minimal one
+//   <out>/kv_trace/    the first lines of tests/data/kv_traces/*.trace, a trace with frees
+//   <out>/boards/      boards files (destinations, IPv6, options, quotes, aliases) and an ssh config
+//   <out>/known_hosts/ known_hosts with plain, [host]:port, hashed and marker lines
 // Usage: edge_fuzz_seed_writer <out-dir> <shared-dir> <source-dir>
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -22,6 +30,7 @@
 #include "engine/core/half.h"
 #include "engine/model/edgeq.h"
 #include "engine/model/gguf_writer.h"
+#include "engine/model/llama2c.h"
 #include "engine/model/loader.h"
 #include "engine/model/safetensors.h"
 #include "engine/model/synth.h"
@@ -138,9 +147,11 @@ Status copy_file(const std::string& from, const std::string& to) {
     return {};
 }
 
-// Real files: the ONNX model, engines, quantized models, HF configs and tokenizer.json of stories260K.
+// Real files: the ONNX model, engines, quantized models, HF configs, tokenizer.json and the llama2.c
+// tokenizer of stories260K.
 Status write_real(const std::string& out, const std::string& shared) {
     EDGE_TRY(copy_file(shared + "/models/cnn/mnist-8.onnx", out + "/onnx/mnist-8.onnx"));
+    EDGE_TRY(copy_file(shared + "/models/stories260K/tok512.bin", out + "/llama2c_tokenizer/tok512.bin"));
     auto m = edge::load_model(shared + "/models/stories260K/stories260K.gguf");
     if (!m.ok()) return m.error();
     for (auto p : {edge::quant::Precision::FP16, edge::quant::Precision::INT8}) {  // FP16 here: as stored (F32)
@@ -246,6 +257,162 @@ Status write_protocol(const std::string& dir) {
     return write_bytes(dir + "/stream", stream);
 }
 
+// ---- llama2.c checkpoints and exports (layouts: engine/model/llama2c.h) ----
+
+struct L2cDims {
+    int32_t dim = 8, hidden = 16, layers = 1, heads = 2, kv_heads = 1, vocab = 16, seq = 4;
+};
+
+struct ByteWriter {
+    std::string b;
+    std::mt19937 rng{11};
+    void i32(int32_t v) { b.append(reinterpret_cast<const char*>(&v), 4); }
+    void f32(float v) { b.append(reinterpret_cast<const char*>(&v), 4); }
+    void floats(int64_t n) {
+        for (int64_t i = 0; i < n; ++i) f32(float(int(rng() % 2001) - 1000) / 4000.0f);
+    }
+    // int8 codes, then one float32 scale per group of the flattened tensor.
+    void q8(int64_t n, int group) {
+        for (int64_t i = 0; i < n; ++i) b.push_back(char(int(rng() % 255) - 127));
+        for (int64_t g = 0; g < n / group; ++g) f32(float(1 + rng() % 100) / 10000.0f);
+    }
+};
+
+// version 0: 7-int header, fp32 in llama2.c order, RoPE tables; 1: 256-byte header, fp32 norms
+// first; 2: the same with int8 matrices in groups of `group`.
+std::string llama2c_checkpoint(const L2cDims& d, int version, bool shared, int group) {
+    ByteWriter w;
+    const int64_t D = d.dim, F = d.hidden, L = d.layers, V = d.vocab, hs = d.dim / d.heads, KV = d.kv_heads * hs;
+    if (version == 0) {
+        for (int32_t v : {d.dim, d.hidden, d.layers, d.heads, d.kv_heads, shared ? d.vocab : -d.vocab, d.seq}) w.i32(v);
+        w.floats(V * D);
+        w.floats(L * D);  // attention norms
+        w.floats(L * D * D);
+        w.floats(2 * L * KV * D);
+        w.floats(L * D * D);
+        w.floats(L * D);  // FFN norms
+        w.floats(3 * L * F * D);
+        w.floats(D);
+        w.floats(2 * int64_t(d.seq) * hs / 2);  // freq_cis_real, freq_cis_imag
+        if (!shared) w.floats(V * D);
+        return w.b;
+    }
+    w.i32(int32_t(edge::kLlama2cMagic));
+    w.i32(version);
+    for (int32_t v : {d.dim, d.hidden, d.layers, d.heads, d.kv_heads, d.vocab, d.seq}) w.i32(v);
+    w.b.push_back(shared ? 1 : 0);
+    if (version == 2) w.i32(group);
+    w.b.resize(256, '\0');
+    w.floats(2 * L * D + D);  // attention norms, FFN norms, final norm
+    auto matrix = [&](int64_t n) {
+        if (version == 2)
+            w.q8(n, group);
+        else
+            w.floats(n);
+    };
+    matrix(V * D);
+    for (int l = 0; l < L; ++l) matrix(D * D);
+    for (int l = 0; l < 2 * L; ++l) matrix(KV * D);
+    for (int l = 0; l < L; ++l) matrix(D * D);
+    for (int l = 0; l < 3 * L; ++l) matrix(F * D);
+    if (!shared) matrix(V * D);
+    return w.b;
+}
+
+Status write_llama2c(const std::string& out) {
+    const L2cDims d;
+    EDGE_TRY(write_bytes(out + "/llama2c/v0-shared.bin", llama2c_checkpoint(d, 0, true, 0)));
+    EDGE_TRY(write_bytes(out + "/llama2c/v0-separate.bin", llama2c_checkpoint(d, 0, false, 0)));
+    EDGE_TRY(write_bytes(out + "/llama2c/v1-shared.bin", llama2c_checkpoint(d, 1, true, 0)));
+    EDGE_TRY(write_bytes(out + "/llama2c/v2-separate-g8.bin", llama2c_checkpoint(d, 2, false, 8)));
+    L2cDims two = d;
+    two.layers = 2;
+    two.kv_heads = 2;
+    EDGE_TRY(write_bytes(out + "/llama2c/v0-two-layers.bin", llama2c_checkpoint(two, 0, true, 0)));
+    EDGE_TRY(write_bytes(out + "/llama2c_q80/shared-g8.bin", llama2c_checkpoint(d, 2, true, 8)));
+    EDGE_TRY(write_bytes(out + "/llama2c_q80/separate-g16.bin", llama2c_checkpoint(d, 2, false, 16)));
+    return write_bytes(out + "/llama2c_q80/two-layers-g8.bin", llama2c_checkpoint(two, 2, true, 8));
+}
+
+// tokenizer.bin: int32 max_token_len, then per token f32 score, int32 length, bytes.
+std::string llama2c_tokenizer(const std::vector<std::pair<std::string, float>>& tokens) {
+    ByteWriter w;
+    int32_t longest = 1;
+    for (const auto& [text, score] : tokens) longest = std::max(longest, int32_t(text.size()));
+    w.i32(longest);
+    for (const auto& [text, score] : tokens) {
+        w.f32(score);
+        w.i32(int32_t(text.size()));
+        w.b += text;
+    }
+    return w.b;
+}
+
+Status write_llama2c_tokenizers(const std::string& dir) {
+    std::vector<std::pair<std::string, float>> t = {{"<unk>", 0}, {"\n<s>\n", 0}, {"\n</s>\n", 0}};
+    for (int b = 0; b < 256; ++b) {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "<0x%02X>", b);
+        t.emplace_back(hex, 0.0f);
+    }
+    float score = -1;
+    for (const char* piece : {"\xe2\x96\x81", "e", "t", "h", "th", "\xe2\x96\x81t", "he", "\xe2\x96\x81the", "on", "ce",
+                              "\xe2\x96\x81"
+                              "a",
+                              "\xe2\x96\x81time", "\xe2\x96\x81up", "\xe2\x96\x81upon"})
+        t.emplace_back(piece, score--);
+    EDGE_TRY(write_bytes(dir + "/byte-fallback.bin", llama2c_tokenizer(t)));
+    t.resize(3);
+    t.emplace_back("a", -1.0f);
+    t.emplace_back("b", -2.0f);
+    t.emplace_back("ab", -0.5f);
+    return write_bytes(dir + "/minimal.bin", llama2c_tokenizer(t));
+}
+
+// The first lines (about 1 KB) of each committed trace, and one with frees and single blocks.
+Status write_kv_traces(const std::string& dir, const std::string& source) {
+    for (const auto& e : std::filesystem::directory_iterator(source + "/tests/data/kv_traces")) {
+        std::ifstream in(e.path(), std::ios::binary);
+        std::string head, line;
+        while (head.size() < 1024 && std::getline(in, line)) head += line + "\n";
+        if (head.empty()) return edge::err(e.path().string(), ": empty trace");
+        EDGE_TRY(write_bytes(dir + "/" + e.path().filename().string(), head));
+    }
+    return write_bytes(dir + "/frees.trace",
+                       "edge-kv-trace 1\r\nname frees\nblock_tokens 32\n# a comment\ns 0 1 7 9-12 100\n"
+                       "s 1 3 0-3\nf 7 9-12\nf 100\ns 4294967294 1000000 18446744073709551614-18446744073709551615\n");
+}
+
+Status write_boards(const std::string& dir) {
+    EDGE_TRY(write_bytes(dir + "/fleet.boards",
+                         "# name      destination              options (all optional)\n"
+                         "orin-01     nvidia@10.0.0.21         root=/opt/edgestudio identity=~/.ssh/orin\n"
+                         "orin-02     nvidia@10.0.0.22:2222    launcher=\"nice -n -5\"\n"
+                         "lab-alias                            # an ~/.ssh/config alias\n"
+                         "v6          root@[fe80::1]:2022      root=/r\n"
+                         "emu u@127.0.0.1:2222 launcher=\"qemu-aarch64 -L /usr/aarch64-linux-gnu\" root=/r\r\n"
+                         "bare        10.0.0.30\n"));
+    return write_bytes(dir + "/ssh_config",
+                       "Host *\n  ServerAliveInterval 5\nHost orin jetson\n  HostName 10.1.1.1\n"
+                       "  User nv\n  Port 2200\n  IdentityFile ~/.ssh/orin\nHost pi?\n  User pi\n"
+                       "Match host foo\n  User bar\nHost=lab\n\tPort=2022 # tabs and '='\n");
+}
+
+Status write_known_hosts(const std::string& dir) {
+    const std::string ed = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOowF/45KZkPcN14OFZjH7lfr6bIz5zUObVBFr+ou7DM";
+    const std::string ec =
+        "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBFwZu0fAyAooyTZl/RZaaNWIhSTMlbbs4/"
+        "aKZRjcUO5bZ81W3BzEaK9cXDq2qdbEgTIUUPuQUdfJdIOfCB3/Jj8=";
+    EDGE_TRY(write_bytes(dir + "/plain", "# plain host fields\norin.local " + ed + "\n10.0.0.21,orin.local " + ec +
+                                             " comment\n[orin.local]:2222 " + ed + "\n"));
+    // Hashed: |1|base64(salt)|base64(HMAC-SHA1(salt, name)) for "orin.local" and "[orin.local]:2222".
+    EDGE_TRY(write_bytes(dir + "/hashed", "|1|AQIDBAUGBwgJCgsMDQ4PEBESExQ=|3W0FSNSIfbvlMyF+hzPdYe6cUFw= " + ed +
+                                              "\n|1|AQIDBAUGBwgJCgsMDQ4PEBESExQ=|jOfm0ETqakrkQQ88aOfWuM+MV3Q= " + ec +
+                                              "\n"));
+    return write_bytes(dir + "/markers", "@cert-authority *.local " + ed + "\n@revoked orin.local " + ec +
+                                             "\n\n   \norin.local\norin.local ssh-ed25519\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -255,12 +422,15 @@ int main(int argc, char** argv) {
     }
     const std::string out = argv[1], shared = argv[2], source = argv[3];
     std::error_code ec;
-    for (const char* d : {"gguf", "safetensors", "onnx", "edge", "edgeq", "hf_config", "tokenizer_json", "plan",
-                          "workload", "protocol"})
+    for (const char* d :
+         {"gguf", "safetensors", "onnx", "edge", "edgeq", "hf_config", "tokenizer_json", "plan", "workload", "protocol",
+          "llama2c", "llama2c_q80", "llama2c_tokenizer", "kv_trace", "boards", "known_hosts"})
         std::filesystem::create_directories(out + "/" + d, ec);
     for (Status s : {write_models(out + "/gguf"), write_metadata(out + "/gguf", 2), write_metadata(out + "/gguf", 3),
                      write_blocks(out + "/gguf"), write_safetensors(out + "/safetensors"), write_plans(out + "/plan"),
-                     write_workloads(out + "/workload", source), write_protocol(out + "/protocol")}) {
+                     write_workloads(out + "/workload", source), write_protocol(out + "/protocol"), write_llama2c(out),
+                     write_llama2c_tokenizers(out + "/llama2c_tokenizer"), write_kv_traces(out + "/kv_trace", source),
+                     write_boards(out + "/boards"), write_known_hosts(out + "/known_hosts")}) {
         if (!s.ok()) {
             std::fprintf(stderr, "seed writer: %s\n", s.message().c_str());
             return 1;
@@ -270,7 +440,8 @@ int main(int argc, char** argv) {
     // fuzzers start from an empty corpus.
     if (Status s = write_real(out, shared); !s.ok())
         std::fprintf(stderr,
-                     "seed writer: WARNING: %s; the onnx, edge, edgeq, hf_config and tokenizer_json corpora "
+                     "seed writer: WARNING: %s; the onnx, llama2c_tokenizer, edge, edgeq, hf_config and "
+                     "tokenizer_json corpora "
                      "are incomplete\n",
                      s.message().c_str());
     return 0;

@@ -83,6 +83,12 @@ TEST(Boards, ALauncherMayHoldSpacesInQuotes) {
     ASSERT_FALSE(open.ok());
     EXPECT_NE(open.message().find((dir / "open").string() + ":1: a double quote is not closed"), std::string::npos)
         << open.message();
+    // Found by fuzz_boards: a line of "" made a board without a name, which nothing could select.
+    std::ofstream(dir / "nameless") << "orin nvidia@10.0.0.2\n\"\" h3\n";
+    auto nameless = remote::read_boards_file((dir / "nameless").string());
+    ASSERT_FALSE(nameless.ok());
+    EXPECT_NE(nameless.message().find((dir / "nameless").string() + ":2: the board name is empty"), std::string::npos)
+        << nameless.message();
 }
 
 TEST(BoardAgent, ArchitecturesAreReadFromTheElfHeaderAndAMismatchIsRefused) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -176,6 +177,14 @@ TEST(Llama2c, BadFilesGetClearErrors) {
     std::memcpy(v9.data(), &magic, 4);
     std::memcpy(v9.data() + 4, &nine, 4);
     expect("v9.bin", v9, {"version 9"});
+    // Found by fuzz_llama2c: a v1 vocab_size of INT32_MIN (negative = separate classifier) has no
+    // magnitude; it is refused as a vocabulary of 0, without undefined behaviour.
+    std::vector<char> v1(300, '\0');
+    const int32_t one = 1, dims[] = {64, 172, 5, 8, 4, INT32_MIN, 512};
+    std::memcpy(v1.data(), &magic, 4);
+    std::memcpy(v1.data() + 4, &one, 4);
+    std::memcpy(v1.data() + 8, dims, sizeof dims);
+    expect("vocab-min.bin", v1, {"not a valid llama2.c checkpoint", "vocab_size 0"});
 }
 
 TEST(Llama2c, Version2Int8DequantizesWithinHalfAStep) {

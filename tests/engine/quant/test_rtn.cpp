@@ -89,6 +89,34 @@ TEST(QuantRtn, ReproducesLlama2cQ80Exactly) {
     EXPECT_EQ(scales, 259328 / 32);
 }
 
+// Found by fuzz_llama2c_q80: more KV heads than heads passed the header check, and a header that
+// promised more than the file held allocated each matrix before finding the bytes missing.
+TEST(QuantRtn, Llama2cQ80HeadersThatCannotBeRightAreRefused) {
+    const auto dir = edge::test::temp_dir("q80bad");
+    auto write = [&](const char* name, Llama2cV2Header h, size_t extra) {
+        std::string bytes(kLlama2cV2HeaderBytes + extra, '\0');
+        std::memcpy(bytes.data(), &h, sizeof h);
+        const std::string path = (dir / name).string();
+        std::ofstream(path, std::ios::binary) << bytes;
+        return path;
+    };
+    Llama2cV2Header h{kLlama2cMagic, 2, 64, 172, 5, 8, 4, 512, 512, 1, 32};
+    h.n_kv_heads = 9;
+    const std::string kv = write("kv.bin", h, 0);
+    auto r = read_llama2c_q80(kv);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.message().find(kv), std::string::npos) << r.message();
+    EXPECT_NE(r.message().find("implausible llama2.c v2 header"), std::string::npos) << r.message();
+    EXPECT_NE(r.message().find("kv heads 9"), std::string::npos) << r.message();
+    h.n_kv_heads = 4;
+    h.vocab_size = 1 << 22;  // 4M x 64 codes promised, a few norms present
+    const std::string big = write("big.bin", h, 64 * 11 * 4 + 100);
+    r = read_llama2c_q80(big);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.message().find("truncated at byte"), std::string::npos) << r.message();
+    EXPECT_NE(r.message().find("token_embd.weight"), std::string::npos) << r.message();
+}
+
 TEST(QuantRtn, EveryLayoutRoundTripsWithinHalfAStep) {
     const int64_t rows = 7, cols = 172;  // a ragged row length, like stories260K's ffn_down
     const auto w = random_matrix(rows, cols, 1);
