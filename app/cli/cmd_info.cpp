@@ -47,8 +47,14 @@ int run_info(const InfoArgs& a) {
                           {"source_bytes", dtype_bytes(t.source_type, t.numel())}});
         j["tensors"] = ts;
         const TokenizerSpec& tk = m.tokenizer;
-        j["tokenizer"] = {{"model", tk.model},   {"vocab_size", tk.tokens.size()}, {"bos_id", tk.bos_id},
-                          {"eos_id", tk.eos_id}, {"add_bos", tk.add_bos},          {"source", tk.source}};
+        j["tokenizer"] = {{"model", tk.model},    {"vocab_size", tk.tokens.size()}, {"bos_id", tk.bos_id},
+                          {"eos_id", tk.eos_id},  {"add_bos", tk.add_bos},          {"source", tk.source},
+                          {"eos_ids", tk.eos_ids}};
+        if (tk.generation.any())
+            j["generation"] = {{"temperature", tk.generation.temperature},
+                               {"top_p", tk.generation.top_p},
+                               {"top_k", tk.generation.top_k},
+                               {"source", tk.generation.source}};
         nlohmann::json md = nlohmann::json::object();
         for (const auto& [k, v] : m.metadata) md[k] = v;
         j["metadata"] = md;
@@ -81,6 +87,20 @@ int run_info(const InfoArgs& a) {
     else
         std::printf("  tokenizer     %s, %zu tokens, bos %d, eos %d\n", m.tokenizer.model.c_str(),
                     m.tokenizer.tokens.size(), m.tokenizer.bos_id, m.tokenizer.eos_id);
+    if (m.tokenizer.eos_ids.size() > 1) {
+        std::string ids;
+        for (int32_t e : m.tokenizer.eos_ids) ids += (ids.empty() ? "" : ", ") + std::to_string(e);
+        std::printf("  stops at      any of %s\n", ids.c_str());
+    }
+    if (const GenerationDefaults& g = m.tokenizer.generation; g.any()) {
+        auto shown = [](double v) {
+            char b[32];
+            std::snprintf(b, sizeof b, "%g", v);
+            return v < 0 ? std::string("-") : std::string(b);
+        };
+        std::printf("  sampling      temperature %s, top_p %s, top_k %s (%s)\n", shown(g.temperature).c_str(),
+                    shown(g.top_p).c_str(), shown(g.top_k).c_str(), g.source.c_str());
+    }
     if (a.tensors) {
         std::printf("\n  %-28s %-14s %-6s %12s\n", "tensor", "shape", "source", "bytes");
         for (const auto& t : m.tensors)

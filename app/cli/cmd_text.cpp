@@ -20,6 +20,7 @@ struct GenerateArgs {
     float temperature = 0.8f;
     float top_p = 0.95f;
     int top_k = 0;
+    bool temperature_given = false, top_p_given = false, top_k_given = false;
     uint64_t seed = 42;
     int threads = 0;
     std::string backend = "auto";
@@ -91,11 +92,14 @@ int run_generate(const GenerateArgs& a) {
         return seq->next(t);
     };
 
+    // Sampling: the flags given, else the model's own defaults (generation_config.json), else ours.
+    const GenerationDefaults& gd = loaded->model->tokenizer.generation;
     SamplingParams sp;
-    sp.temperature = a.temperature;
-    sp.top_p = a.top_p;
-    sp.top_k = a.top_k;
+    sp.temperature = !a.temperature_given && gd.temperature >= 0 ? gd.temperature : a.temperature;
+    sp.top_p = !a.top_p_given && gd.top_p >= 0 ? gd.top_p : a.top_p;
+    sp.top_k = !a.top_k_given && gd.top_k >= 0 ? gd.top_k : a.top_k;
     sp.seed = a.seed;
+    const TokenizerSpec& spec = loaded->model->tokenizer;
     Sampler sampler(sp);
 
     Stopwatch sw;
@@ -114,7 +118,7 @@ int run_generate(const GenerateArgs& a) {
     int pos = int(prompt.size());
     while (int(out.size()) < a.max_tokens) {
         const int32_t next = sampler.sample(logits, c.vocab_size);
-        if (next == tok.eos_id()) break;
+        if (next == tok.eos_id() || spec.ends_generation(next)) break;  // any EOS the model names
         out.push_back(next);
         const std::string piece = tok.piece(next, prev);
         text += piece;
@@ -137,6 +141,7 @@ int run_generate(const GenerateArgs& a) {
         j["text"] = text;
         j["prefill_seconds"] = prefill_s;
         j["executor"] = runs_on;
+        j["sampling"] = {{"temperature", sp.temperature}, {"top_p", sp.top_p}, {"top_k", sp.top_k}};
         j["decode_seconds"] = decode_s;
         j["decode_tokens_per_second"] = decode_s > 0 ? double(out.size()) / decode_s : 0.0;
         print_json(j);
@@ -197,7 +202,12 @@ void add_text_commands(CLI::App& app, int& rc) {
         ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
     gen->add_option("--tokenizer", g->tokenizer, "Tokenizer file for formats without one (llama2.c)");
     gen->add_flag("--json", g->json, "Print prompt ids, generated ids and text as JSON");
-    gen->callback([g, &rc] { rc = run_generate(*g); });
+    gen->callback([g, gen, &rc] {
+        g->temperature_given = gen->count("--temperature") > 0;
+        g->top_p_given = gen->count("--top-p") > 0;
+        g->top_k_given = gen->count("--top-k") > 0;
+        rc = run_generate(*g);
+    });
 
     auto t = std::make_shared<TokenizeArgs>();
     CLI::App* tk = app.add_subcommand("tokenize", "Token ids of a text");

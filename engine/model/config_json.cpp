@@ -55,6 +55,12 @@ nlohmann::json tokenizer_header_to_json(const TokenizerSpec& t) {
             {"eos_id", t.eos_id},
             {"unk_id", t.unk_id},
             {"pad_id", t.pad_id},
+            {"eos_ids", t.eos_ids},
+            {"generation",
+             {{"temperature", t.generation.temperature},
+              {"top_p", t.generation.top_p},
+              {"top_k", t.generation.top_k},
+              {"source", t.generation.source}}},
             {"add_bos", t.add_bos},
             {"add_space_prefix", t.add_space_prefix},
             {"hf_json", t.hf_json}};
@@ -71,6 +77,14 @@ void tokenizer_header_from_json(const nlohmann::json& j, TokenizerSpec& t) {
     t.pad_id = j.at("pad_id");
     t.add_bos = j.at("add_bos");
     t.add_space_prefix = j.at("add_space_prefix");
+    // Files written before these fields existed have none: one EOS id, no sampling defaults.
+    t.eos_ids = j.value("eos_ids", std::vector<int32_t>());
+    if (auto g = j.find("generation"); g != j.end() && g->is_object()) {
+        t.generation.temperature = g->value("temperature", -1.0f);
+        t.generation.top_p = g->value("top_p", -1.0f);
+        t.generation.top_k = g->value("top_k", -1);
+        t.generation.source = g->value("source", std::string());
+    }
     t.hf_json = j.at("hf_json");
 }
 

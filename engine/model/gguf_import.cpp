@@ -161,6 +161,14 @@ Status read_tokenizer(const File& f, TokenizerSpec& t) {
     EDGE_TRY(id("tokenizer.ggml.eos_token_id", t.eos_id));
     EDGE_TRY(id("tokenizer.ggml.unknown_token_id", t.unk_id));
     EDGE_TRY(id("tokenizer.ggml.padding_token_id", t.pad_id));
+    // End-of-turn / end-of-message tokens (llama.cpp's eot and eom, set on instruct models) also
+    // end generation.
+    t.add_eos(t.eos_id);
+    for (const char* key : {"tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"}) {
+        int extra = -1;
+        EDGE_TRY(id(key, extra));
+        t.add_eos(extra);
+    }
     auto flag = [&](const char* key, bool& out) -> Status {
         auto v = f.get_bool(key);
         if (!v.ok()) return v.error();

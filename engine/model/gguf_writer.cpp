@@ -244,6 +244,12 @@ void set_llama_metadata(Writer& w, const LlamaConfig& c, const TokenizerSpec& to
     id("tokenizer.ggml.eos_token_id", tok.eos_id);
     id("tokenizer.ggml.unknown_token_id", tok.unk_id);
     id("tokenizer.ggml.padding_token_id", tok.pad_id);
+    // GGUF names one more id that ends generation (end of turn); a third and later are not kept.
+    for (int32_t e : tok.eos_ids)
+        if (e != tok.eos_id) {
+            id("tokenizer.ggml.eot_token_id", e);
+            break;
+        }
     w.set("tokenizer.ggml.add_bos_token", Value::of_bool(tok.add_bos));
     w.set("tokenizer.ggml.add_space_prefix", Value::of_bool(tok.add_space_prefix));
 }

@@ -55,6 +55,17 @@ int first_id(const json& j, const char* key) {
     return -1;
 }
 
+std::vector<int32_t> all_ids(const json& j, const char* key) {
+    std::vector<int32_t> out;
+    auto it = j.find(key);
+    if (it == j.end()) return out;
+    if (it->is_number_integer()) out.push_back(int32_t(it->get<int64_t>()));
+    if (it->is_array())
+        for (const json& e : *it)
+            if (e.is_number_integer()) out.push_back(int32_t(e.get<int64_t>()));
+    return out;
+}
+
 // rope_scaling: "llama3" (Llama 3.1-3.3) and "linear" become per-pair frequency factors
 // (engine/model/rope.h); other types are refused by name.
 Status read_rope_scaling(const json& rs, const std::string& origin, LlamaConfig& c) {
@@ -165,6 +176,7 @@ Result<HfConfig> parse(const json& j, const std::string& origin) {
     }
     h.bos_id = first_id(j, "bos_token_id");
     h.eos_id = first_id(j, "eos_token_id");
+    h.eos_ids = all_ids(j, "eos_token_id");
 
     h.metadata.insert(h.metadata.begin(), {
                                               {"architecture", h.architecture},

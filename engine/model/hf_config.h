@@ -1,5 +1,6 @@
 // Hugging Face config.json for Llama-family decoders (internal to engine/model).
 #pragma once
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,7 @@ struct HfConfig {
     bool phi3 = false;         // fused qkv_proj / gate_up_proj
     LlamaConfig llama;
     int bos_id = -1, eos_id = -1;
+    std::vector<int32_t> eos_ids;  // every id of eos_token_id when it is a list
     std::vector<std::pair<std::string, std::string>> metadata;
 };
 

@@ -42,7 +42,8 @@ TEST(CliInstruct, GenerationStopsAtAnyEosOfGenerationConfigAndUsesItsSampling) {
     EXPECT_EQ(j["sampling"]["temperature"], 0.0);
     EXPECT_EQ(j["sampling"]["top_k"], 40);
     // A flag given wins over the model's default.
-    CliRun k = run_cli({"generate", dir, "--prompt", "Once upon a time", "--max-tokens", "3", "--top-k", "5", "--json"});
+    CliRun k =
+        run_cli({"generate", dir, "--prompt", "Once upon a time", "--max-tokens", "3", "--top-k", "5", "--json"});
     ASSERT_EQ(k.rc, 0) << k.err;
     EXPECT_EQ(k.json()["sampling"]["top_k"], 5);
 

@@ -10,6 +10,8 @@
 #include <random>
 
 #include "engine/core/mapped_file.h"
+#include "engine/model/edgeq.h"
+#include "engine/model/gguf_writer.h"
 #include "engine/model/hf_config.h"
 #include "engine/model/loader.h"
 #include "engine/model/safetensors.h"
@@ -308,6 +310,47 @@ TEST(HfImport, MissingTokenizerLoadsWithoutOne) {
     auto m = load_model(dir.string());
     ASSERT_TRUE(m.ok()) << m.message();
     EXPECT_TRUE(m->tokenizer.empty());
+}
+
+// generation_config.json: EOS ids added to config.json's, sampling defaults (greedy without
+// do_sample), both kept by .edgeq and, for the EOS ids, by GGUF (as eot_token_id).
+TEST(HfImport, GenerationConfigEosIdsAndSamplingSurviveSaving) {
+    REQUIRE_GGUF();
+    const fs::path dir = write_fixture(*ref, {}, "genconf");
+    std::ofstream(dir / "generation_config.json")
+        << R"({"eos_token_id": [2, 7, 7], "do_sample": true, "temperature": 0.6, "top_p": 0.9})";
+    auto m = load_model(dir.string());
+    ASSERT_TRUE(m.ok()) << m.message();
+    EXPECT_EQ(m->tokenizer.eos_id, 2);
+    EXPECT_EQ(m->tokenizer.eos_ids, (std::vector<int32_t>{2, 7}));
+    EXPECT_TRUE(m->tokenizer.ends_generation(7));
+    EXPECT_FALSE(m->tokenizer.ends_generation(8));
+    EXPECT_FLOAT_EQ(m->tokenizer.generation.temperature, 0.6f);
+    EXPECT_FLOAT_EQ(m->tokenizer.generation.top_p, 0.9f);
+    EXPECT_EQ(m->tokenizer.generation.top_k, -1);
+
+    const fs::path out = test::temp_dir("genconf-out");
+    ASSERT_TRUE(save_edgeq(*m, (out / "m.edgeq").string()).ok());
+    auto q = load_model((out / "m.edgeq").string());
+    ASSERT_TRUE(q.ok()) << q.message();
+    EXPECT_EQ(q->tokenizer.eos_ids, (std::vector<int32_t>{2, 7}));
+    EXPECT_FLOAT_EQ(q->tokenizer.generation.temperature, 0.6f);
+    EXPECT_EQ(q->tokenizer.generation.source, (dir / "generation_config.json").string());
+    // GGUF keeps a second EOS id as eot_token_id (a GGUF-tokenizer model: HF tokenizers are not
+    // written to GGUF yet).
+    Model two = *ref;
+    two.tokenizer.add_eos(7);
+    ASSERT_TRUE(write_gguf_model(two, (out / "m.gguf").string()).ok());
+    auto g = load_model((out / "m.gguf").string());
+    ASSERT_TRUE(g.ok()) << g.message();
+    EXPECT_EQ(g->tokenizer.eos_ids, (std::vector<int32_t>{2, 7}));
+
+    std::ofstream(dir / "generation_config.json") << R"({"temperature": 0.7})";
+    auto greedy = load_model(dir.string());
+    ASSERT_TRUE(greedy.ok()) << greedy.message();
+    EXPECT_EQ(greedy->tokenizer.generation.temperature, 0.0f);  // do_sample absent: greedy
+    std::ofstream(dir / "generation_config.json") << R"({"do_sample": "yes"})";
+    expect_error(dir.string(), {"generation_config.json", "do_sample must be true or false", "\"yes\""});
 }
 
 TEST(Loader, DispatchesAndExplainsWhatItCannotLoad) {
