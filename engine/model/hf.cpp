@@ -12,7 +12,6 @@
 #include <nlohmann/json.hpp>
 
 #include <set>
-#include <type_traits>
 
 #include "engine/core/json_util.h"
 
@@ -252,57 +251,14 @@ Status read_tokenizer(const fs::path& dir, const HfConfig& hc, Model& m) {
     return {};
 }
 
-// generation_config.json: the EOS ids an instruct model stops at (int or list, added to
-// config.json's) and its sampling defaults. As transformers' generate does, do_sample absent or
-// false means greedy decoding.
+// generation_config.json beside config.json (parse_generation_config).
 Status read_generation_config(const fs::path& dir, Model& m) {
     std::error_code ec;
     const fs::path gc = dir / "generation_config.json";
     if (!fs::is_regular_file(gc, ec)) return {};
     auto text = read_text_file(gc.string());
     if (!text) return text.error();
-    auto parsed = parse_json(*text, gc.string());
-    if (!parsed) return parsed.error();
-    const json& j = *parsed;
-    if (!j.is_object()) return err(gc.string(), ": generation_config.json must be a JSON object");
-    TokenizerSpec& t = m.tokenizer;
-    auto ids = [&](const char* key, bool eos) -> Status {
-        auto it = j.find(key);
-        if (it == j.end() || it->is_null()) return {};
-        std::vector<json> list = it->is_array() ? it->get<std::vector<json>>() : std::vector<json>{*it};
-        for (const json& v : list) {
-            if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= m.config.vocab_size)
-                return err(gc.string(), ": ", key, " must be token ids below the vocabulary size ", m.config.vocab_size,
-                           ", found ", json_excerpt(*it));
-            if (eos)
-                t.add_eos(int32_t(v.get<int64_t>()));
-            else if (t.bos_id < 0)
-                t.bos_id = int32_t(v.get<int64_t>());
-        }
-        return {};
-    };
-    EDGE_TRY(ids("eos_token_id", true));
-    EDGE_TRY(ids("bos_token_id", false));
-    auto number = [&](const char* key, double lo, double hi, auto& out) -> Status {
-        auto it = j.find(key);
-        if (it == j.end() || it->is_null()) return {};
-        if (!it->is_number() || it->get<double>() < lo || it->get<double>() > hi)
-            return err(gc.string(), ": ", key, " must be a number in [", lo, ", ", hi, "], found ", json_excerpt(*it));
-        out = static_cast<std::remove_reference_t<decltype(out)>>(it->get<double>());
-        return {};
-    };
-    GenerationDefaults g;
-    EDGE_TRY(number("temperature", 0, 100, g.temperature));
-    EDGE_TRY(number("top_p", 0, 1, g.top_p));
-    EDGE_TRY(number("top_k", 0, 1 << 30, g.top_k));
-    bool sample = false;
-    if (auto it = j.find("do_sample"); it != j.end() && !it->is_null()) {
-        if (!it->is_boolean()) return err(gc.string(), ": do_sample must be true or false, found ", json_excerpt(*it));
-        sample = it->get<bool>();
-    }
-    if (!sample) g.temperature = 0;  // greedy
-    g.source = gc.string();
-    t.generation = g;
+    EDGE_TRY(parse_generation_config(*text, gc.string(), m.config.vocab_size, m.tokenizer));
     m.metadata.push_back({"generation_config", gc.string()});
     return {};
 }

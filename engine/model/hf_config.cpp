@@ -215,4 +215,55 @@ Result<HfConfig> parse_hf_config(const std::string& text, const std::string& ori
     }
 }
 
+// As transformers' generate does, do_sample absent or false means greedy decoding.
+Status parse_generation_config(const std::string& text, const std::string& origin, int vocab_size, TokenizerSpec& t) {
+    auto parsed = parse_json(text, origin);
+    if (!parsed) return parsed.error();
+    const json& j = *parsed;
+    if (!j.is_object()) return err(origin, ": generation_config.json must be a JSON object");
+    auto ids = [&](const char* key, bool eos) -> Status {
+        auto it = j.find(key);
+        if (it == j.end() || it->is_null()) return {};
+        const bool list = it->is_array();
+        if (list && it->size() > 64) return err(origin, ": ", key, " lists ", it->size(), " ids (at most 64)");
+        for (size_t i = 0; i < (list ? it->size() : 1); ++i) {
+            const json& v = list ? (*it)[i] : *it;
+            if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= vocab_size)
+                return err(origin, ": ", key, " must be token ids below the vocabulary size ", vocab_size, ", found ",
+                           json_excerpt(*it));
+            if (eos)
+                t.add_eos(int32_t(v.get<int64_t>()));
+            else if (t.bos_id < 0)
+                t.bos_id = int32_t(v.get<int64_t>());
+        }
+        return {};
+    };
+    EDGE_TRY(ids("eos_token_id", true));
+    EDGE_TRY(ids("bos_token_id", false));
+    auto number = [&](const char* key, double lo, double hi, double& out) -> Status {
+        auto it = j.find(key);
+        if (it == j.end() || it->is_null()) return {};
+        if (!it->is_number() || !(it->get<double>() >= lo && it->get<double>() <= hi))
+            return err(origin, ": ", key, " must be a number in [", lo, ", ", hi, "], found ", json_excerpt(*it));
+        out = it->get<double>();
+        return {};
+    };
+    double temperature = -1, top_p = -1, top_k = -1;
+    EDGE_TRY(number("temperature", 0, 100, temperature));
+    EDGE_TRY(number("top_p", 0, 1, top_p));
+    EDGE_TRY(number("top_k", 0, 1 << 30, top_k));
+    bool sample = false;
+    if (auto it = j.find("do_sample"); it != j.end() && !it->is_null()) {
+        if (!it->is_boolean()) return err(origin, ": do_sample must be true or false, found ", json_excerpt(*it));
+        sample = it->get<bool>();
+    }
+    GenerationDefaults g;
+    g.temperature = sample ? float(temperature) : 0.0f;  // greedy
+    g.top_p = float(top_p);
+    g.top_k = int(top_k);
+    g.source = origin;
+    t.generation = g;
+    return {};
+}
+
 }  // namespace edge

@@ -27,4 +27,9 @@ const std::vector<std::string>& hf_supported_architectures();
 // naming the key.
 Result<HfConfig> parse_hf_config(const std::string& text, const std::string& origin);
 
+// generation_config.json text: its eos_token_id (int or list) added to t's EOS ids, bos_token_id
+// when t has none, and the sampling defaults (temperature, top_p, top_k; do_sample absent or false
+// = greedy) into t.generation. Ids must lie below vocab_size; `origin` prefixes every error.
+Status parse_generation_config(const std::string& text, const std::string& origin, int vocab_size, TokenizerSpec& t);
+
 }  // namespace edge

@@ -18,6 +18,7 @@
 //   <out>/kv_trace/    the first lines of tests/data/kv_traces/*.trace, a trace with frees
 //   <out>/boards/      boards files (destinations, IPv6, options, quotes, aliases) and an ssh config
 //   <out>/known_hosts/ known_hosts with plain, [host]:port, hashed and marker lines
+//   <out>/generation_config/ generation_config.json of Llama 3.x Instruct, Llama 2, Qwen2.5 shapes
 // Usage: edge_fuzz_seed_writer <out-dir> <shared-dir> <source-dir>
 #include <algorithm>
 #include <cstdio>
@@ -398,6 +399,22 @@ Status write_boards(const std::string& dir) {
                        "Match host foo\n  User bar\nHost=lab\n\tPort=2022 # tabs and '='\n");
 }
 
+// generation_config.json as Llama 3.x Instruct, Llama 2 and Qwen2.5 ship it, and edge cases.
+Status write_generation_configs(const std::string& dir) {
+    EDGE_TRY(write_bytes(dir + "/llama3-instruct.json",
+                         "{\n  \"bos_token_id\": 128000,\n  \"do_sample\": true,\n  \"eos_token_id\": [128001, 128008, "
+                         "128009],\n  \"temperature\": 0.6,\n  \"top_p\": 0.9,\n  \"transformers_version\": "
+                         "\"4.45.0\"\n}\n"));
+    EDGE_TRY(write_bytes(dir + "/llama2.json",
+                         "{\"bos_token_id\": 1, \"eos_token_id\": 2, \"pad_token_id\": 0, \"temperature\": 0.6, "
+                         "\"max_length\": 4096, \"top_p\": 0.9}"));
+    EDGE_TRY(write_bytes(dir + "/qwen2.json",
+                         "{\"bos_token_id\": 151643, \"pad_token_id\": 151643, \"do_sample\": true, "
+                         "\"eos_token_id\": [151645, 151643], \"repetition_penalty\": 1.05, \"temperature\": 0.7, "
+                         "\"top_p\": 0.8, \"top_k\": 20}"));
+    return write_bytes(dir + "/nulls.json", "{\"eos_token_id\": null, \"do_sample\": false, \"top_k\": 0}");
+}
+
 Status write_known_hosts(const std::string& dir) {
     const std::string ed = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOowF/45KZkPcN14OFZjH7lfr6bIz5zUObVBFr+ou7DM";
     const std::string ec =
@@ -424,13 +441,14 @@ int main(int argc, char** argv) {
     std::error_code ec;
     for (const char* d :
          {"gguf", "safetensors", "onnx", "edge", "edgeq", "hf_config", "tokenizer_json", "plan", "workload", "protocol",
-          "llama2c", "llama2c_q80", "llama2c_tokenizer", "kv_trace", "boards", "known_hosts"})
+          "llama2c", "llama2c_q80", "llama2c_tokenizer", "kv_trace", "boards", "known_hosts", "generation_config"})
         std::filesystem::create_directories(out + "/" + d, ec);
     for (Status s : {write_models(out + "/gguf"), write_metadata(out + "/gguf", 2), write_metadata(out + "/gguf", 3),
                      write_blocks(out + "/gguf"), write_safetensors(out + "/safetensors"), write_plans(out + "/plan"),
                      write_workloads(out + "/workload", source), write_protocol(out + "/protocol"), write_llama2c(out),
                      write_llama2c_tokenizers(out + "/llama2c_tokenizer"), write_kv_traces(out + "/kv_trace", source),
-                     write_boards(out + "/boards"), write_known_hosts(out + "/known_hosts")}) {
+                     write_boards(out + "/boards"), write_known_hosts(out + "/known_hosts"),
+                     write_generation_configs(out + "/generation_config")}) {
         if (!s.ok()) {
             std::fprintf(stderr, "seed writer: %s\n", s.message().c_str());
             return 1;
