@@ -384,35 +384,41 @@ Status write_kv_traces(const std::string& dir, const std::string& source) {
                        "s 1 3 0-3\nf 7 9-12\nf 100\ns 4294967294 1000000 18446744073709551614-18446744073709551615\n");
 }
 
+// Hand-written text seeds: {file name, contents} into dir.
+Status write_texts(const std::string& dir, const std::vector<std::pair<const char*, const char*>>& files) {
+    for (const auto& [name, text] : files) EDGE_TRY(write_bytes(dir + "/" + name, text));
+    return {};
+}
+
 Status write_boards(const std::string& dir) {
-    EDGE_TRY(write_bytes(dir + "/fleet.boards",
-                         "# name      destination              options (all optional)\n"
-                         "orin-01     nvidia@10.0.0.21         root=/opt/edgestudio identity=~/.ssh/orin\n"
-                         "orin-02     nvidia@10.0.0.22:2222    launcher=\"nice -n -5\"\n"
-                         "lab-alias                            # an ~/.ssh/config alias\n"
-                         "v6          root@[fe80::1]:2022      root=/r\n"
-                         "emu u@127.0.0.1:2222 launcher=\"qemu-aarch64 -L /usr/aarch64-linux-gnu\" root=/r\r\n"
-                         "bare        10.0.0.30\n"));
-    return write_bytes(dir + "/ssh_config",
-                       "Host *\n  ServerAliveInterval 5\nHost orin jetson\n  HostName 10.1.1.1\n"
-                       "  User nv\n  Port 2200\n  IdentityFile ~/.ssh/orin\nHost pi?\n  User pi\n"
-                       "Match host foo\n  User bar\nHost=lab\n\tPort=2022 # tabs and '='\n");
+    return write_texts(dir, {{"fleet.boards",
+                              "# name      destination              options (all optional)\n"
+                              "orin-01     nvidia@10.0.0.21         root=/opt/edgestudio identity=~/.ssh/orin\n"
+                              "orin-02     nvidia@10.0.0.22:2222    launcher=\"nice -n -5\"\n"
+                              "lab-alias                            # an ~/.ssh/config alias\n"
+                              "v6          root@[fe80::1]:2022      root=/r\n"
+                              "emu u@127.0.0.1:2222 launcher=\"qemu-aarch64 -L /usr/aarch64-linux-gnu\" root=/r\r\n"
+                              "bare        10.0.0.30\n"},
+                             {"ssh_config",
+                              "Host *\n  ServerAliveInterval 5\nHost orin jetson\n  HostName 10.1.1.1\n"
+                              "  User nv\n  Port 2200\n  IdentityFile ~/.ssh/orin\nHost pi?\n  User pi\n"
+                              "Match host foo\n  User bar\nHost=lab\n\tPort=2022 # tabs and '='\n"}});
 }
 
 // generation_config.json as Llama 3.x Instruct, Llama 2 and Qwen2.5 ship it, and edge cases.
 Status write_generation_configs(const std::string& dir) {
-    EDGE_TRY(write_bytes(dir + "/llama3-instruct.json",
-                         "{\n  \"bos_token_id\": 128000,\n  \"do_sample\": true,\n  \"eos_token_id\": [128001, 128008, "
-                         "128009],\n  \"temperature\": 0.6,\n  \"top_p\": 0.9,\n  \"transformers_version\": "
-                         "\"4.45.0\"\n}\n"));
-    EDGE_TRY(write_bytes(dir + "/llama2.json",
-                         "{\"bos_token_id\": 1, \"eos_token_id\": 2, \"pad_token_id\": 0, \"temperature\": 0.6, "
-                         "\"max_length\": 4096, \"top_p\": 0.9}"));
-    EDGE_TRY(write_bytes(dir + "/qwen2.json",
-                         "{\"bos_token_id\": 151643, \"pad_token_id\": 151643, \"do_sample\": true, "
-                         "\"eos_token_id\": [151645, 151643], \"repetition_penalty\": 1.05, \"temperature\": 0.7, "
-                         "\"top_p\": 0.8, \"top_k\": 20}"));
-    return write_bytes(dir + "/nulls.json", "{\"eos_token_id\": null, \"do_sample\": false, \"top_k\": 0}");
+    return write_texts(
+        dir, {{"llama3-instruct.json",
+               "{\n  \"bos_token_id\": 128000,\n  \"do_sample\": true,\n  \"eos_token_id\": [128001, 128008, "
+               "128009],\n  \"temperature\": 0.6,\n  \"top_p\": 0.9,\n  \"transformers_version\": \"4.45.0\"\n}\n"},
+              {"llama2.json",
+               "{\"bos_token_id\": 1, \"eos_token_id\": 2, \"pad_token_id\": 0, \"temperature\": 0.6, "
+               "\"max_length\": 4096, \"top_p\": 0.9}"},
+              {"qwen2.json",
+               "{\"bos_token_id\": 151643, \"pad_token_id\": 151643, \"do_sample\": true, "
+               "\"eos_token_id\": [151645, 151643], \"repetition_penalty\": 1.05, \"temperature\": 0.7, "
+               "\"top_p\": 0.8, \"top_k\": 20}"},
+              {"nulls.json", "{\"eos_token_id\": null, \"do_sample\": false, \"top_k\": 0}"}});
 }
 
 Status write_known_hosts(const std::string& dir) {
