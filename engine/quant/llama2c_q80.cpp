@@ -59,7 +59,9 @@ Result<Llama2cQ80> read_llama2c_q80(const std::string& path) {
     if (!h.shared_classifier) order.push_back({"output.weight", V, D});
 
     // Each matrix is checked against the bytes left before its buffer is allocated, so a header
-    // that promises more than the file holds costs no memory.
+    // that promises more than the file holds costs no memory. The tensor is assembled here from
+    // quant_layout (engine/core) rather than by rtn's make_quant_tensor, so that this reader links
+    // alone into the fuzz project (tests/fuzz/project) without the quantizers and the runtime.
     for (const Entry& e : order) {
         auto info = std::make_shared<QuantInfo>();
         info->bits = 8;
