@@ -82,7 +82,6 @@ int run_bench(const BenchArgs& a) {
             if (auto st = (*b)->load(model, *plan, BackendOptions{th, total}); !st.ok()) return fail(st.error());
             exe = std::move(b).value();
         } else {
-            ro.contiguous_kv = false;
             auto r = LlamaCpu::create(model, ro);
             if (!r.ok()) return fail(r.error());
             exe = std::move(r).value();

@@ -159,7 +159,7 @@ int run_serve_bench(const ServeArgs& a) {
     if (!lm) return fail(lm.error());
     const LlamaConfig& c = lm->model->config;
     const int max_seq = std::min(c.context_length > 0 ? c.context_length : 2048, 1 << 16);
-    auto rt = LlamaCpu::create(lm->model, RuntimeOptions{a.threads, max_seq, false});
+    auto rt = LlamaCpu::create(lm->model, RuntimeOptions{a.threads, max_seq});
     if (!rt) return fail(rt.error());
     std::vector<sched::ServeRequest> reqs;
     for (size_t i = 0; i < w->requests.size(); ++i) {
@@ -184,7 +184,7 @@ int run_serve_bench(const ServeArgs& a) {
     if (!r) return fail(a.workload + ": " + r.message());
     sched::Agreement g;
     if (a.compare) {
-        auto ref_rt = LlamaCpu::create(lm->model, RuntimeOptions{a.threads, max_seq, true});
+        auto ref_rt = LlamaCpu::create(lm->model, RuntimeOptions{a.threads, max_seq});
         if (!ref_rt) return fail(ref_rt.error());
         auto ref = sched::run_alone(**ref_rt, reqs, true);
         if (!ref) return fail(ref.error());

@@ -38,9 +38,8 @@ int run_perplexity(const PplArgs& a) {
     ro.max_seq = std::max(
         1, std::min(po.max_tokens,
                     loaded->model->config.context_length > 0 ? loaded->model->config.context_length : po.max_tokens));
-    // FP32 scores through batch steps (the K/V in the scorer's PagedKv, no contiguous cache);
-    // llama.cpp numerics keeps its own F16 cache and prefill.
-    ro.contiguous_kv = ro.numerics != Numerics::Fp32;
+    // FP32 scores through batch steps (the K/V in the scorer's PagedKv); llama.cpp numerics keeps
+    // its own F16 cache and prefill.
     auto rt = LlamaCpu::create(loaded->model, ro);
     if (!rt.ok()) return fail(rt.error());
     Stopwatch sw;

@@ -328,7 +328,7 @@ int run_bench(const BenchArgs& b) {
         PplOptions ev;
         ev.protocol = PplProtocol::Para;
         auto ppl = [&](const Model& x) -> Result<PplResult> {
-            auto rt = LlamaCpu::create(std::make_shared<const Model>(x), RuntimeOptions{b.threads, 512, true});
+            auto rt = LlamaCpu::create(std::make_shared<const Model>(x), RuntimeOptions{b.threads, 512});
             if (!rt) return rt.error();
             return evaluate_perplexity(*rt.value(), *tok.value(), eval_text, ev);
         };

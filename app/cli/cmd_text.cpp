@@ -70,7 +70,6 @@ int run_generate(const GenerateArgs& a) {
         exe = std::move(opened->exe);
         loaded->model = opened->model;  // the executor's own copy; the first one is released
     } else {
-        ro.contiguous_kv = ro.numerics != Numerics::Fp32;
         auto rt = LlamaCpu::create(loaded->model, ro);
         if (!rt.ok()) return fail(rt.error());
         runs_on = (*rt)->capabilities().name;

@@ -7,6 +7,7 @@
 #include "engine/model/cnn_ir.h"
 #include "engine/runtime/cnn.h"
 #include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/one_sequence.h"
 
 namespace edge::calib {
 
@@ -62,7 +63,8 @@ Result<LlmPoolEmbeddings> llm_embeddings(std::shared_ptr<const Model> model, con
             for (int j = 0; j < dim; ++j) acc[size_t(j)] += double(in[size_t(t) * size_t(dim) + size_t(j)]);
         pooled += std::max(0, n - 1);
     });
-    std::vector<float> logits;
+    auto seq = runtime::OneSequence::create(**rt, opts.max_tokens);
+    if (!seq) return err(src, ": ", seq.message());
     for (size_t i = 0; i < samples.size(); ++i) {
         if (is_cancelled(progress)) return err("embedding cancelled");
         auto ids = tok.encode(samples[i], true);
@@ -71,8 +73,8 @@ Result<LlmPoolEmbeddings> llm_embeddings(std::shared_ptr<const Model> model, con
         if (int(ids.size()) > opts.max_tokens) ids.resize(size_t(opts.max_tokens));
         std::fill(acc.begin(), acc.end(), 0.0);
         pooled = 0;
-        logits.resize(ids.size() * size_t(model->config.vocab_size));
-        (*rt)->prefill(ids.data(), int(ids.size()), 0, logits.data());
+        seq->reset();
+        if (auto r = seq->next(ids, true); !r) return err(src, ": sample ", i, ": ", r.message());
         if (pooled < 1) return err(src, ": the executor gave no hidden state for sample ", i);
         for (int j = 0; j < dim; ++j) out.emb.data[i * size_t(dim) + size_t(j)] = float(acc[size_t(j)] / pooled);
         if (i % 16 == 0) report(progress, double(i + 1) / double(samples.size()), "embedding the pool");

@@ -96,8 +96,8 @@ struct KvUsage {
     size_t block_bytes = 0;
     // share of allocated KV bytes not holding a token
     double waste() const {
-        const double slots = double(blocks_used) * double(block_tokens);
-        return slots > 0 ? 1.0 - double(tokens_held) / slots : 0.0;
+        const double token_slots = double(blocks_used) * double(block_tokens);
+        return token_slots > 0 ? 1.0 - double(tokens_held) / token_slots : 0.0;
     }
     int block_tokens = 0;
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/one_sequence.h"
 
 namespace edge::quant {
 
@@ -66,13 +67,14 @@ Result<BlockInputs> capture_block_inputs(std::shared_ptr<const Model> m, const C
         c.x.insert(c.x.end(), in, in + int64_t(n) * dim);
         c.rows += n;
     });
-    std::vector<float> logits;
+    auto seq = runtime::OneSequence::create(**rt, longest);
+    if (!seq) return seq.error();
     for (size_t i = 0; i < calib.sequences.size(); ++i) {
         if (is_cancelled(progress)) return err("calibration cancelled");
-        const auto& s = calib.sequences[i];
+        seq->reset();
         // all_logits makes the executor run the output head on every token (its input is captured).
-        logits.resize(s.size() * size_t(m->config.vocab_size));
-        (*rt)->prefill(s.data(), int(s.size()), 0, block < 0 ? logits.data() : nullptr);
+        if (auto r = seq->next(calib.sequences[i], block < 0); !r)
+            return err("calibration sequence ", i, ": ", r.message());
     }
     return out;
 }

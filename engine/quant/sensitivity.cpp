@@ -8,6 +8,7 @@
 
 #include "engine/runtime/kernels.h"
 #include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/one_sequence.h"
 
 namespace edge::quant {
 
@@ -20,16 +21,16 @@ Result<std::vector<std::vector<double>>> run_logprobs(std::shared_ptr<const Mode
     for (const auto& s : seqs) longest = std::max(longest, int(s.size()));
     auto rt = LlamaCpu::create(m, RuntimeOptions{threads, longest});
     if (!rt.ok()) return rt.error();
+    auto scorer = runtime::Scorer::create(**rt, longest);
+    if (!scorer) return scorer.error();
     const int V = m->config.vocab_size;
     std::vector<std::vector<double>> out;
-    std::vector<float> logits;
     for (const auto& s : seqs) {
-        const int n = int(s.size());
-        logits.resize(size_t(n) * size_t(V));
-        (*rt)->prefill(s.data(), n, 0, logits.data());
-        for (int i = 0; i + 1 < n; ++i) {
+        auto logits = scorer->score(s);
+        if (!logits) return logits.error();
+        for (size_t i = 0; i + 1 < s.size(); ++i) {
             out.emplace_back();
-            kernels::log_softmax(&logits[size_t(i) * V], V, out.back());
+            kernels::log_softmax(*logits + i * size_t(V), V, out.back());
         }
     }
     return out;

@@ -50,13 +50,9 @@ Status CpuBackend::load(std::shared_ptr<const Model> model, const runtime::ExecP
     pool_ = std::make_unique<ThreadPool>(opts.threads);
     arena_ = alloc_aligned(std::max<size_t>(plan_.arena_bytes, 64));
 
-    // The own single-sequence cache of run() is made on its first call: a caller that runs batch
-    // steps through its PagedKv (the agent, the scheduler) holds no second KV store.
-    k_pool_.clear();
-    v_pool_.clear();
-    blocks_per_layer_ = size_t((max_seq + kKvBlock - 1) / kKvBlock);
-    block_table_.resize(blocks_per_layer_);
-    for (size_t i = 0; i < blocks_per_layer_; ++i) block_table_[i] = int32_t(i);
+    // run()'s own sequence is made on its first call: a caller that runs batch steps through its
+    // PagedKv (the agent, the scheduler) holds no second KV memory.
+    own_ = runtime::OwnSequence{};
 
     model::RopeTables rope = model::rope_tables(c, max_seq);
     rope_cos_ = std::move(rope.cos);
@@ -72,11 +68,10 @@ BackendMemory CpuBackend::memory() const {
     BackendMemory m;
     if (model_) m.mapped_weight_bytes = model_->weight_bytes();
     m.arena_bytes = plan_.arena_bytes;
-    m.kv_bytes = (k_pool_.size() + v_pool_.size()) * sizeof(float);
+    m.kv_bytes = own_.kv_bytes();
     m.scratch_bytes =
         (rope_cos_.size() + rope_sin_.size() + norm_scratch_.size() + up_scratch_.size() + logits_.size()) *
-            sizeof(float) +
-        block_table_.size() * sizeof(int32_t);
+        sizeof(float);
     return m;
 }
 
@@ -88,28 +83,6 @@ runtime::ExecutorMemory CpuBackend::held_memory() const {
     m.kv_bytes = b.kv_bytes;  // its own single-sequence cache (Backend::run); step() uses the caller's
     return m;
 }
-
-float* CpuBackend::kv_row(std::vector<float>& pool, int layer, int p) {
-    const size_t block = size_t(block_table_[size_t(p / kKvBlock)]);
-    return pool.data() +
-           ((size_t(layer) * blocks_per_layer_ + block) * kKvBlock + size_t(p % kKvBlock)) * size_t(cfg_.kv_dim());
-}
-
-// The backend's own cache: one sequence, position p in block table[p / kKvBlock] (identity).
-struct CpuBackend::OwnKv {
-    CpuBackend& b;
-    Status write(int layer, int n, const int* pos, const float* k, const float* v) {
-        const int KV = b.cfg_.kv_dim();
-        for (int t = 0; t < n; ++t) {
-            std::memcpy(b.kv_row(b.k_pool_, layer, pos[t]), k + size_t(t) * KV, sizeof(float) * KV);
-            std::memcpy(b.kv_row(b.v_pool_, layer, pos[t]), v + size_t(t) * KV, sizeof(float) * KV);
-        }
-        return {};
-    }
-    const float* key(int, int layer, int p) { return b.kv_row(b.k_pool_, layer, p); }
-    const float* value(int, int layer, int p) { return b.kv_row(b.v_pool_, layer, p); }
-    int block_tokens() const { return kKvBlock; }
-};
 
 // A caller's PagedKv: rows [row0, row0 + n) of a batch step; each row reads its own sequence's
 // blocks. K/V are written through the memory's one mutating entry point (apply(Write)).
@@ -144,21 +117,7 @@ struct CpuBackend::PagedAccess {
 
 Result<const float*> CpuBackend::run(const int32_t* tokens, int n, int pos, float* all_logits) {
     if (!model_) return err("cpu backend: run before load");
-    if (k_pool_.empty()) {
-        const size_t kv = size_t(cfg_.n_layers) * blocks_per_layer_ * kKvBlock * size_t(cfg_.kv_dim());
-        k_pool_.assign(kv, 0.0f);
-        v_pool_.assign(kv, 0.0f);
-    }
-    auto chunk = [this](const int32_t* t, int m, int p, float* l) -> Status {
-        std::vector<int> positions(static_cast<size_t>(m));
-        for (int i = 0; i < m; ++i) positions[static_cast<size_t>(i)] = p + i;
-        const std::pair<int, float*> last{m - 1, logits_.data()};
-        OwnKv own{*this};
-        return run_rows(Rows{t, positions.data(), m, std::span(&last, 1), l}, own);
-    };
-    EDGE_TRY(
-        run_in_chunks("cpu backend", tokens, n, pos, max_seq_, plan_.batch[1], cfg_.vocab_size, all_logits, chunk));
-    return static_cast<const float*>(logits_.data());
+    return own_.run(*this, tokens, n, pos, all_logits);
 }
 
 runtime::ExecutorCaps CpuBackend::capabilities() const {
@@ -192,17 +151,15 @@ Result<const float*> CpuBackend::step(kv::PagedKv& kv, std::span<const runtime::
             if (out_rows[o] >= r0 && out_rows[o] < r0 + m)
                 want.emplace_back(out_rows[o] - r0, step_logits_.data() + o * size_t(V));
         access.row0 = r0;
-        EDGE_TRY(run_rows(Rows{toks.data() + r0, L.row_pos.data() + r0, m, want, nullptr}, access));
+        EDGE_TRY(run_rows(Rows{toks.data() + r0, L.row_pos.data() + r0, m, want}, access));
     }
     return static_cast<const float*>(step_logits_.data());
 }
 
-template <class Kv>
-Status CpuBackend::run_rows(const Rows& r, Kv& kvs) {
+Status CpuBackend::run_rows(const Rows& r, PagedAccess& kvs) {
     const LlamaConfig& c = cfg_;
     const int n = r.n;
     const int32_t* tokens = r.tokens;
-    float* all_logits = r.all_logits;
     const int k = n == 1 ? 0 : 1;  // which memory plan
     if (n > plan_.batch[size_t(k)])
         return err("cpu backend: ", n, " rows exceed the plan's batch ", plan_.batch[size_t(k)]);
@@ -213,7 +170,7 @@ Status CpuBackend::run_rows(const Rows& r, Kv& kvs) {
     const int kv_mul = c.n_heads / c.n_kv_heads;
     const float inv_sqrt = 1.0f / std::sqrt(float(HD));
     // The first row whose logits anyone needs (n: none in this pass).
-    int logit_r0 = all_logits ? 0 : n;
+    int logit_r0 = n;
     for (const auto& [row, dst] : r.logits) logit_r0 = std::min(logit_r0, row);
 
     for (const Step& s : plan_.steps) {
@@ -274,7 +231,6 @@ Status CpuBackend::run_rows(const Rows& r, Kv& kvs) {
                 }
                 if (s.writes_logits) {
                     const float* lg = P(s.out[0]);
-                    if (all_logits) std::memcpy(all_logits, lg, sizeof(float) * size_t(n) * c.vocab_size);
                     for (const auto& [row, dst] : r.logits)
                         std::memcpy(dst, lg + size_t(row) * c.vocab_size, sizeof(float) * c.vocab_size);
                 }

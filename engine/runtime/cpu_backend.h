@@ -1,13 +1,13 @@
 // The CPU backend: interprets a .edge execution plan node by node. Every intermediate lives in ONE
 // arena at the offsets of the plan's memory planner (decode plan for one token, prefill plan for
 // a batch); weights are read in place (from the memory-mapped .edge file when the model came
-// from one); the KV cache is separate, in the block layout of backend.h. Kernels: the runtime's
+// from one); the K/V live in a kv::PagedKv (the caller's for step(), its own for run()). Kernels: the runtime's
 // FP32 kernels (kernels.h) and the quantized matmuls (qkernels.h), so the numbers are the
 // reference executor's (LlamaCpu) numbers.
 //
-// It is also a runtime::Executor (engine/runtime/executor.h): step() runs a batch of sequences
-// through the same program, reading and writing K/V through the block tables of the PagedKv it
-// is given instead of its own cache.
+// It is a runtime::Executor (engine/runtime/executor.h): step() runs a batch of sequences through
+// the program, reading and writing K/V through the block tables of the PagedKv it is given;
+// Backend::run() is that step on one sequence of its own (runtime::OwnSequence).
 #pragma once
 #include <memory>
 #include <span>
@@ -17,6 +17,7 @@
 #include "engine/core/thread_pool.h"
 #include "engine/runtime/backend.h"
 #include "engine/runtime/executor.h"
+#include "engine/runtime/one_sequence.h"
 #include "engine/runtime/resolved_program.h"
 
 namespace edge {
@@ -50,27 +51,21 @@ private:
     int max_seq_ = 0;
     std::unique_ptr<ThreadPool> pool_;
     std::shared_ptr<uint8_t> arena_;
-    std::vector<float> k_pool_, v_pool_;  // [layer][block][kKvBlock][kv_dim]
-    std::vector<int32_t> block_table_;    // position / kKvBlock -> block
+    runtime::OwnSequence own_;  // run()'s one sequence, through step()
     std::vector<float> rope_cos_, rope_sin_, norm_scratch_, up_scratch_, logits_;
-    size_t blocks_per_layer_ = 0;
 
     std::vector<float> step_logits_;  // step(): [batch][vocab]
 
     // The rows one pass of the program runs: their tokens and positions, and which rows' logits
-    // go where (every row's into all_logits when it is set).
+    // go where.
     struct Rows {
         const int32_t* tokens = nullptr;
         const int* pos = nullptr;
         int n = 0;
         std::span<const std::pair<int, float*>> logits;
-        float* all_logits = nullptr;
     };
-    struct OwnKv;        // the backend's own single-sequence cache (run)
     struct PagedAccess;  // a caller's PagedKv, through block tables (step)
-    template <class Kv>
-    Status run_rows(const Rows& r, Kv& kv);
-    float* kv_row(std::vector<float>& pool, int layer, int p);
+    Status run_rows(const Rows& r, PagedAccess& kv);
 };
 
 }  // namespace edge

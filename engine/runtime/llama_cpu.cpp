@@ -6,6 +6,7 @@
 
 #include "engine/kv/paged_kv.h"
 #include "engine/model/rope.h"
+#include "engine/runtime/one_sequence.h"
 #include "kernels.h"
 #include "qkernels.h"
 
@@ -65,10 +66,6 @@ Result<std::unique_ptr<LlamaCpu>> LlamaCpu::create(std::shared_ptr<const Model> 
         auto compat = ggml_compat::Executor::create(*model, max_seq, opts.llamacpp);
         if (!compat.ok()) return compat.error();
         rt->compat_ = std::move(compat).value();
-    } else if (opts.contiguous_kv) {
-        const size_t kv = size_t(c.n_layers) * size_t(max_seq) * size_t(c.kv_dim());
-        rt->key_cache_.assign(kv, 0.0f);
-        rt->value_cache_.assign(kv, 0.0f);
     }
 
     // Rotary tables: pair i of every head rotates by pos * theta^(-2i/rope_dim) / factor_i.
@@ -81,13 +78,13 @@ Result<std::unique_ptr<LlamaCpu>> LlamaCpu::create(std::shared_ptr<const Model> 
 
 size_t LlamaCpu::kv_cache_bytes() const {
     if (compat_) return compat_->kv_cache_bytes();
-    return (key_cache_.size() + value_cache_.size()) * sizeof(float);
+    return own_.kv_bytes();
 }
 
 runtime::ExecutorMemory LlamaCpu::held_memory() const {
     runtime::ExecutorMemory m;
     m.mapped_weight_bytes = model_->weight_bytes();  // read in place from the model as loaded
-    m.kv_bytes = kv_cache_bytes();                   // the contiguous cache (forward, prefill)
+    m.kv_bytes = kv_cache_bytes();                   // its own sequence (forward, prefill)
     for (const auto* v : {&rope_cos_, &rope_sin_, &x_, &xb_, &xb2_, &q_, &k_, &v_, &att_, &hb_, &hb2_, &logits_,
                           &paged_x_, &paged_logits_})
         m.scratch_bytes += v->capacity() * sizeof(float);
@@ -140,8 +137,7 @@ void LlamaCpu::matmul(float* out, const float* in, const Tensor& w, int n) {
 const float* LlamaCpu::forward(int32_t token, int pos) { return prefill(&token, 1, pos, nullptr); }
 
 // The rest of decoder block l after attention, for n tokens whose attention output is in xb_:
-// output projection + residual, RMSNorm, gate/up + SwiGLU, down projection + residual (shared by
-// the contiguous and the paged paths, so both run the same arithmetic).
+// output projection + residual, RMSNorm, gate/up + SwiGLU, down projection + residual.
 void LlamaCpu::finish_block(int l, int n) {
     const LlamaConfig& c = cfg_;
     const Layer& L = layers_[size_t(l)];
@@ -160,88 +156,9 @@ void LlamaCpu::finish_block(int l, int n) {
 }
 
 const float* LlamaCpu::prefill(const int32_t* tokens, int n, int pos, float* all_logits) {
-    const LlamaConfig& c = cfg_;
     if (compat_) return compat_->prefill(tokens, n, pos, all_logits, pool_);
-    if (n <= 0) return logits_.data();
-    // Guard rails for programmer errors; user-facing callers check lengths before calling.
-    if (pos < 0 || pos + n > max_seq_) n = std::max(0, max_seq_ - pos);
-    if (key_cache_.empty()) n = 0;  // paged-only executor: no contiguous cache to run on
-    if (n <= 0) return logits_.data();
-    ensure_batch(n);
-    const int D = c.dim, KV = c.kv_dim(), QD = c.q_dim(), HD = c.head_dim;
-    const int kv_mul = c.n_heads / c.n_kv_heads;
-    const int half = c.rope_dim / 2;
-    const float inv_sqrt = 1.0f / std::sqrt(float(HD));
-
-    for (int t = 0; t < n; ++t) {
-        int32_t tok = tokens[t];
-        if (tok < 0 || tok >= c.vocab_size) tok = 0;
-        if (embd_)
-            std::memcpy(&x_[size_t(t) * D], embd_ + int64_t(tok) * D, sizeof(float) * D);
-        else
-            qkernels::dequantize_row(*embd_tensor_, tok, &x_[size_t(t) * D]);
-    }
-
-    for (int l = 0; l < c.n_layers; ++l) {
-        const Layer& L = layers_[l];
-        for (int t = 0; t < n; ++t)
-            kernels::rmsnorm(&xb_[size_t(t) * D], &x_[size_t(t) * D], L.attn_norm, D, c.norm_eps);
-        if (linear_hook_)
-            for (const char* kind : {"attn_q", "attn_k", "attn_v"}) hook(l, kind, xb_.data(), n, D);
-        {
-            // Q, K and V in one parallel region, the activations prepared once.
-            const qkernels::MatmulJob qkv[3] = {{q_.data(), L.wq}, {k_.data(), L.wk}, {v_.data(), L.wv}};
-            qkernels::matmul_multi(qkv, 3, xb_.data(), n, pool_);
-        }
-
-        // RoPE, interleaved pairs (2i, 2i+1) within each head, then the new K/V into the cache.
-        for (int t = 0; t < n; ++t) {
-            const int p = pos + t;
-            const float* cs = &rope_cos_[size_t(p) * half];
-            const float* sn = &rope_sin_[size_t(p) * half];
-            auto rotate = [&](float* vec, int heads) { kernels::rope_interleaved(vec, heads, HD, half, cs, sn); };
-            rotate(&q_[size_t(t) * QD], c.n_heads);
-            rotate(&k_[size_t(t) * KV], c.n_kv_heads);
-            const size_t off = (size_t(l) * max_seq_ + p) * KV;
-            std::memcpy(&key_cache_[off], &k_[size_t(t) * KV], sizeof(float) * KV);
-            std::memcpy(&value_cache_[off], &v_[size_t(t) * KV], sizeof(float) * KV);
-        }
-
-        // Causal attention: token t (position pos+t) attends to positions 0..pos+t.
-        const float* kc = &key_cache_[size_t(l) * max_seq_ * KV];
-        const float* vc = &value_cache_[size_t(l) * max_seq_ * KV];
-        pool_.parallel_for(int64_t(n) * c.n_heads, [&](int64_t b, int64_t e) {
-            for (int64_t job = b; job < e; ++job) {
-                const int t = int(job / c.n_heads), h = int(job % c.n_heads);
-                const int len = pos + t + 1;
-                const float* qh = &q_[size_t(t) * QD + size_t(h) * HD];
-                float* att = &att_[(size_t(t) * c.n_heads + h) * max_seq_];
-                const int kvh = h / kv_mul;
-                for (int s = 0; s < len; ++s)
-                    att[s] = kernels::dot(qh, kc + size_t(s) * KV + size_t(kvh) * HD, HD) * inv_sqrt;
-                kernels::softmax(att, len);
-                float* out = &xb_[size_t(t) * QD + size_t(h) * HD];
-                std::fill(out, out + HD, 0.0f);
-                for (int s = 0; s < len; ++s) {
-                    const float a = att[s];
-                    const float* vs = vc + size_t(s) * KV + size_t(kvh) * HD;
-                    kernels::axpy(out, a, vs, HD);
-                }
-            }
-        });
-        finish_block(l, n);
-    }
-
-    for (int t = 0; t < n; ++t) kernels::rmsnorm(&x_[size_t(t) * D], &x_[size_t(t) * D], out_norm_, D, c.norm_eps);
-    if (all_logits) {
-        hook(-1, "output", x_.data(), n, D);
-        matmul(all_logits, x_.data(), *head_tensor_, n);
-        std::memcpy(logits_.data(), all_logits + size_t(n - 1) * c.vocab_size, sizeof(float) * c.vocab_size);
-    } else {
-        hook(-1, "output", &x_[size_t(n - 1) * D], 1, D);
-        matmul(logits_.data(), &x_[size_t(n - 1) * D], *head_tensor_, 1);
-    }
-    return logits_.data();
+    auto r = own_.run(*this, tokens, n, pos, all_logits);
+    return r ? *r : nullptr;
 }
 
 Result<const float*> LlamaCpu::forward_paged(kv::PagedKv& kv, std::span<const PagedStep> batch) {

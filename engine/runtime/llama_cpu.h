@@ -13,17 +13,15 @@
 #include "engine/model/ir.h"
 #include "engine/runtime/executor.h"
 #include "engine/runtime/ggml_compat.h"
+#include "engine/runtime/one_sequence.h"
 
 namespace edge {
 
 struct RuntimeOptions {
     int threads = 0;  // <= 0: all hardware threads
-    int max_seq = 0;  // KV cache length; <= 0: the model's context length (capped at 4096)
-    // false: no contiguous cache is allocated (paged mode only; forward/prefill must not be
-    // called). max_seq still bounds positions (rotary tables, attention scratch).
-    bool contiguous_kv = true;
+    int max_seq = 0;  // longest sequence; <= 0: the model's context length (capped at 4096)
     // Numerics::LlamaCpp runs llama.cpp's CPU arithmetic (engine/runtime/ggml_compat.h) for GGUF
-    // models as the file stores them: prefill/forward only (forward_paged, the FP32 KV-cache views
+    // models as the file stores them: prefill/forward only, on its own F16 cache (the batch step
     // and the linear hook belong to the FP32 path).
     Numerics numerics = Numerics::Fp32;
     // Details of that arithmetic (defaults: llama.cpp's x86 CPU build, no split-KV decode).
@@ -34,8 +32,9 @@ using runtime::PagedStep;
 
 // The CPU implementation of runtime::Executor (engine/runtime/executor.h): FP32 arithmetic over
 // weights as stored (F32, F16, QI8, QI4 through engine/runtime/qkernels), multi-threaded over
-// output rows. Besides the batch step it keeps a contiguous single-sequence cache (forward,
-// prefill) for the reference runs and the calibration hooks.
+// output rows. forward() and prefill() are the batch step on one sequence in a KV memory of the
+// executor's own (created at the first call), for the reference runs and tests; engine callers
+// run runtime::OneSequence / runtime::Scorer over the interface.
 class LlamaCpu final : public runtime::Executor {
 public:
     // The model must stay alive as long as the executor (it reads weights in place).
@@ -46,14 +45,15 @@ public:
     const float* forward(int32_t token, int pos);
     // Runs n tokens at positions pos..pos+n-1 in one batched pass (prefill). When all_logits is
     // not null it receives n*vocab logits; the logits of the last token are returned either way.
+    // pos may go back (the sequence is cut there: pos 0 starts a new one) but not skip ahead;
+    // null when it does or when the sequence would pass max_seq (runtime::OwnSequence).
     const float* prefill(const int32_t* tokens, int n, int pos, float* all_logits = nullptr);
 
-    // Paged mode: several sequences in one batch, K/V stored in `kv` (blocks of all layers) and
-    // read through each sequence's block table, so each token attends only to its own sequence
-    // (a block-diagonal causal mask without a mask). Appends every step's tokens to its sequence,
-    // fills their K/V rows layer by layer, and returns the logits of each step's LAST token,
-    // [batch.size()][vocab] (valid until the next call). The same summation order as prefill():
-    // logits are bit-identical to the contiguous cache for the same tokens. Errors (shape
+    // Several sequences in one batch, K/V stored in `kv` (blocks of all layers) and read through
+    // each sequence's block table, so each token attends only to its own sequence (a
+    // block-diagonal causal mask without a mask). Appends every step's tokens to its sequence,
+    // fills their K/V rows layer by layer, and returns the logits of each step's last token (or
+    // of all its tokens, PagedStep::all_logits), valid until the next call. Errors (shape
     // mismatch, a sequence twice, a position past max_seq, KV budget exhausted) leave kv as it
     // was.
     Result<const float*> forward_paged(kv::PagedKv& kv, std::span<const PagedStep> batch);
@@ -70,14 +70,8 @@ public:
     int max_seq() const { return max_seq_; }
     int threads() const { return pool_.size(); }
     size_t kv_cache_bytes() const;
-    // Read-only views of the contiguous KV cache of one layer, [max_seq][kv_dim] (positions not yet
-    // run hold zeros); engine/kv captures K/V through these.
-    const float* key_cache(int layer) const {
-        return key_cache_.data() + size_t(layer) * size_t(max_seq_) * size_t(cfg_.kv_dim());
-    }
-    const float* value_cache(int layer) const {
-        return value_cache_.data() + size_t(layer) * size_t(max_seq_) * size_t(cfg_.kv_dim());
-    }
+    // The KV memory forward() and prefill() run on (null before the first call).
+    const kv::PagedKv* own_kv() const { return own_.kv(); }
 
     // Calibration (engine/quant): called with the input of every linear layer just before it
     // runs: n tokens x in_dim floats. block is the decoder block (-1 for the output head), kind
@@ -100,7 +94,7 @@ private:
     const Tensor* head_tensor_ = nullptr;
     LinearHook linear_hook_;
     std::unique_ptr<ggml_compat::Executor> compat_;  // set in Numerics::LlamaCpp mode
-    std::vector<float> key_cache_, value_cache_;     // [layer][pos][kv_dim]
+    runtime::OwnSequence own_;                       // forward/prefill's sequence, FP32 mode
     std::vector<float> rope_cos_, rope_sin_;         // [pos][rope_dim/2]
     // scratch, sized for a batch
     int batch_cap_ = 0;

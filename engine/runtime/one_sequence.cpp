@@ -1,6 +1,7 @@
 #include "engine/runtime/one_sequence.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "engine/runtime/llama_cpu.h"
 
@@ -34,6 +35,39 @@ Result<const float*> OneSequence::next(std::span<const int32_t> tokens, bool all
 
 void OneSequence::reset() {
     if (kv_.has_seq(kSeq)) (void)kv_.apply(kv::op::Remove{kSeq});
+}
+
+Result<const float*> OwnSequence::run(Executor& exe, const int32_t* tokens, int n, int pos, float* all_logits) {
+    if (n <= 0) return err("no tokens to run");
+    if (!kv_) {
+        auto kv = single_sequence_kv(exe, 0, OneSequence::kBlockTokens);
+        if (!kv) return kv.error();
+        kv_.emplace(std::move(kv).value());
+    }
+    constexpr kv::SeqId kSeq = OneSequence::kSeq;
+    const int len = kv_->has_seq(kSeq) ? kv_->seq_len(kSeq) : 0;
+    if (pos < 0 || pos > len) return err("position ", pos, " does not follow on the sequence's ", len, " tokens");
+    if (pos == 0 && len > 0)
+        EDGE_TRY(kv_->apply(kv::op::Remove{kSeq}));
+    else if (pos < len)
+        EDGE_TRY(kv_->apply(kv::op::Truncate{kSeq, pos}));
+    const PagedStep st{kSeq, std::span(tokens, size_t(n)), all_logits != nullptr};
+    auto r = exe.step(*kv_, std::span(&st, 1));
+    if (!r) return r.error();
+    const size_t V = size_t(exe.config().vocab_size);
+    const float* last = *r;
+    if (all_logits) {
+        std::memcpy(all_logits, *r, sizeof(float) * V * size_t(n));
+        last = all_logits + size_t(n - 1) * V;
+    }
+    last_.assign(last, last + V);
+    return static_cast<const float*>(last_.data());
+}
+
+size_t OwnSequence::kv_bytes() const {
+    if (!kv_) return 0;
+    const kv::KvUsage u = kv_->usage();
+    return size_t(u.blocks_total) * u.block_bytes;
 }
 
 Result<Scorer> Scorer::create(Executor& exe, int max_seq) {

@@ -27,6 +27,7 @@ Result<kv::PagedKv> single_sequence_kv(const Executor& exe, int max_seq, int blo
 class OneSequence {
 public:
     static constexpr int kBlockTokens = 16;
+    static constexpr kv::SeqId kSeq = 0;  // the sequence's id in kv()
     // max_seq: positions to hold (0: the executor's own maximum).
     static Result<OneSequence> create(Executor& exe, int max_seq = 0);
 
@@ -45,11 +46,28 @@ public:
     const kv::PagedKv& kv() const { return kv_; }
 
 private:
-    static constexpr kv::SeqId kSeq = 0;
     OneSequence(Executor& exe, kv::PagedKv kv, int max_seq) : exe_(&exe), kv_(std::move(kv)), max_seq_(max_seq) {}
     Executor* exe_;
     kv::PagedKv kv_;
     int max_seq_;
+};
+
+// The single-sequence pass an executor offers besides its batch step (LlamaCpu::prefill,
+// Backend::run): tokens at positions pos..pos+n-1 of one sequence in a KV memory the executor
+// owns, made at the first call, run by the executor's own step(). pos may go back (the sequence
+// is cut there; 0 starts a new one) but not skip ahead. So a reference run and a served request
+// share one KV storage and one arithmetic.
+class OwnSequence {
+public:
+    // The logits of the last token, valid until the next call; every token's into all_logits
+    // ([n][vocab]) when it is not null.
+    Result<const float*> run(Executor& exe, const int32_t* tokens, int n, int pos, float* all_logits);
+    size_t kv_bytes() const;  // 0 before the first call
+    const kv::PagedKv* kv() const { return kv_ ? &*kv_ : nullptr; }
+
+private:
+    std::optional<kv::PagedKv> kv_;
+    std::vector<float> last_;
 };
 
 // Every token's logits of one whole sequence at a time (perplexity, validation): OneSequence

@@ -34,7 +34,7 @@ Result<OpenedExecutor> open_executor(const std::string& path, const OpenOptions&
     OpenedExecutor r;
     r.model = std::make_shared<const Model>(std::move(m).value());
     // Batch steps only: the K/V live in the caller's PagedKv, no contiguous cache beside it.
-    auto exe = LlamaCpu::create(r.model, RuntimeOptions{o.threads, o.max_seq, /*contiguous_kv=*/false});
+    auto exe = LlamaCpu::create(r.model, RuntimeOptions{o.threads, o.max_seq});
     if (!exe.ok()) return err(path, ": ", exe.message());
     r.label = exe.value()->capabilities().name;
     r.exe = std::move(exe).value();

@@ -8,6 +8,7 @@
 
 #include "engine/kv/codec.h"
 #include "engine/kv/paged_kv.h"
+#include "engine/runtime/one_sequence.h"
 #include "engine/telemetry/stopwatch.h"
 
 namespace edge::sched {
@@ -369,25 +370,28 @@ Result<ServeResult> serve(runtime::Executor& rt, const std::vector<ServeRequest>
     return std::move(s.res);
 }
 
-Result<ServeResult> run_alone(LlamaCpu& rt, const std::vector<ServeRequest>& requests, bool logits) {
+Result<ServeResult> run_alone(runtime::Executor& rt, const std::vector<ServeRequest>& requests, bool logits) {
     ServeResult res;
     const int V = rt.config().vocab_size;
+    auto seq = runtime::OneSequence::create(rt);
+    if (!seq) return seq.error();
     res.outputs.resize(requests.size());
     if (logits) res.logits.resize(requests.size());
     for (size_t i = 0; i < requests.size(); ++i) {
         const ServeRequest& q = requests[i];
         const int64_t len = int64_t(q.prompt.size()) + q.output_tokens;
-        if (q.prompt.empty() || q.output_tokens < 1 || len > rt.max_seq())
-            return err("request ", i, ": ", len, " tokens do not fit the reference executor (maximum ", rt.max_seq(),
+        if (q.prompt.empty() || q.output_tokens < 1 || len > seq->max_seq())
+            return err("request ", i, ": ", len, " tokens do not fit the reference executor (maximum ", seq->max_seq(),
                        ")");
-        const float* l = rt.prefill(q.prompt.data(), int(q.prompt.size()), 0);
-        int pos = int(q.prompt.size());
-        for (int t = 0; t < q.output_tokens; ++t) {
-            if (logits) res.logits[i].insert(res.logits[i].end(), l, l + V);
-            const int32_t next = argmax(l, V);
+        seq->reset();
+        auto l = seq->next(q.prompt);
+        for (int t = 0; l && t < q.output_tokens; ++t) {
+            if (logits) res.logits[i].insert(res.logits[i].end(), *l, *l + V);
+            const int32_t next = argmax(*l, V);
             res.outputs[i].push_back(next);
-            if (t + 1 < q.output_tokens) l = rt.forward(next, pos++);
+            if (t + 1 < q.output_tokens) l = seq->next(std::span(&next, 1));
         }
+        if (!l) return err("request ", i, ": ", l.message());
     }
     return res;
 }

@@ -111,9 +111,9 @@ struct ServeHooks {
 Result<ServeResult> serve(runtime::Executor& rt, const std::vector<ServeRequest>& requests, const SchedConfig& cfg,
                           const ServeHooks& hooks = {});
 
-// Each request alone on an executor with a contiguous cache (the reference "running it alone"):
+// Each request alone on the executor, one sequence at a time (the reference "running it alone"):
 // greedy outputs, and the logits of every generated token when `logits` is set.
-Result<ServeResult> run_alone(LlamaCpu& contiguous, const std::vector<ServeRequest>& requests, bool logits);
+Result<ServeResult> run_alone(runtime::Executor& rt, const std::vector<ServeRequest>& requests, bool logits);
 
 // A run against the reference: token agreement = share of output positions whose token equals
 // the reference's; KL(reference || run) of the next-token distributions, over the steps where

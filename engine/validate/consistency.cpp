@@ -85,7 +85,9 @@ Result<ConsistencyResult> compare_models(runtime::Executor& ref, runtime::Execut
     return r;
 }
 
-std::vector<LayerHealth> activation_health(LlamaCpu& rt, const std::vector<std::vector<int32_t>>& seqs) {
+Result<std::vector<LayerHealth>> activation_health(LlamaCpu& rt, const std::vector<std::vector<int32_t>>& seqs) {
+    auto seq = runtime::OneSequence::create(rt);
+    if (!seq) return seq.error();
     std::vector<LayerHealth> out;
     auto slot = [&](const std::string& name) -> LayerHealth& {
         for (auto& h : out)
@@ -101,11 +103,14 @@ std::vector<LayerHealth> activation_health(LlamaCpu& rt, const std::vector<std::
         }
         h.values += int64_t(n) * dim;
     });
-    std::vector<float> logits;
-    for (const auto& s : seqs) {
-        const int n = std::min(int(s.size()), rt.max_seq());
-        logits.resize(size_t(n) * rt.config().vocab_size);
-        rt.prefill(s.data(), n, 0, logits.data());
+    for (size_t i = 0; i < seqs.size(); ++i) {
+        if (seqs[i].empty()) continue;
+        seq->reset();
+        auto r = seq->next(std::span(seqs[i]).first(std::min(seqs[i].size(), size_t(seq->max_seq()))), true);
+        if (!r) {
+            rt.set_linear_hook(nullptr);
+            return err("sequence ", i, ": ", r.message());
+        }
     }
     rt.set_linear_hook(nullptr);
     return out;
@@ -173,16 +178,20 @@ Result<Model> inject_bit_flips(const Model& m, const BitFlipOptions& o, int64_t*
     return out;
 }
 
-JitterResult measure_jitter(LlamaCpu& rt, int tokens, int runs) {
+Result<JitterResult> measure_jitter(runtime::Executor& rt, int tokens, int runs) {
     JitterResult j;
     std::vector<double> ms;
-    tokens = std::min(tokens, rt.max_seq() - 1);
+    auto seq = runtime::OneSequence::create(rt);
+    if (!seq) return seq.error();
+    tokens = std::min(tokens, seq->max_seq() - 1);
     for (int r = 0; r < runs; ++r) {
         int32_t tok = 1;
+        seq->reset();
         for (int p = 0; p < tokens; ++p) {
             const auto t0 = std::chrono::steady_clock::now();
-            const float* logits = rt.forward(tok, p);
-            tok = argmax(logits, rt.config().vocab_size);
+            auto logits = seq->next(std::span(&tok, 1));
+            if (!logits) return err("decode step ", p, ": ", logits.message());
+            tok = argmax(*logits, rt.config().vocab_size);
             const auto t1 = std::chrono::steady_clock::now();
             if (r > 0 || runs == 1) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
         }

@@ -36,7 +36,8 @@ struct LayerHealth {
     int64_t values = 0, nan = 0, inf = 0;
 };
 // NaN/Inf counts of every linear layer's input activations over the given sequences.
-std::vector<LayerHealth> activation_health(LlamaCpu& rt, const std::vector<std::vector<int32_t>>& seqs);
+// Sequences longer than the executor holds are cut to its length.
+Result<std::vector<LayerHealth>> activation_health(LlamaCpu& rt, const std::vector<std::vector<int32_t>>& seqs);
 
 struct ScaleRange {
     std::string tensor;
@@ -59,7 +60,7 @@ struct JitterResult {
     int samples = 0;
 };
 // Per-token decode latency over `runs` repetitions of `tokens` greedy steps after a BOS.
-JitterResult measure_jitter(LlamaCpu& rt, int tokens = 64, int runs = 5);
+Result<JitterResult> measure_jitter(runtime::Executor& rt, int tokens = 64, int runs = 5);
 
 struct Thresholds {
     double kl_mean_max = 0.08;

@@ -40,7 +40,11 @@ Result<ValidationReport> validate_quantized(std::shared_ptr<const Model> ref, st
     PplOptions few = o.ppl;
     few.max_parts = std::min(few.max_parts < 0 ? 8 : few.max_parts, 8);
     auto seqs = ppl_sequences(**tok, text, few);
-    if (seqs.ok()) rep.health = activation_health(**rt, *seqs);
+    if (seqs.ok()) {
+        auto health = activation_health(**rt, *seqs);
+        if (!health) return err("activation health: ", health.message());
+        rep.health = std::move(health).value();
+    }
     for (const LayerHealth& h : rep.health)
         if (h.nan || h.inf)
             rep.failures.push_back(h.layer + ": " + std::to_string(h.nan) + " NaN and " + std::to_string(h.inf) +
@@ -67,7 +71,9 @@ Result<ValidationReport> validate_quantized(std::shared_ptr<const Model> ref, st
         if (rep.bitflip_conf_drop > o.thresholds.bitflip_conf_drop_max)
             rep.failures.push_back("bit flips drop top-1 confidence by " + fmt("%.1f%%", 100 * rep.bitflip_conf_drop));
     }
-    rep.jitter = measure_jitter(**rt, o.jitter_tokens, o.jitter_runs);
+    auto jitter = measure_jitter(**rt, o.jitter_tokens, o.jitter_runs);
+    if (!jitter) return err("decode jitter: ", jitter.message());
+    rep.jitter = *jitter;
     if (rep.jitter.p99_ms - rep.jitter.p50_ms >= o.thresholds.jitter_ms_max)
         rep.failures.push_back("decode jitter p99-p50 " + fmt("%.2f ms", rep.jitter.p99_ms - rep.jitter.p50_ms));
     return rep;

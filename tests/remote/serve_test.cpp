@@ -70,7 +70,7 @@ test::Collected serve(remote::AgentLink& l, ServeWorkload w, int timeout_ms = 18
 sched::ServeResult local(const std::string& text, int64_t budget, int concurrency = 8) {
     auto m = load_model(model_path());
     EXPECT_TRUE(m.ok()) << m.message();
-    auto rt = LlamaCpu::create(std::make_shared<Model>(std::move(m).value()), RuntimeOptions{2, 0, false});
+    auto rt = LlamaCpu::create(std::make_shared<Model>(std::move(m).value()), RuntimeOptions{2, 0});
     EXPECT_TRUE(rt.ok()) << rt.message();
     auto w = sched::parse_workload(text, "local");
     EXPECT_TRUE(w.ok()) << w.message();

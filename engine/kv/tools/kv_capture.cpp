@@ -1,4 +1,4 @@
-// edge-kv-capture: runs the FP32 executor over a text and writes its K/V cache as a KV dump
+// edge-kv-capture: runs the FP32 executor over a text and writes the K/V of its one sequence as a KV dump
 // (engine/kv/codec_table.h) for edge-kv-bench --kv-dump.
 //   edge-kv-capture MODEL TEXT OUT [--tokens N]     (N: prefill length, default 512)
 #include <cstdio>
@@ -9,8 +9,10 @@
 #include <string>
 
 #include "engine/kv/codec_table.h"
+#include "engine/kv/paged_kv.h"
 #include "engine/model/loader.h"
 #include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/one_sequence.h"
 #include "engine/tokenizer/tokenizer.h"
 
 using namespace edge;
@@ -40,16 +42,21 @@ int main(int argc, char** argv) {
     ids.resize(size_t(n));
     auto rt = LlamaCpu::create(model, RuntimeOptions{2, n});
     if (!rt) return fail(rt.message());
-    (*rt)->prefill(ids.data(), n, 0);
+    auto seq = runtime::OneSequence::create(**rt, n);
+    if (!seq) return fail(seq.message());
+    if (auto r = seq->next(ids); !r) return fail(r.message());
     const LlamaConfig& c = (*rt)->config();
     kv::KvCapture cap;
     cap.shape = kv::KvShape{c.n_layers, c.n_kv_heads, c.head_dim, 16};
     cap.n_tokens = n;
-    const size_t rows = size_t(n) * size_t(c.kv_dim());
-    for (int l = 0; l < c.n_layers; ++l) {
-        cap.k.insert(cap.k.end(), (*rt)->key_cache(l), (*rt)->key_cache(l) + rows);
-        cap.v.insert(cap.v.end(), (*rt)->value_cache(l), (*rt)->value_cache(l) + rows);
-    }
+    // [layer][token][kv_dim], read through the sequence's block table.
+    const kv::PagedKv& kv = seq->kv();
+    const size_t KV = size_t(c.kv_dim());
+    for (int l = 0; l < c.n_layers; ++l)
+        for (int p = 0; p < n; ++p) {
+            cap.k.insert(cap.k.end(), kv.key_row(seq->kSeq, l, p), kv.key_row(seq->kSeq, l, p) + KV);
+            cap.v.insert(cap.v.end(), kv.value_row(seq->kSeq, l, p), kv.value_row(seq->kSeq, l, p) + KV);
+        }
     auto s = kv::write_kv_dump(argv[3], cap);
     if (!s) return fail(s.message());
     std::printf("wrote K/V of %d tokens, %d layers, %d KV heads x %d to %s\n", n, c.n_layers, c.n_kv_heads, c.head_dim,

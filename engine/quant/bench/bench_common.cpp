@@ -38,7 +38,11 @@ Result<BenchRow> BenchSetup::evaluate(std::shared_ptr<const Model> m, bool speed
     auto cmp = compare_models(*ref, **rt, *tok, text, ppl);
     if (!cmp.ok()) return cmp.error();
     r.cmp = *cmp;
-    if (speed) r.tokens_per_s = measure_jitter(**rt, 256, 5).tokens_per_s;
+    if (speed) {
+        auto j = measure_jitter(**rt, 256, 5);
+        if (!j) return j.error();
+        r.tokens_per_s = j->tokens_per_s;
+    }
     return r;
 }
 

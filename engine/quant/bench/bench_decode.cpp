@@ -20,6 +20,7 @@
 #include "bench_common.h"
 #include "engine/core/half.h"
 #include "engine/model/synth.h"
+#include "engine/runtime/one_sequence.h"
 #include "engine/runtime/qkernels.h"
 
 using namespace edge;
@@ -67,12 +68,16 @@ struct DecodeRuns {
 };
 
 // `tokens` greedy steps from BOS; tokens/s.
+// One sequence through the executor's batch step, as generate runs it; 0 if a step fails.
 double decode_once(LlamaCpu& rt, int vocab, int tokens) {
+    auto seq = runtime::OneSequence::create(rt, tokens);
+    if (!seq) return 0.0;
     int32_t tok = 1;
     const auto t0 = Clock::now();
     for (int p = 0; p < tokens; ++p) {
-        const float* l = rt.forward(tok, p);
-        tok = int32_t(std::max_element(l, l + vocab) - l);
+        auto l = seq->next(std::span(&tok, 1));
+        if (!l) return 0.0;
+        tok = int32_t(std::max_element(*l, *l + vocab) - *l);
     }
     return tokens / secs(t0);
 }
@@ -129,10 +134,13 @@ double prefill_tps(std::shared_ptr<const Model> m, int threads) {
     if (!rt.ok()) return 0.0;
     std::vector<int32_t> ids(kPrompt);
     for (int i = 0; i < kPrompt; ++i) ids[size_t(i)] = 1 + (i * 7919) % (m->config.vocab_size - 1);
+    auto seq = runtime::OneSequence::create(**rt, kPrompt);
+    if (!seq) return 0.0;
     std::vector<double> tps;
     for (int run = 0; run < 6; ++run) {
+        seq->reset();
         const auto t0 = Clock::now();
-        (*rt)->prefill(ids.data(), kPrompt, 0, nullptr);
+        if (!seq->next(ids)) return 0.0;
         if (run > 0) tps.push_back(kPrompt / secs(t0));
     }
     return median(tps);

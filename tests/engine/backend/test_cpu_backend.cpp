@@ -145,13 +145,14 @@ TEST(CpuBackend, RefusesBadPlansNamingTheNode) {
         ASSERT_FALSE(st.ok());
         EXPECT_NE(st.message().find("sized for 32"), std::string::npos) << st.message();
     }
-    {  // running past the KV cache is an error, not a crash
+    {  // skipping positions or running past the sequence length is an error, not a crash
         CpuBackend be;
         ASSERT_TRUE(be.load(model, *plan, BackendOptions{1, 0}).ok());
         const int32_t t = 1;
-        auto r = be.run(&t, 1, 32);
-        ASSERT_FALSE(r.ok());
-        EXPECT_NE(r.message().find("KV cache"), std::string::npos) << r.message();
+        EXPECT_TRUE(test::fails_with(be.run(&t, 1, 32), {"position 32", "0 tokens"}));
+        const std::vector<int32_t> full(32, 1);
+        ASSERT_TRUE(be.run(full.data(), 32, 0).ok());
+        EXPECT_TRUE(test::fails_with(be.run(&t, 1, 32), {"cpu:", "would reach 33", "maximum of 32"}));
     }
     std::string why;
     auto any = make_backend("auto", &why);

@@ -1,5 +1,6 @@
-// Acceptance 1 (issue 6): attention through block tables in the CPU executor. Paged vs
-// contiguous and shared vs unshared give bit-identical logits on stories260K.
+// Acceptance 1 (issue 6): attention through block tables in the CPU executor. A prompt in one
+// step vs in chunks across block borders, and shared vs unshared blocks, give bit-identical
+// logits on stories260K.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -25,8 +26,8 @@ std::shared_ptr<const Model> stories() {
     return m;
 }
 
-std::unique_ptr<LlamaCpu> executor(bool contiguous) {
-    auto rt = LlamaCpu::create(stories(), RuntimeOptions{2, 256, contiguous});
+std::unique_ptr<LlamaCpu> executor() {
+    auto rt = LlamaCpu::create(stories(), RuntimeOptions{2, 256});
     EXPECT_TRUE(rt.ok()) << (rt.ok() ? "" : rt.message());
     return std::move(rt).value();
 }
@@ -40,10 +41,10 @@ kv::PagedKv cache(const LlamaConfig& c, int64_t blocks, int block_tokens = 16) {
 
 bool same(const float* a, const float* b, int n) { return std::memcmp(a, b, sizeof(float) * size_t(n)) == 0; }
 
-// Logits of every generated step of a sequence run alone on the contiguous cache: after the
-// prompt, then `steps` greedy tokens.
+// Logits of every generated step of a sequence run alone (the executor's own single-sequence
+// KV memory, the whole prompt in one step): after the prompt, then `steps` greedy tokens.
 std::vector<std::vector<float>> alone(const std::vector<int32_t>& prompt, int steps) {
-    auto rt = executor(true);
+    auto rt = executor();
     const int V = rt->config().vocab_size;
     std::vector<std::vector<float>> out;
     const float* l = rt->prefill(prompt.data(), int(prompt.size()), 0);
@@ -57,15 +58,15 @@ std::vector<std::vector<float>> alone(const std::vector<int32_t>& prompt, int st
 
 }  // namespace
 
-TEST(PagedAttention, PagedMatchesContiguousBitForBit) {
+TEST(PagedAttention, ChunkedPrefillMatchesOneStepBitForBit) {
     EDGE_REQUIRE_SHARED(test::shared("models/stories260K/stories260K.gguf"));
-    auto ref = executor(true);
-    auto paged = executor(false);
+    auto ref = executor();
+    auto paged = executor();
     const int V = ref->config().vocab_size;
     const std::vector<int32_t> prompt = test::random_tokens(53, 1, V);
     std::vector<float> all(prompt.size() * size_t(V));
     ref->prefill(prompt.data(), int(prompt.size()), 0, all.data());
-    // chunked prefill through the block tables (chunks of 7 cross block borders)
+    // chunked prefill through another KV memory (chunks of 7 cross block borders)
     kv::PagedKv kv = cache(paged->config(), 16);
     for (size_t p = 0; p < prompt.size(); p += 7) {
         const size_t n = std::min<size_t>(7, prompt.size() - p);
@@ -91,7 +92,7 @@ TEST(PagedAttention, PagedMatchesContiguousBitForBit) {
 // batch. Each one's logits equal running it alone, and the shared blocks are held once.
 TEST(PagedAttention, SharedPrefixBatchEqualsEachSequenceAlone) {
     EDGE_REQUIRE_SHARED(test::shared("models/stories260K/stories260K.gguf"));
-    auto paged = executor(false);
+    auto paged = executor();
     const int V = paged->config().vocab_size;
     const std::vector<int32_t> sys = test::random_tokens(40, 7, V);
     std::vector<std::vector<int32_t>> prompts;
@@ -146,7 +147,7 @@ TEST(PagedAttention, SharedPrefixBatchEqualsEachSequenceAlone) {
 
 TEST(PagedAttention, BadBatchesAreErrorsAndLeaveTheCacheUnchanged) {
     EDGE_REQUIRE_SHARED(test::shared("models/stories260K/stories260K.gguf"));
-    auto paged = executor(false);
+    auto paged = executor();
     const int V = paged->config().vocab_size;
     const auto c = paged->config();
     const std::vector<int32_t> p = test::random_tokens(40, 3, V);

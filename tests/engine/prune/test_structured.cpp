@@ -37,7 +37,7 @@ const LayerMask& mask_of(const PruneReport& r, const std::string& layer) {
 // Logits of every position of `tokens` under the FP32 runtime.
 std::vector<float> llama_logits(const Model& m, const std::vector<int32_t>& tokens) {
     auto shared = std::make_shared<const Model>(m);
-    auto rt = LlamaCpu::create(shared, RuntimeOptions{2, 64, true});
+    auto rt = LlamaCpu::create(shared, RuntimeOptions{2, 64});
     EXPECT_TRUE(rt.ok()) << (rt.ok() ? "" : rt.message());
     std::vector<float> all(tokens.size() * size_t(m.config.vocab_size));
     rt.value()->prefill(tokens.data(), int(tokens.size()), 0, all.data());

@@ -22,6 +22,7 @@
 #include "engine/runtime/device.h"
 #include "engine/runtime/executor.h"
 #include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/one_sequence.h"
 #include "test_support.h"
 
 using namespace edge;
@@ -41,7 +42,7 @@ struct Impl {
 
 // The reference: the CPU executor over the model as imported.
 Result<std::unique_ptr<runtime::Executor>> make_reference(std::shared_ptr<const Model> m) {
-    auto r = LlamaCpu::create(std::move(m), RuntimeOptions{2, kMaxSeq, /*contiguous_kv=*/false});
+    auto r = LlamaCpu::create(std::move(m), RuntimeOptions{2, kMaxSeq});
     if (!r) return r.error();
     return std::unique_ptr<runtime::Executor>(std::move(r).value());
 }
@@ -284,18 +285,61 @@ TEST(ExecutorTable, AllLogitsOfAStepAreEachTokensOwnLogits) {
                 EXPECT_LE(nmse(*cmp[s].second, *cmp[s].first), impl.max_nmse) << impl.name << " seq " << s;
         }
     }
-    // The reference's all-logits step is its contiguous prefill, bit for bit.
+}
+
+// The single-sequence pass (LlamaCpu::prefill/forward, Backend::run) is the executor's own step
+// on a KV memory of its own: the same logits as a step on a caller's memory; going back cuts the
+// sequence there (position 0 starts a new one, a later position keeps the prefix); skipping
+// ahead is an error naming both positions.
+TEST(ExecutorTable, TheSingleSequencePassIsTheStepOnAMemoryOfItsOwn) {
+    EDGE_REQUIRE_SHARED(test::shared(kModels[0]));
+    auto m = load_shared_model(kModels[0]);
+    ASSERT_TRUE(m);
+    const int V = m->config.vocab_size;
+    const auto ps = prompts(V);
+    for (const Impl& impl : implementations()) {
+        auto ex = impl.make(m);
+        ASSERT_TRUE(ex.ok()) << impl.name << ": " << ex.message();
+        auto step_logits = [&](std::span<const int32_t> t) {
+            auto kv = memory(m->config);
+            const runtime::PagedStep st{0, t, true};
+            auto r = (*ex)->step(kv, std::span(&st, 1));
+            EXPECT_TRUE(r.ok()) << r.message();
+            return r ? std::vector<float>(*r, *r + t.size() * size_t(V)) : std::vector<float>{};
+        };
+        runtime::OwnSequence own;
+        EXPECT_EQ(own.kv_bytes(), 0u) << impl.name << ": nothing is held before the first call";
+        std::vector<float> all(ps[1].size() * size_t(V));
+        ASSERT_TRUE(own.run(**ex, ps[0].data(), int(ps[0].size()), 0, nullptr).ok());
+        auto r = own.run(**ex, ps[1].data(), int(ps[1].size()), 0, all.data());  // a new sequence
+        ASSERT_TRUE(r.ok()) << impl.name << ": " << r.message();
+        EXPECT_GT(own.kv_bytes(), 0u);
+        EXPECT_EQ(own.kv()->seq_len(0), int(ps[1].size()));
+        EXPECT_EQ(all, step_logits(ps[1])) << impl.name;
+        EXPECT_EQ(0, std::memcmp(*r, &all[(ps[1].size() - 1) * size_t(V)], sizeof(float) * size_t(V)));
+
+        // Back to position 5 with a different token: the logits of the first 5 tokens and it.
+        std::vector<int32_t> cut(ps[1].begin(), ps[1].begin() + 5);
+        cut.push_back((ps[1][5] + 1) % V);
+        auto back = own.run(**ex, &cut[5], 1, 5, nullptr);
+        ASSERT_TRUE(back.ok()) << back.message();
+        const std::vector<float> want = step_logits(cut);
+        EXPECT_EQ(0, std::memcmp(*back, &want[5 * size_t(V)], sizeof(float) * size_t(V))) << impl.name;
+        EXPECT_EQ(own.kv()->seq_len(0), 6);
+        EXPECT_TRUE(own.kv()->check().ok());
+
+        auto ahead = own.run(**ex, cut.data(), 1, 9, nullptr);
+        EXPECT_TRUE(test::fails_with(ahead, {"position 9", "6 tokens"})) << impl.name;
+        EXPECT_EQ(own.kv()->seq_len(0), 6) << impl.name << ": an error changes nothing";
+    }
+    // LlamaCpu's conveniences are that pass (null where it is an error).
     auto rt = LlamaCpu::create(m, RuntimeOptions{2, kMaxSeq});
     ASSERT_TRUE(rt.ok()) << rt.message();
-    std::vector<float> prefill(ps[1].size() * size_t(V));
-    (*rt)->prefill(ps[1].data(), int(ps[1].size()), 0, prefill.data());
-    auto ref = make_reference(m);
-    ASSERT_TRUE(ref.ok());
-    auto kv = memory(m->config);
-    const runtime::PagedStep st{1, ps[1], true};
-    auto got = (*ref)->step(kv, std::span(&st, 1));
-    ASSERT_TRUE(got.ok()) << got.message();
-    EXPECT_EQ(0, std::memcmp(*got, prefill.data(), prefill.size() * sizeof(float)));
+    EXPECT_EQ((*rt)->held_memory().kv_bytes, 0u);
+    ASSERT_NE((*rt)->prefill(ps[1].data(), int(ps[1].size()), 0), nullptr);
+    EXPECT_GT((*rt)->held_memory().kv_bytes, 0u);
+    EXPECT_EQ((*rt)->forward(1, int(ps[1].size()) + 2), nullptr);
+    EXPECT_NE((*rt)->forward(1, int(ps[1].size())), nullptr);
 }
 
 // A step the executor cannot run leaves the KV memory as it was and names the sequence.

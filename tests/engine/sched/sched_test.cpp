@@ -26,8 +26,8 @@ std::shared_ptr<const Model> stories() {
     return m;
 }
 
-std::unique_ptr<LlamaCpu> executor(bool contiguous) {
-    auto rt = LlamaCpu::create(stories(), RuntimeOptions{2, 256, contiguous});
+std::unique_ptr<LlamaCpu> executor() {
+    auto rt = LlamaCpu::create(stories(), RuntimeOptions{2, 256});
     EXPECT_TRUE(rt.ok()) << (rt.ok() ? "" : rt.message());
     return std::move(rt).value();
 }
@@ -104,7 +104,7 @@ TEST(Workload, BadLinesNameFileLineAndProblem) {
 
 TEST(Scheduler, BadBudgetsAreClearErrors) {
     EDGE_REQUIRE_SHARED(test::shared("models/stories260K/stories260K.gguf"));
-    auto rt = executor(false);
+    auto rt = executor();
     auto w = parse_workload(kWorkload, "w");
     ASSERT_TRUE(w.ok());
     const auto reqs = requests(*w, rt->config().vocab_size);
@@ -131,12 +131,12 @@ TEST(Scheduler, BadBudgetsAreClearErrors) {
 
 TEST(Scheduler, ThreeTimesOverBudgetCompletesAndMatchesRunningAlone) {
     EDGE_REQUIRE_SHARED(test::shared("models/stories260K/stories260K.gguf"));
-    auto paged = executor(false);
-    auto contiguous = executor(true);
+    auto paged = executor();
+    auto alone = executor();
     auto w = parse_workload(kWorkload, "w");
     ASSERT_TRUE(w.ok());
     const auto reqs = requests(*w, paged->config().vocab_size);
-    auto ref = run_alone(*contiguous, reqs, true);
+    auto ref = run_alone(*alone, reqs, true);
     ASSERT_TRUE(ref.ok()) << ref.message();
 
     SchedConfig c;
@@ -201,7 +201,7 @@ TEST(Scheduler, ThreeTimesOverBudgetCompletesAndMatchesRunningAlone) {
 TEST(Scheduler, SwapIsRefusedForAnExecutorThatKeepsKvOnItsDevice) {
     EDGE_REQUIRE_SHARED(test::shared("models/stories260K/stories260K.gguf"));
     struct DeviceKv final : runtime::Executor {
-        std::unique_ptr<LlamaCpu> cpu = executor(false);
+        std::unique_ptr<LlamaCpu> cpu = executor();
         int steps = 0;
         Result<const float*> step(kv::PagedKv& kv, std::span<const runtime::PagedStep> b) override {
             ++steps;
