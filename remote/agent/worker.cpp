@@ -406,6 +406,7 @@ void Worker::run(const proto::RunWorkload& r) {
     runtime::Executor& exe = L.exe();
     kv::PagedKv& kv = *L.kv;
     const Tokenizer& tok = *L.tokenizer;
+    const TokenizerSpec& eos = L.opened.model->tokenizer;  // eos_id and every other id that ends a turn
     const int vocab = exe.config().vocab_size, max_seq = exe.capabilities().max_seq;
     SystemCache sys(sensors_, exe);
     // One step of the prompt sequence: its next tokens, through the PagedKv.
@@ -460,7 +461,7 @@ void Worker::run(const proto::RunWorkload& r) {
         while (gen < r.max_tokens && pos < max_seq && !cancel_) {
             int32_t next = sampler.sample(logits, vocab);
             double now = sw.millis();
-            if (next == tok.eos_id()) break;
+            if (next == tok.eos_id() || eos.ends_generation(next)) break;  // any EOS the model names
             ++gen;
             if (gen == 1) ttft = now;
             text += tok.piece(next, prev);

@@ -11,7 +11,10 @@
 #include "engine/compile/compile.h"
 #include "engine/model/loader.h"
 #include "engine/runtime/device.h"
+#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/one_sequence.h"
 #include "engine/runtime/qkernels.h"
+#include "engine/tokenizer/tokenizer.h"
 #include "remote/client/agent_link.h"
 #include "remote_test_util.h"
 #include "test_support.h"
@@ -270,6 +273,59 @@ TEST(AgentBackend, PrefixReuseOnTheEdgePathReportsTheKvHitRate) {
     EXPECT_LE(rate, (8.0 + n - 1) / (15.0 + n) + 1e-9);
     std::printf("[prefix] longer prompt of %u tokens: cumulative hit rate %.4f (%.1f of its positions reused)\n", n,
                 rate, rate * (15.0 + n) - 8.0);
+    ASSERT_TRUE(link->stop(10000).ok());
+}
+
+// A model that names more than one end-of-sequence id (Llama 3's <|eot_id|> beside
+// <|end_of_text|>, kept in the engine's tokenizer header) stops at any of them: here stories260K
+// with its 5th greedy token after "Once upon a time" made a second EOS id gives the plain
+// engine's first 4 tokens, then stops.
+TEST(AgentBackend, GenerationStopsAtAnyEosIdTheEngineNames) {
+    EDGE_REQUIRE_SHARED(gguf_path());
+    auto m = load_model(gguf_path());
+    ASSERT_TRUE(m.ok()) << m.message();
+    auto model = std::make_shared<Model>(std::move(m).value());
+    auto tok = make_tokenizer(model->tokenizer);
+    ASSERT_TRUE(tok.ok()) << tok.message();
+    std::vector<int32_t> ids = (*tok)->encode("Once upon a time", true);
+    auto rt = LlamaCpu::create(model, RuntimeOptions{1, 64});
+    ASSERT_TRUE(rt.ok()) << rt.message();
+    auto seq = runtime::OneSequence::create(**rt);
+    ASSERT_TRUE(seq.ok()) << seq.message();
+    std::vector<int32_t> greedy;
+    auto l = seq->next(ids);
+    while (l && greedy.size() < 5) {
+        greedy.push_back(argmax(*l, model->config.vocab_size));
+        l = seq->next(std::span(&greedy.back(), 1));
+    }
+    ASSERT_EQ(greedy.size(), 5u);
+    const int32_t stop = greedy[4];
+    for (int i = 0; i < 4; ++i) ASSERT_NE(greedy[size_t(i)], stop) << "the stop token must not come earlier";
+
+    auto dir = test::temp_dir("agent-edge-eos");
+    const std::string plain = compile_stories(dir);
+    Model with_eot = *model;
+    with_eot.tokenizer.add_eos(stop);
+    ASSERT_EQ(with_eot.tokenizer.eos_id, model->tokenizer.eos_id);
+    compile::CompileOptions o;
+    o.out_path = (dir / "stories260K-eot.edge").string();
+    o.prefill_batch = 4;
+    o.max_seq = 256;
+    ASSERT_TRUE(compile::compile(with_eot, o).ok());
+
+    auto link = open_agent(dir, "cpu");
+    ASSERT_TRUE(link);
+    ASSERT_TRUE(load(*link, plain).ack.has_value());
+    auto full = run(*link, {"Once upon a time"}, 20);
+    ASSERT_EQ(full.results.size(), 1u);
+    EXPECT_EQ(full.results[0].generated_tokens, 20u);
+    ASSERT_TRUE(load(*link, o.out_path).ack.has_value());
+    auto stopped = run(*link, {"Once upon a time"}, 20);
+    ASSERT_EQ(stopped.results.size(), 1u);
+    EXPECT_EQ(stopped.results[0].generated_tokens, 4u);
+    EXPECT_EQ(full.results[0].text.rfind(stopped.results[0].text, 0), 0u)
+        << "'" << stopped.results[0].text << "' is not the start of '" << full.results[0].text << "'";
+    EXPECT_LT(stopped.results[0].text.size(), full.results[0].text.size());
     ASSERT_TRUE(link->stop(10000).ok());
 }
 
