@@ -33,7 +33,7 @@ Result<OpenedExecutor> open_executor(const std::string& path, const OpenOptions&
     if (!m.ok()) return m.error();
     OpenedExecutor r;
     r.model = std::make_shared<const Model>(std::move(m).value());
-    // Batch steps only: the K/V live in the caller's PagedKv, no contiguous cache beside it.
+    // The K/V live in the caller's PagedKv (the executor holds none until prefill/forward).
     auto exe = LlamaCpu::create(r.model, RuntimeOptions{o.threads, o.max_seq});
     if (!exe.ok()) return err(path, ": ", exe.message());
     r.label = exe.value()->capabilities().name;

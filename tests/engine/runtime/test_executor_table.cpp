@@ -242,8 +242,7 @@ TEST(ExecutorTable, EveryStepShapeMatchesTheReferenceRunAlone) {
 
 // A sequence that asks for all its logits (perplexity, validation) gets one row per new token,
 // each the logits that token has when the sequence is run one token per step; the sequences
-// around it still get one row each, where BatchLayout::out_first puts them. The reference's rows
-// are the contiguous prefill's (perplexity's figures did not move when it left prefill()).
+// around it still get one row each, where BatchLayout::out_first puts them.
 TEST(ExecutorTable, AllLogitsOfAStepAreEachTokensOwnLogits) {
     EDGE_REQUIRE_SHARED(test::shared(kModels[0]));
     auto m = load_shared_model(kModels[0]);
