@@ -55,6 +55,8 @@ int run_info(const InfoArgs& a) {
                                {"top_p", tk.generation.top_p},
                                {"top_k", tk.generation.top_k},
                                {"source", tk.generation.source}};
+        if (!tk.chat_template.empty())
+            j["chat_template"] = {{"bytes", tk.chat_template.size()}, {"source", tk.chat_template_source}};
         nlohmann::json md = nlohmann::json::object();
         for (const auto& [k, v] : m.metadata) md[k] = v;
         j["metadata"] = md;
@@ -92,6 +94,8 @@ int run_info(const InfoArgs& a) {
         for (int32_t e : m.tokenizer.eos_ids) ids += (ids.empty() ? "" : ", ") + std::to_string(e);
         std::printf("  stops at      any of %s\n", ids.c_str());
     }
+    if (const TokenizerSpec& tk = m.tokenizer; !tk.chat_template.empty())
+        std::printf("  chat template %zu bytes (%s)\n", tk.chat_template.size(), tk.chat_template_source.c_str());
     if (const GenerationDefaults& g = m.tokenizer.generation; g.any()) {
         auto shown = [](double v) {
             char b[32];

@@ -5,10 +5,12 @@
 #include <optional>
 
 #include "app/cli/common.h"
+#include "engine/core/mapped_file.h"
 #include "engine/runtime/llama_cpu.h"
 #include "engine/runtime/one_sequence.h"
 #include "engine/runtime/open_executor.h"
 #include "engine/telemetry/stopwatch.h"
+#include "engine/tokenizer/chat.h"
 
 namespace edge::cli {
 
@@ -16,6 +18,10 @@ namespace {
 
 struct GenerateArgs {
     std::string model, tokenizer, prompt;
+    // Chat: the prompt (and --system) as messages of a conversation, or a whole conversation
+    // from a JSON file, rendered with the model's chat template.
+    bool chat = false;
+    std::string system, messages;
     int max_tokens = 64;
     float temperature = 0.8f;
     float top_p = 0.95f;
@@ -39,7 +45,29 @@ int run_generate(const GenerateArgs& a) {
         return fail(a.model + ": the tokenizer has " + std::to_string(tok.vocab_size()) +
                     " tokens but the model only " + std::to_string(c.vocab_size));
 
-    std::vector<int32_t> prompt = tok.encode(a.prompt, loaded->model->tokenizer.add_bos);
+    // The prompt: plain text, or a conversation in the model's chat template.
+    std::vector<int32_t> prompt;
+    std::string chat_text;
+    const bool chat = a.chat || !a.messages.empty();
+    if (chat) {
+        std::vector<tokenizer::ChatMessage> messages;
+        if (!a.messages.empty()) {
+            auto text = read_text_file(a.messages);
+            if (!text.ok()) return fail(text.error());
+            auto parsed = tokenizer::parse_chat_messages(*text, a.messages);
+            if (!parsed.ok()) return fail(parsed.error());
+            messages = std::move(parsed).value();
+        }
+        if (!a.system.empty()) messages.insert(messages.begin(), tokenizer::ChatMessage{"system", a.system});
+        if (!a.prompt.empty()) messages.push_back(tokenizer::ChatMessage{"user", a.prompt});
+        if (messages.empty()) return fail("--chat needs a --prompt, a --system text or a --messages file");
+        auto rendered = tokenizer::render_chat_prompt(loaded->model->tokenizer, tok, messages, true);
+        if (!rendered.ok()) return fail(rendered.error());
+        chat_text = std::move(rendered->text);
+        prompt = std::move(rendered->ids);
+    } else {
+        prompt = tok.encode(a.prompt, loaded->model->tokenizer.add_bos);
+    }
     if (prompt.empty()) {
         if (tok.bos_id() < 0) return fail("the prompt is empty and the tokenizer has no BOS token to start from");
         prompt.push_back(tok.bos_id());
@@ -107,7 +135,7 @@ int run_generate(const GenerateArgs& a) {
     const float* logits = first.value();
     const double prefill_s = sw.seconds();
     sw.restart();
-    if (!a.json) {
+    if (!a.json && !chat) {  // a chat prints the reply only
         std::fputs(a.prompt.c_str(), stdout);
         std::fflush(stdout);
     }
@@ -135,6 +163,7 @@ int run_generate(const GenerateArgs& a) {
     if (a.json) {
         nlohmann::json j;
         j["prompt"] = a.prompt;
+        if (chat) j["chat_prompt"] = chat_text;
         j["prompt_ids"] = prompt;
         j["ids"] = out;
         j["text"] = text;
@@ -186,7 +215,13 @@ void add_text_commands(CLI::App& app, int& rc) {
     auto g = std::make_shared<GenerateArgs>();
     CLI::App* gen = app.add_subcommand("generate", "Generate text from a prompt (streamed)");
     gen->add_option("model", g->model, "Model file or folder")->required();
-    gen->add_option("--prompt,-p", g->prompt, "Prompt text");
+    gen->add_option("--prompt,-p", g->prompt, "Prompt text (with --chat: the user's message)");
+    gen->add_flag("--chat", g->chat, "Render the prompt as a user message with the model's chat template");
+    gen->add_option("--system", g->system, "With --chat: a system message before the prompt");
+    gen->add_option("--messages", g->messages,
+                    "A conversation as JSON ([{\"role\": ..., \"content\": ...}]) rendered with the model's chat "
+                    "template; --prompt adds a last user message")
+        ->check(CLI::ExistingFile);
     gen->add_option("--max-tokens,-n", g->max_tokens, "Tokens to generate")->check(CLI::Range(1, 1 << 20));
     gen->add_option("--temperature", g->temperature, "Sampling temperature; 0 = greedy argmax")
         ->check(CLI::Range(0.0f, 100.0f));

@@ -56,6 +56,8 @@ nlohmann::json tokenizer_header_to_json(const TokenizerSpec& t) {
             {"unk_id", t.unk_id},
             {"pad_id", t.pad_id},
             {"eos_ids", t.eos_ids},
+            {"chat_template", t.chat_template},
+            {"chat_template_source", t.chat_template_source},
             {"generation",
              {{"temperature", t.generation.temperature},
               {"top_p", t.generation.top_p},
@@ -79,6 +81,8 @@ void tokenizer_header_from_json(const nlohmann::json& j, TokenizerSpec& t) {
     t.add_space_prefix = j.at("add_space_prefix");
     // Files written before these fields existed have none: one EOS id, no sampling defaults.
     t.eos_ids = j.value("eos_ids", std::vector<int32_t>());
+    t.chat_template = j.value("chat_template", std::string());
+    t.chat_template_source = j.value("chat_template_source", std::string());
     if (auto g = j.find("generation"); g != j.end() && g->is_object()) {
         t.generation.temperature = g->value("temperature", -1.0f);
         t.generation.top_p = g->value("top_p", -1.0f);

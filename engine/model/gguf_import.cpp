@@ -118,6 +118,12 @@ Status read_tokenizer(const File& f, TokenizerSpec& t) {
     auto pre = f.get_string("tokenizer.ggml.pre");
     if (!pre.ok()) return pre.error();
     if (pre->has_value()) t.pre = **pre;
+    auto chat = f.get_string("tokenizer.chat_template");  // a Jinja template, as tokenizer_config.json's
+    if (!chat.ok()) return chat.error();
+    if (chat->has_value()) {
+        t.chat_template = **chat;
+        t.chat_template_source = f.path;
+    }
 
     const Value* tokens = f.find("tokenizer.ggml.tokens");
     if (!tokens || tokens->type != ValueType::Array || tokens->elem != ValueType::String)

@@ -251,6 +251,7 @@ void set_llama_metadata(Writer& w, const LlamaConfig& c, const TokenizerSpec& to
             break;
         }
     w.set("tokenizer.ggml.add_bos_token", Value::of_bool(tok.add_bos));
+    if (!tok.chat_template.empty()) w.set("tokenizer.chat_template", Value::of_string(tok.chat_template));
     w.set("tokenizer.ggml.add_space_prefix", Value::of_bool(tok.add_space_prefix));
 }
 

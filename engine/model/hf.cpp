@@ -237,15 +237,7 @@ Status read_tokenizer(const fs::path& dir, const HfConfig& hc, Model& m) {
     if (fs::is_regular_file(tc, ec)) {
         auto cfg = read_text_file(tc.string());
         if (!cfg) return cfg.error();
-        try {
-            auto parsed = parse_json(*cfg, tc.string());
-            if (!parsed) return parsed.error();
-            const json& j = *parsed;
-            if (auto it = j.find("add_bos_token"); j.is_object() && it != j.end() && it->is_boolean())
-                s.add_bos = it->get<bool>();
-        } catch (const std::exception& ex) {
-            return err(tc.string(), ": cannot read tokenizer_config.json: ", ex.what());
-        }
+        EDGE_TRY(parse_tokenizer_config(*cfg, tc.string(), s));
     }
     m.metadata.push_back({"tokenizer", tj.string()});
     return {};

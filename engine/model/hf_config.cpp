@@ -266,4 +266,42 @@ Status parse_generation_config(const std::string& text, const std::string& origi
     return {};
 }
 
+Status parse_tokenizer_config(const std::string& text, const std::string& origin, TokenizerSpec& t) {
+    auto parsed = parse_json(text, origin);
+    if (!parsed) return parsed.error();
+    const json& j = *parsed;
+    if (!j.is_object()) return err(origin, ": tokenizer_config.json must be a JSON object");
+    if (auto it = j.find("add_bos_token"); it != j.end() && !it->is_null()) {
+        if (!it->is_boolean()) return err(origin, ": add_bos_token must be true or false, found ", json_excerpt(*it));
+        t.add_bos = it->get<bool>();
+    }
+    auto it = j.find("chat_template");
+    if (it == j.end() || it->is_null()) return {};
+    constexpr size_t kMaxTemplate = 1 << 20;
+    const json* chosen = nullptr;
+    if (it->is_string()) {
+        chosen = &*it;
+    } else if (it->is_array()) {
+        for (size_t i = 0; i < it->size(); ++i) {
+            const json& e = (*it)[i];
+            if (!e.is_object() || !e.contains("template") || !e["template"].is_string() ||
+                (e.contains("name") && !e["name"].is_string()))
+                return err(origin, ": chat_template[", i, "] must be {\"name\": ..., \"template\": \"...\"}, found ",
+                           json_excerpt(e));
+            if (!chosen || e.value("name", std::string()) == "default") chosen = &e["template"];
+            if (e.value("name", std::string()) == "default") break;
+        }
+        if (!chosen) return err(origin, ": chat_template is an empty list");
+    } else {
+        return err(origin, ": chat_template must be a template string or a list of named templates, found ",
+                   json_excerpt(*it));
+    }
+    const std::string& tpl = chosen->get_ref<const std::string&>();
+    if (tpl.size() > kMaxTemplate)
+        return err(origin, ": chat_template is ", tpl.size(), " bytes (at most ", kMaxTemplate, ")");
+    t.chat_template = tpl;
+    t.chat_template_source = origin;
+    return {};
+}
+
 }  // namespace edge

@@ -32,4 +32,9 @@ Result<HfConfig> parse_hf_config(const std::string& text, const std::string& ori
 // = greedy) into t.generation. Ids must lie below vocab_size; `origin` prefixes every error.
 Status parse_generation_config(const std::string& text, const std::string& origin, int vocab_size, TokenizerSpec& t);
 
+// tokenizer_config.json text: add_bos_token (true / false) and chat_template (a string, or a
+// list of {"name", "template"} of which the one named "default" is taken, else the first) into
+// t. Other fields are left to tokenizer.json. `origin` prefixes every error, which names the field.
+Status parse_tokenizer_config(const std::string& text, const std::string& origin, TokenizerSpec& t);
+
 }  // namespace edge

@@ -31,6 +31,11 @@ struct TokenizerSpec {
     // <|eot_id|> beside <|end_of_text|>); eos_id is always one of them when set.
     std::vector<int32_t> eos_ids;
     GenerationDefaults generation;
+    // The chat template the model ships (a Jinja template: tokenizer_config.json's chat_template,
+    // GGUF tokenizer.chat_template), as text; "" when none. Where it came from is `source` for
+    // GGUF, chat_template_source otherwise.
+    std::string chat_template;
+    std::string chat_template_source;
     bool add_bos = true;
     bool add_space_prefix = true;
     std::string hf_json;  // whole tokenizer.json for model "hf"

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "cli_runner.h"
+#include "engine/model/gguf_writer.h"
 #include "engine/model/loader.h"
 #include "hf_fixture.h"
 #include "test_support.h"
@@ -63,5 +64,84 @@ TEST(CliInstruct, ABadGenerationConfigNamesTheFileAndTheField) {
     CliRun bad = run_cli({"info", ids});
     EXPECT_NE(bad.rc, 0);
     EXPECT_NE(bad.err.find("eos_token_id must be token ids below the vocabulary size 512"), std::string::npos)
+        << bad.err;
+}
+
+namespace {
+
+// stories260K as a GGUF whose tokenizer carries `chat_template` (tokenizer.chat_template).
+std::string gguf_with_template(const std::string& chat_template) {
+    auto m = edge::load_model(shared("models/stories260K/stories260K.gguf"));
+    EXPECT_TRUE(m.ok()) << m.message();
+    if (!m.ok()) return "";
+    m->tokenizer.chat_template = chat_template;
+    const std::string out = (temp_dir("chat") / "chat.gguf").string();
+    auto st = edge::write_gguf_model(*m, out);
+    EXPECT_TRUE(st.ok()) << st.message();
+    return out;
+}
+
+}  // namespace
+
+// `generate --chat` renders the model's own template over the conversation and encodes what it
+// wrote: here a template that writes BOS and the messages' text, so the prompt is exactly the
+// reference encoding of "Once upon a time" (BOS from the template's "<s>", not added again) and
+// the greedy continuation is the reference one.
+TEST(CliInstruct, ChatRendersTheModelsTemplateAndEncodesTheSpecialTokensItWrites) {
+    EDGE_REQUIRE_SHARED(shared("models/stories260K/stories260K.gguf"));
+    const std::string model = gguf_with_template(
+        "{{ bos_token }}{% for m in messages %}{% if m['role'] == 'system' %}{{ m['content'] | trim }} "
+        "{% else %}{{ m['content'] }}{% endif %}{% endfor %}");
+    CliRun r = run_cli({"generate", model, "--chat", "--prompt", "Once upon a time", "--max-tokens", "8",
+                        "--temperature", "0", "--json"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    auto j = r.json();
+    EXPECT_EQ(j["chat_prompt"], "<s>Once upon a time");
+    EXPECT_EQ(j["prompt_ids"].get<std::vector<int>>(), (std::vector<int>{1, 403, 407, 261, 378}));
+    EXPECT_EQ(j["ids"].get<std::vector<int>>(), kGreedy);
+    // The reply alone is printed (not the rendered prompt).
+    CliRun plain = run_cli(
+        {"generate", model, "--chat", "--prompt", "Once upon a time", "--max-tokens", "8", "--temperature", "0"});
+    ASSERT_EQ(plain.rc, 0) << plain.err;
+    EXPECT_EQ(plain.out, j["text"].get<std::string>() + "\n");
+    EXPECT_EQ(plain.out.rfind(", there was a little girl", 0), 0u) << plain.out;
+
+    // A system message and a conversation file take the same path.
+    const auto dir = temp_dir("chat-msgs");
+    std::ofstream(dir / "conv.json")
+        << R"([{"role": "system", "content": "  Once upon  "}, {"role": "user", "content": "a time"}])";
+    CliRun conv = run_cli({"generate", model, "--messages", (dir / "conv.json").string(), "--max-tokens", "2",
+                           "--temperature", "0", "--json"});
+    ASSERT_EQ(conv.rc, 0) << conv.err;
+    EXPECT_EQ(conv.json()["chat_prompt"], "<s>Once upon a time");
+}
+
+TEST(CliInstruct, ChatErrorsNameTheModelTheTemplateAndTheMessage) {
+    EDGE_REQUIRE_SHARED(shared("models/stories260K/stories260K.gguf"));
+    const std::string gguf = shared("models/stories260K/stories260K.gguf");
+    CliRun none = run_cli({"generate", gguf, "--chat", "--prompt", "Hi", "--max-tokens", "2"});
+    EXPECT_NE(none.rc, 0);
+    EXPECT_NE(none.err.find(gguf + ": has no chat template"), std::string::npos) << none.err;
+
+    // A template that refuses the conversation: its own words reach the user.
+    const std::string strict = gguf_with_template(
+        "{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}"
+        "{{ messages[0]['content'] }}");
+    CliRun raised = run_cli({"generate", strict, "--chat", "--system", "Be brief", "--prompt", "Hi"});
+    EXPECT_NE(raised.rc, 0);
+    EXPECT_NE(raised.err.find("System role not supported"), std::string::npos) << raised.err;
+    EXPECT_NE(raised.err.find(strict), std::string::npos) << raised.err;
+
+    const std::string broken = gguf_with_template("{% for m in messages %}{{ m['content'] }}");
+    CliRun unclosed = run_cli({"generate", broken, "--chat", "--prompt", "Hi"});
+    EXPECT_NE(unclosed.rc, 0);
+    EXPECT_NE(unclosed.err.find(broken), std::string::npos) << unclosed.err;
+    EXPECT_NE(unclosed.err.find("endfor"), std::string::npos) << unclosed.err;
+
+    const auto dir = temp_dir("chat-bad");
+    std::ofstream(dir / "conv.json") << R"([{"role": "user", "content": "Hi"}, {"role": "user"}])";
+    CliRun bad = run_cli({"generate", strict, "--messages", (dir / "conv.json").string()});
+    EXPECT_NE(bad.rc, 0);
+    EXPECT_NE(bad.err.find((dir / "conv.json").string() + ": message 1 needs a text \"content\""), std::string::npos)
         << bad.err;
 }

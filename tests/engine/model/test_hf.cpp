@@ -353,6 +353,57 @@ TEST(HfImport, GenerationConfigEosIdsAndSamplingSurviveSaving) {
     expect_error(dir.string(), {"generation_config.json", "do_sample must be true or false", "\"yes\""});
 }
 
+// tokenizer_config.json's chat_template (a string, or named templates of which "default" is
+// taken) is kept with the tokenizer through .edgeq and GGUF (tokenizer.chat_template); a
+// template of the wrong type names the file and the field.
+TEST(HfImport, ChatTemplateOfTokenizerConfigSurvivesSaving) {
+    REQUIRE_GGUF();
+    const fs::path dir = write_fixture(*ref, {}, "chattpl");
+    const std::string tpl =
+        "{%- for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] | trim }}<|end|>\n{%- endfor %}"
+        "{%- if add_generation_prompt %}<|assistant|>\n{%- endif %}";
+    std::ofstream(dir / "tokenizer_config.json")
+        << nlohmann::json{{"add_bos_token", false}, {"chat_template", tpl}}.dump();
+    auto m = load_model(dir.string());
+    ASSERT_TRUE(m.ok()) << m.message();
+    EXPECT_EQ(m->tokenizer.chat_template, tpl);
+    EXPECT_EQ(m->tokenizer.chat_template_source, (dir / "tokenizer_config.json").string());
+    EXPECT_FALSE(m->tokenizer.add_bos);
+
+    const fs::path out = test::temp_dir("chattpl-out");
+    ASSERT_TRUE(save_edgeq(*m, (out / "m.edgeq").string()).ok());
+    auto q = load_model((out / "m.edgeq").string());
+    ASSERT_TRUE(q.ok()) << q.message();
+    EXPECT_EQ(q->tokenizer.chat_template, tpl);
+    EXPECT_EQ(q->tokenizer.chat_template_source, m->tokenizer.chat_template_source);
+    Model g = *ref;  // a GGUF tokenizer (HF tokenizers are not written to GGUF yet)
+    g.tokenizer.chat_template = tpl;
+    ASSERT_TRUE(write_gguf_model(g, (out / "m.gguf").string()).ok());
+    auto back = load_model((out / "m.gguf").string());
+    ASSERT_TRUE(back.ok()) << back.message();
+    EXPECT_EQ(back->tokenizer.chat_template, tpl);
+    EXPECT_EQ(back->tokenizer.chat_template_source, (out / "m.gguf").string());
+
+    // Named templates: "default" wins wherever it is in the list.
+    std::ofstream(dir / "tokenizer_config.json")
+        << nlohmann::json{{"chat_template", nlohmann::json::array({{{"name", "tool_use"}, {"template", "T"}},
+                                                                   {{"name", "default"}, {"template", "D"}}})}}
+               .dump();
+    auto named = load_model(dir.string());
+    ASSERT_TRUE(named.ok()) << named.message();
+    EXPECT_EQ(named->tokenizer.chat_template, "D");
+    EXPECT_TRUE(named->tokenizer.add_bos);
+
+    std::ofstream(dir / "tokenizer_config.json") << R"({"chat_template": 42})";
+    expect_error(dir.string(), {"tokenizer_config.json", "chat_template must be a template string", "42"});
+    std::ofstream(dir / "tokenizer_config.json") << R"({"chat_template": [{"name": "default"}]})";
+    expect_error(dir.string(), {"tokenizer_config.json", "chat_template[0]", "\"template\""});
+    std::ofstream(dir / "tokenizer_config.json") << R"({"add_bos_token": "no"})";
+    expect_error(dir.string(), {"tokenizer_config.json", "add_bos_token must be true or false", "\"no\""});
+    std::ofstream(dir / "tokenizer_config.json") << R"({"chat_template": "x",)";
+    expect_error(dir.string(), {"tokenizer_config.json"});
+}
+
 TEST(Loader, DispatchesAndExplainsWhatItCannotLoad) {
     REQUIRE_GGUF();
     const fs::path dir = write_fixture(*ref, {}, "dispatch");
