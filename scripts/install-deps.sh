@@ -11,7 +11,7 @@ PKGS=(build-essential cmake ninja-build pkg-config ccache
   openssh-server xvfb xauth fonts-noto-cjk time
   libblas-dev liblapack-dev
   ansible-core prometheus libprotobuf-dev libprotoc-dev
-  python3-torch python3-numpy)
+  python3-torch python3-numpy python3-regex python3-jinja2)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -60,21 +60,22 @@ Result<std::unique_ptr<Tokenizer>> make_byte_level_bpe(const TokenizerSpec& spec
         c.merges.emplace_back(a->second, b->second);
     }
 
-    PreStep step;
-    step.kind = PreStep::ByteLevel;
-    const char* pattern = nullptr;
-    if (spec.pre == "llama-bpe" || spec.pre == "llama3") {
-        pattern = kLlama3Pattern;
-        c.ignore_merges = true;  // as Llama-3's tokenizer.json says
-    } else if (spec.pre.empty() || spec.pre == "gpt2" || spec.pre == "default") {
-        pattern = kGpt2Pattern;
-    } else {
-        return err(src, ": unsupported pre-tokenizer \"", spec.pre, "\" (supported: llama-bpe, llama3, gpt2, default)");
+    const PreTokenizerPatterns* pre = find_pre_tokenizer(spec.pre);
+    if (!pre) {
+        std::string names;
+        for (const auto& p : gguf_pre_tokenizers()) names += (names.empty() ? "" : ", ") + std::string(p.name);
+        return err(src, ": unsupported pre-tokenizer \"", spec.pre, "\" (supported: ", names, ", default)");
     }
-    auto re = Regex::compile(pattern, false, src + " pre-tokenizer " + spec.pre);
-    if (!re) return re.error();
-    step.regex = std::move(re.value());
-    c.pre.push_back(std::move(step));
+    c.ignore_merges = pre->ignore_merges;
+    for (size_t i = 0; i < pre->patterns.size(); ++i) {
+        // Every step but the last splits the raw text; the last is the byte-level word regex.
+        PreStep step;
+        step.kind = i + 1 == pre->patterns.size() ? PreStep::ByteLevel : PreStep::Split;
+        auto re = Regex::compile(pre->patterns[i], false, src + " pre-tokenizer " + spec.pre);
+        if (!re) return re.error();
+        step.regex = std::move(re.value());
+        c.pre.push_back(std::move(step));
+    }
     return build_pipeline(std::move(c));
 }
 

@@ -132,6 +132,12 @@ struct Builder {
                 if (!re) throw Bad{re.message()};
                 s.regex = std::move(re.value());
             }
+        } else if (t == "Digits") {
+            // Digits apart from the rest: one by one (individual_digits) or as runs.
+            s.kind = PreStep::Split;
+            auto re = Regex::compile(flag(p, "individual_digits", path, false) ? R"(\p{N})" : R"(\p{N}+)", false, path);
+            if (!re) throw Bad{re.message()};
+            s.regex = std::move(re.value());
         } else if (t == "Split") {
             s.kind = PreStep::Split;
             s.regex = pattern(p, path);

@@ -15,7 +15,33 @@ const char* const kLlama3Pattern =
 
 namespace {
 pcre2_code* as_code(void* p) { return static_cast<pcre2_code*>(p); }
+
+// Qwen2 / Qwen2.5: Llama 3's regex with single digits.
+const char* const kQwen2Pattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+// Every digit on its own (tokenizer.json's Digits pre-tokenizer with individual_digits).
+const char* const kDigitPattern = R"(\p{N})";
 }  // namespace
+
+const std::vector<PreTokenizerPatterns>& gguf_pre_tokenizers() {
+    static const std::vector<PreTokenizerPatterns> table = {
+        {"gpt2", {kGpt2Pattern}, false},
+        {"gpt-2", {kGpt2Pattern}, false},
+        {"llama-bpe", {kLlama3Pattern}, true},
+        {"llama3", {kLlama3Pattern}, true},
+        {"qwen2", {kQwen2Pattern}, false},
+        // SmolLM / SmolLM2: digits split one by one, then GPT-2's regex.
+        {"smollm", {kDigitPattern, kGpt2Pattern}, false},
+    };
+    return table;
+}
+
+const PreTokenizerPatterns* find_pre_tokenizer(std::string_view name) {
+    if (name.empty() || name == "default") name = "gpt2";
+    for (const auto& p : gguf_pre_tokenizers())
+        if (name == p.name) return &p;
+    return nullptr;
+}
 
 Result<std::shared_ptr<const Regex>> Regex::compile(std::string_view pattern, bool literal, std::string_view where) {
     int errcode = 0;

@@ -16,6 +16,19 @@ extern const char* const kGpt2Pattern;
 // The Llama-3 word regex (GGUF pre "llama-bpe").
 extern const char* const kLlama3Pattern;
 
+// The word splitting a GGUF tokenizer.ggml.pre name stands for (the names llama.cpp writes):
+// each pattern in turn splits every piece the previous one left, matches isolated; the last is
+// the byte-level word regex. ignore_merges: a piece that is itself a vocabulary token is taken
+// whole (Llama 3's tokenizer.json says so).
+struct PreTokenizerPatterns {
+    const char* name;
+    std::vector<const char*> patterns;
+    bool ignore_merges = false;
+};
+const std::vector<PreTokenizerPatterns>& gguf_pre_tokenizers();
+// The entry for `name` ("" and "default" are GPT-2's), or nullptr.
+const PreTokenizerPatterns* find_pre_tokenizer(std::string_view name);
+
 // HF tokenizers' SplitDelimiterBehavior.
 enum class SplitBehavior { Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous };
 
