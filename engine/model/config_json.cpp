@@ -20,6 +20,11 @@ nlohmann::json llama_config_to_json(const LlamaConfig& c) {
         j["rope_freq_factors"] = c.rope_freq_factors;
         j["rope_scaling"] = c.rope_scaling;
     }
+    if (!c.rope_long_freq_factors.empty()) {
+        j["rope_long_freq_factors"] = c.rope_long_freq_factors;
+        j["rope_original_context"] = c.rope_original_context;
+    }
+    if (c.rope_attn_factor != 1.0f) j["rope_attn_factor"] = c.rope_attn_factor;
     return j;
 }
 
@@ -41,6 +46,11 @@ LlamaConfig llama_config_from_json(const nlohmann::json& j) {
         c.rope_freq_factors = f->get<std::vector<float>>();
         c.rope_scaling = j.value("rope_scaling", std::string());
     }
+    if (auto f = j.find("rope_long_freq_factors"); f != j.end()) {
+        c.rope_long_freq_factors = f->get<std::vector<float>>();
+        c.rope_original_context = j.value("rope_original_context", 0);
+    }
+    c.rope_attn_factor = j.value("rope_attn_factor", 1.0f);
     return c;
 }
 

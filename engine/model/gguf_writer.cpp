@@ -262,6 +262,10 @@ namespace edge {
 Status write_gguf_model(const Model& m, const std::string& path, DType type, Progress* progress) {
     if (type != DType::F32 && type != DType::F16 && type != DType::BF16)
         return err(path, ": GGUF export writes F32, F16 or BF16 tensors, not ", dtype_name(type));
+    if (!m.config.rope_long_freq_factors.empty() || m.config.rope_attn_factor != 1.0f)
+        return err(path, ": the model uses Phi-3 longrope scaling (", m.config.rope_scaling,
+                   "), which llama.cpp reads only from GGUF architecture 'phi3'; the exporter writes 'llama' "
+                   "files, so this model cannot be exported to GGUF yet");
     gguf::Writer w;
     gguf::set_llama_metadata(w, m.config, m.tokenizer, m.name);
     for (const Tensor& t : m.tensors) {

@@ -18,6 +18,7 @@
 #include "engine/core/mapped_file.h"
 #include "engine/model/hf_config.h"
 #include "engine/model/loader.h"
+#include "engine/model/rope.h"
 #include "engine/model/safetensors.h"
 #include "engine/model/weights.h"
 
@@ -41,15 +42,6 @@ struct Recipe {
     int64_t row0 = 0, rows = 0;
     int heads = 0;  // > 0: permute rows per head
 };
-
-// HF row (within the sliced tensor) that IR row r comes from.
-int64_t source_row(int64_t r, int heads, int head_dim, int rope_dim) {
-    if (heads <= 0) return r;
-    const int64_t h = r / head_dim, in_head = r % head_dim;
-    const int half = rope_dim / 2;
-    const int64_t from = in_head < rope_dim ? (in_head % 2) * half + in_head / 2 : in_head;
-    return h * head_dim + from;
-}
 
 class HfWeights final : public model::WeightSource {
 public:
@@ -78,7 +70,8 @@ public:
         const uint8_t* src = f.bytes(e);
         const int64_t esz = e.elem_bytes;
         for (int64_t row = 0; row < t.rows(); ++row) {
-            const uint8_t* from = src + (r.row0 + source_row(row, r.heads, head_dim_, rope_dim_)) * cols * esz;
+            const uint8_t* from =
+                src + (r.row0 + model::rotate_half_source_row(row, r.heads, head_dim_, rope_dim_)) * cols * esz;
             stored_to_f32(from, *e.dtype, cols, dst + row * cols);
         }
         return t;

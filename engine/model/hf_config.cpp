@@ -66,9 +66,50 @@ std::vector<int32_t> all_ids(const json& j, const char* key) {
     return out;
 }
 
+// One rotary-pair factor list of a longrope rope_scaling ("short_factor", "long_factor").
+Status get_pair_factors(const json& rs, const std::string& origin, const char* key, int pairs,
+                        std::vector<float>& out) {
+    auto it = rs.find(key);
+    if (it == rs.end() || !it->is_array())
+        return err(origin, ": rope_scaling '", key, "' must be a list of ", pairs, " numbers (one per rotary pair)",
+                   it == rs.end() ? std::string(", and is missing") : ", found " + json_excerpt(*it));
+    if (it->size() != size_t(pairs))
+        return err(origin, ": rope_scaling '", key, "' holds ", it->size(), " values but the rotary dimension has ",
+                   pairs, " pairs");
+    out.clear();
+    for (size_t i = 0; i < it->size(); ++i) {
+        const json& v = (*it)[i];
+        if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0)
+            return err(origin, ": rope_scaling '", key, "'[", i, "] must be a positive number, found ",
+                       json_excerpt(v));
+        out.push_back(v.get<float>());
+    }
+    return {};
+}
+
+// Phi-3 "longrope" ("su" in older configs): short and long factors per rotary pair, the
+// original context they switch at (top-level original_max_position_embeddings, or inside
+// rope_scaling), and the attention factor (given, or computed as transformers does).
+Status read_longrope(const json& top, const json& rs, const std::string& origin, LlamaConfig& c,
+                     std::ostringstream& what) {
+    const int pairs = c.rope_dim / 2;
+    EDGE_TRY(get_pair_factors(rs, origin, "short_factor", pairs, c.rope_freq_factors));
+    EDGE_TRY(get_pair_factors(rs, origin, "long_factor", pairs, c.rope_long_freq_factors));
+    const json& where = top.contains("original_max_position_embeddings") ? top : rs;
+    EDGE_TRY(get_int(where, origin, "original_max_position_embeddings", true, 0, c.rope_original_context));
+    if (c.rope_original_context <= 1)
+        return err(origin, ": original_max_position_embeddings ", c.rope_original_context, " is too small");
+    c.rope_attn_factor = model::longrope_attention_factor(c.context_length, c.rope_original_context);
+    EDGE_TRY(get_float(rs, origin, "attention_factor", c.rope_attn_factor, c.rope_attn_factor));
+    what << "longrope: original context " << c.rope_original_context << ", attention factor " << c.rope_attn_factor
+         << " (long factors beyond the original context)";
+    return {};
+}
+
 // rope_scaling: "llama3" (Llama 3.1-3.3) and "linear" become per-pair frequency factors
-// (engine/model/rope.h); other types are refused by name.
-Status read_rope_scaling(const json& rs, const std::string& origin, LlamaConfig& c) {
+// (engine/model/rope.h), Phi-3 "longrope"/"su" short and long ones; other types are refused by
+// name.
+Status read_rope_scaling(const json& top, const json& rs, const std::string& origin, LlamaConfig& c) {
     if (!rs.is_object()) return err(origin, ": rope_scaling must be an object, found ", json_excerpt(rs));
     std::string type = "?";
     for (const char* k : {"type", "rope_type"})
@@ -97,9 +138,11 @@ Status read_rope_scaling(const json& rs, const std::string& origin, LlamaConfig&
         c.rope_freq_factors = model::llama3_rope_factors(c.rope_dim, c.rope_theta, s);
         what << "llama3: factor " << factor << ", low " << low << ", high " << high << ", original context "
              << s.original_context;
+    } else if (type == "longrope" || type == "su") {
+        EDGE_TRY(read_longrope(top, rs, origin, c, what));
     } else {
         return err(origin, ": rope_scaling of type '", type,
-                   "' is not supported (supported: llama3, linear, default; Phi-3 longrope/su and YaRN are not)");
+                   "' is not supported (supported: llama3, linear, longrope, su, default; YaRN and dynamic are not)");
     }
     c.rope_scaling = what.str();
     return {};
@@ -164,7 +207,8 @@ Result<HfConfig> parse(const json& j, const std::string& origin) {
     if (get_bool(j, "attention_bias", false))
         return err(origin, ": attention_bias is true; projections with biases are not supported");
     if (get_bool(j, "mlp_bias", false)) return err(origin, ": mlp_bias is true; MLP biases are not supported");
-    if (auto rs = j.find("rope_scaling"); rs != j.end() && !rs->is_null()) EDGE_TRY(read_rope_scaling(*rs, origin, c));
+    if (auto rs = j.find("rope_scaling"); rs != j.end() && !rs->is_null())
+        EDGE_TRY(read_rope_scaling(j, *rs, origin, c));
     // Sliding-window attention (Mistral): within the window it equals full attention, so the
     // usable context is capped at the window.
     if (auto sw = j.find("sliding_window"); sw != j.end() && sw->is_number_integer()) {

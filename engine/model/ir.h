@@ -49,6 +49,12 @@ struct LlamaConfig {
     // ("llama3: factor 8, low 1, high 4, original context 8192"; "" when not scaled).
     std::vector<float> rope_freq_factors;
     std::string rope_scaling;
+    // Phi-3 "longrope" (also called "su"): a second set of divisors used instead of
+    // rope_freq_factors when an executor's context exceeds rope_original_context (llama.cpp's
+    // rule), and a magnitude rope_attn_factor that multiplies every cos and sin (1: none).
+    std::vector<float> rope_long_freq_factors;
+    int rope_original_context = 0;
+    float rope_attn_factor = 1.0f;
     float norm_eps = 1e-5f;
     bool tied_embeddings = false;  // output head shares token_embd.weight
 

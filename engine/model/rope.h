@@ -15,11 +15,18 @@
 
 namespace edge::model {
 
-// theta^(-2i/rope_dim) / factor_i for i in [0, rope_dim/2), in double.
-std::vector<double> rope_frequencies(const LlamaConfig& c);
+// The divisors in force for an executor holding `positions` positions: Phi-3 longrope's long
+// factors when positions exceed the original context (llama.cpp's rule: chosen once for the
+// context, not per sequence), else rope_freq_factors (empty: none).
+const std::vector<float>& rope_factors_for(const LlamaConfig& c, int positions);
+
+// theta^(-2i/rope_dim) / factor_i for i in [0, rope_dim/2), in double, with the factors
+// rope_factors_for(c, positions) gives.
+std::vector<double> rope_frequencies(const LlamaConfig& c, int positions);
 
 // cos and sin of pos * frequency_i for pos in [0, positions): [positions][half], the angle taken
-// in double and rounded to float before cos/sin (so every executor's table is bit-identical).
+// in double and rounded to float before cos/sin (so every executor's table is bit-identical),
+// each then multiplied by c.rope_attn_factor when it is not 1.
 struct RopeTables {
     int half = 0;
     std::vector<float> cos, sin;
@@ -39,8 +46,23 @@ struct Llama3RopeScaling {
 };
 std::vector<float> llama3_rope_factors(int rope_dim, float theta, const Llama3RopeScaling& s);
 
-// "" when c.rope_freq_factors is empty or holds rope_dim/2 finite positive values, else what is
-// wrong with them.
+// Checkpoints in the rotate-half RoPE layout (Hugging Face; GGUF architectures llama.cpp runs
+// as NEOX, e.g. phi3) keep rotary pair i of a head in dims (i, i + rope_dim/2); the IR keeps
+// pairs interleaved (2i, 2i+1). The stored row that IR row r of a Q or K projection comes from:
+// IR row (head h, pair i, component c) = stored row h*head_dim + c*rope_dim/2 + i; rows past
+// rope_dim (partial rotary) stay in place. heads <= 0: r itself (no permutation).
+int64_t rotate_half_source_row(int64_t r, int heads, int head_dim, int rope_dim);
+
+// Phi-3 "longrope" / "su" (config.json rope_scaling with short_factor and long_factor, one per
+// rotary pair): the short factors while the context is within original_context, the long ones
+// beyond it, and every cos/sin multiplied by attention_factor, which defaults to
+//     sqrt(1 + ln(context / original_context) / ln(original_context))   (1 when context <= original)
+// where context is max_position_embeddings.
+float longrope_attention_factor(int context, int original_context);
+
+// "" when c.rope_freq_factors and c.rope_long_freq_factors are each empty or hold rope_dim/2
+// finite positive values, the long ones come with an original context, and rope_attn_factor is
+// finite and positive; else what is wrong with them.
 std::string rope_factors_problem(const LlamaConfig& c);
 
 }  // namespace edge::model

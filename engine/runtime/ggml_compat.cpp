@@ -10,6 +10,7 @@
 
 #include "engine/core/half.h"
 #include "engine/model/gguf.h"
+#include "engine/model/rope.h"
 
 namespace edge {
 
@@ -359,6 +360,10 @@ Result<std::unique_ptr<Executor>> Executor::create(const Model& model, int max_s
         return err("llama.cpp numerics: KV view padding ", ing.kv_view_pad, " is out of range (1..1048576)");
     auto f = gguf::open(model.source_path);
     if (!f.ok()) return f.error();
+    if (auto arch = f->get_string("general.architecture"); !arch.ok() || arch->value_or("") != "llama")
+        return err(model.source_path, ": llama.cpp numerics run GGUF architecture 'llama' as stored; this file is '",
+                   arch.ok() ? arch->value_or("?") : std::string("?"),
+                   "' (its fused tensors run on the FP32 executor)");
     auto impl = std::make_unique<Impl>();
     impl->ing = ing;
     impl->c = model.config;
@@ -636,9 +641,11 @@ const float* Executor::prefill(const int32_t* tokens, int n, int pos, float* all
     }
     // RoPE angles per position (ggml_rope_cache_init): theta starts at pos and is multiplied by
     // theta_scale = base^(-2/n_dims) once per pair; a scaled model's pair i uses theta / factor_i
-    // (ggml's freq_factors, GGUF rope_freqs.weight).
+    // (ggml's freq_factors, GGUF rope_freqs.weight; Phi-3's long or short factors chosen by the
+    // context), and cos/sin carry the attention factor (ggml's mscale).
     const int half = c.rope_dim / 2;
-    const std::vector<float>& ff = c.rope_freq_factors;
+    const std::vector<float>& ff = model::rope_factors_for(c, m.max_seq);
+    const float mscale = c.rope_attn_factor;
     m.rope.resize(size_t(n) * size_t(2 * half));
     const float theta_scale = std::pow(c.rope_theta, -2.0f / float(c.rope_dim));
     for (int t = 0; t < n; ++t) {
@@ -648,8 +655,8 @@ const float* Executor::prefill(const int32_t* tokens, int n, int pos, float* all
                                  ? theta
                                  : float(pos + t) * std::pow(c.rope_theta, -2.0f * float(i) / float(c.rope_dim));
             const float thf = ff.empty() ? th : th / ff[size_t(i)];
-            m.rope[size_t(t) * 2 * half + 2 * i] = std::cos(thf);
-            m.rope[size_t(t) * 2 * half + 2 * i + 1] = std::sin(thf);
+            m.rope[size_t(t) * 2 * half + 2 * i] = std::cos(thf) * mscale;
+            m.rope[size_t(t) * 2 * half + 2 * i + 1] = std::sin(thf) * mscale;
             theta *= theta_scale;
         }
     }

@@ -268,6 +268,7 @@ std::string write_hf_folder(const Model& m, const fs::path& dir, const HfFixture
         {"rope_scaling", o.rope_scaling.empty() ? ojson(nullptr) : ojson::parse(o.rope_scaling)},
         {"torch_dtype", dt},
     };
+    if (!o.extra_config.empty()) cfg.update(ojson::parse(o.extra_config));
     if (!write_text(dir / "config.json", cfg.dump(2))) return "cannot write config.json";
     if (o.tokenizer) {
         if (!write_text(dir / "tokenizer.json", make_llama_tokenizer_json(m.tokenizer)))

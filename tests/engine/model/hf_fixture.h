@@ -24,6 +24,7 @@ struct HfFixtureOptions {
     DType storage = DType::F32;  // F32, F16 or BF16
     bool tokenizer = true;       // write tokenizer.json + tokenizer_config.json
     std::string rope_scaling;    // config.json's rope_scaling as JSON text ("": null)
+    std::string extra_config;    // a JSON object whose keys are added to config.json ("": none)
 };
 
 // HF's conversion permutation of one Q or K projection: IR rows (interleaved RoPE pairs) ->

@@ -21,6 +21,7 @@
 #include "engine/model/loader.h"
 #include "engine/model/rope.h"
 #include "engine/model/synth.h"
+#include "engine/model/weights.h"
 #include "engine/runtime/llama_cpu.h"
 #include "engine/runtime/open_executor.h"
 #include "hf_fixture.h"
@@ -64,10 +65,13 @@ const Model& small_model() {
     return m;
 }
 
-fs::path folder(const std::string& tag, const std::string& rope_scaling) {
+fs::path folder(const std::string& tag, const std::string& rope_scaling, bool phi3 = false,
+                const std::string& extra_config = "") {
     const fs::path dir = test::temp_dir("rope_" + tag);
     test::HfFixtureOptions o;
     o.rope_scaling = rope_scaling;
+    o.phi3 = phi3;
+    o.extra_config = extra_config;
     const std::string e = test::write_hf_folder(small_model(), dir, o);
     if (!e.empty()) ADD_FAILURE() << e;
     return dir;
@@ -78,9 +82,10 @@ const std::vector<int32_t>& tokens() {
     return t;
 }
 
-// Every position's logits from the one executor interface (what generate and perplexity run).
-std::vector<float> our_logits(const std::string& path) {
-    auto opened = runtime::open_executor(path, {1, 128});
+// Every position's logits of the first n tokens from the one executor interface (what generate
+// and perplexity run), on an executor holding max_seq positions.
+std::vector<float> our_logits(const std::string& path, int n = kTokens, int max_seq = 128) {
+    auto opened = runtime::open_executor(path, {1, max_seq});
     if (!opened.ok()) {
         ADD_FAILURE() << opened.message();
         return {};
@@ -91,18 +96,18 @@ std::vector<float> our_logits(const std::string& path) {
         ADD_FAILURE() << kv.message();
         return {};
     }
-    const runtime::PagedStep step{0, tokens(), true};
+    const runtime::PagedStep step{0, std::span(tokens()).first(size_t(n)), true};
     auto out = opened->exe->step(*kv, std::span<const runtime::PagedStep>(&step, 1));
     if (!out.ok()) {
         ADD_FAILURE() << out.message();
         return {};
     }
-    return std::vector<float>(*out, *out + size_t(kTokens) * size_t(c.vocab_size));
+    return std::vector<float>(*out, *out + size_t(n) * size_t(c.vocab_size));
 }
 
-std::vector<double> reference_logits(const fs::path& dir) {
+std::vector<double> reference_logits(const fs::path& dir, int n = kTokens) {
     std::string ids;
-    for (int32_t t : tokens()) ids += (ids.empty() ? "" : ",") + std::to_string(t);
+    for (int32_t t : std::span(tokens()).first(size_t(n))) ids += (ids.empty() ? "" : ",") + std::to_string(t);
     const fs::path out = dir / "reference.f64", log = dir / "reference.log";
     const std::string cmd = "/usr/bin/python3 " + std::string(EDGE_SOURCE_DIR) +
                             "/tests/engine/model/reference/llama_forward.py '" + dir.string() + "' " + ids + " '" +
@@ -117,7 +122,7 @@ std::vector<double> reference_logits(const fs::path& dir) {
         return {};
     }
     std::ifstream in(out, std::ios::binary);
-    std::vector<double> v(size_t(kTokens) * 352);
+    std::vector<double> v(size_t(n) * 352);
     in.read(reinterpret_cast<char*>(v.data()), std::streamsize(v.size() * sizeof(double)));
     if (!in) ADD_FAILURE() << out << " is short";
     return v;
@@ -127,9 +132,9 @@ std::vector<double> reference_logits(const fs::path& dir) {
 template <class A, class B>
 double worst_relative(const std::vector<A>& a, const std::vector<B>& b, int from = 0) {
     if (a.size() != b.size() || a.empty()) return INFINITY;
-    const size_t V = a.size() / kTokens;
+    const size_t V = 352, positions = a.size() / V;
     double worst = 0;
-    for (size_t p = size_t(from); p < size_t(kTokens); ++p) {
+    for (size_t p = size_t(from); p < positions; ++p) {
         double num = 0, den = 0;
         for (size_t i = 0; i < V; ++i) {
             num = std::max(num, std::fabs(double(a[p * V + i]) - double(b[p * V + i])));
@@ -243,10 +248,201 @@ TEST(RopeScaling, GgufEdgeqAndCompiledFormsAgreeWithTheHfFolder) {
     EXPECT_LE(worst_relative(our_logits(co.out_path), want), 1e-5);
 }
 
+// Phi-3 longrope with an original context of 32 and max_position_embeddings 256: the short
+// factors within 32 positions, the long ones beyond, cos/sin times sqrt(1 + ln 8 / ln 32).
+constexpr const char* kLongrope = R"({"type":"longrope","short_factor":[1.0,1.1,1.3,1.6,2.0,2.5,3.0,3.5],)"
+                                  R"("long_factor":[1.0,1.5,3.0,6.0,10.0,16.0,24.0,32.0]})";
+constexpr const char* kPhi3Original = R"({"original_max_position_embeddings":32})";
+
+TEST(RopeScaling, Phi3LongropeMatchesTheTorchReferenceOnBothSidesOfTheOriginalContext) {
+    const fs::path dir = folder("longrope", kLongrope, true, kPhi3Original);
+    const fs::path plain = folder("phi3_plain", "", true);
+    auto hf = load_model(dir.string());
+    ASSERT_TRUE(hf.ok()) << hf.message();
+    const LlamaConfig& c = hf->config;
+    EXPECT_EQ(c.rope_original_context, 32);
+    EXPECT_EQ(c.rope_freq_factors.size(), 8u);
+    EXPECT_EQ(c.rope_long_freq_factors.size(), 8u);
+    EXPECT_NEAR(c.rope_attn_factor, std::sqrt(1.6), 1e-6);
+    EXPECT_NE(c.rope_scaling.find("longrope: original context 32"), std::string::npos) << c.rope_scaling;
+
+    // Beyond the original context: 96 tokens on a 128-position executor (long factors) against
+    // the reference on a 96-token sequence; within it: 24 tokens on a 32-position executor.
+    const std::vector<float> ours_long = our_logits(dir.string(), kTokens, 128);
+    const std::vector<float> ours_short = our_logits(dir.string(), 24, 32);
+    const std::vector<double> ref_long = reference_logits(dir, kTokens), ref_short = reference_logits(dir, 24);
+    const std::vector<double> ref_plain = reference_logits(plain, kTokens);
+    std::printf("longrope against the torch reference: long %.2e, short %.2e; against no scaling: %.2e\n",
+                worst_relative(ours_long, ref_long), worst_relative(ours_short, ref_short),
+                worst_relative(ours_long, ref_plain, 32));
+    EXPECT_LE(worst_relative(ours_long, ref_long), 2e-5);
+    EXPECT_LE(worst_relative(ours_short, ref_short), 2e-5);
+    EXPECT_GE(worst_relative(ours_long, ref_plain, 32), 1e-2);
+    // The short factors are not the long ones: the first 24 positions differ between the sides.
+    const std::vector<float> long_first(ours_long.begin(), ours_long.begin() + ptrdiff_t(ours_short.size()));
+    EXPECT_GE(worst_relative(long_first, ref_short), 1e-3);
+
+    // Saved and compiled forms keep the factors, the original context and the attention factor.
+    const std::string edgeq_path = (dir / "longrope.edgeq").string();
+    ASSERT_TRUE(save_edgeq(*hf, edgeq_path).ok());
+    EXPECT_LE(worst_relative(our_logits(edgeq_path), ours_long), 1e-5);
+    compile::CompileOptions co;
+    co.out_path = (dir / "longrope.edge").string();
+    co.max_seq = 128;
+    auto rep = compile::compile(*hf, co);
+    ASSERT_TRUE(rep.ok()) << rep.message();
+    EXPECT_LE(worst_relative(our_logits(co.out_path), ours_long), 1e-5);
+
+    // GGUF export writes 'llama' files, which llama.cpp reads without longrope: refused, named.
+    const std::string gguf_path = (dir / "longrope.gguf").string();
+    EXPECT_TRUE(test::fails_with(write_gguf_model(*hf, gguf_path), {gguf_path, "longrope", "'phi3'"}));
+    EXPECT_FALSE(fs::exists(gguf_path));
+}
+
+// A phi3 GGUF as llama.cpp's converter lays one out: phi3.* keys, fused blk.N.attn_qkv (Q and K
+// rows in the rotate-half layout) and blk.N.ffn_up (gate rows, then up rows), longrope factors as
+// rope_factors_short/long.weight. Written here from the IR weights of the HF folder above.
+std::string write_phi3_gguf(const Model& m, const std::string& path, bool longrope, int ffn_key = 0) {
+    const LlamaConfig& c = m.config;
+    gguf::Writer w;
+    w.set("general.architecture", gguf::Value::of_string("phi3"));
+    w.set("phi3.embedding_length", gguf::Value::of_u32(uint32_t(c.dim)));
+    w.set("phi3.block_count", gguf::Value::of_u32(uint32_t(c.n_layers)));
+    w.set("phi3.feed_forward_length", gguf::Value::of_u32(uint32_t(ffn_key > 0 ? ffn_key : c.hidden_dim)));
+    w.set("phi3.attention.head_count", gguf::Value::of_u32(uint32_t(c.n_heads)));
+    w.set("phi3.attention.head_count_kv", gguf::Value::of_u32(uint32_t(c.n_kv_heads)));
+    w.set("phi3.context_length", gguf::Value::of_u32(uint32_t(c.context_length)));
+    w.set("phi3.rope.dimension_count", gguf::Value::of_u32(uint32_t(c.rope_dim)));
+    w.set("phi3.rope.freq_base", gguf::Value::of_f32(c.rope_theta));
+    w.set("phi3.attention.layer_norm_rms_epsilon", gguf::Value::of_f32(c.norm_eps));
+    if (longrope) {
+        w.set("phi3.rope.scaling.original_context_length", gguf::Value::of_u32(32));
+        w.set("phi3.rope.scaling.attn_factor", gguf::Value::of_f32(float(std::sqrt(1.6))));
+    }
+    std::vector<std::pair<std::string, std::vector<float>>> data;
+    auto put = [&](const std::string& name, std::vector<float> v, std::vector<int64_t> shape) {
+        EXPECT_TRUE(w.add_tensor(name, DType::F32, shape).ok()) << name;
+        data.emplace_back(name, std::move(v));
+    };
+    auto values = [&](const std::string& name) {
+        const Tensor* t = m.find(name);
+        EXPECT_NE(t, nullptr) << name;
+        return t ? std::vector<float>(t->f32(), t->f32() + t->numel()) : std::vector<float>();
+    };
+    put("token_embd.weight", values("token_embd.weight"), {c.vocab_size, c.dim});
+    put("output_norm.weight", values("output_norm.weight"), {c.dim});
+    if (!c.tied_embeddings) put("output.weight", values("output.weight"), {c.vocab_size, c.dim});
+    for (int l = 0; l < c.n_layers; ++l) {
+        const std::string p = "blk." + std::to_string(l) + ".";
+        std::vector<float> qkv = test::permute_to_hf(values(p + "attn_q.weight").data(), c.n_heads, c.head_dim, c.dim);
+        const std::vector<float> k =
+            test::permute_to_hf(values(p + "attn_k.weight").data(), c.n_kv_heads, c.head_dim, c.dim);
+        const std::vector<float> v = values(p + "attn_v.weight");
+        qkv.insert(qkv.end(), k.begin(), k.end());
+        qkv.insert(qkv.end(), v.begin(), v.end());
+        std::vector<float> gate_up = values(p + "ffn_gate.weight");
+        const std::vector<float> up = values(p + "ffn_up.weight");
+        gate_up.insert(gate_up.end(), up.begin(), up.end());
+        put(p + "attn_norm.weight", values(p + "attn_norm.weight"), {c.dim});
+        put(p + "attn_qkv.weight", qkv, {c.q_dim() + 2 * c.kv_dim(), c.dim});
+        put(p + "attn_output.weight", values(p + "attn_output.weight"), {c.dim, c.q_dim()});
+        put(p + "ffn_norm.weight", values(p + "ffn_norm.weight"), {c.dim});
+        put(p + "ffn_up.weight", gate_up, {2 * c.hidden_dim, c.dim});
+        put(p + "ffn_down.weight", values(p + "ffn_down.weight"), {c.dim, c.hidden_dim});
+    }
+    if (longrope) {
+        put("rope_factors_short.weight", {1.0f, 1.1f, 1.3f, 1.6f, 2.0f, 2.5f, 3.0f, 3.5f}, {8});
+        put("rope_factors_long.weight", {1.0f, 1.5f, 3.0f, 6.0f, 10.0f, 16.0f, 24.0f, 32.0f}, {8});
+    }
+    if (auto st = w.open(path); !st.ok()) return st.message();
+    for (const auto& [name, v] : data)
+        if (auto st = w.write_f32(v.data(), int64_t(v.size())); !st.ok()) return name + ": " + st.message();
+    auto st = w.finish();
+    return st.ok() ? "" : st.message();
+}
+
+// The same Phi-3 weights as a GGUF (architecture phi3) and as an HF folder give the same logits:
+// fused tensors split by rows, Q/K rows permuted, longrope factors and attention factor read.
+TEST(RopeScaling, Phi3GgufWithFusedTensorsAndLongropeEqualsTheHfFolder) {
+    const fs::path dir = folder("phi3_gguf", kLongrope, true, kPhi3Original);
+    auto hf = load_model(dir.string());
+    ASSERT_TRUE(hf.ok()) << hf.message();
+    const std::string path = (dir / "phi3.gguf").string();
+    ASSERT_EQ(write_phi3_gguf(small_model(), path, true), "");
+    auto g = load_model(path);
+    ASSERT_TRUE(g.ok()) << g.message();
+    EXPECT_EQ(g->config.rope_freq_factors, hf->config.rope_freq_factors);
+    EXPECT_EQ(g->config.rope_long_freq_factors, hf->config.rope_long_freq_factors);
+    EXPECT_EQ(g->config.rope_original_context, 32);
+    EXPECT_NEAR(g->config.rope_attn_factor, hf->config.rope_attn_factor, 1e-6);
+    EXPECT_NE(g->find("blk.1.attn_k.weight"), nullptr);
+    EXPECT_NE(g->find("blk.1.ffn_gate.weight"), nullptr);
+    EXPECT_EQ(g->find("blk.1.attn_qkv.weight"), nullptr);
+    EXPECT_EQ(g->find("rope_factors_long.weight"), nullptr) << "read into the config, not a weight";
+    const double long_gap = worst_relative(our_logits(path), our_logits(dir.string()));
+    const double short_gap = worst_relative(our_logits(path, 24, 32), our_logits(dir.string(), 24, 32));
+    std::printf("phi3 GGUF against the HF folder: long %.2e, short %.2e\n", long_gap, short_gap);
+    EXPECT_LE(long_gap, 1e-5);
+    EXPECT_LE(short_gap, 1e-5);
+    // Lazy open reads the header only: the fused tensors are sliced when a block is read.
+    LoadOptions lo;
+    lo.lazy_weights = true;
+    auto lazy = load_model(path, lo);
+    ASSERT_TRUE(lazy.ok()) << lazy.message();
+    ASSERT_NE(lazy->find("blk.1.attn_q.weight"), nullptr);
+    EXPECT_TRUE(model::is_unread(*lazy->find("blk.1.attn_q.weight")));
+    ASSERT_TRUE(model::load_weights(*lazy).ok());
+    EXPECT_EQ(test::compare_models(*g, *lazy), "");
+
+    // llama.cpp numerics run 'llama' files as stored: a phi3 file is refused by name.
+    RuntimeOptions ro;
+    ro.threads = 1;
+    ro.max_seq = 64;
+    ro.numerics = Numerics::LlamaCpp;
+    auto compat = LlamaCpu::create(std::make_shared<const Model>(*g), ro);
+    EXPECT_TRUE(test::fails_with(compat, {path, "architecture 'llama'", "'phi3'"}));
+
+    // A fused tensor whose rows do not match the configuration, and half of the longrope pair.
+    const std::string bad = (dir / "bad.gguf").string();
+    ASSERT_EQ(write_phi3_gguf(small_model(), bad, false, 100), "");  // the key says 100; ffn_up holds 2 x 128 rows
+    EXPECT_TRUE(test::fails_with(load_model(bad), {bad, "blk.0.ffn_up.weight", "[256, 64]", "expected [200, 64]"}));
+}
+
+TEST(RopeScaling, BadLongropeConfigsAreRefusedNamingTheField) {
+    const std::string head = R"({"architectures":["Phi3ForCausalLM"],"hidden_size":64,"intermediate_size":128,)"
+                             R"("num_hidden_layers":2,"num_attention_heads":4,"vocab_size":352,)"
+                             R"("max_position_embeddings":256,)";
+    const std::string shorts = R"("short_factor":[1,1,1,1,1,1,1,1])";
+    auto seven = parse_hf_config(head + R"("original_max_position_embeddings":32,"rope_scaling":{"type":"su",)" +
+                                     R"("short_factor":[1,1,1,1,1,1,1],"long_factor":[1,1,1,1,1,1,1,1]}})",
+                                 "p/config.json");
+    EXPECT_TRUE(test::fails_with(seven, {"p/config.json", "'short_factor' holds 7 values", "8 pairs"}));
+    auto negative =
+        parse_hf_config(head + R"("original_max_position_embeddings":32,"rope_scaling":{"type":"longrope",)" + shorts +
+                            R"(,"long_factor":[1,1,1,-2,1,1,1,1]}})",
+                        "p/config.json");
+    EXPECT_TRUE(test::fails_with(negative, {"p/config.json", "'long_factor'[3] must be a positive number", "-2"}));
+    auto no_original = parse_hf_config(
+        head + R"("rope_scaling":{"type":"longrope",)" + shorts + R"(,"long_factor":[1,1,1,1,1,1,1,1]}})",
+        "p/config.json");
+    EXPECT_TRUE(test::fails_with(no_original, {"p/config.json", "'original_max_position_embeddings' is missing"}));
+    auto no_long = parse_hf_config(
+        head + R"("original_max_position_embeddings":32,"rope_scaling":{"type":"longrope",)" + shorts + "}}",
+        "p/config.json");
+    EXPECT_TRUE(test::fails_with(no_long, {"p/config.json", "'long_factor' must be a list of 8 numbers", "missing"}));
+    // Given in rope_scaling, the original context and the attention factor are taken as they are.
+    auto inside = parse_hf_config(head + R"("rope_scaling":{"type":"longrope","original_max_position_embeddings":64,)" +
+                                      R"("attention_factor":1.25,)" + shorts + R"(,"long_factor":[2,2,2,2,2,2,2,2]}})",
+                                  "p/config.json");
+    ASSERT_TRUE(inside.ok()) << inside.message();
+    EXPECT_EQ(inside->llama.rope_original_context, 64);
+    EXPECT_EQ(inside->llama.rope_attn_factor, 1.25f);
+}
+
 TEST(RopeScaling, UnsupportedTypesAndBadFactorsAreRefusedByName) {
     const std::string head = R"({"architectures":["LlamaForCausalLM"],"hidden_size":64,"intermediate_size":128,)"
                              R"("num_hidden_layers":2,"num_attention_heads":4,"vocab_size":352,"rope_scaling":)";
-    for (const char* type : {"yarn", "longrope", "dynamic"}) {
+    for (const char* type : {"yarn", "dynamic"}) {
         auto h = parse_hf_config(head + R"({"rope_type":")" + type + R"(","factor":4.0}})", "m/config.json");
         ASSERT_FALSE(h.ok()) << type;
         EXPECT_NE(h.message().find("m/config.json"), std::string::npos) << h.message();

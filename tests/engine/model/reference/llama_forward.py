@@ -6,7 +6,12 @@ the logits of every position of a token sequence, following the published formul
 Hugging Face layout (rotate-half RoPE, no permutation):
   - RMSNorm: x / sqrt(mean(x^2) + eps) * w
   - RoPE inverse frequencies theta^(-2i/d); rope_scaling "llama3" (Llama 3.1 report and
-    transformers' _compute_llama3_parameters) and "linear" adjust them
+    transformers' _compute_llama3_parameters) and "linear" adjust them; Phi-3 "longrope"/"su"
+    divides them by long_factor when the sequence is longer than original_max_position_embeddings,
+    else by short_factor, and multiplies cos and sin by the attention factor
+    sqrt(1 + ln(max_position_embeddings / original) / ln(original)) (Phi-3 technical report,
+    transformers' _compute_longrope_parameters)
+  - Phi-3's fused self_attn.qkv_proj (rows q, k, v) and mlp.gate_up_proj (rows gate, up)
   - grouped-query causal attention with softmax(q k^T / sqrt(head_dim))
   - SwiGLU MLP down(silu(gate(x)) * up(x)); the head tied to the embedding when asked
 
@@ -41,15 +46,24 @@ def read_safetensors(path):
     return out
 
 
-def inverse_frequencies(cfg, head_dim):
+def inverse_frequencies(cfg, head_dim, seq_len):
+    """(inverse frequencies, the factor cos and sin are multiplied by)."""
     theta = float(cfg.get("rope_theta", 10000.0))
     inv = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim))
     rs = cfg.get("rope_scaling")
     if not rs:
-        return inv
+        return inv, 1.0
     kind = rs.get("rope_type", rs.get("type"))
     if kind == "linear":
-        return inv / rs["factor"]
+        return inv / rs["factor"], 1.0
+    if kind in ("longrope", "su"):
+        orig = cfg.get("original_max_position_embeddings") or rs["original_max_position_embeddings"]
+        ext = rs["long_factor"] if seq_len > orig else rs["short_factor"]
+        scale = cfg["max_position_embeddings"] / orig
+        mscale = rs.get("attention_factor")
+        if mscale is None:
+            mscale = 1.0 if scale <= 1.0 else math.sqrt(1 + math.log(scale) / math.log(orig))
+        return inv / torch.tensor(ext, dtype=torch.float64), mscale
     if kind == "llama3":
         factor = rs["factor"]
         low, high = rs["low_freq_factor"], rs["high_freq_factor"]
@@ -60,7 +74,7 @@ def inverse_frequencies(cfg, head_dim):
         smooth = (old / wavelen - low) / (high - low)
         blended = (1 - smooth) * scaled / factor + smooth * scaled
         medium = (wavelen >= high_wavelen) & (wavelen <= low_wavelen)
-        return torch.where(medium, blended, scaled)
+        return torch.where(medium, blended, scaled), 1.0
     raise SystemExit("rope_scaling type %r is not implemented by the reference" % kind)
 
 
@@ -84,19 +98,24 @@ def main():
     def norm(x, weight):
         return x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps) * weight
 
-    inv = inverse_frequencies(cfg, hd)
+    inv, mscale = inverse_frequencies(cfg, hd, T)
     angles = torch.arange(T, dtype=torch.float64)[:, None] * inv[None, :]
     emb = torch.cat((angles, angles), dim=-1)
-    cos, sin = emb.cos()[:, None, :], emb.sin()[:, None, :]
+    cos, sin = emb.cos()[:, None, :] * mscale, emb.sin()[:, None, :] * mscale
 
     x = w["model.embed_tokens.weight"][torch.tensor(tokens)]
     mask = torch.full((T, T), float("-inf"), dtype=torch.float64).triu(1)
     for layer in range(cfg["num_hidden_layers"]):
         p = "model.layers.%d." % layer
         h = norm(x, w[p + "input_layernorm.weight"])
-        q = (h @ w[p + "self_attn.q_proj.weight"].T).reshape(T, n_heads, hd)
-        k = (h @ w[p + "self_attn.k_proj.weight"].T).reshape(T, n_kv, hd)
-        v = (h @ w[p + "self_attn.v_proj.weight"].T).reshape(T, n_kv, hd)
+        if p + "self_attn.qkv_proj.weight" in w:
+            qkv = h @ w[p + "self_attn.qkv_proj.weight"].T
+            q, k, v = torch.split(qkv, [n_heads * hd, n_kv * hd, n_kv * hd], dim=-1)
+        else:
+            q = h @ w[p + "self_attn.q_proj.weight"].T
+            k = h @ w[p + "self_attn.k_proj.weight"].T
+            v = h @ w[p + "self_attn.v_proj.weight"].T
+        q, k, v = q.reshape(T, n_heads, hd), k.reshape(T, n_kv, hd), v.reshape(T, n_kv, hd)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         rep = n_heads // n_kv
@@ -107,8 +126,11 @@ def main():
         o = torch.einsum("hts,shd->thd", att, v).reshape(T, n_heads * hd)
         x = x + o @ w[p + "self_attn.o_proj.weight"].T
         h = norm(x, w[p + "post_attention_layernorm.weight"])
-        gate = h @ w[p + "mlp.gate_proj.weight"].T
-        up = h @ w[p + "mlp.up_proj.weight"].T
+        if p + "mlp.gate_up_proj.weight" in w:
+            gate, up = (h @ w[p + "mlp.gate_up_proj.weight"].T).chunk(2, dim=-1)
+        else:
+            gate = h @ w[p + "mlp.gate_proj.weight"].T
+            up = h @ w[p + "mlp.up_proj.weight"].T
         x = x + (torch.nn.functional.silu(gate) * up) @ w[p + "mlp.down_proj.weight"].T
     x = norm(x, w["model.norm.weight"])
     head = w.get("lm_head.weight", w["model.embed_tokens.weight"])
