@@ -61,7 +61,8 @@ Value repeat_list(const ListObj& l, int64_t n) {
     return make_list(std::move(out), l.tuple);
 }
 
-// printf-style `str % args` for %s %r %d %i %f %%.
+}  // namespace
+
 Value percent_format(const std::string& fmt, const Value& args) {
     std::vector<Value> items =
         (args.type == Type::List && args.list().tuple) ? args.list().items : std::vector<Value>{args};
@@ -100,6 +101,8 @@ Value percent_format(const std::string& fmt, const Value& args) {
     if (next < items.size()) fail("not all arguments converted during string formatting");
     return make_str(std::move(out));
 }
+
+namespace {
 
 Value arith(const std::string& op, const Value& a, const Value& b) {
     if (a.is_undefined()) undefined_error(a);

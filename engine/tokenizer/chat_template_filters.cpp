@@ -543,38 +543,8 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& v, const A
     }
     if (name == "format") {
         if (!v.is_str()) fail("format: the format must be a string");
-        Args pa = a;
-        if (!pa.kw.empty()) fail("format: keyword arguments are not supported");
-        Value tuple = make_list(pa.pos, true);
-        std::string fmt = v.str();
-        // reuse the `%` operator's formatting
-        std::string out;
-        size_t next = 0;
-        for (size_t k = 0; k < fmt.size(); ++k) {
-            if (fmt[k] != '%') {
-                out += fmt[k];
-                continue;
-            }
-            if (++k >= fmt.size()) fail("incomplete format");
-            if (fmt[k] == '%') {
-                out += '%';
-                continue;
-            }
-            if (next >= pa.pos.size()) fail("not enough arguments for format string");
-            const Value& x = pa.pos[next++];
-            if (fmt[k] == 's') {
-                out += to_str(x);
-            } else if (fmt[k] == 'r') {
-                out += repr(x);
-            } else if (fmt[k] == 'd' || fmt[k] == 'i') {
-                out += std::to_string(x.type == Type::Float ? int64_t(x.f) : int_of(x, "%d argument"));
-            } else {
-                fail(std::string("unsupported format character '") + fmt[k] + "'");
-            }
-            if (out.size() > kMaxString) fail("a string would exceed the output limit");
-        }
-        (void)tuple;
-        return make_str(out);
+        if (!a.kw.empty()) fail("format: keyword arguments are not supported");
+        return percent_format(v.str(), make_list(a.pos, true));
     }
     fail("unknown filter '" + name + "'");
 }

@@ -140,8 +140,9 @@ std::string to_json(const Value& v, const JsonOptions& o);
 
 // Unicode helpers over UTF-8 (invalid bytes are taken one at a time, as U+FFFD-free bytes).
 std::vector<std::string_view> code_points(std::string_view s);
-bool is_py_space(std::string_view cp);  // str.isspace() for one code point
-bool is_word_cp(std::string_view cp);   // regex \w for one code point (common scripts)
+void append_utf8(std::string& out, uint32_t c);  // one code point, encoded
+bool is_py_space(std::string_view cp);           // str.isspace() for one code point
+bool is_word_cp(std::string_view cp);            // regex \w for one code point (common scripts)
 std::string py_strip(std::string_view s, int mode, const std::optional<std::string>& chars);  // 1 l, 2 r, 3 both
 std::string py_upper(std::string_view s);
 std::string py_lower(std::string_view s);
@@ -219,6 +220,8 @@ struct Token {
 // Splits normalized source (newlines are "\n"; line_starts holds each line's byte offset) into
 // tokens, the last one Tok::End, applying the whitespace controls (errors are thrown as Fail).
 std::vector<Token> lex(std::string_view src, const std::vector<size_t>& line_starts);
+// The line and column (1-based, in code points) of byte offset `off` in that source.
+Pos pos_at(std::string_view src, const std::vector<size_t>& line_starts, size_t off);
 
 // Parses a template (chat_template_parse.cpp; errors are thrown as Fail with a position).
 void parse_program(std::string_view text, Program& out);
@@ -235,6 +238,10 @@ struct Args {
 // arguments fail naming `fn`. Unset parameters are nullopt.
 std::vector<std::optional<Value>> bind_args(const Args& a, std::initializer_list<const char*> names,
                                             const std::string& fn);
+
+// printf-style `fmt % args` (args: a tuple, else one value) for %s %r %d %i %f %%: the `%`
+// operator and the `format` filter.
+Value percent_format(const std::string& fmt, const Value& args);
 
 // Helpers shared by the filters (chat_template_filters.cpp) and the methods
 // (chat_template_methods.cpp).

@@ -84,13 +84,7 @@ public:
     }
 
 private:
-    [[noreturn]] void error(size_t off, const std::string& msg) { fail_at(pos_of(off), msg); }
-    Pos pos_of(size_t off) const {
-        auto it = std::upper_bound(lines_.begin(), lines_.end(), off);
-        size_t line = size_t(it - lines_.begin());
-        size_t start = lines_[line - 1];
-        return Pos{int(line), int(code_points(src_.substr(start, off - start)).size()) + 1};
-    }
+    [[noreturn]] void error(size_t off, const std::string& msg) { fail_at(pos_at(src_, lines_, off), msg); }
     void push(Tok t, std::string text, size_t off) {
         if (t == Tok::Data && text.empty()) return;
         toks_.push_back(Token{t, std::move(text), off});
@@ -119,6 +113,15 @@ private:
         return 0;
     }
 
+    // A block tag's end at p (`+%}`, `-%}` eating the whitespace after it, `%}` eating one
+    // newline under trim_blocks): the offset just past what it consumes, or 0.
+    size_t block_end_at(size_t p) const {
+        if (src_.substr(p, 3) == "+%}") return p + 3;
+        if (src_.substr(p, 3) == "-%}") return p + 3 + space_run(src_, p + 3);
+        if (src_.substr(p, 2) == "%}") return p + 2 + ((p + 2 < src_.size() && src_[p + 2] == '\n') ? 1 : 0);
+        return 0;
+    }
+
     void lex_raw(size_t tag_start, size_t body, size_t& pos, bool& line_starting) {
         const size_t n = src_.size();
         bool body_line_start = src_[body - 1] == '\n';
@@ -131,14 +134,7 @@ private:
             if (src_.substr(q, 6) != "endraw") continue;
             q += 6;
             q += space_run(src_, q);
-            size_t end = 0;
-            if (src_.substr(q, 3) == "+%}") {
-                end = q + 3;
-            } else if (src_.substr(q, 3) == "-%}") {
-                end = q + 3 + space_run(src_, q + 3);
-            } else if (src_.substr(q, 2) == "%}") {
-                end = q + 2 + ((q + 2 < n && src_[q + 2] == '\n') ? 1 : 0);
-            }
+            const size_t end = block_end_at(q);
             if (!end) continue;
             push(Tok::Data, strip_before(src_.substr(body, p - body), sign, true, body_line_start), body);
             line_starting = src_[end - 1] == '\n';
@@ -156,13 +152,7 @@ private:
             if (stack.empty()) {
                 size_t end = 0;
                 if (block) {
-                    if (src_.substr(p, 3) == "+%}") {
-                        end = p + 3;
-                    } else if (src_.substr(p, 3) == "-%}") {
-                        end = p + 3 + space_run(src_, p + 3);
-                    } else if (src_.substr(p, 2) == "%}") {
-                        end = p + 2 + ((p + 2 < n && src_[p + 2] == '\n') ? 1 : 0);
-                    }
+                    end = block_end_at(p);
                 } else {
                     if (src_.substr(p, 3) == "-}}") {
                         end = p + 3 + space_run(src_, p + 3);
@@ -259,24 +249,6 @@ private:
         return e;
     }
 
-    static void put_utf8(std::string& out, uint32_t c) {
-        if (c < 0x80) {
-            out += char(c);
-        } else if (c < 0x800) {
-            out += char(0xc0 | (c >> 6));
-            out += char(0x80 | (c & 0x3f));
-        } else if (c < 0x10000) {
-            out += char(0xe0 | (c >> 12));
-            out += char(0x80 | ((c >> 6) & 0x3f));
-            out += char(0x80 | (c & 0x3f));
-        } else {
-            out += char(0xf0 | (c >> 18));
-            out += char(0x80 | ((c >> 12) & 0x3f));
-            out += char(0x80 | ((c >> 6) & 0x3f));
-            out += char(0x80 | (c & 0x3f));
-        }
-    }
-
     // A quoted string with Python's escapes (unknown escapes are kept as written).
     size_t lex_string(size_t p) {
         const size_t n = src_.size();
@@ -317,12 +289,12 @@ private:
                 case 'f': out += '\f'; break;
                 case 'v': out += '\v'; break;
                 case '\n': break;
-                case 'x': put_utf8(out, hex(2)); break;
-                case 'u': put_utf8(out, hex(4)); break;
+                case 'x': append_utf8(out, hex(2)); break;
+                case 'u': append_utf8(out, hex(4)); break;
                 case 'U': {
                     uint32_t v = hex(8);
                     if (v > 0x10ffff) error(k, "\\U escape out of range");
-                    put_utf8(out, v);
+                    append_utf8(out, v);
                     break;
                 }
                 default:
@@ -330,7 +302,7 @@ private:
                         uint32_t v = uint32_t(e - '0');
                         for (int j = 0; j < 2 && k < n && src_[k] >= '0' && src_[k] <= '7'; ++j)
                             v = v * 8 + uint32_t(src_[k++] - '0');
-                        put_utf8(out, v);
+                        append_utf8(out, v);
                     } else {
                         out += '\\';
                         out += e;
@@ -347,6 +319,13 @@ private:
 };
 
 }  // namespace
+
+Pos pos_at(std::string_view src, const std::vector<size_t>& line_starts, size_t off) {
+    auto it = std::upper_bound(line_starts.begin(), line_starts.end(), off);
+    size_t line = size_t(it - line_starts.begin());
+    size_t start = line_starts[line - 1];
+    return Pos{int(line), int(code_points(src.substr(start, off - start)).size()) + 1};
+}
 
 std::vector<Token> lex(std::string_view src, const std::vector<size_t>& line_starts) {
     Lexer lexer(src, line_starts);

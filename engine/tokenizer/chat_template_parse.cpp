@@ -46,12 +46,7 @@ private:
     };
 
     [[noreturn]] void error(size_t off, const std::string& msg) { fail_at(pos_of(off), msg); }
-    Pos pos_of(size_t off) const {
-        auto it = std::upper_bound(lines_.begin(), lines_.end(), off);
-        size_t line = size_t(it - lines_.begin());
-        size_t start = lines_[line - 1];
-        return Pos{int(line), int(code_points(src_.substr(start, off - start)).size()) + 1};
-    }
+    Pos pos_of(size_t off) const { return pos_at(src_, lines_, off); }
     const Token& cur() const { return toks_[i_]; }
     const Token& peek(size_t k = 1) const { return toks_[std::min(i_ + k, toks_.size() - 1)]; }
     bool is_op(const char* op) const { return cur().type == Tok::Op && cur().text == op; }
@@ -336,23 +331,27 @@ private:
         return e;
     }
 
-    ExprPtr parse_or() {
-        ExprPtr e = parse_and();
-        while (is_name("or")) {
+    // One left-associative level `next (op next)*`: `ops` are operator tokens, or keyword names
+    // when `keywords`.
+    template <class Next>
+    ExprPtr binary_chain(std::initializer_list<const char*> ops, bool keywords, Next next) {
+        ExprPtr e = next();
+        while (true) {
+            const char* op = nullptr;
+            for (const char* o : ops)
+                if (keywords ? is_name(o) : is_op(o)) op = o;
+            if (!op) return e;
             size_t off = cur().off;
             ++i_;
-            e = binary("or", std::move(e), parse_and(), off);
+            e = binary(op, std::move(e), next(), off);
         }
-        return e;
+    }
+
+    ExprPtr parse_or() {
+        return binary_chain({"or"}, true, [this] { return parse_and(); });
     }
     ExprPtr parse_and() {
-        ExprPtr e = parse_not();
-        while (is_name("and")) {
-            size_t off = cur().off;
-            ++i_;
-            e = binary("and", std::move(e), parse_not(), off);
-        }
-        return e;
+        return binary_chain({"and"}, true, [this] { return parse_not(); });
     }
     ExprPtr parse_not() {
         if (is_name("not")) {
@@ -394,45 +393,16 @@ private:
         return cmp ? std::move(cmp) : std::move(first);
     }
     ExprPtr parse_math1() {
-        ExprPtr e = parse_concat();
-        while (is_op("+") || is_op("-")) {
-            const std::string op = cur().text;
-            size_t off = cur().off;
-            ++i_;
-            e = binary(op == "+" ? "+" : "-", std::move(e), parse_concat(), off);
-        }
-        return e;
+        return binary_chain({"+", "-"}, false, [this] { return parse_concat(); });
     }
     ExprPtr parse_concat() {
-        ExprPtr e = parse_math2();
-        while (is_op("~")) {
-            size_t off = cur().off;
-            ++i_;
-            e = binary("~", std::move(e), parse_math2(), off);
-        }
-        return e;
+        return binary_chain({"~"}, false, [this] { return parse_math2(); });
     }
     ExprPtr parse_math2() {
-        ExprPtr e = parse_pow();
-        while (is_op("*") || is_op("/") || is_op("//") || is_op("%")) {
-            static const char* kOps[] = {"*", "/", "//", "%"};
-            const char* op = "*";
-            for (const char* o : kOps)
-                if (cur().text == o) op = o;
-            size_t off = cur().off;
-            ++i_;
-            e = binary(op, std::move(e), parse_pow(), off);
-        }
-        return e;
+        return binary_chain({"*", "/", "//", "%"}, false, [this] { return parse_pow(); });
     }
     ExprPtr parse_pow() {
-        ExprPtr e = parse_unary(true);
-        while (is_op("**")) {
-            size_t off = cur().off;
-            ++i_;
-            e = binary("**", std::move(e), parse_unary(true), off);
-        }
-        return e;
+        return binary_chain({"**"}, false, [this] { return parse_unary(true); });
     }
     ExprPtr parse_unary(bool with_filter) {
         const size_t off = cur().off;
@@ -449,6 +419,17 @@ private:
         e = parse_postfix(std::move(e));
         if (with_filter) e = parse_filter_expr(std::move(e));
         return e;
+    }
+
+    // `item, item, ...` up to `close` (a trailing comma allowed), then past `close`.
+    template <class Item>
+    void comma_items(const char* close, Item item) {
+        for (bool first = true; !is_op(close); first = false) {
+            if (!first) expect_op(",");
+            if (is_op(close)) break;
+            item();
+        }
+        ++i_;
     }
 
     ExprPtr parse_primary() {
@@ -503,25 +484,17 @@ private:
         if (is_op("[")) {
             ++i_;
             auto e = node(ExprKind::List, off);
-            while (!is_op("]")) {
-                if (!e->args.empty()) expect_op(",");
-                if (is_op("]")) break;
-                e->args.push_back(parse_expression(true));
-            }
-            ++i_;
+            comma_items("]", [&] { e->args.push_back(parse_expression(true)); });
             return e;
         }
         if (is_op("{")) {
             ++i_;
             auto e = node(ExprKind::Dict, off);
-            while (!is_op("}")) {
-                if (!e->args.empty()) expect_op(",");
-                if (is_op("}")) break;
+            comma_items("}", [&] {
                 e->args.push_back(parse_expression(true));
                 expect_op(":");
                 e->args.push_back(parse_expression(true));
-            }
-            ++i_;
+            });
             return e;
         }
         error(off, "expected an expression, got " + what(t));
@@ -552,11 +525,7 @@ private:
                 ++i_;
                 e = parse_subscript(std::move(e));
             } else if (is_op("(")) {
-                auto c = node(ExprKind::Call, off);
-                c->pos = e->pos;
-                c->args.push_back(std::move(e));
-                parse_call_args(*c);
-                e = std::move(c);
+                e = parse_call(std::move(e));
             } else {
                 return e;
             }
@@ -592,6 +561,14 @@ private:
         return e;
     }
 
+    // `callee(args)` at the `(`; the call takes the callee's position.
+    ExprPtr parse_call(ExprPtr callee) {
+        auto c = node(ExprKind::Call, cur().off);
+        c->pos = callee->pos;
+        c->args.push_back(std::move(callee));
+        parse_call_args(*c);
+        return c;
+    }
     void parse_call_args(Expr& call) {
         expect_op("(");
         while (!is_op(")")) {
@@ -664,11 +641,7 @@ private:
                 }
                 e = std::move(t);
             } else if (is_op("(")) {
-                auto c = node(ExprKind::Call, cur().off);
-                c->pos = e->pos;
-                c->args.push_back(std::move(e));
-                parse_call_args(*c);
-                e = std::move(c);
+                e = parse_call(std::move(e));
             } else {
                 return e;
             }

@@ -256,23 +256,26 @@ static uint32_t decode(std::string_view cp) {
         default: return cp.empty() ? 0 : b(0);
     }
 }
+void append_utf8(std::string& out, uint32_t c) {
+    if (c < 0x80) {
+        out += char(c);
+    } else if (c < 0x800) {
+        out += char(0xc0 | (c >> 6));
+        out += char(0x80 | (c & 0x3f));
+    } else if (c < 0x10000) {
+        out += char(0xe0 | (c >> 12));
+        out += char(0x80 | ((c >> 6) & 0x3f));
+        out += char(0x80 | (c & 0x3f));
+    } else {
+        out += char(0xf0 | (c >> 18));
+        out += char(0x80 | ((c >> 12) & 0x3f));
+        out += char(0x80 | ((c >> 6) & 0x3f));
+        out += char(0x80 | (c & 0x3f));
+    }
+}
 static std::string encode(uint32_t c) {
     std::string s;
-    if (c < 0x80) {
-        s += char(c);
-    } else if (c < 0x800) {
-        s += char(0xc0 | (c >> 6));
-        s += char(0x80 | (c & 0x3f));
-    } else if (c < 0x10000) {
-        s += char(0xe0 | (c >> 12));
-        s += char(0x80 | ((c >> 6) & 0x3f));
-        s += char(0x80 | (c & 0x3f));
-    } else {
-        s += char(0xf0 | (c >> 18));
-        s += char(0x80 | ((c >> 12) & 0x3f));
-        s += char(0x80 | ((c >> 6) & 0x3f));
-        s += char(0x80 | (c & 0x3f));
-    }
+    append_utf8(s, c);
     return s;
 }
 
