@@ -22,6 +22,17 @@ const char* dtype_name(DType t) {
         case DType::Q5_K: return "Q5_K";
         case DType::Q6_K: return "Q6_K";
         case DType::Q8_K: return "Q8_K";
+        case DType::IQ2_XXS: return "IQ2_XXS";
+        case DType::IQ2_XS: return "IQ2_XS";
+        case DType::IQ2_S: return "IQ2_S";
+        case DType::IQ3_XXS: return "IQ3_XXS";
+        case DType::IQ3_S: return "IQ3_S";
+        case DType::IQ1_S: return "IQ1_S";
+        case DType::IQ1_M: return "IQ1_M";
+        case DType::IQ4_NL: return "IQ4_NL";
+        case DType::IQ4_XS: return "IQ4_XS";
+        case DType::TQ1_0: return "TQ1_0";
+        case DType::TQ2_0: return "TQ2_0";
         case DType::I8: return "I8";
         case DType::I32: return "I32";
         case DType::QI8: return "QI8";
@@ -36,7 +47,18 @@ int64_t dtype_block_elems(DType t) {
         case DType::Q4_0:
         case DType::Q4_1:
         case DType::Q5_0:
-        case DType::Q5_1: return 32;
+        case DType::Q5_1:
+        case DType::IQ4_NL: return 32;
+        case DType::IQ2_XXS:
+        case DType::IQ2_XS:
+        case DType::IQ2_S:
+        case DType::IQ3_XXS:
+        case DType::IQ3_S:
+        case DType::IQ1_S:
+        case DType::IQ1_M:
+        case DType::IQ4_XS:
+        case DType::TQ1_0:
+        case DType::TQ2_0:
         case DType::Q2_K:
         case DType::Q3_K:
         case DType::Q4_K:
@@ -64,6 +86,17 @@ int64_t dtype_block_bytes(DType t) {
         case DType::Q5_K: return 176;
         case DType::Q6_K: return 210;
         case DType::Q8_K: return 292;
+        case DType::IQ2_XXS: return 66;
+        case DType::IQ2_XS: return 74;
+        case DType::IQ2_S: return 82;
+        case DType::IQ3_XXS: return 98;
+        case DType::IQ3_S: return 110;
+        case DType::IQ1_S: return 50;
+        case DType::IQ1_M: return 56;
+        case DType::IQ4_NL: return 18;
+        case DType::IQ4_XS: return 136;
+        case DType::TQ1_0: return 54;
+        case DType::TQ2_0: return 66;
         case DType::I8: return 1;
         case DType::I32: return 4;
         case DType::QI8: return 1;  // nominal: the real size comes from Tensor::quant

@@ -29,6 +29,20 @@ enum class DType : uint8_t {
     Q5_K,
     Q6_K,
     Q8_K,
+    // ggml's importance-matrix and ternary types: their blocks are known by size, so a file
+    // holding them opens and is shown, but nothing here converts or runs them (can_dequantize
+    // says no, and the error names the tensor and its type).
+    IQ2_XXS,
+    IQ2_XS,
+    IQ2_S,
+    IQ3_XXS,
+    IQ3_S,
+    IQ1_S,
+    IQ1_M,
+    IQ4_NL,
+    IQ4_XS,
+    TQ1_0,
+    TQ2_0,
     I8,
     I32,
     // EdgeStudio's own quantized storage (engine/quant, docs/quant-formats.md): integer codes +

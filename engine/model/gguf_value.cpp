@@ -211,20 +211,42 @@ Value Value::array_of_arrays(std::vector<Value> v) {
 }
 
 // ggml type ids (ggml.h's enum ggml_type) with their block geometry. Ids 4 and 5 were removed
-// from ggml long ago. Types with block_bytes 0 are known by name only: this reader rejects them
-// with a clear message instead of guessing their layout.
+// from ggml long ago (31-33 too). Types without a DType are known by name only: this reader
+// rejects them with a clear message instead of guessing their layout. The IQ and TQ types are
+// read (their block sizes are known) but not converted: loading such a tensor names it.
 namespace {
 const GgmlType kTypes[] = {
-    {0, "F32", 1, 4, DType::F32},         {1, "F16", 1, 2, DType::F16},          {2, "Q4_0", 32, 18, DType::Q4_0},
-    {3, "Q4_1", 32, 20, DType::Q4_1},     {6, "Q5_0", 32, 22, DType::Q5_0},      {7, "Q5_1", 32, 24, DType::Q5_1},
-    {8, "Q8_0", 32, 34, DType::Q8_0},     {9, "Q8_1", 32, 36, std::nullopt},     {10, "Q2_K", 256, 84, DType::Q2_K},
-    {11, "Q3_K", 256, 110, DType::Q3_K},  {12, "Q4_K", 256, 144, DType::Q4_K},   {13, "Q5_K", 256, 176, DType::Q5_K},
-    {14, "Q6_K", 256, 210, DType::Q6_K},  {15, "Q8_K", 256, 292, DType::Q8_K},   {16, "IQ2_XXS", 256, 0, std::nullopt},
-    {17, "IQ2_XS", 256, 0, std::nullopt}, {18, "IQ3_XXS", 256, 0, std::nullopt}, {19, "IQ1_S", 256, 0, std::nullopt},
-    {20, "IQ4_NL", 32, 0, std::nullopt},  {21, "IQ3_S", 256, 0, std::nullopt},   {22, "IQ2_S", 256, 0, std::nullopt},
-    {23, "IQ4_XS", 256, 0, std::nullopt}, {24, "I8", 1, 1, DType::I8},           {25, "I16", 1, 2, std::nullopt},
-    {26, "I32", 1, 4, DType::I32},        {27, "I64", 1, 8, std::nullopt},       {28, "F64", 1, 8, std::nullopt},
-    {29, "IQ1_M", 256, 0, std::nullopt},  {30, "BF16", 1, 2, DType::BF16},
+    {0, "F32", 1, 4, DType::F32},
+    {1, "F16", 1, 2, DType::F16},
+    {2, "Q4_0", 32, 18, DType::Q4_0},
+    {3, "Q4_1", 32, 20, DType::Q4_1},
+    {6, "Q5_0", 32, 22, DType::Q5_0},
+    {7, "Q5_1", 32, 24, DType::Q5_1},
+    {8, "Q8_0", 32, 34, DType::Q8_0},
+    {9, "Q8_1", 32, 36, std::nullopt},
+    {10, "Q2_K", 256, 84, DType::Q2_K},
+    {11, "Q3_K", 256, 110, DType::Q3_K},
+    {12, "Q4_K", 256, 144, DType::Q4_K},
+    {13, "Q5_K", 256, 176, DType::Q5_K},
+    {14, "Q6_K", 256, 210, DType::Q6_K},
+    {15, "Q8_K", 256, 292, DType::Q8_K},
+    {16, "IQ2_XXS", 256, 66, DType::IQ2_XXS},
+    {17, "IQ2_XS", 256, 74, DType::IQ2_XS},
+    {18, "IQ3_XXS", 256, 98, DType::IQ3_XXS},
+    {19, "IQ1_S", 256, 50, DType::IQ1_S},
+    {20, "IQ4_NL", 32, 18, DType::IQ4_NL},
+    {21, "IQ3_S", 256, 110, DType::IQ3_S},
+    {22, "IQ2_S", 256, 82, DType::IQ2_S},
+    {23, "IQ4_XS", 256, 136, DType::IQ4_XS},
+    {24, "I8", 1, 1, DType::I8},
+    {25, "I16", 1, 2, std::nullopt},
+    {26, "I32", 1, 4, DType::I32},
+    {27, "I64", 1, 8, std::nullopt},
+    {28, "F64", 1, 8, std::nullopt},
+    {29, "IQ1_M", 256, 56, DType::IQ1_M},
+    {30, "BF16", 1, 2, DType::BF16},
+    {34, "TQ1_0", 256, 54, DType::TQ1_0},
+    {35, "TQ2_0", 256, 66, DType::TQ2_0},
 };
 }  // namespace
 

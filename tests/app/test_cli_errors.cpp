@@ -6,6 +6,8 @@
 #include <fstream>
 
 #include "cli_runner.h"
+#include "engine/model/gguf_writer.h"
+#include "engine/model/loader.h"
 #include "test_support.h"
 
 using namespace edge::test;
@@ -106,3 +108,42 @@ TEST(CliErrors, MemoryLimitStopsJobsThatWouldNotFit) {
     EXPECT_EQ(run_cli({"compile", m, "--plan", plan, "--out", out, "--memory-limit", "64M"}).rc, 0);
     expect_failure(run_cli({"info", m, "--memory-limit", "12Q"}), "unknown unit", 2);
 }
+
+// A GGUF holding a tensor type nothing here converts (ggml's IQ4_NL, as importance-matrix
+// quantizations write them): `info` shows the file with the type; running it names the tensor
+// and the type.
+TEST(CliErrors, AnUnsupportedTensorTypeIsShownAndNamedWhenRun) {
+    EDGE_REQUIRE_SHARED(stories("stories260K.gguf"));
+    auto m = edge::load_model(stories("stories260K.gguf"));
+    ASSERT_TRUE(m.ok()) << m.message();
+    const std::string path = (temp_dir("cli-iq") / "iq4nl.gguf").string();
+    edge::gguf::Writer w;
+    edge::gguf::set_llama_metadata(w, m->config, m->tokenizer, "iq4nl");
+    const std::string iq = "blk.0.attn_q.weight";
+    for (const edge::Tensor& t : m->tensors)
+        ASSERT_TRUE(w.add_tensor(t.name, t.name == iq ? edge::DType::IQ4_NL : edge::DType::F32, t.shape).ok());
+    ASSERT_TRUE(w.open(path).ok());
+    for (const edge::Tensor& t : m->tensors) {
+        if (t.name == iq) {
+            const std::vector<uint8_t> blocks(size_t(t.numel() / 32 * 18), 0x11);
+            ASSERT_TRUE(w.write_raw(blocks.data(), blocks.size()).ok());
+        } else {
+            ASSERT_TRUE(w.write_f32(t.f32(), t.numel()).ok());
+        }
+    }
+    ASSERT_TRUE(w.finish().ok());
+
+    CliRun info = run_cli({"info", path, "--json"});
+    ASSERT_EQ(info.rc, 0) << info.err;
+    std::string entry;
+    const nlohmann::json shown = info.json();
+    for (const auto& t : shown["tensors"])
+        if (t["name"] == iq) entry = t.dump();
+    EXPECT_NE(entry.find("\"source_type\":\"IQ4_NL\""), std::string::npos) << entry;
+    CliRun tok = run_cli({"tokenize", path, "--text", "Once upon a time"});
+    EXPECT_EQ(tok.rc, 0) << tok.err;
+    CliRun gen = run_cli({"generate", path, "--prompt", "Once", "--max-tokens", "2"});
+    expect_failure(gen, "tensor '" + iq + "' has type IQ4_NL");
+    EXPECT_NE(gen.err.find(path), std::string::npos) << gen.err;
+}
+

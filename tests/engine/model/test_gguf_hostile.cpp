@@ -144,7 +144,7 @@ TEST(GgufHostile, TensorInfoProblems) {
     expect_error("ndims.gguf", Bytes{}.header(1, 0).tensor("t", {1, 1, 1, 1, 1}, 0, 0).b, {"5 dimensions"});
     expect_error("type.gguf", Bytes{}.header(1, 0).tensor("t", {4}, 99, 0).pad().raw("0123456789abcdef", 16).b,
                  {"tensor 't' has unknown tensor type id 99"});
-    expect_error("iq.gguf", Bytes{}.header(1, 0).tensor("t", {256}, 16, 0).pad().b, {"IQ2_XXS", "not supported"});
+    expect_error("q81.gguf", Bytes{}.header(1, 0).tensor("t", {256}, 9, 0).pad().b, {"Q8_1", "not supported"});
     expect_error("block.gguf", Bytes{}.header(1, 0).tensor("t", {20}, 2, 0).pad().b, {"not a multiple of its 32"});
     Bytes past = Bytes{}.header(1, 0).tensor("blk.0.attn_q.weight", {1024}, 0, 1024).pad();
     past.b.resize(past.b.size() + 64);
@@ -201,7 +201,8 @@ TEST(GgufHostile, UnknownArchitectureAndMissingKeys) {
     const std::string neox = write("neox.gguf", "gptneox", false);
     auto r = load_gguf_model(neox);
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.message(), neox + ": architecture 'gptneox' is not supported (EdgeStudio imports 'llama' GGUF models)");
+    EXPECT_EQ(r.message(),
+              neox + ": architecture 'gptneox' is not supported (EdgeStudio imports 'llama' and 'phi3' GGUF models)");
     const std::string bad = write("bad.gguf", "llama", true);
     r = load_gguf_model(bad);
     ASSERT_FALSE(r.ok());
