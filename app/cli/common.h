@@ -83,6 +83,7 @@ void add_bench_command(CLI::App& app, int& rc);
 void add_synth_command(CLI::App& app, int& rc);
 void add_compile_command(CLI::App& app, int& rc);
 void add_quant_commands(CLI::App& app, int& rc);  // quantize, validate
+void add_export_command(CLI::App& app, int& rc);  // export (GGUF)
 void add_cnn_commands(CLI::App& app, int& rc);    // classify, fold; cnn_summary/print_cnn_summary serve `info`
 nlohmann::json cnn_summary(const Model& m);
 void print_cnn_summary(const Model& m);

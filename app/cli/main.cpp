@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
         add_synth_command(app, rc);
         add_compile_command(app, rc);
         add_quant_commands(app, rc);
+        add_export_command(app, rc);
         add_cnn_commands(app, rc);
         add_kv_commands(app, rc);
         add_prune_commands(app, rc);  // prune, prune-bench

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "engine/core/half.h"
+#include "engine/model/gguf_export.h"
 
 namespace edge::gguf {
 
@@ -262,28 +263,11 @@ namespace edge {
 Status write_gguf_model(const Model& m, const std::string& path, DType type, Progress* progress) {
     if (type != DType::F32 && type != DType::F16 && type != DType::BF16)
         return err(path, ": GGUF export writes F32, F16 or BF16 tensors, not ", dtype_name(type));
-    if (!m.config.rope_long_freq_factors.empty() || m.config.rope_attn_factor != 1.0f)
-        return err(path, ": the model uses Phi-3 longrope scaling (", m.config.rope_scaling,
-                   "), which llama.cpp reads only from GGUF architecture 'phi3'; the exporter writes 'llama' "
-                   "files, so this model cannot be exported to GGUF yet");
-    gguf::Writer w;
-    gguf::set_llama_metadata(w, m.config, m.tokenizer, m.name);
-    for (const Tensor& t : m.tensors) {
-        if (t.type != DType::F32 || !t.data)
-            return err(path, ": tensor '", t.name, "' is ", dtype_name(t.type), "; export needs F32 tensors");
-        EDGE_TRY(w.add_tensor(t.name, t.shape.size() <= 1 ? DType::F32 : type, t.shape));
-    }
-    // RoPE scaling as llama.cpp reads it: one F32 divisor per rotary pair.
-    const std::vector<float>& ff = m.config.rope_freq_factors;
-    if (!ff.empty()) EDGE_TRY(w.add_tensor("rope_freqs.weight", DType::F32, {int64_t(ff.size())}));
-    EDGE_TRY(w.open(path));
-    for (size_t k = 0; k < m.tensors.size(); ++k) {
-        if (is_cancelled(progress)) return err(path, ": export cancelled");
-        EDGE_TRY(w.write_f32(m.tensors[k].f32(), m.tensors[k].numel()));
-        report(progress, double(k + 1) / double(m.tensors.size()), "writing " + m.tensors[k].name);
-    }
-    if (!ff.empty()) EDGE_TRY(w.write_f32(ff.data(), int64_t(ff.size())));
-    return w.finish();
+    model::GgufExportOptions o;
+    o.float_type = type;
+    auto r = model::export_gguf(m, path, o, progress);
+    if (!r.ok()) return r.error();
+    return {};
 }
 
 }  // namespace edge

@@ -69,7 +69,8 @@ void set_llama_metadata(Writer& w, const LlamaConfig& c, const TokenizerSpec& to
 }  // namespace edge::gguf
 
 namespace edge {
-// Writes an F32 llama Model as GGUF v3 with `type` (F32, F16 or BF16) for the matrices; 1-D
-// tensors (norm weights) stay F32 as llama.cpp expects. Reports progress per tensor.
+// Writes a llama Model as GGUF v3 with `type` (F32, F16 or BF16) for its F32 matrices; 1-D
+// tensors (norm weights) stay F32 as llama.cpp expects; quantized layers as model::export_gguf
+// writes them (engine/model/gguf_export.h). Reports progress per tensor.
 Status write_gguf_model(const Model& m, const std::string& path, DType type = DType::F32, Progress* progress = nullptr);
 }  // namespace edge

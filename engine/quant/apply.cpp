@@ -309,7 +309,8 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
     if (opts.sink) EDGE_TRY(emit_all());  // what is left: everything when AWQ/GPTQ ran
     for (const LayerReport& r : res.layers) {
         if (!r.error.within_bound && r.format.find("rtn") != std::string::npos &&
-            r.format.find("asym") == std::string::npos && r.format.find("clip") == std::string::npos)
+            r.format.find("asym") == std::string::npos && r.format.find("clip") == std::string::npos &&
+            r.format.find("ggml") == std::string::npos)
             res.warnings.push_back(r.layer + ": RTN error " + std::to_string(r.error.frobenius) +
                                    " exceeds the bound " + std::to_string(r.error.bound));
         if (r.scale_min > 0 && r.scale_max / r.scale_min > 1e6)

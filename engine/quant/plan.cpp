@@ -76,9 +76,16 @@ Result<LayerRule> parse_rule(const ojson& j, const std::string& pattern, const s
                 r.scales = QuantSpec::Scales::F16;
             else
                 return err(w, " must be \"auto\", \"fp32\" or \"fp16\" (found ", json_excerpt(v), ")");
+        } else if (key == "rounding") {
+            if (v == "ggml")
+                r.ggml_rounding = true;
+            else if (v == "nearest")
+                r.ggml_rounding = false;
+            else
+                return err(w, " must be \"nearest\" or \"ggml\" (found ", json_excerpt(v), ")");
         } else {
             return err(where, ": unknown setting \"", key,
-                       "\" (known: precision, method, group_size, grouping, symmetric, clip, scales)");
+                       "\" (known: precision, method, group_size, grouping, symmetric, clip, scales, rounding)");
         }
     }
     return r;
@@ -95,6 +102,7 @@ void apply_rule(LayerChoice& c, const LayerRule& r) {
     if (r.symmetric) c.spec.symmetric = *r.symmetric;
     if (r.clip) c.spec.clip = *r.clip;
     if (r.scales) c.spec.scales = *r.scales;
+    if (r.ggml_rounding) c.spec.ggml_rounding = *r.ggml_rounding;
 }
 
 ojson rule_json(const LayerRule& r) {
@@ -109,6 +117,7 @@ ojson rule_json(const LayerRule& r) {
     if (r.group_size) j["group_size"] = *r.group_size;
     if (r.symmetric) j["symmetric"] = *r.symmetric;
     if (r.clip) j["clip"] = *r.clip;
+    if (r.ggml_rounding) j["rounding"] = *r.ggml_rounding ? "ggml" : "nearest";
     if (r.scales)
         j["scales"] = *r.scales == QuantSpec::Scales::F16   ? "fp16"
                       : *r.scales == QuantSpec::Scales::F32 ? "fp32"
@@ -302,13 +311,22 @@ Result<std::vector<LayerChoice>> resolve_plan(const Model& m, const QuantPlan& p
                            " elements)");
             if (c.spec.method == QMethod::GPTQ && c.spec.grouping == QGrouping::Flat)
                 return err(who, ": gptq needs per-channel or per-row groups, not flat groups");
+            if (c.spec.ggml_rounding &&
+                (c.spec.method != QMethod::RTN || !c.spec.symmetric || c.spec.grouping != QGrouping::Group ||
+                 c.spec.group_size != 32 || c.spec.clip || c.spec.scales == QuantSpec::Scales::F32))
+                return err(who,
+                           ": rounding \"ggml\" makes llama.cpp's Q8_0/Q4_0 blocks: rtn, symmetric, groups of 32, "
+                           "half scales, no clip");
+            if (c.spec.ggml_rounding && cols % 32 != 0)
+                return err(who, ": rounding \"ggml\" needs rows of whole 32-element blocks; this layer's rows hold ",
+                           cols, " elements (keep it at fp16, as llama.cpp does)");
             if (c.spec.method != QMethod::RTN && c.kind == "output" && m.config.tied_embeddings)
                 return err(who, ": ", method_name(c.spec.method),
                            " cannot be applied to the output head tied to the token embedding; use rtn or keep it");
         } else {
             if (!kept && last &&
                 (last->method.value_or(QMethod::RTN) != QMethod::RTN || last->group_size || last->symmetric ||
-                 last->grouping || last->clip))
+                 last->grouping || last->clip || last->ggml_rounding.value_or(false)))
                 return err(who, ": ", precision_name(c.precision),
                            " takes no method, group size or symmetry (impossible combination)");
             c.spec.method = QMethod::RTN;

@@ -18,7 +18,9 @@
 // tensor. "clip": true searches each group's range (rtn.h group_params_clip) instead of plain
 // min/max (RTN, AWQ and GPTQ alike). "scales": "fp16" | "fp32" | "auto" says how the group
 // scales are stored (auto, the default: half for INT4 where every scale of the tensor fits, float32
-// for INT8; rtn.h QuantSpec::scales). Without "default", layers no rule names stay as they are.
+// for INT8; rtn.h QuantSpec::scales). "rounding": "ggml" chooses codes and scales by llama.cpp's
+// Q8_0 / Q4_0 rules (engine/core/ggml_blocks.h; RTN, symmetric, groups of 32, half scales), so
+// the layer exports to GGUF as those types byte for byte; "nearest" (the default) is ours. Without "default", layers no rule names stay as they are.
 #pragma once
 #include <optional>
 #include <string>
@@ -43,6 +45,7 @@ struct LayerRule {
     std::optional<bool> symmetric;
     std::optional<bool> clip;                 // "clip": true = per-group clip search (rtn.h group_params_clip)
     std::optional<QuantSpec::Scales> scales;  // "scales": "auto" | "fp32" | "fp16"
+    std::optional<bool> ggml_rounding;        // "rounding": "ggml" | "nearest"
 };
 
 struct GptqOptions {

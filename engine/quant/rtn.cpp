@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "engine/core/ggml_blocks.h"
 #include "engine/runtime/qkernels.h"
 
 namespace edge::quant {
@@ -16,7 +17,8 @@ int code_hi(int bits) { return bits == 8 ? 127 : 15; }
 }  // namespace
 
 std::string spec_name(const QuantSpec& s) {
-    std::string n = "int" + std::to_string(s.bits) + (s.symmetric ? " sym" : " asym") + (s.clip ? " clip" : "");
+    std::string n = "int" + std::to_string(s.bits) + (s.symmetric ? " sym" : " asym") + (s.clip ? " clip" : "") +
+                    (s.ggml_rounding ? " ggml" : "");
     switch (s.grouping) {
         case QGrouping::PerChannel: return n + " per-channel";
         case QGrouping::Group: return n + " g" + std::to_string(s.group_size);
@@ -222,6 +224,42 @@ GroupParams get_group(const Tensor& t, int64_t g) {
     return p;
 }
 
+namespace {
+
+// llama.cpp's Q8_0 / Q4_0 rules, block by block along each row (ggml_blocks.h): the codes ggml
+// would write and its scale as the half it stores.
+Result<Tensor> quantize_ggml(Tensor t, const float* w, const QuantSpec& spec) {
+    const QuantInfo& q = *t.quant;
+    if ((q.bits != 8 && q.bits != 4) || !q.symmetric || q.grouping != QGrouping::Group || q.group_size != kGgmlBlock)
+        return err(t.name, ": ggml rounding makes symmetric INT8/INT4 groups of 32, not ", spec_name(spec));
+    if (q.cols % kGgmlBlock != 0)
+        return err(t.name, ": ggml rounding needs rows of whole 32-element blocks; rows hold ", q.cols, " elements");
+    for (int64_t r = 0; r < q.rows; ++r)
+        for (int64_t b = 0; b < q.cols / kGgmlBlock; ++b) {
+            const float* x = w + r * q.cols + b * kGgmlBlock;
+            GroupParams p;
+            int codes[kGgmlBlock];
+            if (q.bits == 8) {
+                int8_t c[kGgmlBlock];
+                p.scale = ggml_q8_0_codes(x, c);
+                for (int j = 0; j < kGgmlBlock; ++j) codes[j] = c[j];
+            } else {
+                uint8_t c[kGgmlBlock];
+                p.scale = ggml_q4_0_codes(x, c);
+                p.zero = 8;
+                for (int j = 0; j < kGgmlBlock; ++j) codes[j] = c[j];
+            }
+            p.scale = f16_to_f32(f32_to_f16(p.scale));  // the half ggml stores
+            set_group(t, r * q.groups_per_row + b, p);
+            for (int j = 0; j < kGgmlBlock; ++j) set_code(t, r, b * kGgmlBlock + j, codes[j]);
+        }
+    QuantSpec stored = spec;
+    stored.scales = QuantSpec::Scales::F16;
+    return store_scales(std::move(t), stored);
+}
+
+}  // namespace
+
 Result<Tensor> quantize_rtn(const std::string& name, const float* w, const std::vector<int64_t>& shape,
                             const QuantSpec& spec) {
     auto made = make_quant_tensor(name, shape, spec);
@@ -233,6 +271,7 @@ Result<Tensor> quantize_rtn(const std::string& name, const float* w, const std::
         if (!std::isfinite(w[i]))
             return err(name, ": weight ", i, " (row ", i / q.cols, ", column ", i % q.cols, ") is ", w[i],
                        "; cannot quantize non-finite weights");
+    if (spec.ggml_rounding) return quantize_ggml(std::move(t), w, spec);
     // Group g covers a contiguous run of the flattened tensor in every mode: [start, start+len).
     for (int64_t g = 0; g < q.n_groups; ++g) {
         int64_t r0, c0, len;

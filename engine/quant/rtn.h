@@ -30,6 +30,9 @@ struct QuantSpec {
     // scale of the tensor is a normal half (or zero), else float32; float32 for INT8 (llama2.c's
     // q80 is float32). F16 asked for explicitly makes a scale outside half's normal range an error.
     enum class Scales : uint8_t { Auto, F32, F16 } scales = Scales::Auto;
+    // llama.cpp's Q8_0 / Q4_0 rules instead of ours (engine/core/ggml_blocks.h): symmetric groups
+    // of 32 over rows of whole blocks, half scales; the codes are ggml's, bit for bit.
+    bool ggml_rounding = false;
 };
 std::string spec_name(const QuantSpec& s);  // "int4 sym g32", "int8 asym flat32", ...
 

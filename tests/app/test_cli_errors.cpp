@@ -147,3 +147,29 @@ TEST(CliErrors, AnUnsupportedTensorTypeIsShownAndNamedWhenRun) {
     EXPECT_NE(gen.err.find(path), std::string::npos) << gen.err;
 }
 
+// `quantize` with ggml's rounding, then `export`: the GGUF's types, and what cannot be exported.
+TEST(CliErrors, ExportWritesGgmlRoundedLayersAsQ8_0AndNamesWhatItCannotWrite) {
+    EDGE_REQUIRE_SHARED(stories("stories260K.gguf"));
+    const auto dir = temp_dir("cli-export");
+    std::ofstream(dir / "q8.plan.json")
+        << R"({"default": {"precision": "int8", "rounding": "ggml", "group_size": 32, "scales": "fp16"},
+              "layers": {"blk.*.ffn_down": {"precision": "fp16"}}})";
+    const std::string edgeq = (dir / "q8.edgeq").string(), gguf = (dir / "q8.gguf").string();
+    CliRun q =
+        run_cli({"quantize", stories("stories260K.gguf"), "--plan", (dir / "q8.plan.json").string(), "--out", edgeq});
+    ASSERT_EQ(q.rc, 0) << q.err;
+    CliRun e = run_cli({"export", edgeq, "--out", gguf, "--embedding", "q8_0", "--json"});
+    ASSERT_EQ(e.rc, 0) << e.err;
+    const nlohmann::json j = e.json();
+    EXPECT_EQ(j["types"]["Q8_0"], 32);  // 6 matrices of each of 5 blocks (ffn_down aside), output, token_embd
+    EXPECT_EQ(j["types"]["F16"], 5);
+    EXPECT_EQ(j["tensors"]["token_embd.weight"], "Q8_0");
+    CliRun g = run_cli({"generate", gguf, "--prompt", "Once upon a time", "--max-tokens", "8", "--temperature", "0"});
+    EXPECT_EQ(g.rc, 0) << g.err;
+    EXPECT_EQ(g.out.rfind("Once upon a time, there was a little girl", 0), 0u) << g.out;
+
+    CliRun usage = run_cli({"export", edgeq, "--out", gguf, "--embedding", "q5_k"});
+    EXPECT_EQ(usage.rc, 2) << usage.err;
+    CliRun nope = run_cli({"export", "/nonexistent/m.edgeq", "--out", gguf});
+    expect_failure(nope, "/nonexistent/m.edgeq");
+}

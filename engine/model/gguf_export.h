@@ -1,0 +1,40 @@
+// GGUF export of what EdgeStudio made (a quantized .edgeq, or any model): tensors in the types
+// llama.cpp runs, with the metadata and tokenizer it needs.
+//
+//   QI8 / QI4, symmetric, groups of 32 along rows of whole blocks, half scales  ->  Q8_0 / Q4_0,
+//       byte for byte (the same numbers: engine/core/quant_format.h, engine/core/ggml_blocks.h)
+//   other QI8 / QI4 (asymmetric, other groups, float scales)  ->  F16 of their dequantized values
+//   F16 / BF16  ->  as stored;   F32 matrices  ->  float_type;   vectors (norms)  ->  F32
+//   token_embd.weight  ->  `embedding`: as the rules above, or re-quantized from its values by
+//       ggml's own Q8_0 / Q4_0 rule (llama.cpp quantizes the embedding; EdgeStudio's plans do not)
+// Every conversion that changes numbers is listed in the report's notes.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/core/progress.h"
+#include "engine/core/result.h"
+#include "engine/model/ir.h"
+
+namespace edge::model {
+
+struct GgufExportOptions {
+    DType float_type = DType::F16;  // F32 matrices: F32, F16 or BF16
+    // token_embd.weight: F32 = by the rules above (float_type for F32 data), or F16, Q8_0, Q4_0.
+    DType embedding = DType::F32;
+    bool embedding_given = false;  // false: by the rules above
+};
+
+struct GgufExportReport {
+    std::vector<std::pair<std::string, std::string>> tensors;  // name, GGUF type written
+    std::vector<std::string> notes;                            // conversions that change numbers
+};
+
+// Writes `m` (weights read, or read one tensor at a time when lazily opened) to `path` as a
+// GGUF v3 'llama' file. Refuses, naming what, a model the format cannot carry (Phi-3 longrope) or
+// an embedding type its rows do not fit; a tokenizer.json tokenizer is left out, said in a note.
+Result<GgufExportReport> export_gguf(const Model& m, const std::string& path, const GgufExportOptions& o,
+                                     Progress* progress = nullptr);
+
+}  // namespace edge::model
