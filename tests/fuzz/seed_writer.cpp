@@ -19,6 +19,7 @@
 //   <out>/boards/      boards files (destinations, IPv6, options, quotes, aliases) and an ssh config
 //   <out>/known_hosts/ known_hosts with plain, [host]:port, hashed and marker lines
 //   <out>/generation_config/ generation_config.json of Llama 3.x Instruct, Llama 2, Qwen2.5 shapes
+//   <out>/chat_template/ the chat-template fixtures of tests/data/chat (*.jinja)
 // Usage: edge_fuzz_seed_writer <out-dir> <shared-dir> <source-dir>
 #include <algorithm>
 #include <cstdio>
@@ -208,6 +209,13 @@ Status write_plans(const std::string& dir) {
     };
     int i = 0;
     for (const char* p : plans) EDGE_TRY(write_bytes(dir + "/plan-" + std::to_string(i++) + ".plan.json", p));
+    return {};
+}
+
+Status write_chat_templates(const std::string& dir, const std::string& source) {
+    for (const auto& e : std::filesystem::directory_iterator(source + "/tests/data/chat"))
+        if (e.path().extension() == ".jinja")
+            EDGE_TRY(copy_file(e.path().string(), dir + "/" + e.path().filename().string()));
     return {};
 }
 
@@ -445,16 +453,17 @@ int main(int argc, char** argv) {
     }
     const std::string out = argv[1], shared = argv[2], source = argv[3];
     std::error_code ec;
-    for (const char* d :
-         {"gguf", "safetensors", "onnx", "edge", "edgeq", "hf_config", "tokenizer_json", "plan", "workload", "protocol",
-          "llama2c", "llama2c_q80", "llama2c_tokenizer", "kv_trace", "boards", "known_hosts", "generation_config"})
+    for (const char* d : {"gguf", "safetensors", "onnx", "edge", "edgeq", "hf_config", "tokenizer_json", "plan",
+                          "workload", "protocol", "llama2c", "llama2c_q80", "llama2c_tokenizer", "kv_trace", "boards",
+                          "known_hosts", "generation_config", "chat_template"})
         std::filesystem::create_directories(out + "/" + d, ec);
-    for (Status s : {write_models(out + "/gguf"), write_metadata(out + "/gguf", 2), write_metadata(out + "/gguf", 3),
-                     write_blocks(out + "/gguf"), write_safetensors(out + "/safetensors"), write_plans(out + "/plan"),
-                     write_workloads(out + "/workload", source), write_protocol(out + "/protocol"), write_llama2c(out),
-                     write_llama2c_tokenizers(out + "/llama2c_tokenizer"), write_kv_traces(out + "/kv_trace", source),
-                     write_boards(out + "/boards"), write_known_hosts(out + "/known_hosts"),
-                     write_generation_configs(out + "/generation_config")}) {
+    for (Status s :
+         {write_models(out + "/gguf"), write_metadata(out + "/gguf", 2), write_metadata(out + "/gguf", 3),
+          write_blocks(out + "/gguf"), write_safetensors(out + "/safetensors"), write_plans(out + "/plan"),
+          write_workloads(out + "/workload", source), write_protocol(out + "/protocol"), write_llama2c(out),
+          write_llama2c_tokenizers(out + "/llama2c_tokenizer"), write_kv_traces(out + "/kv_trace", source),
+          write_boards(out + "/boards"), write_known_hosts(out + "/known_hosts"),
+          write_generation_configs(out + "/generation_config"), write_chat_templates(out + "/chat_template", source)}) {
         if (!s.ok()) {
             std::fprintf(stderr, "seed writer: %s\n", s.message().c_str());
             return 1;
