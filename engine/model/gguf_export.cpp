@@ -6,6 +6,7 @@
 #include "engine/core/half.h"
 #include "engine/core/quant_format.h"
 #include "engine/model/gguf_writer.h"
+#include "engine/model/safetensors.h"
 #include "engine/model/weights.h"
 
 namespace edge::model {
@@ -58,13 +59,7 @@ Result<std::vector<float>> values_of(const Tensor& t) {
     switch (t.type) {
         case DType::F32: std::memcpy(v.data(), t.f32(), size_t(n) * 4); break;
         case DType::F16:
-        case DType::BF16:
-            for (int64_t i = 0; i < n; ++i) {
-                uint16_t h;
-                std::memcpy(&h, base + size_t(i) * 2, 2);
-                v[size_t(i)] = t.type == DType::F16 ? f16_to_f32(h) : bf16_to_f32(h);
-            }
-            break;
+        case DType::BF16: stored_to_f32(base, t.type, n, v.data()); break;
         case DType::QI8:
         case DType::QI4: {
             const QuantInfo& q = *t.quant;

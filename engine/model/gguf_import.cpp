@@ -103,9 +103,7 @@ Status read_rope_scaling(const File& f, const std::string& p, LlamaConfig& c) {
         EDGE_TRY(read_int(f, p + "rope.scaling.original_context_length", true, c.rope_original_context));
         c.rope_attn_factor = model::longrope_attention_factor(c.context_length, c.rope_original_context);
         EDGE_TRY(read_float(f, p + "rope.scaling.attn_factor", c.rope_attn_factor));
-        c.rope_scaling = "longrope: original context " + std::to_string(c.rope_original_context) +
-                         ", attention factor " + to_piece(c.rope_attn_factor) +
-                         " (long factors beyond the original context)";
+        c.rope_scaling = model::longrope_description(c);
     }
     return {};
 }

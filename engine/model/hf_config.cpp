@@ -101,8 +101,7 @@ Status read_longrope(const json& top, const json& rs, const std::string& origin,
         return err(origin, ": original_max_position_embeddings ", c.rope_original_context, " is too small");
     c.rope_attn_factor = model::longrope_attention_factor(c.context_length, c.rope_original_context);
     EDGE_TRY(get_float(rs, origin, "attention_factor", c.rope_attn_factor, c.rope_attn_factor));
-    what << "longrope: original context " << c.rope_original_context << ", attention factor " << c.rope_attn_factor
-         << " (long factors beyond the original context)";
+    what << model::longrope_description(c);
     return {};
 }
 

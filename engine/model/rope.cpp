@@ -36,6 +36,13 @@ float longrope_attention_factor(int context, int original_context) {
     return float(std::sqrt(1.0 + std::log(scale) / std::log(double(original_context))));
 }
 
+std::string longrope_description(const LlamaConfig& c) {
+    std::ostringstream os;
+    os << "longrope: original context " << c.rope_original_context << ", attention factor " << c.rope_attn_factor
+       << " (long factors beyond the original context)";
+    return os.str();
+}
+
 RopeTables rope_tables(const LlamaConfig& c, int positions) {
     RopeTables t;
     const std::vector<double> freq = rope_frequencies(c, positions);

@@ -59,6 +59,8 @@ int64_t rotate_half_source_row(int64_t r, int heads, int head_dim, int rope_dim)
 //     sqrt(1 + ln(context / original_context) / ln(original_context))   (1 when context <= original)
 // where context is max_position_embeddings.
 float longrope_attention_factor(int context, int original_context);
+// What LlamaConfig::rope_scaling says of a longrope configuration, for people (info, the studio).
+std::string longrope_description(const LlamaConfig& c);
 
 // "" when c.rope_freq_factors and c.rope_long_freq_factors are each empty or hold rope_dim/2
 // finite positive values, the long ones come with an original context, and rope_attn_factor is
