@@ -17,7 +17,7 @@
 #include "engine/core/mapped_file.h"
 #include "engine/quant/apply.h"
 #include "engine/quant/calib.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/validate/perplexity.h"
 
 namespace edge::cli {

@@ -12,7 +12,7 @@
 #include "app/cli/common.h"
 #include "engine/compile/compile.h"
 #include "engine/runtime/backend.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/runtime/one_sequence.h"
 #include "engine/telemetry/memory.h"
 #include "engine/telemetry/stats.h"

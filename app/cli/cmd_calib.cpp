@@ -18,13 +18,13 @@
 #include "app/cli/common.h"
 #include "engine/calib/calib_file.h"
 #include "engine/calib/embed.h"
+#include "engine/calib/image_sets.h"
 #include "engine/calib/pseudo_label.h"
 #include "engine/calib/select.h"
 #include "engine/calib/weighting.h"
 #include "engine/core/mapped_file.h"
 #include "engine/model/cnn_ir.h"
 #include "engine/model/loader.h"
-#include "engine/runtime/cnn_data.h"
 
 namespace edge::cli {
 
@@ -183,7 +183,7 @@ int run_images(const CalibArgs& a, const Model& model) {
     auto shape = cnn_input_shape(model);
     if (!shape) return fail(shape.error());
     if (shape->size() != 4) return fail(err(a.model, ": input shape ", shape_text(shape.value()), " is not NCHW"));
-    auto images = read_idx_images(a.pool);
+    auto images = calib::read_idx_images(a.pool);
     if (!images) return fail(images.error());
     const int64_t c = (*shape)[1], h = (*shape)[2], w = (*shape)[3];
     if (images->count == 0) return fail(err(a.pool, ": the calibration pool is empty (0 images)"));
@@ -192,13 +192,13 @@ int run_images(const CalibArgs& a, const Model& model) {
                         shape_text(shape.value())));
     std::vector<uint8_t> true_labels;
     if (!a.labels.empty()) {
-        auto l = read_idx_labels(a.labels);
+        auto l = calib::read_idx_labels(a.labels);
         if (!l) return fail(l.error());
         if (int64_t(l->size()) != images->count)
             return fail(err(a.labels, ": ", l->size(), " labels for ", images->count, " images in ", a.pool));
         true_labels = l.value();
     }
-    const std::vector<float> pixels = scale_pixels(images.value(), float(a.scale));
+    const std::vector<float> pixels = calib::scale_pixels(images.value(), float(a.scale));
     const int64_t per = c * h * w;
     ProgressBar bar(!a.json);
 

@@ -15,12 +15,12 @@
 #include <random>
 
 #include "app/cli/common.h"
+#include "engine/calib/image_sets.h"
 #include "engine/model/cnn_ir.h"
 #include "engine/model/loader.h"
 #include "engine/prune/fold.h"
 #include "engine/quant/cnn_quant.h"
-#include "engine/runtime/cnn.h"
-#include "engine/runtime/cnn_data.h"
+#include "engine/runtime/cnn/cnn.h"
 
 namespace edge::cli {
 
@@ -125,9 +125,9 @@ int run_classify(const ClassifyArgs& a) {
         if (!r) return fail(r.error());
         rep = r.value();
     }
-    auto images = read_idx_images(a.images);
+    auto images = calib::read_idx_images(a.images);
     if (!images) return fail(images.error());
-    auto labels = read_idx_labels(a.labels);
+    auto labels = calib::read_idx_labels(a.labels);
     if (!labels) return fail(labels.error());
     if (int64_t(labels->size()) != images->count)
         return fail(err(a.labels, ": ", labels->size(), " labels for ", images->count, " images in ", a.images));
@@ -137,7 +137,7 @@ int run_classify(const ClassifyArgs& a) {
     if (in[1] * in[2] * in[3] != images->rows * images->cols)
         return fail(
             err(a.images, ": images are ", images->rows, "x", images->cols, "; ", a.model, " takes ", shape_text(in)));
-    std::vector<float> pixels = scale_pixels(images.value(), float(a.scale));
+    std::vector<float> pixels = calib::scale_pixels(images.value(), float(a.scale));
     std::vector<uint8_t> lab = labels.value();
     if (a.limit > 0 && a.limit < int64_t(lab.size())) {
         lab.resize(size_t(a.limit));
@@ -239,24 +239,24 @@ int run_fold(const FoldArgs& a) {
 
 Result<Model> load_cnn_model(const std::string& path) { return load_cnn(path); }
 
-Result<LabelledImages> load_labelled_images(const std::string& images, const std::string& labels, double scale) {
+Result<calib::LabelledImages> load_labelled_images(const std::string& images, const std::string& labels, double scale) {
     auto ends = [&](const char* suf) {
         const std::string s(suf);
         return images.size() >= s.size() && images.compare(images.size() - s.size(), s.size(), s) == 0;
     };
-    if (ends(".csv") || ends(".csv.gz")) return read_digits_csv(images);
+    if (ends(".csv") || ends(".csv.gz")) return calib::read_digits_csv(images);
     if (labels.empty()) return err(images, ": IDX images need --labels");
-    auto im = read_idx_images(images);
+    auto im = calib::read_idx_images(images);
     if (!im) return im.error();
-    auto lb = read_idx_labels(labels);
+    auto lb = calib::read_idx_labels(labels);
     if (!lb) return lb.error();
     if (int64_t(lb->size()) != im->count)
         return err(labels, ": ", lb->size(), " labels for ", im->count, " images in ", images);
-    LabelledImages d;
+    calib::LabelledImages d;
     d.count = im->count;
     d.rows = im->rows;
     d.cols = im->cols;
-    d.pixels = scale_pixels(im.value(), float(scale));
+    d.pixels = calib::scale_pixels(im.value(), float(scale));
     d.labels = lb.value();
     return d;
 }

@@ -15,7 +15,7 @@
 #include "app/cli/common.h"
 #include "engine/kv/tier_sim.h"
 #include "engine/kv/trace_gen.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/sched/scheduler.h"
 #include "engine/sched/workload.h"
 

@@ -5,7 +5,7 @@
 
 #include "app/cli/common.h"
 #include "engine/core/mapped_file.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/telemetry/stopwatch.h"
 #include "engine/validate/perplexity.h"
 

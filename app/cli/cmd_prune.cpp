@@ -19,7 +19,7 @@
 #include "engine/model/gguf_writer.h"
 #include "engine/model/loader.h"
 #include "engine/prune/structured.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/validate/perplexity.h"
 #ifdef EDGE_CLI_ANALYSIS
 #include "engine/analysis/cnn_digits.h"
@@ -174,9 +174,9 @@ int run_prune(const PruneArgs& a) {
         ProgressBar bar(!a.json);
         Result<analysis::PruneRun> run = err("unreachable");
         if (is_cnn(m.value())) {
-            auto all = read_digits_csv(a.data);
+            auto all = calib::read_digits_csv(a.data);
             if (!all) return fail(all.error());
-            const ImageSplit d = split_every_fifth(all.value());
+            const calib::ImageSplit d = calib::split_every_fifth(all.value());
             run = analysis::prune_cnn(m.value(), d.train, o, bar.progress());
             if (run) {
                 auto acc = torch_cnn_classify(run->model, d.test);
@@ -254,9 +254,9 @@ struct CnnRow {
 
 int run_bench(const BenchArgs& b) {
     if (!b.skip_cnn) {
-        auto all = read_digits_csv(b.shared + "/data/digits.csv.gz");
+        auto all = calib::read_digits_csv(b.shared + "/data/digits.csv.gz");
         if (!all) return fail(all.error());
-        const ImageSplit d = split_every_fifth(all.value());
+        const calib::ImageSplit d = calib::split_every_fifth(all.value());
         Model base = build_digits_cnn(1);
         CnnTrainOptions t = analysis::prune_cnn_train_defaults();
         t.steps = b.base_steps;

@@ -6,7 +6,7 @@
 
 #include "app/cli/common.h"
 #include "engine/core/mapped_file.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/runtime/one_sequence.h"
 #include "engine/runtime/open_executor.h"
 #include "engine/telemetry/stopwatch.h"

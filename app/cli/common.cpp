@@ -11,8 +11,8 @@
 #include "engine/core/memory_budget.h"
 #include "engine/model/loader.h"
 #include "engine/model/weights.h"
-#include "engine/runtime/ggml_compat.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/llama_cpu.h"
+#include "engine/runtime/ggml/ggml_compat.h"
 
 namespace edge::cli {
 

@@ -7,10 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/calib/image_sets.h"
 #include "engine/core/progress.h"
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
-#include "engine/runtime/cnn_data.h"
 #include "engine/tokenizer/tokenizer.h"
 
 namespace CLI {
@@ -90,7 +90,7 @@ void print_cnn_summary(const Model& m);
 // cmd_cnn.cpp: a CNN from .onnx or a ResNet-20 .safetensors; a labelled image set from IDX
 // images + labels (pixels * scale) or a digits .csv(.gz) (labels unused).
 Result<Model> load_cnn_model(const std::string& path);
-Result<LabelledImages> load_labelled_images(const std::string& images, const std::string& labels, double scale);
+Result<calib::LabelledImages> load_labelled_images(const std::string& images, const std::string& labels, double scale);
 void add_kv_commands(CLI::App& app, int& rc);        // kv-sim, serve-bench
 void add_calib_commands(CLI::App& app, int& rc);     // calib-select
 void add_analysis_commands(CLI::App& app, int& rc);  // analyze, autoplan (LibTorch builds only)

@@ -79,10 +79,10 @@ Model build_digits_cnn(uint64_t seed) {
 }
 
 Result<DigitsCnn> train_digits_cnn(const std::string& csv_path, const DigitsCnnOptions& opts, Progress* progress) {
-    auto all = read_digits_csv(csv_path);
+    auto all = calib::read_digits_csv(csv_path);
     if (!all) return all.error();
     DigitsCnn d;
-    d.data = split_every_fifth(all.value());
+    d.data = calib::split_every_fifth(all.value());
     d.model = build_digits_cnn(opts.seed);
     CnnTrainOptions t;
     t.optimizer = CnnOptimizer::Adam;

@@ -1,6 +1,6 @@
 // The digits CNN fixture: a small CNN with BatchNorm for the UCI optical digits (8x8 images,
 // /work/shared/data/digits.csv.gz), built in the one IR and trained through LibTorch
-// (engine/analysis/torch_cnn.h) on a fixed split (split_every_fifth: 1,437 train / 360 test).
+// (engine/analysis/torch_cnn.h) on a fixed split (calib::split_every_fifth: 1,437 train / 360 test).
 // Deterministic for fixed options and thread count; trains in seconds on one core.
 //
 // Graph (input [1, 1, 8, 8], output logits [N, 10]):
@@ -11,10 +11,10 @@
 #include <string>
 
 #include "engine/analysis/torch_cnn.h"
+#include "engine/calib/image_sets.h"
 #include "engine/core/progress.h"
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
-#include "engine/runtime/cnn_data.h"
 
 namespace edge {
 
@@ -31,10 +31,10 @@ struct DigitsCnnOptions {
 };
 
 struct DigitsCnn {
-    Model model;      // trained, BatchNorm kept as its own op (fold it with engine/prune)
-    ImageSplit data;  // the fixed split it was trained and evaluated on
+    Model model;             // trained, BatchNorm kept as its own op (fold it with engine/prune)
+    calib::ImageSplit data;  // the fixed split it was trained and evaluated on
     CnnTrainReport train;
-    double test_top1 = 0.0;  // through the runtime executor (engine/runtime/cnn.h)
+    double test_top1 = 0.0;  // through the runtime executor (engine/runtime/cnn/cnn.h)
 };
 
 // Reads the CSV, splits it, builds and trains the CNN and measures test top-1.

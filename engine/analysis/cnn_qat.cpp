@@ -5,8 +5,8 @@
 
 namespace edge {
 
-Status qat_finetune_cnn(Model& m, const quant::QuantPlan& plan, const LabelledImages& data, const CnnQatOptions& o,
-                        Progress* progress, CnnTrainReport* report) {
+Status qat_finetune_cnn(Model& m, const quant::QuantPlan& plan, const calib::LabelledImages& data,
+                        const CnnQatOptions& o, Progress* progress, CnnTrainReport* report) {
     auto choices = quant::resolve_plan(m, plan);
     if (!choices) return choices.error();
     CnnTrainOptions t = o.train;

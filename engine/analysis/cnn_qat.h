@@ -4,11 +4,11 @@
 // straight-through estimator; every other trainable tensor adapts in FP32.
 #pragma once
 #include "engine/analysis/torch_cnn.h"
+#include "engine/calib/image_sets.h"
 #include "engine/core/progress.h"
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
 #include "engine/quant/plan.h"
-#include "engine/runtime/cnn_data.h"
 
 namespace edge {
 
@@ -18,7 +18,7 @@ struct CnnQatOptions {
 };
 
 // Fine-tunes `m` in place; quantize it with quant::quantize_cnn (same plan) afterwards.
-Status qat_finetune_cnn(Model& m, const quant::QuantPlan& plan, const LabelledImages& data, const CnnQatOptions& o,
-                        Progress* progress = nullptr, CnnTrainReport* report = nullptr);
+Status qat_finetune_cnn(Model& m, const quant::QuantPlan& plan, const calib::LabelledImages& data,
+                        const CnnQatOptions& o, Progress* progress = nullptr, CnnTrainReport* report = nullptr);
 
 }  // namespace edge

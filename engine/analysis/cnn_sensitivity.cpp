@@ -11,8 +11,8 @@
 
 namespace edge::analysis {
 
-Result<AnalysisReport> analyze_cnn_sensitivity(const Model& m, const LabelledImages& data, const AnalysisOptions& opts,
-                                               Progress* progress) {
+Result<AnalysisReport> analyze_cnn_sensitivity(const Model& m, const calib::LabelledImages& data,
+                                               const AnalysisOptions& opts, Progress* progress) {
     if (!(opts.alpha >= 0.0 && opts.alpha <= 1.0)) return err("alpha must be in [0, 1] (got ", opts.alpha, ")");
     const auto t0 = std::chrono::steady_clock::now();
     CnnCurvatureOptions co;

@@ -7,11 +7,11 @@
 // int4_top1_delta. seq_len is unused (0).
 #pragma once
 #include "engine/analysis/sensitivity.h"
-#include "engine/runtime/cnn_data.h"
+#include "engine/calib/image_sets.h"
 
 namespace edge::analysis {
 
-Result<AnalysisReport> analyze_cnn_sensitivity(const Model& m, const LabelledImages& data, const AnalysisOptions& opts,
-                                               Progress* progress = nullptr);
+Result<AnalysisReport> analyze_cnn_sensitivity(const Model& m, const calib::LabelledImages& data,
+                                               const AnalysisOptions& opts, Progress* progress = nullptr);
 
 }  // namespace edge::analysis

@@ -32,7 +32,7 @@ namespace edge::analysis {
 
 // CNN training, gradients and accuracy come from torch_cnn.h (train_cnn with masks,
 // torch_cnn_gradients, torch_cnn_classify); the digits fixture from cnn_digits.h
-// (build_digits_cnn) on cnn_data.h (read_digits_csv, split_every_fifth).
+// (build_digits_cnn) on engine/calib/image_sets.h (calib::read_digits_csv, calib::split_every_fifth).
 
 // 0/1 masks by tensor name (element count of the tensor): the consumer columns of removed units.
 // CNN training takes them as CnnTrainOptions::masks, LLM training as TrainOptions::masks.
@@ -77,7 +77,7 @@ struct PruneRun {
 
 // CNN: `data` trains (and gives Taylor gradients and DST regrowth gradients on its first
 // grad_batches * cnn.batch images).
-Result<PruneRun> prune_cnn(const Model& m, const LabelledImages& data, const PruneRunOptions& opts,
+Result<PruneRun> prune_cnn(const Model& m, const calib::LabelledImages& data, const PruneRunOptions& opts,
                            Progress* progress = nullptr);
 // LLM: `sequences` (token ids, each starting with BOS) train and give gradients.
 Result<PruneRun> prune_llama(const Model& m, const std::vector<std::vector<int32_t>>& sequences,

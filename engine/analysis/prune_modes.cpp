@@ -230,11 +230,12 @@ Result<PruneRun> run_modes(const Model& m0, const PruneRunOptions& o, const Trai
 
 }  // namespace
 
-Result<PruneRun> prune_cnn(const Model& m, const LabelledImages& data, const PruneRunOptions& o, Progress* progress) {
+Result<PruneRun> prune_cnn(const Model& m, const calib::LabelledImages& data, const PruneRunOptions& o,
+                           Progress* progress) {
     if (!is_cnn(m)) return err(origin(m), ": prune_cnn needs a CNN model");
     if (o.grad_batches <= 0 || o.cnn.batch <= 0) return err("gradient batches and batch size must be positive");
     // Gradients (Taylor scores, DST regrowth) on the first grad_batches * batch images.
-    LabelledImages head = data;
+    calib::LabelledImages head = data;
     head.count = std::min<int64_t>(data.count, int64_t(o.grad_batches) * o.cnn.batch);
     head.pixels.resize(size_t(head.count * data.image_size()));
     head.labels.resize(size_t(head.count));

@@ -1,5 +1,5 @@
 // The only LibTorch translation unit of the CNN path: the IR graph interpreted op for op with
-// torch tensors (mirroring engine/runtime/cnn.cpp), an executor, gradients and the trainer.
+// torch tensors (mirroring engine/runtime/cnn/cnn.cpp), an executor, gradients and the trainer.
 #include "engine/analysis/torch_cnn.h"
 
 #include <torch/torch.h>
@@ -255,7 +255,7 @@ Result<torch::Tensor> forward(const Model& m, const Weights& w, const torch::Ten
     return values.at(m.graph.outputs[0]);
 }
 
-torch::Tensor batch_tensor(const LabelledImages& data, const std::vector<int64_t>& index) {
+torch::Tensor batch_tensor(const calib::LabelledImages& data, const std::vector<int64_t>& index) {
     const int64_t per = data.image_size();
     auto t = torch::empty({int64_t(index.size()), data.channels, data.rows, data.cols}, torch::kFloat32);
     float* dst = t.data_ptr<float>();
@@ -264,14 +264,14 @@ torch::Tensor batch_tensor(const LabelledImages& data, const std::vector<int64_t
     return t;
 }
 
-torch::Tensor label_tensor(const LabelledImages& data, const std::vector<int64_t>& index) {
+torch::Tensor label_tensor(const calib::LabelledImages& data, const std::vector<int64_t>& index) {
     auto t = torch::empty({int64_t(index.size())}, torch::kInt64);
     int64_t* dst = t.data_ptr<int64_t>();
     for (size_t i = 0; i < index.size(); ++i) dst[i] = data.labels[size_t(index[i])];
     return t;
 }
 
-Status check_data(const Model& m, const LabelledImages& data) {
+Status check_data(const Model& m, const calib::LabelledImages& data) {
     auto shape = cnn_input_shape(m);
     if (!shape) return shape.error();
     const auto& s = shape.value();
@@ -353,7 +353,7 @@ Result<Activation> torch_cnn_forward(const Model& m, const Activation& input) {
     return out;
 }
 
-Result<ClassifyResult> torch_cnn_classify(const Model& m, const LabelledImages& data, int64_t batch,
+Result<ClassifyResult> torch_cnn_classify(const Model& m, const calib::LabelledImages& data, int64_t batch,
                                           Progress* progress) {
     EDGE_TRY(check_data(m, data));
     auto w = load_weights(m);
@@ -379,7 +379,7 @@ Result<ClassifyResult> torch_cnn_classify(const Model& m, const LabelledImages& 
     return r;
 }
 
-Result<double> torch_cnn_loss(const Model& m, const LabelledImages& data, int64_t batch) {
+Result<double> torch_cnn_loss(const Model& m, const calib::LabelledImages& data, int64_t batch) {
     EDGE_TRY(check_data(m, data));
     auto w = load_weights(m);
     if (!w) return w.error();
@@ -407,7 +407,7 @@ std::vector<std::string> cnn_layer_weights(const Model& m) {
     return out;
 }
 
-Result<std::map<std::string, std::vector<float>>> torch_cnn_gradients(const Model& m, const LabelledImages& data,
+Result<std::map<std::string, std::vector<float>>> torch_cnn_gradients(const Model& m, const calib::LabelledImages& data,
                                                                       const std::vector<std::string>& tensors,
                                                                       int64_t batch) {
     EDGE_TRY(check_data(m, data));
@@ -442,7 +442,7 @@ Result<std::map<std::string, std::vector<float>>> torch_cnn_gradients(const Mode
     return out;
 }
 
-Status train_cnn(Model& m, const LabelledImages& data, const CnnTrainOptions& opts, Progress* progress,
+Status train_cnn(Model& m, const calib::LabelledImages& data, const CnnTrainOptions& opts, Progress* progress,
                  CnnTrainReport* report_out) {
     const auto t0 = std::chrono::steady_clock::now();
     EDGE_TRY(check_data(m, data));
@@ -597,7 +597,7 @@ std::vector<double> lanczos(const std::function<torch::Tensor(const torch::Tenso
 
 }  // namespace
 
-Result<std::vector<LayerCurvature>> torch_cnn_curvature(const Model& m, const LabelledImages& data,
+Result<std::vector<LayerCurvature>> torch_cnn_curvature(const Model& m, const calib::LabelledImages& data,
                                                         const CnnCurvatureOptions& o, Progress* progress) {
     EDGE_TRY(check_data(m, data));
     if (o.topk < 1 || o.lanczos_steps < o.topk)

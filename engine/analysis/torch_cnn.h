@@ -1,5 +1,5 @@
 // The CNN IR (engine/model/cnn_ir.h) executed through LibTorch: a differentiable forward with the
-// weights as tensors, an executor for cross-checking the runtime (engine/runtime/cnn.h), and a
+// weights as tensors, an executor for cross-checking the runtime (engine/runtime/cnn/cnn.h), and a
 // small trainer (SGD / Adam on softmax cross-entropy, mini-batches, BatchNorm in training mode,
 // optional pruning masks and fake quantization) that pruning and QAT reuse. Plain C++
 // interface: LibTorch stays inside torch_cnn.cpp (DESIGN.md: no torch header in any header).
@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "engine/analysis/torch_llama.h"  // LayerCurvature
+#include "engine/calib/image_sets.h"
 #include "engine/core/progress.h"
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
-#include "engine/runtime/cnn.h"
-#include "engine/runtime/cnn_data.h"
+#include "engine/runtime/cnn/cnn.h"
 
 namespace edge {
 
@@ -26,7 +26,7 @@ namespace edge {
 Result<Activation> torch_cnn_forward(const Model& m, const Activation& input);
 
 // Top-1 of the LibTorch forward on a labelled set, in batches (the same report as classify()).
-Result<ClassifyResult> torch_cnn_classify(const Model& m, const LabelledImages& data, int64_t batch = 500,
+Result<ClassifyResult> torch_cnn_classify(const Model& m, const calib::LabelledImages& data, int64_t batch = 500,
                                           Progress* progress = nullptr);
 
 // Fake quantization of one weight tensor during training (quantization-aware fine-tuning):
@@ -76,15 +76,15 @@ struct CnnTrainReport {
 // tensors (and BatchNorm running statistics) get fresh owned buffers, so a mapped file or another
 // Model sharing the buffers is never written. Deterministic for fixed options and threads.
 // Cancellation via progress returns an error and leaves the model unchanged.
-Status train_cnn(Model& m, const LabelledImages& data, const CnnTrainOptions& opts, Progress* progress = nullptr,
+Status train_cnn(Model& m, const calib::LabelledImages& data, const CnnTrainOptions& opts, Progress* progress = nullptr,
                  CnnTrainReport* report = nullptr);
 
 // Mean softmax cross-entropy of the model (eval mode) on `data`.
-Result<double> torch_cnn_loss(const Model& m, const LabelledImages& data, int64_t batch = 500);
+Result<double> torch_cnn_loss(const Model& m, const calib::LabelledImages& data, int64_t batch = 500);
 
 // Gradient of the mean cross-entropy (eval mode) over `data` w.r.t. each named weight tensor
 // (every Conv2d / Linear weight when `tensors` is empty), flattened like the tensor.
-Result<std::map<std::string, std::vector<float>>> torch_cnn_gradients(const Model& m, const LabelledImages& data,
+Result<std::map<std::string, std::vector<float>>> torch_cnn_gradients(const Model& m, const calib::LabelledImages& data,
                                                                       const std::vector<std::string>& tensors = {},
                                                                       int64_t batch = 500);
 
@@ -102,7 +102,7 @@ struct CnnCurvatureOptions {
 // cross-entropy (eval mode) on the Hessian batch w.r.t. that layer's weight (Lanczos with full
 // reorthogonalisation on Hessian-vector products by double backward), and the gradient norm on
 // each of the T batches. Deterministic for fixed options.
-Result<std::vector<LayerCurvature>> torch_cnn_curvature(const Model& m, const LabelledImages& data,
+Result<std::vector<LayerCurvature>> torch_cnn_curvature(const Model& m, const calib::LabelledImages& data,
                                                         const CnnCurvatureOptions& opts, Progress* progress = nullptr);
 
 // The weight tensors of a CNN's layers (Conv2d and Linear weights), in graph order.

@@ -1,5 +1,5 @@
 // The only LibTorch translation unit of the Llama analysis path: a differentiable forward that
-// mirrors the CPU executor (engine/runtime/llama_cpu.cpp) op for op, and an AdamW trainer.
+// mirrors the CPU executor (engine/runtime/cpu/llama_cpu.cpp) op for op, and an AdamW trainer.
 #include "engine/analysis/torch_llama.h"
 #include "engine/model/rope.h"
 

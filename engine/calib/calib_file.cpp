@@ -29,7 +29,7 @@ Status write_text_file(const std::string& path, const std::string& text) {
     return write_bytes(path, text.data(), text.size());
 }
 
-Status write_idx_images(const std::string& path, const IdxImages& images, const std::vector<int64_t>& indices) {
+Status write_idx_images(const std::string& path, const calib::IdxImages& images, const std::vector<int64_t>& indices) {
     const int64_t per = images.rows * images.cols;
     std::vector<uint8_t> out;
     out.reserve(16 + indices.size() * size_t(per));

@@ -1,19 +1,19 @@
 // Writing selected calibration sets: a text file `quantize --calib` reads (chosen paragraphs
 // separated by blank lines, in pool order) and IDX image / label files (uncompressed, the format
-// engine/runtime/cnn_data.h reads) for CNN pools.
+// engine/calib/image_sets.h reads) for CNN pools.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "engine/calib/image_sets.h"
 #include "engine/core/result.h"
-#include "engine/runtime/cnn_data.h"
 
 namespace edge::calib {
 
 Status write_text_file(const std::string& path, const std::string& text);
 // The images at `indices` of `images`, as an IDX image file.
-Status write_idx_images(const std::string& path, const IdxImages& images, const std::vector<int64_t>& indices);
+Status write_idx_images(const std::string& path, const calib::IdxImages& images, const std::vector<int64_t>& indices);
 Status write_idx_labels(const std::string& path, const std::vector<uint8_t>& labels);
 
 }  // namespace edge::calib

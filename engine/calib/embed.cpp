@@ -5,8 +5,8 @@
 #include <string>
 
 #include "engine/model/cnn_ir.h"
-#include "engine/runtime/cnn.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cnn/cnn.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/runtime/one_sequence.h"
 
 namespace edge::calib {

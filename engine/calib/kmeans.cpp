@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "engine/core/thread_pool.h"
-#include "engine/runtime/kernels.h"
+#include "engine/runtime/cpu/kernels.h"
 
 namespace edge::calib {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "engine/model/cnn_ir.h"
-#include "engine/runtime/cnn.h"
+#include "engine/runtime/cnn/cnn.h"
 
 namespace edge::calib {
 

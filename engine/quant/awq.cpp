@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/runtime/qkernels.h"
+#include "engine/runtime/cpu/qkernels.h"
 #include "methods.h"
 
 namespace edge::quant {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/runtime/one_sequence.h"
 
 namespace edge::quant {

@@ -1,7 +1,7 @@
 // CNN quantization through the same plans as the LLM path (engine/quant/plan.h): the Conv2d and
 // Linear layers a plan selects get INT8 or INT4 weights, symmetric per output channel, and (by
 // default) static per-tensor INT8 activations at their inputs, calibrated on sample images; the
-// runtime runs them with integer kernels (engine/runtime/cnn.h CnnQuantLayer). Metrics against
+// runtime runs them with integer kernels (engine/runtime/cnn/cnn.h CnnQuantLayer). Metrics against
 // FP32: top-1, agreement of the predicted class, KL(FP32 || quantized) of the softmax.
 #pragma once
 #include <cstdint>
@@ -12,7 +12,7 @@
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
 #include "engine/quant/plan.h"
-#include "engine/runtime/cnn.h"
+#include "engine/runtime/cnn/cnn.h"
 
 namespace edge::quant {
 

@@ -12,8 +12,8 @@
 
 #include "engine/core/thread_pool.h"
 #include "engine/model/rope.h"
-#include "engine/runtime/kernels.h"
-#include "engine/runtime/qkernels.h"
+#include "engine/runtime/cpu/kernels.h"
+#include "engine/runtime/cpu/qkernels.h"
 #include "methods.h"
 
 namespace edge::quant {

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "engine/core/ggml_blocks.h"
-#include "engine/runtime/qkernels.h"
+#include "engine/runtime/cpu/qkernels.h"
 
 namespace edge::quant {
 

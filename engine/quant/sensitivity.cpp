@@ -6,8 +6,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "engine/runtime/kernels.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/kernels.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/runtime/one_sequence.h"
 
 namespace edge::quant {

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "cpu_backend.h"
 #include "device.h"
+#include "engine/runtime/cpu/cpu_backend.h"
 
 #ifdef EDGE_HAVE_CUDA
 #include "cuda/cuda_backend.h"

@@ -4,10 +4,10 @@
 #include <thread>
 
 #include "engine/runtime/backend.h"
+#include "engine/runtime/cpu/qkernels.h"
 #include "engine/runtime/device.h"
 #include "engine/runtime/exec_program.h"
 #include "engine/runtime/open_executor.h"
-#include "engine/runtime/qkernels.h"
 
 namespace edge::runtime {
 namespace {

@@ -2,7 +2,7 @@
 
 #include "engine/core/memory_budget.h"
 #include "engine/kv/paged_kv.h"
-#include "engine/runtime/qkernels.h"
+#include "engine/runtime/cpu/qkernels.h"
 
 namespace edge::runtime {
 

@@ -6,8 +6,8 @@
 
 #include "engine/model/edge_file.h"
 #include "engine/model/loader.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/runtime/exec_program.h"
-#include "engine/runtime/llama_cpu.h"
 
 namespace edge::runtime {
 

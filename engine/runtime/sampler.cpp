@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "llama_cpu.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 
 namespace edge {
 

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "engine/core/result.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/runtime/executor.h"
-#include "engine/runtime/llama_cpu.h"
 
 namespace edge::sched {
 

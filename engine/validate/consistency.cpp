@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "engine/runtime/kernels.h"
+#include "engine/runtime/cpu/kernels.h"
 #include "engine/runtime/one_sequence.h"
 
 namespace edge {

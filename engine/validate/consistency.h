@@ -12,7 +12,7 @@
 #include "engine/core/progress.h"
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/validate/perplexity.h"
 

@@ -7,8 +7,8 @@
 #include "engine/core/memory_budget.h"
 #include "engine/kv/paged_kv.h"
 #include "engine/model/xxh64.h"
+#include "engine/runtime/cpu/llama_cpu.h"  // Sampler
 #include "engine/runtime/executor.h"
-#include "engine/runtime/llama_cpu.h"  // Sampler
 #include "engine/runtime/one_sequence.h"
 #include "engine/sched/scheduler.h"
 #include "engine/sched/workload.h"

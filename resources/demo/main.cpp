@@ -19,7 +19,7 @@
 #include "engine/analysis/torch_llama.h"
 #include "engine/model/gguf_writer.h"
 #include "engine/model/synth.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/telemetry/stopwatch.h"
 #include "engine/tokenizer/bpe_trainer.h"
 #include "engine/tokenizer/tokenizer.h"

@@ -1,5 +1,5 @@
 // Pruning with fine-tuning (engine/analysis/prune_finetune.h) on the digits CNN fixture
-// (cnn_digits.h, split_every_fifth) trained through torch_cnn.h: the LibTorch CNN forward agrees
+// (cnn_digits.h, calib::split_every_fifth) trained through torch_cnn.h: the LibTorch CNN forward agrees
 // with the runtime executor, masks hold removed units at zero during training, the fast version of
 // acceptance 3 (digits CNN, 50% of its channels, iterative with fine-tuning), DST, and the LLM path
 // (stories260K MLP channels, fine-tuning lowers the loss on held-out paragraphs).
@@ -17,7 +17,7 @@
 #include "engine/analysis/torchscript_cnn.h"
 #include "engine/model/cnn_ir.h"
 #include "engine/model/loader.h"
-#include "engine/runtime/cnn.h"
+#include "engine/runtime/cnn/cnn.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/validate/perplexity.h"
 #include "test_support.h"
@@ -27,11 +27,11 @@ using namespace edge::analysis;
 
 namespace {
 
-ImageSplit digits() {
+calib::ImageSplit digits() {
     const std::string path = edge::test::shared("data/digits.csv.gz");
-    auto d = read_digits_csv(path);
+    auto d = calib::read_digits_csv(path);
     EXPECT_TRUE(d.ok()) << (d.ok() ? "" : d.message());
-    return split_every_fifth(d.value());
+    return calib::split_every_fifth(d.value());
 }
 
 double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
@@ -43,14 +43,14 @@ double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
     return num / std::max(den, 1e-30);
 }
 
-Activation as_input(const LabelledImages& d) {
+Activation as_input(const calib::LabelledImages& d) {
     Activation in;
     in.shape = {d.count, d.channels, d.rows, d.cols};
     in.data = d.pixels;
     return in;
 }
 
-std::vector<float> runtime_logits(const Model& m, const LabelledImages& d) {
+std::vector<float> runtime_logits(const Model& m, const calib::LabelledImages& d) {
     auto ex = CnnExecutor::create(m, 2);
     EXPECT_TRUE(ex.ok()) << (ex.ok() ? "" : ex.message());
     auto y = ex.value()->run(as_input(d));
@@ -58,14 +58,14 @@ std::vector<float> runtime_logits(const Model& m, const LabelledImages& d) {
     return y->data;
 }
 
-std::vector<float> torch_logits(const Model& m, const LabelledImages& d) {
+std::vector<float> torch_logits(const Model& m, const calib::LabelledImages& d) {
     auto y = torch_cnn_forward(m, as_input(d));
     EXPECT_TRUE(y.ok()) << (y.ok() ? "" : y.message());
     return y.ok() ? y->data : std::vector<float>{};
 }
 
-LabelledImages random_images(std::vector<int64_t> shape, int n, uint32_t seed) {
-    LabelledImages s;
+calib::LabelledImages random_images(std::vector<int64_t> shape, int n, uint32_t seed) {
+    calib::LabelledImages s;
     s.count = n;
     s.channels = shape[0];
     s.rows = shape[1];
@@ -78,21 +78,21 @@ LabelledImages random_images(std::vector<int64_t> shape, int n, uint32_t seed) {
     return s;
 }
 
-LabelledImages head(const LabelledImages& d, int64_t n) {
-    LabelledImages s = d;
+calib::LabelledImages head(const calib::LabelledImages& d, int64_t n) {
+    calib::LabelledImages s = d;
     s.count = n;
     s.pixels.resize(size_t(n * d.image_size()));
     s.labels.resize(size_t(n));
     return s;
 }
 
-double accuracy(const Model& m, const LabelledImages& d) {
+double accuracy(const Model& m, const calib::LabelledImages& d) {
     auto r = torch_cnn_classify(m, d);
     EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.message());
     return r.ok() ? r->top1() : 0.0;
 }
 
-Model trained_digits(const ImageSplit& d, int steps) {
+Model trained_digits(const calib::ImageSplit& d, int steps) {
     Model m = build_digits_cnn(1);
     CnnTrainOptions t = prune_cnn_train_defaults();
     t.steps = steps;
@@ -108,21 +108,21 @@ Model trained_digits(const ImageSplit& d, int steps) {
 
 TEST(PruneFinetune, DigitsSplitIsFixed) {
     EDGE_REQUIRE_SHARED(edge::test::shared("data/digits.csv.gz"));
-    const ImageSplit d = digits();
+    const calib::ImageSplit d = digits();
     EXPECT_EQ(d.train.count, 1437);
     EXPECT_EQ(d.test.count, 360);
     EXPECT_EQ((std::vector<int64_t>{d.train.channels, d.train.rows, d.train.cols}), (std::vector<int64_t>{1, 8, 8}));
     for (float v : d.test.pixels) ASSERT_TRUE(v >= 0.0f && v <= 1.0f);
-    auto bad = read_digits_csv(edge::test::shared("models/cnn/mnist-8.onnx"));
+    auto bad = calib::read_digits_csv(edge::test::shared("models/cnn/mnist-8.onnx"));
     ASSERT_FALSE(bad.ok());
     EXPECT_NE(bad.message().find("mnist-8.onnx"), std::string::npos) << bad.message();
 }
 
 TEST(PruneFinetune, TorchForwardMatchesRuntime) {
     EDGE_REQUIRE_SHARED(edge::test::shared("data/digits.csv.gz"));
-    const ImageSplit d = digits();
+    const calib::ImageSplit d = digits();
     const Model m = trained_digits(d, 60);  // BatchNorm statistics are no longer trivial
-    const LabelledImages few = head(d.test, 64);
+    const calib::LabelledImages few = head(d.test, 64);
     EXPECT_LT(max_rel_diff(torch_logits(m, few), runtime_logits(m, few)), 1e-4);
     // ResNet-20 (channel Pad shortcuts, strided MaxPool) and mnist-8 (SAME_UPPER pads, Reshape).
     for (const std::string rel : {"models/cnn/resnet20_cifar10.safetensors", "models/cnn/mnist-8.onnx"}) {
@@ -132,14 +132,14 @@ TEST(PruneFinetune, TorchForwardMatchesRuntime) {
         ASSERT_TRUE(x.ok()) << x.message();
         auto in = cnn_input_shape(x.value());
         ASSERT_TRUE(in.ok());
-        const LabelledImages imgs = random_images({(*in)[1], (*in)[2], (*in)[3]}, 3, 5);
+        const calib::LabelledImages imgs = random_images({(*in)[1], (*in)[2], (*in)[3]}, 3, 5);
         EXPECT_LT(max_rel_diff(torch_logits(x.value(), imgs), runtime_logits(x.value(), imgs)), 1e-4) << rel;
     }
 }
 
 TEST(PruneFinetune, TrainingHoldsRemovedUnitsAtZero) {
     EDGE_REQUIRE_SHARED(edge::test::shared("data/digits.csv.gz"));
-    const ImageSplit d = digits();
+    const calib::ImageSplit d = digits();
     Model m = build_digits_cnn(2);
     prune::PruneSpec spec;
     spec.ratio = 0.5;
@@ -171,7 +171,7 @@ TEST(PruneFinetune, TrainingHoldsRemovedUnitsAtZero) {
     // The masked, trained model and its physically pruned twin agree.
     auto p = prune::apply_masks(m, plan->layers);
     ASSERT_TRUE(p.ok()) << p.message();
-    const LabelledImages few = head(d.test, 32);
+    const calib::LabelledImages few = head(d.test, 32);
     EXPECT_LT(max_rel_diff(runtime_logits(p.value(), few), runtime_logits(m, few)), 1e-5);
 }
 
@@ -204,7 +204,7 @@ TEST(PruneFinetune, PrunedResNet20ExportsAsTorchScript) {
     EXPECT_LT(params, orig_params);
     auto in = cnn_input_shape(p.value());
     ASSERT_TRUE(in.ok());
-    const LabelledImages imgs = random_images({(*in)[1], (*in)[2], (*in)[3]}, 4, 9);
+    const calib::LabelledImages imgs = random_images({(*in)[1], (*in)[2], (*in)[3]}, 4, 9);
     EXPECT_LT(max_rel_diff(runtime_logits(back.value(), imgs), runtime_logits(p.value(), imgs)), 1e-5);
 }
 
@@ -212,7 +212,7 @@ TEST(PruneFinetune, PrunedResNet20ExportsAsTorchScript) {
 // the bench) with fine-tuning, loses at most 1 point of test accuracy.
 TEST(PruneFinetune, IterativeHalfTheChannelsKeepsDigitsAccuracy) {
     EDGE_REQUIRE_SHARED(edge::test::shared("data/digits.csv.gz"));
-    const ImageSplit d = digits();
+    const calib::ImageSplit d = digits();
     const Model base = trained_digits(d, 800);
     const double acc0 = accuracy(base, d.test);
     EXPECT_GT(acc0, 0.95);
@@ -240,7 +240,7 @@ TEST(PruneFinetune, IterativeHalfTheChannelsKeepsDigitsAccuracy) {
 
 TEST(PruneFinetune, DynamicSparseTrainingSwapsUnits) {
     EDGE_REQUIRE_SHARED(edge::test::shared("data/digits.csv.gz"));
-    const ImageSplit d = digits();
+    const calib::ImageSplit d = digits();
     const Model base = trained_digits(d, 300);
     PruneRunOptions o;
     o.mode = PruneMode::Dst;

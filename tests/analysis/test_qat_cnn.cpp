@@ -9,20 +9,20 @@
 #include "engine/analysis/cnn_digits.h"
 #include "engine/analysis/cnn_qat.h"
 #include "engine/analysis/cnn_sensitivity.h"
+#include "engine/calib/image_sets.h"
 #include "engine/model/onnx.h"
 #include "engine/quant/cnn_quant.h"
-#include "engine/runtime/cnn.h"
-#include "engine/runtime/cnn_data.h"
+#include "engine/runtime/cnn/cnn.h"
 #include "test_support.h"
 
 namespace {
 
-edge::LabelledImages mnist_half(bool first) {
-    edge::LabelledImages d;
-    auto im = edge::read_idx_images(edge::test::shared("data/t10k-images-idx3-ubyte.gz"));
-    auto lb = edge::read_idx_labels(edge::test::shared("data/t10k-labels-idx1-ubyte.gz"));
+edge::calib::LabelledImages mnist_half(bool first) {
+    edge::calib::LabelledImages d;
+    auto im = edge::calib::read_idx_images(edge::test::shared("data/t10k-images-idx3-ubyte.gz"));
+    auto lb = edge::calib::read_idx_labels(edge::test::shared("data/t10k-labels-idx1-ubyte.gz"));
     if (!im.ok() || !lb.ok()) return d;
-    const auto px = edge::scale_pixels(im.value(), 1.0f / 255.0f);
+    const auto px = edge::calib::scale_pixels(im.value(), 1.0f / 255.0f);
     const int64_t half = im->count / 2, per = im->rows * im->cols, from = first ? 0 : half;
     d.count = half;
     d.rows = im->rows;

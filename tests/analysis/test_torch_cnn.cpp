@@ -9,25 +9,25 @@
 
 #include "engine/analysis/cnn_digits.h"
 #include "engine/analysis/torch_cnn.h"
+#include "engine/calib/image_sets.h"
 #include "engine/model/cnn_ir.h"
 #include "engine/model/onnx.h"
 #include "engine/prune/fold.h"
-#include "engine/runtime/cnn.h"
-#include "engine/runtime/cnn_data.h"
+#include "engine/runtime/cnn/cnn.h"
 #include "test_support.h"
 
 namespace {
 
-const edge::LabelledImages& mnist() {
-    static edge::LabelledImages data = [] {
-        edge::LabelledImages d;
-        auto im = edge::read_idx_images(edge::test::shared("data/t10k-images-idx3-ubyte.gz"));
-        auto lb = edge::read_idx_labels(edge::test::shared("data/t10k-labels-idx1-ubyte.gz"));
+const edge::calib::LabelledImages& mnist() {
+    static edge::calib::LabelledImages data = [] {
+        edge::calib::LabelledImages d;
+        auto im = edge::calib::read_idx_images(edge::test::shared("data/t10k-images-idx3-ubyte.gz"));
+        auto lb = edge::calib::read_idx_labels(edge::test::shared("data/t10k-labels-idx1-ubyte.gz"));
         if (im.ok() && lb.ok()) {
             d.count = im->count;
             d.rows = im->rows;
             d.cols = im->cols;
-            d.pixels = edge::scale_pixels(im.value(), 1.0f / 255.0f);
+            d.pixels = edge::calib::scale_pixels(im.value(), 1.0f / 255.0f);
             d.labels = lb.value();
         }
         return d;
@@ -187,7 +187,7 @@ TEST(TorchCnn, BadInputNamesTheModelAndShape) {
     ASSERT_FALSE(t.ok());
     EXPECT_NE(t.message().find("mnist-8.onnx"), std::string::npos) << t.message();
     EXPECT_NE(t.message().find("1x3x28x28"), std::string::npos) << t.message();
-    edge::LabelledImages wrong;
+    edge::calib::LabelledImages wrong;
     wrong.count = 1;
     wrong.rows = wrong.cols = 8;
     wrong.pixels.assign(64, 0.0f);
@@ -200,7 +200,7 @@ TEST(TorchCnn, BadInputNamesTheModelAndShape) {
 TEST(TorchCnn, GradientsMatchFiniteDifferences) {
     const auto& d = digits();
     ASSERT_GT(d.data.train.count, 0);
-    edge::LabelledImages few = d.data.test;
+    edge::calib::LabelledImages few = d.data.test;
     few.count = 20;
     few.pixels.resize(size_t(20 * 64));
     few.labels.resize(20);
@@ -313,7 +313,7 @@ TEST(TorchCnn, TrainerRejectsBadOptions) {
 TEST(DigitsData, CsvReadsAndBadLinesAreNamed) {
     const std::string path = edge::test::shared("data/digits.csv.gz");
     EDGE_REQUIRE_SHARED(path);
-    auto all = edge::read_digits_csv(path);
+    auto all = edge::calib::read_digits_csv(path);
     ASSERT_TRUE(all.ok()) << all.message();
     EXPECT_EQ(all->count, 1797);
     EXPECT_EQ(all->labels[0], 0);
@@ -328,7 +328,7 @@ TEST(DigitsData, CsvReadsAndBadLinesAreNamed) {
         for (int i = 0; i < 64; ++i) f << (i == 10 ? "x" : "1") << ",";
         f << "3\n";
     }
-    auto r = edge::read_digits_csv(bad);
+    auto r = edge::calib::read_digits_csv(bad);
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.message().find("bad.csv:2"), std::string::npos) << r.message();
     EXPECT_NE(r.message().find("value 11"), std::string::npos) << r.message();

@@ -8,7 +8,7 @@
 
 #include "engine/analysis/torch_llama.h"
 #include "engine/model/loader.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "test_support.h"
 
 using namespace edge;

@@ -18,7 +18,7 @@
 #include "engine/analysis/torchscript_cnn.h"
 #include "engine/model/cnn_ir.h"
 #include "engine/model/onnx.h"
-#include "engine/runtime/cnn.h"
+#include "engine/runtime/cnn/cnn.h"
 #include "test_support.h"
 
 namespace {

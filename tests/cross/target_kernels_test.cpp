@@ -13,8 +13,8 @@
 #include "engine/core/half.h"
 #include "engine/model/loader.h"
 #include "engine/quant/rtn.h"
-#include "engine/runtime/llama_cpu.h"
-#include "engine/runtime/qkernels.h"
+#include "engine/runtime/cpu/llama_cpu.h"
+#include "engine/runtime/cpu/qkernels.h"
 #include "test_support.h"
 
 using namespace edge;

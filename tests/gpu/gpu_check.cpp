@@ -29,14 +29,14 @@
 #include "engine/core/thread_pool.h"
 #include "engine/kv/paged_kv.h"
 #include "engine/quant/rtn.h"
-#include "engine/runtime/cpu_backend.h"
+#include "engine/runtime/cpu/cpu_backend.h"
+#include "engine/runtime/cpu/kernels.h"
+#include "engine/runtime/cpu/qkernels.h"
 #include "engine/runtime/cuda/cuda_backend.h"
 #include "engine/runtime/cuda/cuda_kernels.h"
 #include "engine/runtime/cuda/cuda_probe.h"
 #include "engine/runtime/exec_program.h"
-#include "engine/runtime/kernels.h"
 #include "engine/runtime/open_executor.h"
-#include "engine/runtime/qkernels.h"
 
 using namespace edge;
 

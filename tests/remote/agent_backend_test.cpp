@@ -10,10 +10,10 @@
 
 #include "engine/compile/compile.h"
 #include "engine/model/loader.h"
+#include "engine/runtime/cpu/llama_cpu.h"
+#include "engine/runtime/cpu/qkernels.h"
 #include "engine/runtime/device.h"
-#include "engine/runtime/llama_cpu.h"
 #include "engine/runtime/one_sequence.h"
-#include "engine/runtime/qkernels.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "remote/client/agent_link.h"
 #include "remote_test_util.h"

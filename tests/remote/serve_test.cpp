@@ -10,7 +10,7 @@
 #include <iterator>
 
 #include "engine/model/loader.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/sched/scheduler.h"
 #include "engine/sched/workload.h"
 #include "remote/client/agent_link.h"

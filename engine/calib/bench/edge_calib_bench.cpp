@@ -23,7 +23,7 @@
 #include "engine/quant/apply.h"
 #include "engine/quant/calib.h"
 #include "engine/quant/plan.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/validate/perplexity.h"
 
 using namespace edge;

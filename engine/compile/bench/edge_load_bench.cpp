@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "engine/compile/compile.h"
-#include "engine/runtime/cpu_backend.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/cpu_backend.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include "engine/kv/codec_table.h"
 #include "engine/kv/paged_kv.h"
 #include "engine/model/loader.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/runtime/one_sequence.h"
 #include "engine/tokenizer/tokenizer.h"
 

@@ -20,8 +20,8 @@
 #include "bench_common.h"
 #include "engine/core/half.h"
 #include "engine/model/synth.h"
+#include "engine/runtime/cpu/qkernels.h"
 #include "engine/runtime/one_sequence.h"
-#include "engine/runtime/qkernels.h"
 
 using namespace edge;
 using namespace edge::quant;

@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "bench_common.h"
-#include "engine/runtime/qkernels.h"
+#include "engine/runtime/cpu/qkernels.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

@@ -10,7 +10,7 @@
 #include <random>
 
 #include "bench_common.h"
-#include "engine/runtime/qkernels.h"
+#include "engine/runtime/cpu/qkernels.h"
 
 using namespace edge;
 using namespace edge::quant;

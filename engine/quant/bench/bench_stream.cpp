@@ -21,7 +21,7 @@
 
 #include "bench_common.h"
 #include "engine/core/half.h"
-#include "engine/runtime/qkernels.h"
+#include "engine/runtime/cpu/qkernels.h"
 
 using namespace edge;
 using namespace edge::quant;

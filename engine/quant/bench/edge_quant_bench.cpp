@@ -16,7 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "engine/runtime/qkernels.h"
+#include "engine/runtime/cpu/qkernels.h"
 #include "engine/telemetry/stopwatch.h"
 
 using namespace edge;

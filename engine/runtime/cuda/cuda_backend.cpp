@@ -12,8 +12,8 @@
 #include "cuda_kernels.h"
 #include "engine/kv/paged_kv.h"
 #include "engine/model/rope.h"
+#include "engine/runtime/cpu/qkernels.h"
 #include "engine/runtime/executor.h"
-#include "engine/runtime/qkernels.h"
 #include "engine/runtime/resolved_program.h"
 
 namespace edge::cuda {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "engine/runtime/backend.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 
 namespace edge::test {
 

@@ -11,8 +11,8 @@
 #include "engine/compile/compile.h"
 #include "engine/model/loader.h"
 #include "engine/quant/apply.h"
-#include "engine/runtime/cpu_backend.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/cpu_backend.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "test_support.h"
 
 using namespace edge;

@@ -8,9 +8,9 @@
 #include "engine/compile/compile.h"
 #include "engine/model/loader.h"
 #include "engine/quant/apply.h"
-#include "engine/runtime/cpu_backend.h"
+#include "engine/runtime/cpu/cpu_backend.h"
+#include "engine/runtime/cpu/qkernels.h"
 #include "engine/runtime/device.h"
-#include "engine/runtime/qkernels.h"
 #include "test_support.h"
 
 using namespace edge;

@@ -10,13 +10,13 @@
 
 #include "engine/calib/calib_file.h"
 #include "engine/calib/embed.h"
+#include "engine/calib/image_sets.h"
 #include "engine/calib/pseudo_label.h"
 #include "engine/calib/select.h"
 #include "engine/model/loader.h"
 #include "engine/model/onnx.h"
 #include "engine/prune/fold.h"
-#include "engine/runtime/cnn.h"
-#include "engine/runtime/cnn_data.h"
+#include "engine/runtime/cnn/cnn.h"
 #include "test_support.h"
 
 namespace {
@@ -24,7 +24,7 @@ namespace {
 constexpr int64_t kImages = 2000;  // the first 2,000 MNIST test images
 
 struct MnistPool {
-    edge::IdxImages images;
+    edge::calib::IdxImages images;
     std::vector<float> pixels;
     std::vector<uint8_t> labels;
 };
@@ -32,11 +32,11 @@ struct MnistPool {
 const MnistPool& mnist_pool() {
     static MnistPool p = [] {
         MnistPool d;
-        auto im = edge::read_idx_images(edge::test::shared("data/t10k-images-idx3-ubyte.gz"));
-        auto lb = edge::read_idx_labels(edge::test::shared("data/t10k-labels-idx1-ubyte.gz"));
+        auto im = edge::calib::read_idx_images(edge::test::shared("data/t10k-images-idx3-ubyte.gz"));
+        auto lb = edge::calib::read_idx_labels(edge::test::shared("data/t10k-labels-idx1-ubyte.gz"));
         if (im.ok() && lb.ok()) {
             d.images = im.value();
-            d.pixels = edge::scale_pixels(d.images, 1.0f / 255.0f);
+            d.pixels = edge::calib::scale_pixels(d.images, 1.0f / 255.0f);
             d.pixels.resize(size_t(kImages) * 784);
             d.labels.assign(lb->begin(), lb->begin() + kImages);
         }
@@ -240,14 +240,14 @@ TEST(CalibFiles, ParagraphsAndIdxRoundTrip) {
     const auto dir = edge::test::temp_dir("calib_idx");
     const std::string p = (dir / "sel.idx").string();
     ASSERT_TRUE(edge::calib::write_idx_images(p, d.images, {3, 1, 99}).ok());
-    auto back = edge::read_idx_images(p);
+    auto back = edge::calib::read_idx_images(p);
     ASSERT_TRUE(back.ok()) << back.message();
     ASSERT_EQ(back->count, 3);
     EXPECT_TRUE(std::equal(back->pixels.begin(), back->pixels.begin() + 784, d.images.pixels.begin() + 3 * 784));
     EXPECT_TRUE(std::equal(back->pixels.begin() + 2 * 784, back->pixels.end(), d.images.pixels.begin() + 99 * 784));
     const std::string lp = (dir / "sel.labels").string();
     ASSERT_TRUE(edge::calib::write_idx_labels(lp, {7, 2, 1}).ok());
-    auto lb = edge::read_idx_labels(lp);
+    auto lb = edge::calib::read_idx_labels(lp);
     ASSERT_TRUE(lb.ok()) << lb.message();
     EXPECT_EQ(lb.value(), (std::vector<uint8_t>{7, 2, 1}));
     auto bad = edge::calib::write_idx_images(p, d.images, {d.images.count});

@@ -7,10 +7,10 @@
 #include <cstdio>
 #include <random>
 
+#include "engine/calib/image_sets.h"
 #include "engine/model/onnx.h"
 #include "engine/quant/cnn_quant.h"
-#include "engine/runtime/cnn.h"
-#include "engine/runtime/cnn_data.h"
+#include "engine/runtime/cnn/cnn.h"
 #include "test_support.h"
 
 namespace {
@@ -23,10 +23,10 @@ struct Mnist {
 const Mnist& mnist() {
     static Mnist data = [] {
         Mnist d;
-        auto im = edge::read_idx_images(edge::test::shared("data/t10k-images-idx3-ubyte.gz"));
-        auto lb = edge::read_idx_labels(edge::test::shared("data/t10k-labels-idx1-ubyte.gz"));
+        auto im = edge::calib::read_idx_images(edge::test::shared("data/t10k-images-idx3-ubyte.gz"));
+        auto lb = edge::calib::read_idx_labels(edge::test::shared("data/t10k-labels-idx1-ubyte.gz"));
         if (im.ok() && lb.ok()) {
-            d.pixels = edge::scale_pixels(im.value(), 1.0f / 255.0f);
+            d.pixels = edge::calib::scale_pixels(im.value(), 1.0f / 255.0f);
             d.labels = lb.value();
         }
         return d;

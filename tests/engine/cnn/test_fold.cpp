@@ -7,7 +7,7 @@
 
 #include "engine/model/cnn_ir.h"
 #include "engine/prune/fold.h"
-#include "engine/runtime/cnn.h"
+#include "engine/runtime/cnn/cnn.h"
 #include "test_support.h"
 
 namespace {

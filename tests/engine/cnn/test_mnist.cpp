@@ -5,11 +5,11 @@
 #include <cmath>
 #include <random>
 
+#include "engine/calib/image_sets.h"
 #include "engine/core/thread_pool.h"
 #include "engine/model/onnx.h"
 #include "engine/prune/fold.h"
-#include "engine/runtime/cnn.h"
-#include "engine/runtime/cnn_data.h"
+#include "engine/runtime/cnn/cnn.h"
 #include "test_support.h"
 
 namespace {
@@ -22,10 +22,10 @@ struct Mnist {
 const Mnist& mnist() {
     static Mnist data = [] {
         Mnist d;
-        auto im = edge::read_idx_images(edge::test::shared("data/t10k-images-idx3-ubyte.gz"));
-        auto lb = edge::read_idx_labels(edge::test::shared("data/t10k-labels-idx1-ubyte.gz"));
+        auto im = edge::calib::read_idx_images(edge::test::shared("data/t10k-images-idx3-ubyte.gz"));
+        auto lb = edge::calib::read_idx_labels(edge::test::shared("data/t10k-labels-idx1-ubyte.gz"));
         if (im.ok() && lb.ok()) {
-            d.pixels = edge::scale_pixels(im.value(), 1.0f / 255.0f);
+            d.pixels = edge::calib::scale_pixels(im.value(), 1.0f / 255.0f);
             d.labels = lb.value();
         }
         return d;
@@ -37,17 +37,17 @@ const Mnist& mnist() {
 
 TEST(Mnist, IdxFilesRead) {
     EDGE_REQUIRE_SHARED(edge::test::shared("data/t10k-images-idx3-ubyte.gz"));
-    auto im = edge::read_idx_images(edge::test::shared("data/t10k-images-idx3-ubyte.gz"));
+    auto im = edge::calib::read_idx_images(edge::test::shared("data/t10k-images-idx3-ubyte.gz"));
     ASSERT_TRUE(im.ok()) << im.message();
     EXPECT_EQ(im->count, 10000);
     EXPECT_EQ(im->rows, 28);
     EXPECT_EQ(im->cols, 28);
-    auto lb = edge::read_idx_labels(edge::test::shared("data/t10k-labels-idx1-ubyte.gz"));
+    auto lb = edge::calib::read_idx_labels(edge::test::shared("data/t10k-labels-idx1-ubyte.gz"));
     ASSERT_TRUE(lb.ok()) << lb.message();
     ASSERT_EQ(lb->size(), 10000u);
     EXPECT_EQ((*lb)[0], 7);  // the first MNIST test digit is a 7
     // The wrong kind of file is an error naming it.
-    auto wrong = edge::read_idx_images(edge::test::shared("data/t10k-labels-idx1-ubyte.gz"));
+    auto wrong = edge::calib::read_idx_images(edge::test::shared("data/t10k-labels-idx1-ubyte.gz"));
     ASSERT_FALSE(wrong.ok());
     EXPECT_NE(wrong.message().find("t10k-labels"), std::string::npos) << wrong.message();
 }

@@ -10,7 +10,7 @@
 #include "engine/model/cnn_ir.h"
 #include "engine/model/loader.h"
 #include "engine/model/onnx.h"
-#include "engine/runtime/cnn.h"
+#include "engine/runtime/cnn/cnn.h"
 #include "test_support.h"
 
 namespace {

@@ -7,7 +7,7 @@
 #include "engine/compile/compile.h"
 #include "engine/model/loader.h"
 #include "engine/quant/apply.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "test_support.h"
 
 using namespace edge;

@@ -10,7 +10,7 @@
 
 #include "engine/kv/paged_kv.h"
 #include "engine/model/loader.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "test_support.h"
 
 using namespace edge;

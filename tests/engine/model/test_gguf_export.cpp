@@ -16,7 +16,7 @@
 #include "engine/model/loader.h"
 #include "engine/quant/apply.h"
 #include "engine/quant/plan.h"
-#include "engine/runtime/qkernels.h"
+#include "engine/runtime/cpu/qkernels.h"
 #include "test_support.h"
 
 namespace edge {

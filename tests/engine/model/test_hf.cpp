@@ -15,7 +15,7 @@
 #include "engine/model/hf_config.h"
 #include "engine/model/loader.h"
 #include "engine/model/safetensors.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "hf_fixture.h"
 #include "test_support.h"

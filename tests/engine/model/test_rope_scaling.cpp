@@ -22,7 +22,7 @@
 #include "engine/model/rope.h"
 #include "engine/model/synth.h"
 #include "engine/model/weights.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/runtime/open_executor.h"
 #include "hf_fixture.h"
 #include "test_support.h"

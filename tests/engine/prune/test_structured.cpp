@@ -12,8 +12,8 @@
 #include "engine/model/gguf_writer.h"
 #include "engine/model/loader.h"
 #include "engine/prune/structured.h"
-#include "engine/runtime/cnn.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cnn/cnn.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "test_support.h"
 
 using namespace edge;

@@ -11,8 +11,8 @@
 #include "engine/model/loader.h"
 #include "engine/quant/apply.h"
 #include "engine/quant/methods.h"
-#include "engine/runtime/llama_cpu.h"
-#include "engine/runtime/qkernels.h"
+#include "engine/runtime/cpu/llama_cpu.h"
+#include "engine/runtime/cpu/qkernels.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "test_support.h"
 

@@ -10,9 +10,9 @@
 #include "engine/model/loader.h"
 #include "engine/quant/apply.h"
 #include "engine/quant/rtn.h"
-#include "engine/runtime/kernels.h"
-#include "engine/runtime/llama_cpu.h"
-#include "engine/runtime/qkernels.h"
+#include "engine/runtime/cpu/kernels.h"
+#include "engine/runtime/cpu/llama_cpu.h"
+#include "engine/runtime/cpu/qkernels.h"
 #include "test_support.h"
 
 using namespace edge;

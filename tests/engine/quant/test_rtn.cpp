@@ -9,7 +9,7 @@
 #include "engine/quant/llama2c_q80.h"
 #include "engine/quant/plan.h"
 #include "engine/quant/rtn.h"
-#include "engine/runtime/qkernels.h"
+#include "engine/runtime/cpu/qkernels.h"
 #include "test_support.h"
 
 using namespace edge;

@@ -19,9 +19,9 @@
 #include "engine/kv/paged_kv.h"
 #include "engine/model/loader.h"
 #include "engine/runtime/backend.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/runtime/device.h"
 #include "engine/runtime/executor.h"
-#include "engine/runtime/llama_cpu.h"
 #include "engine/runtime/one_sequence.h"
 #include "test_support.h"
 

@@ -1,4 +1,4 @@
-// llama.cpp numerics (engine/runtime/ggml_compat.h) against llama.cpp's own greedy text for the
+// llama.cpp numerics (engine/runtime/ggml/ggml_compat.h) against llama.cpp's own greedy text for the
 // stories260K GGUFs it made (../shared/ASSETS.md), and what each ingredient contributes.
 #include <gtest/gtest.h>
 
@@ -6,8 +6,8 @@
 #include <cstdio>
 
 #include "engine/model/loader.h"
-#include "engine/runtime/ggml_compat.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/llama_cpu.h"
+#include "engine/runtime/ggml/ggml_compat.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "test_support.h"
 

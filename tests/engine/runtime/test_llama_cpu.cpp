@@ -7,8 +7,8 @@
 #include <random>
 
 #include "engine/model/ir.h"
-#include "engine/runtime/kernels.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/kernels.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 
 namespace edge {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "engine/core/mapped_file.h"
 #include "engine/model/loader.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/validate/perplexity.h"
 #include "test_support.h"

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "engine/model/loader.h"
-#include "engine/runtime/llama_cpu.h"
+#include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/sched/scheduler.h"
 #include "engine/sched/workload.h"
 #include "test_support.h"

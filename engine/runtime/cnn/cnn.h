@@ -1,6 +1,6 @@
 // The CNN executor: runs a CNN graph of the one IR (engine/model/cnn_ir.h) in FP32 on the CPU,
 // NCHW, any batch size, multi-threaded with edge::ThreadPool. Convolution is im2col per output
-// row followed by the runtime's SIMD dot kernel (engine/runtime/kernels.h) per output channel.
+// row followed by the runtime's SIMD dot kernel (engine/runtime/cpu/kernels.h) per output channel.
 // No Qt, no LibTorch: the board agent can link it.
 #pragma once
 #include <cstdint>

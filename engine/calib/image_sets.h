@@ -8,7 +8,7 @@
 
 #include "engine/core/result.h"
 
-namespace edge {
+namespace edge::calib {
 
 struct IdxImages {
     int64_t count = 0, rows = 0, cols = 0;
@@ -41,4 +41,4 @@ struct ImageSplit {
 };
 ImageSplit split_every_fifth(const LabelledImages& all);
 
-}  // namespace edge
+}  // namespace edge::calib

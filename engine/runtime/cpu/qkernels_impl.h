@@ -3,7 +3,7 @@
 #include <cstdint>
 
 #include "engine/core/quant_format.h"
-#include "engine/runtime/qkernels.h"
+#include "engine/runtime/cpu/qkernels.h"
 
 namespace edge::qkernels::detail {
 

@@ -1,5 +1,5 @@
 // CNN executor over the one IR: shape inference at run time, one kernel per op.
-#include "engine/runtime/cnn.h"
+#include "engine/runtime/cnn/cnn.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 
 #include "engine/core/thread_pool.h"
 #include "engine/model/cnn_ir.h"
-#include "engine/runtime/kernels.h"
+#include "engine/runtime/cpu/kernels.h"
 
 namespace edge {
 

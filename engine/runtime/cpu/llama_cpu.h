@@ -12,7 +12,7 @@
 #include "engine/core/thread_pool.h"
 #include "engine/model/ir.h"
 #include "engine/runtime/executor.h"
-#include "engine/runtime/ggml_compat.h"
+#include "engine/runtime/ggml/ggml_compat.h"
 #include "engine/runtime/one_sequence.h"
 
 namespace edge {
@@ -20,7 +20,7 @@ namespace edge {
 struct RuntimeOptions {
     int threads = 0;  // <= 0: all hardware threads
     int max_seq = 0;  // longest sequence; <= 0: the model's context length (capped at 4096)
-    // Numerics::LlamaCpp runs llama.cpp's CPU arithmetic (engine/runtime/ggml_compat.h) for GGUF
+    // Numerics::LlamaCpp runs llama.cpp's CPU arithmetic (engine/runtime/ggml/ggml_compat.h) for GGUF
     // models as the file stores them: prefill/forward only, on its own F16 cache (the batch step
     // and the linear hook belong to the FP32 path).
     Numerics numerics = Numerics::Fp32;

@@ -1,5 +1,5 @@
 // IDX reader (MNIST), gzip or plain, through zlib's gzread (which reads both).
-#include "engine/runtime/cnn_data.h"
+#include "engine/calib/image_sets.h"
 
 #include <zlib.h>
 
@@ -8,7 +8,7 @@
 #include <memory>
 #include <string_view>
 
-namespace edge {
+namespace edge::calib {
 
 namespace {
 
@@ -140,4 +140,4 @@ ImageSplit split_every_fifth(const LabelledImages& all) {
     return s;
 }
 
-}  // namespace edge
+}  // namespace edge::calib
