@@ -14,6 +14,7 @@
 #include "engine/model/rope.h"
 #include "engine/runtime/cpu/qkernels.h"
 #include "engine/runtime/executor.h"
+#include "engine/runtime/one_sequence.h"
 #include "engine/runtime/resolved_program.h"
 
 namespace edge::cuda {
@@ -23,7 +24,8 @@ namespace {
 class CudaBackend final : public Backend {
 public:
     ~CudaBackend() override {
-        free_paged();
+        free_pools(own_pools_);
+        free_pools(ext_pools_);
         for (void* p : owned_) cudaFree(p);
         if (stream_) cudaStreamDestroy(stream_);
     }
@@ -54,7 +56,7 @@ public:
         BackendMemory m;
         m.weight_bytes = weight_bytes_;
         m.arena_bytes = plan_.arena_bytes;
-        m.kv_bytes = kv_bytes_;
+        m.kv_bytes = own_pools_.bytes;
         m.scratch_bytes = scratch_bytes_;
         size_t fr = 0, tot = 0;
         if (cudaMemGetInfo(&fr, &tot) == cudaSuccess) {
@@ -100,23 +102,6 @@ public:
         auto a = dev(std::max<size_t>(plan_.arena_bytes, 256), nullptr);
         if (!a.ok()) return a.error();
         arena_ = static_cast<uint8_t*>(*a);
-        blocks_ = (max_seq + kKvBlock - 1) / kKvBlock;
-        const size_t pool = size_t(c.n_layers) * size_t(blocks_) * kKvBlock * size_t(c.kv_dim()) * sizeof(float);
-        auto kp = dev(pool, &kv_bytes_);
-        auto vp = dev(pool, &kv_bytes_);
-        if (!kp.ok()) return kp.error();
-        if (!vp.ok()) return vp.error();
-        k_pool_ = static_cast<float*>(*kp);
-        v_pool_ = static_cast<float*>(*vp);
-        EDGE_CUDA_CHECK(cudaMemsetAsync(k_pool_, 0, pool, stream_));
-        EDGE_CUDA_CHECK(cudaMemsetAsync(v_pool_, 0, pool, stream_));
-        std::vector<int32_t> table(static_cast<size_t>(blocks_));
-        for (int i = 0; i < blocks_; ++i) table[size_t(i)] = i;
-        auto tb = dev(table.size() * sizeof(int32_t), &scratch_bytes_);
-        if (!tb.ok()) return tb.error();
-        table_ = static_cast<int32_t*>(*tb);
-        EDGE_TRY(upload(table_, table.data(), table.size() * sizeof(int32_t)));
-
         const model::RopeTables rope = model::rope_tables(c, max_seq);
         const std::vector<float>& cs = rope.cos;
         const std::vector<float>& sn = rope.sin;
@@ -144,12 +129,11 @@ public:
         return {};
     }
 
+    // One sequence of its own, through step() on a books-only PagedKv (runtime::OwnSequence), so
+    // run() and a served request share one KV storage and one arithmetic.
     Result<const float*> run(const int32_t* tokens, int n, int pos, float* all_logits) override {
         if (!model_) return err("cuda backend: run before load");
-        const KvView own{k_pool_, v_pool_, size_t(blocks_) * kKvBlock * size_t(cfg_.kv_dim()), table_, table_};
-        EDGE_TRY(run_in_chunks("cuda backend", tokens, n, pos, max_seq_, plan_.batch[1], cfg_.vocab_size, all_logits,
-                               [&](const int32_t* t, int m, int p, float* l) { return run_chunk(t, m, p, l, own); }));
-        return static_cast<const float*>(logits_.data());
+        return own_.run(*this, tokens, n, pos, all_logits);
     }
 
     // runtime::Executor. The K/V rows of a PagedKv's blocks live here, on the device, in pools of
@@ -164,7 +148,8 @@ public:
                        " tokens; the CUDA kernels read blocks of ", kKvBlock);
         auto layout = runtime::plan_batch(kv, batch, cfg_, max_seq_, "cuda");
         if (!layout) return layout.error();
-        EDGE_TRY(bind_paged(kv));
+        auto pools = bind_paged(kv);
+        if (!pools) return pools.error();
         std::vector<std::vector<kv::BlockId>> before(batch.size());
         for (size_t i = 0; i < batch.size(); ++i) {
             const auto t = kv.block_table(batch[i].seq);
@@ -175,7 +160,8 @@ public:
         step_logits_.resize(size_t(layout->out_rows) * size_t(V));
         for (size_t i = 0; i < batch.size(); ++i) {
             float* out = step_logits_.data() + size_t(layout->out_first[i]) * size_t(V);
-            EDGE_TRY(step_sequence(kv, batch[i], layout->start[i], before[i], batch[i].all_logits ? out : nullptr));
+            EDGE_TRY(
+                step_sequence(kv, **pools, batch[i], layout->start[i], before[i], batch[i].all_logits ? out : nullptr));
             if (!batch[i].all_logits) std::copy(logits_.begin(), logits_.end(), out);
         }
         return static_cast<const float*>(step_logits_.data());
@@ -199,7 +185,7 @@ public:
         runtime::ExecutorMemory m;
         m.weight_bytes = b.weight_bytes;
         m.scratch_bytes = b.arena_bytes + b.scratch_bytes;
-        m.kv_bytes = b.kv_bytes + paged_bytes_;
+        m.kv_bytes = b.kv_bytes + ext_pools_.bytes;
         m.device_total = b.device_total;
         m.device_free = b.device_free;
         return m;
@@ -219,17 +205,17 @@ private:
     std::shared_ptr<const Model> model_;
     LlamaConfig cfg_;
     ResolvedProgram plan_;
-    int max_seq_ = 0, blocks_ = 0;
+    int max_seq_ = 0;
     std::string device_ = "not loaded";
     cudaStream_t stream_ = nullptr;
     std::vector<void*> owned_;
     std::unordered_map<const Tensor*, DevWeight> weights_;
     std::unordered_map<const Tensor*, const float*> norms_;
     uint8_t* arena_ = nullptr;
-    float *k_pool_ = nullptr, *v_pool_ = nullptr, *cos_ = nullptr, *sin_ = nullptr, *norm_ = nullptr, *up_ = nullptr;
-    int32_t *table_ = nullptr, *tokens_ = nullptr, *sampled_ = nullptr;
+    float *cos_ = nullptr, *sin_ = nullptr, *norm_ = nullptr, *up_ = nullptr;
+    int32_t *tokens_ = nullptr, *sampled_ = nullptr;
     const float* last_logits_ = nullptr;
-    size_t weight_bytes_ = 0, kv_bytes_ = 0, scratch_bytes_ = 0;
+    size_t weight_bytes_ = 0, scratch_bytes_ = 0;
     std::vector<float> logits_;
 
     // Where one run of the program reads and writes K/V: per-layer pools (layer_stride floats
@@ -242,35 +228,37 @@ private:
         const int32_t* write = nullptr;
     };
 
-    // step(): the device pools behind a PagedKv's block ids, and two device tables.
-    const kv::PagedKv* paged_owner_ = nullptr;
-    int64_t paged_blocks_ = 0;  // the PagedKv's blocks; the pools hold one more (the write sink)
-    float *paged_k_ = nullptr, *paged_v_ = nullptr;
-    int32_t *paged_read_ = nullptr, *paged_write_ = nullptr;
-    size_t paged_bytes_ = 0;
+    // The device pools behind a PagedKv's block ids, and two device tables: one set for run()'s
+    // own sequence, one for the KV memory a caller's step() brings.
+    struct DevicePools {
+        const kv::PagedKv* owner = nullptr;
+        int64_t blocks = 0;  // the PagedKv's blocks; the pools hold one more (the write sink)
+        float *k = nullptr, *v = nullptr;
+        int32_t *read = nullptr, *write = nullptr;
+        size_t bytes = 0;
+    };
+    DevicePools own_pools_, ext_pools_;
+    runtime::OwnSequence own_;        // run()'s one sequence
     std::vector<float> step_logits_;  // [batch][vocab]
 
-    void free_paged() {
-        for (void* p : {static_cast<void*>(paged_k_), static_cast<void*>(paged_v_), static_cast<void*>(paged_read_),
-                        static_cast<void*>(paged_write_)})
-            if (p) cudaFree(p);
-        paged_k_ = paged_v_ = nullptr;
-        paged_read_ = paged_write_ = nullptr;
-        paged_bytes_ = 0;
-        paged_owner_ = nullptr;
-        paged_blocks_ = 0;
+    static void free_pools(DevicePools& p) {
+        for (void* d : {static_cast<void*>(p.k), static_cast<void*>(p.v), static_cast<void*>(p.read),
+                        static_cast<void*>(p.write)})
+            if (d) cudaFree(d);
+        p = DevicePools{};
     }
 
     // Device pools for the blocks of `kv`, made when a KV memory (or its size) is new to this
     // executor. A memory met for the first time must be empty: rows computed elsewhere are not
     // here to read.
-    Status bind_paged(const kv::PagedKv& kv) {
-        if (&kv == paged_owner_ && kv.total_blocks() == paged_blocks_) return {};
+    Result<const DevicePools*> bind_paged(const kv::PagedKv& kv) {
+        DevicePools& p = &kv == own_.kv() ? own_pools_ : ext_pools_;
+        if (&kv == p.owner && kv.total_blocks() == p.blocks) return &p;
         if (kv.usage().tokens_logical > 0)
             return err("cuda: the KV memory already holds ", kv.usage().tokens_logical,
                        " tokens this executor did not compute (its rows would live on this device); give it an "
                        "empty one");
-        free_paged();
+        free_pools(p);
         const size_t pool =
             size_t(cfg_.n_layers) * size_t(kv.total_blocks() + 1) * kKvBlock * size_t(cfg_.kv_dim()) * sizeof(float);
         const size_t tables = size_t((max_seq_ + kKvBlock - 1) / kKvBlock) * sizeof(int32_t);
@@ -281,21 +269,21 @@ private:
         void *k = nullptr, *v = nullptr, *r = nullptr, *w = nullptr;
         const cudaError_t e1 = cudaMalloc(&k, pool), e2 = cudaMalloc(&v, pool), e3 = cudaMalloc(&r, tables),
                           e4 = cudaMalloc(&w, tables);
-        paged_k_ = static_cast<float*>(k);
-        paged_v_ = static_cast<float*>(v);
-        paged_read_ = static_cast<int32_t*>(r);
-        paged_write_ = static_cast<int32_t*>(w);
+        p.k = static_cast<float*>(k);
+        p.v = static_cast<float*>(v);
+        p.read = static_cast<int32_t*>(r);
+        p.write = static_cast<int32_t*>(w);
         for (cudaError_t e : {e1, e2, e3, e4})
             if (e != cudaSuccess) {
-                free_paged();
+                free_pools(p);
                 return err("cuda: allocating the KV pool of ", kv.total_blocks(), " blocks: ", cudaGetErrorString(e));
             }
-        EDGE_CUDA_CHECK(cudaMemsetAsync(paged_k_, 0, pool, stream_));
-        EDGE_CUDA_CHECK(cudaMemsetAsync(paged_v_, 0, pool, stream_));
-        paged_bytes_ = 2 * pool + 2 * tables;
-        paged_owner_ = &kv;
-        paged_blocks_ = kv.total_blocks();
-        return {};
+        EDGE_CUDA_CHECK(cudaMemsetAsync(p.k, 0, pool, stream_));
+        EDGE_CUDA_CHECK(cudaMemsetAsync(p.v, 0, pool, stream_));
+        p.bytes = 2 * pool + 2 * tables;
+        p.owner = &kv;
+        p.blocks = kv.total_blocks();
+        return &p;
     }
 
     // One sequence of a step, after its tokens were appended to the books. `before` is its block
@@ -305,17 +293,17 @@ private:
     // cached one holding the same K/V) point to the sink block, so another sequence's rows are
     // never rewritten.
     // all_logits: every token's logits go there (tokens × vocab), as run()'s do.
-    Status step_sequence(const kv::PagedKv& kv, const runtime::PagedStep& st, int start,
+    Status step_sequence(const kv::PagedKv& kv, const DevicePools& pools, const runtime::PagedStep& st, int start,
                          const std::vector<kv::BlockId>& before, float* all_logits) {
         const auto table = kv.block_table(st.seq);
         const size_t kvd = size_t(cfg_.kv_dim());
         const size_t block_floats = kKvBlock * kvd;
-        const size_t layer_stride = size_t(paged_blocks_ + 1) * block_floats;
+        const size_t layer_stride = size_t(pools.blocks + 1) * block_floats;
         const size_t last = before.size();
         if (start % kKvBlock != 0 && last > 0 && table[last - 1] != before[last - 1] &&
             kv.refcount(table[last - 1]) == 1) {
             for (int l = 0; l < cfg_.n_layers; ++l)
-                for (float* pool : {paged_k_, paged_v_}) {
+                for (float* pool : {pools.k, pools.v}) {
                     float* base = pool + size_t(l) * layer_stride;
                     EDGE_CUDA_CHECK(cudaMemcpyAsync(base + size_t(table[last - 1]) * block_floats,
                                                     base + size_t(before[last - 1]) * block_floats,
@@ -324,12 +312,12 @@ private:
         }
         std::vector<int32_t> read(table.begin(), table.end()), write(read);
         for (size_t b = size_t(start / kKvBlock); b < write.size(); ++b)
-            if (kv.refcount(write[b]) > 1) write[b] = int32_t(paged_blocks_);
+            if (kv.refcount(write[b]) > 1) write[b] = int32_t(pools.blocks);
         EDGE_CUDA_CHECK(
-            cudaMemcpyAsync(paged_read_, read.data(), read.size() * sizeof(int32_t), cudaMemcpyHostToDevice, stream_));
-        EDGE_CUDA_CHECK(cudaMemcpyAsync(paged_write_, write.data(), write.size() * sizeof(int32_t),
+            cudaMemcpyAsync(pools.read, read.data(), read.size() * sizeof(int32_t), cudaMemcpyHostToDevice, stream_));
+        EDGE_CUDA_CHECK(cudaMemcpyAsync(pools.write, write.data(), write.size() * sizeof(int32_t),
                                         cudaMemcpyHostToDevice, stream_));
-        const KvView view{paged_k_, paged_v_, layer_stride, paged_read_, paged_write_};
+        const KvView view{pools.k, pools.v, layer_stride, pools.read, pools.write};
         // run_chunk synchronises the stream at its end, so `read` and `write` outlive their copies.
         return run_in_chunks("cuda", st.tokens.data(), int(st.tokens.size()), start, max_seq_, plan_.batch[1],
                              cfg_.vocab_size, all_logits,
