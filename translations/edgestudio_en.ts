@@ -1817,6 +1817,10 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <translation>RoPE scaling</translation>
     </message>
     <message>
+        <source>Q/K/V biases</source>
+        <translation>Q/K/V biases</translation>
+    </message>
+    <message>
         <source>none</source>
         <translation>none</translation>
     </message>

@@ -1812,6 +1812,10 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <translation>RoPE 缩放</translation>
     </message>
     <message>
+        <source>Q/K/V biases</source>
+        <translation>Q/K/V 偏置</translation>
+    </message>
+    <message>
         <source>none</source>
         <translation>无</translation>
     </message>

@@ -84,6 +84,7 @@ int run_info(const InfoArgs& a) {
         std::printf("  vocab %d, context %d, rope theta %g, norm eps %g, tied embeddings %s\n", c.vocab_size,
                     c.context_length, double(c.rope_theta), double(c.norm_eps), c.tied_embeddings ? "yes" : "no");
     if (m.architecture != "cnn" && !c.rope_scaling.empty()) std::printf("  rope scaling  %s\n", c.rope_scaling.c_str());
+    if (m.architecture != "cnn" && c.attn_qkv_bias) std::printf("  biases        Q, K and V projections (Qwen2)\n");
     if (m.tokenizer.empty())
         std::printf("  tokenizer     none\n");
     else

@@ -27,6 +27,7 @@ std::string blk(int l, const char* what) { return "blk." + std::to_string(l) + "
 
 struct TLayer {
     torch::Tensor attn_norm, wq, wk, wv, wo, ffn_norm, w_gate, w_up, w_down;
+    torch::Tensor bq, bk, bv;  // Q/K/V biases (Qwen2); undefined when none
 };
 
 // Weights as LibTorch leaves (copies of the IR tensors) plus the rotary tables.
@@ -86,6 +87,13 @@ Result<TorchLlama> build(const Model& m, bool grad, int max_pos) {
             if (!r) return r.error();
             *dst = *r;
         }
+        if (c.attn_qkv_bias)
+            for (auto& [dst, suffix] :
+                 {std::pair{&L.bq, "attn_q.bias"}, std::pair{&L.bk, "attn_k.bias"}, std::pair{&L.bv, "attn_v.bias"}}) {
+                auto r = get(blk(l, suffix));
+                if (!r) return r.error();
+                *dst = *r;
+            }
         t.layers.push_back(std::move(L));
     }
     // Rotary tables exactly as the CPU executor has them.
@@ -125,9 +133,13 @@ torch::Tensor forward(const TorchLlama& t, const torch::Tensor& tokens) {
     torch::Tensor x = t.embd.index_select(0, tokens.reshape({-1})).view({B, T, c.dim});
     for (const TLayer& L : t.layers) {
         auto h = rmsnorm(x, L.attn_norm, c.norm_eps);
-        auto q = rope(t, torch::matmul(h, L.wq.t()).view({B, T, H, HD})).transpose(1, 2);
-        auto k = rope(t, torch::matmul(h, L.wk.t()).view({B, T, KVH, HD})).transpose(1, 2);
-        auto v = torch::matmul(h, L.wv.t()).view({B, T, KVH, HD}).transpose(1, 2);
+        auto proj = [&](const torch::Tensor& w, const torch::Tensor& b) {
+            auto y = torch::matmul(h, w.t());
+            return b.defined() ? y + b : y;
+        };
+        auto q = rope(t, proj(L.wq, L.bq).view({B, T, H, HD})).transpose(1, 2);
+        auto k = rope(t, proj(L.wk, L.bk).view({B, T, KVH, HD})).transpose(1, 2);
+        auto v = proj(L.wv, L.bv).view({B, T, KVH, HD}).transpose(1, 2);
         if (H != KVH) {  // query head h reads KV head h / (H / KVH)
             k = k.repeat_interleave(H / KVH, 1);
             v = v.repeat_interleave(H / KVH, 1);

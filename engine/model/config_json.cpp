@@ -25,6 +25,7 @@ nlohmann::json llama_config_to_json(const LlamaConfig& c) {
         j["rope_original_context"] = c.rope_original_context;
     }
     if (c.rope_attn_factor != 1.0f) j["rope_attn_factor"] = c.rope_attn_factor;
+    if (c.attn_qkv_bias) j["attn_qkv_bias"] = true;  // likewise only when set
     return j;
 }
 
@@ -51,6 +52,7 @@ LlamaConfig llama_config_from_json(const nlohmann::json& j) {
         c.rope_original_context = j.value("rope_original_context", 0);
     }
     c.rope_attn_factor = j.value("rope_attn_factor", 1.0f);
+    c.attn_qkv_bias = j.value("attn_qkv_bias", false);
     return c;
 }
 

@@ -280,6 +280,17 @@ public:
 
 private:
     Result<Tensor> load_rows(const gguf::TensorInfo& ti, const RowSlice& r, const Tensor& want) const {
+        if (want.shape.size() == 1) {  // a bias permuted per head (qwen2's Q/K): element by element
+            const int64_t n = int64_t(ti.n_elements);
+            std::vector<float> all(static_cast<size_t>(n));
+            Status s = dequantize(ti.type, ti.data, all.data(), n);
+            if (!s.ok()) return err(f_->path, ": tensor '", ti.name, "': ", s.message());
+            Tensor t = model::make_unread(want.name, want.shape, ti.type);
+            t.data = model::alloc_counted_f32(t.numel());
+            for (int64_t i = 0; i < r.rows; ++i)
+                t.f32_mut()[i] = all[size_t(r.row0 + model::rotate_half_source_row(i, r.heads, head_dim_, rope_dim_))];
+            return t;
+        }
         const int64_t cols = int64_t(ti.ne[0]), stored_rows = int64_t(ti.n_elements) / cols;
         const uint64_t row_bytes = ti.nbytes / uint64_t(stored_rows);
         Tensor t = model::make_unread(want.name, want.shape, ti.type);
@@ -306,11 +317,12 @@ private:
     int head_dim_ = 0, rope_dim_ = 0;
 };
 
-// The IR tensors of a phi3 file: its fused blk.N.attn_qkv (rows q, k, v) and blk.N.ffn_up (rows
-// gate, up) become attn_q/attn_k/attn_v and ffn_gate/ffn_up slices, and Q/K rows (also when
-// stored apart) are permuted out of the rotate-half layout. Every shape is checked against the
-// configuration before anything is read.
-Status phi3_tensors(const File& f, const LlamaConfig& c, std::vector<Tensor>& tensors,
+// The IR tensors of a file whose Q/K rows are in the rotate-half (NEOX) layout, phi3 and qwen2:
+// a phi3 file's fused blk.N.attn_qkv (rows q, k, v) and blk.N.ffn_up (rows gate, up) become
+// attn_q/attn_k/attn_v and ffn_gate/ffn_up slices, and Q/K rows (also when stored apart) and
+// qwen2's Q/K biases are permuted out of the rotate-half layout. Every shape is checked against
+// the configuration before anything is read.
+Status neox_tensors(const File& f, const LlamaConfig& c, std::vector<Tensor>& tensors,
                     std::map<std::string, RowSlice>& slices) {
     const int64_t D = c.dim, Q = c.q_dim(), KV = c.kv_dim(), F = c.hidden_dim;
     auto add = [&](const std::string& name, const gguf::TensorInfo& ti, int64_t row0, int64_t rows, int heads) {
@@ -343,6 +355,13 @@ Status phi3_tensors(const File& f, const LlamaConfig& c, std::vector<Tensor>& te
             const int64_t rows = part == "attn_q.weight" ? Q : KV;
             EDGE_TRY(fused(ti, rows));
             add(n, ti, 0, rows, part == "attn_q.weight" ? c.n_heads : c.n_kv_heads);
+        } else if (!blk.empty() && (part == "attn_q.bias" || part == "attn_k.bias")) {
+            const int64_t rows = part == "attn_q.bias" ? Q : KV;
+            if (ti.shape() != std::vector<int64_t>{rows})
+                return err(f.path, ": tensor '", n, "' has shape ", dims_text(ti.shape()), ", expected ",
+                           dims_text({rows}), " (a bias of the configuration's projection)");
+            tensors.push_back(model::make_unread(n, {rows}, ti.type));
+            slices[n] = RowSlice{ti.name, 0, rows, part == "attn_q.bias" ? c.n_heads : c.n_kv_heads};
         } else {
             tensors.push_back(model::make_unread(n, ti.shape(), ti.type));
         }
@@ -358,11 +377,11 @@ Result<Model> import_shared(std::shared_ptr<const File> fp, bool lazy, Progress*
     auto arch = f.get_string("general.architecture");
     if (!arch.ok()) return arch.error();
     if (!arch->has_value()) return err(f.path, ": general.architecture is missing");
-    if (**arch != "llama" && **arch != "phi3")
+    if (**arch != "llama" && **arch != "phi3" && **arch != "qwen2")
         return err(f.path, ": architecture '", **arch,
-                   "' is not supported (EdgeStudio imports 'llama' and 'phi3' GGUF models)");
+                   "' is not supported (EdgeStudio imports 'llama', 'phi3' and 'qwen2' GGUF models)");
     const std::string file_arch = **arch;
-    m.architecture = "llama";  // the IR's family: a phi3 file's fused projections are split below
+    m.architecture = "llama";  // the IR's family: phi3's fused projections are split below
     auto name = f.get_string("general.name");
     if (!name.ok()) return name.error();
     m.name = name->value_or("");
@@ -390,13 +409,16 @@ Result<Model> import_shared(std::shared_ptr<const File> fp, bool lazy, Progress*
     // start as unread tensors, read through the source afterwards (or later, when lazy).
     m.tensors.reserve(f.tensors.size());
     std::map<std::string, RowSlice> slices;
-    if (file_arch == "phi3") {
-        EDGE_TRY(phi3_tensors(f, m.config, m.tensors, slices));
+    if (file_arch == "phi3" || file_arch == "qwen2") {
+        EDGE_TRY(neox_tensors(f, m.config, m.tensors, slices));
     } else {
         for (const auto& ti : f.tensors)
             if (!is_rope_tensor(ti.name)) m.tensors.push_back(model::make_unread(ti.name, ti.shape(), ti.type));
     }
     m.config.tied_embeddings = m.find("output.weight") == nullptr;
+    // Q/K/V biases: qwen2 always has them; a llama file may carry them too (llama.cpp reads
+    // them when present).
+    m.config.attn_qkv_bias = m.find("blk.0.attn_q.bias") != nullptr;
     m.weights = std::make_shared<GgufWeights>(std::move(fp), std::move(slices), m.config.head_dim, m.config.rope_dim);
     EDGE_TRY(validate_and_finalize_llama(m));
     if (lazy) return m;

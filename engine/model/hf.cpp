@@ -63,13 +63,16 @@ public:
             if (!t.ok()) return t.error();
             return t;
         }
-        const int64_t cols = e.shape.size() >= 2 ? e.numel() / e.shape[0] : e.numel();
+        // A bias permuted per head (Qwen2's Q/K biases) is a column of one-element rows.
+        const bool per_element = e.shape.size() == 1 && r.heads > 0;
+        const int64_t cols = per_element ? 1 : e.shape.size() >= 2 ? e.numel() / e.shape[0] : e.numel();
         Tensor t = model::make_unread(want.name, want.shape, *e.dtype);
         t.data = model::alloc_counted_f32(t.numel());
         float* dst = t.f32_mut();
         const uint8_t* src = f.bytes(e);
         const int64_t esz = e.elem_bytes;
-        for (int64_t row = 0; row < t.rows(); ++row) {
+        const int64_t rows = per_element ? t.numel() : t.rows();
+        for (int64_t row = 0; row < rows; ++row) {
             const uint8_t* from =
                 src + (r.row0 + model::rotate_half_source_row(row, r.heads, head_dim_, rope_dim_)) * cols * esz;
             stored_to_f32(from, *e.dtype, cols, dst + row * cols);
@@ -193,6 +196,11 @@ std::vector<Want> wanted(const HfConfig& hc) {
             w.push_back({p + "self_attn.q_proj.weight", b + "attn_q.weight", {Q, D}, Want::Q});
             w.push_back({p + "self_attn.k_proj.weight", b + "attn_k.weight", {KV, D}, Want::K});
             w.push_back({p + "self_attn.v_proj.weight", b + "attn_v.weight", {KV, D}});
+            if (c.attn_qkv_bias) {  // Qwen2: permuted per head like their projections' rows
+                w.push_back({p + "self_attn.q_proj.bias", b + "attn_q.bias", {Q}, Want::Q});
+                w.push_back({p + "self_attn.k_proj.bias", b + "attn_k.bias", {KV}, Want::K});
+                w.push_back({p + "self_attn.v_proj.bias", b + "attn_v.bias", {KV}});
+            }
         }
         w.push_back({p + "self_attn.o_proj.weight", b + "attn_output.weight", {D, Q}});
         w.push_back({p + "post_attention_layernorm.weight", b + "ffn_norm.weight", {D}});

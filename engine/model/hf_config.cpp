@@ -161,6 +161,8 @@ Result<HfConfig> parse(const json& j, const std::string& origin) {
             h.architecture = "MistralForCausalLM";
         else if (t == "phi3")
             h.architecture = "Phi3ForCausalLM";
+        else if (t == "qwen2")
+            h.architecture = "Qwen2ForCausalLM";
         else
             h.architecture = "model_type " + t;
     } else {
@@ -174,6 +176,8 @@ Result<HfConfig> parse(const json& j, const std::string& origin) {
         return err(origin, ": unsupported architecture '", h.architecture, "' (supported: ", list, ")");
     }
     h.phi3 = h.architecture == "Phi3ForCausalLM";
+    // Qwen2: Q/K/V projections with biases (the output projection and the MLP have none).
+    h.llama.attn_qkv_bias = h.architecture == "Qwen2ForCausalLM";
 
     LlamaConfig& c = h.llama;
     EDGE_TRY(get_int(j, origin, "hidden_size", true, 0, c.dim));
@@ -204,13 +208,16 @@ Result<HfConfig> parse(const json& j, const std::string& origin) {
     if (auto act = j.find("hidden_act"); act != j.end() && act->is_string() && act->get<std::string>() != "silu")
         return err(origin, ": hidden_act '", act->get<std::string>(), "' is not supported (Llama uses silu)");
     if (get_bool(j, "attention_bias", false))
-        return err(origin, ": attention_bias is true; projections with biases are not supported");
+        return err(origin, ": attention_bias is true (biases on Q, K, V and the output projection); only Qwen2's ",
+                   "Q/K/V biases are supported");
     if (get_bool(j, "mlp_bias", false)) return err(origin, ": mlp_bias is true; MLP biases are not supported");
     if (auto rs = j.find("rope_scaling"); rs != j.end() && !rs->is_null())
         EDGE_TRY(read_rope_scaling(j, *rs, origin, c));
     // Sliding-window attention (Mistral): within the window it equals full attention, so the
     // usable context is capped at the window.
-    if (auto sw = j.find("sliding_window"); sw != j.end() && sw->is_number_integer()) {
+    // Qwen2 writes a sliding_window beside use_sliding_window false: then it does not apply.
+    if (auto sw = j.find("sliding_window");
+        sw != j.end() && sw->is_number_integer() && get_bool(j, "use_sliding_window", true)) {
         const int64_t w = sw->get<int64_t>();
         if (w > 0 && w < c.context_length) {
             c.context_length = int(w);
@@ -244,7 +251,8 @@ Result<HfConfig> parse(const json& j, const std::string& origin) {
 }  // namespace
 
 const std::vector<std::string>& hf_supported_architectures() {
-    static const std::vector<std::string> a = {"LlamaForCausalLM", "MistralForCausalLM", "Phi3ForCausalLM"};
+    static const std::vector<std::string> a = {"LlamaForCausalLM", "MistralForCausalLM", "Phi3ForCausalLM",
+                                               "Qwen2ForCausalLM"};
     return a;
 }
 

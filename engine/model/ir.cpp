@@ -132,6 +132,17 @@ Status validate_llama(const Model& m) {
         EDGE_TRY(need(blk(l, "attn_q.weight"), {int64_t(c.q_dim()), D}));
         EDGE_TRY(need(blk(l, "attn_k.weight"), {int64_t(c.kv_dim()), D}));
         EDGE_TRY(need(blk(l, "attn_v.weight"), {int64_t(c.kv_dim()), D}));
+        if (c.attn_qkv_bias) {
+            EDGE_TRY(need(blk(l, "attn_q.bias"), {int64_t(c.q_dim())}));
+            EDGE_TRY(need(blk(l, "attn_k.bias"), {int64_t(c.kv_dim())}));
+            EDGE_TRY(need(blk(l, "attn_v.bias"), {int64_t(c.kv_dim())}));
+        } else if (const char* b = m.find(blk(l, "attn_q.bias"))   ? "attn_q.bias"
+                                   : m.find(blk(l, "attn_k.bias")) ? "attn_k.bias"
+                                   : m.find(blk(l, "attn_v.bias")) ? "attn_v.bias"
+                                                                   : nullptr) {
+            return err(src, ": tensor '", blk(l, b), "' is a bias, but the configuration says the Q/K/V projections ",
+                       "have none (attn_qkv_bias)");
+        }
         EDGE_TRY(need(blk(l, "attn_output.weight"), {D, int64_t(c.q_dim())}));
         EDGE_TRY(need(blk(l, "ffn_norm.weight"), {D}));
         EDGE_TRY(need(blk(l, "ffn_gate.weight"), {F, D}));

@@ -5,7 +5,8 @@
 //   token_embd.weight, output_norm.weight, output.weight (absent when tied to token_embd),
 //   blk.N.attn_norm.weight, blk.N.attn_q.weight, blk.N.attn_k.weight, blk.N.attn_v.weight,
 //   blk.N.attn_output.weight, blk.N.ffn_norm.weight, blk.N.ffn_gate.weight,
-//   blk.N.ffn_up.weight, blk.N.ffn_down.weight
+//   blk.N.ffn_up.weight, blk.N.ffn_down.weight; with LlamaConfig::attn_qkv_bias also
+//   blk.N.attn_q.bias, blk.N.attn_k.bias, blk.N.attn_v.bias (not layers: never quantized)
 // A "layer" (plans, sensitivity, the layer table) is one weight tensor of a linear op, named
 // without the ".weight" suffix: blk.3.attn_q.
 //
@@ -57,6 +58,9 @@ struct LlamaConfig {
     float rope_attn_factor = 1.0f;
     float norm_eps = 1e-5f;
     bool tied_embeddings = false;  // output head shares token_embd.weight
+    // Q, K and V projections add a bias (Qwen2): blk.N.attn_q.bias [q_dim], attn_k.bias and
+    // attn_v.bias [kv_dim], F32, rows in the same order as the projection's (Q/K interleaved).
+    bool attn_qkv_bias = false;
 
     int kv_dim() const { return n_kv_heads * head_dim; }
     int q_dim() const { return n_heads * head_dim; }

@@ -28,6 +28,13 @@ LlamaConfig shape(int dim, int ffn, int layers, int heads, int kv, int vocab, in
     return c;
 }
 
+// Qwen2's differences from a Llama shape: Q/K/V biases and RoPE base 1,000,000.
+LlamaConfig qwen2(LlamaConfig c) {
+    c.attn_qkv_bias = true;
+    c.rope_theta = 1000000.0f;
+    return c;
+}
+
 // A tensor to generate: name, shape (outermost first), and whether it is a norm (all ones).
 struct Spec {
     std::string name;
@@ -45,6 +52,11 @@ std::vector<Spec> tensor_specs(const LlamaConfig& c, bool tied) {
         s.push_back({p + "attn_q.weight", {Q, D}});
         s.push_back({p + "attn_k.weight", {KV, D}});
         s.push_back({p + "attn_v.weight", {KV, D}});
+        if (c.attn_qkv_bias) {
+            s.push_back({p + "attn_q.bias", {Q}});
+            s.push_back({p + "attn_k.bias", {KV}});
+            s.push_back({p + "attn_v.bias", {KV}});
+        }
         s.push_back({p + "attn_output.weight", {D, Q}});
         s.push_back({p + "ffn_norm.weight", {D}, true});
         s.push_back({p + "ffn_gate.weight", {F, D}});
@@ -124,6 +136,10 @@ const std::vector<SynthShape>& synth_shapes() {
          shape(2048, 8192, 16, 32, 8, 128256, 4096)},
         {"llama-3.2-3b", "Llama-3.2-3B shape: dim 3072, 28 layers, 24/8 heads, FFN 8192, vocab 128256",
          shape(3072, 8192, 28, 24, 8, 128256, 4096)},
+        {"qwen2.5-0.5b", "Qwen2.5-0.5B shape: dim 896, 24 layers, 14/2 heads, FFN 4864, vocab 151936, Q/K/V biases",
+         qwen2(shape(896, 4864, 24, 14, 2, 151936, 32768))},
+        {"qwen2.5-1.5b", "Qwen2.5-1.5B shape: dim 1536, 28 layers, 12/2 heads, FFN 8960, vocab 151936, Q/K/V biases",
+         qwen2(shape(1536, 8960, 28, 12, 2, 151936, 32768))},
         {"llama-3-8b", "Llama-3-8B shape: dim 4096, 32 layers, 32/8 heads, FFN 14336, vocab 128256",
          shape(4096, 14336, 32, 32, 8, 128256, 4096)},
     };

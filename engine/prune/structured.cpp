@@ -27,6 +27,9 @@ Result<std::vector<PruneGroup>> llama_groups(const Model& m) {
     const LlamaConfig& c = m.config;
     if (c.n_kv_heads <= 0 || c.n_heads % c.n_kv_heads)
         return err(origin(m), ": ", c.n_heads, " heads do not split into ", c.n_kv_heads, " KV groups");
+    if (c.attn_qkv_bias)
+        return err(origin(m), ": structured pruning does not yet cut the Q/K/V biases (Qwen2) with their rows; ",
+                   "unstructured masks and quantization work on this model");
     const int g = c.n_heads / c.n_kv_heads, hd = c.head_dim;
     std::vector<PruneGroup> out;
     for (int b = 0; b < c.n_layers; ++b) {

@@ -56,6 +56,7 @@ struct BlockWeights {
     const Tensor *wq, *wk, *wv, *wo;
     const float* ffn_norm;
     const Tensor *w_gate, *w_up, *w_down;
+    const float *bq = nullptr, *bk = nullptr, *bv = nullptr;  // Q/K/V biases (Qwen2), else null
 };
 
 // One decoder block over one sequence (n tokens at positions 0..n-1), in place on x [n][dim],
@@ -98,6 +99,11 @@ public:
         qkernels::matmul(q_.data(), xb_.data(), *L.wq, n, pool_);
         qkernels::matmul(k_.data(), xb_.data(), *L.wk, n, pool_);
         qkernels::matmul(v_.data(), xb_.data(), *L.wv, n, pool_);
+        if (L.bq) {
+            kernels::add_rows(q_.data(), L.bq, n, QD);
+            kernels::add_rows(k_.data(), L.bk, n, KV);
+            kernels::add_rows(v_.data(), L.bv, n, KV);
+        }
         for (int t = 0; t < n; ++t) {
             const float* cs = &cos_[size_t(t) * half];
             const float* sn = &sin_[size_t(t) * half];
@@ -206,6 +212,11 @@ Result<LayerwiseStats> gptq_layerwise(const Model& model, const CalibSet& calib,
             f32(p + "attn_norm.weight")->f32(), f32(p + "attn_q.weight"),      f32(p + "attn_k.weight"),
             f32(p + "attn_v.weight"),           f32(p + "attn_output.weight"), f32(p + "ffn_norm.weight")->f32(),
             f32(p + "ffn_gate.weight"),         f32(p + "ffn_up.weight"),      f32(p + "ffn_down.weight")};
+        if (c.attn_qkv_bias) {
+            fw.bq = f32(p + "attn_q.bias")->f32();
+            fw.bk = f32(p + "attn_k.bias")->f32();
+            fw.bv = f32(p + "attn_v.bias")->f32();
+        }
         // 1. inputs of the block's linears, block l in FP32 (on a copy of the hidden states).
         BlockInputs cap;
         {
@@ -241,9 +252,18 @@ Result<LayerwiseStats> gptq_layerwise(const Model& model, const CalibSet& calib,
             }
         }
         // 3. the hidden states through the quantized block.
-        const BlockWeights qw{fw.attn_norm,       &qt.at("attn_q"),      &qt.at("attn_k"),
-                              &qt.at("attn_v"),   &qt.at("attn_output"), fw.ffn_norm,
-                              &qt.at("ffn_gate"), &qt.at("ffn_up"),      &qt.at("ffn_down")};
+        const BlockWeights qw{fw.attn_norm,
+                              &qt.at("attn_q"),
+                              &qt.at("attn_k"),
+                              &qt.at("attn_v"),
+                              &qt.at("attn_output"),
+                              fw.ffn_norm,
+                              &qt.at("ffn_gate"),
+                              &qt.at("ffn_up"),
+                              &qt.at("ffn_down"),
+                              fw.bq,
+                              fw.bk,
+                              fw.bv};
         const auto tq = Clock::now();
         for (size_t i = 0; i < calib.sequences.size(); ++i)
             runner.run(&h[size_t(starts[i]) * size_t(D)], int(calib.sequences[i].size()), qw, nullptr);

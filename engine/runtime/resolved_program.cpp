@@ -117,6 +117,16 @@ Result<ResolvedProgram> resolve_program(const Model& m, const runtime::ExecProgr
                                s.weights.size(), " weights");
                 s.kind = StepKind::MatMul;
                 for (size_t i = 0; i < s.weights.size(); ++i) EDGE_TRY(out(i, int(s.weights[i]->rows())));
+                // A weight's bias travels beside it by name (<name>.bias; Qwen2's Q/K/V).
+                for (const Tensor* w : s.weights) {
+                    const Tensor* b = nullptr;
+                    if (w->name.size() > 7 && w->name.ends_with(".weight"))
+                        b = m.find(w->name.substr(0, w->name.size() - 7) + ".bias");
+                    if (b && (b->type != DType::F32 || b->shape.size() != 1 || b->numel() != w->rows()))
+                        return err("execution plan: bias '", b->name, "' of node '", n.name, "' is ",
+                                   dtype_name(b->type), " ", b->shape_str(), "; it must be F32 [", w->rows(), "]");
+                    s.biases.push_back(b);
+                }
             }
             if (n.prologue == "rmsnorm") {
                 auto t = tensor(n, n.prologue_weight);

@@ -29,6 +29,8 @@ struct Step {
     int layer = -1;  // attention: which layer's KV cache
     std::vector<ValueRef> in, out;
     std::vector<const Tensor*> weights;  // MatMul: one per output; GateUpSwiglu: gate, up
+    std::vector<const Tensor*> biases;   // MatMul: one per output, null where the weight has none
+                                         // (F32 [rows]: the model's <name>.bias beside <name>.weight)
     const Tensor* norm = nullptr;        // RMSNorm weight, or the matmul's RMSNorm prologue weight
     bool prologue_rmsnorm = false;
     bool epilogue_residual = false;

@@ -70,6 +70,7 @@ std::vector<SummaryModel::Row> SummaryModel::buildRows() const {
     text(tr("RoPE scaling"), c.rope_scaling.empty() ? tr("none") : QString::fromStdString(c.rope_scaling));
     mono(tr("Norm ε"), QString::number(double(c.norm_eps), 'g', 3));
     text(tr("Tied embeddings"), yesNo(c.tied_embeddings));
+    text(tr("Q/K/V biases"), yesNo(c.attn_qkv_bias));
 
     section(tr("Tokenizer"));
     const edge::TokenizerSpec& t = m.tokenizer;

@@ -222,6 +222,8 @@ Status CpuBackend::run_rows(const Rows& r, PagedAccess& kvs) {
                     for (size_t j = 0; j < s.weights.size(); ++j)
                         jobs.push_back({P(s.out[j]) + size_t(r0) * s.out[j].width, s.weights[j]});
                     qkernels::matmul_multi(jobs.data(), int(jobs.size()), in, rows, pool);
+                    for (size_t j = 0; j < s.biases.size(); ++j)
+                        if (s.biases[j]) kernels::add_rows(jobs[j].out, s.biases[j]->f32(), rows, s.biases[j]->numel());
                 }
                 if (s.epilogue_residual) {
                     const int W = s.out[0].width;

@@ -300,6 +300,9 @@ void axpy_rows(float* y, const float* a, const float* rows, int64_t stride, int 
     dispatch().axpy_rows(y, a, rows, stride, count, n);
 }
 void add(float* y, const float* x, int64_t n) { dispatch().add(y, x, n); }
+void add_rows(float* y, const float* b, int rows, int64_t n) {
+    for (int r = 0; r < rows; ++r) add(y + size_t(r) * size_t(n), b, n);
+}
 const char* dot_kernel_name() { return dispatch().name; }
 
 void rmsnorm(float* out, const float* x, const float* w, int n, float eps) {

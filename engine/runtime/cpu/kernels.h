@@ -23,6 +23,8 @@ void dot_rows(float* out, const float* q, const float* rows, int64_t stride, int
 void axpy_rows(float* y, const float* a, const float* rows, int64_t stride, int count, int64_t n);
 // y[i] += x[i] (residual adds; AVX where the processor has it, bit-identical to the loop).
 void add(float* y, const float* x, int64_t n);
+// y[r][i] += b[i] for rows r of width n (a projection's bias; every executor adds it this way).
+void add_rows(float* y, const float* b, int rows, int64_t n);
 
 // out = x / sqrt(mean(x^2) + eps) * w. With AVX2+FMA the sum of squares runs in 32 partial sums
 // (four 8-lane FMA chains), not one sequential sum: the last bits of a norm differ across

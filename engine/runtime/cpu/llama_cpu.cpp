@@ -17,6 +17,7 @@ struct LlamaCpu::Layer {
     const Tensor *wq, *wk, *wv, *wo;
     const float* ffn_norm;
     const Tensor *w_gate, *w_up, *w_down;
+    const float *bq, *bk, *bv;  // Q/K/V biases (LlamaConfig::attn_qkv_bias), else null
 };
 
 LlamaCpu::LlamaCpu(std::shared_ptr<const Model> m, const RuntimeOptions& o)
@@ -47,6 +48,7 @@ Result<std::unique_ptr<LlamaCpu>> LlamaCpu::create(std::shared_ptr<const Model> 
     const Model& m = *model;
     auto w = [&](const std::string& n) { return m.find(n)->f32(); };
     auto t = [&](const std::string& n) { return m.find(n); };
+    auto bias = [&](const std::string& n) -> const float* { return c.attn_qkv_bias ? w(n) : nullptr; };
     rt->embd_tensor_ = t("token_embd.weight");
     rt->head_tensor_ = m.output_head();
     for (const Tensor& x : m.tensors)
@@ -60,7 +62,8 @@ Result<std::unique_ptr<LlamaCpu>> LlamaCpu::create(std::shared_ptr<const Model> 
         const std::string p = "blk." + std::to_string(l) + ".";
         rt->layers_.push_back(Layer{w(p + "attn_norm.weight"), t(p + "attn_q.weight"), t(p + "attn_k.weight"),
                                     t(p + "attn_v.weight"), t(p + "attn_output.weight"), w(p + "ffn_norm.weight"),
-                                    t(p + "ffn_gate.weight"), t(p + "ffn_up.weight"), t(p + "ffn_down.weight")});
+                                    t(p + "ffn_gate.weight"), t(p + "ffn_up.weight"), t(p + "ffn_down.weight"),
+                                    bias(p + "attn_q.bias"), bias(p + "attn_k.bias"), bias(p + "attn_v.bias")});
     }
     if (opts.numerics == Numerics::LlamaCpp) {
         auto compat = ggml_compat::Executor::create(*model, max_seq, opts.llamacpp);
@@ -203,6 +206,11 @@ Result<const float*> LlamaCpu::forward_paged(kv::PagedKv& kv, std::span<const Pa
             // Q, K and V in one parallel region, the activations prepared once.
             const qkernels::MatmulJob qkv[3] = {{q_.data(), L.wq}, {k_.data(), L.wk}, {v_.data(), L.wv}};
             qkernels::matmul_multi(qkv, 3, xb_.data(), n, pool_);
+            if (L.bq) {
+                kernels::add_rows(q_.data(), L.bq, n, QD);
+                kernels::add_rows(k_.data(), L.bk, n, KV);
+                kernels::add_rows(v_.data(), L.bv, n, KV);
+            }
         }
         for (int t = 0; t < n; ++t) {
             const int p = tok_pos[size_t(t)];

@@ -90,6 +90,8 @@ public:
 
         for (const Step& s : plan_.steps) {
             for (const Tensor* t : s.weights) EDGE_TRY(upload_weight(*t));
+            for (const Tensor* t : s.biases)
+                if (t) EDGE_TRY(upload_weight(*t));  // 1-D F32, kept beside the norms
             if (s.norm) EDGE_TRY(upload_weight(*s.norm));
         }
         auto dev = [&](size_t bytes, size_t* counter) -> Result<void*> {
@@ -413,8 +415,17 @@ private:
                         EDGE_TRY(matmul(up_, in, *s.weights[1], rows));
                         EDGE_CUDA_CHECK_LAUNCH(launch_swiglu(a, up_, size_t(rows) * F, stream_));
                     } else {
-                        for (size_t j = 0; j < s.weights.size(); ++j)
-                            EDGE_TRY(matmul(P(s.out[j]) + size_t(r0) * s.out[j].width, in, *s.weights[j], rows));
+                        for (size_t j = 0; j < s.weights.size(); ++j) {
+                            const int W = s.out[j].width;
+                            float* y = P(s.out[j]) + size_t(r0) * W;
+                            EDGE_TRY(matmul(y, in, *s.weights[j], rows));
+                            // A bias, row by row through the element-wise add (the kernel the
+                            // residual epilogue uses; no kernel of its own).
+                            if (j < s.biases.size() && s.biases[j])
+                                for (int r = 0; r < rows; ++r)
+                                    EDGE_CUDA_CHECK_LAUNCH(launch_add(y + size_t(r) * W, y + size_t(r) * W,
+                                                                      norms_.at(s.biases[j]), size_t(W), stream_));
+                        }
                     }
                     if (s.epilogue_residual) {
                         const int W = s.out[0].width;

@@ -271,6 +271,7 @@ void dequantize_row(const Weight& w, int64_t r, float* out) {
 
 struct LayerW {
     std::vector<float> attn_norm, ffn_norm;
+    std::vector<float> bq, bk, bv;  // Q/K/V biases (Qwen2), empty when the model has none
     Weight wq, wk, wv, wo, gate, up, down;
 };
 
@@ -387,6 +388,11 @@ Result<std::unique_ptr<Executor>> Executor::create(const Model& model, int max_s
         LayerW L;
         L.attn_norm = norm_weight(model, p + "attn_norm.weight");
         L.ffn_norm = norm_weight(model, p + "ffn_norm.weight");
+        if (c.attn_qkv_bias) {
+            L.bq = norm_weight(model, p + "attn_q.bias");
+            L.bk = norm_weight(model, p + "attn_k.bias");
+            L.bv = norm_weight(model, p + "attn_v.bias");
+        }
         EDGE_TRY(get(p + "attn_q.weight", L.wq));
         EDGE_TRY(get(p + "attn_k.weight", L.wk));
         EDGE_TRY(get(p + "attn_v.weight", L.wv));
@@ -667,6 +673,12 @@ const float* Executor::prefill(const int32_t* tokens, int n, int pos, float* all
         m.matmul(L.wq, m.xb.data(), n, m.q.data(), pool);
         m.matmul(L.wk, m.xb.data(), n, m.k.data(), pool);
         m.matmul(L.wv, m.xb.data(), n, m.v.data(), pool);
+        if (!L.bq.empty())  // ggml_add of the F32 bias row to every token's projection
+            for (int t = 0; t < n; ++t) {
+                for (int i = 0; i < QD; ++i) m.q[size_t(t) * QD + i] += L.bq[size_t(i)];
+                for (int i = 0; i < KV; ++i) m.k[size_t(t) * KV + i] += L.bk[size_t(i)];
+                for (int i = 0; i < KV; ++i) m.v[size_t(t) * KV + i] += L.bv[size_t(i)];
+            }
         for (int t = 0; t < n; ++t) {
             const float* cs = &m.rope[size_t(t) * 2 * half];
             m.rope_rotate(&m.q[size_t(t) * QD], c.n_heads, cs);

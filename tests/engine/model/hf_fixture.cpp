@@ -211,6 +211,13 @@ std::string write_hf_folder(const Model& m, const fs::path& dir, const HfFixture
             add(p + "self_attn.q_proj.weight", q.data(), {Q, D});
             add(p + "self_attn.k_proj.weight", k.data(), {KV, D});
             add(p + "self_attn.v_proj.weight", v, {KV, D});
+            if (c.attn_qkv_bias) {  // Qwen2: the Q/K biases permuted with their rows
+                const auto bq = permute_to_hf(t(b + "attn_q.bias").f32(), c.n_heads, c.head_dim, 1);
+                const auto bk = permute_to_hf(t(b + "attn_k.bias").f32(), c.n_kv_heads, c.head_dim, 1);
+                add(p + "self_attn.q_proj.bias", bq.data(), {Q});
+                add(p + "self_attn.k_proj.bias", bk.data(), {KV});
+                add(p + "self_attn.v_proj.bias", t(b + "attn_v.bias").f32(), {KV});
+            }
         }
         add(p + "self_attn.o_proj.weight", t(b + "attn_output.weight").f32(), {D, Q});
         add(p + "post_attention_layernorm.weight", t(b + "ffn_norm.weight").f32(), {D});
@@ -250,8 +257,13 @@ std::string write_hf_folder(const Model& m, const fs::path& dir, const HfFixture
 
     const char* dt = o.storage == DType::F32 ? "float32" : o.storage == DType::F16 ? "float16" : "bfloat16";
     ojson cfg = {
-        {"architectures", {o.phi3 ? "Phi3ForCausalLM" : "LlamaForCausalLM"}},
-        {"model_type", o.phi3 ? "phi3" : "llama"},
+        {"architectures",
+         {o.phi3            ? "Phi3ForCausalLM"
+          : c.attn_qkv_bias ? "Qwen2ForCausalLM"
+                            : "LlamaForCausalLM"}},
+        {"model_type", o.phi3            ? "phi3"
+                       : c.attn_qkv_bias ? "qwen2"
+                                         : "llama"},
         {"hidden_size", c.dim},
         {"intermediate_size", c.hidden_dim},
         {"num_hidden_layers", c.n_layers},

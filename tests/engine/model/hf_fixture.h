@@ -1,7 +1,8 @@
 // Test-only writer of Hugging Face model folders from an IR Llama model (the importer's tests
 // write their own fixtures): config.json, model.safetensors or two shards + index,
 // tokenizer.json (Llama-2-style BPE built from the model's vocabulary) and tokenizer_config.json.
-// Q/K rows are permuted into HF's rotate-half layout exactly as HF's conversion script does.
+// Q/K rows are permuted into HF's rotate-half layout exactly as HF's conversion script does. A
+// model with Q/K/V biases (LlamaConfig::attn_qkv_bias) is written as Qwen2ForCausalLM.
 #pragma once
 #include <filesystem>
 #include <string>

@@ -201,8 +201,10 @@ TEST(GgufHostile, UnknownArchitectureAndMissingKeys) {
     const std::string neox = write("neox.gguf", "gptneox", false);
     auto r = load_gguf_model(neox);
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.message(),
-              neox + ": architecture 'gptneox' is not supported (EdgeStudio imports 'llama' and 'phi3' GGUF models)");
+    EXPECT_EQ(
+        r.message(),
+        neox +
+            ": architecture 'gptneox' is not supported (EdgeStudio imports 'llama', 'phi3' and 'qwen2' GGUF models)");
     const std::string bad = write("bad.gguf", "llama", true);
     r = load_gguf_model(bad);
     ASSERT_FALSE(r.ok());

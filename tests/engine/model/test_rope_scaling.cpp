@@ -26,6 +26,7 @@
 #include "engine/runtime/open_executor.h"
 #include "hf_fixture.h"
 #include "test_support.h"
+#include "torch_reference.h"
 
 namespace edge {
 namespace {
@@ -85,64 +86,16 @@ const std::vector<int32_t>& tokens() {
 // Every position's logits of the first n tokens from the one executor interface (what generate
 // and perplexity run), on an executor holding max_seq positions.
 std::vector<float> our_logits(const std::string& path, int n = kTokens, int max_seq = 128) {
-    auto opened = runtime::open_executor(path, {1, max_seq});
-    if (!opened.ok()) {
-        ADD_FAILURE() << opened.message();
-        return {};
-    }
-    const LlamaConfig& c = opened->exe->config();
-    auto kv = kv::PagedKv::create(kv::KvConfig{kv::KvShape{c.n_layers, c.n_kv_heads, c.head_dim, 16}, 64});
-    if (!kv.ok()) {
-        ADD_FAILURE() << kv.message();
-        return {};
-    }
-    const runtime::PagedStep step{0, std::span(tokens()).first(size_t(n)), true};
-    auto out = opened->exe->step(*kv, std::span<const runtime::PagedStep>(&step, 1));
-    if (!out.ok()) {
-        ADD_FAILURE() << out.message();
-        return {};
-    }
-    return std::vector<float>(*out, *out + size_t(n) * size_t(c.vocab_size));
+    return test::executor_logits(path, std::span(tokens()).first(size_t(n)), max_seq);
 }
 
 std::vector<double> reference_logits(const fs::path& dir, int n = kTokens) {
-    std::string ids;
-    for (int32_t t : std::span(tokens()).first(size_t(n))) ids += (ids.empty() ? "" : ",") + std::to_string(t);
-    const fs::path out = dir / "reference.f64", log = dir / "reference.log";
-    const std::string cmd = "/usr/bin/python3 " + std::string(EDGE_SOURCE_DIR) +
-                            "/tests/engine/model/reference/llama_forward.py '" + dir.string() + "' " + ids + " '" +
-                            out.string() + "' > '" + log.string() + "' 2>&1";
-    if (std::system(cmd.c_str()) != 0) {
-        std::ifstream in(log);
-        std::stringstream ss;
-        ss << in.rdbuf();
-        ADD_FAILURE() << "the torch reference failed (Debian's python3 with python3-torch, which "
-                         "scripts/install-deps.sh installs): "
-                      << ss.str();
-        return {};
-    }
-    std::ifstream in(out, std::ios::binary);
-    std::vector<double> v(size_t(n) * 352);
-    in.read(reinterpret_cast<char*>(v.data()), std::streamsize(v.size() * sizeof(double)));
-    if (!in) ADD_FAILURE() << out << " is short";
-    return v;
+    return test::torch_reference_logits(dir, std::span(tokens()).first(size_t(n)), 352);
 }
 
-// The worst over positions from `from` of max|a - b| / max|b| within the position.
 template <class A, class B>
 double worst_relative(const std::vector<A>& a, const std::vector<B>& b, int from = 0) {
-    if (a.size() != b.size() || a.empty()) return INFINITY;
-    const size_t V = 352, positions = a.size() / V;
-    double worst = 0;
-    for (size_t p = size_t(from); p < positions; ++p) {
-        double num = 0, den = 0;
-        for (size_t i = 0; i < V; ++i) {
-            num = std::max(num, std::fabs(double(a[p * V + i]) - double(b[p * V + i])));
-            den = std::max(den, std::fabs(double(b[p * V + i])));
-        }
-        worst = std::max(worst, num / den);
-    }
-    return worst;
+    return test::worst_relative(a, b, 352, from);
 }
 
 TEST(RopeScaling, Llama3KeepsHighFrequenciesBlendsTheMiddleAndDividesLowOnes) {

@@ -115,6 +115,10 @@ def main():
             q = h @ w[p + "self_attn.q_proj.weight"].T
             k = h @ w[p + "self_attn.k_proj.weight"].T
             v = h @ w[p + "self_attn.v_proj.weight"].T
+            if p + "self_attn.q_proj.bias" in w:  # Qwen2
+                q = q + w[p + "self_attn.q_proj.bias"]
+                k = k + w[p + "self_attn.k_proj.bias"]
+                v = v + w[p + "self_attn.v_proj.bias"]
         q, k, v = q.reshape(T, n_heads, hd), k.reshape(T, n_kv, hd), v.reshape(T, n_kv, hd)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
