@@ -1,6 +1,7 @@
 // Writes the fuzzers' seed corpora with our own writers (no third-party files):
-//   <out>/gguf/        small llama models (F32, F16, tied), every metadata value type (v2, v3),
-//                      tensors of every block type with pseudo-random block bytes
+//   <out>/gguf/        small llama models (F32, F16, tied, Q/K/V biases), the same weights as
+//                      architectures qwen2 and phi3, every metadata value type (v2, v3), tensors
+//                      of every block type with pseudo-random block bytes
 //   <out>/safetensors/ F32/F16/BF16 tensors with metadata
 // and, from the real files in ../shared and the source tree (nothing copied into the repository):
 //   <out>/onnx/        mnist-8.onnx
@@ -20,13 +21,16 @@
 //   <out>/known_hosts/ known_hosts with plain, [host]:port, hashed and marker lines
 //   <out>/generation_config/ generation_config.json of Llama 3.x Instruct, Llama 2, Qwen2.5 shapes
 //   <out>/chat_template/ the chat-template fixtures of tests/data/chat (*.jinja)
+//   <out>/tokenizer_config/ tokenizer_config.json: a template string, named templates, bad shapes
 // Usage: edge_fuzz_seed_writer <out-dir> <shared-dir> <source-dir>
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 
 #include "engine/compile/compile.h"
 #include "engine/core/half.h"
@@ -75,7 +79,38 @@ Status write_models(const std::string& dir) {
     o.tied_embeddings = true;
     o.type = DType::BF16;
     o.path = dir + "/llama-tied-bf16.gguf";
-    return edge::write_synth_model(o);
+    EDGE_TRY(edge::write_synth_model(o));
+    // Q/K/V biases (Qwen2) in a llama file, then the same weights under the qwen2 and phi3
+    // architectures' keys (their importers permute Q/K rows and biases out of the NEOX layout).
+    o.tied_embeddings = false;
+    o.type = DType::F32;
+    o.config->attn_qkv_bias = true;
+    o.path = dir + "/llama-qkv-bias.gguf";
+    EDGE_TRY(edge::write_synth_model(o));
+    auto m = edge::make_synth_model(o);
+    if (!m.ok()) return m.error();
+    for (const char* arch : {"qwen2", "phi3"}) {
+        const edge::LlamaConfig& c = m->config;
+        const std::string p = std::string(arch) + ".";
+        edge::gguf::Writer w;
+        w.set("general.architecture", Value::of_string(arch));
+        w.set(p + "embedding_length", Value::of_u32(uint32_t(c.dim)));
+        w.set(p + "block_count", Value::of_u32(uint32_t(c.n_layers)));
+        w.set(p + "feed_forward_length", Value::of_u32(uint32_t(c.hidden_dim)));
+        w.set(p + "attention.head_count", Value::of_u32(uint32_t(c.n_heads)));
+        w.set(p + "attention.head_count_kv", Value::of_u32(uint32_t(c.n_kv_heads)));
+        w.set(p + "context_length", Value::of_u32(uint32_t(c.context_length)));
+        w.set(p + "rope.freq_base", Value::of_f32(c.rope_theta));
+        w.set(p + "attention.layer_norm_rms_epsilon", Value::of_f32(c.norm_eps));
+        for (const edge::Tensor& t : m->tensors)
+            if (std::string(arch) == "qwen2" || !t.name.ends_with(".bias"))
+                EDGE_TRY(w.add_tensor(t.name, DType::F32, t.shape));
+        EDGE_TRY(w.open(dir + "/" + arch + "-f32.gguf"));
+        for (const edge::Tensor& t : m->tensors)
+            if (std::string(arch) == "qwen2" || !t.name.ends_with(".bias")) EDGE_TRY(w.write_f32(t.f32(), t.numel()));
+        EDGE_TRY(w.finish());
+    }
+    return {};
 }
 
 Status write_metadata(const std::string& dir, uint32_t version) {
@@ -413,6 +448,25 @@ Status write_boards(const std::string& dir) {
                               "Match host foo\n  User bar\nHost=lab\n\tPort=2022 # tabs and '='\n"}});
 }
 
+// tokenizer_config.json: a template string, a list of named templates with and without
+// "default", add_bos_token, and the shapes the reader must refuse.
+Status write_tokenizer_configs(const std::string& dir, const std::string& source) {
+    std::ifstream in(source + "/tests/data/chat/chatml_system_default.jinja");
+    std::stringstream tpl;
+    tpl << in.rdbuf();
+    const nlohmann::json chatml = {{"add_bos_token", false}, {"chat_template", tpl.str()}, {"eos_token", "<|im_end|>"}};
+    const nlohmann::json named = {
+        {"add_bos_token", true},
+        {"chat_template",
+         {{{"name", "tool_use"}, {"template", "{{ tools }}"}}, {{"name", "default"}, {"template", tpl.str()}}}}};
+    EDGE_TRY(write_bytes(dir + "/chatml.json", chatml.dump(2)));
+    EDGE_TRY(write_bytes(dir + "/named.json", named.dump()));
+    return write_texts(dir, {{"no-default.json", "{\"chat_template\": [{\"name\": \"a\", \"template\": \"x\"}]}"},
+                             {"nulls.json", "{\"add_bos_token\": null, \"chat_template\": null}"},
+                             {"bad-entry.json", "{\"chat_template\": [{\"name\": 3}]}"},
+                             {"empty-list.json", "{\"chat_template\": []}"}});
+}
+
 // generation_config.json as Llama 3.x Instruct, Llama 2 and Qwen2.5 ship it, and edge cases.
 Status write_generation_configs(const std::string& dir) {
     return write_texts(
@@ -455,7 +509,7 @@ int main(int argc, char** argv) {
     std::error_code ec;
     for (const char* d : {"gguf", "safetensors", "onnx", "edge", "edgeq", "hf_config", "tokenizer_json", "plan",
                           "workload", "protocol", "llama2c", "llama2c_q80", "llama2c_tokenizer", "kv_trace", "boards",
-                          "known_hosts", "generation_config", "chat_template"})
+                          "known_hosts", "generation_config", "chat_template", "tokenizer_config"})
         std::filesystem::create_directories(out + "/" + d, ec);
     for (Status s :
          {write_models(out + "/gguf"), write_metadata(out + "/gguf", 2), write_metadata(out + "/gguf", 3),
@@ -463,7 +517,8 @@ int main(int argc, char** argv) {
           write_workloads(out + "/workload", source), write_protocol(out + "/protocol"), write_llama2c(out),
           write_llama2c_tokenizers(out + "/llama2c_tokenizer"), write_kv_traces(out + "/kv_trace", source),
           write_boards(out + "/boards"), write_known_hosts(out + "/known_hosts"),
-          write_generation_configs(out + "/generation_config"), write_chat_templates(out + "/chat_template", source)}) {
+          write_generation_configs(out + "/generation_config"), write_chat_templates(out + "/chat_template", source),
+          write_tokenizer_configs(out + "/tokenizer_config", source)}) {
         if (!s.ok()) {
             std::fprintf(stderr, "seed writer: %s\n", s.message().c_str());
             return 1;
