@@ -8,7 +8,7 @@ around it stays), rebuilds the test binary, runs the named tests, and requires t
 source file is restored after every mutation (and on Ctrl-C); the binaries are rebuilt from the
 clean sources at the end.
 
-  scripts/mutation-check.py [--build DIR] [--only N[,N...]]   # apply and test (about 1 min each)
+  scripts/mutation-check.py [--build DIR] [--only N[,N...]]   # apply and test (10-20 s each)
   scripts/mutation-check.py --list-only                       # every substring still names one line
 
 Exit status: 0 when every mutation was killed (or, with --list-only, every entry is sound).
