@@ -8,6 +8,7 @@
 #include "engine/model/gguf_writer.h"
 #include "engine/model/safetensors.h"
 #include "engine/model/weights.h"
+#include "engine/tokenizer/gguf_translate.h"
 
 namespace edge::model {
 
@@ -132,12 +133,25 @@ Result<GgufExportReport> export_gguf(const Model& m, const std::string& path, co
                    "), which llama.cpp reads only from GGUF architecture 'phi3'; the exporter writes 'llama' "
                    "files, so this model cannot be exported to GGUF yet");
     GgufExportReport rep;
-    if (m.tokenizer.model == "hf")
-        rep.notes.push_back("the tokenizer.json tokenizer (" + m.tokenizer.source +
-                            ") is not written: GGUF export does not translate tokenizer.json yet");
+    // A tokenizer.json travels as the GGUF tokenizer llama.cpp reads (byte-level BPE: model gpt2
+    // and its pre name), checked to tokenize as tokenizer.json does; otherwise it is left out.
+    TokenizerSpec tok = m.tokenizer;
+    if (tok.model == "hf") {
+        auto g = tokenizer::gguf_from_tokenizer_json(tok);
+        if (g) {
+            tok = std::move(g->spec);
+            rep.notes.insert(rep.notes.end(), g->notes.begin(), g->notes.end());
+            rep.notes.push_back("tokenizer.json written as GGUF tokenizer model 'gpt2', pre '" + tok.pre + "' (" +
+                                std::to_string(tok.tokens.size()) + " tokens, " + std::to_string(tok.merges.size()) +
+                                " merges)");
+        } else {
+            rep.notes.push_back("the tokenizer is not written: " + g.message());
+            tok = TokenizerSpec{};
+        }
+    }
     std::vector<Plan> plans;
     gguf::Writer w;
-    gguf::set_llama_metadata(w, m.config, m.tokenizer, m.name);
+    gguf::set_llama_metadata(w, m.config, tok, m.name);
     for (const Tensor& t : m.tensors) {
         auto p = plan_tensor(t, o, path);
         if (!p.ok()) return p.error();

@@ -6,9 +6,11 @@
 #include <map>
 
 #include "engine/tokenizer/bpe_trainer.h"
+#include "engine/tokenizer/gguf_translate.h"
 #include "engine/tokenizer/regex_split.h"
 #include "engine/tokenizer/text_util.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "test_support.h"
 #include "tok_test_util.h"
 
 namespace edge {
@@ -264,6 +266,74 @@ TEST(HfJson, ErrorsNameTheJsonPath) {
     ASSERT_TRUE(t) << e;
     ASSERT_EQ(t->notes().size(), 1u);
     EXPECT_NE(t->notes()[0].find("NFC"), std::string::npos);
+}
+
+// A byte-level BPE tokenizer.json as Llama 3 / Qwen2 ship one: a Split regex then ByteLevel
+// without regex, the trained vocabulary plus two special added tokens.
+json split_byte_level_json(const TokenizerSpec& trained, const char* pattern, bool nfc) {
+    json vocab = json::object();
+    const size_t n_model = trained.tokens.size() - 1;  // all but <|endoftext|>
+    for (size_t i = 0; i < n_model; ++i) vocab[trained.tokens[i]] = i;
+    json j;
+    j["added_tokens"] = {{{"id", n_model}, {"content", "<|endoftext|>"}, {"special", true}},
+                         {{"id", n_model + 1}, {"content", "<|im_start|>"}, {"special", true}}};
+    j["normalizer"] = nfc ? json{{"type", "NFC"}} : json(nullptr);
+    j["pre_tokenizer"] = {
+        {"type", "Sequence"},
+        {"pretokenizers",
+         {{{"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"}, {"invert", false}},
+          {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}}}}};
+    j["decoder"] = {{"type", "ByteLevel"}};
+    j["model"] = {{"type", "BPE"}, {"vocab", vocab}, {"merges", trained.merges}};
+    return j;
+}
+
+// GGUF export's translation of tokenizer.json: the pre name found from the regex, and the
+// translated tokenizer encodes every paragraph as the tokenizer.json one does.
+TEST(HfJson, ByteLevelTokenizerJsonTranslatesToTheGgufTokenizer) {
+    EDGE_REQUIRE_SHARED(test::shared("data/tinystories_val.txt"));
+    const std::string val = test::read_shared("data/tinystories_val.txt");
+    BpeTrainOptions o;
+    o.vocab_size = 700;
+    o.byte_level = true;
+    auto trained = train_bpe(std::string_view(val).substr(0, 60000), o);
+    ASSERT_TRUE(trained.ok()) << trained.message();
+    const auto paras = test::split_parts(val, "\n\n");
+    for (const char* name : {"qwen2", "llama-bpe"}) {
+        const bool qwen = std::string(name) == "qwen2";
+        TokenizerSpec hf;
+        hf.model = "hf";
+        hf.source = "q/tokenizer.json";
+        hf.hf_json = split_byte_level_json(*trained, tok::find_pre_tokenizer(name)->patterns[0], qwen).dump();
+        auto g = tokenizer::gguf_from_tokenizer_json(hf);
+        ASSERT_TRUE(g.ok()) << g.message();
+        EXPECT_EQ(g->spec.model, "gpt2");
+        EXPECT_EQ(g->spec.pre, name);
+        EXPECT_EQ(g->spec.token_types.back(), 3) << "added special tokens are control tokens";
+        EXPECT_EQ(g->notes.size(), qwen ? 1u : 0u) << "the NFC normalizer is named";
+        auto a = make_tokenizer(hf);
+        auto b = make_tokenizer(g->spec);
+        ASSERT_TRUE(a.ok() && b.ok());
+        for (size_t i = 3000; i < 3300 && i < paras.size(); ++i)
+            ASSERT_EQ((*b)->encode(paras[i] + "<|im_start|>", false), (*a)->encode(paras[i] + "<|im_start|>", false))
+                << name << " paragraph " << i;
+    }
+    // What GGUF cannot carry is refused by name.
+    json j = split_byte_level_json(*trained, "\\s+", false);
+    TokenizerSpec bad;
+    bad.model = "hf";
+    bad.source = "q/tokenizer.json";
+    bad.hf_json = j.dump();
+    EXPECT_TRUE(test::fails_with(tokenizer::gguf_from_tokenizer_json(bad),
+                                 {"q/tokenizer.json", "pre_tokenizer", "Split regex"}));
+    j["model"]["byte_fallback"] = true;
+    bad.hf_json = j.dump();
+    EXPECT_TRUE(test::fails_with(tokenizer::gguf_from_tokenizer_json(bad), {"q/tokenizer.json", "byte_fallback"}));
+    j = split_byte_level_json(*trained, tok::kLlama3Pattern, false);
+    j["normalizer"] = {{"type", "Lowercase"}};
+    bad.hf_json = j.dump();
+    EXPECT_TRUE(
+        test::fails_with(tokenizer::gguf_from_tokenizer_json(bad), {"q/tokenizer.json", "normalizer", "Lowercase"}));
 }
 
 }  // namespace

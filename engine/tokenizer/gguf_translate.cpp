@@ -1,0 +1,160 @@
+#include "engine/tokenizer/gguf_translate.h"
+
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "engine/core/json_util.h"
+#include "engine/tokenizer/regex_split.h"
+#include "engine/tokenizer/tokenizer.h"
+
+namespace edge::tokenizer {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int32_t kNormal = 1, kControl = 3, kUserDefined = 4, kUnused = 5;
+
+bool is_type(const json& o, std::string_view t) {
+    return o.is_object() && o.contains("type") && o["type"].is_string() && o["type"].get<std::string>() == t;
+}
+
+// The GGUF pre name of a byte-level pre-tokenizer, or an error text naming what is not one.
+std::string pre_name(const json& pt, std::string& why) {
+    auto byte_level = [&](const json& b, bool want_regex) {
+        if (!is_type(b, "ByteLevel")) return false;
+        if (b.value("add_prefix_space", false)) {
+            why = "ByteLevel with add_prefix_space true has no GGUF equivalent";
+            return false;
+        }
+        return b.value("use_regex", true) == want_regex;
+    };
+    if (byte_level(pt, true)) return "gpt-2";
+    if (is_type(pt, "Sequence") && pt.contains("pretokenizers") && pt["pretokenizers"].is_array() &&
+        pt["pretokenizers"].size() == 2) {
+        const json& a = pt["pretokenizers"][0];
+        const json& b = pt["pretokenizers"][1];
+        if (is_type(a, "Split") && byte_level(b, false) && a.value("behavior", std::string()) == "Isolated" &&
+            !a.value("invert", false) && a.contains("pattern") && a["pattern"].is_object() &&
+            a["pattern"].contains("Regex") && a["pattern"]["Regex"].is_string()) {
+            const std::string p = a["pattern"]["Regex"].get<std::string>();
+            for (const tok::PreTokenizerPatterns& e : tok::gguf_pre_tokenizers())
+                if (e.patterns.size() == 1 && p == e.patterns[0]) return e.name;
+            why = "its Split regex is none of the word regexes llama.cpp names (gpt2, llama-bpe, qwen2)";
+            return "";
+        }
+        if (is_type(a, "Digits") && a.value("individual_digits", false) && byte_level(b, true)) return "smollm";
+    }
+    if (why.empty()) why = "it is not a byte-level pre-tokenizer llama.cpp names (GPT-2, Llama 3, Qwen2, SmolLM)";
+    return "";
+}
+
+}  // namespace
+
+Result<GgufTokenizer> gguf_from_tokenizer_json(const TokenizerSpec& hf) {
+    const std::string src = hf.source.empty() ? std::string("tokenizer.json") : hf.source;
+    if (hf.model != "hf") return err(src, ": not a tokenizer.json tokenizer (model '", hf.model, "')");
+    auto parsed = parse_json(hf.hf_json, src);
+    if (!parsed) return parsed.error();
+    const json& j = *parsed;
+    GgufTokenizer out;
+    try {
+        if (!j.is_object() || !j.contains("model") || !is_type(j["model"], "BPE"))
+            return err(src, ": model is not a BPE model; GGUF export translates byte-level BPE tokenizers only");
+        const json& model = j["model"];
+        if (model.value("byte_fallback", false))
+            return err(src, ": model.byte_fallback is true (a SentencePiece-style BPE); GGUF export translates ",
+                       "byte-level BPE tokenizers only");
+        if (const auto nz = j.find("normalizer"); nz != j.end() && !nz->is_null()) {
+            if (!is_type(*nz, "NFC")) return err(src, ": normalizer ", json_excerpt(*nz), " has no GGUF equivalent");
+            out.notes.push_back(src + ": its NFC normalizer is not carried (llama.cpp does not apply one either)");
+        }
+        std::string why;
+        const std::string pre = j.contains("pre_tokenizer") ? pre_name(j["pre_tokenizer"], why) : "";
+        if (pre.empty())
+            return err(src, ": pre_tokenizer ",
+                       j.contains("pre_tokenizer") ? json_excerpt(j["pre_tokenizer"]) : std::string("(none)"), ": ",
+                       why.empty() ? "missing" : why);
+
+        // Tokens by id: the model vocabulary, then the added tokens; unused ids as llama.cpp's
+        // converter fills them.
+        if (!model.contains("vocab") || !model["vocab"].is_object())
+            return err(src, ": model.vocab is missing or not an object");
+        int64_t max_id = -1;
+        for (auto it = model["vocab"].begin(); it != model["vocab"].end(); ++it) {
+            if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 ||
+                it.value().get<int64_t>() > (1 << 26))
+                return err(src, ": model.vocab[", json_excerpt(json(it.key())), "] is not a token id");
+            max_id = std::max(max_id, it.value().get<int64_t>());
+        }
+        const json added = j.value("added_tokens", json::array());
+        if (!added.is_array()) return err(src, ": added_tokens is not an array");
+        for (const json& a : added) {
+            if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() || a["id"].get<int64_t>() < 0 ||
+                a["id"].get<int64_t>() > (1 << 26) || !a.contains("content") || !a["content"].is_string())
+                return err(src, ": added token ", json_excerpt(a), " needs an id and a content");
+            max_id = std::max(max_id, a["id"].get<int64_t>());
+        }
+        TokenizerSpec& s = out.spec;
+        const auto n = size_t(max_id + 1);
+        s.tokens.assign(n, "");
+        s.token_types.assign(n, kUnused);
+        for (auto it = model["vocab"].begin(); it != model["vocab"].end(); ++it) {
+            s.tokens[size_t(it.value().get<int64_t>())] = it.key();
+            s.token_types[size_t(it.value().get<int64_t>())] = kNormal;
+        }
+        for (const json& a : added) {
+            const auto id = size_t(a["id"].get<int64_t>());
+            s.tokens[id] = a["content"].get<std::string>();
+            s.token_types[id] = a.value("special", false) ? kControl : kUserDefined;
+        }
+        for (size_t i = 0; i < n; ++i)
+            if (s.token_types[i] == kUnused) s.tokens[i] = "[PAD" + std::to_string(i) + "]";
+        for (const json& m : model.value("merges", json::array())) {
+            if (m.is_string())
+                s.merges.push_back(m.get<std::string>());
+            else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string())
+                s.merges.push_back(m[0].get<std::string>() + " " + m[1].get<std::string>());
+            else
+                return err(src, ": merge ", json_excerpt(m), " is not \"a b\" or [\"a\", \"b\"]");
+        }
+        s.model = "gpt2";
+        s.pre = pre;
+    } catch (const json::exception& e) {
+        return err(src, ": ", e.what());
+    }
+
+    // The ids the tokenizer.json tokenizer resolved (BOS from its post-processor), then a probe
+    // encoded both ways: the translation must not tokenize differently.
+    auto reference = make_tokenizer(hf);
+    if (!reference) return reference.error();
+    TokenizerSpec& s = out.spec;
+    s.bos_id = (*reference)->bos_id();
+    s.eos_id = (*reference)->eos_id();
+    s.eos_ids = hf.eos_ids;
+    if (s.eos_id >= 0) s.add_eos(s.eos_id);
+    s.unk_id = hf.unk_id;
+    s.pad_id = hf.pad_id;
+    s.add_bos = hf.add_bos && s.bos_id >= 0;
+    s.add_space_prefix = false;
+    s.chat_template = hf.chat_template;
+    s.chat_template_source = hf.chat_template_source;
+    s.generation = hf.generation;
+    s.source = src + " (as GGUF tokenizer.ggml.*)";
+    auto translated = make_tokenizer(s);
+    if (!translated) return err(src, ": the GGUF translation does not build: ", translated.message());
+    std::string probe =
+        "Hello world! It's 2024: 12345 apples, 3.14 pies.\n\n  Tabs\there\r\nand \"quotes\" -- "
+        "caf\xc3\xa9 na\xc3\xafve \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e   end";
+    for (size_t i = 0; i < s.tokens.size(); ++i)
+        if (s.token_types[i] == kControl && !s.tokens[i].empty()) {
+            probe += s.tokens[i] + "after";
+            break;
+        }
+    if ((*reference)->encode(probe, false) != (*translated)->encode(probe, false))
+        return err(src, ": the GGUF translation (pre '", s.pre, "') tokenizes a probe text differently from ",
+                   "tokenizer.json; not exported");
+    return out;
+}
+
+}  // namespace edge::tokenizer

@@ -1,0 +1,23 @@
+// A tokenizer.json (TokenizerSpec model "hf") as the GGUF tokenizer llama.cpp reads, for GGUF
+// export: byte-level BPE (GPT-2, Llama 3, Qwen2, SmolLM word splitting) becomes model "gpt2" with
+// the tokenizer.ggml.pre name of its pre-tokenizer, the tokens by id, their types and the merges.
+// Before it is returned, the translation and the tokenizer.json tokenizer must encode a probe
+// text (words, digits, punctuation, whitespace runs, accents, CJK, a special token) to the same
+// ids. Errors name the file and the part of tokenizer.json that GGUF cannot carry.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "engine/core/result.h"
+#include "engine/tokenizer/spec.h"
+
+namespace edge::tokenizer {
+
+struct GgufTokenizer {
+    TokenizerSpec spec;              // model "gpt2", ready for the GGUF writer
+    std::vector<std::string> notes;  // what the translation drops knowingly (an NFC normalizer)
+};
+
+Result<GgufTokenizer> gguf_from_tokenizer_json(const TokenizerSpec& hf);
+
+}  // namespace edge::tokenizer
