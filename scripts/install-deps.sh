@@ -7,7 +7,7 @@ PKGS=(build-essential cmake ninja-build pkg-config ccache
   libqcustomplot-dev libqcustomplot2.1-qt6
   libtorch-dev libopenblas0-pthread liblz4-dev zlib1g-dev libssh-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libpcre2-dev libssl-dev libxxhash-dev
-  clang libclang-rt-14-dev clang-format-14 clang-tidy-14
+  clang libclang-rt-14-dev clang-format-14 clang-tidy-14 llvm
   openssh-server xvfb xauth fonts-noto-cjk time
   libblas-dev liblapack-dev
   ansible-core prometheus libprotobuf-dev libprotoc-dev
