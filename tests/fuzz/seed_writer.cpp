@@ -8,7 +8,8 @@
 //   <out>/edge/        stories260K compiled as stored (F32) and as INT8
 //   <out>/edgeq/       stories260K quantized INT8 and INT4 (.edgeq)
 //   <out>/hf_config/   config.json of stories260K as an HF folder (untied, tied, Phi-3) and variants
-//   <out>/tokenizer_json/ the Llama-2-style tokenizer.json of stories260K's vocabulary
+//   <out>/tokenizer_json/ the Llama-2-style tokenizer.json of stories260K's vocabulary, and small
+//                      byte-level ones (GPT-2, Llama 3, Qwen2 + NFC, SmolLM pre-tokenizers)
 //   <out>/plan/        plans (uniform, rules, keep, GPTQ/AWQ options)
 //   <out>/workload/    tests/data/workloads/*.workload
 //   <out>/protocol/    a handshake followed by one frame of every message type
@@ -31,6 +32,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
+#include <tuple>
 
 #include "engine/compile/compile.h"
 #include "engine/core/half.h"
@@ -41,6 +43,8 @@
 #include "engine/model/safetensors.h"
 #include "engine/model/synth.h"
 #include "engine/quant/apply.h"
+#include "engine/tokenizer/regex_split.h"
+#include "engine/tokenizer/text_util.h"
 #include "hf_fixture.h"
 #include "remote/protocol/frame.h"
 #include "remote/protocol/handshake.h"
@@ -448,6 +452,49 @@ Status write_boards(const std::string& dir) {
                               "Match host foo\n  User bar\nHost=lab\n\tPort=2022 # tabs and '='\n"}});
 }
 
+// Byte-level BPE tokenizer.json in the shapes GGUF export translates: GPT-2's ByteLevel regex,
+// a Split regex (Llama 3's, Qwen2's with NFC) then ByteLevel, Digits then ByteLevel (SmolLM).
+Status write_tokenizer_jsons(const std::string& dir) {
+    nlohmann::json vocab = nlohmann::json::object();
+    for (int b = 0; b < 256; ++b) vocab[edge::tok::byte_to_unicode(uint8_t(b))] = b;
+    const std::string sp = edge::tok::byte_to_unicode(uint8_t(' '));
+    vocab["he"] = 256;
+    vocab[sp + "t"] = 257;
+    vocab[sp + "the"] = 258;
+    const nlohmann::json merges = {"h e", sp + " t", sp + "t he"};
+    const nlohmann::json added = {{{"id", 259}, {"content", "<|endoftext|>"}, {"special", true}},
+                                  {{"id", 260}, {"content", "<|im_start|>"}, {"special", true}},
+                                  {{"id", 262}, {"content", "<extra>"}, {"special", false}}};
+    auto byte_level = [](bool regex) {
+        return nlohmann::json{{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", regex}};
+    };
+    auto split = [&](const char* pattern) {
+        return nlohmann::json{
+            {"type", "Sequence"},
+            {"pretokenizers",
+             {{{"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"}, {"invert", false}},
+              byte_level(false)}}};
+    };
+    const std::vector<std::tuple<const char*, nlohmann::json, nlohmann::json>> shapes = {
+        {"gpt2.json", byte_level(true), nullptr},
+        {"llama3.json", split(edge::tok::kLlama3Pattern), nullptr},
+        {"qwen2.json", split(edge::tok::find_pre_tokenizer("qwen2")->patterns[0]), {{"type", "NFC"}}},
+        {"smollm.json",
+         {{"type", "Sequence"},
+          {"pretokenizers", {{{"type", "Digits"}, {"individual_digits", true}}, byte_level(true)}}},
+         nullptr}};
+    for (const auto& [file, pre, norm] : shapes) {
+        const nlohmann::json j = {{"version", "1.0"},
+                                  {"added_tokens", added},
+                                  {"normalizer", norm},
+                                  {"pre_tokenizer", pre},
+                                  {"decoder", {{"type", "ByteLevel"}}},
+                                  {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}}}};
+        EDGE_TRY(write_bytes(dir + "/" + file, j.dump()));
+    }
+    return {};
+}
+
 // tokenizer_config.json: a template string, a list of named templates with and without
 // "default", add_bos_token, and the shapes the reader must refuse.
 Status write_tokenizer_configs(const std::string& dir, const std::string& source) {
@@ -518,7 +565,7 @@ int main(int argc, char** argv) {
           write_llama2c_tokenizers(out + "/llama2c_tokenizer"), write_kv_traces(out + "/kv_trace", source),
           write_boards(out + "/boards"), write_known_hosts(out + "/known_hosts"),
           write_generation_configs(out + "/generation_config"), write_chat_templates(out + "/chat_template", source),
-          write_tokenizer_configs(out + "/tokenizer_config", source)}) {
+          write_tokenizer_configs(out + "/tokenizer_config", source), write_tokenizer_jsons(out + "/tokenizer_json")}) {
         if (!s.ok()) {
             std::fprintf(stderr, "seed writer: %s\n", s.message().c_str());
             return 1;
