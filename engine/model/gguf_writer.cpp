@@ -216,21 +216,26 @@ Status Writer::finish() {
     return {};
 }
 
-void set_llama_metadata(Writer& w, const LlamaConfig& c, const TokenizerSpec& tok, const std::string& name) {
-    w.set("general.architecture", Value::of_string("llama"));
-    if (!name.empty()) w.set("general.name", Value::of_string(name));
-    w.set("llama.context_length", Value::of_u32(uint32_t(c.context_length)));
-    w.set("llama.embedding_length", Value::of_u32(uint32_t(c.dim)));
-    w.set("llama.block_count", Value::of_u32(uint32_t(c.n_layers)));
-    w.set("llama.feed_forward_length", Value::of_u32(uint32_t(c.hidden_dim)));
-    w.set("llama.attention.head_count", Value::of_u32(uint32_t(c.n_heads)));
-    w.set("llama.attention.head_count_kv", Value::of_u32(uint32_t(c.n_kv_heads)));
-    w.set("llama.attention.layer_norm_rms_epsilon", Value::of_f32(c.norm_eps));
-    w.set("llama.rope.dimension_count", Value::of_u32(uint32_t(c.rope_dim)));
-    w.set("llama.rope.freq_base", Value::of_f32(c.rope_theta));
+void set_architecture(Writer& w, const std::string& arch, const LlamaConfig& c) {
+    const std::string p = arch + ".";
+    w.set("general.architecture", Value::of_string(arch));
+    w.set(p + "context_length", Value::of_u32(uint32_t(c.context_length)));
+    w.set(p + "embedding_length", Value::of_u32(uint32_t(c.dim)));
+    w.set(p + "block_count", Value::of_u32(uint32_t(c.n_layers)));
+    w.set(p + "feed_forward_length", Value::of_u32(uint32_t(c.hidden_dim)));
+    w.set(p + "attention.head_count", Value::of_u32(uint32_t(c.n_heads)));
+    w.set(p + "attention.head_count_kv", Value::of_u32(uint32_t(c.n_kv_heads)));
+    w.set(p + "attention.layer_norm_rms_epsilon", Value::of_f32(c.norm_eps));
+    w.set(p + "rope.dimension_count", Value::of_u32(uint32_t(c.rope_dim)));
+    w.set(p + "rope.freq_base", Value::of_f32(c.rope_theta));
     if (c.head_dim != 0 && c.n_heads != 0 && c.head_dim != c.dim / c.n_heads)
-        w.set("llama.attention.key_length", Value::of_u32(uint32_t(c.head_dim)));
-    w.set("llama.vocab_size", Value::of_u32(uint32_t(c.vocab_size)));
+        w.set(p + "attention.key_length", Value::of_u32(uint32_t(c.head_dim)));
+    w.set(p + "vocab_size", Value::of_u32(uint32_t(c.vocab_size)));
+}
+
+void set_llama_metadata(Writer& w, const LlamaConfig& c, const TokenizerSpec& tok, const std::string& name) {
+    set_architecture(w, "llama", c);
+    if (!name.empty()) w.set("general.name", Value::of_string(name));
     if (tok.empty() || tok.model == "hf") return;
     w.set("tokenizer.ggml.model", Value::of_string(tok.model));
     if (!tok.pre.empty()) w.set("tokenizer.ggml.pre", Value::of_string(tok.pre));

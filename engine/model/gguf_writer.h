@@ -64,6 +64,9 @@ private:
 };
 
 // llama.* and tokenizer.ggml.* metadata for a config and tokenizer (general.architecture too).
+// general.architecture = arch and the <arch>.* hyperparameters of `c` (context, widths, heads,
+// norm epsilon, rotary dimension and base, vocabulary size), as llama.cpp's converter writes them.
+void set_architecture(Writer& w, const std::string& arch, const LlamaConfig& c);
 void set_llama_metadata(Writer& w, const LlamaConfig& c, const TokenizerSpec& tok, const std::string& name);
 
 }  // namespace edge::gguf

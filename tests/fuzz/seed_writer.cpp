@@ -94,18 +94,8 @@ Status write_models(const std::string& dir) {
     auto m = edge::make_synth_model(o);
     if (!m.ok()) return m.error();
     for (const char* arch : {"qwen2", "phi3"}) {
-        const edge::LlamaConfig& c = m->config;
-        const std::string p = std::string(arch) + ".";
         edge::gguf::Writer w;
-        w.set("general.architecture", Value::of_string(arch));
-        w.set(p + "embedding_length", Value::of_u32(uint32_t(c.dim)));
-        w.set(p + "block_count", Value::of_u32(uint32_t(c.n_layers)));
-        w.set(p + "feed_forward_length", Value::of_u32(uint32_t(c.hidden_dim)));
-        w.set(p + "attention.head_count", Value::of_u32(uint32_t(c.n_heads)));
-        w.set(p + "attention.head_count_kv", Value::of_u32(uint32_t(c.n_kv_heads)));
-        w.set(p + "context_length", Value::of_u32(uint32_t(c.context_length)));
-        w.set(p + "rope.freq_base", Value::of_f32(c.rope_theta));
-        w.set(p + "attention.layer_norm_rms_epsilon", Value::of_f32(c.norm_eps));
+        edge::gguf::set_architecture(w, arch, m->config);
         for (const edge::Tensor& t : m->tensors)
             if (std::string(arch) == "qwen2" || !t.name.ends_with(".bias"))
                 EDGE_TRY(w.add_tensor(t.name, DType::F32, t.shape));

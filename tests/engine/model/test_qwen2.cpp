@@ -81,15 +81,7 @@ std::vector<float> logits(const std::string& path) { return test::executor_logit
 std::string write_qwen2_gguf(const Model& m, const std::string& path, int64_t k_bias_len = -1) {
     const LlamaConfig& c = m.config;
     gguf::Writer w;
-    w.set("general.architecture", gguf::Value::of_string("qwen2"));
-    w.set("qwen2.embedding_length", gguf::Value::of_u32(uint32_t(c.dim)));
-    w.set("qwen2.block_count", gguf::Value::of_u32(uint32_t(c.n_layers)));
-    w.set("qwen2.feed_forward_length", gguf::Value::of_u32(uint32_t(c.hidden_dim)));
-    w.set("qwen2.attention.head_count", gguf::Value::of_u32(uint32_t(c.n_heads)));
-    w.set("qwen2.attention.head_count_kv", gguf::Value::of_u32(uint32_t(c.n_kv_heads)));
-    w.set("qwen2.context_length", gguf::Value::of_u32(uint32_t(c.context_length)));
-    w.set("qwen2.rope.freq_base", gguf::Value::of_f32(c.rope_theta));
-    w.set("qwen2.attention.layer_norm_rms_epsilon", gguf::Value::of_f32(c.norm_eps));
+    gguf::set_architecture(w, "qwen2", c);
     std::vector<std::vector<float>> data;
     auto put = [&](const std::string& name, std::vector<float> v, std::vector<int64_t> shape) {
         EXPECT_TRUE(w.add_tensor(name, DType::F32, shape).ok()) << name;

@@ -258,16 +258,8 @@ TEST(RopeScaling, Phi3LongropeMatchesTheTorchReferenceOnBothSidesOfTheOriginalCo
 std::string write_phi3_gguf(const Model& m, const std::string& path, bool longrope, int ffn_key = 0) {
     const LlamaConfig& c = m.config;
     gguf::Writer w;
-    w.set("general.architecture", gguf::Value::of_string("phi3"));
-    w.set("phi3.embedding_length", gguf::Value::of_u32(uint32_t(c.dim)));
-    w.set("phi3.block_count", gguf::Value::of_u32(uint32_t(c.n_layers)));
-    w.set("phi3.feed_forward_length", gguf::Value::of_u32(uint32_t(ffn_key > 0 ? ffn_key : c.hidden_dim)));
-    w.set("phi3.attention.head_count", gguf::Value::of_u32(uint32_t(c.n_heads)));
-    w.set("phi3.attention.head_count_kv", gguf::Value::of_u32(uint32_t(c.n_kv_heads)));
-    w.set("phi3.context_length", gguf::Value::of_u32(uint32_t(c.context_length)));
-    w.set("phi3.rope.dimension_count", gguf::Value::of_u32(uint32_t(c.rope_dim)));
-    w.set("phi3.rope.freq_base", gguf::Value::of_f32(c.rope_theta));
-    w.set("phi3.attention.layer_norm_rms_epsilon", gguf::Value::of_f32(c.norm_eps));
+    gguf::set_architecture(w, "phi3", c);
+    if (ffn_key > 0) w.set("phi3.feed_forward_length", gguf::Value::of_u32(uint32_t(ffn_key)));
     if (longrope) {
         w.set("phi3.rope.scaling.original_context_length", gguf::Value::of_u32(32));
         w.set("phi3.rope.scaling.attn_factor", gguf::Value::of_f32(float(std::sqrt(1.6))));
