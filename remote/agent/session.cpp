@@ -149,6 +149,24 @@ int run_session(int in_fd, int out_fd, const SessionOptions& opts) {
                 am.power_w = b.power_w;
                 am.temperature_c = b.temperature_c;
                 (void)out.send(proto::Metrics{q->request_id, prometheus_text(am)});
+            } else if (auto* s = std::get_if<proto::Stop>(&msg); s && s->scope == proto::StopScope::Request) {
+                // One request, the others untouched; an id that is neither queued nor running
+                // is an error to this stop request only.
+                const auto [what, type] = worker.cancel_request(s->target);
+                const std::string target = "request " + std::to_string(s->target);
+                if (what == Worker::Cancelled::NotFound) {
+                    (void)out.send(proto::ErrorMsg{s->request_id, proto::ErrorCode::BadRequest,
+                                                   "stop: " + target +
+                                                       " is neither queued nor running (finished, cancelled or "
+                                                       "never sent); nothing was cancelled"});
+                } else {
+                    if (what == Worker::Cancelled::Queued)
+                        (void)out.send(proto::Ack{s->target, type, "cancelled before it started"});
+                    (void)out.send(proto::Ack{
+                        s->request_id, proto::MsgType::Stop,
+                        target + (what == Worker::Cancelled::Queued ? " cancelled (it was queued)"
+                                                                    : " cancelled (it stops between tokens)")});
+                }
             } else if (auto* s = std::get_if<proto::Stop>(&msg)) {
                 size_t n = worker.cancel();
                 worker.wait_idle();

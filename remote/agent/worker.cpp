@@ -115,6 +115,24 @@ size_t Worker::cancel() {
     return n;
 }
 
+std::pair<Worker::Cancelled, proto::MsgType> Worker::cancel_request(uint32_t id) {
+    std::lock_guard lk(mu_);
+    auto id_of = [](const Request& r) { return std::visit([](const auto& q) { return q.request_id; }, r); };
+    if (busy_ && running_id_ == id) {
+        cancel_ = true;
+        return {Cancelled::Running, proto::MsgType::Stop};
+    }
+    for (auto it = queue_.begin(); it != queue_.end(); ++it)
+        if (id_of(*it) == id) {
+            const proto::MsgType type =
+                std::visit([](const auto& q) { return proto::type_of(proto::Message(q)); }, *it);
+            queue_.erase(it);
+            cv_.notify_all();
+            return {Cancelled::Queued, type};
+        }
+    return {Cancelled::NotFound, proto::MsgType::Stop};
+}
+
 void Worker::wait_idle() {
     std::unique_lock lk(mu_);
     cv_.wait(lk, [&] { return queue_.empty() && !busy_; });
@@ -129,6 +147,7 @@ void Worker::loop() {
         queue_.pop_front();
         busy_ = true;
         cancel_ = false;
+        running_id_ = std::visit([](const auto& q) { return q.request_id; }, r);
         lk.unlock();
         const std::string& tp = std::visit([](const auto& q) -> const std::string& { return q.traceparent; }, r);
         auto ctx = proto::parse_traceparent(tp);

@@ -52,6 +52,10 @@ public:
     void submit(Request r);
     // Cancels the running request (between tokens) and drops queued ones; returns how many.
     size_t cancel();
+    // Cancels request `id` alone: a queued one is dropped (Queued, with its type), the running one
+    // stops between tokens (Running); NotFound when it is neither (finished, cancelled, never sent).
+    enum class Cancelled { Queued, Running, NotFound };
+    std::pair<Cancelled, proto::MsgType> cancel_request(uint32_t id);
     // Waits until the queue is empty and nothing runs.
     void wait_idle();
     // Counters since the session started (any thread; a consistent copy).
@@ -77,6 +81,7 @@ private:
     std::condition_variable cv_;
     std::deque<Request> queue_;
     bool busy_ = false, stop_ = false;
+    uint32_t running_id_ = 0;  // the request being served while busy_
     std::atomic<bool> cancel_{false};
     mutable std::mutex stats_mu_;
     WorkerStats stats_;

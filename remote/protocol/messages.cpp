@@ -108,6 +108,7 @@ void put(WireWriter& w, const ErrorMsg& m) {
 void put(WireWriter& w, const Stop& m) {
     w.u32(m.request_id);
     w.u8(static_cast<uint8_t>(m.scope));
+    if (m.scope == StopScope::Request) w.u32(m.target);
 }
 void put(WireWriter& w, const Ack& m) {
     w.u32(m.request_id);
@@ -254,8 +255,9 @@ bool get(WireReader& r, ErrorMsg& m) {
 bool get(WireReader& r, Stop& m) {
     m.request_id = r.u32();
     uint8_t scope = r.u8();
-    if (scope > static_cast<uint8_t>(StopScope::Shutdown)) return false;
+    if (scope > static_cast<uint8_t>(StopScope::Request)) return false;
     m.scope = static_cast<StopScope>(scope);
+    m.target = m.scope == StopScope::Request ? r.u32() : 0;
     return true;
 }
 bool get(WireReader& r, Ack& m) {

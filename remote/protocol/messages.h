@@ -135,11 +135,14 @@ struct ErrorMsg {
 enum class StopScope : uint8_t {
     Cancel = 0,    // cancel the running and queued workloads, keep the session
     Shutdown = 1,  // cancel, flush, acknowledge and exit
+    Request = 2,   // cancel one request (`target`) and nothing else: dropped when queued (it is
+                   // acknowledged "cancelled before it started"), stopped between tokens when running
 };
 
 struct Stop {
     uint32_t request_id = 0;
     StopScope scope = StopScope::Shutdown;
+    uint32_t target = 0;  // StopScope::Request: the request to cancel (on the wire only then)
     bool operator==(const Stop&) const = default;
 };
 

@@ -272,6 +272,7 @@ Status write_protocol(const std::string& dir) {
         LogLine{1, LogLevel::Info, {}, {}, "ready"},
         ErrorMsg{3, ErrorCode::RunFailed, "bad"},
         Stop{4, StopScope::Cancel},
+        Stop{5, StopScope::Request, 3},
         Ack{5, MsgType::RunWorkload, "done"},
         RunResult{2, 0, 5, 16, 3.5, 100.0, "text"},
         MetricsRequest{6},

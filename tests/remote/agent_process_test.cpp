@@ -208,6 +208,81 @@ TEST(AgentProcess, CancelStopsARunAndEndOfInputExitsCleanly) {
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
 }
 
+// Stop with scope Request cancels one request by id and nothing else: a queued one is dropped
+// (and acknowledged so its client stops waiting), the running one stops between tokens, the
+// request behind them runs in full; a finished or unknown id is an error to that stop alone.
+TEST(AgentProcess, CancelOneRequestByIdLeavesTheOthersAndUnknownIdsAreErrorsToTheStopAlone) {
+    EDGE_REQUIRE_SHARED(model_path());
+    auto dir = test::temp_dir("agent-cancel-one");
+    auto link = open_agent(dir);
+    ASSERT_TRUE(link);
+    uint32_t id = link->next_request_id();
+    ASSERT_TRUE(link->send(LoadEngine{id, model_path(), std::nullopt, "", ""}).ok());
+    ASSERT_TRUE(test::collect(*link, id, 30000).ack.has_value());
+
+    auto run = [&](int prompts) {
+        return RunWorkload{link->next_request_id(),
+                           std::vector<std::string>(size_t(prompts), "Once upon a time"),
+                           24,
+                           0,
+                           0,
+                           1,
+                           1,
+                           20,
+                           ""};
+    };
+    const RunWorkload a = run(1000), b = run(2), c = run(2);
+    for (const RunWorkload* r : {&a, &b, &c}) ASSERT_TRUE(link->send(*r).ok());
+    for (int i = 0; i < 100; ++i) {  // a is running once its first result is out
+        auto m = link->receive(100);
+        ASSERT_TRUE(m.ok()) << m.message();
+        if (m.value() && std::holds_alternative<RunResult>(*m.value())) break;
+    }
+    auto stop = [&](uint32_t target) {
+        const uint32_t sid = link->next_request_id();
+        EXPECT_TRUE(link->send(Stop{sid, StopScope::Request, target}).ok());
+        return sid;
+    };
+    // b, queued behind a: dropped, and acknowledged as such.
+    const uint32_t s1 = stop(b.request_id);
+    auto cb = test::collect(*link, b.request_id, 10000);
+    ASSERT_TRUE(cb.ack.has_value());
+    EXPECT_EQ(cb.ack->detail, "cancelled before it started");
+    EXPECT_TRUE(cb.results.empty());
+    auto c1 = test::collect(*link, s1, 10000);
+    ASSERT_TRUE(c1.ack.has_value());
+    EXPECT_NE(c1.ack->detail.find("it was queued"), std::string::npos) << c1.ack->detail;
+    // a, running: stops between tokens.
+    const uint32_t s2 = stop(a.request_id);
+    auto c2 = test::collect(*link, s2, 10000);
+    ASSERT_TRUE(c2.ack.has_value());
+    EXPECT_NE(c2.ack->detail.find("stops between tokens"), std::string::npos) << c2.ack->detail;
+    auto ca = test::collect(*link, a.request_id, 20000);
+    ASSERT_TRUE(ca.ack.has_value());
+    EXPECT_NE(ca.ack->detail.find("cancelled"), std::string::npos) << ca.ack->detail;
+    // c was not touched: every prompt runs.
+    auto cc = test::collect(*link, c.request_id, 30000);
+    ASSERT_TRUE(cc.ack.has_value()) << (cc.error ? cc.error->message : "no ack");
+    EXPECT_EQ(cc.results.size(), 2u);
+    EXPECT_EQ(cc.ack->detail.find("cancelled"), std::string::npos) << cc.ack->detail;
+    // A finished request and an id never sent: errors to those stops, the session goes on.
+    for (uint32_t target : {a.request_id, 9999u}) {
+        const uint32_t s = stop(target);
+        auto ce = test::collect(*link, s, 10000);
+        ASSERT_TRUE(ce.error.has_value()) << target;
+        EXPECT_EQ(ce.error->code, ErrorCode::BadRequest);
+        EXPECT_NE(ce.error->message.find("request " + std::to_string(target) + " is neither queued nor running"),
+                  std::string::npos)
+            << ce.error->message;
+    }
+    const RunWorkload d = run(1);
+    ASSERT_TRUE(link->send(d).ok());
+    auto cd = test::collect(*link, d.request_id, 30000);
+    ASSERT_TRUE(cd.ack.has_value());
+    EXPECT_EQ(cd.results.size(), 1u);
+    EXPECT_TRUE(link->stop(5000).ok());
+}
+
 // A prompt that repeats what the cache already holds (the same story opening, then a longer
 // one that starts with it) is served from the cached positions: the same greedy text as a
 // fresh prefill, and the reported hit rate counts exactly the reused positions.
