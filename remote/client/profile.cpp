@@ -92,7 +92,9 @@ Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileReques
             where = t.value()->describe();
             rep.board = where;
             auto link = AgentLink::open(std::move(t).value());
-            if (!link.ok()) return Failure{false, link.message()};
+            // An agent of another protocol version answers the same after a restart: no retry.
+            if (!link.ok())
+                return Failure{link.message().find("protocol version mismatch") != std::string::npos, link.message()};
             AgentLink& l = *link.value();
             rep.agent = l.agent_hello();
 

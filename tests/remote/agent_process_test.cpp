@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "remote/client/agent_link.h"
+#include "remote/client/profile.h"
 #include "remote/client/sha256_file.h"
 #include "remote/protocol/trace.h"
 #include "remote_test_util.h"
@@ -94,6 +95,25 @@ TEST(AgentProcess, VersionMismatchCarriesBothVersions) {
     EXPECT_EQ(rep->agent_version, kProtocolVersion);
     EXPECT_EQ(rep->client_version, 99u);
     EXPECT_EQ(t.value()->close(5000), 3);
+}
+
+// What the studio's Boards page runs (remote::run_profile, board_controller.cpp) against an
+// agent of the previous protocol: no restart loop, one error naming both versions and what to
+// do - deploy a matching agent.
+TEST(AgentProcess, AnOlderAgentIsAnErrorNamingBothVersionsAndOfferingToRedeploy) {
+    const std::string older = std::to_string(kProtocolVersion - 1), ours = std::to_string(kProtocolVersion);
+    // A fake agent of protocol N-1: reads the 16-byte request, replies "version mismatch".
+    const std::string script = "head -c 16 >/dev/null; printf 'EDGEWIRE\\001\\000\\000\\000\\" +
+                               std::to_string(kProtocolVersion - 1) + "\\000\\000\\000\\" + ours +
+                               "\\000\\000\\000'; sleep 1";
+    remote::ProfileRequest req;
+    req.engine_path = "model.edge";
+    req.prompts = {"Once upon a time"};
+    remote::SupervisorOptions o;
+    o.restart_delay_ms = 10;
+    auto r = remote::run_profile(remote::local_agent_starter({"/bin/sh", "-c", script}), req, o);
+    EXPECT_TRUE(test::fails_with(
+        r, {"the agent speaks " + older, "this client speaks " + ours, "deploy a matching edge-agent"}));
 }
 
 TEST(AgentProcess, SecondClientIsToldBusy) {
