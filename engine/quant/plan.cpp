@@ -11,6 +11,17 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
+// True when object `o` has no `key`, or holds there a whole number in [lo, hi] (checked before
+// any conversion to int, which a number like 1e30 would make undefined).
+bool whole_in(const ojson& o, const char* key, int64_t lo, int64_t hi) {
+    if (!o.is_object() || !o.contains(key)) return true;
+    const ojson& v = o[key];
+    if (v.is_number_unsigned())
+        return v.get<uint64_t>() >= uint64_t(std::max<int64_t>(lo, 0)) && v.get<uint64_t>() <= uint64_t(hi);
+    if (v.is_number_integer()) return v.get<int64_t>() >= lo && v.get<int64_t>() <= hi;
+    return false;
+}
+
 Result<Precision> parse_precision(const std::string& s, const std::string& where) {
     if (s == "fp32" || s == "f32") return Precision::FP32;
     if (s == "fp16" || s == "f16") return Precision::FP16;
@@ -206,13 +217,18 @@ Result<QuantPlan> parse_plan(std::string_view text, const std::string& source) {
                 p.keep_precision = *pr;
             } else if (key == "gptq") {
                 p.gptq.damp = v.value("damp", p.gptq.damp);
+                if (!whole_in(v, "block", 1, 1 << 20))
+                    return err(source, ": gptq block must be a whole number in 1..1048576, found ",
+                               json_excerpt(v["block"]));
                 p.gptq.block = v.value("block", p.gptq.block);
                 p.gptq.act_order = v.value("act_order", p.gptq.act_order);
                 if (!(p.gptq.damp >= 0.0 && p.gptq.damp < 1.0) || p.gptq.block <= 0)
                     return err(source, ": gptq damp must be in [0, 1) and block positive");
             } else if (key == "awq") {
+                // Checked before it is converted: a JSON number such as 1e30 has no int value.
+                if (!whole_in(v, "grid", 1, 1000))
+                    return err(source, ": awq grid must be a whole number in 1..1000, found ", json_excerpt(v["grid"]));
                 p.awq.grid = v.value("grid", p.awq.grid);
-                if (p.awq.grid < 1 || p.awq.grid > 1000) return err(source, ": awq grid must be in 1..1000");
             } else if (key == "prune" || key == "comment" || key == "name") {
                 // owned by other tools / free text
             } else {

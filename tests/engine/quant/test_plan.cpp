@@ -85,6 +85,23 @@ TEST(QuantPlan, RefusesUnknownLayersAndImpossibleSettings) {
     expect_error("{not json", "not valid JSON");
 }
 
+// Regression (fuzz_plan, 2026-12-04, UBSan): {"awq": {"grid": 1.9e30}} was converted to int
+// before its range was checked. Whole numbers are now checked first, and the value is quoted.
+TEST(QuantPlan, HugeOrFractionalNumbersAreRefusedBeforeConversion) {
+    for (const char* grid :
+         {"1922222222222222222222222222222", "1e30", "-1e30", "2.5", "\"10\"", "18446744073709551615"})
+        EXPECT_TRUE(edge::test::fails_with(
+            edge::quant::parse_plan(std::string("{\"awq\": {\"grid\": ") + grid + "}}", "p.plan.json"),
+            {"p.plan.json", "awq grid must be a whole number in 1..1000"}))
+            << grid;
+    EXPECT_TRUE(edge::test::fails_with(edge::quant::parse_plan(R"({"gptq": {"block": 1e30}})", "p.plan.json"),
+                                       {"p.plan.json", "gptq block must be a whole number"}));
+    auto ok = edge::quant::parse_plan(R"({"awq": {"grid": 40}, "gptq": {"block": 64}})", "p.plan.json");
+    ASSERT_TRUE(ok.ok()) << ok.message();
+    EXPECT_EQ(ok->awq.grid, 40);
+    EXPECT_EQ(ok->gptq.block, 64);
+}
+
 // Regression (issue 21): a value nested 100,000 deep used to overflow the stack while the error
 // message was built (dump() of the whole value). Now the reader refuses the nesting up front, and
 // a bad value is quoted as a short excerpt.
