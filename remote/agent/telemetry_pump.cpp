@@ -54,14 +54,18 @@ void TelemetryPump::send_locked(std::unique_lock<std::mutex>& lk) {
     dropped_ = 0;
     last_send_ = std::chrono::steady_clock::now();
     ++batches_;
+    sending_ = true;
     lk.unlock();  // never hold the buffer while writing to a slow peer
     (void)out_.send(b);
     lk.lock();
+    sending_ = false;
 }
 
 void TelemetryPump::flush() {
     std::unique_lock lk(mu_);
-    if (pending_.empty() && dropped_ == 0) return;
+    // A batch being written counts as pending: the caller's next frame (a run's acknowledgement)
+    // must not overtake it, or a short run's samples arrive after the client stopped listening.
+    if (pending_.empty() && dropped_ == 0 && !sending_) return;
     flush_requested_ = true;
     cv_.notify_all();
     done_.wait(lk, [&] { return !flush_requested_ || stop_; });

@@ -22,7 +22,9 @@ public:
 
     void set_rate_hz(unsigned hz);  // clamped to 1..20
     void push(proto::TelemetrySample s);
-    // Sends what is pending, waiting first if a batch went out less than one period ago.
+    // Sends what is pending, waiting first if a batch went out less than one period ago; returns
+    // once everything pushed before the call has been written (a batch already being written
+    // included).
     void flush();
     uint64_t batches_sent() const;
     uint64_t samples_dropped() const;  // since the pump started
@@ -42,6 +44,7 @@ private:
     uint64_t dropped_total_ = 0;
     bool stop_ = false;
     bool flush_requested_ = false;
+    bool sending_ = false;  // the pump thread is writing a batch (the lock released)
     std::condition_variable done_;
     std::thread thread_;
 };

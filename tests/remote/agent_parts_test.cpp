@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
 #include <random>
 #include <thread>
@@ -79,6 +80,51 @@ TEST(BoardSensors, ReadsAFakeJetsonAndReportsAbsentOtherwise) {
     std::filesystem::remove_all(dir / "sys/class/hwmon/hwmon0");
     EXPECT_DOUBLE_EQ(agent::BoardSensors((dir / "sys").string(), (dir / "proc").string()).read().power_w.value_or(-1),
                      2.5);
+}
+
+// flush() returns only once a batch already being written has gone out: the run's acknowledgement
+// the worker sends next must not overtake its samples (a short profile reported no samples).
+TEST(TelemetryPump, FlushWaitsForTheBatchBeingWritten) {
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    agent::FrameWriter out(fds[1]);
+    agent::TelemetryPump pump(out, 2048);
+    for (uint32_t i = 0; i < 2000; ++i) {  // a batch larger than the pipe's buffer: its write blocks
+        proto::TelemetrySample s;
+        s.tokens_generated = i;
+        s.token_latency_ms = 1.0;
+        s.ttft_ms = 2.0;
+        pump.push(s);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    while (pump.batches_sent() == 0 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5))
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_EQ(pump.batches_sent(), 1u) << "the pump took the batch and is writing it";
+    std::atomic<bool> flushed{false};
+    std::thread flusher([&] {
+        pump.flush();
+        flushed = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_FALSE(flushed.load()) << "flush returned while its samples were still being written";
+    proto::FrameReader r;
+    size_t samples = 0;
+    uint8_t buf[65536];
+    while (samples < 2000) {
+        const ssize_t n = ::read(fds[0], buf, sizeof buf);
+        ASSERT_GT(n, 0);
+        r.feed(buf, size_t(n));
+        for (;;) {
+            auto m = r.next();
+            ASSERT_TRUE(m.ok()) << m.message();
+            if (!m.value()) break;
+            samples += std::get<proto::TelemetryBatch>(*m.value()).samples.size();
+        }
+    }
+    flusher.join();
+    EXPECT_TRUE(flushed.load());
+    ::close(fds[0]);
+    ::close(fds[1]);
 }
 
 TEST(TelemetryPump, CapsTheRateAndBoundsTheBuffer) {
