@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Time and peak resident memory (VmHWM, file pages included: GNU time's %M) of each phase of the
 # user's path on a synthesized model at a real shape: synth -> info -> tokenize -> quantize (INT4
-# RTN g32) -> compile the plan -> generate 16 tokens from the engine [-> quantize INT4 GPTQ g32].
+# RTN g32) -> compile the plan -> generate 16 tokens from the engine, then from the F16 file itself
+# (its weights run as stored) [-> quantize INT4 GPTQ g32].
 # Prints a Markdown table (docs/benchmarks.md keeps the figures).
 #
 # Usage: scripts/bench-real-size.sh SHAPE [WORKDIR] [--gptq]
@@ -44,6 +45,7 @@ phase "tokenize" "$cli" tokenize "$model" --text "Once upon a time there was a l
 phase "quantize INT4 RTN g32 -> .edgeq" "$cli" quantize "$model" --plan "$plan" --out "$work/$shape-int4.edgeq"
 phase "compile INT4 RTN g32 -> .edge" "$cli" compile "$model" --plan "$plan" --out "$work/$shape-int4.edge"
 phase "generate -n 16 (the .edge engine)" "$cli" generate "$work/$shape-int4.edge" --prompt "Once upon a time" -n 16 --temperature 0
+phase "generate -n 16 (the F16 GGUF as stored)" "$cli" generate "$model" --prompt "Once upon a time" -n 16 --temperature 0
 if [ "$gptq" = 1 ]; then
   phase "quantize INT4 GPTQ g32 -> .edgeq" "$cli" quantize "$model" --plan "$gplan" --calib "$calib" \
     --calib-sequences 8 --calib-len 128 --out "$work/$shape-gptq.edgeq"

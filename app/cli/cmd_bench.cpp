@@ -52,7 +52,7 @@ int run_bench(const BenchArgs& a) {
         plan = std::move(eng->program);
         model = std::make_shared<const Model>(std::move(eng->file.model));
     } else {
-        auto loaded = load(a.model, a.tokenizer, false);
+        auto loaded = load(a.model, a.tokenizer, false, Weights::AsStored);
         if (!loaded.ok()) return fail(loaded.error());
         model = loaded->model;
     }

@@ -27,7 +27,7 @@ int run_export(const ExportArgs& a) {
         o.embedding_given = true;
         o.embedding = kEmbedding.at(a.embedding);
     }
-    auto loaded = load(a.model, a.tokenizer, false, /*lazy_weights=*/true);
+    auto loaded = load(a.model, a.tokenizer, false, Weights::Lazy);
     if (!loaded.ok()) return fail(loaded.error());
     ProgressBar bar(!a.json);
     auto r = model::export_gguf(*loaded->model, a.out, o, bar.progress());

@@ -19,7 +19,7 @@ struct InfoArgs {
 };
 
 int run_info(const InfoArgs& a) {
-    auto loaded = load(a.model, a.tokenizer, false, /*lazy_weights=*/true);
+    auto loaded = load(a.model, a.tokenizer, false, Weights::Lazy);
     if (!loaded.ok()) return fail(loaded.error());
     const Model& m = *loaded->model;
     const LlamaConfig& c = m.config;

@@ -155,7 +155,7 @@ int run_serve_bench(const ServeArgs& a) {
     if (!st) return fail(st.error());
     auto w = sched::read_workload(a.workload);
     if (!w) return fail(w.error());
-    auto lm = load(a.model, "", false);
+    auto lm = load(a.model, "", false, Weights::AsStored);
     if (!lm) return fail(lm.error());
     const LlamaConfig& c = lm->model->config;
     const int max_seq = std::min(c.context_length > 0 ? c.context_length : 2048, 1 << 16);

@@ -26,7 +26,7 @@ int run_perplexity(const PplArgs& a) {
     if (!proto.ok()) return fail(proto.error());
     auto text = read_text_file(a.text_path);
     if (!text.ok()) return fail(text.error());
-    auto loaded = load(a.model, a.tokenizer, true);
+    auto loaded = load(a.model, a.tokenizer, true, a.numerics.llamacpp() ? Weights::F32 : Weights::AsStored);
     if (!loaded.ok()) return fail(loaded.error());
 
     PplOptions po;

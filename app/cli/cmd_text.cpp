@@ -37,7 +37,12 @@ struct GenerateArgs {
 int run_generate(const GenerateArgs& a) {
     // A compiled engine is opened again by its executor below: here its tokenizer and shape only.
     const bool compiled = runtime::is_compiled_engine(a.model);
-    auto loaded = load(a.model, a.tokenizer, true, /*lazy_weights=*/compiled);
+    // Other files: weights as stored for the FP32 executor, as F32 for llama.cpp's numerics (which
+    // re-quantize from F32 with the source types).
+    auto loaded = load(a.model, a.tokenizer, true,
+                       compiled                ? Weights::Lazy
+                       : a.numerics.llamacpp() ? Weights::F32
+                                               : Weights::AsStored);
     if (!loaded.ok()) return fail(loaded.error());
     const Tokenizer& tok = *loaded->tokenizer;
     const LlamaConfig& c = loaded->model->config;
@@ -188,7 +193,7 @@ struct TokenizeArgs {
 };
 
 int run_tokenize(const TokenizeArgs& a) {
-    auto loaded = load(a.model, a.tokenizer, true, /*lazy_weights=*/true);
+    auto loaded = load(a.model, a.tokenizer, true, Weights::Lazy);
     if (!loaded.ok()) return fail(loaded.error());
     const Tokenizer& tok = *loaded->tokenizer;
     const bool bos = !a.no_bos && loaded->model->tokenizer.add_bos;

@@ -100,8 +100,13 @@ Status NumericsArgs::apply(RuntimeOptions& ro) const {
     return Status{};
 }
 
+bool NumericsArgs::llamacpp() const {
+    auto n = parse_numerics(numerics);
+    return n.ok() && *n == Numerics::LlamaCpp;
+}
+
 Result<LoadedModel> load(const std::string& path, const std::string& tokenizer_path, bool need_tokenizer,
-                         bool lazy_weights) {
+                         Weights weights) {
     LoadOptions lo;
     lo.tokenizer_path = tokenizer_path;
     // Opened lazily first, so the memory the weights will take is known before it is taken.
@@ -111,15 +116,17 @@ Result<LoadedModel> load(const std::string& path, const std::string& tokenizer_p
         return load_model(path, lo, bar.progress());
     }();
     if (!m.ok()) return m.error();
-    if (!lazy_weights && !model::weights_resident(*m)) {
-        uint64_t f32 = 0;
-        for (const Tensor& t : m->tensors)
-            if (model::is_unread(t)) f32 += t.nbytes;
-        EDGE_TRY(check_memory(path, {{"weights as F32", f32}}, memory_budget(),
+    if (weights != Weights::Lazy && !model::weights_resident(*m)) {
+        const bool stored = weights == Weights::AsStored;
+        uint64_t bytes = stored ? model::as_stored_bytes(*m) : 0;
+        if (!stored)
+            for (const Tensor& t : m->tensors)
+                if (model::is_unread(t)) bytes += t.nbytes;
+        EDGE_TRY(check_memory(path, {{stored ? "weights as stored" : "weights as F32", bytes}}, memory_budget(),
                               "compile it to an engine (edgestudio-cli compile MODEL --plan PLAN) or quantize it "
                               "(edgestudio-cli quantize) and run that, or use a machine with more memory"));
         ProgressBar bar;
-        EDGE_TRY(model::load_weights(*m, bar.progress()));
+        EDGE_TRY(stored ? model::load_weights_as_stored(*m, bar.progress()) : model::load_weights(*m, bar.progress()));
     }
     LoadedModel out;
     if (need_tokenizer) {

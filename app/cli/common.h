@@ -61,6 +61,8 @@ struct NumericsArgs {
     void add_options(CLI::App* sub);
     // ro.numerics and ro.llamacpp from the options; an error names an unknown --numerics.
     Status apply(RuntimeOptions& ro) const;
+    // True when llama.cpp's numerics were asked for (they need the weights as F32).
+    bool llamacpp() const;
 };
 
 struct LoadedModel {
@@ -68,12 +70,21 @@ struct LoadedModel {
     std::unique_ptr<Tokenizer> tokenizer;  // null unless requested
 };
 
+// How load() leaves the weights of a model file (compiled engines and .edgeq files hold theirs as
+// they are either way).
+enum class Weights {
+    F32,       // every tensor read as F32 (for commands that compute over weights in FP32)
+    AsStored,  // matrices as stored (F16/BF16 aliasing the file, Q8_0/Q4_0 repacked as QI8/QI4;
+               // engine/model/weights.h): what the CPU executor runs, without an FP32 copy
+    Lazy,      // only the header, configuration, tokenizer and tensor table (engine/model/weights.h):
+               // for commands that never need the weights, or stream over them a tensor at a time
+};
+
 // Loads MODEL (any format load_model knows), with a progress bar. When need_tokenizer is set, a
-// model without a tokenizer is an error telling the user to pass --tokenizer. With lazy_weights
-// only the header, configuration, tokenizer and tensor table are read (engine/model/weights.h):
-// for commands that never need the weights, or that stream over them one tensor at a time.
+// model without a tokenizer is an error telling the user to pass --tokenizer. Before reading
+// weights it checks that they fit (the --memory-limit / machine preflight).
 Result<LoadedModel> load(const std::string& path, const std::string& tokenizer_path, bool need_tokenizer,
-                         bool lazy_weights = false);
+                         Weights weights = Weights::F32);
 
 // Subcommand registration (one file per command group). Each sets `rc` when it runs.
 void add_info_command(CLI::App& app, int& rc);

@@ -272,6 +272,32 @@ public:
         return t;
     }
 
+    Result<Tensor> load_stored(const Tensor& want) const override {
+        const RowSlice* slice = find_slice(want.name);
+        const gguf::TensorInfo* ti = find(slice ? slice->stored : want.name);
+        if (!ti || want.shape.size() != 2 || !model::runs_as_stored(ti->type)) return load_f32(want);
+        const File& f = *f_;
+        if (f.mapping) f.mapping->will_need(size_t(ti->data - f.mapping->data()), size_t(ti->nbytes));
+        const int64_t cols = int64_t(ti->ne[0]), stored_rows = int64_t(ti->n_elements) / cols;
+        const bool plain = model::as_stored_type(ti->type) == ti->type;
+        const size_t elem = plain ? size_t(dtype_block_bytes(ti->type)) : 1;
+        if (!slice && plain && f.mapping && reinterpret_cast<uintptr_t>(ti->data) % elem == 0) {
+            Tensor t = model::make_unread(ti->name, ti->shape(), ti->type);
+            t.type = ti->type;
+            t.nbytes = size_t(ti->nbytes);
+            t.data = f.mapping->share(size_t(ti->data - f.mapping->data()));
+            return t;
+        }
+        const uint64_t row_bytes = ti->nbytes / uint64_t(stored_rows);
+        auto r = model::rows_as_stored(want.name, want.shape, ti->type, [&](int64_t row) {
+            const int64_t from =
+                slice ? slice->row0 + model::rotate_half_source_row(row, slice->heads, head_dim_, rope_dim_) : row;
+            return ti->data + uint64_t(from) * row_bytes;
+        });
+        if (!r.ok()) return err(f.path, ": ", r.message());
+        return r;
+    }
+
     void release(const Tensor& want) const override {
         const RowSlice* slice = find_slice(want.name);
         const gguf::TensorInfo* ti = find(slice ? slice->stored : want.name);

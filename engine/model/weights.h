@@ -25,6 +25,12 @@ public:
     virtual ~WeightSource() = default;
     // The F32 contents of unread tensor `t`, as the eager importer makes it (source_type kept).
     virtual Result<Tensor> load_f32(const Tensor& t) const = 0;
+    // Unread 2-D tensor `t` the way the CPU executor runs it without an FP32 copy: F32, F16 and
+    // BF16 as stored (aliasing the mapping when its rows need no reordering, else copied row by
+    // row in their own type), ggml Q8_0 / Q4_0 repacked exactly as QI8 / QI4 (symmetric, groups
+    // of 32, half scales: the same codes and scales, rows_as_stored). Other types come as
+    // load_f32 gives them (the default).
+    virtual Result<Tensor> load_stored(const Tensor& t) const { return load_f32(t); }
     // Drops the file pages `t` was read from out of this process's resident set (they stay
     // in the page cache). A no-op where the source cannot tell.
     virtual void release(const Tensor& t) const { (void)t; }
@@ -38,6 +44,24 @@ bool weights_resident(const Model& m);
 // Reads every unread tensor of `m` through its source, then lets the source go (nothing is left
 // to read). The eager importers end with this.
 Status load_weights(Model& m, Progress* progress = nullptr);
+
+// Reads every unread tensor of `m` as the executors run it (WeightSource::load_stored): matrices
+// in their stored type or repacked, 1-D tensors (norms, biases) as F32. What the CPU executor
+// runs from a model file (generate, perplexity, bench, the agent): no FP32 copy of the weights.
+Status load_weights_as_stored(Model& m, Progress* progress = nullptr);
+// The bytes load_weights_as_stored will hold for `m`'s unread tensors (the preflight's figure).
+size_t as_stored_bytes(const Model& m);
+
+// Types load_stored keeps without an FP32 copy: F32, F16, BF16, Q8_0, Q4_0.
+bool runs_as_stored(DType stored);
+// The result type of such a type (Q8_0 -> QI8, Q4_0 -> QI4, the rest themselves).
+DType as_stored_type(DType stored);
+// A [rows, cols] tensor (shape) built from stored rows of `type` (runs_as_stored), row r of the
+// result read from row(r) (a row of cols elements as the file holds it): plain types copied,
+// Q8_0 / Q4_0 repacked into QI8 / QI4. source_type is `type`. What the sources use for tensors
+// whose rows are sliced or permuted, or that need repacking.
+Result<Tensor> rows_as_stored(const std::string& name, const std::vector<int64_t>& shape, DType type,
+                              const std::function<const uint8_t*(int64_t)>& row);
 
 // `t` (a tensor of `m`) as F32: itself (sharing storage) when it is resident F32, else read from
 // m's source. Errors name the model and the tensor.

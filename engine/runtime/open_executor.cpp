@@ -6,6 +6,7 @@
 
 #include "engine/model/edge_file.h"
 #include "engine/model/loader.h"
+#include "engine/model/weights.h"
 #include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/runtime/exec_program.h"
 
@@ -29,8 +30,11 @@ Result<OpenedExecutor> open_executor(const std::string& path, const OpenOptions&
     }
     LoadOptions lo;
     lo.tokenizer_path = o.tokenizer_path;
+    lo.lazy_weights = true;
     auto m = load_model(path, lo);
     if (!m.ok()) return m.error();
+    // The weights as stored (F16/BF16 aliasing the file, Q8_0/Q4_0 repacked): no FP32 copy.
+    EDGE_TRY(model::load_weights_as_stored(*m));
     OpenedExecutor r;
     r.model = std::make_shared<const Model>(std::move(m).value());
     // The K/V live in the caller's PagedKv (the executor holds none until prefill/forward).

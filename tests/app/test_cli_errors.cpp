@@ -92,7 +92,7 @@ TEST(CliErrors, MemoryLimitStopsJobsThatWouldNotFit) {
     const auto dir = temp_dir("cli-memlimit");
     CliRun gen = run_cli({"generate", m, "--prompt", "Once", "-n", "2", "--memory-limit", "100K"});
     expect_failure(gen, m);
-    for (const char* part : {"needs about", "weights as F32", "100.0 KiB is available", "--memory-limit", "compile"})
+    for (const char* part : {"needs about", "weights as stored", "100.0 KiB is available", "--memory-limit", "compile"})
         EXPECT_NE(gen.err.find(part), std::string::npos) << part << ": " << gen.err;
 
     const std::string plan = (dir / "int4.json").string();

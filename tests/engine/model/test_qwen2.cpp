@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "engine/compile/compile.h"
+#include "engine/core/half.h"
 #include "engine/model/edgeq.h"
 #include "engine/model/gguf.h"
 #include "engine/model/gguf_writer.h"
@@ -76,15 +77,25 @@ fs::path qwen2_folder(const std::string& tag, const Model& m = qwen2_model()) {
 
 std::vector<float> logits(const std::string& path) { return test::executor_logits(path, tokens()); }
 
+// Bytes of a model's matrices at two bytes an element.
+size_t stored_weight_bytes_f16(const Model& m) {
+    size_t n = 0;
+    for (const Tensor& t : m.tensors)
+        if (t.shape.size() == 2) n += size_t(t.numel()) * 2;
+    return n;
+}
+
 // A qwen2 GGUF as llama.cpp's converter writes one: qwen2.* keys, Q/K rows and their biases in
 // the rotate-half layout (the converter does not permute them for this architecture).
-std::string write_qwen2_gguf(const Model& m, const std::string& path, int64_t k_bias_len = -1) {
+// Matrices are written as `matrix_type` (F32, F16 or BF16), vectors as F32.
+std::string write_qwen2_gguf(const Model& m, const std::string& path, int64_t k_bias_len = -1,
+                             DType matrix_type = DType::F32) {
     const LlamaConfig& c = m.config;
     gguf::Writer w;
     gguf::set_architecture(w, "qwen2", c);
     std::vector<std::vector<float>> data;
     auto put = [&](const std::string& name, std::vector<float> v, std::vector<int64_t> shape) {
-        EXPECT_TRUE(w.add_tensor(name, DType::F32, shape).ok()) << name;
+        EXPECT_TRUE(w.add_tensor(name, shape.size() == 2 ? matrix_type : DType::F32, shape).ok()) << name;
         data.push_back(std::move(v));
     };
     auto values = [&](const std::string& name) {
@@ -199,6 +210,73 @@ TEST(Qwen2, Qwen2GgufExportEdgeqAndCompiledFormsEqualTheHfFolder) {
     const double compat_gap = test::worst_relative(lc, want, kVocab);
     std::printf("llama.cpp numerics (F16 K/V) against the FP32 executor: %.2e\n", compat_gap);
     EXPECT_LE(compat_gap, 2e-2);
+}
+
+// Weights as stored (what generate, perplexity, bench and the agent run): an F16 qwen2 file's
+// matrices stay F16 - Q/K rows copied in the interleaved order, the rest aliasing the mapping -
+// with no FP32 copy but the vectors, and the executor gives the logits of the F32 import.
+TEST(Qwen2, F16GgufAndBf16HfFolderRunAsStoredWithPermutedRowsAndNoFp32Copy) {
+    const fs::path dir = test::temp_dir("qwen2_stored");
+    const std::string path = (dir / "model-f16.gguf").string();
+    ASSERT_EQ(write_qwen2_gguf(qwen2_model(), path, -1, DType::F16), "");
+    auto f32 = load_model(path);
+    ASSERT_TRUE(f32.ok()) << f32.message();
+    LoadOptions lo;
+    lo.lazy_weights = true;
+    auto stored = load_model(path, lo);
+    ASSERT_TRUE(stored.ok()) << stored.message();
+    size_t vector_bytes = 0;
+    for (const Tensor& t : stored->tensors)
+        if (t.shape.size() == 1) vector_bytes += t.nbytes;
+    EXPECT_EQ(model::as_stored_bytes(*stored), stored_weight_bytes_f16(*stored) + vector_bytes);
+    // FP32 memory: the Q/K biases only (permuted copies); F32 norms and V biases alias the file.
+    size_t qk_bias_bytes = 0;
+    for (const Tensor& t : stored->tensors)
+        if (t.name.ends_with("attn_q.bias") || t.name.ends_with("attn_k.bias")) qk_bias_bytes += t.nbytes;
+    const size_t before = model::f32_weight_stats().live_bytes;
+    ASSERT_TRUE(model::load_weights_as_stored(*stored).ok());
+    EXPECT_EQ(model::f32_weight_stats().live_bytes - before, qk_bias_bytes);
+    for (const Tensor& t : stored->tensors) {
+        EXPECT_EQ(t.type, t.shape.size() == 2 ? DType::F16 : DType::F32) << t.name;
+        if (t.shape.size() != 2) continue;
+        // Row for row the values of the F32 import (Q/K permuted out of the rotate-half layout).
+        const Tensor* want = f32->find(t.name);
+        ASSERT_NE(want, nullptr) << t.name;
+        const uint16_t* h = reinterpret_cast<const uint16_t*>(t.raw());
+        for (int64_t i = 0; i < t.numel(); ++i)
+            ASSERT_EQ(f16_to_f32(h[i]), want->f32()[i]) << t.name << " element " << i;
+    }
+    const std::vector<float> want = logits(path);
+    auto rt = LlamaCpu::create(std::make_shared<const Model>(std::move(stored).value()), RuntimeOptions{1, 64});
+    ASSERT_TRUE(rt.ok()) << rt.message();
+    std::vector<float> got(want.size());
+    (*rt)->prefill(tokens().data(), kTokens, 0, got.data());
+    EXPECT_LE(test::worst_relative(got, want, kVocab), 1e-5);
+
+    // A BF16 Hugging Face folder, sharded: the same, Q/K rows permuted out of rotate-half.
+    const fs::path hf = test::temp_dir("qwen2_stored_hf");
+    test::HfFixtureOptions ho;
+    ho.storage = DType::BF16;
+    ho.sharded = true;
+    ASSERT_EQ(test::write_hf_folder(qwen2_model(), hf, ho), "");
+    auto hf32 = load_model(hf.string());
+    ASSERT_TRUE(hf32.ok()) << hf32.message();
+    auto hfs = load_model(hf.string(), lo);
+    ASSERT_TRUE(hfs.ok()) << hfs.message();
+    ASSERT_TRUE(model::load_weights_as_stored(*hfs).ok());
+    for (const Tensor& t : hfs->tensors) {
+        EXPECT_EQ(t.type, t.shape.size() == 2 ? DType::BF16 : DType::F32) << t.name;
+        if (t.shape.size() != 2) continue;
+        const Tensor* w = hf32->find(t.name);
+        ASSERT_NE(w, nullptr) << t.name;
+        const uint16_t* h = reinterpret_cast<const uint16_t*>(t.raw());
+        for (int64_t i = 0; i < t.numel(); ++i) ASSERT_EQ(bf16_to_f32(h[i]), w->f32()[i]) << t.name << " " << i;
+    }
+    const std::vector<float> hf_want = logits(hf.string());
+    auto hrt = LlamaCpu::create(std::make_shared<const Model>(std::move(hfs).value()), RuntimeOptions{1, 64});
+    ASSERT_TRUE(hrt.ok()) << hrt.message();
+    (*hrt)->prefill(tokens().data(), kTokens, 0, got.data());
+    EXPECT_LE(test::worst_relative(got, hf_want, kVocab), 1e-5);
 }
 
 TEST(Qwen2, BadBiasesAndUnsupportedBiasConfigsAreRefusedByName) {
