@@ -73,6 +73,15 @@ void MappedFile::will_need(size_t offset, size_t len) const {
     madvise(data_ + begin, offset + len - begin, MADV_WILLNEED);
 }
 
+void MappedFile::will_run(size_t offset, size_t len) const {
+    if (!data_ || offset >= size_) return;
+    len = std::min(len, size_ - offset);
+    const size_t page = size_t(sysconf(_SC_PAGESIZE));
+    const size_t begin = offset / page * page;
+    madvise(data_ + begin, offset + len - begin, MADV_NORMAL);
+    madvise(data_ + begin, offset + len - begin, MADV_WILLNEED);
+}
+
 Result<std::string> read_text_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) return err(path, ": cannot open: ", std::strerror(errno));

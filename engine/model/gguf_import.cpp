@@ -279,9 +279,11 @@ public:
         const File& f = *f_;
         if (f.mapping) f.mapping->will_need(size_t(ti->data - f.mapping->data()), size_t(ti->nbytes));
         const int64_t cols = int64_t(ti->ne[0]), stored_rows = int64_t(ti->n_elements) / cols;
+        // Kept in its own type (not repacked): aliased where the kernels' reads stay aligned.
         const bool plain = model::as_stored_type(ti->type) == ti->type;
-        const size_t elem = plain ? size_t(dtype_block_bytes(ti->type)) : 1;
-        if (!slice && plain && f.mapping && reinterpret_cast<uintptr_t>(ti->data) % elem == 0) {
+        const size_t align = dtype_block_elems(ti->type) > 1 ? 4 : size_t(dtype_block_bytes(ti->type));
+        if (!slice && plain && f.mapping && reinterpret_cast<uintptr_t>(ti->data) % align == 0) {
+            f.mapping->will_run(size_t(ti->data - f.mapping->data()), size_t(ti->nbytes));
             Tensor t = model::make_unread(ti->name, ti->shape(), ti->type);
             t.type = ti->type;
             t.nbytes = size_t(ti->nbytes);

@@ -91,6 +91,7 @@ public:
         const uint8_t* src = f.bytes(e);
         const bool whole = r.row0 == 0 && r.heads == 0 && r.rows == e.shape[0];
         if (whole && f.file && reinterpret_cast<uintptr_t>(src) % size_t(e.elem_bytes) == 0) {
+            f.file->will_run(size_t(src - f.file->data()), size_t(e.end - e.begin));
             Tensor t = model::make_unread(want.name, want.shape, *e.dtype);
             t.type = *e.dtype;
             t.nbytes = size_t(e.end - e.begin);

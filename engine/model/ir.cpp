@@ -4,6 +4,7 @@
 #include <set>
 
 #include "engine/model/rope.h"
+#include "engine/model/weights.h"
 
 namespace edge {
 
@@ -150,14 +151,17 @@ Status validate_llama(const Model& m) {
         EDGE_TRY(need(blk(l, "ffn_down.weight"), {D, F}));
     }
     for (const auto& t : m.tensors) {
-        // Weight matrices may be held as stored (F16, or EdgeStudio's QI8/QI4 with their layout);
-        // norms and everything else must be F32.
+        // Weight matrices may be held as stored (F16, BF16, EdgeStudio's QI8/QI4 with their layout,
+        // ggml blocks as a GGUF keeps them: model::runs_as_stored); norms and the rest are F32.
         const bool matrix = t.shape.size() == 2;
-        const bool stored_ok = t.type == DType::F32 || (matrix && (t.type == DType::F16 || t.type == DType::BF16)) ||
+        const bool blocks =
+            dtype_block_elems(t.type) > 1 && model::runs_as_stored(t.type) && t.cols() % dtype_block_elems(t.type) == 0;
+        const bool stored_ok = t.type == DType::F32 ||
+                               (matrix && (t.type == DType::F16 || t.type == DType::BF16 || blocks)) ||
                                (matrix && (t.type == DType::QI8 || t.type == DType::QI4) && t.quant);
         if (!stored_ok)
             return err(src, ": tensor '", t.name, "' is held as ", dtype_name(t.type),
-                       "; the CPU executor needs F32 (F16, BF16, QI8 or QI4 for weight matrices)");
+                       "; the CPU executor needs F32 (F16, BF16, QI8, QI4 or ggml blocks for weight matrices)");
         if (!t.data && !m.weights) return err(src, ": tensor '", t.name, "' has no data");
     }
     return {};

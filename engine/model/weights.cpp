@@ -94,7 +94,15 @@ bool runs_as_stored(DType stored) {
         case DType::F16:
         case DType::BF16:
         case DType::Q8_0:
-        case DType::Q4_0: return true;
+        case DType::Q4_0:
+        case DType::Q4_1:
+        case DType::Q5_0:
+        case DType::Q5_1:
+        case DType::Q2_K:
+        case DType::Q3_K:
+        case DType::Q4_K:
+        case DType::Q5_K:
+        case DType::Q6_K: return true;
         default: return false;
     }
 }
@@ -145,6 +153,8 @@ Result<Tensor> rows_as_stored(const std::string& name, const std::vector<int64_t
         t.quant = std::move(q);
         return t;
     }
+    if (cols % dtype_block_elems(type) != 0)
+        return err("tensor '", name, "': ", cols, " columns are not whole ", dtype_name(type), " blocks");
     const size_t row_bytes = dtype_bytes(type, cols);
     t.nbytes = row_bytes * size_t(rows);
     t.data = type == DType::F32 ? alloc_counted_f32(rows * cols) : alloc_aligned(t.nbytes);

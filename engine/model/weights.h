@@ -28,8 +28,9 @@ public:
     // Unread 2-D tensor `t` the way the CPU executor runs it without an FP32 copy: F32, F16 and
     // BF16 as stored (aliasing the mapping when its rows need no reordering, else copied row by
     // row in their own type), ggml Q8_0 / Q4_0 repacked exactly as QI8 / QI4 (symmetric, groups
-    // of 32, half scales: the same codes and scales, rows_as_stored). Other types come as
-    // load_f32 gives them (the default).
+    // of 32, half scales: the same codes and scales, rows_as_stored), ggml's other block types
+    // (Q4_1, Q5_x, K-quants) kept as blocks for the kernels that dequantize a row at a time.
+    // Types no kernel reads come as load_f32 gives them (the default).
     virtual Result<Tensor> load_stored(const Tensor& t) const { return load_f32(t); }
     // Drops the file pages `t` was read from out of this process's resident set (they stay
     // in the page cache). A no-op where the source cannot tell.
@@ -52,13 +53,14 @@ Status load_weights_as_stored(Model& m, Progress* progress = nullptr);
 // The bytes load_weights_as_stored will hold for `m`'s unread tensors (the preflight's figure).
 size_t as_stored_bytes(const Model& m);
 
-// Types load_stored keeps without an FP32 copy: F32, F16, BF16, Q8_0, Q4_0.
+// Types load_stored keeps without an FP32 copy: F32, F16, BF16 and ggml's Q8_0, Q4_0, Q4_1,
+// Q5_0, Q5_1, Q2_K..Q6_K.
 bool runs_as_stored(DType stored);
 // The result type of such a type (Q8_0 -> QI8, Q4_0 -> QI4, the rest themselves).
 DType as_stored_type(DType stored);
 // A [rows, cols] tensor (shape) built from stored rows of `type` (runs_as_stored), row r of the
-// result read from row(r) (a row of cols elements as the file holds it): plain types copied,
-// Q8_0 / Q4_0 repacked into QI8 / QI4. source_type is `type`. What the sources use for tensors
+// result read from row(r) (a row of cols elements as the file holds it): Q8_0 / Q4_0 repacked into
+// QI8 / QI4, other types copied as they are. source_type is `type`. What the sources use for tensors
 // whose rows are sliced or permuted, or that need repacking.
 Result<Tensor> rows_as_stored(const std::string& name, const std::vector<int64_t>& shape, DType type,
                               const std::function<const uint8_t*(int64_t)>& row);

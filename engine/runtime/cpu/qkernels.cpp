@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "engine/core/half.h"
+#include "engine/model/ggml_dequant.h"
 #include "kernels.h"
 #include "qkernels_impl.h"
 
@@ -232,7 +233,11 @@ bool supported(const Tensor& w) {
         case DType::BF16: return w.data != nullptr;
         case DType::QI8:
         case DType::QI4: return w.data != nullptr && w.quant && w.quant->rows * w.quant->cols == w.numel();
-        default: return false;
+        default:
+            // ggml's other block types (Q4_1, Q5_x, K-quants) as a GGUF file stores them, rows of
+            // whole blocks: multiplied a dequantized row at a time (the float path).
+            return w.data != nullptr && dtype_block_elems(w.type) > 1 && can_dequantize(w.type) &&
+                   w.cols() % dtype_block_elems(w.type) == 0;
     }
 }
 
@@ -265,7 +270,10 @@ void dequantize_row(const Tensor& w, int64_t r, float* out) {
             }
             return;
         }
-        default: std::fill(out, out + cols, 0.0f);
+        default:
+            // ggml block types (supported() checked the rows are whole blocks).
+            if (!edge::dequantize(w.type, w.data.get() + size_t(r) * dtype_bytes(w.type, cols), out, cols).ok())
+                std::fill(out, out + cols, 0.0f);
     }
 }
 

@@ -1,4 +1,6 @@
-// CPU kernels for weights held as stored: F16, and EdgeStudio's QI8 / QI4 (quant_format.h).
+// CPU kernels for weights held as stored: F16, BF16, EdgeStudio's QI8 / QI4 (quant_format.h), and
+// ggml's other block types as a GGUF stores them (Q4_1, Q5_0, Q5_1, Q2_K..Q6_K: a row dequantized
+// at a time, then the FP32 dot; GGUF Q8_0 / Q4_0 are repacked into QI8 / QI4 when read).
 //
 // Quantized matmul never dequantizes a whole matrix. For row-mode tensors whose group size is a
 // multiple of 32 (or per channel), the activation vector is quantized once per matmul to int8 in
@@ -19,7 +21,7 @@ namespace edge::qkernels {
 
 // True when the runtime can multiply by a weight tensor of this type in place.
 bool supported(const Tensor& w);
-// Dequantizes row r of a 2-D weight (F32, F16, BF16, QI8, QI4) into out[cols].
+// Dequantizes row r of a 2-D weight (any type supported() accepts) into out[cols].
 void dequantize_row(const Tensor& w, int64_t r, float* out);
 // The whole tensor as floats (tests, quantizers; never used by the executor).
 std::vector<float> dequantize(const Tensor& w);

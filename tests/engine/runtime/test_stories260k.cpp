@@ -160,15 +160,13 @@ TEST_P(QuantizedGreedy, MatchesLlamaCppText) { expect_llamacpp_text(GetParam(), 
 TEST_P(QuantizedGreedy, AsStoredMatchesLlamaCppText) { expect_llamacpp_text(GetParam(), true); }
 
 // What load_weights_as_stored makes of each llama.cpp file: F16/BF16 matrices kept, Q8_0/Q4_0
-// repacked into QI8/QI4 with the very codes and scales (the dequantized values equal the F32
-// import's bit for bit), Q4_1 (no layout of ours) read as F32; no FP32 memory but for vectors
-// and such fallbacks.
+// repacked into QI8/QI4 with the very codes and scales, Q5_0/Q4_1 kept as ggml blocks (the
+// dequantized values equal the F32 import's bit for bit); no FP32 memory but converted vectors.
 TEST(Stories260K, LlamaCppFilesLoadAsStoredWithTheSameValues) {
-    const std::pair<const char*, DType> cases[] = {{"stories260K-F16.gguf", DType::F16},
-                                                   {"stories260K-BF16.gguf", DType::BF16},
-                                                   {"stories260K-Q8_0.gguf", DType::QI8},
-                                                   {"stories260K-Q4_0.gguf", DType::QI4},
-                                                   {"stories260K-Q4_1.gguf", DType::F32}};
+    const std::pair<const char*, DType> cases[] = {
+        {"stories260K-F16.gguf", DType::F16},   {"stories260K-BF16.gguf", DType::BF16},
+        {"stories260K-Q8_0.gguf", DType::QI8},  {"stories260K-Q4_0.gguf", DType::QI4},
+        {"stories260K-Q5_0.gguf", DType::Q5_0}, {"stories260K-Q4_1.gguf", DType::Q4_1}};
     for (const auto& [file, want_type] : cases) {
         SCOPED_TRACE(file);
         const std::string path = test::shared(kModels + "llamacpp/" + file);
@@ -200,7 +198,7 @@ TEST(Stories260K, LlamaCppFilesLoadAsStoredWithTheSameValues) {
             ASSERT_EQ(got.size(), size_t(ref->numel())) << t.name;
             EXPECT_EQ(std::memcmp(got.data(), ref->f32(), got.size() * sizeof(float)), 0) << t.name;
         }
-        if (want_type != DType::F32) {
+        {
             // llama.cpp falls back to another type for ffn_down (172 columns: no whole blocks).
             EXPECT_GE(kept, 5 * 6) << "every block's 64-column matrices kept as stored";
         }
