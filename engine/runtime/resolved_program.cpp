@@ -204,4 +204,17 @@ Result<ResolvedProgram> resolve_program(const Model& m, const runtime::ExecProgr
     return rp;
 }
 
+Result<BackendProgram> resolve_for_backend(const Model& m, const runtime::ExecProgram& plan, int requested_max_seq) {
+    EDGE_TRY(validate_llama(m));
+    const LlamaConfig& c = m.config;
+    int max_seq =
+        requested_max_seq > 0 ? requested_max_seq : std::min(c.context_length > 0 ? c.context_length : 2048, 4096);
+    if (requested_max_seq <= 0) max_seq = std::min(max_seq, plan_max_seq(plan, c));
+    if (max_seq <= 0)
+        return err(m.source_path, ": the execution plan has no attention scratch to size the KV cache by");
+    auto rp = resolve_program(m, plan, max_seq);
+    if (!rp.ok()) return err(m.source_path, ": ", rp.message());
+    return BackendProgram{max_seq, std::move(rp).value()};
+}
+
 }  // namespace edge

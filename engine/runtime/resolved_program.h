@@ -53,4 +53,13 @@ struct ResolvedProgram {
 // Errors name the node and the value or tensor that is missing or inconsistent.
 Result<ResolvedProgram> resolve_program(const Model& m, const runtime::ExecProgram& plan, int max_seq);
 
+// What every backend's load() starts from: the model checked (validate_llama), the longest
+// sequence (requested_max_seq when > 0, else the model's context capped at 4096 and by the plan's
+// attention scratch) and the program resolved against the model's tensors. Errors name the file.
+struct BackendProgram {
+    int max_seq = 0;
+    ResolvedProgram program;
+};
+Result<BackendProgram> resolve_for_backend(const Model& m, const runtime::ExecProgram& plan, int requested_max_seq);
+
 }  // namespace edge

@@ -30,22 +30,17 @@ Status CpuBackend::download(void* dst, const void* src, size_t bytes) {
 Status CpuBackend::load(std::shared_ptr<const Model> model, const runtime::ExecProgram& plan,
                         const BackendOptions& opts) {
     if (!model) return err("cpu backend: no model given");
-    EDGE_TRY(validate_llama(*model));
+    auto rp = resolve_for_backend(*model, plan, opts.max_seq);
+    if (!rp.ok()) return rp.error();
     for (const Tensor& t : model->tensors)
         if (!qkernels::supported(t))
             return err(model->source_path, ": tensor '", t.name, "' of type ", dtype_name(t.type),
                        " cannot run on the CPU backend");
     const LlamaConfig& c = model->config;
-    const int planned = plan_max_seq(plan, c);
-    int max_seq = opts.max_seq > 0 ? opts.max_seq : std::min(c.context_length > 0 ? c.context_length : 2048, 4096);
-    if (opts.max_seq <= 0) max_seq = std::min(max_seq, planned);
-    if (max_seq <= 0)
-        return err(model->source_path, ": the execution plan has no attention scratch to size the KV cache by");
-    auto rp = resolve_program(*model, plan, max_seq);
-    if (!rp.ok()) return err(model->source_path, ": ", rp.message());
+    const int max_seq = rp->max_seq;
     model_ = std::move(model);
     cfg_ = c;
-    plan_ = std::move(rp).value();
+    plan_ = std::move(rp->program);
     max_seq_ = max_seq;
     pool_ = std::make_unique<ThreadPool>(opts.threads);
     arena_ = alloc_aligned(std::max<size_t>(plan_.arena_bytes, 64));

@@ -69,15 +69,10 @@ public:
     Status load(std::shared_ptr<const Model> model, const runtime::ExecProgram& plan,
                 const BackendOptions& opts) override {
         if (!model) return err("cuda backend: no model given");
-        EDGE_TRY(validate_llama(*model));
+        auto rp = resolve_for_backend(*model, plan, opts.max_seq);
+        if (!rp.ok()) return rp.error();
         const LlamaConfig& c = model->config;
-        const int planned = plan_max_seq(plan, c);
-        int max_seq = opts.max_seq > 0 ? opts.max_seq : std::min(c.context_length > 0 ? c.context_length : 2048, 4096);
-        if (opts.max_seq <= 0) max_seq = std::min(max_seq, planned);
-        if (max_seq <= 0)
-            return err(model->source_path, ": the execution plan has no attention scratch to size the KV cache by");
-        auto rp = resolve_program(*model, plan, max_seq);
-        if (!rp.ok()) return err(model->source_path, ": ", rp.message());
+        const int max_seq = rp->max_seq;
         EDGE_CUDA_CHECK(cudaSetDevice(0));
         cudaDeviceProp prop{};
         EDGE_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -85,7 +80,7 @@ public:
         EDGE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
         model_ = std::move(model);
         cfg_ = c;
-        plan_ = std::move(rp).value();
+        plan_ = std::move(rp->program);
         max_seq_ = max_seq;
 
         for (const Step& s : plan_.steps) {
