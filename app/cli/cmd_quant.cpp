@@ -27,7 +27,7 @@ struct QuantizeArgs {
 int run_quantize(const QuantizeArgs& a) {
     auto plan = quant::load_plan(a.plan);
     if (!plan.ok()) return fail(plan.error());
-    // Lazily opened: RTN and FP16 convert one tensor at a time (AWQ and GPTQ read the model whole).
+    // Lazily opened: RTN and FP16 convert one tensor at a time, AWQ and GPTQ one block at a time.
     auto loaded = load(a.model, a.tokenizer, !a.calib.empty(), Weights::Lazy);
     if (!loaded.ok()) return fail(loaded.error());
     std::unique_ptr<quant::CalibSet> calib;

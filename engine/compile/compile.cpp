@@ -62,7 +62,7 @@ Result<CompileReport> compile(const Model& model, const CompileOptions& opts, Pr
         ao.threads = opts.threads;
         ao.sink = [w = writer->get()](const Tensor& t) { return w->add(t); };
         report(progress, 0.0, "quantizing and writing block by block");
-        auto q = quant::apply_plan(model, *opts.plan, nullptr, progress, ao);
+        auto q = quant::apply_plan(model, *opts.plan, opts.calib, progress, ao);
         if (!q.ok()) return q.error();
         size_t n = 0;
         std::string first;

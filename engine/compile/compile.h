@@ -11,6 +11,7 @@
 #include "engine/core/result.h"
 #include "engine/model/edge_file.h"
 #include "engine/model/ir.h"
+#include "engine/quant/calib.h"
 #include "engine/quant/plan.h"
 
 namespace edge::compile {
@@ -26,6 +27,9 @@ struct CompileOptions {
     int prefill_batch = 64;                // batch of the prefill memory plan
     int max_seq = 0;                       // <= 0: the model's context length (capped at 4096)
     int threads = 0;                       // for apply_plan
+    // Calibration for a plan with AWQ or GPTQ layers (block-streamed like the rest; null: such a
+    // plan is refused by apply_plan with the reason).
+    const quant::CalibSet* calib = nullptr;
 };
 
 struct CompileReport {

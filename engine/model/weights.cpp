@@ -88,6 +88,11 @@ Result<Tensor> weight_f32(const Model& m, const Tensor& t) {
     return read_unread(m, t, false);
 }
 
+Result<Tensor> weight_as_stored(const Model& m, const Tensor& t) {
+    if (!is_unread(t)) return t;
+    return read_unread(m, t, kept_as_stored(t));
+}
+
 bool runs_as_stored(DType stored) {
     switch (stored) {
         case DType::F32:

@@ -68,6 +68,10 @@ Result<Tensor> rows_as_stored(const std::string& name, const std::vector<int64_t
 // `t` (a tensor of `m`) as F32: itself (sharing storage) when it is resident F32, else read from
 // m's source. Errors name the model and the tensor.
 Result<Tensor> weight_f32(const Model& m, const Tensor& t);
+// `t` (a tensor of `m`) as the executors hold it: itself when held, else read through the source's
+// load_stored (a matrix in its stored type, no FP32 copy): for reading a few rows of a large
+// tensor, such as the embedding rows of calibration tokens.
+Result<Tensor> weight_as_stored(const Model& m, const Tensor& t);
 // Releases the file pages behind unread tensor `t` after a streaming command is done with it.
 void release_weight(const Model& m, const Tensor& t);
 // Calls use(t) with tensor `t` of `m` as it is held, or - unread - with its F32 contents read for

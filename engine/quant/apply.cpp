@@ -5,11 +5,15 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "engine/core/half.h"
 #include "engine/core/memory_budget.h"
 #include "engine/core/thread_pool.h"
 #include "engine/model/weights.h"
+#include "engine/quant/block_runner.h"
+#include "engine/runtime/cpu/kernels.h"
+#include "engine/runtime/cpu/qkernels.h"
 #include "methods.h"
 
 namespace edge::quant {
@@ -55,17 +59,19 @@ bool any_calibrated(const std::vector<LayerChoice>& choices) {
 
 }  // namespace
 
-ApplyEstimate estimate_apply(const Model& model, const std::vector<LayerChoice>& choices, bool streaming) {
+ApplyEstimate estimate_apply(const Model& model, const std::vector<LayerChoice>& choices, bool streaming,
+                             const CalibSet* calib) {
     std::map<std::string, const LayerChoice*> by_tensor;
     const bool needs_calib = any_calibrated(choices);
     for (const LayerChoice& c : choices) by_tensor[c.tensor] = &c;
     ApplyEstimate e;
-    std::map<int, uint64_t> per_block;  // converted bytes by block (-1: outside blocks)
-    uint64_t all_unread = 0, largest_unread = 0;
+    std::map<int, uint64_t> per_block;         // converted bytes by block (-1: outside blocks)
+    std::map<int, uint64_t> unread_per_block;  // F32 bytes read by block (-1: outside blocks)
+    uint64_t largest_unread = 0;
     for (const Tensor& t : model.tensors) {
         const bool unread = model::is_unread(t);
         if (unread) {
-            all_unread += t.nbytes;
+            unread_per_block[block_of(t.name)] += t.nbytes;
             largest_unread = std::max<uint64_t>(largest_unread, t.nbytes);
         }
         auto it = by_tensor.find(t.name);
@@ -83,8 +89,25 @@ ApplyEstimate estimate_apply(const Model& model, const std::vector<LayerChoice>&
         }
     }
     for (const auto& [block, bytes] : per_block)
-        e.converted = streaming && !needs_calib ? std::max(e.converted, bytes) : e.converted + bytes;
-    e.f32_working = needs_calib ? all_unread : largest_unread;
+        e.converted = streaming ? std::max(e.converted, bytes) : e.converted + bytes;
+    if (!needs_calib) {
+        e.f32_working = largest_unread;
+        return e;
+    }
+    // One block's weights as F32 (or the tensors outside blocks: embedding, head, norm), and the
+    // calibration activations: the carried states, a copy, the captured inputs of one block and
+    // the block runner's scratch.
+    uint64_t block_f32 = 0;
+    for (const auto& [block, bytes] : unread_per_block) block_f32 = std::max(block_f32, bytes);
+    const LlamaConfig& c = model.config;
+    uint64_t tokens = 0, longest = 0;
+    if (calib)
+        for (const auto& q : calib->sequences) {
+            tokens += q.size();
+            longest = std::max<uint64_t>(longest, q.size());
+        }
+    const uint64_t per_token = uint64_t(3 * c.dim + std::max(c.dim, c.q_dim()) + 3 * c.hidden_dim) * sizeof(float);
+    e.f32_working = block_f32 + tokens * per_token + longest * longest * uint64_t(c.n_heads) * sizeof(float);
     return e;
 }
 
@@ -103,11 +126,12 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
     if (needs_calib && (!calib || calib->sequences.empty()))
         return err(plan.source, ": awq and gptq need calibration text (none given, or it gave no sequences)");
     {
-        const ApplyEstimate e = estimate_apply(model, choices, bool(opts.sink));
+        const ApplyEstimate e = estimate_apply(model, choices, bool(opts.sink), calib);
         EDGE_TRY(check_memory(
             model.source_path + ": quantizing with " + (plan.source.empty() ? std::string("the plan") : plan.source),
             {{"converted layers", e.converted},
-             {needs_calib ? "every weight as F32 (AWQ/GPTQ run the model)" : "one tensor as F32", e.f32_working}},
+             {needs_calib ? "one block as F32 and the calibration activations (AWQ/GPTQ)" : "one tensor as F32",
+              e.f32_working}},
             memory_budget(),
             needs_calib ? "use RTN for the largest layers, or a machine with more memory"
                         : "quantize to fewer bits, or use a machine with more memory"));
@@ -117,9 +141,10 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
     if (calib && !calib->warning.empty()) res.warnings.push_back(calib->warning);
     // Tensors share storage until changed. Tensors of a lazily opened model stay unread until
     // their layer is converted (RTN, FP16: one tensor's F32 copy at a time; a layer left at FP32
-    // stays unread for the writer to stream). AWQ and GPTQ run the model over calibration text,
-    // which needs every tensor: they read the whole model first.
-    if (needs_calib && !model::weights_resident(model)) {
+    // stays unread for the writer to stream). AWQ and GPTQ carry the calibration tokens' hidden
+    // states from block to block, reading each block as F32 when its turn comes.
+    const bool streamed_calib = needs_calib && !opts.whole_model_reference;
+    if (needs_calib && opts.whole_model_reference && !model::weights_resident(model)) {
         Model loaded = model;
         EDGE_TRY(model::load_weights(loaded, progress));
         res.model = std::move(loaded);
@@ -131,6 +156,65 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
     std::map<std::string, double> alpha_of;
     ThreadPool pool(opts.threads);
     const LlamaConfig& cfg = model.config;
+
+    // Block-streamed calibration: the hidden states of every calibration token, carried through
+    // the blocks as they are converted (block_runner.h).
+    std::optional<CalibStates> states;
+    std::optional<BlockRunner> runner;
+    if (streamed_calib) {
+        const Tensor* e = out.find("token_embd.weight");
+        if (!e) return err(model.source_path, ": no token embedding to run the calibration text through");
+        // Only the calibration tokens' rows are converted (an F16 embedding stays F16).
+        auto stored = model::weight_as_stored(out, *e);
+        if (!stored.ok()) return stored.error();
+        if (!qkernels::supported(*stored))
+            return err(model.source_path, ": token_embd.weight is held as ", dtype_name(stored->type),
+                       ", which the calibration cannot read");
+        states = embed_calibration(*calib, *stored, cfg);
+        if (model::is_unread(*e)) model::release_weight(out, *e);
+        runner.emplace(cfg, states->longest, pool);
+    }
+    // Reads every unread tensor of decoder block `block` as F32: the block in hand.
+    auto hold_block = [&](int block) -> Status {
+        for (Tensor& t : out.tensors) {
+            if (block_of(t.name) != block || !model::is_unread(t)) continue;
+            auto r = model::weight_f32(out, t);
+            if (!r.ok()) return r.error();
+            model::release_weight(out, t);
+            t = std::move(r).value();
+        }
+        return {};
+    };
+    // The inputs of block `block`'s linears (-1: the output head's), with the blocks before it
+    // already converted.
+    auto capture = [&](int block) -> Result<BlockInputs> {
+        if (!streamed_calib)
+            return capture_block_inputs(std::make_shared<const Model>(out), *calib, block, opts.threads, progress);
+        if (is_cancelled(progress)) return err("calibration cancelled");
+        BlockInputs cap;
+        if (block >= 0) {
+            EDGE_TRY(hold_block(block));
+            auto w = block_weights(out, block);
+            if (!w.ok()) return w.error();
+            run_block(*runner, *states, *w, &cap);
+            return cap;
+        }
+        // The head reads the final norm of every token's state.
+        const Tensor* norm = out.find("output_norm.weight");
+        if (!norm) return err(model.source_path, ": no output_norm.weight");
+        const int D = cfg.dim;
+        Captured& x = cap["output"];
+        x.dim = D;
+        x.rows = states->total;
+        x.x.resize(size_t(states->total) * size_t(D));
+        EDGE_TRY(model::use_weight(out, *norm, [&](const Tensor& n) -> Status {
+            if (n.type != DType::F32) return err(model.source_path, ": output_norm.weight is not F32");
+            for (int64_t t = 0; t < states->total; ++t)
+                kernels::rmsnorm(&x.x[size_t(t) * D], &states->h[size_t(t) * D], n.f32(), D, cfg.norm_eps);
+            return {};
+        }));
+        return cap;
+    };
 
     std::unique_ptr<BlockInputs> captured;
     int captured_block = -2;
@@ -161,8 +245,7 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
                 const std::string key = capture_key(c.kind);
                 // Inputs captured once per block, with the earlier blocks already quantized.
                 if (captured_block != c.block || !captured) {
-                    auto in = quant::capture_block_inputs(std::make_shared<const Model>(out), *calib, c.block,
-                                                          opts.threads, progress);
+                    auto in = capture(c.block);
                     if (!in.ok()) return in.error();
                     captured = std::make_unique<BlockInputs>(std::move(in).value());
                     captured_block = c.block;
@@ -238,8 +321,7 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
             any_awq |=
                 c->spec.method == QMethod::AWQ && (c->precision == Precision::INT8 || c->precision == Precision::INT4);
         if (any_awq && block >= 0) {
-            auto inputs =
-                capture_block_inputs(std::make_shared<const Model>(out), *calib, block, opts.threads, progress);
+            auto inputs = capture(block);
             if (!inputs.ok()) return inputs.error();
             const std::string pre = "blk." + std::to_string(block) + ".";
             for (const AwqGroup& g : groups) {
@@ -303,10 +385,16 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
                 res.layers.push_back(std::move(reps[i]));
             }
         }
-        if (opts.sink && !needs_calib) EDGE_TRY(emit_block(block));
+        if (streamed_calib && block >= 0) {  // the states through the converted block
+            EDGE_TRY(hold_block(block));
+            auto w = block_weights(out, block);
+            if (!w.ok()) return w.error();
+            run_block(*runner, *states, *w, nullptr);
+        }
+        if (opts.sink && (!needs_calib || streamed_calib)) EDGE_TRY(emit_block(block));
         report(progress, double(b + 2) / double(cfg.n_layers + 1), "quantizing");
     }
-    if (opts.sink) EDGE_TRY(emit_all());  // what is left: everything when AWQ/GPTQ ran
+    if (opts.sink) EDGE_TRY(emit_all());  // what is left (everything in the whole-model reference)
     for (const LayerReport& r : res.layers) {
         if (!r.error.within_bound && r.format.find("rtn") != std::string::npos &&
             r.format.find("asym") == std::string::npos && r.format.find("clip") == std::string::npos &&

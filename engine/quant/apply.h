@@ -2,6 +2,9 @@
 // calibration inputs of block l are captured with blocks < l already quantized, AWQ scales are
 // searched and folded (into the RMSNorm weight, or the previous linear), then every layer of the
 // block is converted (FP16, RTN, or GPTQ). Layers a plan leaves at FP32 are shared, not copied.
+// Block-streamed: a lazily opened model's block is read as F32 when its turn comes and let go
+// after it; calibrated plans carry the hidden states of the calibration tokens from block to
+// block (block_runner.h) - the only state besides the block in hand.
 #pragma once
 #include <functional>
 #include <string>
@@ -37,9 +40,13 @@ struct ApplyOptions {
     // When set, every tensor of the result goes to `sink` once its block is done - blocks in
     // order, then the tensors outside blocks, each group in model order - and the result keeps
     // only the tensors' descriptions (no data): compile streams into its EdgeWriter this way,
-    // holding one block at a time. Plans with AWQ or GPTQ (which run the model over calibration
-    // text) emit everything, in the same order, at the end.
+    // holding one block at a time, AWQ and GPTQ plans included (their calibration runs block by
+    // block, below).
     std::function<Status(const Tensor&)> sink;
+    // Tests only: the earlier whole-model calibrated path - every weight read as F32 first, the
+    // model run from the first block for every block's capture (capture_block_inputs), nothing
+    // emitted before the end - the oracle the block-streamed path is checked against.
+    bool whole_model_reference = false;
 };
 
 // What apply_plan holds at its peak: the converted layers, the tensors that stay resident as
@@ -50,8 +57,10 @@ struct ApplyEstimate {
     uint64_t total() const { return converted + resident + f32_working; }
 };
 // `streaming`: the converted tensors leave block by block (ApplyOptions::sink), so only the
-// largest block's count.
-ApplyEstimate estimate_apply(const Model& model, const std::vector<LayerChoice>& choices, bool streaming = false);
+// largest block's count. Calibrated plans (AWQ, GPTQ) hold one block's weights as F32 besides the
+// embedding or head read for the calibration, and the calibration activations of `calib`.
+ApplyEstimate estimate_apply(const Model& model, const std::vector<LayerChoice>& choices, bool streaming = false,
+                             const CalibSet* calib = nullptr);
 
 // calib may be null when every quantized layer uses RTN. Before converting anything it checks what
 // it will allocate (converted + f32_working; resident tensors are already held) against

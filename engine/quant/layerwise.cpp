@@ -12,6 +12,7 @@
 
 #include "engine/core/thread_pool.h"
 #include "engine/model/rope.h"
+#include "engine/quant/block_runner.h"
 #include "engine/runtime/cpu/kernels.h"
 #include "engine/runtime/cpu/qkernels.h"
 #include "methods.h"
@@ -51,104 +52,6 @@ void release(const void* p, size_t n) {
     if (e > a) madvise(reinterpret_cast<void*>(a), e - a, MADV_DONTNEED);
 }
 
-struct BlockWeights {
-    const float* attn_norm;
-    const Tensor *wq, *wk, *wv, *wo;
-    const float* ffn_norm;
-    const Tensor *w_gate, *w_up, *w_down;
-    const float *bq = nullptr, *bk = nullptr, *bv = nullptr;  // Q/K/V biases (Qwen2), else null
-};
-
-// One decoder block over one sequence (n tokens at positions 0..n-1), in place on x [n][dim],
-// exactly as LlamaCpu::prefill computes it. With `cap`, the inputs of the linears are appended
-// (keys as capture_key: "attn", "attn_output", "ffn", "ffn_down").
-class BlockRunner {
-public:
-    BlockRunner(const LlamaConfig& c, int max_n, ThreadPool& pool) : c_(c), pool_(pool) {
-        model::RopeTables rope = model::rope_tables(c, max_n);
-        cos_ = std::move(rope.cos);
-        sin_ = std::move(rope.sin);
-        const size_t N = size_t(max_n);
-        xb_.resize(N * size_t(std::max(c.dim, c.q_dim())));
-        xb2_.resize(N * size_t(c.dim));
-        q_.resize(N * size_t(c.q_dim()));
-        k_.resize(N * size_t(c.kv_dim()));
-        v_.resize(N * size_t(c.kv_dim()));
-        att_.resize(N * size_t(c.n_heads) * N);
-        hb_.resize(N * size_t(c.hidden_dim));
-        hb2_.resize(N * size_t(c.hidden_dim));
-    }
-
-    void run(float* x, int n, const BlockWeights& L, BlockInputs* cap) {
-        const LlamaConfig& c = c_;
-        const int D = c.dim, KV = c.kv_dim(), QD = c.q_dim(), F = c.hidden_dim, HD = c.head_dim;
-        const int kv_mul = c.n_heads / c.n_kv_heads;
-        const int half = c.rope_dim / 2;
-        const int S = int(att_.size() / (size_t(std::max(1, n)) * size_t(c.n_heads)));  // attention row stride >= n
-        const float inv_sqrt = 1.0f / std::sqrt(float(HD));
-        auto capture = [&](const char* key, const float* in, int dim) {
-            if (!cap) return;
-            Captured& k = (*cap)[key];
-            k.dim = dim;
-            k.x.insert(k.x.end(), in, in + int64_t(n) * dim);
-            k.rows += n;
-        };
-        for (int t = 0; t < n; ++t)
-            kernels::rmsnorm(&xb_[size_t(t) * D], &x[size_t(t) * D], L.attn_norm, D, c.norm_eps);
-        capture("attn", xb_.data(), D);
-        qkernels::matmul(q_.data(), xb_.data(), *L.wq, n, pool_);
-        qkernels::matmul(k_.data(), xb_.data(), *L.wk, n, pool_);
-        qkernels::matmul(v_.data(), xb_.data(), *L.wv, n, pool_);
-        if (L.bq) {
-            kernels::add_rows(q_.data(), L.bq, n, QD);
-            kernels::add_rows(k_.data(), L.bk, n, KV);
-            kernels::add_rows(v_.data(), L.bv, n, KV);
-        }
-        for (int t = 0; t < n; ++t) {
-            const float* cs = &cos_[size_t(t) * half];
-            const float* sn = &sin_[size_t(t) * half];
-            auto rotate = [&](float* vec, int heads) { kernels::rope_interleaved(vec, heads, HD, half, cs, sn); };
-            rotate(&q_[size_t(t) * QD], c.n_heads);
-            rotate(&k_[size_t(t) * KV], c.n_kv_heads);
-        }
-        pool_.parallel_for(int64_t(n) * c.n_heads, [&](int64_t b, int64_t e) {
-            for (int64_t job = b; job < e; ++job) {
-                const int t = int(job / c.n_heads), h = int(job % c.n_heads);
-                const int len = t + 1;
-                const float* qh = &q_[size_t(t) * QD + size_t(h) * HD];
-                float* att = &att_[(size_t(t) * c.n_heads + h) * size_t(S)];
-                const int kvh = h / kv_mul;
-                for (int s = 0; s < len; ++s)
-                    att[s] = kernels::dot(qh, &k_[size_t(s) * KV + size_t(kvh) * HD], HD) * inv_sqrt;
-                kernels::softmax(att, len);
-                float* out = &xb_[size_t(t) * QD + size_t(h) * HD];
-                std::fill(out, out + HD, 0.0f);
-                for (int s = 0; s < len; ++s) {
-                    const float a = att[s];
-                    const float* vs = &v_[size_t(s) * KV + size_t(kvh) * HD];
-                    kernels::axpy(out, a, vs, HD);
-                }
-            }
-        });
-        capture("attn_output", xb_.data(), QD);
-        qkernels::matmul(xb2_.data(), xb_.data(), *L.wo, n, pool_);
-        kernels::add(x, xb2_.data(), int64_t(n) * D);
-        for (int t = 0; t < n; ++t) kernels::rmsnorm(&xb_[size_t(t) * D], &x[size_t(t) * D], L.ffn_norm, D, c.norm_eps);
-        capture("ffn", xb_.data(), D);
-        qkernels::matmul(hb_.data(), xb_.data(), *L.w_gate, n, pool_);
-        qkernels::matmul(hb2_.data(), xb_.data(), *L.w_up, n, pool_);
-        for (int t = 0; t < n; ++t) kernels::swiglu(&hb_[size_t(t) * F], &hb2_[size_t(t) * F], F);
-        capture("ffn_down", hb_.data(), F);
-        qkernels::matmul(xb2_.data(), hb_.data(), *L.w_down, n, pool_);
-        kernels::add(x, xb2_.data(), int64_t(n) * D);
-    }
-
-private:
-    const LlamaConfig& c_;
-    ThreadPool& pool_;
-    std::vector<float> cos_, sin_, xb_, xb2_, q_, k_, v_, att_, hb_, hb2_;
-};
-
 }  // namespace
 
 Result<LayerwiseStats> gptq_layerwise(const Model& model, const CalibSet& calib, const TensorSink& sink,
@@ -168,27 +71,13 @@ Result<LayerwiseStats> gptq_layerwise(const Model& model, const CalibSet& calib,
     if (c.tied_embeddings || head == embd) return err(model.source_path, ": GPTQ of a tied output head is refused");
 
     // Hidden states of every calibration token, [token][dim], sequence after sequence.
-    std::vector<int> starts;
-    int64_t total = 0;
-    int longest = 0;
-    for (const auto& s : calib.sequences) {
-        starts.push_back(int(total));
-        total += int64_t(s.size());
-        longest = std::max(longest, int(s.size()));
-    }
-    std::vector<float> h(size_t(total) * size_t(D));
-    for (size_t i = 0; i < calib.sequences.size(); ++i)
-        for (size_t j = 0; j < calib.sequences[i].size(); ++j) {
-            int32_t tok = calib.sequences[i][j];
-            if (tok < 0 || tok >= c.vocab_size) tok = 0;
-            std::memcpy(&h[(size_t(starts[i]) + j) * size_t(D)], embd->f32() + int64_t(tok) * D,
-                        sizeof(float) * size_t(D));
-        }
-
+    CalibStates states = embed_calibration(calib, *embd, c);
+    std::vector<float>& h = states.h;
+    const int64_t total = states.total;
     // The embedding rows are copied; its pages (random tokens touch most of them) are let go.
     if (opts.release_pages) release(embd->data.get(), embd->nbytes);
     ThreadPool pool(opts.threads);
-    BlockRunner runner(c, longest, pool);
+    BlockRunner runner(c, states.longest, pool);
     LayerwiseStats stats;
     QuantSpec spec = opts.spec;
     spec.method = QMethod::GPTQ;
@@ -208,25 +97,14 @@ Result<LayerwiseStats> gptq_layerwise(const Model& model, const CalibSet& calib,
     for (int l = 0; l < blocks; ++l) {
         if (is_cancelled(progress)) return err("layer-wise GPTQ cancelled");
         const std::string p = "blk." + std::to_string(l) + ".";
-        BlockWeights fw{
-            f32(p + "attn_norm.weight")->f32(), f32(p + "attn_q.weight"),      f32(p + "attn_k.weight"),
-            f32(p + "attn_v.weight"),           f32(p + "attn_output.weight"), f32(p + "ffn_norm.weight")->f32(),
-            f32(p + "ffn_gate.weight"),         f32(p + "ffn_up.weight"),      f32(p + "ffn_down.weight")};
-        if (c.attn_qkv_bias) {
-            fw.bq = f32(p + "attn_q.bias")->f32();
-            fw.bk = f32(p + "attn_k.bias")->f32();
-            fw.bv = f32(p + "attn_v.bias")->f32();
-        }
+        auto held = block_weights(model, l);
+        if (!held.ok()) return held.error();
+        const BlockWeights& fw = *held;
         // 1. inputs of the block's linears, block l in FP32 (on a copy of the hidden states).
         BlockInputs cap;
         {
             const auto tc = Clock::now();
-            std::vector<float> x;
-            for (size_t i = 0; i < calib.sequences.size(); ++i) {
-                const int n = int(calib.sequences[i].size());
-                x.assign(h.begin() + int64_t(starts[i]) * D, h.begin() + (int64_t(starts[i]) + n) * D);
-                runner.run(x.data(), n, fw, &cap);
-            }
+            run_block(runner, states, fw, &cap);
             stats.seconds_capture += secs(tc);
         }
         // 2. GPTQ, one Hessian per input (q/k/v and gate/up share theirs), each freed after use.
@@ -265,8 +143,7 @@ Result<LayerwiseStats> gptq_layerwise(const Model& model, const CalibSet& calib,
                               fw.bk,
                               fw.bv};
         const auto tq = Clock::now();
-        for (size_t i = 0; i < calib.sequences.size(); ++i)
-            runner.run(&h[size_t(starts[i]) * size_t(D)], int(calib.sequences[i].size()), qw, nullptr);
+        run_block(runner, states, qw, nullptr);
         stats.seconds_requant_forward += secs(tq);
         for (auto& [kind, t] : qt) EDGE_TRY(sink(std::move(t)));
         if (opts.release_pages)
