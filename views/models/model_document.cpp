@@ -18,6 +18,16 @@ edge::Result<std::shared_ptr<const edge::Model>> LoadedModel::withWeights(edge::
     return full_;
 }
 
+edge::Result<std::shared_ptr<const edge::Model>> LoadedModel::asStored(edge::Progress* progress) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stored_) return stored_;
+    if (full_) return full_;  // already read as F32: no second copy
+    auto copy = std::make_shared<edge::Model>(model);
+    if (!edge::model::weights_resident(*copy)) EDGE_TRY(edge::model::load_weights_as_stored(*copy, progress));
+    stored_ = std::move(copy);
+    return stored_;
+}
+
 ModelDocument::ModelDocument(QObject* parent, Loader loader)
     : QObject(parent), loader_(std::move(loader)), job_(new JobSlot(this)) {
     if (!loader_) {

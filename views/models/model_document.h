@@ -25,10 +25,14 @@ struct LoadedModel {
     std::vector<edge::LayerInfo> layers;
 
     edge::Result<std::shared_ptr<const edge::Model>> withWeights(edge::Progress* progress = nullptr) const;
+    // The weights as stored (F16/BF16 aliasing the file, Q8_0/Q4_0 repacked: model::
+    // load_weights_as_stored), for jobs that only run the model (validation's reference): read
+    // once, shared afterwards, no FP32 copy.
+    edge::Result<std::shared_ptr<const edge::Model>> asStored(edge::Progress* progress = nullptr) const;
 
 private:
     mutable std::mutex mutex_;
-    mutable std::shared_ptr<const edge::Model> full_;
+    mutable std::shared_ptr<const edge::Model> full_, stored_;
 };
 
 class ModelDocument : public QObject {

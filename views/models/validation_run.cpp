@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "engine/compile/compile.h"
+#include "engine/model/weights.h"
 #include "engine/quant/apply.h"
 #include "engine/quant/calib.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -47,8 +48,9 @@ bool needsCalibration(const std::vector<LayerSetting>& settings) {
     });
 }
 
-// The FP32 reference (its weights read in [0, mid)) and the model quantized with `settings`
-// ([mid, hi) of the job's progress): the first two stages of validation and of compilation.
+// The reference (the weights as stored, read in [0, mid)) and the model quantized with
+// `settings` ([mid, hi) of the job's progress, block by block from the file): validation's first
+// two stages. Layers the plan leaves at FP32 are read as stored too.
 struct Quantized {
     std::shared_ptr<const edge::Model> ref;
     edge::quant::QuantizeResult result;
@@ -58,14 +60,15 @@ edge::Result<Quantized> quantizeStaged(const LoadedModel& model, const std::vect
                                        double hi) {
     auto ref = [&] {
         StageProgress stage(progress, 0.0, mid);
-        return model.withWeights(stage.get());
+        return model.asStored(stage.get());
     }();
     if (!ref.ok()) return ref.error();
     StageProgress stage(progress, mid, hi);
     edge::quant::ApplyOptions ao;
     ao.threads = workerThreads();
-    auto q = edge::quant::apply_plan(**ref, settingsToPlan(model.layers, settings), calib, stage.get(), ao);
+    auto q = edge::quant::apply_plan(model.model, settingsToPlan(model.layers, settings), calib, stage.get(), ao);
     if (!q.ok()) return q.error();
+    if (!edge::model::weights_resident(q->model)) EDGE_TRY(edge::model::load_weights_as_stored(q->model));
     return Quantized{*ref, std::move(q).value()};
 }
 
@@ -183,17 +186,16 @@ edge::Result<EngineArtifact> buildEngine(std::shared_ptr<const LoadedModel> mode
     }
     auto calibration = prepareCalibration(*model, settings, options, text);
     if (!calibration.ok()) return calibration.error();
-    auto staged = quantizeStaged(*model, settings, calibration->set.get(), progress, 0.1, 0.6);
-    if (!staged.ok()) return staged.error();
-    edge::quant::QuantizeResult* quantized = &staged->result;
-    if (edge::is_cancelled(progress)) return error(ValidationText::tr("Compile cancelled"));
+    // Quantized block by block from the file straight into the engine (compile's streamed path).
     edge::compile::CompileOptions co;
     co.target = t.value();
     co.out_path = outPath.toStdString();
     co.threads = workerThreads();
+    co.plan = settingsToPlan(model->layers, settings);
+    co.calib = calibration->set.get();
     auto report = [&] {
-        StageProgress stage(progress, 0.6, 0.97);
-        return edge::compile::compile(quantized->model, co, stage.get());
+        StageProgress stage(progress, 0.1, 0.97);
+        return edge::compile::compile(model->model, co, stage.get());
     }();
     if (!report.ok()) return report.error();
     if (edge::is_cancelled(progress)) {
