@@ -160,5 +160,6 @@ namespace edge {
 // Builds a llama Model from a parsed GGUF (load_gguf_model = gguf::open + this). Also the entry
 // point the fuzzer drives on in-memory bytes. Tensors of an opened file may alias its mapping
 // (kept alive by the tensors); tensors of parse()d caller memory are always copied.
-Result<Model> import_gguf(const gguf::File& f, Progress* progress = nullptr);
+// lazy_weights: tensors left unread, read later through the model's WeightSource (weights.h).
+Result<Model> import_gguf(const gguf::File& f, Progress* progress = nullptr, bool lazy_weights = false);
 }  // namespace edge

@@ -457,8 +457,8 @@ Result<Model> import_shared(std::shared_ptr<const File> fp, bool lazy, Progress*
 
 }  // namespace
 
-Result<Model> import_gguf(const gguf::File& f, Progress* progress) {
-    return import_shared(std::make_shared<const File>(f), false, progress);
+Result<Model> import_gguf(const gguf::File& f, Progress* progress, bool lazy_weights) {
+    return import_shared(std::make_shared<const File>(f), lazy_weights, progress);
 }
 
 Result<Model> load_gguf_model(const std::string& path, Progress* progress, bool lazy_weights) {

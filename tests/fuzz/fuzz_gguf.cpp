@@ -1,5 +1,6 @@
 // libFuzzer target: GGUF bytes -> parser -> every metadata value printed, every tensor
-// dequantized, the llama importer run. Any crash, sanitizer report, leak or huge allocation
+// dequantized, the llama importer run, and the lazily imported model read as stored (the runtime's
+// load: F16/BF16 kept, Q8_0/Q4_0 repacked into QI8/QI4, Q/K rows permuted, ggml blocks kept). Any crash, sanitizer report, leak or huge allocation
 // (libFuzzer's -rss_limit_mb / -malloc_limit_mb) is a bug in the reader.
 #include <cstddef>
 #include <cstdint>
@@ -7,6 +8,7 @@
 
 #include "engine/model/ggml_dequant.h"
 #include "engine/model/gguf.h"
+#include "engine/model/weights.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto f = edge::gguf::parse(data, size, "<fuzz>");
@@ -22,6 +24,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     auto m = edge::import_gguf(*f, nullptr);
     (void)m;
+    auto lazy = edge::import_gguf(*f, nullptr, /*lazy_weights=*/true);
+    if (lazy.ok() && edge::model::stored_weight_bytes(*lazy) < (size_t(1) << 26))
+        (void)edge::model::load_weights_as_stored(*lazy);
     (void)chars;
     return 0;
 }
