@@ -330,7 +330,7 @@ int run_calib_select(const CalibArgs& a) {
         if (!is_cnn(m.value())) return fail(err(a.model, ": not a CNN (architecture '", m->architecture, "')"));
         return run_images(a, m.value());
     }
-    auto loaded = load(a.model, a.tokenizer, true);
+    auto loaded = load(a.model, a.tokenizer, true, Weights::AsStored);  // the executor embeds the pool
     if (!loaded) return fail(loaded.error());
     return run_text(a, loaded->model, *loaded->tokenizer);
 }

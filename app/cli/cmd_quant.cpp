@@ -99,9 +99,10 @@ struct ValidateArgs {
 int run_validate(const ValidateArgs& a) {
     auto proto = parse_ppl_protocol(a.protocol);
     if (!proto.ok()) return fail(proto.error());
-    auto ref = load(a.ref, a.tokenizer, false);
+    // Both run on the CPU executor over their weights as stored (no FP32 copy of either).
+    auto ref = load(a.ref, a.tokenizer, false, Weights::AsStored);
     if (!ref.ok()) return fail(ref.error());
-    auto test = load(a.test, a.tokenizer, false);
+    auto test = load(a.test, a.tokenizer, false, Weights::AsStored);
     if (!test.ok()) return fail(test.error());
     auto text = read_text_file(a.text);
     if (!text.ok()) return fail(text.error());
