@@ -65,21 +65,26 @@ void MappedFile::advise_random() const {
     if (data_) madvise(data_, size_, MADV_RANDOM);
 }
 
-void MappedFile::will_need(size_t offset, size_t len) const {
-    if (!data_ || offset >= size_) return;
-    len = std::min(len, size_ - offset);
+namespace {
+
+// madvise(advice) over the whole pages that hold [offset, offset + len) of a mapping of `size`.
+void advise_range(uint8_t* data, size_t size, size_t offset, size_t len, int advice) {
+    if (!data || offset >= size) return;
+    len = std::min(len, size - offset);
     const size_t page = size_t(sysconf(_SC_PAGESIZE));
     const size_t begin = offset / page * page;
-    madvise(data_ + begin, offset + len - begin, MADV_WILLNEED);
+    madvise(data + begin, offset + len - begin, advice);
+}
+
+}  // namespace
+
+void MappedFile::will_need(size_t offset, size_t len) const {
+    advise_range(data_, size_, offset, len, MADV_WILLNEED);
 }
 
 void MappedFile::will_run(size_t offset, size_t len) const {
-    if (!data_ || offset >= size_) return;
-    len = std::min(len, size_ - offset);
-    const size_t page = size_t(sysconf(_SC_PAGESIZE));
-    const size_t begin = offset / page * page;
-    madvise(data_ + begin, offset + len - begin, MADV_NORMAL);
-    madvise(data_ + begin, offset + len - begin, MADV_WILLNEED);
+    advise_range(data_, size_, offset, len, MADV_NORMAL);
+    advise_range(data_, size_, offset, len, MADV_WILLNEED);
 }
 
 Result<std::string> read_text_file(const std::string& path) {

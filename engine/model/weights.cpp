@@ -4,6 +4,8 @@
 #include <atomic>
 #include <cstring>
 
+#include "engine/model/ggml_dequant.h"
+
 namespace edge::model {
 
 namespace {
@@ -94,22 +96,7 @@ Result<Tensor> weight_as_stored(const Model& m, const Tensor& t) {
 }
 
 bool runs_as_stored(DType stored) {
-    switch (stored) {
-        case DType::F32:
-        case DType::F16:
-        case DType::BF16:
-        case DType::Q8_0:
-        case DType::Q4_0:
-        case DType::Q4_1:
-        case DType::Q5_0:
-        case DType::Q5_1:
-        case DType::Q2_K:
-        case DType::Q3_K:
-        case DType::Q4_K:
-        case DType::Q5_K:
-        case DType::Q6_K: return true;
-        default: return false;
-    }
+    return can_dequantize(stored);  // the kernels read every type there is a row dequantization for
 }
 
 DType as_stored_type(DType stored) {
