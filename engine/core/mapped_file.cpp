@@ -78,9 +78,7 @@ void advise_range(uint8_t* data, size_t size, size_t offset, size_t len, int adv
 
 }  // namespace
 
-void MappedFile::will_need(size_t offset, size_t len) const {
-    advise_range(data_, size_, offset, len, MADV_WILLNEED);
-}
+void MappedFile::will_need(size_t offset, size_t len) const { advise_range(data_, size_, offset, len, MADV_WILLNEED); }
 
 void MappedFile::will_run(size_t offset, size_t len) const {
     advise_range(data_, size_, offset, len, MADV_NORMAL);

@@ -134,16 +134,19 @@ Result<GgufExportReport> export_gguf(const Model& m, const std::string& path, co
                    "files, so this model cannot be exported to GGUF yet");
     GgufExportReport rep;
     // A tokenizer.json travels as the GGUF tokenizer llama.cpp reads (byte-level BPE: model gpt2
-    // and its pre name), checked to tokenize as tokenizer.json does; otherwise it is left out.
+    // and its pre name; SentencePiece-style BPE: model llama with scores), checked to tokenize as
+    // tokenizer.json does; otherwise it is left out with the reason.
     TokenizerSpec tok = m.tokenizer;
     if (tok.model == "hf") {
         auto g = tokenizer::gguf_from_tokenizer_json(tok);
         if (g) {
             tok = std::move(g->spec);
             rep.notes.insert(rep.notes.end(), g->notes.begin(), g->notes.end());
-            rep.notes.push_back("tokenizer.json written as GGUF tokenizer model 'gpt2', pre '" + tok.pre + "' (" +
-                                std::to_string(tok.tokens.size()) + " tokens, " + std::to_string(tok.merges.size()) +
-                                " merges)");
+            rep.notes.push_back("tokenizer.json written as GGUF tokenizer model '" + tok.model + "'" +
+                                (tok.pre.empty() ? std::string() : ", pre '" + tok.pre + "'") + " (" +
+                                std::to_string(tok.tokens.size()) + " tokens, " +
+                                (tok.model == "llama" ? std::to_string(tok.scores.size()) + " scores)"
+                                                      : std::to_string(tok.merges.size()) + " merges)"));
         } else {
             rep.notes.push_back("the tokenizer is not written: " + g.message());
             tok = TokenizerSpec{};

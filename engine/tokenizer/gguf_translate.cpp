@@ -1,10 +1,12 @@
 #include "engine/tokenizer/gguf_translate.h"
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "engine/core/json_util.h"
 #include "engine/tokenizer/regex_split.h"
+#include "engine/tokenizer/text_util.h"
 #include "engine/tokenizer/tokenizer.h"
 
 namespace edge::tokenizer {
@@ -13,7 +15,8 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr int32_t kNormal = 1, kControl = 3, kUserDefined = 4, kUnused = 5;
+constexpr int32_t kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kUnused = 5, kByte = 6;
+constexpr const char* kSpaceMark = "\xe2\x96\x81";  // U+2581, SentencePiece's space
 
 bool is_type(const json& o, std::string_view t) {
     return o.is_object() && o.contains("type") && o["type"].is_string() && o["type"].get<std::string>() == t;
@@ -49,6 +52,65 @@ std::string pre_name(const json& pt, std::string& why) {
     return "";
 }
 
+// A SentencePiece-style tokenizer.json's normalizer: spaces replaced by U+2581, optionally one
+// prepended first (add_space_prefix), no pre-tokenizer - what llama.cpp's "llama" tokenizer does.
+Status sentencepiece_normalizer(const json& j, const std::string& src, bool& space_prefix) {
+    if (j.contains("pre_tokenizer") && !j["pre_tokenizer"].is_null())
+        return err(src, ": pre_tokenizer ", json_excerpt(j["pre_tokenizer"]),
+                   " with byte_fallback: only the normalizer form (Prepend + Replace) is translated");
+    const json nz = j.value("normalizer", json());
+    std::vector<json> steps;
+    if (is_type(nz, "Sequence") && nz.contains("normalizers") && nz["normalizers"].is_array())
+        steps.assign(nz["normalizers"].begin(), nz["normalizers"].end());
+    else if (!nz.is_null())
+        steps.push_back(nz);
+    bool replaced = false;
+    for (const json& st : steps) {
+        if (is_type(st, "Prepend") && st.value("prepend", std::string()) == kSpaceMark && !replaced && !space_prefix) {
+            space_prefix = true;
+        } else if (is_type(st, "Replace") && st.contains("pattern") && st["pattern"].is_object() &&
+                   st["pattern"].value("String", std::string()) == " " &&
+                   st.value("content", std::string()) == kSpaceMark) {
+            replaced = true;
+        } else {
+            return err(src, ": normalizer step ", json_excerpt(st), " has no GGUF equivalent");
+        }
+    }
+    if (!replaced) return err(src, ": the normalizer does not replace spaces by U+2581 as SentencePiece does");
+    return {};
+}
+
+// Scores that make SentencePiece's merge order (highest-scoring pair first) the BPE merge order:
+// the token a merge of rank r makes scores -r (its first merge); tokens no merge makes score
+// below every merge. Byte tokens <0xXX> and the unknown token get their types.
+void sentencepiece_scores(TokenizerSpec& s, const std::string& unk) {
+    std::map<std::string, size_t> id;
+    for (size_t i = 0; i < s.tokens.size(); ++i)
+        if (s.token_types[i] == kNormal) id.emplace(s.tokens[i], i);
+    s.scores.assign(s.tokens.size(), 0.0f);
+    std::vector<char> made(s.tokens.size(), 0);
+    for (size_t r = 0; r < s.merges.size(); ++r) {
+        const std::string& m = s.merges[r];
+        const size_t sp = m.find(' ');
+        if (sp == std::string::npos) continue;
+        auto it = id.find(m.substr(0, sp) + m.substr(sp + 1));
+        if (it == id.end() || made[it->second]) continue;
+        made[it->second] = 1;
+        s.scores[it->second] = -float(r);
+    }
+    const float never = -float(s.merges.size()) - 1.0f;
+    for (size_t i = 0; i < s.tokens.size(); ++i) {
+        if (!unk.empty() && s.tokens[i] == unk)
+            s.token_types[i] = kUnknown;  // an added special token in tokenizer.json, UNKNOWN in GGUF
+        else if (s.token_types[i] != kNormal)
+            continue;
+        else if (tok::parse_byte_token(s.tokens[i]) >= 0)
+            s.token_types[i] = kByte;
+        else if (!made[i])
+            s.scores[i] = never;
+    }
+}
+
 }  // namespace
 
 Result<GgufTokenizer> gguf_from_tokenizer_json(const TokenizerSpec& hf) {
@@ -62,19 +124,25 @@ Result<GgufTokenizer> gguf_from_tokenizer_json(const TokenizerSpec& hf) {
         if (!j.is_object() || !j.contains("model") || !is_type(j["model"], "BPE"))
             return err(src, ": model is not a BPE model; GGUF export translates byte-level BPE tokenizers only");
         const json& model = j["model"];
-        if (model.value("byte_fallback", false))
-            return err(src, ": model.byte_fallback is true (a SentencePiece-style BPE); GGUF export translates ",
-                       "byte-level BPE tokenizers only");
-        if (const auto nz = j.find("normalizer"); nz != j.end() && !nz->is_null()) {
-            if (!is_type(*nz, "NFC")) return err(src, ": normalizer ", json_excerpt(*nz), " has no GGUF equivalent");
-            out.notes.push_back(src + ": its NFC normalizer is not carried (llama.cpp does not apply one either)");
+        // A SentencePiece-style BPE (Llama 2, TinyLlama, Mistral): GGUF model "llama" with scores.
+        const bool sentencepiece = model.value("byte_fallback", false);
+        std::string pre;
+        bool space_prefix = false;
+        if (sentencepiece) {
+            EDGE_TRY(sentencepiece_normalizer(j, src, space_prefix));
+        } else {
+            if (const auto nz = j.find("normalizer"); nz != j.end() && !nz->is_null()) {
+                if (!is_type(*nz, "NFC"))
+                    return err(src, ": normalizer ", json_excerpt(*nz), " has no GGUF equivalent");
+                out.notes.push_back(src + ": its NFC normalizer is not carried (llama.cpp does not apply one either)");
+            }
+            std::string why;
+            pre = j.contains("pre_tokenizer") ? pre_name(j["pre_tokenizer"], why) : "";
+            if (pre.empty())
+                return err(src, ": pre_tokenizer ",
+                           j.contains("pre_tokenizer") ? json_excerpt(j["pre_tokenizer"]) : std::string("(none)"), ": ",
+                           why.empty() ? "missing" : why);
         }
-        std::string why;
-        const std::string pre = j.contains("pre_tokenizer") ? pre_name(j["pre_tokenizer"], why) : "";
-        if (pre.empty())
-            return err(src, ": pre_tokenizer ",
-                       j.contains("pre_tokenizer") ? json_excerpt(j["pre_tokenizer"]) : std::string("(none)"), ": ",
-                       why.empty() ? "missing" : why);
 
         // Tokens by id: the model vocabulary, then the added tokens; unused ids as llama.cpp's
         // converter fills them.
@@ -118,8 +186,15 @@ Result<GgufTokenizer> gguf_from_tokenizer_json(const TokenizerSpec& hf) {
             else
                 return err(src, ": merge ", json_excerpt(m), " is not \"a b\" or [\"a\", \"b\"]");
         }
-        s.model = "gpt2";
-        s.pre = pre;
+        if (sentencepiece) {
+            sentencepiece_scores(s, model.value("unk_token", std::string()));
+            s.merges.clear();
+            s.model = "llama";
+            s.add_space_prefix = space_prefix;
+        } else {
+            s.model = "gpt2";
+            s.pre = pre;
+        }
     } catch (const json::exception& e) {
         return err(src, ": ", e.what());
     }
@@ -136,7 +211,7 @@ Result<GgufTokenizer> gguf_from_tokenizer_json(const TokenizerSpec& hf) {
     s.unk_id = hf.unk_id;
     s.pad_id = hf.pad_id;
     s.add_bos = hf.add_bos && s.bos_id >= 0;
-    s.add_space_prefix = false;
+    if (s.model == "gpt2") s.add_space_prefix = false;
     s.chat_template = hf.chat_template;
     s.chat_template_source = hf.chat_template_source;
     s.generation = hf.generation;
@@ -146,14 +221,17 @@ Result<GgufTokenizer> gguf_from_tokenizer_json(const TokenizerSpec& hf) {
     std::string probe =
         "Hello world! It's 2024: 12345 apples, 3.14 pies.\n\n  Tabs\there\r\nand \"quotes\" -- "
         "caf\xc3\xa9 na\xc3\xafve \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e   end";
-    for (size_t i = 0; i < s.tokens.size(); ++i)
+    // Control tokens written in the text: byte-level files split them out as tokenizer.json does;
+    // llama.cpp's SentencePiece tokenizer reads text as text, so the "llama" form is not probed
+    // with one (chat prompts insert them by id: tokenizer/chat.h).
+    for (size_t i = 0; i < s.tokens.size() && s.model == "gpt2"; ++i)
         if (s.token_types[i] == kControl && !s.tokens[i].empty()) {
             probe += s.tokens[i] + "after";
             break;
         }
     if ((*reference)->encode(probe, false) != (*translated)->encode(probe, false))
-        return err(src, ": the GGUF translation (pre '", s.pre, "') tokenizes a probe text differently from ",
-                   "tokenizer.json; not exported");
+        return err(src, ": the GGUF translation (model '", s.model, "'", s.pre.empty() ? "" : ", pre '" + s.pre + "'",
+                   ") tokenizes a probe text differently from tokenizer.json; not exported");
     return out;
 }
 

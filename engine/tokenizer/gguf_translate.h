@@ -1,6 +1,9 @@
 // A tokenizer.json (TokenizerSpec model "hf") as the GGUF tokenizer llama.cpp reads, for GGUF
 // export: byte-level BPE (GPT-2, Llama 3, Qwen2, SmolLM word splitting) becomes model "gpt2" with
-// the tokenizer.ggml.pre name of its pre-tokenizer, the tokens by id, their types and the merges.
+// the tokenizer.ggml.pre name of its pre-tokenizer, the tokens by id, their types and the merges;
+// SentencePiece-style BPE (byte_fallback, the Prepend/Replace U+2581 normalizer: Llama 2,
+// TinyLlama, Mistral) becomes model "llama" with scores that order its merges as the merge list
+// does (rank r scores -r), byte tokens typed BYTE and add_space_prefix from the normalizer.
 // Before it is returned, the translation and the tokenizer.json tokenizer must encode a probe
 // text (words, digits, punctuation, whitespace runs, accents, CJK, a special token) to the same
 // ids. Errors name the file and the part of tokenizer.json that GGUF cannot carry.
@@ -14,7 +17,7 @@
 namespace edge::tokenizer {
 
 struct GgufTokenizer {
-    TokenizerSpec spec;              // model "gpt2", ready for the GGUF writer
+    TokenizerSpec spec;              // model "gpt2" or "llama", ready for the GGUF writer
     std::vector<std::string> notes;  // what the translation drops knowingly (an NFC normalizer)
 };
 

@@ -17,7 +17,10 @@
 #include "engine/quant/apply.h"
 #include "engine/quant/plan.h"
 #include "engine/runtime/cpu/qkernels.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "hf_fixture.h"
 #include "test_support.h"
+#include "tests/engine/tokenizer/tok_test_util.h"
 
 namespace edge {
 namespace {
@@ -159,6 +162,45 @@ TEST(GgufExport, LayersGgmlHasNoTypeForAreWrittenAsF16AndSaidSo) {
     EXPECT_TRUE(test::fails_with(quant::apply_plan(*src, *asym, nullptr), {"a.plan.json", "rtn, symmetric"}));
     EXPECT_TRUE(test::fails_with(quant::parse_plan(R"({"default": {"rounding": "up"}})", "r.plan.json"),
                                  {"r.plan.json", "\"nearest\" or \"ggml\"", "\"up\""}));
+}
+
+// A Hugging Face folder whose tokenizer.json is SentencePiece-style BPE (byte_fallback, the
+// U+2581 normalizer: Llama 2, TinyLlama, Mistral) exports with a GGUF "llama" tokenizer whose
+// scores order the merges as the merge list does: the exported file, the folder and the
+// stories260K GGUF the folder was written from encode every paragraph to the same ids.
+TEST(GgufExport, SentencePieceTokenizerJsonTravelsAsTheLlamaTokenizer) {
+    const std::string src_path = test::shared("models/stories260K/stories260K.gguf");
+    EDGE_REQUIRE_SHARED(src_path);
+    EDGE_REQUIRE_SHARED(test::shared("data/tinystories_val.txt"));
+    auto src = load_model(src_path);
+    ASSERT_TRUE(src.ok()) << src.message();
+    const fs::path dir = test::temp_dir("gguf-export-spm");
+    ASSERT_EQ(test::write_hf_folder(*src, dir / "hf", {}), "");
+    auto hf = load_model((dir / "hf").string());
+    ASSERT_TRUE(hf.ok()) << hf.message();
+    ASSERT_EQ(hf->tokenizer.model, "hf");
+    const std::string out = (dir / "out.gguf").string();
+    auto rep = model::export_gguf(*hf, out, {});
+    ASSERT_TRUE(rep.ok()) << rep.message();
+    bool said = false;
+    for (const std::string& n : rep->notes) said |= n.find("model 'llama'") != std::string::npos;
+    std::string notes;
+    for (const std::string& n : rep->notes) notes += n + "\n";
+    EXPECT_TRUE(said) << "the export names the tokenizer it wrote:\n" << notes;
+    auto back = load_model(out);
+    ASSERT_TRUE(back.ok()) << back.message();
+    EXPECT_EQ(back->tokenizer.model, "llama") << notes;
+    EXPECT_TRUE(back->tokenizer.add_space_prefix);
+    auto a = make_tokenizer(src->tokenizer), b = make_tokenizer(hf->tokenizer), c = make_tokenizer(back->tokenizer);
+    ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+    const auto paras = test::split_parts(test::read_shared("data/tinystories_val.txt"), "\n\n");
+    int checked = 0;
+    for (size_t i = 100; i < paras.size() && checked < 300; ++i, ++checked) {
+        const auto want = (*a)->encode(paras[i], true);
+        ASSERT_EQ((*b)->encode(paras[i], true), want) << "tokenizer.json, paragraph " << i;
+        ASSERT_EQ((*c)->encode(paras[i], true), want) << "exported GGUF, paragraph " << i;
+    }
+    EXPECT_EQ(checked, 300);
 }
 
 }  // namespace
