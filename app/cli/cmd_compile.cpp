@@ -1,19 +1,22 @@
-// `compile MODEL [--plan P] [--target cpu|cuda-sm87|cuda-sm90] --out X.edge`: fusion, memory
-// planning and the .edge engine file (engine/compile). Without a plan the weights keep their
-// stored precision. generate, perplexity and bench read the .edge file like any model.
+// `compile MODEL [--plan P [--calib FILE]] [--target cpu|cuda-sm87|cuda-sm90] --out X.edge`:
+// fusion, memory planning and the .edge engine file (engine/compile), the plan applied block by
+// block as the file is written (AWQ and GPTQ layers calibrate on --calib). Without a plan the
+// weights keep their stored precision. generate, perplexity and bench read the .edge file like any model.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 
 #include "app/cli/common.h"
 #include "engine/compile/compile.h"
+#include "engine/quant/plan.h"
 
 namespace edge::cli {
 
 namespace {
 
 struct CompileArgs {
-    std::string model, plan, target = "cpu", out;
+    std::string model, plan, target = "cpu", out, tokenizer;
+    CalibTextArgs calib;
     int prefill_batch = 64;
     bool json = false;
 };
@@ -32,9 +35,26 @@ int run_compile(const CompileArgs& a) {
     o.target = *target;
     o.out_path = a.out;
     o.prefill_batch = a.prefill_batch;
-    ProgressBar bar(!a.json);
-    auto r = compile::compile_file(a.model, a.plan, o, bar.progress());
-    bar.finish();
+    Result<compile::CompileReport> r = Error{};
+    if (a.calib.calib.empty()) {
+        ProgressBar bar(!a.json);
+        r = compile::compile_file(a.model, a.plan, o, bar.progress());
+        bar.finish();
+    } else {
+        // Calibrated: the model's tokenizer makes the calibration set first.
+        if (a.plan.empty()) return fail(err("--calib calibrates the layers of a --plan; none was given"));
+        auto loaded = load(a.model, a.tokenizer, true, Weights::Lazy);
+        if (!loaded.ok()) return fail(loaded.error());
+        auto plan = quant::load_plan(a.plan);
+        if (!plan.ok()) return fail(plan.error());
+        auto calib = a.calib.read(loaded->tokenizer.get());
+        if (!calib.ok()) return fail(calib.error());
+        o.plan = std::move(plan).value();
+        o.calib = calib->get();
+        ProgressBar bar(!a.json);
+        r = compile::compile(*loaded->model, o, bar.progress());
+        bar.finish();
+    }
     if (!r.ok()) return fail(r.error());
     if (a.json) {
         print_json({{"out", r->out_path},
@@ -68,6 +88,8 @@ void add_compile_command(CLI::App& app, int& rc) {
     sub->add_option("--target", a->target, "cpu, cuda-sm87 or cuda-sm90")->capture_default_str();
     sub->add_option("--out", a->out, "The engine file to write (X.edge)")->required();
     sub->add_option("--prefill-batch", a->prefill_batch, "Batch of the prefill memory plan")->capture_default_str();
+    a->calib.add_options(sub);
+    sub->add_option("--tokenizer", a->tokenizer, "Tokenizer file when the model has none (for --calib)");
     sub->add_flag("--json", a->json, "Print JSON");
     sub->callback([a, &rc] { rc = run_compile(*a); });
 }

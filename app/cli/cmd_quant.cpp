@@ -19,8 +19,8 @@ namespace edge::cli {
 namespace {
 
 struct QuantizeArgs {
-    std::string model, tokenizer, plan, calib, eval_text, out;
-    int calib_sequences = 32, calib_len = 128;
+    std::string model, tokenizer, plan, out;
+    CalibTextArgs calib;
     bool json = false;
 };
 
@@ -28,33 +28,17 @@ int run_quantize(const QuantizeArgs& a) {
     auto plan = quant::load_plan(a.plan);
     if (!plan.ok()) return fail(plan.error());
     // Lazily opened: RTN and FP16 convert one tensor at a time, AWQ and GPTQ one block at a time.
-    auto loaded = load(a.model, a.tokenizer, !a.calib.empty(), Weights::Lazy);
+    auto loaded = load(a.model, a.tokenizer, !a.calib.calib.empty(), Weights::Lazy);
     if (!loaded.ok()) return fail(loaded.error());
-    std::unique_ptr<quant::CalibSet> calib;
-    if (!a.calib.empty()) {
-        auto text = read_text_file(a.calib);
-        if (!text.ok()) return fail(text.error());
-        if (!a.eval_text.empty()) {
-            // Calibration never sees what the evaluation scores: shared paragraphs are dropped.
-            auto eval = read_text_file(a.eval_text);
-            if (!eval.ok()) return fail(eval.error());
-            quant::DisjointCalib d = quant::remove_evaluation_paragraphs(*text, *eval);
-            std::fprintf(stderr, "edgestudio-cli: %s: %s (%s)\n", a.calib.c_str(), quant::describe(d).c_str(),
-                         a.eval_text.c_str());
-            *text = std::move(d.text);
-        }
-        auto set = quant::calib_from_text(*loaded->tokenizer, *text, a.calib_sequences, a.calib_len);
-        if (!set.ok()) return fail(err(a.calib, ": ", set.message()));
-        if (!set->warning.empty()) std::fprintf(stderr, "edgestudio-cli: warning: %s\n", set->warning.c_str());
-        calib = std::make_unique<quant::CalibSet>(std::move(set).value());
-    }
+    auto calib = a.calib.read(loaded->tokenizer.get());
+    if (!calib.ok()) return fail(calib.error());
     // Converted block by block straight into the file: one block's tensors in memory at a time.
     auto writer = EdgeqWriter::create(a.out);
     if (!writer.ok()) return fail(writer.error());
     quant::ApplyOptions ao;
     ao.sink = [w = writer->get()](const Tensor& t) { return w->add(t); };
     ProgressBar bar(!a.json);
-    auto q = quant::apply_plan(*loaded->model, *plan, calib.get(), bar.progress(), ao);
+    auto q = quant::apply_plan(*loaded->model, *plan, calib->get(), bar.progress(), ao);
     bar.finish();
     if (!q.ok()) return fail(q.error());
     if (auto s = (*writer)->finish(q->model); !s.ok()) return fail(s.error());
@@ -129,11 +113,7 @@ void add_quant_commands(CLI::App& app, int& rc) {
     CLI::App* qs = app.add_subcommand("quantize", "Quantize a model with a plan (RTN, AWQ, GPTQ) into a .edgeq file");
     qs->add_option("model", q->model, "Model file or folder")->required();
     qs->add_option("--plan", q->plan, "Quantization plan (*.plan.json)")->required();
-    qs->add_option("--calib", q->calib, "Calibration text (needed by AWQ and GPTQ layers)");
-    qs->add_option("--eval-text", q->eval_text,
-                   "Evaluation text: its paragraphs are removed from the calibration text (and reported)");
-    qs->add_option("--calib-sequences", q->calib_sequences, "Calibration sequences")->capture_default_str();
-    qs->add_option("--calib-len", q->calib_len, "Tokens per calibration sequence")->capture_default_str();
+    q->calib.add_options(qs);
     qs->add_option("--tokenizer", q->tokenizer, "Tokenizer file when the model has none");
     qs->add_option("--out", q->out, "The quantized model to write (M.edgeq)")->required();
     qs->add_flag("--json", q->json, "Print JSON");

@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "engine/core/mapped_file.h"
 #include "engine/core/memory_budget.h"
 #include "engine/model/loader.h"
 #include "engine/model/weights.h"
@@ -98,6 +99,34 @@ Status NumericsArgs::apply(RuntimeOptions& ro) const {
     ro.llamacpp.split_kv_threads = llamacpp_threads;
     ro.llamacpp.kv_view_pad = llamacpp_kv_pad;
     return Status{};
+}
+
+void CalibTextArgs::add_options(CLI::App* sub) {
+    sub->add_option("--calib", calib, "Calibration text (needed by AWQ and GPTQ layers)");
+    sub->add_option("--eval-text", eval_text,
+                    "Evaluation text: its paragraphs are removed from the calibration text (and reported)");
+    sub->add_option("--calib-sequences", calib_sequences, "Calibration sequences")->capture_default_str();
+    sub->add_option("--calib-len", calib_len, "Tokens per calibration sequence")->capture_default_str();
+}
+
+Result<std::unique_ptr<quant::CalibSet>> CalibTextArgs::read(const Tokenizer* tok) const {
+    if (calib.empty()) return std::unique_ptr<quant::CalibSet>();
+    if (!tok) return err(calib, ": calibration needs the model's tokenizer; pass --tokenizer FILE");
+    auto text = read_text_file(calib);
+    if (!text.ok()) return text.error();
+    if (!eval_text.empty()) {
+        // Calibration never sees what the evaluation scores: shared paragraphs are dropped.
+        auto eval = read_text_file(eval_text);
+        if (!eval.ok()) return eval.error();
+        quant::DisjointCalib d = quant::remove_evaluation_paragraphs(*text, *eval);
+        std::fprintf(stderr, "edgestudio-cli: %s: %s (%s)\n", calib.c_str(), quant::describe(d).c_str(),
+                     eval_text.c_str());
+        *text = std::move(d.text);
+    }
+    auto set = quant::calib_from_text(*tok, *text, calib_sequences, calib_len);
+    if (!set.ok()) return err(calib, ": ", set.message());
+    if (!set->warning.empty()) std::fprintf(stderr, "edgestudio-cli: warning: %s\n", set->warning.c_str());
+    return std::make_unique<quant::CalibSet>(std::move(set).value());
 }
 
 bool NumericsArgs::llamacpp() const {

@@ -11,6 +11,7 @@
 #include "engine/core/progress.h"
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
+#include "engine/quant/calib.h"
 #include "engine/tokenizer/tokenizer.h"
 
 namespace CLI {
@@ -85,6 +86,17 @@ enum class Weights {
 // weights it checks that they fit (the --memory-limit / machine preflight).
 Result<LoadedModel> load(const std::string& path, const std::string& tokenizer_path, bool need_tokenizer,
                          Weights weights = Weights::F32);
+
+// --calib FILE [--eval-text FILE] [--calib-sequences N] [--calib-len N]: the calibration text of
+// AWQ and GPTQ layers, shared by quantize and compile.
+struct CalibTextArgs {
+    std::string calib, eval_text;
+    int calib_sequences = 32, calib_len = 128;
+    void add_options(CLI::App* sub);
+    // The calibration set, or null when no --calib was given: the text tokenized by `tok`, with the
+    // evaluation text's paragraphs removed first (reported on stderr), warnings printed.
+    Result<std::unique_ptr<quant::CalibSet>> read(const Tokenizer* tok) const;
+};
 
 // Subcommand registration (one file per command group). Each sets `rc` when it runs.
 void add_info_command(CLI::App& app, int& rc);

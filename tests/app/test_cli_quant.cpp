@@ -68,6 +68,43 @@ TEST(CliQuant, CalibrationDropsTheEvaluationParagraphsAndSaysHowMany) {
     EXPECT_NE(q.err.find("eval.txt"), std::string::npos) << q.err;
 }
 
+// compile with a calibrated plan quantizes block by block straight into the engine: the same
+// weights as quantize with the same plan and calibration, then compile of that .edgeq.
+TEST(CliQuant, CompileWithAGptqPlanCalibratesAndEqualsQuantizeThenCompile) {
+    const std::string model = shared("models/stories260K/stories260K.gguf");
+    const std::string text = shared("data/tinystories_sample.txt");
+    EDGE_REQUIRE_SHARED(model);
+    EDGE_REQUIRE_SHARED(text);
+    const auto dir = temp_dir("cli-compile-gptq");
+    const std::string plan =
+        write(dir / "gptq.plan.json", R"({"default": {"precision": "int4", "method": "gptq", "group_size": 32}})");
+    const std::vector<std::string> calib = {"--calib", text, "--calib-sequences", "4", "--calib-len", "64"};
+    auto args = [&](std::vector<std::string> a) {
+        a.insert(a.end(), calib.begin(), calib.end());
+        return a;
+    };
+    const std::string direct = (dir / "direct.edge").string();
+    CliRun c = run_cli(args({"compile", model, "--plan", plan, "--out", direct, "--json"}));
+    ASSERT_EQ(c.rc, 0) << c.err;
+    EXPECT_NE(c.json()["plan"].get<std::string>().find("gptq"), std::string::npos) << c.out;
+    const std::string edgeq = (dir / "m.edgeq").string();
+    ASSERT_EQ(run_cli(args({"quantize", model, "--plan", plan, "--out", edgeq})).rc, 0);
+    const std::string via = (dir / "via.edge").string();
+    ASSERT_EQ(run_cli({"compile", edgeq, "--out", via}).rc, 0);
+    CliRun a = run_cli({"generate", direct, "--prompt", "Once upon a time", "-n", "12", "--temperature", "0"});
+    CliRun b = run_cli({"generate", via, "--prompt", "Once upon a time", "-n", "12", "--temperature", "0"});
+    ASSERT_EQ(a.rc, 0) << a.err;
+    ASSERT_EQ(b.rc, 0) << b.err;
+    EXPECT_EQ(a.out.substr(0, a.out.find("tokens,")), b.out.substr(0, b.out.find("tokens,")));
+    // Without --calib the plan is refused with the reason; --calib without a plan too.
+    CliRun no = run_cli({"compile", model, "--plan", plan, "--out", (dir / "x.edge").string()});
+    EXPECT_NE(no.rc, 0);
+    EXPECT_NE(no.err.find("calibration"), std::string::npos) << no.err;
+    CliRun nop = run_cli(args({"compile", model, "--out", (dir / "y.edge").string()}));
+    EXPECT_NE(nop.rc, 0);
+    EXPECT_NE(nop.err.find("--plan"), std::string::npos) << nop.err;
+}
+
 TEST(CliQuant, PlanNamingAnUnknownLayerIsRefused) {
     const std::string model = shared("models/stories260K/stories260K.gguf");
     EDGE_REQUIRE_SHARED(model);
