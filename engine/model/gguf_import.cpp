@@ -277,7 +277,6 @@ public:
         const gguf::TensorInfo* ti = find(slice ? slice->stored : want.name);
         if (!ti || want.shape.size() != 2 || !model::runs_as_stored(ti->type)) return load_f32(want);
         const File& f = *f_;
-        if (f.mapping) f.mapping->will_need(size_t(ti->data - f.mapping->data()), size_t(ti->nbytes));
         const int64_t cols = int64_t(ti->ne[0]), stored_rows = int64_t(ti->n_elements) / cols;
         // Kept in its own type (not repacked): aliased where the kernels' reads stay aligned.
         const bool plain = model::as_stored_type(ti->type) == ti->type;
@@ -290,6 +289,7 @@ public:
             t.data = f.mapping->share(size_t(ti->data - f.mapping->data()));
             return t;
         }
+        if (f.mapping) f.mapping->will_need(size_t(ti->data - f.mapping->data()), size_t(ti->nbytes));
         const uint64_t row_bytes = ti->nbytes / uint64_t(stored_rows);
         auto r = model::rows_as_stored(want.name, want.shape, ti->type, [&](int64_t row) {
             const int64_t from =

@@ -87,7 +87,6 @@ public:
         const SafetensorsFile& f = *r.at.file;
         const SafetensorsEntry& e = *r.at.entry;
         if (want.shape.size() != 2 || e.shape.size() != 2 || !model::runs_as_stored(*e.dtype)) return load_f32(want);
-        if (f.file) f.file->will_need(size_t(f.bytes(e) - f.file->data()), size_t(e.end - e.begin));
         const uint8_t* src = f.bytes(e);
         const bool whole = r.row0 == 0 && r.heads == 0 && r.rows == e.shape[0];
         if (whole && f.file && reinterpret_cast<uintptr_t>(src) % size_t(e.elem_bytes) == 0) {
@@ -98,6 +97,7 @@ public:
             t.data = f.file->share(size_t(src - f.file->data()));
             return t;
         }
+        if (f.file) f.file->will_need(size_t(src - f.file->data()), size_t(e.end - e.begin));
         const int64_t row_bytes = e.shape[1] * e.elem_bytes;
         auto t = model::rows_as_stored(want.name, want.shape, *e.dtype, [&](int64_t row) {
             return src + (r.row0 + model::rotate_half_source_row(row, r.heads, head_dim_, rope_dim_)) * row_bytes;

@@ -12,7 +12,6 @@
 #include "engine/core/thread_pool.h"
 #include "engine/model/weights.h"
 #include "engine/quant/block_runner.h"
-#include "engine/runtime/cpu/kernels.h"
 #include "engine/runtime/cpu/qkernels.h"
 #include "methods.h"
 
@@ -185,6 +184,15 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
         }
         return {};
     };
+    // Runs decoder block `block`, read as F32 where unread, over the states: capturing its
+    // linears' inputs (cap), or advancing the states through it.
+    auto run_held_block = [&](int block, BlockInputs* cap) -> Status {
+        EDGE_TRY(hold_block(block));
+        auto w = block_weights(out, block);
+        if (!w.ok()) return w.error();
+        run_block(*runner, *states, *w, cap);
+        return {};
+    };
     // The inputs of block `block`'s linears (-1: the output head's), with the blocks before it
     // already converted.
     auto capture = [&](int block) -> Result<BlockInputs> {
@@ -193,26 +201,21 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
         if (is_cancelled(progress)) return err("calibration cancelled");
         BlockInputs cap;
         if (block >= 0) {
-            EDGE_TRY(hold_block(block));
-            auto w = block_weights(out, block);
-            if (!w.ok()) return w.error();
-            run_block(*runner, *states, *w, &cap);
+            EDGE_TRY(run_held_block(block, &cap));
             return cap;
         }
-        // The head reads the final norm of every token's state.
+        // The head reads the final norm of every token's state (the last use of the states).
         const Tensor* norm = out.find("output_norm.weight");
         if (!norm) return err(model.source_path, ": no output_norm.weight");
-        const int D = cfg.dim;
-        Captured& x = cap["output"];
-        x.dim = D;
-        x.rows = states->total;
-        x.x.resize(size_t(states->total) * size_t(D));
         EDGE_TRY(model::use_weight(out, *norm, [&](const Tensor& n) -> Status {
             if (n.type != DType::F32) return err(model.source_path, ": output_norm.weight is not F32");
-            for (int64_t t = 0; t < states->total; ++t)
-                kernels::rmsnorm(&x.x[size_t(t) * D], &states->h[size_t(t) * D], n.f32(), D, cfg.norm_eps);
+            final_norm(*states, n.f32(), cfg.norm_eps);
             return {};
         }));
+        Captured& x = cap["output"];
+        x.dim = cfg.dim;
+        x.rows = states->total;
+        x.x = std::move(states->h);
         return cap;
     };
 
@@ -385,12 +388,7 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
                 res.layers.push_back(std::move(reps[i]));
             }
         }
-        if (streamed_calib && block >= 0) {  // the states through the converted block
-            EDGE_TRY(hold_block(block));
-            auto w = block_weights(out, block);
-            if (!w.ok()) return w.error();
-            run_block(*runner, *states, *w, nullptr);
-        }
+        if (streamed_calib && block >= 0) EDGE_TRY(run_held_block(block, nullptr));  // the states advance
         if (opts.sink && (!needs_calib || streamed_calib)) EDGE_TRY(emit_block(block));
         report(progress, double(b + 2) / double(cfg.n_layers + 1), "quantizing");
     }

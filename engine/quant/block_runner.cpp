@@ -148,4 +148,9 @@ void run_block(BlockRunner& runner, CalibStates& s, const BlockWeights& w, Block
     }
 }
 
+void final_norm(CalibStates& s, const float* norm, float eps) {
+    const int D = s.dim;
+    for (int64_t t = 0; t < s.total; ++t) kernels::rmsnorm(&s.h[size_t(t) * D], &s.h[size_t(t) * D], norm, D, eps);
+}
+
 }  // namespace edge::quant

@@ -54,5 +54,8 @@ CalibStates embed_calibration(const CalibSet& calib, const Tensor& embd, const L
 // Runs block weights `w` over every sequence of `s`: with `cap`, on a copy (the inputs captured,
 // the states unchanged); without, in place (the states advance through the block).
 void run_block(BlockRunner& runner, CalibStates& s, const BlockWeights& w, BlockInputs* cap);
+// After the last block: the states through the final RMSNorm (`norm`, dim floats), in place - the
+// output head's inputs, every token, as LlamaCpu's head sees them.
+void final_norm(CalibStates& s, const float* norm, float eps);
 
 }  // namespace edge::quant

@@ -11,10 +11,7 @@
 #include <map>
 
 #include "engine/core/thread_pool.h"
-#include "engine/model/rope.h"
 #include "engine/quant/block_runner.h"
-#include "engine/runtime/cpu/kernels.h"
-#include "engine/runtime/cpu/qkernels.h"
 #include "methods.h"
 
 namespace edge::quant {
@@ -155,7 +152,7 @@ Result<LayerwiseStats> gptq_layerwise(const Model& model, const CalibSet& calib,
     if (blocks == c.n_layers) {
         // The head reads the final norm of the hidden states (every token, as apply_plan captures it).
         const float* norm = f32("output_norm.weight")->f32();
-        for (int64_t t = 0; t < total; ++t) kernels::rmsnorm(&h[size_t(t) * D], &h[size_t(t) * D], norm, D, c.norm_eps);
+        final_norm(states, norm, c.norm_eps);
         const auto th = Clock::now();
         std::vector<double> hess = hessian_from_inputs(h.data(), total, D);
         stats.seconds_hessian += secs(th);
