@@ -1,4 +1,4 @@
-// `synth --shape NAME --out FILE [--type f16|f32|bf16] [--seed N]`: a Llama-shaped GGUF with
+// `synth --shape NAME --out FILE [--type f16|f32|bf16|q4_k_m] [--seed N]`: a Llama-shaped GGUF with
 // seeded random weights (engine/model/synth.h).
 #include <CLI/CLI.hpp>
 
@@ -40,6 +40,7 @@ int run_synth(const SynthArgs& a) {
     o.shape = a.shape;
     o.path = a.out;
     o.type = a.type == "f32" ? DType::F32 : a.type == "bf16" ? DType::BF16 : DType::F16;
+    o.q4_k_m = a.type == "q4_k_m";
     o.seed = a.seed;
     o.tied_embeddings = a.tied;
     Stopwatch sw;
@@ -71,7 +72,8 @@ void add_synth_command(CLI::App& app, int& rc) {
     CLI::App* sub = app.add_subcommand("synth", "Write a Llama-shaped GGUF with seeded random weights");
     sub->add_option("--shape", a->shape, "Named shape (see --list)");
     sub->add_option("--out,-o", a->out, "Output .gguf file");
-    sub->add_option("--type", a->type, "Matrix element type")->check(CLI::IsMember({"f16", "f32", "bf16"}));
+    sub->add_option("--type", a->type, "Matrix element type (q4_k_m: Q4_K, Q6_K for the head and some attn_v/ffn_down)")
+        ->check(CLI::IsMember({"f16", "f32", "bf16", "q4_k_m"}));
     sub->add_option("--seed", a->seed, "Random seed");
     sub->add_flag("--tied", a->tied, "Share the output head with the token embedding");
     sub->add_flag("--list", a->list, "List the named shapes");

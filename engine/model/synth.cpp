@@ -7,6 +7,7 @@
 #include <set>
 
 #include "engine/core/thread_pool.h"
+#include "engine/model/ggml_kquant.h"
 #include "engine/model/gguf_writer.h"
 
 namespace edge {
@@ -203,6 +204,19 @@ TokenizerSpec synth_tokenizer(int vocab_size) {
     return t;
 }
 
+DType synth_matrix_type(const SynthOptions& o, const std::string& tensor, int n_layers) {
+    if (!o.q4_k_m) return o.type;
+    if (tensor == "output.weight") return DType::Q6_K;
+    int layer = -1;
+    if (std::sscanf(tensor.c_str(), "blk.%d.", &layer) == 1 &&
+        (tensor.find(".attn_v.") != std::string::npos || tensor.find(".ffn_down.") != std::string::npos)) {
+        const int n = n_layers;
+        const bool more_bits = layer < n / 8 || layer >= 7 * n / 8 || (layer - n / 8) % 3 == 2;
+        if (more_bits) return DType::Q6_K;
+    }
+    return DType::Q4_K;
+}
+
 Status write_synth_model(const SynthOptions& o, Progress* progress) {
     auto cfg = resolve(o);
     if (!cfg.ok()) return cfg.error();
@@ -213,11 +227,19 @@ Status write_synth_model(const SynthOptions& o, Progress* progress) {
     gguf::set_llama_metadata(w, c, synth_tokenizer(c.vocab_size), name);
     w.set("general.description", gguf::Value::of_string("EdgeStudio synthetic model, seed " + std::to_string(o.seed)));
     const std::vector<Spec> specs = tensor_specs(c, o.tied_embeddings);
-    for (const Spec& s : specs) EDGE_TRY(w.add_tensor(s.name, s.shape.size() == 1 ? DType::F32 : o.type, s.shape));
+    std::vector<DType> types;
+    for (const Spec& s : specs) {
+        types.push_back(s.shape.size() == 1 ? DType::F32 : synth_matrix_type(o, s.name, c.n_layers));
+        if (dtype_block_elems(types.back()) > 1 && s.shape.back() % dtype_block_elems(types.back()) != 0)
+            return err("synth: ", s.name, " has rows of ", s.shape.back(), " elements, not whole ",
+                       dtype_name(types.back()), " blocks of ", dtype_block_elems(types.back()));
+        EDGE_TRY(w.add_tensor(s.name, types.back(), s.shape));
+    }
     EDGE_TRY(w.open(o.path));
 
     ThreadPool pool(o.threads);
     std::vector<float> buf;
+    std::vector<uint8_t> blocks;
     for (size_t k = 0; k < specs.size(); ++k) {
         if (is_cancelled(progress)) return err(o.path, ": synth cancelled");
         const Spec& s = specs[k];
@@ -234,7 +256,21 @@ Status write_synth_model(const SynthOptions& o, Progress* progress) {
                     fill_rows(s, k, o.seed, o.stddev, cols, r0 + a, r0 + b, buf.data() + a * cols);
                 },
                 8);
-            EDGE_TRY(w.write_f32(buf.data(), int64_t(buf.size())));
+            if (types[k] == DType::Q4_K || types[k] == DType::Q6_K) {
+                blocks.resize(dtype_bytes(types[k], int64_t(buf.size())));
+                const size_t row_bytes = dtype_bytes(types[k], cols);
+                pool.parallel_for(
+                    r1 - r0,
+                    [&](int64_t a, int64_t b) {
+                        for (int64_t r = a; r < b; ++r)
+                            (types[k] == DType::Q4_K ? quantize_row_q4_k : quantize_row_q6_k)(
+                                buf.data() + r * cols, cols, blocks.data() + size_t(r) * row_bytes);
+                    },
+                    8);
+                EDGE_TRY(w.write_raw(blocks.data(), blocks.size()));
+            } else {
+                EDGE_TRY(w.write_f32(buf.data(), int64_t(buf.size())));
+            }
         }
         report(progress, double(k + 1) / double(specs.size()), "writing " + s.name);
     }

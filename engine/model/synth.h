@@ -32,11 +32,19 @@ struct SynthOptions {
     std::optional<LlamaConfig> config;  // overrides the named shape when set
     std::string path;                   // output .gguf
     DType type = DType::F16;            // F32, F16 or BF16 for the matrices (norms stay F32)
+    // Q4_K_M-style K-quant file instead (`type` ignored): the matrices quantized to Q4_K, and to
+    // Q6_K the output head and the attn_v / ffn_down of the layers llama.cpp's Q4_K_M gives more
+    // bits (the first and last eighth, and every third layer between). Rows must be whole
+    // 256-element super-blocks. engine/model/ggml_kquant.h holds the quantizers.
+    bool q4_k_m = false;
     uint64_t seed = 1234;
     float stddev = 0.02f;
     bool tied_embeddings = false;  // omit output.weight
     int threads = 0;               // 0: hardware concurrency
 };
+
+// The type a matrix gets in the file (SynthOptions::q4_k_m's rule, or `type`).
+DType synth_matrix_type(const SynthOptions& opts, const std::string& tensor, int n_layers);
 
 // Generates and writes one tensor at a time; peak memory is a few MB whatever the model size.
 Status write_synth_model(const SynthOptions& opts, Progress* progress = nullptr);

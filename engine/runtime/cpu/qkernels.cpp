@@ -76,14 +76,23 @@ KernelLevel best_level() {
 
 bool use_avx2() { return best_level() >= KernelLevel::Avx2; }
 
-// Row-mode QI tensors whose groups are whole 32-element blocks take the integer path.
+// Row-mode QI tensors whose groups are whole 32-element blocks, and ggml's Q4_K/Q5_K/Q6_K
+// (rows of whole super-blocks), take the integer path.
 bool integer_path(const Tensor& w) {
+    if (kquant_integer(w.type)) return w.cols() % kKQuantBlock == 0;
     if ((w.type != DType::QI8 && w.type != DType::QI4) || !w.quant) return false;
     const QuantInfo& q = *w.quant;
     return q.row_mode() && (q.grouping == QGrouping::PerChannel || q.group_size % kQBlock == 0);
 }
 
 float row_dot_int(const Tensor& w, int64_t r, const ActsView& x, bool avx2) {
+    if (kquant_integer(w.type)) {
+        const uint8_t* row = w.data.get() + size_t(r) * dtype_bytes(w.type, w.cols());
+#if defined(__x86_64__)
+        if (avx2) return row_dot_kquant_avx2(w.type, row, x);
+#endif
+        return row_dot_kquant_portable(w.type, row, x);
+    }
     const QuantInfo& q = *w.quant;
     const uint8_t* base = w.data.get();
 #if defined(__x86_64__)
@@ -342,7 +351,7 @@ enum class Path { Vnni, Int, Float };
 Path path_of(const Tensor& w) {
     if (!integer_path(w)) return Path::Float;
 #if defined(__x86_64__)
-    if (best_level() >= KernelLevel::Avx512Vnni && vnni512_layout_ok(*w.quant)) return Path::Vnni;
+    if (w.quant && best_level() >= KernelLevel::Avx512Vnni && vnni512_layout_ok(*w.quant)) return Path::Vnni;
 #endif
     return Path::Int;
 }

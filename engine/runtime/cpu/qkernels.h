@@ -1,6 +1,8 @@
 // CPU kernels for weights held as stored: F16, BF16, EdgeStudio's QI8 / QI4 (quant_format.h), and
-// ggml's other block types as a GGUF stores them (Q4_1, Q5_0, Q5_1, Q2_K..Q6_K: a row dequantized
-// at a time, then the FP32 dot; GGUF Q8_0 / Q4_0 are repacked into QI8 / QI4 when read).
+// ggml's other block types as a GGUF stores them (Q4_K, Q5_K, Q6_K: integer dot products on the
+// blocks in place, qkernels_kquant.cpp / qkernels_avx2.cpp; Q4_1, Q5_0, Q5_1, Q2_K, Q3_K: a row
+// dequantized at a time, then the FP32 dot; GGUF Q8_0 / Q4_0 are repacked into QI8 / QI4 when
+// read).
 //
 // Quantized matmul never dequantizes a whole matrix. For row-mode tensors whose group size is a
 // multiple of 32 (or per channel), the activation vector is quantized once per matmul to int8 in

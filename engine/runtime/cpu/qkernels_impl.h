@@ -41,7 +41,21 @@ struct VnniActs {
     int64_t blocks;
 };
 
+// ggml's K-quant super-blocks as a GGUF stores them (Q4_K, Q5_K, Q6_K; byte layouts beside their
+// structs in engine/model/ggml_dequant.cpp), multiplied in place by integer dot products against
+// the 32-blocks of ActsView, as llama.cpp multiplies them against its Q8_K activations:
+//   Q4_K/Q5_K  Σ_b s_x[b]·(d·sc_j·Σ q·xq − dmin·m_j·Σ xq)         (sub-block j = 32-block b)
+//   Q6_K       Σ_b s_x[b]·d·(sc_lo·Σ_lo (q−32)·xq + sc_hi·Σ_hi (q−32)·xq)  (two 16-sub-blocks)
+// `row` points at the row's first block; x.blocks = cols / 32.
+bool kquant_integer(DType t);  // Q4_K, Q5_K or Q6_K
+inline constexpr int kKQuantBlock = 256;
+float row_dot_kquant_portable(DType t, const uint8_t* row, const ActsView& x);
+// The six-bit scales and mins of a Q4_K/Q5_K block's 12 packed bytes, sub-block order.
+void kquant_scales_mins(const uint8_t packed[12], uint8_t sc[8], uint8_t m[8]);
+
 #if defined(__x86_64__)
+float row_dot_kquant_avx2(DType t, const uint8_t* row, const ActsView& x);
+
 // True when the AVX-512 VNNI row kernels take this layout (row mode, groups of 32·k with k
 // dividing 16 or a multiple of 16, or per channel).
 bool vnni512_layout_ok(const QuantInfo& q);

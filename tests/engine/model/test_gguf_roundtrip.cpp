@@ -185,6 +185,66 @@ TEST(GgufSynth, RoundTripsThroughTheImporter) {
     EXPECT_EQ((*t)->decode(ids), text);
 }
 
+// synth --type q4_k_m: Q4_K matrices, Q6_K for the head and for attn_v / ffn_down of the first and
+// last eighth of the layers and every third between (llama.cpp's Q4_K_M rule), each tensor read
+// back within its quantization error of the F32 model of the same seed; a shape whose rows are
+// not whole super-blocks is refused naming the tensor.
+TEST(GgufSynth, Q4KmFileHasLlamaCppsTypeMixAndTheSeedsWeights) {
+    const auto dir = test::temp_dir("gguf-synth-q4km");
+    SynthOptions o;
+    LlamaConfig c = find_synth_shape("test-tiny")->config;
+    c.dim = 256;
+    c.hidden_dim = 512;
+    c.n_layers = 16;
+    c.n_heads = 4;
+    c.n_kv_heads = 2;
+    c.head_dim = c.rope_dim = 64;
+    o.config = c;
+    o.seed = 9;
+    auto ref = make_synth_model(o);
+    ASSERT_TRUE(ref.ok()) << ref.message();
+    o.q4_k_m = true;
+    o.path = (dir / "q4km.gguf").string();
+    ASSERT_TRUE(write_synth_model(o).ok());
+    auto m = load_gguf_model(o.path);
+    ASSERT_TRUE(m.ok()) << m.message();
+    std::set<int> more_bits;
+    for (const Tensor& t : ref->tensors) {
+        const Tensor* u = m->find(t.name);
+        ASSERT_NE(u, nullptr) << t.name;
+        if (t.shape.size() == 1) {
+            EXPECT_EQ(u->source_type, DType::F32) << t.name;
+            continue;
+        }
+        int layer = -1;
+        std::sscanf(t.name.c_str(), "blk.%d.", &layer);
+        const bool v_or_down =
+            t.name.find("attn_v") != std::string::npos || t.name.find("ffn_down") != std::string::npos;
+        if (u->source_type == DType::Q6_K && v_or_down) more_bits.insert(layer);
+        if (!v_or_down) {
+            EXPECT_EQ(u->source_type, t.name == "output.weight" ? DType::Q6_K : DType::Q4_K) << t.name;
+        }
+        double e = 0, n = 0;
+        for (int64_t i = 0; i < t.numel(); ++i) {
+            e += std::pow(double(u->f32()[i]) - t.f32()[i], 2);
+            n += std::pow(double(t.f32()[i]), 2);
+        }
+        EXPECT_LT(std::sqrt(e / n), u->source_type == DType::Q4_K ? 0.1 : 0.03) << t.name;
+    }
+    // 16 layers: 0, 1 (first eighth), 14, 15 (last eighth), and 4, 7, 10, 13 (every third between).
+    EXPECT_EQ(more_bits, (std::set<int>{0, 1, 4, 7, 10, 13, 14, 15}));
+
+    SynthOptions tiny;
+    tiny.shape = "test-tiny";
+    tiny.q4_k_m = true;
+    tiny.path = (dir / "tiny.gguf").string();
+    const Status bad = write_synth_model(tiny);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.message().find("token_embd.weight has rows of 32 elements, not whole Q4_K blocks of 256"),
+              std::string::npos)
+        << bad.message();
+}
+
 TEST(GgufSynth, TiedModelAndExportRoundTrip) {
     const auto dir = test::temp_dir("gguf-export");
     SynthOptions o;

@@ -7,6 +7,8 @@
 #include <random>
 
 #include "engine/core/half.h"
+#include "engine/model/ggml_dequant.h"
+#include "engine/model/ggml_kquant.h"
 #include "engine/model/loader.h"
 #include "engine/quant/apply.h"
 #include "engine/quant/rtn.h"
@@ -106,6 +108,88 @@ TEST(QuantKernels, MatvecAndMatmatMatchTheReference) {
                             qkernels::force_kernels(qkernels::KernelLevel::Auto);
                         }
         }
+    }
+}
+
+// ggml's Q4_K / Q5_K / Q6_K blocks are multiplied in place by integer dot products (no row is
+// dequantized). Checked on blocks made by our quantizers (ggml_kquant.h) and on random bytes
+// (every six-bit scale and min, negative Q6_K scales), 37 rows, 256 and 768 columns, 1 / 5 / 13
+// tokens: against the dequantized weights times the activations as the kernel quantized them
+// (the integer sums are exact: only float rounding remains), against the FP32 activations (the
+// int8 activations' cost), the SIMD kernels against the portable ones, and each token's outputs
+// the same bits whatever the batch.
+TEST(QuantKernels, KQuantBlocksMultiplyInPlaceWithExactIntegerSums) {
+    ThreadPool pool(2);
+    std::mt19937 rng(21);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    constexpr int64_t R = 37;
+    for (DType type : {DType::Q4_K, DType::Q5_K, DType::Q6_K})
+        for (bool random_bytes : {false, true})
+            for (int64_t cols : {256, 768}) {
+                if (type == DType::Q5_K && !random_bytes) continue;  // no Q5_K quantizer: random blocks only
+                Tensor w = Tensor::alloc("w", type, {R, cols});
+                const size_t row_bytes = dtype_bytes(type, cols), block = size_t(dtype_block_bytes(type));
+                if (random_bytes) {
+                    for (size_t i = 0; i < w.nbytes; ++i) w.data.get()[i] = uint8_t(rng());
+                    // The half scales: small and positive (Q6_K: d at byte 208; Q4_K/Q5_K: d, dmin).
+                    for (size_t off = 0; off < w.nbytes; off += block)
+                        for (size_t f : type == DType::Q6_K ? std::vector<size_t>{208} : std::vector<size_t>{0, 2}) {
+                            const uint16_t h = f32_to_f16(0.001f * (1.0f + float(rng() % 100) / 100.0f));
+                            std::memcpy(w.data.get() + off + f, &h, 2);
+                        }
+                } else {
+                    const Tensor f = random_f32("w", R, cols, uint32_t(cols) + 5);
+                    for (int64_t r = 0; r < R; ++r)
+                        (type == DType::Q4_K ? quantize_row_q4_k : quantize_row_q6_k)(
+                            f.f32() + r * cols, cols, w.data.get() + size_t(r) * row_bytes);
+                }
+                ASSERT_TRUE(qkernels::supported(w));
+                const std::string what = std::string(dtype_name(type)) + (random_bytes ? " random" : " quantized") +
+                                         " cols " + std::to_string(cols);
+                for (int n : {1, 5, 13}) {
+                    std::vector<float> x(size_t(n * cols));
+                    for (auto& v : x) v = nd(rng);
+                    // The activations as the kernels see them: int8 codes times their block scale.
+                    std::vector<float> xq(x.size());
+                    for (int t = 0; t < n; ++t) {
+                        qkernels::QActs a;
+                        qkernels::quantize_acts(x.data() + t * cols, cols, a);
+                        for (int64_t c = 0; c < cols; ++c)
+                            xq[size_t(t * cols + c)] = float(a.q[size_t(c)]) * a.scale[size_t(c / 32)];
+                    }
+                    const auto exact = reference(w, xq, n), ref = reference(w, x, n);
+                    std::vector<float> port(size_t(n * R));
+                    qkernels::force_kernels(qkernels::KernelLevel::Portable);
+                    qkernels::matmul(port.data(), x.data(), w, n, pool);
+                    qkernels::force_kernels(qkernels::KernelLevel::Auto);
+                    std::vector<float> best(size_t(n * R));
+                    qkernels::matmul(best.data(), x.data(), w, n, pool);
+                    EXPECT_LT(norm_err(port, exact), 1e-6) << what << " n " << n;
+                    EXPECT_LT(norm_err(best, exact), 1e-6) << qkernels::kernel_name() << " " << what << " n " << n;
+                    EXPECT_LT(norm_err(best, ref), 0.01) << what << " n " << n;
+                    for (int t = 0; t < n; ++t) {
+                        std::vector<float> one(static_cast<size_t>(R));
+                        qkernels::matmul(one.data(), x.data() + t * cols, w, 1, pool);
+                        EXPECT_EQ(0, std::memcmp(one.data(), best.data() + t * R, sizeof(float) * size_t(R)))
+                            << what << " token " << t << " of " << n;
+                    }
+                }
+            }
+}
+
+// Our K-quant blocks are valid ggml blocks: they dequantize (ggml_dequant.cpp's reader) to within
+// half a quantization step of the values they were made from.
+TEST(QuantKernels, KQuantQuantizersWriteBlocksTheReaderGivesBack) {
+    const Tensor f = random_f32("w", 4, 512, 3);
+    for (DType type : {DType::Q4_K, DType::Q6_K}) {
+        std::vector<uint8_t> blocks(dtype_bytes(type, f.numel()));
+        (type == DType::Q4_K ? quantize_row_q4_k : quantize_row_q6_k)(f.f32(), f.numel(), blocks.data());
+        std::vector<float> back(size_t(f.numel()));
+        ASSERT_TRUE(dequantize(type, blocks.data(), back.data(), f.numel()).ok());
+        std::vector<float> ref(f.f32(), f.f32() + f.numel());
+        // Q4_K: 15 steps over a sub-block's range (~6 sigma): ~7% RMS; Q6_K: 63 steps: ~1.5%.
+        EXPECT_LT(norm_err(back, ref), type == DType::Q4_K ? 0.1 : 0.03) << dtype_name(type);
+        EXPECT_GT(norm_err(back, ref), 0.0) << dtype_name(type);
     }
 }
 

@@ -1,7 +1,8 @@
 // ggml's block types a GGUF may hold besides Q8_0 / Q4_0 (Q4_1, Q5_0, Q5_1 and the K-quants
 // Q2_K..Q6_K) run as stored: load_weights_as_stored keeps their blocks (no FP32 copy of a
-// matrix), the CPU kernels dequantize one row at a time, and the executor's logits equal those of
-// the FP32 import of the same file.
+// matrix), the CPU kernels dequantize one row at a time (Q4_K/Q5_K/Q6_K: integer dot products on
+// the blocks against int8 activations, as llama.cpp runs them), and the executor's logits equal
+// those of the FP32 import of the same file (the K types within what int8 activations cost).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <random>
 
 #include "engine/core/half.h"
+#include "engine/model/ggml_kquant.h"
 #include "engine/model/gguf_writer.h"
 #include "engine/model/loader.h"
 #include "engine/model/weights.h"
@@ -85,6 +87,16 @@ std::string write_block_gguf(const std::string& path, DType type, uint32_t seed)
             continue;
         }
         std::vector<uint8_t> bytes(dtype_bytes(type, n));
+        if (type == DType::Q4_K || type == DType::Q6_K) {
+            // Blocks our quantizers make from normal weights: scales as a real file has them (random
+            // int8 Q6_K scales make a network whose int8 activations are far from its FP32 ones).
+            std::normal_distribution<float> nd(0.0f, 0.05f);
+            std::vector<float> v(static_cast<size_t>(n));
+            for (float& x : v) x = nd(rng);
+            (type == DType::Q4_K ? quantize_row_q4_k : quantize_row_q6_k)(v.data(), n, bytes.data());
+            if (auto st = w.write_raw(bytes.data(), bytes.size()); !st.ok()) return st.message();
+            continue;
+        }
         for (uint8_t& b : bytes) b = uint8_t(rng());
         const size_t block = size_t(dtype_block_bytes(type));
         for (size_t off = 0; off < bytes.size(); off += block)
@@ -144,7 +156,10 @@ TEST(GgmlBlocksAsStored, EveryBlockTypeRunsWithoutAnFp32CopyAndGivesTheFp32Logit
             scale = std::max(scale, double(std::fabs(want[i])));
         }
         EXPECT_GT(scale, 0.0);
-        EXPECT_LE(worst / scale, 1e-5) << "logits as stored vs the FP32 import";
+        const bool int8_acts = type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K;
+        // int8 activations cost ~0.5% per product; through two blocks 0.05-2.2% of the largest logit
+        // here (the kernels' sums themselves are exact: QuantKernels.KQuantBlocksMultiplyInPlace...).
+        EXPECT_LE(worst / scale, int8_acts ? 5e-2 : 1e-5) << "logits as stored vs the FP32 import";
     }
 }
 
