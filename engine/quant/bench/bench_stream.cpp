@@ -3,7 +3,8 @@
 // streaming efficiency can be told apart from the rest of decode. 22 blocks of Q/K/V (one
 // parallel region, as the executor runs them), output, gate|up (one region) and down, then the
 // 32000 x 2048 head: 1.1 G weights in distinct buffers (every block its own copy, so nothing is
-// served from the last-level cache), RTN group 32 (or FP16 with --only f16). Reports, at 1 and 2
+// served from the last-level cache), RTN group 32 (or FP16 with --only f16, ggml's K-quant blocks
+// as a GGUF holds them with --only q4_k / q6_k). Reports, at 1 and 2
 // threads, the median of 5 steps (after one warm-up), the weight bytes streamed per second
 // against the read bandwidth of the same number of threads (best of 5 over 1 GiB), and at 2
 // threads the time per product kind. --parts N: N steps per thread count (default 5).
@@ -21,6 +22,7 @@
 
 #include "bench_common.h"
 #include "engine/core/half.h"
+#include "engine/model/ggml_kquant.h"
 #include "engine/runtime/cpu/qkernels.h"
 
 using namespace edge;
@@ -42,10 +44,18 @@ struct Product {
     int first, count;  // weights [first, first+count) of the store
 };
 
+// bits: 16 (FP16), 8 / 4 (INT8 / INT4 g32), or kQ4_K / kQ6_K (ggml blocks).
+constexpr int kQ4_K = -4, kQ6_K = -6;
+
 Tensor random_weight(const Shape& s, int bits, std::mt19937& rng) {
     Tensor w = Tensor::zeros_f32(s.kind, {s.rows, s.cols});
     std::normal_distribution<float> nd(0.0f, 0.02f);
     for (int64_t i = 0; i < s.rows * s.cols; ++i) w.f32_mut()[i] = nd(rng);
+    if (bits == kQ4_K || bits == kQ6_K) {
+        Tensor k = Tensor::alloc(s.kind, bits == kQ4_K ? DType::Q4_K : DType::Q6_K, {s.rows, s.cols});
+        (bits == kQ4_K ? quantize_row_q4_k : quantize_row_q6_k)(w.f32(), w.numel(), k.data.get());
+        return k;
+    }
     if (bits == 16) {
         Tensor h = Tensor::alloc(s.kind, DType::F16, {s.rows, s.cols});
         auto* p = reinterpret_cast<uint16_t*>(h.data.get());
@@ -105,7 +115,11 @@ int lead_ab(const BenchArgs& a, int rounds, size_t bytes, Step&& run_step) {
 }  // namespace
 
 int run_stream_bench(const BenchArgs& a) {
-    const int bits = a.only == "f16" ? 16 : a.only == "int8" ? 8 : 4;
+    const int bits = a.only == "f16"    ? 16
+                     : a.only == "int8" ? 8
+                     : a.only == "q4_k" ? kQ4_K
+                     : a.only == "q6_k" ? kQ6_K
+                                        : 4;
     const int blocks = 22;
     const Shape shapes[] = {{"attn_q", 2048, 2048},      {"attn_k", 256, 2048},    {"attn_v", 256, 2048},
                             {"attn_output", 2048, 2048}, {"ffn_gate", 5632, 2048}, {"ffn_up", 5632, 2048},
@@ -137,11 +151,13 @@ int run_stream_bench(const BenchArgs& a) {
     std::normal_distribution<float> nd(0.0f, 1.0f);
     for (auto& v : x) v = nd(rng);
 
-    std::printf("CPU: %s; kernels %s, prefetch %s; %s g32 weights, %zu bytes per step (scales included)\n\n",
+    std::printf("CPU: %s; kernels %s, prefetch %s; %s weights, %zu bytes per step (scales included)\n\n",
                 cpu_model().c_str(), qkernels::kernel_name(), qkernels::row_prefetch_name(qkernels::row_prefetch()),
-                bits == 16  ? "FP16"
-                : bits == 8 ? "INT8"
-                            : "INT4",
+                bits == 16      ? "FP16"
+                : bits == 8     ? "INT8 g32"
+                : bits == kQ4_K ? "ggml Q4_K"
+                : bits == kQ6_K ? "ggml Q6_K"
+                                : "INT4 g32",
                 bytes);
     const int reps = a.parts > 0 && a.parts < 400 ? a.parts : 5;  // --parts: steps per thread count
     // One decode step's products on `pool`; per product kind's ms into `per` when given.

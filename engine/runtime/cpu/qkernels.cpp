@@ -89,6 +89,7 @@ float row_dot_int(const Tensor& w, int64_t r, const ActsView& x, bool avx2) {
     if (kquant_integer(w.type)) {
         const uint8_t* row = w.data.get() + size_t(r) * dtype_bytes(w.type, w.cols());
 #if defined(__x86_64__)
+        if (avx2 && best_level() >= KernelLevel::Avx512Vnni) return row_dot_kquant_vnni512(w.type, row, x);
         if (avx2) return row_dot_kquant_avx2(w.type, row, x);
 #endif
         return row_dot_kquant_portable(w.type, row, x);

@@ -196,11 +196,6 @@ inline float half_at(const uint8_t* p) {
     return _cvtsh_ss(h);
 }
 
-// How far ahead of the block being read the K-quant rows prefetch into L1: the rows are read in
-// address order, one after another, and 4 Q4_K blocks' work covers most of an L2 miss (larger
-// leads, and an L2 prefetch 2-8 KiB ahead on top, measured no better on the AMD EPYC VM).
-constexpr int64_t kKQuantLead = 576;
-
 inline __m256i xq_block(const ActsView& x, int64_t b) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + b * kQBlock));
 }
@@ -213,7 +208,7 @@ float row_q45_k_avx2(const uint8_t* row, const ActsView& x) {
     for (int64_t sb = 0; sb < x.blocks / 8; ++sb) {
         const uint8_t* blk = row + sb * kBytes;
         for (int l = 0; l < int(kBytes + 63) / 64; ++l) {
-            _mm_prefetch(reinterpret_cast<const char*>(blk + kKQuantLead + 64 * l), _MM_HINT_T0);
+            _mm_prefetch(reinterpret_cast<const char*>(blk + kKQuantPrefetchLead + 64 * l), _MM_HINT_T0);
         }
         const uint8_t* qs = blk + (Five ? 48 : 16);
         const __m256i hb =
@@ -269,7 +264,7 @@ float row_q6_k_avx2(const uint8_t* row, const ActsView& x) {
     for (int64_t sb = 0; sb < x.blocks / 8; ++sb) {
         const uint8_t* blk = row + sb * 210;
         for (int l = 0; l < 4; ++l) {
-            _mm_prefetch(reinterpret_cast<const char*>(blk + kKQuantLead + 64 * l), _MM_HINT_T0);
+            _mm_prefetch(reinterpret_cast<const char*>(blk + kKQuantPrefetchLead + 64 * l), _MM_HINT_T0);
         }
         __m256i p[8];
         for (int half = 0; half < 2; ++half) {

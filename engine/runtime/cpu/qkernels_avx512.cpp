@@ -21,7 +21,7 @@
 // GFNI is enabled for the file so the INT4 kernels' Gfni instantiation can use it; that one only
 // runs when the processor has GFNI (qkernels.cpp: KernelLevel::Avx512VnniGfni), and GCC emits GFNI instructions only for its
 // intrinsics (checked: no gf2p8 instruction in the other instantiations' code).
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,fma,gfni")
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,fma,f16c,gfni")
 // GCC 12's AVX-512 reduce/undefined intrinsics trip its own uninitialized-value warnings.
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
@@ -493,6 +494,137 @@ void quantize_acts_avx512(const float* x, int64_t n, int8_t* q, float* scale, in
         scale[b] = d;
         sum[b] = _mm512_reduce_add_epi32(_mm512_add_epi32(i0, i1));
     }
+}
+
+// K-quant super-blocks (qkernels_impl.h) with vpdpbusd: each 32 bytes of Q4_K/Q5_K codes are
+// loaded into both halves of a register and shifted per half (low nibbles: sub-block 2g, high:
+// 2g+1), so one vpdpbusd against 64 activation bytes in natural order makes the int32 lanes of two
+// sub-blocks (8 each); the lanes are converted and scaled by their sub-block's d·sc·s_x (one
+// permute of the super-block's eight products) and summed once per row. The mins are
+// dmin·Σ m_j·s_x[b]·Σxq[b], 8 lanes per super-block.
+namespace {
+
+inline float half_bits(const uint8_t* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return _cvtsh_ss(h);
+}
+
+inline __m512i halves_epi32(int lo, int hi) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi32(lo)), _mm256_set1_epi32(hi), 1);
+}
+inline __m512i halves_epi16(int16_t lo, int16_t hi) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16(lo)), _mm256_set1_epi16(hi), 1);
+}
+
+template <bool Five>
+float row_q45_k_vnni(const uint8_t* row, const ActsView& x) {
+    constexpr int64_t kBytes = Five ? 176 : 144;
+    const __m512i low4 = _mm512_set1_epi8(0x0f), one8 = _mm512_set1_epi8(1), nibble = halves_epi16(0, 4);
+    const __m512i pick[4] = {halves_epi32(0, 1), halves_epi32(2, 3), halves_epi32(4, 5), halves_epi32(6, 7)};
+    // One accumulator per pair of sub-blocks: four independent FMA chains (one chain waited on
+    // the FMA latency four times per super-block).
+    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+    __m256 accm = _mm256_setzero_ps();
+    for (int64_t sb = 0; sb < x.blocks / 8; ++sb) {
+        const uint8_t* blk = row + sb * kBytes;
+        for (int l = 0; l < int(kBytes + 63) / 64; ++l)
+            _mm_prefetch(reinterpret_cast<const char*>(blk + kKQuantPrefetchLead + 64 * l), _MM_HINT_T0);
+        uint32_t u0, u1, u2;
+        std::memcpy(&u0, blk + 4, 4);
+        std::memcpy(&u1, blk + 8, 4);
+        std::memcpy(&u2, blk + 12, 4);
+        const uint64_t sc = uint64_t(u0 & 0x3f3f3f3fu) | uint64_t((u2 & 0x0f0f0f0fu) | (((u0 >> 6) & 0x03030303u) << 4))
+                                                             << 32;
+        const uint64_t mn =
+            uint64_t(u1 & 0x3f3f3f3fu) | uint64_t(((u2 >> 4) & 0x0f0f0f0fu) | (((u1 >> 6) & 0x03030303u) << 4)) << 32;
+        const __m256 xs = _mm256_loadu_ps(x.scale + sb * 8);
+        const __m256 sc8 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(int64_t(sc))));
+        const __m512 f = _mm512_castps256_ps512(_mm256_mul_ps(_mm256_set1_ps(half_bits(blk)), _mm256_mul_ps(sc8, xs)));
+        const uint8_t* qs = blk + (Five ? 48 : 16);
+        const int8_t* xq = x.q + sb * 8 * kQBlock;
+        __m512i hb = _mm512_setzero_si512();
+        if constexpr (Five) hb = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16)));
+#pragma GCC unroll 4
+        for (int g = 0; g < 4; ++g) {
+            const __m512i v = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * g)));
+            __m512i n = _mm512_and_si512(_mm512_srlv_epi16(v, nibble), low4);
+            if constexpr (Five)
+                n = _mm512_or_si512(
+                    n,
+                    _mm512_slli_epi16(
+                        _mm512_and_si512(_mm512_srlv_epi16(hb, halves_epi16(int16_t(2 * g), int16_t(2 * g + 1))), one8),
+                        4));
+            const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), n, _mm512_loadu_si512(xq + 64 * g));
+            acc[g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_permutexvar_ps(pick[g], f), acc[g]);
+        }
+        const __m256 xsum = _mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.sum + sb * 8)));
+        const __m256 m8 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(int64_t(mn))));
+        accm = _mm256_fmadd_ps(_mm256_set1_ps(half_bits(blk + 2)), _mm256_mul_ps(m8, _mm256_mul_ps(xs, xsum)), accm);
+    }
+    const __m128 m4 = _mm_add_ps(_mm256_castps256_ps128(accm), _mm256_extractf128_ps(accm, 1));
+    const __m128 m2 = _mm_add_ps(m4, _mm_movehl_ps(m4, m4));
+    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3]))) -
+           _mm_cvtss_f32(_mm_add_ss(m2, _mm_shuffle_ps(m2, m2, 1)));
+}
+
+// Q6_K: per half super-block, the 64 bytes of ql and the 32 of qh (in both register halves,
+// shifted per half) make the codes of elements 0..63 and 64..127 in natural order; vpdpbusd of
+// the codes minus vpdpbusd of 32 gives Σ(q−32)·xq per lane (4 elements: lane / 4 is the 16-element
+// sub-block, lane / 8 the activation block), scaled lane-wise by d·sc·s_x (two permutes).
+float row_q6_k_vnni(const uint8_t* row, const ActsView& x) {
+    const __m512i low4 = _mm512_set1_epi8(0x0f), three8 = _mm512_set1_epi8(3), k32 = _mm512_set1_epi8(32);
+    const __m512i shift_lo = halves_epi16(0, 2), shift_hi = halves_epi16(4, 6);
+    // Lane l of the product of elements 64k..64k+63 of half h: scale 8h + 4k + l/4, block 4h + 2k + l/8.
+    __m512i scale_of[4], block_of[4];
+    for (int hk = 0; hk < 4; ++hk) {
+        alignas(64) int32_t si[16], bi[16];
+        for (int l = 0; l < 16; ++l) {
+            si[l] = 4 * hk + l / 4;
+            bi[l] = 2 * hk + l / 8;
+        }
+        scale_of[hk] = _mm512_load_si512(si);
+        block_of[hk] = _mm512_load_si512(bi);
+    }
+    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+    for (int64_t sb = 0; sb < x.blocks / 8; ++sb) {
+        const uint8_t* blk = row + sb * 210;
+        for (int l = 0; l < 4; ++l)
+            _mm_prefetch(reinterpret_cast<const char*>(blk + kKQuantPrefetchLead + 64 * l), _MM_HINT_T0);
+        const __m512 ds = _mm512_mul_ps(
+            _mm512_set1_ps(half_bits(blk + 208)),
+            _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 192)))));
+        const __m512 xs = _mm512_castps256_ps512(_mm256_loadu_ps(x.scale + sb * 8));
+        const int8_t* xq = x.q + sb * 8 * kQBlock;
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+            const __m512i ql = _mm512_loadu_si512(blk + 64 * h);
+            const __m512i qh =
+                _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 128 + 32 * h)));
+            const __m512i q[2] = {
+                _mm512_or_si512(_mm512_and_si512(ql, low4),
+                                _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift_lo), three8), 4)),
+                _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), low4),
+                                _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift_hi), three8), 4))};
+#pragma GCC unroll 2
+            for (int k = 0; k < 2; ++k) {
+                const __m512i xv = _mm512_loadu_si512(xq + 128 * h + 64 * k);
+                const __m512i p = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), q[k], xv),
+                                                   _mm512_dpbusd_epi32(_mm512_setzero_si512(), k32, xv));
+                const __m512 f = _mm512_mul_ps(_mm512_permutexvar_ps(scale_of[2 * h + k], ds),
+                                               _mm512_permutexvar_ps(block_of[2 * h + k], xs));
+                acc[2 * h + k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), f, acc[2 * h + k]);
+            }
+        }
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
+}
+
+}  // namespace
+
+float row_dot_kquant_vnni512(DType t, const uint8_t* row, const ActsView& x) {
+    if (t == DType::Q6_K) return row_q6_k_vnni(row, x);
+    return t == DType::Q5_K ? row_q45_k_vnni<true>(row, x) : row_q45_k_vnni<false>(row, x);
 }
 
 }  // namespace edge::qkernels::detail

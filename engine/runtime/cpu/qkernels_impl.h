@@ -49,12 +49,18 @@ struct VnniActs {
 // `row` points at the row's first block; x.blocks = cols / 32.
 bool kquant_integer(DType t);  // Q4_K, Q5_K or Q6_K
 inline constexpr int kKQuantBlock = 256;
+// How far ahead of the super-block being read the K-quant row kernels prefetch into L1. The rows
+// are read in address order, one after another; 576 bytes (4 Q4_K blocks) left one core at 15-20
+// GB/s, 4.5-9 KiB ahead streamed at 23-25 (Q4_K and Q6_K alike, AMD EPYC Zen 4; edge-quant-bench
+// --mode stream --only q4_k|q6_k, alternating builds, docs/benchmarks.md), 16 KiB no better.
+inline constexpr int64_t kKQuantPrefetchLead = 4608;
 float row_dot_kquant_portable(DType t, const uint8_t* row, const ActsView& x);
 // The six-bit scales and mins of a Q4_K/Q5_K block's 12 packed bytes, sub-block order.
 void kquant_scales_mins(const uint8_t packed[12], uint8_t sc[8], uint8_t m[8]);
 
 #if defined(__x86_64__)
 float row_dot_kquant_avx2(DType t, const uint8_t* row, const ActsView& x);
+float row_dot_kquant_vnni512(DType t, const uint8_t* row, const ActsView& x);
 
 // True when the AVX-512 VNNI row kernels take this layout (row mode, groups of 32·k with k
 // dividing 16 or a multiple of 16, or per channel).
