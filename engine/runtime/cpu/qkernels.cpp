@@ -436,6 +436,16 @@ void rows(const Slot& s, const Tensor& w, const float* in, int n, float* out, in
     }
 #endif
     if (s.path == Path::Int) {
+#if defined(__x86_64__)
+        if (kquant_integer(w.type) && avx2 && best_level() >= KernelLevel::Avx512Vnni) {
+            // Each row meets all the tokens while it is in L1, tiles of tokens sharing its unpacking.
+            const size_t row_bytes = dtype_bytes(w.type, in_dim);
+            for (int64_t o = b; o < e; ++o)
+                tokens_kquant_vnni512(w.type, w.data.get() + size_t(o) * row_bytes, s.views.data(), n, out + o,
+                                      out_dim);
+            return;
+        }
+#endif
         for (int t0 = 0; t0 < n; t0 += kTile) {
             const int t1 = std::min(n, t0 + kTile);
             for (int64_t o = b; o < e; ++o)

@@ -517,16 +517,25 @@ inline __m512i halves_epi16(int16_t lo, int16_t hi) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16(lo)), _mm256_set1_epi16(hi), 1);
 }
 
-template <bool Five>
-float row_q45_k_vnni(const uint8_t* row, const ActsView& x) {
+// T tokens at once (prefill, batched steps): the codes and scales of a super-block are unpacked
+// once for all T; each token's arithmetic is the one-token kernel's, in the same order, so its
+// outputs are the same bits whatever the batch (QuantKernels.KQuantBlocksMultiplyInPlace...).
+template <bool Five, int T>
+void q45_k_vnni_tokens(const uint8_t* row, const ActsView* x, float* out, int64_t out_stride) {
     constexpr int64_t kBytes = Five ? 176 : 144;
     const __m512i low4 = _mm512_set1_epi8(0x0f), one8 = _mm512_set1_epi8(1), nibble = halves_epi16(0, 4);
     const __m512i pick[4] = {halves_epi32(0, 1), halves_epi32(2, 3), halves_epi32(4, 5), halves_epi32(6, 7)};
-    // One accumulator per pair of sub-blocks: four independent FMA chains (one chain waited on
-    // the FMA latency four times per super-block).
-    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-    __m256 accm = _mm256_setzero_ps();
-    for (int64_t sb = 0; sb < x.blocks / 8; ++sb) {
+    // Per token one accumulator per pair of sub-blocks: four independent FMA chains (one chain
+    // waited on the FMA latency four times per super-block).
+    __m512 acc[T][4];
+    __m256 accm[T];
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+#pragma GCC unroll 4
+        for (int g = 0; g < 4; ++g) acc[t][g] = _mm512_setzero_ps();
+        accm[t] = _mm256_setzero_ps();
+    }
+    for (int64_t sb = 0; sb < x[0].blocks / 8; ++sb) {
         const uint8_t* blk = row + sb * kBytes;
         for (int l = 0; l < int(kBytes + 63) / 64; ++l)
             _mm_prefetch(reinterpret_cast<const char*>(blk + kKQuantPrefetchLead + 64 * l), _MM_HINT_T0);
@@ -538,11 +547,19 @@ float row_q45_k_vnni(const uint8_t* row, const ActsView& x) {
                                                              << 32;
         const uint64_t mn =
             uint64_t(u1 & 0x3f3f3f3fu) | uint64_t(((u2 >> 4) & 0x0f0f0f0fu) | (((u1 >> 6) & 0x03030303u) << 4)) << 32;
-        const __m256 xs = _mm256_loadu_ps(x.scale + sb * 8);
         const __m256 sc8 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(int64_t(sc))));
-        const __m512 f = _mm512_castps256_ps512(_mm256_mul_ps(_mm256_set1_ps(half_bits(blk)), _mm256_mul_ps(sc8, xs)));
+        const __m256 m8 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(int64_t(mn))));
+        const __m256 d = _mm256_set1_ps(half_bits(blk)), dmin = _mm256_set1_ps(half_bits(blk + 2));
+        __m512 f[T];
+#pragma GCC unroll 8
+        for (int t = 0; t < T; ++t) {
+            const __m256 xs = _mm256_loadu_ps(x[t].scale + sb * 8);
+            f[t] = _mm512_castps256_ps512(_mm256_mul_ps(d, _mm256_mul_ps(sc8, xs)));
+            const __m256 xsum =
+                _mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t].sum + sb * 8)));
+            accm[t] = _mm256_fmadd_ps(dmin, _mm256_mul_ps(m8, _mm256_mul_ps(xs, xsum)), accm[t]);
+        }
         const uint8_t* qs = blk + (Five ? 48 : 16);
-        const int8_t* xq = x.q + sb * 8 * kQBlock;
         __m512i hb = _mm512_setzero_si512();
         if constexpr (Five) hb = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16)));
 #pragma GCC unroll 4
@@ -555,24 +572,31 @@ float row_q45_k_vnni(const uint8_t* row, const ActsView& x) {
                     _mm512_slli_epi16(
                         _mm512_and_si512(_mm512_srlv_epi16(hb, halves_epi16(int16_t(2 * g), int16_t(2 * g + 1))), one8),
                         4));
-            const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), n, _mm512_loadu_si512(xq + 64 * g));
-            acc[g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_permutexvar_ps(pick[g], f), acc[g]);
+#pragma GCC unroll 8
+            for (int t = 0; t < T; ++t) {
+                const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), n,
+                                                      _mm512_loadu_si512(x[t].q + sb * 8 * kQBlock + 64 * g));
+                acc[t][g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_permutexvar_ps(pick[g], f[t]), acc[t][g]);
+            }
         }
-        const __m256 xsum = _mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.sum + sb * 8)));
-        const __m256 m8 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(int64_t(mn))));
-        accm = _mm256_fmadd_ps(_mm256_set1_ps(half_bits(blk + 2)), _mm256_mul_ps(m8, _mm256_mul_ps(xs, xsum)), accm);
     }
-    const __m128 m4 = _mm_add_ps(_mm256_castps256_ps128(accm), _mm256_extractf128_ps(accm, 1));
-    const __m128 m2 = _mm_add_ps(m4, _mm_movehl_ps(m4, m4));
-    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3]))) -
-           _mm_cvtss_f32(_mm_add_ss(m2, _mm_shuffle_ps(m2, m2, 1)));
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+        const __m128 m4 = _mm_add_ps(_mm256_castps256_ps128(accm[t]), _mm256_extractf128_ps(accm[t], 1));
+        const __m128 m2 = _mm_add_ps(m4, _mm_movehl_ps(m4, m4));
+        out[t * out_stride] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]),
+                                                                 _mm512_add_ps(acc[t][2], acc[t][3]))) -
+                              _mm_cvtss_f32(_mm_add_ss(m2, _mm_shuffle_ps(m2, m2, 1)));
+    }
 }
 
 // Q6_K: per half super-block, the 64 bytes of ql and the 32 of qh (in both register halves,
 // shifted per half) make the codes of elements 0..63 and 64..127 in natural order; vpdpbusd of
 // the codes minus vpdpbusd of 32 gives Σ(q−32)·xq per lane (4 elements: lane / 4 is the 16-element
-// sub-block, lane / 8 the activation block), scaled lane-wise by d·sc·s_x (two permutes).
-float row_q6_k_vnni(const uint8_t* row, const ActsView& x) {
+// sub-block, lane / 8 the activation block), scaled lane-wise by d·sc·s_x (two permutes). T tokens
+// as q45_k_vnni_tokens.
+template <int T>
+void q6_k_vnni_tokens(const uint8_t* row, const ActsView* x, float* out, int64_t out_stride) {
     const __m512i low4 = _mm512_set1_epi8(0x0f), three8 = _mm512_set1_epi8(3), k32 = _mm512_set1_epi8(32);
     const __m512i shift_lo = halves_epi16(0, 2), shift_hi = halves_epi16(4, 6);
     // Lane l of the product of elements 64k..64k+63 of half h: scale 8h + 4k + l/4, block 4h + 2k + l/8.
@@ -586,16 +610,18 @@ float row_q6_k_vnni(const uint8_t* row, const ActsView& x) {
         scale_of[hk] = _mm512_load_si512(si);
         block_of[hk] = _mm512_load_si512(bi);
     }
-    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-    for (int64_t sb = 0; sb < x.blocks / 8; ++sb) {
+    __m512 acc[T][4];
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t)
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k) acc[t][k] = _mm512_setzero_ps();
+    for (int64_t sb = 0; sb < x[0].blocks / 8; ++sb) {
         const uint8_t* blk = row + sb * 210;
         for (int l = 0; l < 4; ++l)
             _mm_prefetch(reinterpret_cast<const char*>(blk + kKQuantPrefetchLead + 64 * l), _MM_HINT_T0);
         const __m512 ds = _mm512_mul_ps(
             _mm512_set1_ps(half_bits(blk + 208)),
             _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 192)))));
-        const __m512 xs = _mm512_castps256_ps512(_mm256_loadu_ps(x.scale + sb * 8));
-        const int8_t* xq = x.q + sb * 8 * kQBlock;
 #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h) {
             const __m512i ql = _mm512_loadu_si512(blk + 64 * h);
@@ -608,23 +634,45 @@ float row_q6_k_vnni(const uint8_t* row, const ActsView& x) {
                                 _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift_hi), three8), 4))};
 #pragma GCC unroll 2
             for (int k = 0; k < 2; ++k) {
-                const __m512i xv = _mm512_loadu_si512(xq + 128 * h + 64 * k);
-                const __m512i p = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), q[k], xv),
-                                                   _mm512_dpbusd_epi32(_mm512_setzero_si512(), k32, xv));
-                const __m512 f = _mm512_mul_ps(_mm512_permutexvar_ps(scale_of[2 * h + k], ds),
-                                               _mm512_permutexvar_ps(block_of[2 * h + k], xs));
-                acc[2 * h + k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), f, acc[2 * h + k]);
+                const __m512 dsk = _mm512_permutexvar_ps(scale_of[2 * h + k], ds);
+#pragma GCC unroll 8
+                for (int t = 0; t < T; ++t) {
+                    const __m512i xv = _mm512_loadu_si512(x[t].q + sb * 8 * kQBlock + 128 * h + 64 * k);
+                    const __m512i p = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), q[k], xv),
+                                                       _mm512_dpbusd_epi32(_mm512_setzero_si512(), k32, xv));
+                    const __m512 xs = _mm512_castps256_ps512(_mm256_loadu_ps(x[t].scale + sb * 8));
+                    const __m512 f = _mm512_mul_ps(dsk, _mm512_permutexvar_ps(block_of[2 * h + k], xs));
+                    acc[t][2 * h + k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), f, acc[t][2 * h + k]);
+                }
             }
         }
     }
-    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t)
+        out[t * out_stride] = _mm512_reduce_add_ps(
+            _mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]), _mm512_add_ps(acc[t][2], acc[t][3])));
+}
+
+template <int T>
+void kquant_vnni_tokens(DType type, const uint8_t* row, const ActsView* x, float* out, int64_t out_stride) {
+    if (type == DType::Q6_K) return q6_k_vnni_tokens<T>(row, x, out, out_stride);
+    if (type == DType::Q5_K) return q45_k_vnni_tokens<true, T>(row, x, out, out_stride);
+    q45_k_vnni_tokens<false, T>(row, x, out, out_stride);
 }
 
 }  // namespace
 
 float row_dot_kquant_vnni512(DType t, const uint8_t* row, const ActsView& x) {
-    if (t == DType::Q6_K) return row_q6_k_vnni(row, x);
-    return t == DType::Q5_K ? row_q45_k_vnni<true>(row, x) : row_q45_k_vnni<false>(row, x);
+    float out = 0.0f;
+    kquant_vnni_tokens<1>(t, row, &x, &out, 0);
+    return out;
+}
+
+void tokens_kquant_vnni512(DType t, const uint8_t* row, const ActsView* x, int n, float* out, int64_t out_stride) {
+    int i = 0;
+    for (; i + kKQuantTileTokens <= n; i += kKQuantTileTokens)
+        kquant_vnni_tokens<kKQuantTileTokens>(t, row, x + i, out + i * out_stride, out_stride);
+    for (; i < n; ++i) kquant_vnni_tokens<1>(t, row, x + i, out + i * out_stride, out_stride);
 }
 
 }  // namespace edge::qkernels::detail

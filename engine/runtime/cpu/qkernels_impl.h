@@ -61,6 +61,10 @@ void kquant_scales_mins(const uint8_t packed[12], uint8_t sc[8], uint8_t m[8]);
 #if defined(__x86_64__)
 float row_dot_kquant_avx2(DType t, const uint8_t* row, const ActsView& x);
 float row_dot_kquant_vnni512(DType t, const uint8_t* row, const ActsView& x);
+// Row `row` against n tokens (x[0..n)): out[i·out_stride] for token i, tiles of kKQuantTileTokens
+// sharing one unpacking of the codes and scales; each value bit-identical to row_dot_kquant_vnni512.
+constexpr int kKQuantTileTokens = 4;
+void tokens_kquant_vnni512(DType t, const uint8_t* row, const ActsView* x, int n, float* out, int64_t out_stride);
 
 // True when the AVX-512 VNNI row kernels take this layout (row mode, groups of 32·k with k
 // dividing 16 or a multiple of 16, or per channel).
