@@ -6,7 +6,7 @@
 
 #include "engine/core/half.h"
 
-namespace edge {
+namespace edge::model {
 
 namespace {
 
@@ -93,4 +93,4 @@ void quantize_row_q6_k(const float* x, int64_t n, uint8_t* out) {
     for (int64_t b = 0; b < n / kGgmlSuperBlock; ++b) q6_k_block(x + b * kGgmlSuperBlock, out + b * kQ6_KBytes);
 }
 
-}  // namespace edge
+}  // namespace edge::model

@@ -14,7 +14,7 @@
 #pragma once
 #include <cstdint>
 
-namespace edge {
+namespace edge::model {
 
 inline constexpr int kGgmlSuperBlock = 256;
 inline constexpr int kQ4_KBytes = 144, kQ6_KBytes = 210;
@@ -23,4 +23,4 @@ inline constexpr int kQ4_KBytes = 144, kQ6_KBytes = 210;
 void quantize_row_q4_k(const float* x, int64_t n, uint8_t* out);
 void quantize_row_q6_k(const float* x, int64_t n, uint8_t* out);
 
-}  // namespace edge
+}  // namespace edge::model

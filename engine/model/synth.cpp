@@ -263,7 +263,7 @@ Status write_synth_model(const SynthOptions& o, Progress* progress) {
                     r1 - r0,
                     [&](int64_t a, int64_t b) {
                         for (int64_t r = a; r < b; ++r)
-                            (types[k] == DType::Q4_K ? quantize_row_q4_k : quantize_row_q6_k)(
+                            (types[k] == DType::Q4_K ? model::quantize_row_q4_k : model::quantize_row_q6_k)(
                                 buf.data() + r * cols, cols, blocks.data() + size_t(r) * row_bytes);
                     },
                     8);

@@ -53,7 +53,7 @@ Tensor random_weight(const Shape& s, int bits, std::mt19937& rng) {
     for (int64_t i = 0; i < s.rows * s.cols; ++i) w.f32_mut()[i] = nd(rng);
     if (bits == kQ4_K || bits == kQ6_K) {
         Tensor k = Tensor::alloc(s.kind, bits == kQ4_K ? DType::Q4_K : DType::Q6_K, {s.rows, s.cols});
-        (bits == kQ4_K ? quantize_row_q4_k : quantize_row_q6_k)(w.f32(), w.numel(), k.data.get());
+        (bits == kQ4_K ? model::quantize_row_q4_k : model::quantize_row_q6_k)(w.f32(), w.numel(), k.data.get());
         return k;
     }
     if (bits == 16) {

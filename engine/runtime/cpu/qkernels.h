@@ -1,6 +1,6 @@
 // CPU kernels for weights held as stored: F16, BF16, EdgeStudio's QI8 / QI4 (quant_format.h), and
 // ggml's other block types as a GGUF stores them (Q4_K, Q5_K, Q6_K: integer dot products on the
-// blocks in place, qkernels_kquant.cpp / qkernels_avx2.cpp; Q4_1, Q5_0, Q5_1, Q2_K, Q3_K: a row
+// blocks in place, qkernels.cpp (portable) / qkernels_avx2.cpp / qkernels_avx512.cpp; Q4_1, Q5_0, Q5_1, Q2_K, Q3_K: a row
 // dequantized at a time, then the FP32 dot; GGUF Q8_0 / Q4_0 are repacked into QI8 / QI4 when
 // read).
 //

@@ -207,9 +207,8 @@ float row_q45_k_avx2(const uint8_t* row, const ActsView& x) {
     __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
     for (int64_t sb = 0; sb < x.blocks / 8; ++sb) {
         const uint8_t* blk = row + sb * kBytes;
-        for (int l = 0; l < int(kBytes + 63) / 64; ++l) {
+        for (int l = 0; l < int(kBytes + 63) / 64; ++l)
             _mm_prefetch(reinterpret_cast<const char*>(blk + kKQuantPrefetchLead + 64 * l), _MM_HINT_T0);
-        }
         const uint8_t* qs = blk + (Five ? 48 : 16);
         const __m256i hb =
             Five ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16)) : _mm256_setzero_si256();
@@ -226,14 +225,8 @@ float row_q45_k_avx2(const uint8_t* row, const ActsView& x) {
             p[2 * g] = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, xq_block(x, b)), ones);
             p[2 * g + 1] = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, xq_block(x, b + 1)), ones);
         }
-        // The 12 packed bytes as three words: six-bit scales and mins of sub-blocks 0..3 in the
-        // low bits of words 0 and 1; those of 4..7 in word 2's nibbles plus words 0/1's top bits.
-        uint32_t u[3];
-        std::memcpy(u, blk + 4, 12);
-        const uint64_t sc =
-            uint64_t(u[0] & 0x3f3f3f3fu) | uint64_t((u[2] & 0x0f0f0f0fu) | (((u[0] >> 6) & 0x03030303u) << 4)) << 32;
-        const uint64_t mn = uint64_t(u[1] & 0x3f3f3f3fu) |
-                            uint64_t(((u[2] >> 4) & 0x0f0f0f0fu) | (((u[1] >> 6) & 0x03030303u) << 4)) << 32;
+        uint64_t sc, mn;
+        kquant_scales_mins(blk + 4, sc, mn);
         const __m256 xs = _mm256_loadu_ps(x.scale + sb * 8);
         const __m256 xsum = _mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.sum + sb * 8)));
         const __m256 sc8 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(int64_t(sc))));

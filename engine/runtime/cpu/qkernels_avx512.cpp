@@ -539,14 +539,8 @@ void q45_k_vnni_tokens(const uint8_t* row, const ActsView* x, float* out, int64_
         const uint8_t* blk = row + sb * kBytes;
         for (int l = 0; l < int(kBytes + 63) / 64; ++l)
             _mm_prefetch(reinterpret_cast<const char*>(blk + kKQuantPrefetchLead + 64 * l), _MM_HINT_T0);
-        uint32_t u0, u1, u2;
-        std::memcpy(&u0, blk + 4, 4);
-        std::memcpy(&u1, blk + 8, 4);
-        std::memcpy(&u2, blk + 12, 4);
-        const uint64_t sc = uint64_t(u0 & 0x3f3f3f3fu) | uint64_t((u2 & 0x0f0f0f0fu) | (((u0 >> 6) & 0x03030303u) << 4))
-                                                             << 32;
-        const uint64_t mn =
-            uint64_t(u1 & 0x3f3f3f3fu) | uint64_t(((u2 >> 4) & 0x0f0f0f0fu) | (((u1 >> 6) & 0x03030303u) << 4)) << 32;
+        uint64_t sc, mn;
+        kquant_scales_mins(blk + 4, sc, mn);
         const __m256 sc8 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(int64_t(sc))));
         const __m256 m8 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(int64_t(mn))));
         const __m256 d = _mm256_set1_ps(half_bits(blk)), dmin = _mm256_set1_ps(half_bits(blk + 2));
@@ -661,12 +655,6 @@ void kquant_vnni_tokens(DType type, const uint8_t* row, const ActsView* x, float
 }
 
 }  // namespace
-
-float row_dot_kquant_vnni512(DType t, const uint8_t* row, const ActsView& x) {
-    float out = 0.0f;
-    kquant_vnni_tokens<1>(t, row, &x, &out, 0);
-    return out;
-}
 
 void tokens_kquant_vnni512(DType t, const uint8_t* row, const ActsView* x, int n, float* out, int64_t out_stride) {
     int i = 0;

@@ -1,6 +1,7 @@
 // Internal to engine/runtime/qkernels*.cpp: the per-row dot products of each kernel family.
 #pragma once
 #include <cstdint>
+#include <cstring>
 
 #include "engine/core/quant_format.h"
 #include "engine/runtime/cpu/qkernels.h"
@@ -55,14 +56,22 @@ inline constexpr int kKQuantBlock = 256;
 // --mode stream --only q4_k|q6_k, alternating builds, docs/benchmarks.md), 16 KiB no better.
 inline constexpr int64_t kKQuantPrefetchLead = 4608;
 float row_dot_kquant_portable(DType t, const uint8_t* row, const ActsView& x);
-// The six-bit scales and mins of a Q4_K/Q5_K block's 12 packed bytes, sub-block order.
-void kquant_scales_mins(const uint8_t packed[12], uint8_t sc[8], uint8_t m[8]);
+// The six-bit scales and mins of a Q4_K/Q5_K block's 12 packed bytes as 8 bytes each (byte j:
+// sub-block j). The bytes read as three words: the scales and mins of sub-blocks 0..3 are the low
+// six bits of words 0 and 1; those of 4..7 are word 2's nibbles plus the top two bits of words 0/1.
+inline void kquant_scales_mins(const uint8_t packed[12], uint64_t& sc, uint64_t& mn) {
+    uint32_t u0, u1, u2;
+    std::memcpy(&u0, packed, 4);
+    std::memcpy(&u1, packed + 4, 4);
+    std::memcpy(&u2, packed + 8, 4);
+    sc = uint64_t(u0 & 0x3f3f3f3fu) | uint64_t((u2 & 0x0f0f0f0fu) | (((u0 >> 6) & 0x03030303u) << 4)) << 32;
+    mn = uint64_t(u1 & 0x3f3f3f3fu) | uint64_t(((u2 >> 4) & 0x0f0f0f0fu) | (((u1 >> 6) & 0x03030303u) << 4)) << 32;
+}
 
 #if defined(__x86_64__)
 float row_dot_kquant_avx2(DType t, const uint8_t* row, const ActsView& x);
-float row_dot_kquant_vnni512(DType t, const uint8_t* row, const ActsView& x);
 // Row `row` against n tokens (x[0..n)): out[i·out_stride] for token i, tiles of kKQuantTileTokens
-// sharing one unpacking of the codes and scales; each value bit-identical to row_dot_kquant_vnni512.
+// sharing one unpacking of the codes and scales; each value bit-identical to what n = 1 gives.
 constexpr int kKQuantTileTokens = 4;
 void tokens_kquant_vnni512(DType t, const uint8_t* row, const ActsView* x, int n, float* out, int64_t out_stride);
 

@@ -140,7 +140,7 @@ TEST(QuantKernels, KQuantBlocksMultiplyInPlaceWithExactIntegerSums) {
                 } else {
                     const Tensor f = random_f32("w", R, cols, uint32_t(cols) + 5);
                     for (int64_t r = 0; r < R; ++r)
-                        (type == DType::Q4_K ? quantize_row_q4_k : quantize_row_q6_k)(
+                        (type == DType::Q4_K ? model::quantize_row_q4_k : model::quantize_row_q6_k)(
                             f.f32() + r * cols, cols, w.data.get() + size_t(r) * row_bytes);
                 }
                 ASSERT_TRUE(qkernels::supported(w));
@@ -183,7 +183,7 @@ TEST(QuantKernels, KQuantQuantizersWriteBlocksTheReaderGivesBack) {
     const Tensor f = random_f32("w", 4, 512, 3);
     for (DType type : {DType::Q4_K, DType::Q6_K}) {
         std::vector<uint8_t> blocks(dtype_bytes(type, f.numel()));
-        (type == DType::Q4_K ? quantize_row_q4_k : quantize_row_q6_k)(f.f32(), f.numel(), blocks.data());
+        (type == DType::Q4_K ? model::quantize_row_q4_k : model::quantize_row_q6_k)(f.f32(), f.numel(), blocks.data());
         std::vector<float> back(size_t(f.numel()));
         ASSERT_TRUE(dequantize(type, blocks.data(), back.data(), f.numel()).ok());
         std::vector<float> ref(f.f32(), f.f32() + f.numel());

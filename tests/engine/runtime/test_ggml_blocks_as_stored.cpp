@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include "engine/core/half.h"
@@ -94,7 +95,7 @@ std::string write_block_gguf(const std::string& path, DType type, uint32_t seed)
             std::normal_distribution<float> nd(0.0f, 0.05f);
             std::vector<float> v(static_cast<size_t>(n));
             for (float& x : v) x = nd(rng);
-            (type == DType::Q4_K ? quantize_row_q4_k : quantize_row_q6_k)(v.data(), n, bytes.data());
+            (type == DType::Q4_K ? model::quantize_row_q4_k : model::quantize_row_q6_k)(v.data(), n, bytes.data());
             if (auto st = w.write_raw(bytes.data(), bytes.size()); !st.ok()) return st.message();
             continue;
         }
@@ -120,6 +121,18 @@ std::vector<float> prefill_logits(std::shared_ptr<const Model> m, const std::vec
     return out;
 }
 
+// The file imported as F32 (the reference) and opened lazily (weights not read yet).
+void load_f32_and_lazy(const std::string& path, std::optional<Model>& f32, std::optional<Model>& lazy) {
+    auto a = load_model(path);
+    ASSERT_TRUE(a.ok()) << a.message();
+    LoadOptions lo;
+    lo.lazy_weights = true;
+    auto b = load_model(path, lo);
+    ASSERT_TRUE(b.ok()) << b.message();
+    f32 = std::move(a).value();
+    lazy = std::move(b).value();
+}
+
 TEST(GgmlBlocksAsStored, EveryBlockTypeRunsWithoutAnFp32CopyAndGivesTheFp32Logits) {
     const auto dir = test::temp_dir("ggml-blocks-as-stored");
     const std::vector<int32_t> tokens = test::random_tokens(16, 3, block_config().vocab_size);
@@ -129,12 +142,8 @@ TEST(GgmlBlocksAsStored, EveryBlockTypeRunsWithoutAnFp32CopyAndGivesTheFp32Logit
         SCOPED_TRACE(dtype_name(type));
         const std::string path = (dir / (std::string(dtype_name(type)) + ".gguf")).string();
         ASSERT_EQ(write_block_gguf(path, type, seed++), "");
-        auto f32 = load_model(path);
-        ASSERT_TRUE(f32.ok()) << f32.message();
-        LoadOptions lo;
-        lo.lazy_weights = true;
-        auto m = load_model(path, lo);
-        ASSERT_TRUE(m.ok()) << m.message();
+        std::optional<Model> f32, m;
+        ASSERT_NO_FATAL_FAILURE(load_f32_and_lazy(path, f32, m));
         EXPECT_EQ(model::as_stored_bytes(*m), model::stored_weight_bytes(*m));
         const size_t before = model::f32_weight_stats().live_bytes;
         ASSERT_TRUE(model::load_weights_as_stored(*m).ok());
@@ -147,8 +156,8 @@ TEST(GgmlBlocksAsStored, EveryBlockTypeRunsWithoutAnFp32CopyAndGivesTheFp32Logit
             ASSERT_EQ(got.size(), size_t(ref->numel()));
             EXPECT_EQ(std::memcmp(got.data(), ref->f32(), got.size() * sizeof(float)), 0) << t.name;
         }
-        const std::vector<float> want = prefill_logits(std::make_shared<const Model>(std::move(f32).value()), tokens);
-        const std::vector<float> have = prefill_logits(std::make_shared<const Model>(std::move(m).value()), tokens);
+        const std::vector<float> want = prefill_logits(std::make_shared<const Model>(std::move(*f32)), tokens);
+        const std::vector<float> have = prefill_logits(std::make_shared<const Model>(std::move(*m)), tokens);
         ASSERT_EQ(have.size(), want.size());
         double worst = 0, scale = 0;
         for (size_t i = 0; i < want.size(); ++i) {
@@ -174,12 +183,8 @@ TEST(GgmlBlocksAsStored, LlamaCppKQuantFilesRunInPlaceWithTheFp32ImportsTopToken
         SCOPED_TRACE(name);
         const std::string path = test::shared("models/ktest/" + std::string(name));
         EDGE_REQUIRE_SHARED(path);
-        auto f32 = load_model(path);
-        ASSERT_TRUE(f32.ok()) << f32.message();
-        LoadOptions lo;
-        lo.lazy_weights = true;
-        auto m = load_model(path, lo);
-        ASSERT_TRUE(m.ok()) << m.message();
+        std::optional<Model> f32, m;
+        ASSERT_NO_FATAL_FAILURE(load_f32_and_lazy(path, f32, m));
         ASSERT_TRUE(model::load_weights_as_stored(*m).ok());
         int kquant = 0;
         for (const Tensor& t : m->tensors)
@@ -187,8 +192,8 @@ TEST(GgmlBlocksAsStored, LlamaCppKQuantFilesRunInPlaceWithTheFp32ImportsTopToken
         EXPECT_GE(kquant, 10) << "matrices kept as K-quant blocks";
         const int vocab = f32->config.vocab_size;
         const std::vector<int32_t> tokens = test::random_tokens(24, 5, vocab);
-        const std::vector<float> want = prefill_logits(std::make_shared<const Model>(std::move(f32).value()), tokens);
-        const std::vector<float> have = prefill_logits(std::make_shared<const Model>(std::move(m).value()), tokens);
+        const std::vector<float> want = prefill_logits(std::make_shared<const Model>(std::move(*f32)), tokens);
+        const std::vector<float> have = prefill_logits(std::make_shared<const Model>(std::move(*m)), tokens);
         ASSERT_EQ(have.size(), want.size());
         double worst = 0, scale = 0;
         for (size_t i = 0; i < want.size(); ++i) {
