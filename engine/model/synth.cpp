@@ -250,23 +250,22 @@ Status write_synth_model(const SynthOptions& o, Progress* progress) {
         for (int64_t r0 = 0; r0 < rows; r0 += chunk_rows) {
             const int64_t r1 = std::min(rows, r0 + chunk_rows);
             buf.resize(size_t((r1 - r0) * cols));
+            // K-quant tensors: each thread quantizes the rows it has just generated.
+            void (*kquant)(const float*, int64_t, uint8_t*) = types[k] == DType::Q4_K   ? model::quantize_row_q4_k
+                                                              : types[k] == DType::Q6_K ? model::quantize_row_q6_k
+                                                                                        : nullptr;
+            const size_t row_bytes = dtype_bytes(types[k], cols);
+            if (kquant) blocks.resize(size_t(r1 - r0) * row_bytes);
             pool.parallel_for(
                 r1 - r0,
                 [&](int64_t a, int64_t b) {
                     fill_rows(s, k, o.seed, o.stddev, cols, r0 + a, r0 + b, buf.data() + a * cols);
+                    if (kquant)
+                        for (int64_t r = a; r < b; ++r)
+                            kquant(buf.data() + r * cols, cols, blocks.data() + size_t(r) * row_bytes);
                 },
                 8);
-            if (types[k] == DType::Q4_K || types[k] == DType::Q6_K) {
-                blocks.resize(dtype_bytes(types[k], int64_t(buf.size())));
-                const size_t row_bytes = dtype_bytes(types[k], cols);
-                pool.parallel_for(
-                    r1 - r0,
-                    [&](int64_t a, int64_t b) {
-                        for (int64_t r = a; r < b; ++r)
-                            (types[k] == DType::Q4_K ? model::quantize_row_q4_k : model::quantize_row_q6_k)(
-                                buf.data() + r * cols, cols, blocks.data() + size_t(r) * row_bytes);
-                    },
-                    8);
+            if (kquant) {
                 EDGE_TRY(w.write_raw(blocks.data(), blocks.size()));
             } else {
                 EDGE_TRY(w.write_f32(buf.data(), int64_t(buf.size())));

@@ -15,6 +15,7 @@
 #include "engine/model/weights.h"
 #include "engine/quant/apply.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "tests/common/model_loading.h"
 #include "tests/common/test_support.h"
 #include "tests/engine/model/hf_fixture.h"
 
@@ -43,18 +44,10 @@ LlamaConfig four_layer_config() {
     return c;
 }
 
-Model load_or_die(const std::string& path, bool lazy) {
-    LoadOptions lo;
-    lo.lazy_weights = lazy;
-    auto m = load_model(path, lo);
-    EXPECT_TRUE(m.ok()) << m.message();
-    return m.ok() ? std::move(m).value() : Model{};
-}
-
 TEST(LazyWeights, GgufOpensWithoutReadingAndReadsWhatTheEagerImporterReads) {
     const std::string path = synth_gguf("lazy-gguf", four_layer_config());
-    Model lazy = load_or_die(path, true);
-    Model eager = load_or_die(path, false);
+    Model lazy = test::load_or_die(path, true);
+    Model eager = test::load_or_die(path, false);
     ASSERT_EQ(lazy.tensors.size(), eager.tensors.size());
     EXPECT_TRUE(lazy.weights != nullptr);
     EXPECT_EQ(lazy.weight_bytes(), 0u);
@@ -79,8 +72,8 @@ TEST(LazyWeights, HfFoldersReadLazilyIncludingPermutedAndFusedTensors) {
             o.storage = storage;
             o.sharded = phi3;
             ASSERT_EQ(test::write_hf_folder(*m, dir, o), "");
-            Model lazy = load_or_die(dir.string(), true);
-            Model eager = load_or_die(dir.string(), false);
+            Model lazy = test::load_or_die(dir.string(), true);
+            Model eager = test::load_or_die(dir.string(), false);
             EXPECT_EQ(lazy.weight_bytes(), 0u);
             ASSERT_TRUE(model::load_weights(lazy).ok());
             EXPECT_EQ(test::compare_models(eager, lazy), "") << dir;
@@ -109,7 +102,7 @@ TEST(LazyWeights, OpeningLeavesTheTensorPagesOnDisk) {
     auto resident_fraction = [&] { return test::resident_fraction(path, data_start); };
     const double before = resident_fraction();
 
-    Model m = load_or_die(path, true);
+    Model m = test::load_or_die(path, true);
     auto tok = make_tokenizer(m.tokenizer);
     ASSERT_TRUE(tok.ok());
     EXPECT_FALSE((*tok)->encode("hello world", true).empty());
@@ -146,7 +139,7 @@ TEST(LazyWeights, AVocabularyOnlyGgufTokenizesAndRefusesToRun) {
         ASSERT_TRUE(w.open(path).ok());
         ASSERT_TRUE(w.finish().ok());
     }
-    Model m = load_or_die(path, true);
+    Model m = test::load_or_die(path, true);
     EXPECT_TRUE(m.tensors.empty());
     auto tok = make_tokenizer(m.tokenizer);
     ASSERT_TRUE(tok.ok()) << tok.message();
@@ -177,12 +170,12 @@ TEST(LazyWeights, StreamedRtnQuantizeHoldsOneTensorAndMatchesTheWholeModel) {
     ASSERT_TRUE(plan.ok()) << plan.message();
     const auto dir = test::temp_dir("lazy-quant-out");
 
-    Model eager = load_or_die(path, false);
+    Model eager = test::load_or_die(path, false);
     auto whole = quant::apply_plan(eager, *plan, nullptr);
     ASSERT_TRUE(whole.ok()) << whole.message();
     ASSERT_TRUE(save_edgeq(whole->model, (dir / "whole.edgeq").string()).ok());
 
-    Model lazy = load_or_die(path, true);
+    Model lazy = test::load_or_die(path, true);
     model::reset_f32_weight_peak();
     const size_t base = model::f32_weight_stats().live_bytes;
     auto streamed = quant::apply_plan(lazy, *plan, nullptr);
@@ -218,12 +211,12 @@ TEST(LazyWeights, QuantizeStreamsIntoTheEdgeqWriter) {
     auto plan = quant::parse_plan(kRtnPlan);
     ASSERT_TRUE(plan.ok());
     const auto dir = test::temp_dir("lazy-sink-out");
-    Model eager = load_or_die(path, false);
+    Model eager = test::load_or_die(path, false);
     auto whole = quant::apply_plan(eager, *plan, nullptr);
     ASSERT_TRUE(whole.ok());
     ASSERT_TRUE(save_edgeq(whole->model, (dir / "whole.edgeq").string()).ok());
 
-    Model lazy = load_or_die(path, true);
+    Model lazy = test::load_or_die(path, true);
     auto w = EdgeqWriter::create((dir / "sunk.edgeq").string());
     ASSERT_TRUE(w.ok());
     quant::ApplyOptions ao;
@@ -253,7 +246,7 @@ TEST(LazyWeights, StreamedCompileMatchesTheWholeModelAndHoldsOneTensor) {
     compile::CompileOptions o;
     o.plan = *plan;
     o.out_path = (dir / "whole.edge").string();
-    Model eager = load_or_die(path, false);
+    Model eager = test::load_or_die(path, false);
     ASSERT_TRUE(compile::compile(eager, o).ok());
 
     model::reset_f32_weight_peak();
@@ -269,7 +262,7 @@ TEST(LazyWeights, StreamedCompileMatchesTheWholeModelAndHoldsOneTensor) {
 
 TEST(LazyWeights, AJobThatNeedsEveryWeightGetsACopyWithThemRead) {
     const std::string path = synth_gguf("lazy-with", four_layer_config());
-    auto lazy = std::make_shared<const Model>(load_or_die(path, true));
+    auto lazy = std::make_shared<const Model>(test::load_or_die(path, true));
     auto full = model::with_weights(lazy);
     ASSERT_TRUE(full.ok()) << full.message();
     EXPECT_NE(full->get(), lazy.get());

@@ -15,7 +15,8 @@
 #include "engine/model/weights.h"
 #include "engine/quant/apply.h"
 #include "engine/tokenizer/tokenizer.h"
-#include "test_support.h"
+#include "tests/common/model_loading.h"
+#include "tests/common/test_support.h"
 
 namespace edge {
 namespace {
@@ -62,33 +63,32 @@ const char* const kPlans[] = {
                   "blk.3.ffn_up":{"precision":"int4","method":"rtn"}}})",
 };
 
-Model load_or_die(const std::string& path, bool lazy) {
-    LoadOptions lo;
-    lo.lazy_weights = lazy;
-    auto m = load_model(path, lo);
-    EXPECT_TRUE(m.ok()) << m.message();
-    return m.ok() ? std::move(m).value() : Model{};
+// The oracle: the plan applied by reading the whole model and running it from block 0 for each
+// block (ApplyOptions::whole_model_reference).
+Result<quant::QuantizeResult> whole_model_reference(const Model& m, const quant::QuantPlan& plan,
+                                                    const quant::CalibSet& calib) {
+    quant::ApplyOptions ref;
+    ref.whole_model_reference = true;
+    return quant::apply_plan(m, plan, &calib, nullptr, ref);
 }
 
 TEST(StreamedCalibration, AwqAndGptqEqualTheWholeModelPathOnStories260K) {
     const std::string path = test::shared("models/stories260K/stories260K.gguf");
     EDGE_REQUIRE_SHARED(path);
     EDGE_REQUIRE_SHARED(test::shared("data/tinystories_val.txt"));
-    const Model eager = load_or_die(path, false);
+    const Model eager = test::load_or_die(path, false);
     const quant::CalibSet calib = calibration(eager, 6, 64);
     ASSERT_FALSE(calib.sequences.empty());
     for (const char* text : kPlans) {
         SCOPED_TRACE(text);
         auto plan = quant::parse_plan(text);
         ASSERT_TRUE(plan.ok()) << plan.message();
-        quant::ApplyOptions ref;
-        ref.whole_model_reference = true;
-        auto whole = quant::apply_plan(eager, *plan, &calib, nullptr, ref);
+        auto whole = whole_model_reference(eager, *plan, calib);
         ASSERT_TRUE(whole.ok()) << whole.message();
         auto streamed = quant::apply_plan(eager, *plan, &calib);
         ASSERT_TRUE(streamed.ok()) << streamed.message();
         EXPECT_EQ(same_tensors(whole->model, streamed->model), "");
-        const Model lazy = load_or_die(path, true);
+        const Model lazy = test::load_or_die(path, true);
         auto from_file = quant::apply_plan(lazy, *plan, &calib);
         ASSERT_TRUE(from_file.ok()) << from_file.message();
         EXPECT_EQ(same_tensors(whole->model, from_file->model), "");
@@ -116,7 +116,7 @@ TEST(StreamedCalibration, ALazyModelHoldsOneBlockAsF32AndStreamsIntoTheEdgeq) {
     so.type = DType::F16;
     so.threads = 2;
     ASSERT_TRUE(write_synth_model(so).ok());
-    const Model eager = load_or_die(so.path, false);
+    const Model eager = test::load_or_die(so.path, false);
     const quant::CalibSet calib = calibration(eager, 4, 48);
     ASSERT_FALSE(calib.sequences.empty());
     size_t one_block = 0, outside = 0;
@@ -128,14 +128,12 @@ TEST(StreamedCalibration, ALazyModelHoldsOneBlockAsF32AndStreamsIntoTheEdgeq) {
         SCOPED_TRACE(text);
         auto plan = quant::parse_plan(text);
         ASSERT_TRUE(plan.ok()) << plan.message();
-        quant::ApplyOptions ref;
-        ref.whole_model_reference = true;
-        auto whole = quant::apply_plan(eager, *plan, &calib, nullptr, ref);
+        auto whole = whole_model_reference(eager, *plan, calib);
         ASSERT_TRUE(whole.ok()) << whole.message();
         const std::string whole_path = (dir / ("whole" + std::to_string(plan_index) + ".edgeq")).string();
         ASSERT_TRUE(save_edgeq(whole->model, whole_path).ok());
 
-        const Model lazy = load_or_die(so.path, true);
+        const Model lazy = test::load_or_die(so.path, true);
         const std::string sunk_path = (dir / ("sunk" + std::to_string(plan_index++) + ".edgeq")).string();
         auto w = EdgeqWriter::create(sunk_path);
         ASSERT_TRUE(w.ok()) << w.message();
