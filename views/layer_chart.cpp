@@ -89,7 +89,7 @@ void LayerChart::setModel(std::shared_ptr<const LoadedModel> model) {
     selected_ = -1;
     family_.clear();
     if (model_) {
-        for (const edge::LayerInfo& li : model_->layers) {
+        for (const edge::model::LayerInfo& li : model_->layers) {
             const QString kind = QString::fromStdString(li.kind);
             family_.push_back(kind.startsWith(QLatin1String("attn"))  ? Attention
                               : kind.startsWith(QLatin1String("ffn")) ? FeedForward
@@ -147,7 +147,7 @@ void LayerChart::rebuild() {
     const int n = model_ ? int(model_->layers.size()) : 0;
     double maxValue = 0;
     for (int i = 0; i < n; ++i) {
-        const edge::LayerInfo& li = model_->layers[size_t(i)];
+        const edge::model::LayerInfo& li = model_->layers[size_t(i)];
         maxValue = std::max(maxValue, metric_ == Parameters ? double(li.params) : double(li.bytes));
     }
     // Plain numbers on the axis: scale into K/M/B (or KiB/MiB/GiB) instead of 3.5×10⁴.
@@ -168,7 +168,7 @@ void LayerChart::rebuild() {
     }
     maxValue /= scale_;
     for (int i = 0; i < n; ++i) {
-        const edge::LayerInfo& li = model_->layers[size_t(i)];
+        const edge::model::LayerInfo& li = model_->layers[size_t(i)];
         const double v = (metric_ == Parameters ? double(li.params) : double(li.bytes)) / scale_;
         keys[family_[size_t(i)]] << i;
         values[family_[size_t(i)]] << v;
@@ -195,7 +195,7 @@ void LayerChart::showHover(QMouseEvent* event) {
         hover_->setText(tr("Click a bar to select its layer"));
         return;
     }
-    const edge::LayerInfo& li = model_->layers[size_t(i)];
+    const edge::model::LayerInfo& li = model_->layers[size_t(i)];
     hover_->setText(tr("%1  ·  %2 parameters  ·  %3")
                         .arg(QString::fromStdString(li.name), groupedCount(li.params), humanBytes(li.bytes)));
 }

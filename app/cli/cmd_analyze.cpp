@@ -20,6 +20,15 @@
 #include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/validate/perplexity.h"
 
+using edge::analysis::load_torchscript_cnn;
+using edge::model::Model;
+using edge::runtime::LlamaCpu;
+using edge::runtime::RuntimeOptions;
+using edge::tokenizer::Tokenizer;
+using edge::validate::evaluate_perplexity;
+using edge::validate::PplOptions;
+using edge::validate::PplProtocol;
+
 namespace edge::cli {
 
 namespace {

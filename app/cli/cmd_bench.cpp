@@ -19,6 +19,20 @@
 #include "engine/telemetry/stopwatch.h"
 #include "engine/telemetry/system_info.h"
 
+using edge::model::LlamaConfig;
+using edge::model::Model;
+using edge::runtime::argmax;
+using edge::runtime::BackendOptions;
+using edge::runtime::LlamaCpu;
+using edge::runtime::make_backend;
+using edge::runtime::RuntimeOptions;
+using edge::telemetry::cpu_count;
+using edge::telemetry::cpu_model;
+using edge::telemetry::MemoryUsage;
+using edge::telemetry::process_memory;
+using edge::telemetry::stat_median;
+using edge::telemetry::Stopwatch;
+
 namespace edge::cli {
 
 namespace {

@@ -26,6 +26,14 @@
 #include "engine/model/cnn_ir.h"
 #include "engine/model/loader.h"
 
+using edge::model::build_resnet20_cifar;
+using edge::model::cnn_input_shape;
+using edge::model::is_cnn;
+using edge::model::load_model;
+using edge::model::Model;
+using edge::model::shape_text;
+using edge::tokenizer::Tokenizer;
+
 namespace edge::cli {
 
 namespace {

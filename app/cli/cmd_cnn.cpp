@@ -22,6 +22,23 @@
 #include "engine/quant/cnn_quant.h"
 #include "engine/runtime/cnn/cnn.h"
 
+using edge::model::build_resnet20_cifar;
+using edge::model::cnn_input_shape;
+using edge::model::count_nodes;
+using edge::model::is_cnn;
+using edge::model::load_model;
+using edge::model::Model;
+using edge::model::NodeCounts;
+using edge::model::Op;
+using edge::model::op_type_name;
+using edge::model::shape_text;
+using edge::prune::FoldReport;
+using edge::prune::simplify_cnn;
+using edge::runtime::Activation;
+using edge::runtime::classify;
+using edge::runtime::CnnExecutor;
+using edge::runtime::CnnQuantLayer;
+
 namespace edge::cli {
 
 namespace {

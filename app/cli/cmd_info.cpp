@@ -8,6 +8,12 @@
 #include "engine/model/config_json.h"
 #include "engine/model/weights.h"
 
+using edge::model::llama_config_to_json;
+using edge::model::LlamaConfig;
+using edge::model::Model;
+using edge::tokenizer::GenerationDefaults;
+using edge::tokenizer::TokenizerSpec;
+
 namespace edge::cli {
 
 namespace {

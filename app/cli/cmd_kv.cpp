@@ -19,6 +19,10 @@
 #include "engine/sched/scheduler.h"
 #include "engine/sched/workload.h"
 
+using edge::model::LlamaConfig;
+using edge::runtime::LlamaCpu;
+using edge::runtime::RuntimeOptions;
+
 namespace edge::cli {
 
 namespace {

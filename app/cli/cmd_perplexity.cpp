@@ -9,6 +9,15 @@
 #include "engine/telemetry/stopwatch.h"
 #include "engine/validate/perplexity.h"
 
+using edge::runtime::LlamaCpu;
+using edge::runtime::RuntimeOptions;
+using edge::telemetry::Stopwatch;
+using edge::validate::evaluate_perplexity;
+using edge::validate::parse_ppl_protocol;
+using edge::validate::ppl_protocol_name;
+using edge::validate::PplOptions;
+using edge::validate::PplResult;
+
 namespace edge::cli {
 
 namespace {

@@ -29,6 +29,29 @@
 #include "engine/analysis/torchscript_cnn.h"
 #endif
 
+using edge::analysis::build_digits_cnn;
+using edge::analysis::CnnTrainOptions;
+using edge::analysis::save_torchscript_cnn;
+using edge::analysis::torch_cnn_classify;
+using edge::analysis::train_cnn;
+using edge::model::build_resnet20_cifar;
+using edge::model::count_nodes;
+using edge::model::is_cnn;
+using edge::model::load_model;
+using edge::model::LoadOptions;
+using edge::model::Model;
+using edge::model::NodeCounts;
+using edge::model::save_edgeq;
+using edge::model::write_gguf_model;
+using edge::runtime::LlamaCpu;
+using edge::runtime::RuntimeOptions;
+using edge::tokenizer::make_tokenizer;
+using edge::validate::evaluate_perplexity;
+using edge::validate::ppl_sequences;
+using edge::validate::PplOptions;
+using edge::validate::PplProtocol;
+using edge::validate::PplResult;
+
 namespace edge::cli {
 
 namespace {

@@ -14,6 +14,12 @@
 #include "engine/quant/plan.h"
 #include "engine/validate/consistency.h"
 
+using edge::model::EdgeqWriter;
+using edge::validate::parse_ppl_protocol;
+using edge::validate::Thresholds;
+using edge::validate::validate_quantized;
+using edge::validate::ValidateOptions;
+
 namespace edge::cli {
 
 namespace {

@@ -29,7 +29,7 @@ namespace edge::cli {
 namespace {
 
 namespace fs = std::filesystem;
-using remote::Board;
+using client::Board;
 
 constexpr const char* kDefaultRoot = "/opt/edgestudio";
 
@@ -62,7 +62,7 @@ void add_board_options(CLI::App* c, BoardArgs& a, bool fleet_ok = true) {
 Result<std::vector<Board>> target_boards(const BoardArgs& a) {
     std::vector<Board> known;
     if (!a.boards_file.empty()) {
-        auto f = remote::read_boards_file(a.boards_file);
+        auto f = client::read_boards_file(a.boards_file);
         if (!f.ok()) return f.error();
         known = f.value();
     }
@@ -72,8 +72,8 @@ Result<std::vector<Board>> target_boards(const BoardArgs& a) {
         if (known.empty()) return err(a.boards_file, ": lists no boards");
         return known;
     }
-    for (auto& b : remote::ssh_config_boards(a.ssh_config)) known.push_back(b);
-    auto b = remote::resolve_board(a.board, known);
+    for (auto& b : client::ssh_config_boards(a.ssh_config)) known.push_back(b);
+    auto b = client::resolve_board(a.board, known);
     if (!b.ok()) return b.error();
     return std::vector<Board>{b.value()};
 }
@@ -84,8 +84,8 @@ std::string root_of(const BoardArgs& a, const Board& b) {
     return r;
 }
 
-remote::Connector connector(const BoardArgs& a, const Board& b) {
-    remote::SshOptions o;
+client::Connector connector(const BoardArgs& a, const Board& b) {
+    client::SshOptions o;
     o.host = b.host;
     o.port = b.port;
     o.user = b.user;
@@ -94,7 +94,7 @@ remote::Connector connector(const BoardArgs& a, const Board& b) {
     o.ssh_config = a.ssh_config;
     o.accept_unknown_host = a.accept_new;
     o.timeout_s = a.timeout_s;
-    return [o]() { return remote::SshSession::connect(o); };
+    return [o]() { return client::SshSession::connect(o); };
 }
 
 std::string destination(const Board& b) {
@@ -140,20 +140,20 @@ int run_deploy(const DeployArgs& a) {
     if (!fs::is_regular_file(a.engine)) return fail(a.engine + ": no such engine file");
     std::mutex print;
     auto results =
-        for_each_board<remote::DeployReport>(boards.value(), [&](const Board& b) -> Result<remote::DeployReport> {
-            remote::DeployOptions d;
+        for_each_board<client::DeployReport>(boards.value(), [&](const Board& b) -> Result<client::DeployReport> {
+            client::DeployOptions d;
             d.board_root = root_of(a.b, b);
             d.version = a.version;
             d.files = {{a.engine, "", false}};
             d.board_files = client::agent_file(a.agent, client::self_dir());  // built for the board's architecture
-            remote::RetryPolicy p;
+            client::RetryPolicy p;
             p.attempts = a.retries + 1;
             p.on_retry = [&](int attempt, const std::string& e, int ms) {
                 std::lock_guard<std::mutex> g(print);
                 std::fprintf(stderr, "edgestudio-cli: %s: attempt %d failed: %s; retrying in %d ms\n", b.name.c_str(),
                              attempt, e.c_str(), ms);
             };
-            auto r = remote::deploy_with_retry(connector(a.b, b), d, p);
+            auto r = client::deploy_with_retry(connector(a.b, b), d, p);
             if (!r.ok()) return err("board ", b.name, ": ", r.message());
             return r;
         });
@@ -180,7 +180,7 @@ int run_deploy(const DeployArgs& a) {
         for (const auto& f : r->files) {
             resumed += f.resumed_from;
             files.push_back({{"path", f.remote_path},
-                             {"sha256", remote::digest_hex(f.sha256)},
+                             {"sha256", client::digest_hex(f.sha256)},
                              {"bytes", f.bytes},
                              {"resumed_from", f.resumed_from}});
         }
@@ -229,12 +229,12 @@ struct ProfileArgs {
 
 // The per-request rows and the aggregate of a served workload, as the board's scheduler
 // measured them (the same columns serve-bench prints for a local run).
-void print_serve_report(const std::string& board, const proto::ServeReport& r) {
+void print_serve_report(const std::string& board, const protocol::ServeReport& r) {
     std::printf("%s: %s\n", board.c_str(), r.backend.c_str());
     std::printf("%4s %8s %8s %10s %10s %10s %8s %8s %6s\n", "req", "prompt", "output", "arrive ms", "ttft ms",
                 "tpot ms", "context", "shared", "preempt");
     for (size_t i = 0; i < r.requests.size(); ++i) {
-        const proto::ServedRequest& q = r.requests[i];
+        const protocol::ServedRequest& q = r.requests[i];
         std::printf("%4zu %8u %8u %10.1f %10.2f %10.3f %8llu %8llu %6u\n", i, q.prompt_tokens, q.output_tokens,
                     q.arrival_ms, q.ttft_ms, q.tpot_ms, static_cast<unsigned long long>(q.context_tokens),
                     static_cast<unsigned long long>(q.shared_tokens), q.preemptions);
@@ -250,9 +250,9 @@ void print_serve_report(const std::string& board, const proto::ServeReport& r) {
         static_cast<unsigned long long>(r.budget_blocks));
 }
 
-nlohmann::json serve_report_json(const proto::ServeReport& r) {
+nlohmann::json serve_report_json(const protocol::ServeReport& r) {
     nlohmann::json reqs = nlohmann::json::array();
-    for (const proto::ServedRequest& q : r.requests)
+    for (const protocol::ServedRequest& q : r.requests)
         reqs.push_back({{"prompt_tokens", q.prompt_tokens},
                         {"output_tokens", q.output_tokens},
                         {"arrival_ms", q.arrival_ms},
@@ -298,16 +298,16 @@ Status write_file(const std::string& path, const std::string& text) {
     return {};
 }
 
-nlohmann::json log_json(const proto::LogLine& l) {
+nlohmann::json log_json(const protocol::LogLine& l) {
     static const char* levels[] = {"debug", "info", "warn", "error"};
     return {{"timestamp_ns", l.timestamp_ns},
             {"level", levels[static_cast<int>(l.level) & 3]},
-            {"trace_id", proto::to_hex(l.trace_id.data(), l.trace_id.size())},
-            {"span_id", proto::to_hex(l.span_id.data(), l.span_id.size())},
+            {"trace_id", protocol::to_hex(l.trace_id.data(), l.trace_id.size())},
+            {"span_id", protocol::to_hex(l.span_id.data(), l.span_id.size())},
             {"text", l.text}};
 }
 
-nlohmann::json summary_json(const remote::ProfileSummary& s) {
+nlohmann::json summary_json(const client::ProfileSummary& s) {
     return {{"prompts", s.prompts},
             {"tokens", s.tokens},
             {"samples", s.samples},
@@ -328,11 +328,11 @@ nlohmann::json summary_json(const remote::ProfileSummary& s) {
 
 int run_profile_cmd(const ProfileArgs& a) {
     if (!a.traceparent.empty())
-        if (auto t = proto::parse_traceparent(a.traceparent); !t.ok()) return fail("--traceparent: " + t.message());
+        if (auto t = protocol::parse_traceparent(a.traceparent); !t.ok()) return fail("--traceparent: " + t.message());
     auto boards = target_boards(a.b);
     if (!boards.ok()) return fail(boards.error());
     std::vector<std::string> prompts = a.prompts.empty() ? std::vector<std::string>{"Once upon a time"} : a.prompts;
-    std::optional<proto::ServeWorkload> serve;
+    std::optional<protocol::ServeWorkload> serve;
     if (!a.workload.empty()) {
         if (!a.prompts.empty()) return fail("profile: give --workload or --prompt, not both");
         std::ifstream f(a.workload, std::ios::binary);
@@ -340,16 +340,16 @@ int run_profile_cmd(const ProfileArgs& a) {
         std::string text((std::istreambuf_iterator<char>(f)), {});
         // Checked here too, so a bad line is reported before any board is touched.
         if (auto w = sched::parse_workload(text, a.workload); !w.ok()) return fail(w.error());
-        proto::ServeWorkload sw;
+        protocol::ServeWorkload sw;
         sw.workload = std::move(text);
         sw.concurrency = a.concurrency;
         sw.budget_blocks = a.budget_blocks;
         sw.block_tokens = a.block_tokens;
         sw.max_batch_tokens = a.max_batch_tokens;
         sw.prefill_chunk = a.prefill_chunk;
-        sw.preempt = a.preempt == "swap"        ? proto::PreemptMode::Swap
-                     : a.preempt == "swap-int8" ? proto::PreemptMode::SwapInt8
-                                                : proto::PreemptMode::Recompute;
+        sw.preempt = a.preempt == "swap"        ? protocol::PreemptMode::Swap
+                     : a.preempt == "swap-int8" ? protocol::PreemptMode::SwapInt8
+                                                : protocol::PreemptMode::Recompute;
         sw.step_ms = a.step_ms;
         sw.digest_logits = a.digest_logits;
         serve = std::move(sw);
@@ -358,10 +358,10 @@ int run_profile_cmd(const ProfileArgs& a) {
     bool live = !a.b.json && boards->size() == 1 && isatty(STDERR_FILENO);
     std::mutex print;
     auto results =
-        for_each_board<remote::ProfileReport>(boards.value(), [&](const Board& b) -> Result<remote::ProfileReport> {
+        for_each_board<client::ProfileReport>(boards.value(), [&](const Board& b) -> Result<client::ProfileReport> {
             std::string root = root_of(a.b, b);
             auto connect = connector(a.b, b);
-            remote::ProfileRequest req;
+            client::ProfileRequest req;
             req.prompts = prompts;
             req.max_tokens = a.max_tokens;
             req.traceparent = a.traceparent;
@@ -380,14 +380,14 @@ int run_profile_cmd(const ProfileArgs& a) {
                 }
             }
             const std::string cmd = client::agent_command_line({root, b.launcher, a.threads, a.backend, a.kv_budget});
-            remote::SupervisorOptions o;
+            client::SupervisorOptions o;
             o.max_restarts = a.restarts;
             o.on_event = [&](const std::string& e) {
                 std::lock_guard<std::mutex> g(print);
                 std::fprintf(stderr, "%sedgestudio-cli: %s: %s\n", live ? "\r\033[K" : "", b.name.c_str(), e.c_str());
             };
             size_t tokens = 0;
-            o.on_telemetry = [&](const proto::TelemetryBatch& batch) {
+            o.on_telemetry = [&](const protocol::TelemetryBatch& batch) {
                 if (!live || batch.samples.empty()) return;
                 const auto& s = batch.samples.back();
                 tokens += batch.samples.size();
@@ -403,19 +403,19 @@ int run_profile_cmd(const ProfileArgs& a) {
                              opt_text(s.token_latency_ms, "%.2f").c_str(), opt_text(s.tokens_per_s, "%.0f").c_str(),
                              s.rss_bytes ? human_bytes(double(*s.rss_bytes)).c_str() : "-");
             };
-            auto r = remote::run_profile(remote::ssh_agent_starter(connect, cmd), req, o);
+            auto r = client::run_profile(client::ssh_agent_starter(connect, cmd), req, o);
             if (live) std::fprintf(stderr, "\r\033[K");
             if (!r.ok()) return err("board ", b.name, ": ", r.message());
             return r;
         });
     int rc = kOk;
-    std::vector<remote::BoardRun> runs;
+    std::vector<client::BoardRun> runs;
     for (size_t i = 0; i < results.size(); ++i)
         if (results[i].ok()) runs.push_back({boards.value()[i].name, &results[i].value()});
     if (!a.otlp.empty())
-        if (auto s = write_file(a.otlp, remote::otlp_json_lines(runs)); !s.ok()) rc = fail(s.error());
+        if (auto s = write_file(a.otlp, client::otlp_json_lines(runs)); !s.ok()) rc = fail(s.error());
     if (!a.csv.empty())
-        if (auto s = write_file(a.csv, remote::telemetry_csv(runs)); !s.ok()) rc = fail(s.error());
+        if (auto s = write_file(a.csv, client::telemetry_csv(runs)); !s.ok()) rc = fail(s.error());
     // Prometheus text has one sample set per scrape target: a file per board when there are several.
     for (const auto& r : runs) {
         if (a.prometheus.empty()) break;
@@ -450,7 +450,7 @@ int run_profile_cmd(const ProfileArgs& a) {
                 print_serve_report(b.name, *r->serve_report);
             continue;
         }
-        auto s = remote::summarize(r.value());
+        auto s = client::summarize(r.value());
         if (a.b.json) {
             nlohmann::json res = nlohmann::json::array();
             for (const auto& x : r->results)
@@ -511,7 +511,7 @@ int run_export_ansible(const ExportAnsibleArgs& a) {
     auto agent = client::find_agent(a.arch, a.agent, client::self_dir());
     if (!agent.ok()) return fail(agent.error());
     if (!fs::is_regular_file(a.engine)) return fail(a.engine + ": no such engine file");
-    remote::AnsibleExportOptions o;
+    client::AnsibleExportOptions o;
     o.out_dir = a.out;
     o.version = a.version;
     o.files = {{agent.value(), "edge-agent", true}, {a.engine, "", false}};
@@ -523,11 +523,11 @@ int run_export_ansible(const ExportAnsibleArgs& a) {
         if (!a.b.identity.empty()) b.identity = a.b.identity;
         o.boards.push_back(b);
     }
-    auto r = remote::export_ansible(o);
+    auto r = client::export_ansible(o);
     if (!r.ok()) return fail(r.error());
     if (a.b.json) {
         nlohmann::json files = nlohmann::json::array();
-        for (const auto& [name, d] : r->files) files.push_back({{"name", name}, {"sha256", remote::digest_hex(d)}});
+        for (const auto& [name, d] : r->files) files.push_back({{"name", name}, {"sha256", client::digest_hex(d)}});
         nlohmann::json names = nlohmann::json::array();
         for (const auto& b : o.boards) names.push_back(b.name);
         print_json({{"version", r->version},
@@ -539,7 +539,7 @@ int run_export_ansible(const ExportAnsibleArgs& a) {
     } else {
         std::printf("wrote %s for %zu board(s), version %s\n", a.out.c_str(), o.boards.size(), r->version.c_str());
         for (const auto& [name, d] : r->files)
-            std::printf("  %-24s sha256 %s\n", name.c_str(), remote::digest_hex(d).c_str());
+            std::printf("  %-24s sha256 %s\n", name.c_str(), client::digest_hex(d).c_str());
         std::printf("run: ansible-playbook -i %s %s\n", r->inventory.c_str(), r->playbook.c_str());
     }
     return kOk;
@@ -548,7 +548,7 @@ int run_export_ansible(const ExportAnsibleArgs& a) {
 int run_boards(const BoardsArgs& a) {
     std::vector<Board> all;
     if (!a.b.boards_file.empty()) {
-        auto f = remote::read_boards_file(a.b.boards_file);
+        auto f = client::read_boards_file(a.b.boards_file);
         if (!f.ok()) return fail(f.error());
         all = f.value();
     }
@@ -557,7 +557,7 @@ int run_boards(const BoardsArgs& a) {
         if (!t.ok()) return fail(t.error());
         all = t.value();
     } else {
-        for (auto& b : remote::ssh_config_boards(a.b.ssh_config)) all.push_back(b);
+        for (auto& b : client::ssh_config_boards(a.b.ssh_config)) all.push_back(b);
     }
     struct Check {
         std::string machine, current;
@@ -569,7 +569,7 @@ int run_boards(const BoardsArgs& a) {
             if (!s.ok()) return err("board ", b.name, ": ", s.message());
             std::string root = root_of(a.b, b);
             auto out = s.value()->exec_checked(
-                "uname -srm; readlink " + remote::shell_quote(root + "/current") + " || true", "checking the board");
+                "uname -srm; readlink " + client::shell_quote(root + "/current") + " || true", "checking the board");
             if (!out.ok()) return err("board ", b.name, ": ", out.message());
             Check c;
             std::istringstream in(out.value());

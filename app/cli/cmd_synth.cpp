@@ -9,6 +9,11 @@
 #include "engine/model/synth.h"
 #include "engine/telemetry/stopwatch.h"
 
+using edge::model::synth_shapes;
+using edge::model::SynthOptions;
+using edge::model::write_synth_model;
+using edge::telemetry::Stopwatch;
+
 namespace edge::cli {
 
 namespace {

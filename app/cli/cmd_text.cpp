@@ -12,6 +12,17 @@
 #include "engine/telemetry/stopwatch.h"
 #include "engine/tokenizer/chat.h"
 
+using edge::model::LlamaConfig;
+using edge::runtime::LlamaCpu;
+using edge::runtime::Numerics;
+using edge::runtime::RuntimeOptions;
+using edge::runtime::Sampler;
+using edge::runtime::SamplingParams;
+using edge::telemetry::Stopwatch;
+using edge::tokenizer::GenerationDefaults;
+using edge::tokenizer::Tokenizer;
+using edge::tokenizer::TokenizerSpec;
+
 namespace edge::cli {
 
 namespace {

@@ -15,6 +15,15 @@
 #include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/runtime/ggml/ggml_compat.h"
 
+using edge::model::load_model;
+using edge::model::LoadOptions;
+using edge::model::Model;
+using edge::runtime::Numerics;
+using edge::runtime::parse_numerics;
+using edge::runtime::RuntimeOptions;
+using edge::tokenizer::make_tokenizer;
+using edge::tokenizer::Tokenizer;
+
 namespace edge::cli {
 
 int fail(const std::string& message) {

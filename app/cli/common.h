@@ -17,9 +17,9 @@
 namespace CLI {
 class App;
 }
-namespace edge {
+namespace edge::runtime {
 struct RuntimeOptions;
-}
+}  // namespace edge::runtime
 
 namespace edge::cli {
 
@@ -61,14 +61,14 @@ struct NumericsArgs {
     int llamacpp_threads = 0, llamacpp_kv_pad = 256;
     void add_options(CLI::App* sub);
     // ro.numerics and ro.llamacpp from the options; an error names an unknown --numerics.
-    Status apply(RuntimeOptions& ro) const;
+    Status apply(runtime::RuntimeOptions& ro) const;
     // True when llama.cpp's numerics were asked for (they need the weights as F32).
     bool llamacpp() const;
 };
 
 struct LoadedModel {
-    std::shared_ptr<const Model> model;
-    std::unique_ptr<Tokenizer> tokenizer;  // null unless requested
+    std::shared_ptr<const model::Model> model;
+    std::unique_ptr<tokenizer::Tokenizer> tokenizer;  // null unless requested
 };
 
 // How load() leaves the weights of a model file (compiled engines and .edgeq files hold theirs as
@@ -95,7 +95,7 @@ struct CalibTextArgs {
     void add_options(CLI::App* sub);
     // The calibration set, or null when no --calib was given: the text tokenized by `tok`, with the
     // evaluation text's paragraphs removed first (reported on stderr), warnings printed.
-    Result<std::unique_ptr<quant::CalibSet>> read(const Tokenizer* tok) const;
+    Result<std::unique_ptr<quant::CalibSet>> read(const tokenizer::Tokenizer* tok) const;
 };
 
 // Subcommand registration (one file per command group). Each sets `rc` when it runs.
@@ -108,11 +108,11 @@ void add_compile_command(CLI::App& app, int& rc);
 void add_quant_commands(CLI::App& app, int& rc);  // quantize, validate
 void add_export_command(CLI::App& app, int& rc);  // export (GGUF)
 void add_cnn_commands(CLI::App& app, int& rc);    // classify, fold; cnn_summary/print_cnn_summary serve `info`
-nlohmann::json cnn_summary(const Model& m);
-void print_cnn_summary(const Model& m);
+nlohmann::json cnn_summary(const model::Model& m);
+void print_cnn_summary(const model::Model& m);
 // cmd_cnn.cpp: a CNN from .onnx or a ResNet-20 .safetensors; a labelled image set from IDX
 // images + labels (pixels * scale) or a digits .csv(.gz) (labels unused).
-Result<Model> load_cnn_model(const std::string& path);
+Result<model::Model> load_cnn_model(const std::string& path);
 Result<calib::LabelledImages> load_labelled_images(const std::string& images, const std::string& labels, double scale);
 void add_kv_commands(CLI::App& app, int& rc);        // kv-sim, serve-bench
 void add_calib_commands(CLI::App& app, int& rc);     // calib-select

@@ -77,9 +77,9 @@ int main(int argc, char** argv) {
     uint32_t token = 0;
     const uint64_t step = uint64_t(1e9 / (double(hz) * n));
     auto feedOne = [&] {
-        edge::proto::TelemetryBatch batch;
+        edge::protocol::TelemetryBatch batch;
         for (int i = 0; i < n; ++i, ++token) {
-            edge::proto::TelemetrySample s;
+            edge::protocol::TelemetrySample s;
             s.timestamp_ns = ns += step;
             s.tokens_generated = token % 256 + 1;
             const double lat =

@@ -9,6 +9,10 @@
 #include "engine/core/half.h"
 #include "engine/quant/rtn.h"
 
+using edge::model::LayerInfo;
+using edge::model::list_layers;
+using edge::model::Model;
+
 namespace edge::analysis {
 
 using quant::Precision;

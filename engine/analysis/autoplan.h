@@ -38,7 +38,7 @@ struct LayerCandidates {
 };
 
 // One entry per layer of the report (which must name layers of `m` with F32 weights).
-Result<std::vector<LayerCandidates>> plan_candidates(const Model& m, const AnalysisReport& report,
+Result<std::vector<LayerCandidates>> plan_candidates(const model::Model& m, const AnalysisReport& report,
                                                      const AutoplanOptions& opts = {});
 
 struct AutoplanResult {

@@ -6,7 +6,15 @@
 
 #include "engine/model/cnn_ir.h"
 
-namespace edge {
+using edge::model::kCnnArchitecture;
+using edge::model::Model;
+using edge::model::Op;
+using edge::model::OpType;
+using edge::model::set_cnn_input_shape;
+using edge::runtime::classify;
+using edge::runtime::CnnExecutor;
+
+namespace edge::analysis {
 
 namespace {
 
@@ -101,4 +109,4 @@ Result<DigitsCnn> train_digits_cnn(const std::string& csv_path, const DigitsCnnO
     return d;
 }
 
-}  // namespace edge
+}  // namespace edge::analysis

@@ -16,11 +16,11 @@
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
 
-namespace edge {
+namespace edge::analysis {
 
 // The untrained network with seeded He-uniform weights (BatchNorm: scale 1, bias 0, mean 0,
 // var 1).
-Model build_digits_cnn(uint64_t seed = 1);
+model::Model build_digits_cnn(uint64_t seed = 1);
 
 struct DigitsCnnOptions {
     int epochs = 12;
@@ -31,7 +31,7 @@ struct DigitsCnnOptions {
 };
 
 struct DigitsCnn {
-    Model model;             // trained, BatchNorm kept as its own op (fold it with engine/prune)
+    model::Model model;      // trained, BatchNorm kept as its own op (fold it with engine/prune)
     calib::ImageSplit data;  // the fixed split it was trained and evaluated on
     CnnTrainReport train;
     double test_top1 = 0.0;  // through the runtime executor (engine/runtime/cnn/cnn.h)
@@ -41,4 +41,4 @@ struct DigitsCnn {
 Result<DigitsCnn> train_digits_cnn(const std::string& csv_path, const DigitsCnnOptions& opts = {},
                                    Progress* progress = nullptr);
 
-}  // namespace edge
+}  // namespace edge::analysis

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 
-namespace edge {
+using edge::model::Model;
+
+namespace edge::analysis {
 
 Status qat_finetune_cnn(Model& m, const quant::QuantPlan& plan, const calib::LabelledImages& data,
                         const CnnQatOptions& o, Progress* progress, CnnTrainReport* report) {
@@ -23,4 +25,4 @@ Status qat_finetune_cnn(Model& m, const quant::QuantPlan& plan, const calib::Lab
     return train_cnn(m, data, t, progress, report);
 }
 
-}  // namespace edge
+}  // namespace edge::analysis

@@ -10,7 +10,7 @@
 #include "engine/model/ir.h"
 #include "engine/quant/plan.h"
 
-namespace edge {
+namespace edge::analysis {
 
 struct CnnQatOptions {
     CnnTrainOptions train;          // optimizer, steps, batch ... (fake_quant is filled from the plan)
@@ -18,7 +18,7 @@ struct CnnQatOptions {
 };
 
 // Fine-tunes `m` in place; quantize it with quant::quantize_cnn (same plan) afterwards.
-Status qat_finetune_cnn(Model& m, const quant::QuantPlan& plan, const calib::LabelledImages& data,
+Status qat_finetune_cnn(model::Model& m, const quant::QuantPlan& plan, const calib::LabelledImages& data,
                         const CnnQatOptions& o, Progress* progress = nullptr, CnnTrainReport* report = nullptr);
 
-}  // namespace edge
+}  // namespace edge::analysis

@@ -9,6 +9,10 @@
 #include "engine/model/cnn_ir.h"
 #include "engine/quant/cnn_quant.h"
 
+using edge::model::Model;
+using edge::model::Op;
+using edge::model::OpType;
+
 namespace edge::analysis {
 
 Result<AnalysisReport> analyze_cnn_sensitivity(const Model& m, const calib::LabelledImages& data,

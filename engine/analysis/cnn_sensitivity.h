@@ -11,7 +11,7 @@
 
 namespace edge::analysis {
 
-Result<AnalysisReport> analyze_cnn_sensitivity(const Model& m, const calib::LabelledImages& data,
+Result<AnalysisReport> analyze_cnn_sensitivity(const model::Model& m, const calib::LabelledImages& data,
                                                const AnalysisOptions& opts, Progress* progress = nullptr);
 
 }  // namespace edge::analysis

@@ -67,7 +67,7 @@ struct PruneRunOptions {
 };
 
 struct PruneRun {
-    Model model;                // physically pruned and fine-tuned
+    model::Model model;         // physically pruned and fine-tuned
     prune::PruneReport report;  // final masks against the original model's units
     int rounds = 0;             // pruning rounds (iterative) or mask updates (dst)
     int train_steps = 0;        // optimizer steps in total
@@ -77,13 +77,13 @@ struct PruneRun {
 
 // CNN: `data` trains (and gives Taylor gradients and DST regrowth gradients on its first
 // grad_batches * cnn.batch images).
-Result<PruneRun> prune_cnn(const Model& m, const calib::LabelledImages& data, const PruneRunOptions& opts,
+Result<PruneRun> prune_cnn(const model::Model& m, const calib::LabelledImages& data, const PruneRunOptions& opts,
                            Progress* progress = nullptr);
 // LLM: `sequences` (token ids, each starting with BOS) train and give gradients.
-Result<PruneRun> prune_llama(const Model& m, const std::vector<std::vector<int32_t>>& sequences,
+Result<PruneRun> prune_llama(const model::Model& m, const std::vector<std::vector<int32_t>>& sequences,
                              const PruneRunOptions& opts, Progress* progress = nullptr);
 
 // The training masks of a set of layer masks: the consumer columns of every removed unit are 0.
-Result<WeightMasks> consumer_masks(const Model& m, const std::vector<prune::LayerMask>& masks);
+Result<WeightMasks> consumer_masks(const model::Model& m, const std::vector<prune::LayerMask>& masks);
 
 }  // namespace edge::analysis

@@ -10,6 +10,9 @@
 #include "engine/analysis/torch_llama.h"
 #include "engine/model/cnn_ir.h"
 
+using edge::model::is_cnn;
+using edge::model::Model;
+
 namespace edge::analysis {
 
 namespace {

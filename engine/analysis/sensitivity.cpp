@@ -10,6 +10,10 @@
 #include "engine/analysis/torch_llama.h"
 #include "engine/quant/sensitivity.h"
 
+using edge::model::LayerInfo;
+using edge::model::list_layers;
+using edge::model::Model;
+
 namespace edge::analysis {
 
 void fuse_importance(std::vector<LayerAnalysis>& layers, double alpha) {

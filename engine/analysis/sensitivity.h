@@ -54,7 +54,7 @@ struct AnalysisReport {
 // Runs the LibTorch pass (every layer) then, unless opts.quant is off, the empirical INT4 pass.
 // `seqs` are calibration token sequences (each starting with BOS). Progress covers both passes;
 // cancellation returns an error.
-Result<AnalysisReport> analyze_sensitivity(const Model& m, const std::vector<std::vector<int32_t>>& seqs,
+Result<AnalysisReport> analyze_sensitivity(const model::Model& m, const std::vector<std::vector<int32_t>>& seqs,
                                            const AnalysisOptions& opts = {}, Progress* progress = nullptr);
 
 // Fills eig_mean_abs (from eigenvalues), the normalised terms (each divided by its maximum over the

@@ -17,7 +17,21 @@
 
 #include "engine/model/cnn_ir.h"
 
-namespace edge {
+using edge::model::cnn_input_shape;
+using edge::model::Model;
+using edge::model::Op;
+using edge::model::op_attr;
+using edge::model::op_attr1;
+using edge::model::op_type_name;
+using edge::model::OpType;
+using edge::model::shape_text;
+using edge::runtime::Activation;
+using edge::runtime::ClassifyResult;
+using edge::runtime::cnn_spatial_axis;
+using edge::runtime::CnnAxis;
+using edge::runtime::CnnExecutor;
+
+namespace edge::analysis {
 
 namespace {
 
@@ -663,4 +677,4 @@ Result<std::vector<LayerCurvature>> torch_cnn_curvature(const Model& m, const ca
     return out;
 }
 
-}  // namespace edge
+}  // namespace edge::analysis

@@ -20,14 +20,14 @@
 #include "engine/model/ir.h"
 #include "engine/runtime/cnn/cnn.h"
 
-namespace edge {
+namespace edge::analysis {
 
 // FP32 outputs of the first graph output for `input` ([N, C, H, W]), through LibTorch.
-Result<Activation> torch_cnn_forward(const Model& m, const Activation& input);
+Result<runtime::Activation> torch_cnn_forward(const model::Model& m, const runtime::Activation& input);
 
 // Top-1 of the LibTorch forward on a labelled set, in batches (the same report as classify()).
-Result<ClassifyResult> torch_cnn_classify(const Model& m, const calib::LabelledImages& data, int64_t batch = 500,
-                                          Progress* progress = nullptr);
+Result<runtime::ClassifyResult> torch_cnn_classify(const model::Model& m, const calib::LabelledImages& data,
+                                                   int64_t batch = 500, Progress* progress = nullptr);
 
 // Fake quantization of one weight tensor during training (quantization-aware fine-tuning):
 // the forward sees dequant(quant(W)); the backward passes the gradient straight through (STE)
@@ -76,15 +76,16 @@ struct CnnTrainReport {
 // tensors (and BatchNorm running statistics) get fresh owned buffers, so a mapped file or another
 // Model sharing the buffers is never written. Deterministic for fixed options and threads.
 // Cancellation via progress returns an error and leaves the model unchanged.
-Status train_cnn(Model& m, const calib::LabelledImages& data, const CnnTrainOptions& opts, Progress* progress = nullptr,
-                 CnnTrainReport* report = nullptr);
+Status train_cnn(model::Model& m, const calib::LabelledImages& data, const CnnTrainOptions& opts,
+                 Progress* progress = nullptr, CnnTrainReport* report = nullptr);
 
 // Mean softmax cross-entropy of the model (eval mode) on `data`.
-Result<double> torch_cnn_loss(const Model& m, const calib::LabelledImages& data, int64_t batch = 500);
+Result<double> torch_cnn_loss(const model::Model& m, const calib::LabelledImages& data, int64_t batch = 500);
 
 // Gradient of the mean cross-entropy (eval mode) over `data` w.r.t. each named weight tensor
 // (every Conv2d / Linear weight when `tensors` is empty), flattened like the tensor.
-Result<std::map<std::string, std::vector<float>>> torch_cnn_gradients(const Model& m, const calib::LabelledImages& data,
+Result<std::map<std::string, std::vector<float>>> torch_cnn_gradients(const model::Model& m,
+                                                                      const calib::LabelledImages& data,
                                                                       const std::vector<std::string>& tensors = {},
                                                                       int64_t batch = 500);
 
@@ -102,10 +103,10 @@ struct CnnCurvatureOptions {
 // cross-entropy (eval mode) on the Hessian batch w.r.t. that layer's weight (Lanczos with full
 // reorthogonalisation on Hessian-vector products by double backward), and the gradient norm on
 // each of the T batches. Deterministic for fixed options.
-Result<std::vector<LayerCurvature>> torch_cnn_curvature(const Model& m, const calib::LabelledImages& data,
+Result<std::vector<LayerCurvature>> torch_cnn_curvature(const model::Model& m, const calib::LabelledImages& data,
                                                         const CnnCurvatureOptions& opts, Progress* progress = nullptr);
 
 // The weight tensors of a CNN's layers (Conv2d and Linear weights), in graph order.
-std::vector<std::string> cnn_layer_weights(const Model& m);
+std::vector<std::string> cnn_layer_weights(const model::Model& m);
 
-}  // namespace edge
+}  // namespace edge::analysis

@@ -19,7 +19,13 @@
 
 #include "engine/model/ir.h"
 
-namespace edge {
+using edge::model::LayerInfo;
+using edge::model::list_layers;
+using edge::model::LlamaConfig;
+using edge::model::Model;
+using edge::model::validate_llama;
+
+namespace edge::analysis {
 
 namespace {
 
@@ -597,4 +603,4 @@ Result<std::vector<double>> symmetric_eigenvalues(const std::vector<double>& a, 
     }
 }
 
-}  // namespace edge
+}  // namespace edge::analysis

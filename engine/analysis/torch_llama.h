@@ -17,7 +17,7 @@
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
 
-namespace edge {
+namespace edge::analysis {
 
 struct TrainOptions {
     int steps = 200;        // optimizer steps; <= 0: bounded by `seconds` only
@@ -51,23 +51,23 @@ struct TrainReport {
 // is not scored. The updated weights get fresh owned buffers, so a mapped file or another Model
 // sharing the buffers is never written. Cancellation via progress returns an error and leaves
 // the model unchanged.
-Status train_llama(Model& m, const std::vector<std::vector<int32_t>>& sequences, const TrainOptions& opts,
+Status train_llama(model::Model& m, const std::vector<std::vector<int32_t>>& sequences, const TrainOptions& opts,
                    Progress* progress = nullptr, TrainReport* report = nullptr);
 
 // Mean gradient of the next-token cross-entropy w.r.t. every F32 weight tensor of a llama Model,
 // by tensor name, over `batches` batches of `batch` windows of seq_len+1 tokens sampled as
 // train_llama samples them (seeded). Taylor importance for structured pruning.
 Result<std::map<std::string, std::vector<float>>> torch_llama_gradients(
-    const Model& m, const std::vector<std::vector<int32_t>>& sequences, int batches, int batch, int seq_len,
+    const model::Model& m, const std::vector<std::vector<int32_t>>& sequences, int batches, int batch, int seq_len,
     uint64_t seed = 1);
 
 // Logits of every position of `tokens` (positions 0..n-1), row-major [n][vocab], computed by the
 // LibTorch forward in FP32 — for cross-checking the runtime's executors.
-Result<std::vector<float>> torch_logits(const Model& m, const std::vector<int32_t>& tokens);
+Result<std::vector<float>> torch_logits(const model::Model& m, const std::vector<int32_t>& tokens);
 
 // Mean next-token cross-entropy (nats) of the sequences under the LibTorch forward (every token
 // after the first is scored). Sequences longer than the model context are cut.
-Result<double> torch_mean_nll(const Model& m, const std::vector<std::vector<int32_t>>& sequences);
+Result<double> torch_mean_nll(const model::Model& m, const std::vector<std::vector<int32_t>>& sequences);
 
 // --- Curvature and gradient statistics per layer (sensitivity analysis, docs/analysis.md) -------
 
@@ -95,17 +95,18 @@ struct LayerCurvature {
 // batch w.r.t. that layer's weights (Lanczos with full reorthogonalisation on Hessian-vector
 // products by double backward; the Hessian is never formed), and the gradient norm on each of the
 // T batches. Deterministic for fixed options. Cancellation via progress returns an error.
-Result<std::vector<LayerCurvature>> torch_layer_curvature(const Model& m,
+Result<std::vector<LayerCurvature>> torch_layer_curvature(const model::Model& m,
                                                           const std::vector<std::vector<int32_t>>& sequences,
                                                           const CurvatureOptions& opts, Progress* progress = nullptr);
 
 // Reference for tests: the Hessian of the same loss on the same Hessian batch w.r.t. one layer,
 // formed explicitly with autograd (one backward pass per row), row-major params x params.
 // Refused above 8192 parameters.
-Result<std::vector<double>> torch_layer_hessian(const Model& m, const std::vector<std::vector<int32_t>>& sequences,
+Result<std::vector<double>> torch_layer_hessian(const model::Model& m,
+                                                const std::vector<std::vector<int32_t>>& sequences,
                                                 const CurvatureOptions& opts, const std::string& layer);
 
 // Eigenvalues of a symmetric n x n matrix (row-major), ascending (LibTorch eigvalsh, float64).
 Result<std::vector<double>> symmetric_eigenvalues(const std::vector<double>& a, int64_t n);
 
-}  // namespace edge
+}  // namespace edge::analysis

@@ -15,7 +15,20 @@
 
 #include "engine/model/cnn_ir.h"
 
-namespace edge {
+using edge::model::cnn_input_shape;
+using edge::model::count_nodes;
+using edge::model::is_cnn;
+using edge::model::kCnnArchitecture;
+using edge::model::Model;
+using edge::model::Op;
+using edge::model::op_attr;
+using edge::model::op_attr1;
+using edge::model::op_type_name;
+using edge::model::OpType;
+using edge::model::set_cnn_input_shape;
+using edge::model::shape_text;
+
+namespace edge::analysis {
 
 namespace {
 
@@ -714,4 +727,4 @@ Status save_torchscript_cnn(const Model& m, const std::string& path) {
     return {};
 }
 
-}  // namespace edge
+}  // namespace edge::analysis

@@ -19,13 +19,13 @@
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
 
-namespace edge {
+namespace edge::analysis {
 
 // `input_shape` (NCHW, batch included): when empty, the module's `input_shape` attribute
 // (List[int]) is used, and its absence is an error (a TorchScript graph does not declare it).
-Result<Model> load_torchscript_cnn(const std::string& path, const std::vector<int64_t>& input_shape = {});
+Result<model::Model> load_torchscript_cnn(const std::string& path, const std::vector<int64_t>& input_shape = {});
 
 // Writes `m` (a CNN) as a TorchScript module; the input shape is stored as `input_shape`.
-Status save_torchscript_cnn(const Model& m, const std::string& path);
+Status save_torchscript_cnn(const model::Model& m, const std::string& path);
 
-}  // namespace edge
+}  // namespace edge::analysis

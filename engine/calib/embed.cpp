@@ -9,6 +9,16 @@
 #include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/runtime/one_sequence.h"
 
+using edge::model::is_cnn;
+using edge::model::Model;
+using edge::model::Op;
+using edge::model::OpType;
+using edge::runtime::Activation;
+using edge::runtime::CnnExecutor;
+using edge::runtime::LlamaCpu;
+using edge::runtime::RuntimeOptions;
+using edge::tokenizer::Tokenizer;
+
 namespace edge::calib {
 
 std::vector<std::string> split_paragraphs(std::string_view text) {

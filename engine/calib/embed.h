@@ -36,18 +36,18 @@ struct LlmPoolEmbeddings {
 };
 
 // Errors: an empty pool, a sample that encodes to no token (names its index).
-Result<LlmPoolEmbeddings> llm_embeddings(std::shared_ptr<const Model> model, const Tokenizer& tok,
+Result<LlmPoolEmbeddings> llm_embeddings(std::shared_ptr<const model::Model> model, const tokenizer::Tokenizer& tok,
                                          const std::vector<std::string>& samples, const LlmEmbedOptions& opts = {},
                                          const Progress* progress = nullptr);
 
 // The model cut after its penultimate features (the graph's output becomes the input of the last
 // weighted op). Weights are shared, not copied. Errors name the model when it has no weighted op
 // with a preceding activation.
-Result<Model> cnn_feature_model(const Model& cnn);
+Result<model::Model> cnn_feature_model(const model::Model& cnn);
 
 // Penultimate features of `count` images (pixels already scaled, count x C x H x W as the model
 // declares), run in batches.
-Result<Embeddings> cnn_features(const Model& cnn, const std::vector<float>& pixels, int64_t count, int64_t batch = 100,
-                                int threads = 0, const Progress* progress = nullptr);
+Result<Embeddings> cnn_features(const model::Model& cnn, const std::vector<float>& pixels, int64_t count,
+                                int64_t batch = 100, int threads = 0, const Progress* progress = nullptr);
 
 }  // namespace edge::calib

@@ -116,7 +116,7 @@ Result<KMeansResult> kmeans(const std::vector<float>& points, int64_t n, int dim
     // ---- Lloyd iterations.
     ThreadPool pool(opts.threads);
     std::vector<float> pnorm(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) pnorm[size_t(i)] = kernels::dot(row(i), row(i), dim);
+    for (int64_t i = 0; i < n; ++i) pnorm[size_t(i)] = runtime::kernels::dot(row(i), row(i), dim);
     r.assignment.assign(size_t(n), -1);
     std::vector<double> dist(static_cast<size_t>(n), 0.0);
     std::vector<float> cnorm(static_cast<size_t>(k));
@@ -125,7 +125,7 @@ Result<KMeansResult> kmeans(const std::vector<float>& points, int64_t n, int dim
         if (is_cancelled(progress)) return err("k-means cancelled");
         for (int c = 0; c < k; ++c) {
             const float* cc = r.centroids.data() + int64_t(c) * dim;
-            cnorm[size_t(c)] = kernels::dot(cc, cc, dim);
+            cnorm[size_t(c)] = runtime::kernels::dot(cc, cc, dim);
         }
         std::vector<char> changed_flag(static_cast<size_t>(n), 0);
         pool.parallel_for(
@@ -135,8 +135,9 @@ Result<KMeansResult> kmeans(const std::vector<float>& points, int64_t n, int dim
                     int best = 0;
                     double best_d = std::numeric_limits<double>::infinity();
                     for (int c = 0; c < k; ++c) {
-                        const double d = double(pnorm[size_t(i)]) + double(cnorm[size_t(c)]) -
-                                         2.0 * double(kernels::dot(row(i), r.centroids.data() + int64_t(c) * dim, dim));
+                        const double d =
+                            double(pnorm[size_t(i)]) + double(cnorm[size_t(c)]) -
+                            2.0 * double(runtime::kernels::dot(row(i), r.centroids.data() + int64_t(c) * dim, dim));
                         if (d < best_d) {
                             best_d = d;
                             best = c;

@@ -6,6 +6,12 @@
 #include "engine/model/cnn_ir.h"
 #include "engine/runtime/cnn/cnn.h"
 
+using edge::model::Model;
+using edge::model::Op;
+using edge::model::OpType;
+using edge::runtime::Activation;
+using edge::runtime::CnnExecutor;
+
 namespace edge::calib {
 
 std::vector<std::string> classifier_layers(const Model& cnn) {

@@ -33,11 +33,11 @@ struct PseudoLabels {
 };
 
 // Weighted ops of a CNN graph in execution order (depth = index).
-std::vector<std::string> classifier_layers(const Model& cnn);
+std::vector<std::string> classifier_layers(const model::Model& cnn);
 
 // Runs the classifier on `count` images (pixels already scaled) in batches. A graph that ends in
 // Softmax is taken as probabilities; otherwise softmax is applied to its output.
-Result<PseudoLabels> pseudo_label(const Model& cnn, const std::vector<float>& pixels, int64_t count,
+Result<PseudoLabels> pseudo_label(const model::Model& cnn, const std::vector<float>& pixels, int64_t count,
                                   int64_t batch = 100, int threads = 0, const Progress* progress = nullptr);
 
 // The threshold for a depth; errors: a threshold outside [0, 1] (default or per depth, naming

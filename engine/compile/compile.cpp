@@ -7,6 +7,14 @@
 #include "engine/model/loader.h"
 #include "engine/quant/apply.h"
 
+using edge::model::build_llama_graph;
+using edge::model::Graph;
+using edge::model::load_model;
+using edge::model::LoadOptions;
+using edge::model::Model;
+using edge::model::read_edge_file;
+using edge::model::validate_llama;
+
 namespace edge::compile {
 
 const char* target_name(Target t) {

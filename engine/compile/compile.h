@@ -42,9 +42,9 @@ struct CompileReport {
 };
 
 // Builds the execution program of a model (fusion + memory layouts) without writing anything.
-Result<ExecProgram> build_exec_program(const Model& m, int prefill_batch, int max_seq);
+Result<ExecProgram> build_exec_program(const model::Model& m, int prefill_batch, int max_seq);
 
-Result<CompileReport> compile(const Model& m, const CompileOptions& opts, Progress* progress = nullptr);
+Result<CompileReport> compile(const model::Model& m, const CompileOptions& opts, Progress* progress = nullptr);
 
 // For the CLI: loads `model_path` (any format load_model reads), an optional plan file
 // (plan_path empty: stored precision), and compiles to opts.out_path.
@@ -53,7 +53,7 @@ Result<CompileReport> compile_file(const std::string& model_path, const std::str
 
 // A loaded engine: the model (tensors alias the mapping) and its execution program.
 struct Engine {
-    EdgeFile file;
+    model::EdgeFile file;
     ExecProgram program;
 };
 Result<Engine> load_engine(const std::string& path, Progress* progress = nullptr);

@@ -15,6 +15,21 @@
 #include "engine/model/weights.h"
 #include "engine/model/xxh64.h"
 
+using edge::model::edge_section_name;
+using edge::model::EdgeFileHeader;
+using edge::model::EdgeSectionEntry;
+using edge::model::EdgeSectionKind;
+using edge::model::kEdgeAlignment;
+using edge::model::kEdgeMagic;
+using edge::model::kEdgeTensorAlign;
+using edge::model::kEdgeVersion;
+using edge::model::llama_config_to_json;
+using edge::model::Model;
+using edge::model::tokenizer_header_to_json;
+using edge::model::xxh64;
+using edge::model::Xxh64Stream;
+using edge::tokenizer::TokenizerSpec;
+
 namespace edge::compile {
 
 namespace {

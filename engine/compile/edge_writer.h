@@ -35,7 +35,7 @@ public:
     // Writes the other sections for model `m` (configuration, tokenizer, metadata; its tensors'
     // data is not used: the table lists what add() wrote, in that order) and moves the file into
     // place.
-    Status finish(const Model& m, const EdgeWriteInfo& info);
+    Status finish(const model::Model& m, const EdgeWriteInfo& info);
 
     uint64_t weight_bytes() const { return weight_bytes_; }  // tensor bytes added so far
 
@@ -48,7 +48,7 @@ private:
 
 // Every tensor of `m` through one EdgeWriter; tensors not read yet (a lazily opened model) are
 // read, written and let go one at a time.
-Status write_edge_file(const Model& m, const EdgeWriteInfo& info, const std::string& path,
+Status write_edge_file(const model::Model& m, const EdgeWriteInfo& info, const std::string& path,
                        Progress* progress = nullptr);
 
 }  // namespace edge::compile

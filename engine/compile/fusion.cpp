@@ -5,6 +5,10 @@
 
 #include "engine/compile/passes.h"
 
+using edge::model::Graph;
+using edge::model::Op;
+using edge::model::op_type_name;
+
 namespace edge::compile {
 
 namespace {

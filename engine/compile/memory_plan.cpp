@@ -9,6 +9,9 @@
 
 #include "engine/compile/passes.h"
 
+using edge::model::Graph;
+using edge::model::LlamaConfig;
+
 namespace edge::compile {
 
 namespace {

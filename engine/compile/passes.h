@@ -19,17 +19,17 @@ using runtime::MemoryLayout;
 // Fusion passes (fusion.cpp), each IR -> fused nodes; fuse() runs all in order: QKV (and any
 // run of matmuls reading the same input), gate+up with SwiGLU, residual-add epilogues, RMSNorm
 // prologues.
-std::vector<FusedNode> unfused_nodes(const Graph& g);
+std::vector<FusedNode> unfused_nodes(const model::Graph& g);
 void fuse_parallel_matmuls(std::vector<FusedNode>& nodes);
 void fuse_gate_up_swiglu(std::vector<FusedNode>& nodes);
-void fuse_residual_epilogues(std::vector<FusedNode>& nodes, const Graph& g);
-void fuse_rmsnorm_prologues(std::vector<FusedNode>& nodes, const Graph& g);
-std::vector<FusedNode> fuse(const Graph& g);
+void fuse_residual_epilogues(std::vector<FusedNode>& nodes, const model::Graph& g);
+void fuse_rmsnorm_prologues(std::vector<FusedNode>& nodes, const model::Graph& g);
+std::vector<FusedNode> fuse(const model::Graph& g);
 
 // Liveness + greedy-by-size offset assignment (memory_plan.cpp). max_seq sizes the attention
 // score scratch. Errors name a value whose size the planner does not know.
-Result<MemoryLayout> plan_memory(const std::vector<FusedNode>& nodes, const Graph& g, const LlamaConfig& cfg, int batch,
-                                 int max_seq);
+Result<MemoryLayout> plan_memory(const std::vector<FusedNode>& nodes, const model::Graph& g,
+                                 const model::LlamaConfig& cfg, int batch, int max_seq);
 // True when two buffers with overlapping lifetimes share arena bytes (used by tests).
 bool layout_has_overlap(const MemoryLayout& p, std::string* why = nullptr);
 

@@ -5,7 +5,7 @@
 
 #include "engine/model/safetensors.h"
 
-namespace edge {
+namespace edge::model {
 
 bool is_cnn(const Model& m) { return m.architecture == kCnnArchitecture; }
 
@@ -209,4 +209,4 @@ Status check_window_attr(const std::string& where, const char* attr, const std::
     return {};
 }
 
-}  // namespace edge
+}  // namespace edge::model

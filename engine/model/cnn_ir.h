@@ -33,7 +33,7 @@
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
 
-namespace edge {
+namespace edge::model {
 
 inline constexpr const char* kCnnArchitecture = "cnn";
 inline constexpr const char* kCnnInputShapeKey = "cnn.input_shape";
@@ -69,4 +69,4 @@ Result<Model> build_resnet20_cifar(const std::string& safetensors_path);
 Status check_window_attr(const std::string& where, const char* attr, const std::vector<double>& v, size_t count,
                          double lo);
 
-}  // namespace edge
+}  // namespace edge::model

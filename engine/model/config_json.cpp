@@ -1,6 +1,8 @@
 #include "config_json.h"
 
-namespace edge {
+using edge::tokenizer::TokenizerSpec;
+
+namespace edge::model {
 
 nlohmann::json llama_config_to_json(const LlamaConfig& c) {
     nlohmann::json j = {{"dim", c.dim},
@@ -134,4 +136,4 @@ const char* quant_info_from_json(const nlohmann::json& j, QuantInfo& q) {
     return nullptr;
 }
 
-}  // namespace edge
+}  // namespace edge::model

@@ -5,7 +5,7 @@
 
 #include "engine/model/ir.h"
 
-namespace edge {
+namespace edge::model {
 
 nlohmann::json llama_config_to_json(const LlamaConfig& c);
 // Throws nlohmann::json exceptions on missing keys or wrong types; callers parse inside their
@@ -16,8 +16,8 @@ LlamaConfig llama_config_from_json(const nlohmann::json& j);
 // separate length-prefixed blob): model, pre, scores, types, special ids, flags, hf_json, and the
 // counts n_tokens / n_merges. from_json leaves tokens/merges/source untouched; it throws like
 // llama_config_from_json.
-nlohmann::json tokenizer_header_to_json(const TokenizerSpec& t);
-void tokenizer_header_from_json(const nlohmann::json& j, TokenizerSpec& t);
+nlohmann::json tokenizer_header_to_json(const tokenizer::TokenizerSpec& t);
+void tokenizer_header_from_json(const nlohmann::json& j, tokenizer::TokenizerSpec& t);
 
 // A quantized tensor's parameters (bits, symmetric, grouping, group_size, method, scales) for
 // the tensor tables of .edgeq and .edge. "scales" is "f32" or "f16"; files written before it
@@ -30,4 +30,4 @@ const char* quant_info_from_json(const nlohmann::json& j, QuantInfo& q);
 // (and quant for QI8/QI4).
 nlohmann::json tensor_entry_to_json(const Tensor& t, uint64_t offset);
 
-}  // namespace edge
+}  // namespace edge::model

@@ -22,7 +22,7 @@
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
 
-namespace edge {
+namespace edge::model {
 
 inline constexpr char kEdgeMagic[8] = {'E', 'D', 'G', 'E', 'E', 'N', 'G', '\0'};
 inline constexpr uint32_t kEdgeVersion = 1;
@@ -84,4 +84,4 @@ Result<EdgeFile> read_edge_file(std::shared_ptr<MappedFile> map, Progress* progr
 Result<EdgeFile> read_edge_file(const std::string& path, Progress* progress = nullptr);
 Result<Model> load_edge_model(const std::string& path, Progress* progress = nullptr);
 
-}  // namespace edge
+}  // namespace edge::model

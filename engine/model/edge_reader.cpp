@@ -13,7 +13,9 @@
 #include "engine/model/tensor_stream.h"
 #include "engine/model/xxh64.h"
 
-namespace edge {
+using edge::tokenizer::TokenizerSpec;
+
+namespace edge::model {
 
 namespace {
 
@@ -288,4 +290,4 @@ Result<Model> load_edge_model(const std::string& path, Progress* progress) {
     return std::move(f.value().model);
 }
 
-}  // namespace edge
+}  // namespace edge::model

@@ -15,7 +15,9 @@
 #include "engine/model/weights.h"
 #include "engine/model/xxh64.h"
 
-namespace edge {
+using edge::tokenizer::TokenizerSpec;
+
+namespace edge::model {
 
 namespace {
 
@@ -251,4 +253,4 @@ Result<Model> load_edgeq_model(const std::string& path, Progress* progress) {
     }
 }
 
-}  // namespace edge
+}  // namespace edge::model

@@ -16,7 +16,7 @@
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
 
-namespace edge {
+namespace edge::model {
 
 struct EdgeqHeader {
     char magic[8];          // "EDGEQM\0\1"
@@ -63,4 +63,4 @@ private:
 Status save_edgeq(const Model& m, const std::string& path, Progress* progress = nullptr);
 Result<Model> load_edgeq_model(const std::string& path, Progress* progress = nullptr);
 
-}  // namespace edge
+}  // namespace edge::model

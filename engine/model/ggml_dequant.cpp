@@ -6,7 +6,7 @@
 
 #include "engine/core/half.h"
 
-namespace edge {
+namespace edge::model {
 namespace {
 
 constexpr int QK = 32;     // elements per block of the legacy types
@@ -366,4 +366,4 @@ Status dequantize(DType t, const void* src_v, float* dst, int64_t n) {
     return {};
 }
 
-}  // namespace edge
+}  // namespace edge::model

@@ -10,7 +10,7 @@
 #include "engine/core/result.h"
 #include "engine/core/tensor.h"
 
-namespace edge {
+namespace edge::model {
 
 // True for the types dequantize() handles: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K,
 // Q3_K, Q4_K, Q5_K, Q6_K.
@@ -21,4 +21,4 @@ bool can_dequantize(DType t);
 // bad n; never reads past src + dtype_bytes(t, n).
 Status dequantize(DType t, const void* src, float* dst, int64_t n);
 
-}  // namespace edge
+}  // namespace edge::model

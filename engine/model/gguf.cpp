@@ -5,7 +5,7 @@
 #include <cstring>
 #include <set>
 
-namespace edge::gguf {
+namespace edge::model::gguf {
 namespace {
 
 constexpr uint32_t kMagic = 0x46554747u;  // "GGUF" read as a little-endian u32
@@ -348,4 +348,4 @@ Result<std::optional<bool>> File::get_bool(std::string_view key) const {
     return std::optional<bool>(v->i != 0);
 }
 
-}  // namespace edge::gguf
+}  // namespace edge::model::gguf

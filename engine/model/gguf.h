@@ -24,7 +24,7 @@
 #include "engine/core/result.h"
 #include "engine/core/tensor.h"
 
-namespace edge::gguf {
+namespace edge::model::gguf {
 
 enum class ValueType : uint32_t {
     U8 = 0,
@@ -151,15 +151,15 @@ Result<File> open(const std::string& path);
 inline constexpr uint32_t kMaxDims = 4;
 inline constexpr int kMaxArrayDepth = 16;
 
-}  // namespace edge::gguf
+}  // namespace edge::model::gguf
 
 #include "engine/core/progress.h"
 #include "engine/model/ir.h"
 
-namespace edge {
+namespace edge::model {
 // Builds a llama Model from a parsed GGUF (load_gguf_model = gguf::open + this). Also the entry
 // point the fuzzer drives on in-memory bytes. Tensors of an opened file may alias its mapping
 // (kept alive by the tensors); tensors of parse()d caller memory are always copied.
 // lazy_weights: tensors left unread, read later through the model's WeightSource (weights.h).
 Result<Model> import_gguf(const gguf::File& f, Progress* progress = nullptr, bool lazy_weights = false);
-}  // namespace edge
+}  // namespace edge::model

@@ -10,6 +10,8 @@
 #include "engine/model/weights.h"
 #include "engine/tokenizer/gguf_translate.h"
 
+using edge::tokenizer::TokenizerSpec;
+
 namespace edge::model {
 
 namespace {

@@ -15,7 +15,9 @@
 #include "engine/model/rope.h"
 #include "engine/model/weights.h"
 
-namespace edge {
+using edge::tokenizer::TokenizerSpec;
+
+namespace edge::model {
 namespace {
 
 using gguf::File;
@@ -468,4 +470,4 @@ Result<Model> load_gguf_model(const std::string& path, Progress* progress, bool 
     return import_shared(std::make_shared<const File>(std::move(f).value()), lazy_weights, progress);
 }
 
-}  // namespace edge
+}  // namespace edge::model

@@ -3,7 +3,7 @@
 
 #include "gguf.h"
 
-namespace edge::gguf {
+namespace edge::model::gguf {
 
 const char* value_type_name(ValueType t) {
     switch (t) {
@@ -262,4 +262,4 @@ std::optional<uint32_t> ggml_type_id(DType d) {
     return std::nullopt;
 }
 
-}  // namespace edge::gguf
+}  // namespace edge::model::gguf

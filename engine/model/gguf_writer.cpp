@@ -9,7 +9,9 @@
 #include "engine/core/half.h"
 #include "engine/model/gguf_export.h"
 
-namespace edge::gguf {
+using edge::tokenizer::TokenizerSpec;
+
+namespace edge::model::gguf {
 
 Writer::Writer(uint32_t version, uint32_t alignment) : version_(version), alignment_(alignment ? alignment : 32) {}
 
@@ -261,9 +263,9 @@ void set_llama_metadata(Writer& w, const LlamaConfig& c, const TokenizerSpec& to
     w.set("tokenizer.ggml.add_space_prefix", Value::of_bool(tok.add_space_prefix));
 }
 
-}  // namespace edge::gguf
+}  // namespace edge::model::gguf
 
-namespace edge {
+namespace edge::model {
 
 Status write_gguf_model(const Model& m, const std::string& path, DType type, Progress* progress) {
     if (type != DType::F32 && type != DType::F16 && type != DType::BF16)
@@ -275,4 +277,4 @@ Status write_gguf_model(const Model& m, const std::string& path, DType type, Pro
     return {};
 }
 
-}  // namespace edge
+}  // namespace edge::model

@@ -12,7 +12,7 @@
 #include "engine/model/gguf.h"
 #include "engine/model/ir.h"
 
-namespace edge::gguf {
+namespace edge::model::gguf {
 
 class Writer {
 public:
@@ -67,13 +67,13 @@ private:
 // general.architecture = arch and the <arch>.* hyperparameters of `c` (context, widths, heads,
 // norm epsilon, rotary dimension and base, vocabulary size), as llama.cpp's converter writes them.
 void set_architecture(Writer& w, const std::string& arch, const LlamaConfig& c);
-void set_llama_metadata(Writer& w, const LlamaConfig& c, const TokenizerSpec& tok, const std::string& name);
+void set_llama_metadata(Writer& w, const LlamaConfig& c, const tokenizer::TokenizerSpec& tok, const std::string& name);
 
-}  // namespace edge::gguf
+}  // namespace edge::model::gguf
 
-namespace edge {
+namespace edge::model {
 // Writes a llama Model as GGUF v3 with `type` (F32, F16 or BF16) for its F32 matrices; 1-D
 // tensors (norm weights) stay F32 as llama.cpp expects; quantized layers as model::export_gguf
 // writes them (engine/model/gguf_export.h). Reports progress per tensor.
 Status write_gguf_model(const Model& m, const std::string& path, DType type = DType::F32, Progress* progress = nullptr);
-}  // namespace edge
+}  // namespace edge::model

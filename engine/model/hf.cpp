@@ -22,7 +22,9 @@
 #include "engine/model/safetensors.h"
 #include "engine/model/weights.h"
 
-namespace edge {
+using edge::tokenizer::TokenizerSpec;
+
+namespace edge::model {
 
 namespace {
 
@@ -395,4 +397,4 @@ Result<Model> load_hf_model(const std::string& folder, Progress* progress, bool 
     return m;
 }
 
-}  // namespace edge
+}  // namespace edge::model

@@ -7,7 +7,10 @@
 #include "engine/core/json_util.h"
 #include "engine/model/rope.h"
 
-namespace edge {
+using edge::tokenizer::GenerationDefaults;
+using edge::tokenizer::TokenizerSpec;
+
+namespace edge::model {
 
 namespace {
 
@@ -355,4 +358,4 @@ Status parse_tokenizer_config(const std::string& text, const std::string& origin
     return {};
 }
 
-}  // namespace edge
+}  // namespace edge::model

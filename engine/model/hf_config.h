@@ -8,7 +8,7 @@
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
 
-namespace edge {
+namespace edge::model {
 
 struct HfConfig {
     std::string architecture;  // architectures[0] (or derived from model_type)
@@ -30,11 +30,12 @@ Result<HfConfig> parse_hf_config(const std::string& text, const std::string& ori
 // generation_config.json text: its eos_token_id (int or list) added to t's EOS ids, bos_token_id
 // when t has none, and the sampling defaults (temperature, top_p, top_k; do_sample absent or false
 // = greedy) into t.generation. Ids must lie below vocab_size; `origin` prefixes every error.
-Status parse_generation_config(const std::string& text, const std::string& origin, int vocab_size, TokenizerSpec& t);
+Status parse_generation_config(const std::string& text, const std::string& origin, int vocab_size,
+                               tokenizer::TokenizerSpec& t);
 
 // tokenizer_config.json text: add_bos_token (true / false) and chat_template (a string, or a
 // list of {"name", "template"} of which the one named "default" is taken, else the first) into
 // t. Other fields are left to tokenizer.json. `origin` prefixes every error, which names the field.
-Status parse_tokenizer_config(const std::string& text, const std::string& origin, TokenizerSpec& t);
+Status parse_tokenizer_config(const std::string& text, const std::string& origin, tokenizer::TokenizerSpec& t);
 
-}  // namespace edge
+}  // namespace edge::model

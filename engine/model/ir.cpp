@@ -6,7 +6,7 @@
 #include "engine/model/rope.h"
 #include "engine/model/weights.h"
 
-namespace edge {
+namespace edge::model {
 
 const char* op_type_name(OpType t) {
     switch (t) {
@@ -206,4 +206,4 @@ std::vector<LayerInfo> list_layers(const Model& m) {
     return out;
 }
 
-}  // namespace edge
+}  // namespace edge::model

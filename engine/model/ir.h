@@ -32,7 +32,7 @@ namespace edge::model {
 class WeightSource;
 }  // namespace edge::model
 
-namespace edge {
+namespace edge::model {
 
 struct LlamaConfig {
     int dim = 0;         // embedding width
@@ -112,7 +112,7 @@ struct Model {
     std::string source_format;  // "gguf", "llama2c", "hf", "onnx", "torchscript", "synth"
     LlamaConfig config;
     std::vector<Tensor> tensors;
-    TokenizerSpec tokenizer;
+    tokenizer::TokenizerSpec tokenizer;
     std::vector<std::pair<std::string, std::string>> metadata;  // printable, for `info`
     Graph graph;
     // Set when the model was opened with lazy weights (LoadOptions::lazy_weights): tensors
@@ -157,4 +157,4 @@ std::vector<LayerInfo> list_layers(const Model& m);
 // The decoder block a tensor or op name belongs to ("blk.3.attn_q.weight" -> 3), -1 outside blocks.
 int block_of(const std::string& name);
 
-}  // namespace edge
+}  // namespace edge::model

@@ -12,7 +12,9 @@
 #include "engine/model/loader.h"
 #include "engine/tokenizer/tokenizer.h"
 
-namespace edge {
+using edge::tokenizer::load_llama2c_tokenizer;
+
+namespace edge::model {
 
 namespace {
 
@@ -275,4 +277,4 @@ Result<Model> load_llama2c_model(const std::string& path, const std::string& tok
     return m;
 }
 
-}  // namespace edge
+}  // namespace edge::model

@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace edge {
+namespace edge::model {
 
 constexpr uint32_t kLlama2cMagic = 0x616b3432u;
 
@@ -20,4 +20,4 @@ enum class Llama2cKind { None, Legacy, Versioned };
 // plausible and the file size equals what it implies exactly. Versioned: it starts with the magic.
 Llama2cKind sniff_llama2c(const uint8_t* head, size_t head_len, uint64_t file_size);
 
-}  // namespace edge
+}  // namespace edge::model

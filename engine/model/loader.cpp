@@ -14,7 +14,7 @@
 #include "engine/model/onnx.h"
 #include "engine/model/safetensors.h"
 
-namespace edge {
+namespace edge::model {
 
 namespace {
 
@@ -85,4 +85,4 @@ Result<Model> load_model(const std::string& path, const LoadOptions& opts, Progr
     return err(path, ": unrecognised model format (", kSupported, ")");
 }
 
-}  // namespace edge
+}  // namespace edge::model

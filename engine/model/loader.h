@@ -7,7 +7,7 @@
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
 
-namespace edge {
+namespace edge::model {
 
 struct LoadOptions {
     std::string tokenizer_path;  // tokenizer file for formats that do not embed one (llama2.c)
@@ -26,4 +26,4 @@ Result<Model> load_llama2c_model(const std::string& path, const std::string& tok
                                  Progress* progress = nullptr);
 Result<Model> load_hf_model(const std::string& folder, Progress* progress = nullptr, bool lazy_weights = false);
 
-}  // namespace edge
+}  // namespace edge::model

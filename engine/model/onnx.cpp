@@ -14,7 +14,7 @@
 #include "engine/model/onnx_pb.h"
 #include "engine/model/onnx_reader.h"
 
-namespace edge {
+namespace edge::model {
 
 namespace {
 
@@ -524,4 +524,4 @@ Result<Model> load_onnx_model(const std::string& path, Progress* progress) {
     return m;
 }
 
-}  // namespace edge
+}  // namespace edge::model

@@ -16,10 +16,10 @@
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
 
-namespace edge {
+namespace edge::model {
 
 Result<Model> load_onnx_model(const std::string& path, Progress* progress = nullptr);
 // Parses an image in memory; `origin` names it in messages.
 Result<Model> parse_onnx_model(const uint8_t* data, size_t size, const std::string& origin);
 
-}  // namespace edge
+}  // namespace edge::model

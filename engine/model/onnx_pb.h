@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace edge::pb {
+namespace edge::model::pb {
 
 struct Field {
     uint32_t number = 0;
@@ -144,4 +144,4 @@ inline bool append_doubles(const Field& f, std::vector<float>& out) {
     return true;
 }
 
-}  // namespace edge::pb
+}  // namespace edge::model::pb

@@ -9,7 +9,7 @@
 
 #include "engine/core/half.h"
 
-namespace edge {
+namespace edge::model {
 
 namespace {
 
@@ -298,4 +298,4 @@ Status write_safetensors(const std::string& path, const std::vector<SafetensorsW
     return {};
 }
 
-}  // namespace edge
+}  // namespace edge::model

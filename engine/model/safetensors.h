@@ -23,7 +23,7 @@
 #include "engine/core/result.h"
 #include "engine/core/tensor.h"
 
-namespace edge {
+namespace edge::model {
 
 constexpr uint64_t kSafetensorsMaxHeader = 100ull * 1000 * 1000;
 
@@ -82,4 +82,4 @@ Result<std::vector<uint8_t>> serialize_safetensors(const std::vector<Safetensors
 Status write_safetensors(const std::string& path, const std::vector<SafetensorsWriteItem>& items,
                          const std::map<std::string, std::string>& metadata = {});
 
-}  // namespace edge
+}  // namespace edge::model

@@ -10,7 +10,9 @@
 #include "engine/model/ggml_kquant.h"
 #include "engine/model/gguf_writer.h"
 
-namespace edge {
+using edge::tokenizer::TokenizerSpec;
+
+namespace edge::model {
 namespace {
 
 LlamaConfig shape(int dim, int ffn, int layers, int heads, int kv, int vocab, int ctx) {
@@ -297,4 +299,4 @@ Result<Model> make_synth_model(const SynthOptions& o) {
     return m;
 }
 
-}  // namespace edge
+}  // namespace edge::model

@@ -15,7 +15,7 @@
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
 
-namespace edge {
+namespace edge::model {
 
 struct SynthShape {
     std::string name;
@@ -55,6 +55,6 @@ Result<Model> make_synth_model(const SynthOptions& opts);
 // The embedded tokenizer: model "llama"; <unk>=0, <s>=1, </s>=2, byte tokens <0xXX> at id
 // byte+3, then single characters and multi-character pieces, each reachable by merging two
 // earlier pieces, with descending scores. vocab_size must be at least 259 + 64.
-TokenizerSpec synth_tokenizer(int vocab_size);
+tokenizer::TokenizerSpec synth_tokenizer(int vocab_size);
 
-}  // namespace edge
+}  // namespace edge::model

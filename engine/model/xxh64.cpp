@@ -5,7 +5,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-namespace edge {
+namespace edge::model {
 
 uint64_t xxh64(const void* data, size_t len, uint64_t seed) { return XXH64(data, len, seed); }
 
@@ -16,4 +16,4 @@ Xxh64Stream::~Xxh64Stream() { XXH64_freeState(static_cast<XXH64_state_t*>(state_
 void Xxh64Stream::update(const void* data, size_t len) { XXH64_update(static_cast<XXH64_state_t*>(state_), data, len); }
 uint64_t Xxh64Stream::digest() const { return XXH64_digest(static_cast<const XXH64_state_t*>(state_)); }
 
-}  // namespace edge
+}  // namespace edge::model

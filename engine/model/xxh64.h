@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace edge {
+namespace edge::model {
 
 uint64_t xxh64(const void* data, size_t len, uint64_t seed = 0);
 
@@ -24,4 +24,4 @@ private:
     void* state_;
 };
 
-}  // namespace edge
+}  // namespace edge::model

@@ -6,7 +6,13 @@
 #include <map>
 #include <set>
 
-namespace edge {
+using edge::model::count_nodes;
+using edge::model::Model;
+using edge::model::Op;
+using edge::model::op_attr1;
+using edge::model::OpType;
+
+namespace edge::prune {
 
 namespace {
 
@@ -231,4 +237,4 @@ Result<FoldReport> simplify_cnn(Model& m) {
     return r;
 }
 
-}  // namespace edge
+}  // namespace edge::prune

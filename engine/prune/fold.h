@@ -12,19 +12,19 @@
 #include "engine/model/cnn_ir.h"
 #include "engine/model/ir.h"
 
-namespace edge {
+namespace edge::prune {
 
 struct FoldReport {
-    NodeCounts before, after;
+    model::NodeCounts before, after;
     int batchnorms_folded = 0;
     int adds_merged = 0;     // constant Adds merged into a bias
     int linears_merged = 0;  // Linear+Linear pairs merged
     int64_t params_before = 0, params_after = 0;
 };
 
-Result<FoldReport> fold_batchnorm(Model& m);
-Result<FoldReport> merge_linear(Model& m);
+Result<FoldReport> fold_batchnorm(model::Model& m);
+Result<FoldReport> merge_linear(model::Model& m);
 // Both, BatchNorm folding first.
-Result<FoldReport> simplify_cnn(Model& m);
+Result<FoldReport> simplify_cnn(model::Model& m);
 
-}  // namespace edge
+}  // namespace edge::prune

@@ -13,6 +13,14 @@
 
 #include "engine/prune/structured_detail.h"
 
+using edge::model::count_nodes;
+using edge::model::is_cnn;
+using edge::model::LlamaConfig;
+using edge::model::Model;
+using edge::model::Op;
+using edge::model::OpType;
+using edge::model::validate_and_finalize_llama;
+
 namespace edge::prune {
 
 using namespace detail;

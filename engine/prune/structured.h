@@ -82,7 +82,7 @@ struct PruneGroup {
 };
 
 // Every group of a Llama or CNN model (F32 weights), in graph order.
-Result<std::vector<PruneGroup>> find_groups(const Model& m);
+Result<std::vector<PruneGroup>> find_groups(const model::Model& m);
 
 // Gradients of the loss w.r.t. weight tensors, by tensor name, same element order as the tensor.
 using Gradients = std::map<std::string, std::vector<float>>;
@@ -125,25 +125,25 @@ struct LayerMask {
 struct PruneReport {
     Importance importance = Importance::Magnitude;
     std::vector<LayerMask> layers;  // every group, prunable or not, in graph order
-    NodeCounts nodes_before, nodes_after;
+    model::NodeCounts nodes_before, nodes_after;
     int64_t params_before = 0, params_after = 0;  // whole model (after: the physical model)
     std::string config_before, config_after;      // "dim 64, heads 8/4 kv, ffn 172" or "" (CNN)
 };
 
 // Scores every prunable group the spec touches and chooses the units to remove. The report's
 // params_after/nodes_after describe the physically pruned model (apply_masks) without building it.
-Result<PruneReport> plan_pruning(const Model& m, const PruneSpec& spec);
+Result<PruneReport> plan_pruning(const model::Model& m, const PruneSpec& spec);
 
 // Importance of each unit of each group (prunable groups only; the others get empty vectors).
-Result<std::map<std::string, std::vector<double>>> unit_importance(const Model& m,
+Result<std::map<std::string, std::vector<double>>> unit_importance(const model::Model& m,
                                                                    const std::vector<PruneGroup>& groups,
                                                                    const PruneSpec& spec);
 
 // Builds the physically smaller model for `masks` (a report's layers; a group missing from
 // `masks` keeps every unit). Errors name the group when a mask does not fit the model.
-Result<Model> apply_masks(const Model& m, const std::vector<LayerMask>& masks);
+Result<model::Model> apply_masks(const model::Model& m, const std::vector<LayerMask>& masks);
 // Zeroes the removed units' weights in place (same shapes): the reference apply_masks must match.
-Status mask_model(Model& m, const std::vector<LayerMask>& masks);
+Status mask_model(model::Model& m, const std::vector<LayerMask>& masks);
 
 // Reads the pruning part of a plan file: {"prune": {"importance": "taylor", "ratio": 0.25,
 // "layers": {"blk.*.ffn": 0.25, "conv1": 0.5}}} (importance and ratio optional). Errors name the

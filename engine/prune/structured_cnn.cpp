@@ -5,6 +5,15 @@
 
 #include "engine/prune/structured_detail.h"
 
+using edge::model::cnn_input_shape;
+using edge::model::Model;
+using edge::model::Op;
+using edge::model::op_attr;
+using edge::model::op_attr1;
+using edge::model::op_type_name;
+using edge::model::OpType;
+using edge::model::shape_text;
+
 namespace edge::prune::detail {
 
 std::string origin(const Model& m) { return m.source_path.empty() ? m.name : m.source_path; }

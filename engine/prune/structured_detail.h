@@ -10,7 +10,7 @@
 
 namespace edge::prune::detail {
 
-std::string origin(const Model& m);
+std::string origin(const model::Model& m);
 
 // ---- CNN channel analysis ---------------------------------------------------------------------
 
@@ -78,10 +78,10 @@ struct CnnGroups {
 
 // Follows every op of a CNN graph and unites the channels it ties (BatchNorm, residual Add,
 // channel Pad, flatten->Linear); pins what cannot be followed.
-Result<CnnAnalysis> analyze_cnn(const Model& m);
-Result<CnnGroups> cnn_groups(const Model& m, CnnAnalysis& a);
+Result<CnnAnalysis> analyze_cnn(const model::Model& m);
+Result<CnnGroups> cnn_groups(const model::Model& m, CnnAnalysis& a);
 size_t row_axis(const Tensor& t);
 int64_t row_size(const Tensor& t);
-int64_t slice_params(const Model& m, const UnitSlice& s);
+int64_t slice_params(const model::Model& m, const UnitSlice& s);
 
 }  // namespace edge::prune::detail

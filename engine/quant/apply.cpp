@@ -15,6 +15,11 @@
 #include "engine/runtime/cpu/qkernels.h"
 #include "methods.h"
 
+using edge::model::block_of;
+using edge::model::finalize_llama;
+using edge::model::LlamaConfig;
+using edge::model::Model;
+
 namespace edge::quant {
 
 namespace {
@@ -166,7 +171,7 @@ Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, con
         // Only the calibration tokens' rows are converted (an F16 embedding stays F16).
         auto stored = model::weight_as_stored(out, *e);
         if (!stored.ok()) return stored.error();
-        if (!qkernels::supported(*stored))
+        if (!runtime::qkernels::supported(*stored))
             return err(model.source_path, ": token_embd.weight is held as ", dtype_name(stored->type),
                        ", which the calibration cannot read");
         states = embed_calibration(*calib, *stored, cfg);

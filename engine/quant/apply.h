@@ -30,7 +30,7 @@ struct LayerReport {
 };
 
 struct QuantizeResult {
-    Model model;
+    model::Model model;
     std::vector<LayerReport> layers;
     std::vector<std::string> warnings;
 };
@@ -59,14 +59,14 @@ struct ApplyEstimate {
 // `streaming`: the converted tensors leave block by block (ApplyOptions::sink), so only the
 // largest block's count. Calibrated plans (AWQ, GPTQ) hold one block's weights as F32 besides the
 // embedding or head read for the calibration, and the calibration activations of `calib`.
-ApplyEstimate estimate_apply(const Model& model, const std::vector<LayerChoice>& choices, bool streaming = false,
+ApplyEstimate estimate_apply(const model::Model& model, const std::vector<LayerChoice>& choices, bool streaming = false,
                              const CalibSet* calib = nullptr);
 
 // calib may be null when every quantized layer uses RTN. Before converting anything it checks what
 // it will allocate (converted + f32_working; resident tensors are already held) against
 // memory_budget() (engine/core/memory_budget.h) and refuses, with the figures,
 // a plan that would not fit.
-Result<QuantizeResult> apply_plan(const Model& model, const QuantPlan& plan, const CalibSet* calib,
+Result<QuantizeResult> apply_plan(const model::Model& model, const QuantPlan& plan, const CalibSet* calib,
                                   Progress* progress = nullptr, const ApplyOptions& opts = {});
 
 }  // namespace edge::quant

@@ -66,7 +66,7 @@ Result<AwqResult> awq_search(const std::vector<AwqMember>& members, int64_t in, 
                 for (int64_t i = 0; i < in; ++i) ws[size_t(r * in + i)] = m.w[r * in + i] * s[size_t(i)];
             auto q = quantize_rtn("awq", ws.data(), {m.rows, in}, m.spec);
             if (!q.ok()) return q.error();
-            const std::vector<float> dq = qkernels::dequantize(*q);
+            const std::vector<float> dq = runtime::qkernels::dequantize(*q);
             small_matmul(xsc.data(), n, dq.data(), m.rows, in, y);
             for (size_t j = 0; j < y.size(); ++j) {
                 const double d = double(y[j]) - ref[k][j];

@@ -8,6 +8,9 @@
 #include "engine/runtime/cpu/kernels.h"
 #include "engine/runtime/cpu/qkernels.h"
 
+using edge::model::LlamaConfig;
+using edge::model::Model;
+
 namespace edge::quant {
 
 Result<BlockWeights> block_weights(const Model& m, int l) {
@@ -65,20 +68,21 @@ void BlockRunner::run(float* x, int n, const BlockWeights& L, BlockInputs* cap) 
         k.x.insert(k.x.end(), in, in + int64_t(n) * dim);
         k.rows += n;
     };
-    for (int t = 0; t < n; ++t) kernels::rmsnorm(&xb_[size_t(t) * D], &x[size_t(t) * D], L.attn_norm, D, c.norm_eps);
+    for (int t = 0; t < n; ++t)
+        runtime::kernels::rmsnorm(&xb_[size_t(t) * D], &x[size_t(t) * D], L.attn_norm, D, c.norm_eps);
     capture("attn", xb_.data(), D);
-    qkernels::matmul(q_.data(), xb_.data(), *L.wq, n, pool_);
-    qkernels::matmul(k_.data(), xb_.data(), *L.wk, n, pool_);
-    qkernels::matmul(v_.data(), xb_.data(), *L.wv, n, pool_);
+    runtime::qkernels::matmul(q_.data(), xb_.data(), *L.wq, n, pool_);
+    runtime::qkernels::matmul(k_.data(), xb_.data(), *L.wk, n, pool_);
+    runtime::qkernels::matmul(v_.data(), xb_.data(), *L.wv, n, pool_);
     if (L.bq) {
-        kernels::add_rows(q_.data(), L.bq, n, QD);
-        kernels::add_rows(k_.data(), L.bk, n, KV);
-        kernels::add_rows(v_.data(), L.bv, n, KV);
+        runtime::kernels::add_rows(q_.data(), L.bq, n, QD);
+        runtime::kernels::add_rows(k_.data(), L.bk, n, KV);
+        runtime::kernels::add_rows(v_.data(), L.bv, n, KV);
     }
     for (int t = 0; t < n; ++t) {
         const float* cs = &cos_[size_t(t) * half];
         const float* sn = &sin_[size_t(t) * half];
-        auto rotate = [&](float* vec, int heads) { kernels::rope_interleaved(vec, heads, HD, half, cs, sn); };
+        auto rotate = [&](float* vec, int heads) { runtime::kernels::rope_interleaved(vec, heads, HD, half, cs, sn); };
         rotate(&q_[size_t(t) * QD], c.n_heads);
         rotate(&k_[size_t(t) * KV], c.n_kv_heads);
     }
@@ -90,28 +94,29 @@ void BlockRunner::run(float* x, int n, const BlockWeights& L, BlockInputs* cap) 
             float* att = &att_[(size_t(t) * c.n_heads + h) * size_t(S)];
             const int kvh = h / kv_mul;
             for (int s = 0; s < len; ++s)
-                att[s] = kernels::dot(qh, &k_[size_t(s) * KV + size_t(kvh) * HD], HD) * inv_sqrt;
-            kernels::softmax(att, len);
+                att[s] = runtime::kernels::dot(qh, &k_[size_t(s) * KV + size_t(kvh) * HD], HD) * inv_sqrt;
+            runtime::kernels::softmax(att, len);
             float* out = &xb_[size_t(t) * QD + size_t(h) * HD];
             std::fill(out, out + HD, 0.0f);
             for (int s = 0; s < len; ++s) {
                 const float a = att[s];
                 const float* vs = &v_[size_t(s) * KV + size_t(kvh) * HD];
-                kernels::axpy(out, a, vs, HD);
+                runtime::kernels::axpy(out, a, vs, HD);
             }
         }
     });
     capture("attn_output", xb_.data(), QD);
-    qkernels::matmul(xb2_.data(), xb_.data(), *L.wo, n, pool_);
-    kernels::add(x, xb2_.data(), int64_t(n) * D);
-    for (int t = 0; t < n; ++t) kernels::rmsnorm(&xb_[size_t(t) * D], &x[size_t(t) * D], L.ffn_norm, D, c.norm_eps);
+    runtime::qkernels::matmul(xb2_.data(), xb_.data(), *L.wo, n, pool_);
+    runtime::kernels::add(x, xb2_.data(), int64_t(n) * D);
+    for (int t = 0; t < n; ++t)
+        runtime::kernels::rmsnorm(&xb_[size_t(t) * D], &x[size_t(t) * D], L.ffn_norm, D, c.norm_eps);
     capture("ffn", xb_.data(), D);
-    qkernels::matmul(hb_.data(), xb_.data(), *L.w_gate, n, pool_);
-    qkernels::matmul(hb2_.data(), xb_.data(), *L.w_up, n, pool_);
-    for (int t = 0; t < n; ++t) kernels::swiglu(&hb_[size_t(t) * F], &hb2_[size_t(t) * F], F);
+    runtime::qkernels::matmul(hb_.data(), xb_.data(), *L.w_gate, n, pool_);
+    runtime::qkernels::matmul(hb2_.data(), xb_.data(), *L.w_up, n, pool_);
+    for (int t = 0; t < n; ++t) runtime::kernels::swiglu(&hb_[size_t(t) * F], &hb2_[size_t(t) * F], F);
     capture("ffn_down", hb_.data(), F);
-    qkernels::matmul(xb2_.data(), hb_.data(), *L.w_down, n, pool_);
-    kernels::add(x, xb2_.data(), int64_t(n) * D);
+    runtime::qkernels::matmul(xb2_.data(), hb_.data(), *L.w_down, n, pool_);
+    runtime::kernels::add(x, xb2_.data(), int64_t(n) * D);
 }
 
 CalibStates embed_calibration(const CalibSet& calib, const Tensor& embd, const LlamaConfig& c) {
@@ -129,7 +134,7 @@ CalibStates embed_calibration(const CalibSet& calib, const Tensor& embd, const L
         for (size_t j = 0; j < calib.sequences[i].size(); ++j) {
             int32_t tok = calib.sequences[i][j];
             if (tok < 0 || tok >= c.vocab_size) tok = 0;
-            qkernels::dequantize_row(embd, tok, &s.h[(size_t(s.starts[i]) + j) * size_t(D)]);
+            runtime::qkernels::dequantize_row(embd, tok, &s.h[(size_t(s.starts[i]) + j) * size_t(D)]);
         }
     return s;
 }
@@ -150,7 +155,8 @@ void run_block(BlockRunner& runner, CalibStates& s, const BlockWeights& w, Block
 
 void final_norm(CalibStates& s, const float* norm, float eps) {
     const int D = s.dim;
-    for (int64_t t = 0; t < s.total; ++t) kernels::rmsnorm(&s.h[size_t(t) * D], &s.h[size_t(t) * D], norm, D, eps);
+    for (int64_t t = 0; t < s.total; ++t)
+        runtime::kernels::rmsnorm(&s.h[size_t(t) * D], &s.h[size_t(t) * D], norm, D, eps);
 }
 
 }  // namespace edge::quant

@@ -21,18 +21,18 @@ struct BlockWeights {
 };
 
 // Block l's tensors in `m` (every one must be held; norms and biases F32). Errors name the tensor.
-Result<BlockWeights> block_weights(const Model& m, int l);
+Result<BlockWeights> block_weights(const model::Model& m, int l);
 
 // One decoder block over one sequence (n tokens at positions 0..n-1), in place on x [n][dim].
 // With `cap`, the inputs of the linears are appended (keys as capture_key: "attn",
 // "attn_output", "ffn", "ffn_down").
 class BlockRunner {
 public:
-    BlockRunner(const LlamaConfig& c, int max_n, ThreadPool& pool);
+    BlockRunner(const model::LlamaConfig& c, int max_n, ThreadPool& pool);
     void run(float* x, int n, const BlockWeights& L, BlockInputs* cap);
 
 private:
-    const LlamaConfig& c_;
+    const model::LlamaConfig& c_;
     ThreadPool& pool_;
     std::vector<float> cos_, sin_, xb_, xb2_, q_, k_, v_, att_, hb_, hb2_;
 };
@@ -50,7 +50,7 @@ struct CalibStates {
 // The states before block 0: the embedding rows of the calibration tokens (out-of-range ids read
 // row 0), from `embd` [vocab][dim] in any type the CPU kernels read (qkernels::dequantize_row:
 // F32, F16, BF16, QI8, QI4, ggml blocks), so only the rows used are converted.
-CalibStates embed_calibration(const CalibSet& calib, const Tensor& embd, const LlamaConfig& c);
+CalibStates embed_calibration(const CalibSet& calib, const Tensor& embd, const model::LlamaConfig& c);
 // Runs block weights `w` over every sequence of `s`: with `cap`, on a copy (the inputs captured,
 // the states unchanged); without, in place (the states advance through the block).
 void run_block(BlockRunner& runner, CalibStates& s, const BlockWeights& w, BlockInputs* cap);

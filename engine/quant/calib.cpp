@@ -5,6 +5,11 @@
 #include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/runtime/one_sequence.h"
 
+using edge::model::Model;
+using edge::runtime::LlamaCpu;
+using edge::runtime::RuntimeOptions;
+using edge::tokenizer::Tokenizer;
+
 namespace edge::quant {
 
 Result<CalibSet> calib_from_text(const Tokenizer& tok, std::string_view text, int n_seq, int seq_len) {

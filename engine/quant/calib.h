@@ -21,7 +21,7 @@ struct CalibSet {
 
 // Paragraphs (blank-line separated) encoded without BOS, concatenated, cut into n_seq windows of
 // seq_len tokens (BOS + seq_len-1). Too little text for even one window is an error.
-Result<CalibSet> calib_from_text(const Tokenizer& tok, std::string_view text, int n_seq, int seq_len);
+Result<CalibSet> calib_from_text(const tokenizer::Tokenizer& tok, std::string_view text, int n_seq, int seq_len);
 
 // Calibration and evaluation never share a paragraph. Paragraphs are the blocks of a text between
 // blank lines or <|endoftext|> markers; two are the same when their normalized forms (whitespace
@@ -48,7 +48,7 @@ struct Captured {
 using BlockInputs = std::map<std::string, Captured>;
 std::string capture_key(std::string_view kind);  // attn_q -> "attn", ffn_up -> "ffn", ...
 
-Result<BlockInputs> capture_block_inputs(std::shared_ptr<const Model> m, const CalibSet& calib, int block,
+Result<BlockInputs> capture_block_inputs(std::shared_ptr<const model::Model> m, const CalibSet& calib, int block,
                                          int threads = 0, const Progress* progress = nullptr);
 
 }  // namespace edge::quant

@@ -5,6 +5,8 @@
 #include "engine/model/xxh64.h"
 #include "engine/quant/calib.h"
 
+using edge::model::xxh64;
+
 namespace edge::quant {
 namespace {
 

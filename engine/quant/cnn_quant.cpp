@@ -9,6 +9,15 @@
 
 #include "engine/model/cnn_ir.h"
 
+using edge::model::is_cnn;
+using edge::model::Model;
+using edge::model::Op;
+using edge::model::OpType;
+using edge::runtime::Activation;
+using edge::runtime::CnnExecutor;
+using edge::runtime::CnnQuantization;
+using edge::runtime::CnnQuantLayer;
+
 namespace edge::quant {
 
 QuantPlan cnn_uniform_plan(Precision p) { return uniform_plan(p, QMethod::RTN, 0, true, QGrouping::PerChannel); }

@@ -27,12 +27,13 @@ QuantPlan cnn_uniform_plan(Precision p);
 // Quantizes the layers the plan selects. A rule asking for grouping other than "channel" or for
 // asymmetric weights is an error naming the layer. `calib_pixels` holds calib_count images of the
 // model's input size, scaled like its input.
-Result<CnnQuantization> quantize_cnn(const Model& m, const QuantPlan& plan, const std::vector<float>& calib_pixels,
-                                     int64_t calib_count, const CnnQuantOptions& o = {}, Progress* progress = nullptr);
+Result<runtime::CnnQuantization> quantize_cnn(const model::Model& m, const QuantPlan& plan,
+                                              const std::vector<float>& calib_pixels, int64_t calib_count,
+                                              const CnnQuantOptions& o = {}, Progress* progress = nullptr);
 
 // A copy of `m` whose quantized layers hold their dequantized weights (F32), for LibTorch
 // (QAT, sensitivity) and for comparisons; other tensors share their buffers with `m`.
-Model dequantized_cnn(const Model& m, const CnnQuantization& q);
+model::Model dequantized_cnn(const model::Model& m, const runtime::CnnQuantization& q);
 
 struct CnnComparison {
     int64_t images = 0;
@@ -41,9 +42,9 @@ struct CnnComparison {
     double kl_mean = 0, kl_max = 0;  // KL(softmax ref || softmax test), nats
     double nll_ref = 0, nll = 0;     // mean cross-entropy of the labels, nats
 };
-Result<CnnComparison> compare_cnn(const CnnExecutor& ref, const CnnExecutor& test, const std::vector<float>& pixels,
-                                  const std::vector<uint8_t>& labels, int64_t batch = 500,
-                                  Progress* progress = nullptr);
+Result<CnnComparison> compare_cnn(const runtime::CnnExecutor& ref, const runtime::CnnExecutor& test,
+                                  const std::vector<float>& pixels, const std::vector<uint8_t>& labels,
+                                  int64_t batch = 500, Progress* progress = nullptr);
 
 // Empirical per-layer sensitivity: each Conv2d / Linear layer alone quantized to `p` (weight-only,
 // per channel), compared with FP32 on the labelled images. In graph order.
@@ -52,7 +53,7 @@ struct CnnLayerLoss {
     int64_t params = 0;
     double top1_ref = 0, top1 = 0, agreement = 0, kl_mean = 0, kl_max = 0, nll_delta = 0;
 };
-Result<std::vector<CnnLayerLoss>> cnn_layer_losses(const Model& m, Precision p, const std::vector<float>& pixels,
+Result<std::vector<CnnLayerLoss>> cnn_layer_losses(const model::Model& m, Precision p, const std::vector<float>& pixels,
                                                    const std::vector<uint8_t>& labels, Progress* progress = nullptr);
 
 }  // namespace edge::quant

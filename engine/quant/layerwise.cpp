@@ -14,6 +14,10 @@
 #include "engine/quant/block_runner.h"
 #include "methods.h"
 
+using edge::model::LlamaConfig;
+using edge::model::Model;
+using edge::model::validate_llama;
+
 namespace edge::quant {
 
 namespace {

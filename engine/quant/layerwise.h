@@ -46,7 +46,7 @@ struct LayerwiseStats {
     double seconds_capture = 0.0, seconds_hessian = 0.0, seconds_gptq = 0.0, seconds_requant_forward = 0.0;
 };
 
-Result<LayerwiseStats> gptq_layerwise(const Model& model, const CalibSet& calib, const TensorSink& sink,
+Result<LayerwiseStats> gptq_layerwise(const model::Model& model, const CalibSet& calib, const TensorSink& sink,
                                       const LayerwiseOptions& opts = {}, Progress* progress = nullptr);
 
 }  // namespace edge::quant

@@ -5,6 +5,10 @@
 #include "engine/core/json_util.h"
 #include "engine/core/mapped_file.h"
 
+using edge::model::LayerInfo;
+using edge::model::list_layers;
+using edge::model::Model;
+
 namespace edge::quant {
 
 namespace {

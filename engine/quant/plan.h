@@ -86,6 +86,6 @@ QuantPlan uniform_plan(Precision p, QMethod method = QMethod::RTN, int64_t group
                        QGrouping grouping = QGrouping::Group);
 // One choice per layer of the model (list_layers order); unknown names and impossible settings
 // are errors naming the rule and the layer.
-Result<std::vector<LayerChoice>> resolve_plan(const Model& m, const QuantPlan& p);
+Result<std::vector<LayerChoice>> resolve_plan(const model::Model& m, const QuantPlan& p);
 
 }  // namespace edge::quant

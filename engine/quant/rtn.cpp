@@ -310,8 +310,8 @@ ErrorReport error_report(const Tensor& original, const Tensor& quantized) {
     std::vector<float> deq(static_cast<size_t>(cols)), ref(static_cast<size_t>(cols));
     double e2 = 0.0, w2 = 0.0, amax = 0.0;
     for (int64_t row = 0; row < rows; ++row) {
-        qkernels::dequantize_row(quantized, row, deq.data());
-        qkernels::dequantize_row(original, row, ref.data());
+        runtime::qkernels::dequantize_row(quantized, row, deq.data());
+        runtime::qkernels::dequantize_row(original, row, ref.data());
         for (int64_t i = 0; i < cols; ++i) {
             const double d = double(ref[size_t(i)]) - double(deq[size_t(i)]);
             e2 += d * d;

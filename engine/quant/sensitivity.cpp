@@ -10,6 +10,12 @@
 #include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/runtime/one_sequence.h"
 
+using edge::model::LayerInfo;
+using edge::model::list_layers;
+using edge::model::Model;
+using edge::runtime::LlamaCpu;
+using edge::runtime::RuntimeOptions;
+
 namespace edge::quant {
 
 namespace {
@@ -30,7 +36,7 @@ Result<std::vector<std::vector<double>>> run_logprobs(std::shared_ptr<const Mode
         if (!logits) return logits.error();
         for (size_t i = 0; i + 1 < s.size(); ++i) {
             out.emplace_back();
-            kernels::log_softmax(*logits + i * size_t(V), V, out.back());
+            runtime::kernels::log_softmax(*logits + i * size_t(V), V, out.back());
         }
     }
     return out;

@@ -32,7 +32,8 @@ struct SensitivityOptions {
 
 // One entry per layer of list_layers(m) whose weight is F32, in that order. `seqs` are token
 // sequences (each starting with BOS); every next-token position is scored.
-Result<std::vector<LayerSensitivity>> layer_sensitivity(const Model& m, const std::vector<std::vector<int32_t>>& seqs,
+Result<std::vector<LayerSensitivity>> layer_sensitivity(const model::Model& m,
+                                                        const std::vector<std::vector<int32_t>>& seqs,
                                                         const SensitivityOptions& opts = {},
                                                         Progress* progress = nullptr);
 

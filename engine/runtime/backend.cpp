@@ -9,7 +9,7 @@
 #include "cuda/cuda_backend.h"
 #endif
 
-namespace edge {
+namespace edge::runtime {
 
 std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
 
@@ -42,4 +42,4 @@ Status run_in_chunks(const char* who, const int32_t* tokens, int n, int pos, int
     return {};
 }
 
-}  // namespace edge
+}  // namespace edge::runtime

@@ -18,7 +18,7 @@
 #include "engine/runtime/exec_program.h"
 #include "engine/runtime/executor.h"
 
-namespace edge {
+namespace edge::runtime {
 
 // KV cache layout shared by every backend (and by engine/kv when it plugs in): per layer, a pool
 // of blocks of kKvBlock positions; one block holds K as [kKvBlock][kv_dim] floats, V likewise in
@@ -57,7 +57,7 @@ public:
 
     // Binds a model and its execution plan: weights (uploaded, or read in place), the arena sized
     // by the plan's memory planner, the KV cache. The model must outlive the backend.
-    virtual Status load(std::shared_ptr<const Model> model, const runtime::ExecProgram& plan,
+    virtual Status load(std::shared_ptr<const model::Model> model, const runtime::ExecProgram& plan,
                         const BackendOptions& opts) = 0;
     // Runs n tokens at positions pos..pos+n-1 (prefill in chunks of the prefill plan's batch,
     // decode with the batch-1 plan). Returns host logits of the last token, valid until the next
@@ -76,7 +76,7 @@ std::unique_ptr<Backend> make_cpu_backend();
 Result<std::unique_ptr<Backend>> make_backend(const std::string& kind, std::string* why = nullptr);
 
 // Largest KV length a plan was sized for (its attention score scratch), 0 when it has none.
-int plan_max_seq(const runtime::ExecProgram& plan, const LlamaConfig& cfg);
+int plan_max_seq(const runtime::ExecProgram& plan, const model::LlamaConfig& cfg);
 
 // The run() loop every backend shares: checks n and the positions against max_seq (errors start
 // with `who`, e.g. "cpu backend"), then calls chunk(tokens, m, pos, logits) on consecutive pieces
@@ -85,4 +85,4 @@ using ChunkRunner = std::function<Status(const int32_t* tokens, int n, int pos, 
 Status run_in_chunks(const char* who, const int32_t* tokens, int n, int pos, int max_seq, int chunk_tokens, int vocab,
                      float* all_logits, const ChunkRunner& chunk);
 
-}  // namespace edge
+}  // namespace edge::runtime

@@ -4,7 +4,7 @@
 #include "cuda/cuda_probe.h"
 #endif
 
-namespace edge {
+namespace edge::runtime {
 
 DeviceReport probe_devices() {
     DeviceReport r;
@@ -22,4 +22,4 @@ DeviceReport probe_devices() {
     return r;
 }
 
-}  // namespace edge
+}  // namespace edge::runtime

@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-namespace edge {
+namespace edge::runtime {
 
 struct DeviceReport {
     bool cuda_built = false;   // the CUDA backend was compiled in
@@ -17,4 +17,4 @@ struct DeviceReport {
 
 DeviceReport probe_devices();
 
-}  // namespace edge
+}  // namespace edge::runtime

@@ -9,6 +9,8 @@
 #include "engine/runtime/exec_program.h"
 #include "engine/runtime/open_executor.h"
 
+using edge::model::Model;
+
 namespace edge::runtime {
 namespace {
 

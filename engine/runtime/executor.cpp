@@ -4,6 +4,8 @@
 #include "engine/kv/paged_kv.h"
 #include "engine/runtime/cpu/qkernels.h"
 
+using edge::model::LlamaConfig;
+
 namespace edge::runtime {
 
 std::string describe_memory(const ExecutorMemory& m) {

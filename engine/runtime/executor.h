@@ -66,7 +66,7 @@ public:
     // one row (BatchLayout::out_first says where each sequence's rows start). Errors (a sequence twice, a position past max_seq, a KV memory of the
     // wrong shape or out of blocks) name the sequence and leave `kv` unchanged.
     virtual Result<const float*> step(kv::PagedKv& kv, std::span<const PagedStep> batch) = 0;
-    virtual const LlamaConfig& config() const = 0;
+    virtual const model::LlamaConfig& config() const = 0;
     virtual ExecutorCaps capabilities() const = 0;
     virtual ExecutorMemory held_memory() const = 0;
 };
@@ -92,7 +92,7 @@ struct BatchLayout {
 };
 // For each row of logits the step returns, in order, the row of the batch it belongs to.
 std::vector<int> logit_rows(std::span<const PagedStep> batch, const BatchLayout& L);
-Result<BatchLayout> plan_batch(const kv::PagedKv& kv, std::span<const PagedStep> batch, const LlamaConfig& c,
+Result<BatchLayout> plan_batch(const kv::PagedKv& kv, std::span<const PagedStep> batch, const model::LlamaConfig& c,
                                int max_seq, const char* who);
 
 }  // namespace edge::runtime

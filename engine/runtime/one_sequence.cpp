@@ -5,6 +5,8 @@
 
 #include "engine/runtime/cpu/llama_cpu.h"
 
+using edge::model::LlamaConfig;
+
 namespace edge::runtime {
 
 Result<kv::PagedKv> single_sequence_kv(const Executor& exe, int max_seq, int block_tokens) {

@@ -12,9 +12,9 @@
 #include "engine/kv/paged_kv.h"
 #include "engine/runtime/executor.h"
 
-namespace edge {
+namespace edge::runtime {
 class LlamaCpu;
-}
+}  // namespace edge::runtime
 
 namespace edge::runtime {
 
@@ -83,7 +83,7 @@ public:
 private:
     Scorer() = default;
     std::optional<OneSequence> seq_;
-    edge::LlamaCpu* prefill_ = nullptr;
+    edge::runtime::LlamaCpu* prefill_ = nullptr;
     std::vector<float> logits_;
     int max_seq_ = 0;
 };

@@ -10,6 +10,13 @@
 #include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/runtime/exec_program.h"
 
+using edge::model::is_edge_file;
+using edge::model::kEdgeMagic;
+using edge::model::load_model;
+using edge::model::LoadOptions;
+using edge::model::Model;
+using edge::model::read_edge_file;
+
 namespace edge::runtime {
 
 bool is_compiled_engine(const std::string& path) {

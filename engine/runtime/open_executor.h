@@ -28,7 +28,7 @@ struct OpenOptions {
 };
 
 struct OpenedExecutor {
-    std::shared_ptr<const Model> model;  // what exe runs (it must not outlive this)
+    std::shared_ptr<const model::Model> model;  // what exe runs (it must not outlive this)
     std::unique_ptr<Executor> exe;
     // What runs the model, as the load ack, the log and the metrics say it: the executor's
     // capabilities name, plus why it is not CUDA when auto fell back or --backend cpu forced it:
@@ -47,7 +47,7 @@ Result<OpenedExecutor> open_executor(const std::string& path, const OpenOptions&
 // for: auto falls back to the CPU and the label says why; cuda without a device is an error
 // naming `where` and the probe's reason (engine_executor.cpp: runtime only, no file readers, so
 // the standalone GPU check in tests/gpu builds it too).
-Result<OpenedExecutor> make_engine_executor(std::shared_ptr<const Model> model, const ExecProgram& plan,
+Result<OpenedExecutor> make_engine_executor(std::shared_ptr<const model::Model> model, const ExecProgram& plan,
                                             const OpenOptions& opts, const std::string& where);
 
 // What an agent's hello says before anything is loaded: the backend .edge engines will run on

@@ -5,14 +5,14 @@
 
 #include "backend.h"
 
-namespace edge {
+using edge::model::block_of;
+using edge::model::LlamaConfig;
+using edge::model::Model;
+using edge::model::validate_llama;
 
-namespace {
+namespace edge::runtime {
 
-using runtime::FusedNode;
-using runtime::MemoryLayout;
-
-}  // namespace
+namespace {}  // namespace
 
 int plan_max_seq(const runtime::ExecProgram& plan, const LlamaConfig& cfg) {
     // The smallest score scratch of either memory plan, in positions per head and row.
@@ -217,4 +217,4 @@ Result<BackendProgram> resolve_for_backend(const Model& m, const runtime::ExecPr
     return BackendProgram{max_seq, std::move(rp).value()};
 }
 
-}  // namespace edge
+}  // namespace edge::runtime

@@ -12,7 +12,7 @@
 #include "engine/model/ir.h"
 #include "engine/runtime/exec_program.h"
 
-namespace edge {
+namespace edge::runtime {
 
 enum class StepKind { Embedding, RMSNorm, MatMul, GateUpSwiglu, Rope, Attention, Swiglu, Add };
 
@@ -51,7 +51,7 @@ struct ResolvedProgram {
 };
 
 // Errors name the node and the value or tensor that is missing or inconsistent.
-Result<ResolvedProgram> resolve_program(const Model& m, const runtime::ExecProgram& plan, int max_seq);
+Result<ResolvedProgram> resolve_program(const model::Model& m, const runtime::ExecProgram& plan, int max_seq);
 
 // What every backend's load() starts from: the model checked (validate_llama), the longest
 // sequence (requested_max_seq when > 0, else the model's context capped at 4096 and by the plan's
@@ -60,6 +60,7 @@ struct BackendProgram {
     int max_seq = 0;
     ResolvedProgram program;
 };
-Result<BackendProgram> resolve_for_backend(const Model& m, const runtime::ExecProgram& plan, int requested_max_seq);
+Result<BackendProgram> resolve_for_backend(const model::Model& m, const runtime::ExecProgram& plan,
+                                           int requested_max_seq);
 
-}  // namespace edge
+}  // namespace edge::runtime

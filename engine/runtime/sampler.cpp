@@ -3,7 +3,7 @@
 
 #include "engine/runtime/cpu/llama_cpu.h"
 
-namespace edge {
+namespace edge::runtime {
 
 int32_t argmax(const float* v, int n) {
     int32_t best = 0;
@@ -65,4 +65,4 @@ int32_t Sampler::sample(const float* logits, int n) {
     return buf_[keep - 1].second;
 }
 
-}  // namespace edge
+}  // namespace edge::runtime

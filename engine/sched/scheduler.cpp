@@ -11,6 +11,11 @@
 #include "engine/runtime/one_sequence.h"
 #include "engine/telemetry/stopwatch.h"
 
+using edge::model::LlamaConfig;
+using edge::runtime::argmax;
+using edge::runtime::PagedStep;
+using edge::telemetry::Stopwatch;
+
 namespace edge::sched {
 
 std::string preempt_name(Preempt p) {

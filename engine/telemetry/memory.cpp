@@ -5,7 +5,7 @@
 #include <sstream>
 #include <string>
 
-namespace edge {
+namespace edge::telemetry {
 
 namespace {
 // "VmRSS:\t   1234 kB" -> 1234*1024
@@ -59,4 +59,4 @@ bool reset_peak_rss() {
     return std::fclose(f) == 0 && ok;
 }
 
-}  // namespace edge
+}  // namespace edge::telemetry

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace edge {
+namespace edge::telemetry {
 
 struct MemoryUsage {
     bool ok = false;
@@ -22,4 +22,4 @@ MemoryUsage parse_proc_status(std::string_view text);
 // (writes "5" to /proc/self/clear_refs). Returns false when not supported.
 bool reset_peak_rss();
 
-}  // namespace edge
+}  // namespace edge::telemetry

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numeric>
 
-namespace edge {
+namespace edge::telemetry {
 
 double stat_mean(const std::vector<double>& v) {
     if (v.empty()) return 0.0;
@@ -47,4 +47,4 @@ Summary summarize(const std::vector<double>& v) {
     return s;
 }
 
-}  // namespace edge
+}  // namespace edge::telemetry

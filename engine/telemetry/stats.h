@@ -3,7 +3,7 @@
 #pragma once
 #include <vector>
 
-namespace edge {
+namespace edge::telemetry {
 
 double stat_mean(const std::vector<double>& v);
 double stat_stddev(const std::vector<double>& v);  // sample standard deviation (n-1)
@@ -19,4 +19,4 @@ struct Summary {
 };
 Summary summarize(const std::vector<double>& v);
 
-}  // namespace edge
+}  // namespace edge::telemetry

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <cstdint>
 
-namespace edge {
+namespace edge::telemetry {
 
 class Stopwatch {
 public:
@@ -20,4 +20,4 @@ private:
     clock::time_point start_;
 };
 
-}  // namespace edge
+}  // namespace edge::telemetry

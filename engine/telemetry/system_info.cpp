@@ -6,7 +6,7 @@
 #include <sstream>
 #include <thread>
 
-namespace edge {
+namespace edge::telemetry {
 
 namespace {
 std::string_view trim(std::string_view s) {
@@ -56,4 +56,4 @@ int cpu_count() {
     return h ? int(h) : 1;
 }
 
-}  // namespace edge
+}  // namespace edge::telemetry

@@ -3,7 +3,7 @@
 #include <string>
 #include <string_view>
 
-namespace edge {
+namespace edge::telemetry {
 
 // "AMD EPYC 7B13" etc. from /proc/cpuinfo ("model name", or "Hardware"/"Model"/"CPU part" on
 // ARM boards); "unknown CPU" when nothing is found.
@@ -13,4 +13,4 @@ std::string parse_cpu_model(std::string_view cpuinfo);
 // Logical CPUs available to this process (sched affinity), at least 1.
 int cpu_count();
 
-}  // namespace edge
+}  // namespace edge::telemetry

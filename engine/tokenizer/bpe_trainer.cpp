@@ -8,10 +8,10 @@
 #include "engine/tokenizer/regex_split.h"
 #include "engine/tokenizer/text_util.h"
 
-namespace edge {
+namespace edge::tokenizer {
 namespace {
 
-using tok::kSpaceMark;
+using tokenizer::kSpaceMark;
 
 uint64_t pair_key(int32_t a, int32_t b) {
     return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
@@ -134,7 +134,7 @@ private:
 // Words as encode() will see them: spaces as "▁", the dummy prefix, a word boundary before
 // every "▁" and around every newline (pieces never span lines).
 std::unordered_map<std::string, int64_t> sentencepiece_words(std::string_view text) {
-    std::string s = std::string(kSpaceMark) + tok::replace_all(text, " ", kSpaceMark);
+    std::string s = std::string(kSpaceMark) + tokenizer::replace_all(text, " ", kSpaceMark);
     std::unordered_map<std::string, int64_t> words;
     size_t start = 0;
     auto flush = [&](size_t end) {
@@ -150,7 +150,7 @@ std::unordered_map<std::string, int64_t> sentencepiece_words(std::string_view te
             flush(i + 1);
             i += 1;
         } else {
-            i += tok::utf8_len(s, i);
+            i += tokenizer::utf8_len(s, i);
         }
     }
     flush(s.size());
@@ -168,7 +168,7 @@ Result<TokenizerSpec> train_sentencepiece(std::string_view text, const BpeTrainO
     std::unordered_map<std::string, int64_t> chars;
     for (auto& [w, f] : words)
         for (size_t i = 0; i < w.size();) {
-            const size_t n = tok::utf8_len(w, i);
+            const size_t n = tokenizer::utf8_len(w, i);
             chars[w.substr(i, n)] += f;
             i += n;
         }
@@ -190,7 +190,7 @@ Result<TokenizerSpec> train_sentencepiece(std::string_view text, const BpeTrainO
     for (auto& [w, f] : sorted) {
         std::vector<int32_t> syms;
         for (size_t i = 0; i < w.size();) {
-            const size_t n = tok::utf8_len(w, i);
+            const size_t n = tokenizer::utf8_len(w, i);
             auto it = char_id.find(w.substr(i, n));
             syms.push_back(it == char_id.end() ? -1 : it->second);
             i += n;
@@ -212,24 +212,24 @@ Result<TokenizerSpec> train_sentencepiece(std::string_view text, const BpeTrainO
         spec.scores.push_back(score);
         spec.token_types.push_back(type);
     };
-    push("<unk>", 0, tok::kTypeUnknown);
-    push("<s>", 0, tok::kTypeControl);
-    push("</s>", 0, tok::kTypeControl);
-    for (int b = 0; b < 256; ++b) push(tok::byte_token_name(static_cast<uint8_t>(b)), 0, tok::kTypeByte);
+    push("<unk>", 0, tokenizer::kTypeUnknown);
+    push("<s>", 0, tokenizer::kTypeControl);
+    push("</s>", 0, tokenizer::kTypeControl);
+    for (int b = 0; b < 256; ++b) push(tokenizer::byte_token_name(static_cast<uint8_t>(b)), 0, tokenizer::kTypeByte);
     // Learned pieces in creation order, score -k, then the characters below them.
     float score = 0;
-    for (size_t i = n_chars; i < t.pieces.size(); ++i) push(t.pieces[i], -(score++), tok::kTypeNormal);
-    for (size_t i = 0; i < n_chars; ++i) push(t.pieces[i], -(score++), tok::kTypeNormal);
+    for (size_t i = n_chars; i < t.pieces.size(); ++i) push(t.pieces[i], -(score++), tokenizer::kTypeNormal);
+    for (size_t i = 0; i < n_chars; ++i) push(t.pieces[i], -(score++), tokenizer::kTypeNormal);
     return spec;
 }
 
 Result<TokenizerSpec> train_byte_level(std::string_view text, const BpeTrainOptions& o) {
     if (o.vocab_size <= 257)
         return err("BPE trainer: vocab_size ", o.vocab_size, " leaves no room after 256 bytes + <|endoftext|>");
-    auto re = tok::Regex::compile(tok::kGpt2Pattern, false, "BPE trainer");
+    auto re = tokenizer::Regex::compile(tokenizer::kGpt2Pattern, false, "BPE trainer");
     if (!re) return re.error();
     std::vector<std::string_view> parts;
-    (*re)->split(text, tok::SplitBehavior::Isolated, false, parts);
+    (*re)->split(text, tokenizer::SplitBehavior::Isolated, false, parts);
     std::unordered_map<std::string_view, int64_t> words;
     for (auto p : parts) ++words[p];
     std::vector<std::pair<std::string_view, int64_t>> sorted(words.begin(), words.end());
@@ -252,12 +252,12 @@ Result<TokenizerSpec> train_byte_level(std::string_view text, const BpeTrainOpti
     spec.pre = "gpt2";
     spec.source = "BPE trainer";
     for (auto& p : t.pieces) {
-        spec.tokens.push_back(tok::bytes_to_unicode(p));
-        spec.token_types.push_back(tok::kTypeNormal);
+        spec.tokens.push_back(tokenizer::bytes_to_unicode(p));
+        spec.token_types.push_back(tokenizer::kTypeNormal);
     }
     for (auto& m : t.merges) spec.merges.push_back(spec.tokens[m.a] + " " + spec.tokens[m.b]);
     spec.tokens.push_back("<|endoftext|>");
-    spec.token_types.push_back(tok::kTypeControl);
+    spec.token_types.push_back(tokenizer::kTypeControl);
     spec.bos_id = spec.eos_id = static_cast<int>(spec.tokens.size()) - 1;
     spec.add_bos = false;
     spec.add_space_prefix = false;
@@ -271,4 +271,4 @@ Result<TokenizerSpec> train_bpe(std::string_view text, const BpeTrainOptions& op
     return options.byte_level ? train_byte_level(text, options) : train_sentencepiece(text, options);
 }
 
-}  // namespace edge
+}  // namespace edge::tokenizer

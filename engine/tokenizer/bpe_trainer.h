@@ -5,7 +5,7 @@
 #include "engine/core/result.h"
 #include "engine/tokenizer/spec.h"
 
-namespace edge {
+namespace edge::tokenizer {
 
 struct BpeTrainOptions {
     int vocab_size = 512;     // total, including control and byte tokens
@@ -21,4 +21,4 @@ struct BpeTrainOptions {
 // The vocabulary may come out smaller than asked when the text runs out of repeated pairs.
 Result<TokenizerSpec> train_bpe(std::string_view text, const BpeTrainOptions& options);
 
-}  // namespace edge
+}  // namespace edge::tokenizer

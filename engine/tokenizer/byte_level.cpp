@@ -6,7 +6,7 @@
 #include "engine/tokenizer/pipeline.h"
 #include "engine/tokenizer/text_util.h"
 
-namespace edge::tok {
+namespace edge::tokenizer {
 
 Result<std::unique_ptr<Tokenizer>> make_byte_level_bpe(const TokenizerSpec& spec) {
     const std::string src = spec.source.empty() ? std::string("tokenizer") : spec.source;
@@ -79,4 +79,4 @@ Result<std::unique_ptr<Tokenizer>> make_byte_level_bpe(const TokenizerSpec& spec
     return build_pipeline(std::move(c));
 }
 
-}  // namespace edge::tok
+}  // namespace edge::tokenizer

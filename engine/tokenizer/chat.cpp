@@ -25,7 +25,7 @@ std::string special_text(const TokenizerSpec& spec, const Tokenizer& tok, int32_
 
 bool is_special(const TokenizerSpec& spec, size_t id) {
     if (id < spec.token_types.size())
-        return spec.token_types[id] == tok::kTypeControl || spec.token_types[id] == tok::kTypeUserDefined;
+        return spec.token_types[id] == tokenizer::kTypeControl || spec.token_types[id] == tokenizer::kTypeUserDefined;
     // Files without token types (llama2.c): BOS and EOS are the control tokens.
     return int32_t(id) == spec.bos_id || int32_t(id) == spec.eos_id;
 }

@@ -10,9 +10,9 @@
 #include "engine/core/result.h"
 #include "engine/tokenizer/spec.h"
 
-namespace edge {
+namespace edge::tokenizer {
 class Tokenizer;
-}
+}  // namespace edge::tokenizer
 
 namespace edge::tokenizer {
 

@@ -6,7 +6,7 @@
 #include "engine/tokenizer/spec.h"
 #include "engine/tokenizer/tokenizer.h"
 
-namespace edge::tok {
+namespace edge::tokenizer {
 
 // spec.model == "llama": SentencePiece-style, llama2.c semantics (sentencepiece.cpp).
 Result<std::unique_ptr<Tokenizer>> make_sentencepiece(const TokenizerSpec& spec);
@@ -15,4 +15,4 @@ Result<std::unique_ptr<Tokenizer>> make_byte_level_bpe(const TokenizerSpec& spec
 // spec.model == "hf": tokenizer.json in spec.hf_json (hf_json.cpp).
 Result<std::unique_ptr<Tokenizer>> make_hf_tokenizer(const TokenizerSpec& spec);
 
-}  // namespace edge::tok
+}  // namespace edge::tokenizer

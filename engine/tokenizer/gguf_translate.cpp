@@ -41,7 +41,7 @@ std::string pre_name(const json& pt, std::string& why) {
             !a.value("invert", false) && a.contains("pattern") && a["pattern"].is_object() &&
             a["pattern"].contains("Regex") && a["pattern"]["Regex"].is_string()) {
             const std::string p = a["pattern"]["Regex"].get<std::string>();
-            for (const tok::PreTokenizerPatterns& e : tok::gguf_pre_tokenizers())
+            for (const tokenizer::PreTokenizerPatterns& e : tokenizer::gguf_pre_tokenizers())
                 if (e.patterns.size() == 1 && p == e.patterns[0]) return e.name;
             why = "its Split regex is none of the word regexes llama.cpp names (gpt2, llama-bpe, qwen2)";
             return "";
@@ -104,7 +104,7 @@ void sentencepiece_scores(TokenizerSpec& s, const std::string& unk) {
             s.token_types[i] = kUnknown;  // an added special token in tokenizer.json, UNKNOWN in GGUF
         else if (s.token_types[i] != kNormal)
             continue;
-        else if (tok::parse_byte_token(s.tokens[i]) >= 0)
+        else if (tokenizer::parse_byte_token(s.tokens[i]) >= 0)
             s.token_types[i] = kByte;
         else if (!made[i])
             s.scores[i] = never;

@@ -10,7 +10,7 @@
 #include "engine/tokenizer/pipeline.h"
 #include "engine/tokenizer/text_util.h"
 
-namespace edge::tok {
+namespace edge::tokenizer {
 namespace {
 
 using json = nlohmann::json;
@@ -409,4 +409,4 @@ Result<std::unique_ptr<Tokenizer>> make_hf_tokenizer(const TokenizerSpec& spec) 
     }
 }
 
-}  // namespace edge::tok
+}  // namespace edge::tokenizer

@@ -7,7 +7,7 @@
 #include "engine/tokenizer/text_util.h"
 #include "engine/tokenizer/tokenizer.h"
 
-namespace edge {
+namespace edge::tokenizer {
 
 Result<TokenizerSpec> load_llama2c_tokenizer(const std::string& path, int vocab_size) {
     auto file = MappedFile::open(path);
@@ -52,13 +52,13 @@ Result<TokenizerSpec> load_llama2c_tokenizer(const std::string& path, int vocab_
                    " tokens: the tokenizer does not match the model's vocabulary size");
     const auto n = static_cast<int32_t>(spec.tokens.size());
     if (n < 3) return err(path, ": only ", n, " tokens; <unk>, <s> and </s> are required");
-    spec.token_types.resize(n, tok::kTypeNormal);
-    spec.token_types[0] = tok::kTypeUnknown;
-    spec.token_types[1] = tok::kTypeControl;
-    spec.token_types[2] = tok::kTypeControl;
+    spec.token_types.resize(n, tokenizer::kTypeNormal);
+    spec.token_types[0] = tokenizer::kTypeUnknown;
+    spec.token_types[1] = tokenizer::kTypeControl;
+    spec.token_types[2] = tokenizer::kTypeControl;
     for (int32_t i = 3; i < n; ++i)
-        if (tok::parse_byte_token(spec.tokens[i]) >= 0) spec.token_types[i] = tok::kTypeByte;
+        if (tokenizer::parse_byte_token(spec.tokens[i]) >= 0) spec.token_types[i] = tokenizer::kTypeByte;
     return spec;
 }
 
-}  // namespace edge
+}  // namespace edge::tokenizer

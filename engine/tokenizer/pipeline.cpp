@@ -7,7 +7,7 @@
 
 #include "engine/tokenizer/text_util.h"
 
-namespace edge::tok {
+namespace edge::tokenizer {
 namespace {
 
 struct SvHash {
@@ -307,4 +307,4 @@ Result<std::unique_ptr<Tokenizer>> build_pipeline(PipelineConfig cfg) {
     return t;
 }
 
-}  // namespace edge::tok
+}  // namespace edge::tokenizer

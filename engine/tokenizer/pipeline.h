@@ -14,7 +14,7 @@
 #include "engine/tokenizer/regex_split.h"
 #include "engine/tokenizer/tokenizer.h"
 
-namespace edge::tok {
+namespace edge::tokenizer {
 
 // GGUF token types (llama.cpp's LLAMA_TOKEN_TYPE_*), used for every format.
 enum TokenType : int32_t {
@@ -77,4 +77,4 @@ struct PipelineConfig {
 // Builds the tokenizer; checks the config's internal consistency (sizes, ids in range).
 Result<std::unique_ptr<Tokenizer>> build_pipeline(PipelineConfig cfg);
 
-}  // namespace edge::tok
+}  // namespace edge::tokenizer

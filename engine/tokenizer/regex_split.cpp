@@ -7,7 +7,7 @@
 
 #include "engine/tokenizer/text_util.h"
 
-namespace edge::tok {
+namespace edge::tokenizer {
 
 const char* const kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 const char* const kLlama3Pattern =
@@ -166,4 +166,4 @@ void Regex::split(std::string_view s, SplitBehavior behavior, bool invert, std::
         if (p.e > p.b) out.push_back(s.substr(p.b, p.e - p.b));
 }
 
-}  // namespace edge::tok
+}  // namespace edge::tokenizer

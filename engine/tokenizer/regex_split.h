@@ -9,7 +9,7 @@
 
 #include "engine/core/result.h"
 
-namespace edge::tok {
+namespace edge::tokenizer {
 
 // GPT-2's word regex (also what tokenizer.json ByteLevel use_regex means).
 extern const char* const kGpt2Pattern;
@@ -54,4 +54,4 @@ private:
     void* code_ = nullptr;  // pcre2_code_8*, kept opaque so that pcre2.h stays out of headers
 };
 
-}  // namespace edge::tok
+}  // namespace edge::tokenizer

@@ -4,7 +4,7 @@
 #include "engine/tokenizer/pipeline.h"
 #include "engine/tokenizer/text_util.h"
 
-namespace edge::tok {
+namespace edge::tokenizer {
 
 Result<std::unique_ptr<Tokenizer>> make_sentencepiece(const TokenizerSpec& spec) {
     const std::string src = spec.source.empty() ? std::string("tokenizer") : spec.source;
@@ -64,4 +64,4 @@ Result<std::unique_ptr<Tokenizer>> make_sentencepiece(const TokenizerSpec& spec)
     return build_pipeline(std::move(c));
 }
 
-}  // namespace edge::tok
+}  // namespace edge::tokenizer

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace edge {
+namespace edge::tokenizer {
 
 // What a tokenizer needs, as the model file describes it. engine/tokenizer builds the tokenizer.
 // Sampling defaults a model ships (Hugging Face generation_config.json); < 0 = not given.
@@ -59,4 +59,4 @@ struct TokenizerSpec {
     }
 };
 
-}  // namespace edge
+}  // namespace edge::tokenizer

@@ -2,7 +2,7 @@
 
 #include <array>
 
-namespace edge::tok {
+namespace edge::tokenizer {
 
 size_t utf8_len(std::string_view s, size_t i) {
     const auto c = static_cast<uint8_t>(s[i]);
@@ -145,4 +145,4 @@ std::string replace_all(std::string_view s, std::string_view from, std::string_v
     return out;
 }
 
-}  // namespace edge::tok
+}  // namespace edge::tokenizer

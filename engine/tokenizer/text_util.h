@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-namespace edge::tok {
+namespace edge::tokenizer {
 
 // "▁" (U+2581), SentencePiece's visible space.
 inline constexpr std::string_view kSpaceMark = "\xE2\x96\x81";
@@ -35,4 +35,4 @@ std::string byte_token_name(uint8_t b);
 // Replaces every occurrence of `from` (non-empty) by `to`.
 std::string replace_all(std::string_view s, std::string_view from, std::string_view to);
 
-}  // namespace edge::tok
+}  // namespace edge::tokenizer

@@ -4,7 +4,7 @@
 
 #include "engine/tokenizer/front_ends.h"
 
-namespace edge {
+namespace edge::tokenizer {
 
 std::string Tokenizer::decode(const std::vector<int32_t>& ids) const {
     std::string out;
@@ -18,11 +18,11 @@ std::string Tokenizer::decode(const std::vector<int32_t>& ids) const {
 
 Result<std::unique_ptr<Tokenizer>> make_tokenizer(const TokenizerSpec& spec) {
     const std::string src = spec.source.empty() ? std::string("tokenizer") : spec.source;
-    if (spec.model == "llama") return tok::make_sentencepiece(spec);
-    if (spec.model == "gpt2") return tok::make_byte_level_bpe(spec);
-    if (spec.model == "hf") return tok::make_hf_tokenizer(spec);
+    if (spec.model == "llama") return tokenizer::make_sentencepiece(spec);
+    if (spec.model == "gpt2") return tokenizer::make_byte_level_bpe(spec);
+    if (spec.model == "hf") return tokenizer::make_hf_tokenizer(spec);
     if (spec.model.empty()) return err(src, ": the model carries no tokenizer");
     return err(src, ": unsupported tokenizer model \"", spec.model, "\" (supported: llama, gpt2, hf)");
 }
 
-}  // namespace edge
+}  // namespace edge::tokenizer

@@ -11,7 +11,7 @@
 #include "engine/core/result.h"
 #include "engine/tokenizer/spec.h"
 
-namespace edge {
+namespace edge::tokenizer {
 
 class Tokenizer {
 public:
@@ -46,4 +46,4 @@ Result<std::unique_ptr<Tokenizer>> make_tokenizer(const TokenizerSpec& spec);
 // tokens are an error (the tokenizer does not belong to that checkpoint).
 Result<TokenizerSpec> load_llama2c_tokenizer(const std::string& path, int vocab_size);
 
-}  // namespace edge
+}  // namespace edge::tokenizer

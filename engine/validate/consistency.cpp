@@ -11,7 +11,12 @@
 #include "engine/runtime/cpu/kernels.h"
 #include "engine/runtime/one_sequence.h"
 
-namespace edge {
+using edge::model::Model;
+using edge::runtime::argmax;
+using edge::runtime::LlamaCpu;
+using edge::tokenizer::Tokenizer;
+
+namespace edge::validate {
 
 namespace {
 
@@ -57,8 +62,8 @@ Result<ConsistencyResult> compare_models(runtime::Executor& ref, runtime::Execut
         if (!rb) return err("test: ", rb.message());
         const float* lb = *rb;
         for (int i = 0; i + 1 < n; ++i) {
-            kernels::log_softmax(&la[size_t(i) * V], V, pa);
-            kernels::log_softmax(&lb[size_t(i) * V], V, pb);
+            runtime::kernels::log_softmax(&la[size_t(i) * V], V, pa);
+            runtime::kernels::log_softmax(&lb[size_t(i) * V], V, pb);
             double kl = 0;
             for (int v = 0; v < V; ++v) kl += std::exp(pa[size_t(v)]) * (pa[size_t(v)] - pb[size_t(v)]);
             kls.push_back(std::max(0.0, kl));
@@ -206,4 +211,4 @@ Result<JitterResult> measure_jitter(runtime::Executor& rt, int tokens, int runs)
     return j;
 }
 
-}  // namespace edge
+}  // namespace edge::validate

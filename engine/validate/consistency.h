@@ -16,7 +16,7 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/validate/perplexity.h"
 
-namespace edge {
+namespace edge::validate {
 
 struct ConsistencyResult {
     double ppl_ref = 0, ppl_test = 0;
@@ -28,8 +28,9 @@ struct ConsistencyResult {
 };
 // Scores the protocol's sequences through both executors (same tokenizer and text), each sequence
 // as one batch step asking for all logits (runtime::Scorer).
-Result<ConsistencyResult> compare_models(runtime::Executor& ref, runtime::Executor& test, const Tokenizer& tok,
-                                         std::string_view text, const PplOptions& opts, Progress* progress = nullptr);
+Result<ConsistencyResult> compare_models(runtime::Executor& ref, runtime::Executor& test,
+                                         const tokenizer::Tokenizer& tok, std::string_view text, const PplOptions& opts,
+                                         Progress* progress = nullptr);
 
 struct LayerHealth {
     std::string layer;  // blk.3.attn_q (its input activations), output
@@ -37,14 +38,15 @@ struct LayerHealth {
 };
 // NaN/Inf counts of every linear layer's input activations over the given sequences.
 // Sequences longer than the executor holds are cut to its length.
-Result<std::vector<LayerHealth>> activation_health(LlamaCpu& rt, const std::vector<std::vector<int32_t>>& seqs);
+Result<std::vector<LayerHealth>> activation_health(runtime::LlamaCpu& rt,
+                                                   const std::vector<std::vector<int32_t>>& seqs);
 
 struct ScaleRange {
     std::string tensor;
     double min_abs = 0, max_abs = 0, ratio = 0;  // over non-zero group scales
 };
 // Quantized tensors' scale dynamic range (ratio > threshold is a warning).
-std::vector<ScaleRange> scale_ranges(const Model& m);
+std::vector<ScaleRange> scale_ranges(const model::Model& m);
 
 struct BitFlipOptions {
     uint64_t seed = 1234;
@@ -53,7 +55,7 @@ struct BitFlipOptions {
 };
 // A copy of m whose quantized codes have `fraction` of their elements' `bit` flipped (seeded);
 // other tensors are shared. flipped receives the count.
-Result<Model> inject_bit_flips(const Model& m, const BitFlipOptions& o, int64_t* flipped = nullptr);
+Result<model::Model> inject_bit_flips(const model::Model& m, const BitFlipOptions& o, int64_t* flipped = nullptr);
 
 struct JitterResult {
     double p50_ms = 0, p99_ms = 0, mean_ms = 0, tokens_per_s = 0;
@@ -94,8 +96,8 @@ struct ValidateOptions {
     int threads = 0;
 };
 // The whole suite: `test` (quantized) against `ref` (FP32) on `text`.
-Result<ValidationReport> validate_quantized(std::shared_ptr<const Model> ref, std::shared_ptr<const Model> test,
-                                            std::string_view text, const ValidateOptions& o,
-                                            Progress* progress = nullptr);
+Result<ValidationReport> validate_quantized(std::shared_ptr<const model::Model> ref,
+                                            std::shared_ptr<const model::Model> test, std::string_view text,
+                                            const ValidateOptions& o, Progress* progress = nullptr);
 
-}  // namespace edge
+}  // namespace edge::validate

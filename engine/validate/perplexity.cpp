@@ -4,7 +4,9 @@
 
 #include "engine/runtime/one_sequence.h"
 
-namespace edge {
+using edge::tokenizer::Tokenizer;
+
+namespace edge::validate {
 
 Result<PplProtocol> parse_ppl_protocol(std::string_view name) {
     if (name == "story") return PplProtocol::Story;
@@ -159,4 +161,4 @@ Result<PplResult> evaluate_perplexity(runtime::Executor& rt, const Tokenizer& to
     return r;
 }
 
-}  // namespace edge
+}  // namespace edge::validate

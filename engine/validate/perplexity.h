@@ -17,7 +17,7 @@
 #include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/tokenizer/tokenizer.h"
 
-namespace edge {
+namespace edge::validate {
 
 enum class PplProtocol { Story, Para, Stream };
 
@@ -38,20 +38,20 @@ struct PplResult {
 };
 
 // Token sequences (each starting with BOS) the protocol scores, in order.
-Result<std::vector<std::vector<int32_t>>> ppl_sequences(const Tokenizer& tok, std::string_view text,
+Result<std::vector<std::vector<int32_t>>> ppl_sequences(const tokenizer::Tokenizer& tok, std::string_view text,
                                                         const PplOptions& opts);
 
 // The text the protocol scores under `opts` (its first max_parts parts; for stream, the lines its
 // windows cover), parts separated by blank lines: what a calibration set must not contain
 // (quant::remove_evaluation_paragraphs).
-Result<std::string> ppl_scored_text(const Tokenizer& tok, std::string_view text, const PplOptions& opts);
+Result<std::string> ppl_scored_text(const tokenizer::Tokenizer& tok, std::string_view text, const PplOptions& opts);
 
 // Negative log-likelihood (natural log) of `target` under logits of size n.
 double token_nll(const float* logits, int n, int32_t target);
 
 // Every part scored as one sequence through the executor interface (runtime::Scorer: batch steps
 // asking for all logits; LlamaCpu in llama.cpp numerics, which has none, through its prefill).
-Result<PplResult> evaluate_perplexity(runtime::Executor& rt, const Tokenizer& tok, std::string_view text,
+Result<PplResult> evaluate_perplexity(runtime::Executor& rt, const tokenizer::Tokenizer& tok, std::string_view text,
                                       const PplOptions& opts, Progress* progress = nullptr);
 
-}  // namespace edge
+}  // namespace edge::validate

@@ -4,7 +4,12 @@
 
 #include "consistency.h"
 
-namespace edge {
+using edge::model::Model;
+using edge::runtime::LlamaCpu;
+using edge::runtime::RuntimeOptions;
+using edge::tokenizer::make_tokenizer;
+
+namespace edge::validate {
 
 namespace {
 
@@ -141,4 +146,4 @@ std::string ValidationReport::to_table() const {
     return s;
 }
 
-}  // namespace edge
+}  // namespace edge::validate

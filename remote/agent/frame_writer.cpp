@@ -27,8 +27,8 @@ Status FrameWriter::send_raw(const uint8_t* p, size_t n) {
     return write_all(p, n);
 }
 
-Status FrameWriter::send(const proto::Message& m) {
-    auto bytes = proto::encode_frame(m, max_payload_);
+Status FrameWriter::send(const protocol::Message& m) {
+    auto bytes = protocol::encode_frame(m, max_payload_);
     if (!bytes.ok()) return bytes.error();
     return send_raw(bytes->data(), bytes->size());
 }

@@ -11,9 +11,9 @@ namespace edge::agent {
 
 class FrameWriter {
 public:
-    explicit FrameWriter(int fd, uint32_t max_payload = proto::kDefaultMaxFrameBytes)
+    explicit FrameWriter(int fd, uint32_t max_payload = protocol::kDefaultMaxFrameBytes)
         : fd_(fd), max_payload_(max_payload) {}
-    Status send(const proto::Message& m);
+    Status send(const protocol::Message& m);
     Status send_raw(const uint8_t* p, size_t n);  // the handshake reply
     bool broken() const { return broken_; }
 

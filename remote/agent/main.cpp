@@ -21,7 +21,7 @@ void usage() {
                  "answers, else the CPU. Other model files run on the FP32 CPU executor.\n"
                  "--kv-budget: the KV pool serve-workload requests run in (\"4096\" blocks or \"512MiB\");\n"
                  "default: a quarter of the board's available memory, at most 1 GiB.\n",
-                 edge::proto::kProtocolVersion);
+                 edge::protocol::kProtocolVersion);
 }
 
 bool parse_int(const char* s, long long lo, long long hi, long long& out) {
@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
         };
         long long n = 0;
         if (a == "--version") {
-            std::printf("edge-agent %s (protocol %u)\n", edge::agent::kAgentVersion, edge::proto::kProtocolVersion);
+            std::printf("edge-agent %s (protocol %u)\n", edge::agent::kAgentVersion, edge::protocol::kProtocolVersion);
             return 0;
         } else if (a == "--help" || a == "-h") {
             usage();

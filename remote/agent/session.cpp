@@ -13,6 +13,11 @@
 #include "engine/telemetry/system_info.h"
 #include "remote/protocol/handshake.h"
 
+using edge::telemetry::cpu_count;
+using edge::telemetry::cpu_model;
+using edge::telemetry::process_memory;
+using edge::telemetry::Stopwatch;
+
 namespace edge::agent {
 namespace {
 
@@ -44,7 +49,7 @@ std::string host_name() {
 }
 
 // Reads until n raw bytes are buffered; false on end of input or a read error.
-bool read_raw(int fd, proto::FrameReader& reader, size_t n, std::vector<uint8_t>& out) {
+bool read_raw(int fd, protocol::FrameReader& reader, size_t n, std::vector<uint8_t>& out) {
     uint8_t buf[4096];
     for (;;) {
         if (auto b = reader.take_raw(n)) {
@@ -62,37 +67,37 @@ bool read_raw(int fd, proto::FrameReader& reader, size_t n, std::vector<uint8_t>
 
 int run_session(int in_fd, int out_fd, const SessionOptions& opts) {
     Stopwatch uptime;
-    proto::FrameReader reader(opts.max_frame);
+    protocol::FrameReader reader(opts.max_frame);
     FrameWriter out(out_fd, opts.max_frame);
     std::vector<uint8_t> hs;
-    if (!read_raw(in_fd, reader, proto::kHandshakeRequestBytes, hs)) {
+    if (!read_raw(in_fd, reader, protocol::kHandshakeRequestBytes, hs)) {
         std::fprintf(stderr, "edge-agent: input closed before the handshake\n");
         return kExitBadHandshake;
     }
-    auto version = proto::decode_handshake_request(hs);
+    auto version = protocol::decode_handshake_request(hs);
     if (!version.ok()) {
         std::fprintf(stderr, "edge-agent: %s\n", version.message().c_str());
         return kExitBadHandshake;
     }
-    proto::HandshakeReply reply{proto::HandshakeStatus::Welcome, proto::kProtocolVersion, version.value()};
+    protocol::HandshakeReply reply{protocol::HandshakeStatus::Welcome, protocol::kProtocolVersion, version.value()};
     BoardLock lock;
     int code = kExitOk;
-    if (version.value() != proto::kProtocolVersion) {
-        reply.status = proto::HandshakeStatus::VersionMismatch;
+    if (version.value() != protocol::kProtocolVersion) {
+        reply.status = protocol::HandshakeStatus::VersionMismatch;
         code = kExitVersionMismatch;
     } else if (!lock.acquire(opts.lock_path)) {
-        reply.status = proto::HandshakeStatus::Busy;
+        reply.status = protocol::HandshakeStatus::Busy;
         code = kExitBusy;
     }
-    auto rb = proto::encode_handshake_reply(reply);
+    auto rb = protocol::encode_handshake_reply(reply);
     if (!out.send_raw(rb.data(), rb.size()).ok()) return kExitIoError;
     if (code != kExitOk) {
-        std::fprintf(stderr, "edge-agent: %s\n", proto::describe(reply).c_str());
+        std::fprintf(stderr, "edge-agent: %s\n", protocol::describe(reply).c_str());
         return code;
     }
 
     BoardSensors sensors(opts.sys_root, opts.proc_root);
-    proto::Hello hello;
+    protocol::Hello hello;
     hello.role = "agent";
     hello.software_version = kAgentVersion;
     hello.hostname = host_name();
@@ -105,11 +110,11 @@ int run_session(int in_fd, int out_fd, const SessionOptions& opts) {
     TelemetryPump pump(out);
     Worker worker(out, pump, sensors, opts.worker);
     (void)out.send(
-        proto::LogLine{0,
-                       proto::LogLevel::Info,
-                       {},
-                       {},
-                       "edge-agent " + std::string(kAgentVersion) + " ready; sensors: " + sensors.describe()});
+        protocol::LogLine{0,
+                          protocol::LogLevel::Info,
+                          {},
+                          {},
+                          "edge-agent " + std::string(kAgentVersion) + " ready; sensors: " + sensors.describe()});
     uint8_t buf[64 << 10];
     for (;;) {
         // Drain every whole frame buffered so far.
@@ -117,23 +122,23 @@ int run_session(int in_fd, int out_fd, const SessionOptions& opts) {
             auto m = reader.next();
             if (!m.ok()) {
                 std::fprintf(stderr, "edge-agent: %s\n", m.message().c_str());
-                (void)out.send(proto::ErrorMsg{0, proto::ErrorCode::Protocol, m.message()});
+                (void)out.send(protocol::ErrorMsg{0, protocol::ErrorCode::Protocol, m.message()});
                 worker.cancel();
                 return kExitProtocolError;
             }
             if (!m.value()) break;
-            proto::Message& msg = *m.value();
-            if (auto* l = std::get_if<proto::LoadEngine>(&msg)) {
+            protocol::Message& msg = *m.value();
+            if (auto* l = std::get_if<protocol::LoadEngine>(&msg)) {
                 worker.submit(std::move(*l));
-            } else if (auto* w = std::get_if<proto::RunWorkload>(&msg)) {
+            } else if (auto* w = std::get_if<protocol::RunWorkload>(&msg)) {
                 worker.submit(std::move(*w));
-            } else if (auto* sw = std::get_if<proto::ServeWorkload>(&msg)) {
+            } else if (auto* sw = std::get_if<protocol::ServeWorkload>(&msg)) {
                 worker.submit(std::move(*sw));
-            } else if (auto* q = std::get_if<proto::MetricsRequest>(&msg)) {
+            } else if (auto* q = std::get_if<protocol::MetricsRequest>(&msg)) {
                 // Answered at once, even mid-run: the counters are read under their own locks.
                 AgentMetrics am;
                 am.version = kAgentVersion;
-                am.protocol = proto::kProtocolVersion;
+                am.protocol = protocol::kProtocolVersion;
                 am.host = hello.hostname;
                 am.worker = worker.stats();
                 // The loaded engine's backend once there is one; before that, what the hello said.
@@ -148,39 +153,40 @@ int run_session(int in_fd, int out_fd, const SessionOptions& opts) {
                 am.mem_total_bytes = sensors.mem_total_bytes();
                 am.power_w = b.power_w;
                 am.temperature_c = b.temperature_c;
-                (void)out.send(proto::Metrics{q->request_id, prometheus_text(am)});
-            } else if (auto* s = std::get_if<proto::Stop>(&msg); s && s->scope == proto::StopScope::Request) {
+                (void)out.send(protocol::Metrics{q->request_id, prometheus_text(am)});
+            } else if (auto* s = std::get_if<protocol::Stop>(&msg); s && s->scope == protocol::StopScope::Request) {
                 // One request, the others untouched; an id that is neither queued nor running
                 // is an error to this stop request only.
                 const auto [what, type] = worker.cancel_request(s->target);
                 const std::string target = "request " + std::to_string(s->target);
                 if (what == Worker::Cancelled::NotFound) {
-                    (void)out.send(proto::ErrorMsg{s->request_id, proto::ErrorCode::BadRequest,
-                                                   "stop: " + target +
-                                                       " is neither queued nor running (finished, cancelled or "
-                                                       "never sent); nothing was cancelled"});
+                    (void)out.send(protocol::ErrorMsg{s->request_id, protocol::ErrorCode::BadRequest,
+                                                      "stop: " + target +
+                                                          " is neither queued nor running (finished, cancelled or "
+                                                          "never sent); nothing was cancelled"});
                 } else {
                     if (what == Worker::Cancelled::Queued)
-                        (void)out.send(proto::Ack{s->target, type, "cancelled before it started"});
-                    (void)out.send(proto::Ack{
-                        s->request_id, proto::MsgType::Stop,
+                        (void)out.send(protocol::Ack{s->target, type, "cancelled before it started"});
+                    (void)out.send(protocol::Ack{
+                        s->request_id, protocol::MsgType::Stop,
                         target + (what == Worker::Cancelled::Queued ? " cancelled (it was queued)"
                                                                     : " cancelled (it stops between tokens)")});
                 }
-            } else if (auto* s = std::get_if<proto::Stop>(&msg)) {
+            } else if (auto* s = std::get_if<protocol::Stop>(&msg)) {
                 size_t n = worker.cancel();
                 worker.wait_idle();
                 pump.flush();
                 std::string detail = std::to_string(n) + " request(s) cancelled";
-                if (s->scope == proto::StopScope::Shutdown) detail += "; agent exiting";
-                (void)out.send(proto::Ack{s->request_id, proto::MsgType::Stop, detail});
-                if (s->scope == proto::StopScope::Shutdown) return kExitOk;
-            } else if (std::holds_alternative<proto::Hello>(msg) || std::holds_alternative<proto::ErrorMsg>(msg)) {
+                if (s->scope == protocol::StopScope::Shutdown) detail += "; agent exiting";
+                (void)out.send(protocol::Ack{s->request_id, protocol::MsgType::Stop, detail});
+                if (s->scope == protocol::StopScope::Shutdown) return kExitOk;
+            } else if (std::holds_alternative<protocol::Hello>(msg) ||
+                       std::holds_alternative<protocol::ErrorMsg>(msg)) {
                 // The studio's hello and errors are informational.
             } else {
-                (void)out.send(proto::ErrorMsg{
-                    0, proto::ErrorCode::BadRequest,
-                    std::string("agent does not accept ") + proto::msg_type_name(proto::type_of(msg)) + " frames"});
+                (void)out.send(protocol::ErrorMsg{0, protocol::ErrorCode::BadRequest,
+                                                  std::string("agent does not accept ") +
+                                                      protocol::msg_type_name(protocol::type_of(msg)) + " frames"});
             }
         }
         ssize_t r = ::read(in_fd, buf, sizeof buf);

@@ -13,7 +13,7 @@ inline constexpr const char* kAgentVersion = "0.1.0";
 struct SessionOptions {
     WorkerOptions worker;
     std::string lock_path;  // one client per board: a second session that cannot lock is "busy"
-    uint32_t max_frame = proto::kDefaultMaxFrameBytes;
+    uint32_t max_frame = protocol::kDefaultMaxFrameBytes;
     std::string sys_root = "/sys", proc_root = "/proc";  // sensors (tests fake a board)
 };
 

@@ -6,7 +6,7 @@ namespace edge::agent {
 
 TelemetryPump::TelemetryPump(FrameWriter& out, size_t capacity)
     : out_(out),
-      capacity_(std::max<size_t>(1, std::min(capacity, proto::kMaxSamplesPerBatch))),
+      capacity_(std::max<size_t>(1, std::min(capacity, protocol::kMaxSamplesPerBatch))),
       period_(std::chrono::milliseconds(1000 / kMaxTelemetryHz)) {
     thread_ = std::thread([this] { loop(); });
 }
@@ -26,7 +26,7 @@ void TelemetryPump::set_rate_hz(unsigned hz) {
     period_ = std::chrono::microseconds(1000000 / hz);
 }
 
-void TelemetryPump::push(proto::TelemetrySample s) {
+void TelemetryPump::push(protocol::TelemetrySample s) {
     std::lock_guard lk(mu_);
     if (pending_.size() >= capacity_) {
         pending_.pop_front();
@@ -47,7 +47,7 @@ uint64_t TelemetryPump::samples_dropped() const {
 }
 
 void TelemetryPump::send_locked(std::unique_lock<std::mutex>& lk) {
-    proto::TelemetryBatch b;
+    protocol::TelemetryBatch b;
     b.dropped = dropped_;
     b.samples.assign(std::make_move_iterator(pending_.begin()), std::make_move_iterator(pending_.end()));
     pending_.clear();

@@ -21,7 +21,7 @@ public:
     TelemetryPump& operator=(const TelemetryPump&) = delete;
 
     void set_rate_hz(unsigned hz);  // clamped to 1..20
-    void push(proto::TelemetrySample s);
+    void push(protocol::TelemetrySample s);
     // Sends what is pending, waiting first if a batch went out less than one period ago; returns
     // once everything pushed before the call has been written (a batch already being written
     // included).
@@ -36,7 +36,7 @@ private:
     size_t capacity_;
     mutable std::mutex mu_;
     std::condition_variable cv_;
-    std::deque<proto::TelemetrySample> pending_;
+    std::deque<protocol::TelemetrySample> pending_;
     uint32_t dropped_ = 0;
     std::chrono::steady_clock::duration period_;
     std::chrono::steady_clock::time_point last_send_{};

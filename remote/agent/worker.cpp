@@ -17,6 +17,17 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "remote/agent/sha256.h"
 
+using edge::model::LlamaConfig;
+using edge::model::Model;
+using edge::model::xxh64;
+using edge::runtime::Sampler;
+using edge::runtime::SamplingParams;
+using edge::telemetry::process_memory;
+using edge::telemetry::Stopwatch;
+using edge::tokenizer::make_tokenizer;
+using edge::tokenizer::Tokenizer;
+using edge::tokenizer::TokenizerSpec;
+
 namespace edge::agent {
 
 struct Worker::Loaded {
@@ -46,14 +57,14 @@ uint64_t realtime_ns() {
     return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-std::string hex(const proto::Sha256& h) { return proto::to_hex(h.data(), h.size()); }
+std::string hex(const protocol::Sha256& h) { return protocol::to_hex(h.data(), h.size()); }
 
 // Process, device and board readings change slowly; refreshed at most every 50 ms while tokens
 // stream.
 class SystemCache {
 public:
     SystemCache(const BoardSensors& s, const runtime::Executor& exe) : sensors_(s), exe_(exe) {}
-    void fill(proto::TelemetrySample& t) {
+    void fill(protocol::TelemetrySample& t) {
         if (!fresh_ || age_.millis() > 50) {
             auto m = process_memory();
             rss_ = m.ok ? std::optional<uint64_t>(static_cast<uint64_t>(m.rss_bytes)) : std::nullopt;
@@ -115,22 +126,22 @@ size_t Worker::cancel() {
     return n;
 }
 
-std::pair<Worker::Cancelled, proto::MsgType> Worker::cancel_request(uint32_t id) {
+std::pair<Worker::Cancelled, protocol::MsgType> Worker::cancel_request(uint32_t id) {
     std::lock_guard lk(mu_);
     auto id_of = [](const Request& r) { return std::visit([](const auto& q) { return q.request_id; }, r); };
     if (busy_ && running_id_ == id) {
         cancel_ = true;
-        return {Cancelled::Running, proto::MsgType::Stop};
+        return {Cancelled::Running, protocol::MsgType::Stop};
     }
     for (auto it = queue_.begin(); it != queue_.end(); ++it)
         if (id_of(*it) == id) {
-            const proto::MsgType type =
-                std::visit([](const auto& q) { return proto::type_of(proto::Message(q)); }, *it);
+            const protocol::MsgType type =
+                std::visit([](const auto& q) { return protocol::type_of(protocol::Message(q)); }, *it);
             queue_.erase(it);
             cv_.notify_all();
             return {Cancelled::Queued, type};
         }
-    return {Cancelled::NotFound, proto::MsgType::Stop};
+    return {Cancelled::NotFound, protocol::MsgType::Stop};
 }
 
 void Worker::wait_idle() {
@@ -150,13 +161,13 @@ void Worker::loop() {
         running_id_ = std::visit([](const auto& q) { return q.request_id; }, r);
         lk.unlock();
         const std::string& tp = std::visit([](const auto& q) -> const std::string& { return q.traceparent; }, r);
-        auto ctx = proto::parse_traceparent(tp);
-        trace_ = ctx.ok() ? ctx.value() : proto::TraceContext{};
-        trace_.span_id = proto::new_span_id();  // this operation's span, child of the caller's
-        if (!tp.empty() && !ctx.ok()) log(proto::LogLevel::Warn, ctx.message() + " (ignored)");
-        if (auto* l = std::get_if<proto::LoadEngine>(&r)) load(*l);
-        if (auto* w = std::get_if<proto::RunWorkload>(&r)) run(*w);
-        if (auto* sw = std::get_if<proto::ServeWorkload>(&r)) serve(*sw);
+        auto ctx = protocol::parse_traceparent(tp);
+        trace_ = ctx.ok() ? ctx.value() : protocol::TraceContext{};
+        trace_.span_id = protocol::new_span_id();  // this operation's span, child of the caller's
+        if (!tp.empty() && !ctx.ok()) log(protocol::LogLevel::Warn, ctx.message() + " (ignored)");
+        if (auto* l = std::get_if<protocol::LoadEngine>(&r)) load(*l);
+        if (auto* w = std::get_if<protocol::RunWorkload>(&r)) run(*w);
+        if (auto* sw = std::get_if<protocol::ServeWorkload>(&r)) serve(*sw);
         lk.lock();
         busy_ = false;
         cv_.notify_all();
@@ -183,9 +194,9 @@ Result<std::pair<int64_t, double>> parse_kv_budget(const std::string& s) {
     return err("--kv-budget '", s, "': unknown unit '", unit, "' (blocks or MiB)");
 }
 
-void Worker::serve(const proto::ServeWorkload& r) {
+void Worker::serve(const protocol::ServeWorkload& r) {
     if (!loaded_)
-        return fail(r.request_id, proto::ErrorCode::NotLoaded,
+        return fail(r.request_id, protocol::ErrorCode::NotLoaded,
                     "serve-workload: no engine is loaded (send load-engine first)");
     runtime::Executor* ex = loaded_->opened.exe.get();
     // The scheduler brings its own pool. An executor that keeps rows on its device holds one
@@ -193,10 +204,10 @@ void Worker::serve(const proto::ServeWorkload& r) {
     // again) rather than left in a pool whose rows the device no longer has.
     if (ex->capabilities().kv_on_device) loaded_->forget();
     auto w = sched::parse_workload(r.workload, "serve-workload");
-    if (!w.ok()) return fail(r.request_id, proto::ErrorCode::BadRequest, w.message());
-    if (w->requests.empty()) return fail(r.request_id, proto::ErrorCode::BadRequest, "serve-workload: no requests");
+    if (!w.ok()) return fail(r.request_id, protocol::ErrorCode::BadRequest, w.message());
+    if (w->requests.empty()) return fail(r.request_id, protocol::ErrorCode::BadRequest, "serve-workload: no requests");
     if (r.concurrency == 0 || r.block_tokens == 0 || r.max_batch_tokens == 0 || r.prefill_chunk == 0)
-        return fail(r.request_id, proto::ErrorCode::BadRequest,
+        return fail(r.request_id, protocol::ErrorCode::BadRequest,
                     "serve-workload: concurrency, block tokens, batch tokens and prefill chunk must be positive");
     const LlamaConfig& c = ex->config();
     const uint64_t block_bytes =
@@ -212,7 +223,7 @@ void Worker::serve(const proto::ServeWorkload& r) {
         budget = int64_t(mib * double(1 << 20) / double(block_bytes));
     }
     if (budget < 1)
-        return fail(r.request_id, proto::ErrorCode::BadRequest,
+        return fail(r.request_id, protocol::ErrorCode::BadRequest,
                     "serve-workload: a KV budget of " + std::to_string(budget) + " blocks holds nothing (a block of " +
                         std::to_string(r.block_tokens) + " tokens takes " + format_memory_size(block_bytes) + ")");
     std::vector<sched::ServeRequest> reqs;
@@ -222,9 +233,9 @@ void Worker::serve(const proto::ServeWorkload& r) {
     sched::SchedConfig cfg;
     cfg.budget_blocks = budget;
     cfg.block_tokens = int(r.block_tokens);
-    cfg.preempt = r.preempt == proto::PreemptMode::Swap       ? sched::Preempt::Swap
-                  : r.preempt == proto::PreemptMode::SwapInt8 ? sched::Preempt::SwapInt8
-                                                              : sched::Preempt::Recompute;
+    cfg.preempt = r.preempt == protocol::PreemptMode::Swap       ? sched::Preempt::Swap
+                  : r.preempt == protocol::PreemptMode::SwapInt8 ? sched::Preempt::SwapInt8
+                                                                 : sched::Preempt::Recompute;
     cfg.max_batch_tokens = int(r.max_batch_tokens);
     cfg.prefill_chunk = int(r.prefill_chunk);
     cfg.max_running = int(r.concurrency);
@@ -232,11 +243,11 @@ void Worker::serve(const proto::ServeWorkload& r) {
     cfg.record_logits = r.digest_logits;
     pump_.set_rate_hz(r.telemetry_hz == 0 ? kMaxTelemetryHz : r.telemetry_hz);
     const std::string backend = ex->capabilities().name;
-    log(proto::LogLevel::Info, "serve " + std::to_string(r.request_id) + ": " + std::to_string(reqs.size()) +
-                                   " requests, concurrency " + std::to_string(r.concurrency) + ", KV pool " +
-                                   std::to_string(budget) + " blocks of " + std::to_string(r.block_tokens) +
-                                   " tokens (" + format_memory_size(uint64_t(budget) * block_bytes) + "), " +
-                                   sched::preempt_name(cfg.preempt) + " on preemption; " + backend);
+    log(protocol::LogLevel::Info, "serve " + std::to_string(r.request_id) + ": " + std::to_string(reqs.size()) +
+                                      " requests, concurrency " + std::to_string(r.concurrency) + ", KV pool " +
+                                      std::to_string(budget) + " blocks of " + std::to_string(r.block_tokens) +
+                                      " tokens (" + format_memory_size(uint64_t(budget) * block_bytes) + "), " +
+                                      sched::preempt_name(cfg.preempt) + " on preemption; " + backend);
     SystemCache sys(sensors_, *ex);
     Stopwatch wall;
     uint64_t preempt_base = 0, context_base = 0, shared_base = 0;  // counters before this workload
@@ -249,7 +260,7 @@ void Worker::serve(const proto::ServeWorkload& r) {
     sched::ServeHooks hooks;
     hooks.cancelled = [this] { return cancel_.load(); };
     hooks.on_step = [&](const sched::StepReport& st) {
-        proto::TelemetrySample s;
+        protocol::TelemetrySample s;
         s.timestamp_ns = realtime_ns();
         s.request_id = r.request_id;
         s.prompt_index = st.emitted.empty() ? 0 : uint32_t(st.emitted.back().first);
@@ -278,8 +289,8 @@ void Worker::serve(const proto::ServeWorkload& r) {
     };
     auto res = sched::serve(*ex, reqs, cfg, hooks);
     pump_.flush();
-    if (!res.ok()) return fail(r.request_id, proto::ErrorCode::RunFailed, res.message());
-    proto::ServeReport rep;
+    if (!res.ok()) return fail(r.request_id, protocol::ErrorCode::RunFailed, res.message());
+    protocol::ServeReport rep;
     rep.request_id = r.request_id;
     rep.backend = backend;
     for (size_t i = 0; i < res->requests.size(); ++i) {
@@ -320,8 +331,8 @@ void Worker::serve(const proto::ServeWorkload& r) {
                   "prefix-cache hit rate %.3f, %d preemptions",
                   reqs.size(), static_cast<long long>(a.output_tokens), a.steps, a.makespan_ms,
                   r.step_ms > 0 ? "virtual" : "measured", wall.millis(), a.tokens_per_s, a.kv_hit_rate, a.preemptions);
-    log(proto::LogLevel::Info, "serve " + std::to_string(r.request_id) + ": " + detail);
-    (void)out_.send(proto::Ack{r.request_id, proto::MsgType::ServeWorkload, detail});
+    log(protocol::LogLevel::Info, "serve " + std::to_string(r.request_id) + ": " + detail);
+    (void)out_.send(protocol::Ack{r.request_id, protocol::MsgType::ServeWorkload, detail});
 }
 
 WorkerStats Worker::stats() const {
@@ -329,8 +340,8 @@ WorkerStats Worker::stats() const {
     return stats_;
 }
 
-void Worker::log(proto::LogLevel level, const std::string& text) {
-    proto::LogLine l;
+void Worker::log(protocol::LogLevel level, const std::string& text) {
+    protocol::LogLine l;
     l.timestamp_ns = realtime_ns();
     l.level = level;
     l.trace_id = trace_.trace_id;
@@ -339,10 +350,10 @@ void Worker::log(proto::LogLevel level, const std::string& text) {
     (void)out_.send(l);
 }
 
-void Worker::fail(uint32_t request_id, proto::ErrorCode code, const std::string& message) {
+void Worker::fail(uint32_t request_id, protocol::ErrorCode code, const std::string& message) {
     {
         std::lock_guard lk(stats_mu_);
-        if (code == proto::ErrorCode::LoadFailed) {
+        if (code == protocol::ErrorCode::LoadFailed) {
             ++stats_.loads_failed;
             stats_.engine.clear();  // the previous engine was released before loading
             stats_.backend.clear();
@@ -350,11 +361,11 @@ void Worker::fail(uint32_t request_id, proto::ErrorCode code, const std::string&
             ++stats_.runs_failed;
         }
     }
-    log(proto::LogLevel::Error, message);
-    (void)out_.send(proto::ErrorMsg{request_id, code, message});
+    log(protocol::LogLevel::Error, message);
+    (void)out_.send(protocol::ErrorMsg{request_id, code, message});
 }
 
-void Worker::load(const proto::LoadEngine& r) {
+void Worker::load(const protocol::LoadEngine& r) {
     namespace fs = std::filesystem;
     fs::path path = r.path;
     if (path.is_relative()) path = fs::path(opts_.root) / path;
@@ -363,15 +374,15 @@ void Worker::load(const proto::LoadEngine& r) {
     if (r.expected_sha256) {
         std::error_code ec;
         if (!fs::is_regular_file(path, ec))
-            return fail(r.request_id, proto::ErrorCode::LoadFailed,
+            return fail(r.request_id, protocol::ErrorCode::LoadFailed,
                         p + ": expected a file to verify its SHA-256 (folders cannot be verified)");
         auto h = sha256_file(p);
-        if (!h.ok()) return fail(r.request_id, proto::ErrorCode::LoadFailed, h.message());
+        if (!h.ok()) return fail(r.request_id, protocol::ErrorCode::LoadFailed, h.message());
         if (h.value() != *r.expected_sha256)
-            return fail(r.request_id, proto::ErrorCode::LoadFailed,
+            return fail(r.request_id, protocol::ErrorCode::LoadFailed,
                         p + ": SHA-256 mismatch: expected " + hex(*r.expected_sha256) + ", found " + hex(h.value()) +
                             " (the file on the board is not the one deployed)");
-        log(proto::LogLevel::Info, p + ": SHA-256 verified");
+        log(protocol::LogLevel::Info, p + ": SHA-256 verified");
     }
     loaded_.reset();  // free the previous model before loading the next
     runtime::OpenOptions eo{opts_.threads, opts_.max_seq, opts_.backend, {}};
@@ -380,21 +391,21 @@ void Worker::load(const proto::LoadEngine& r) {
         eo.tokenizer_path = (t.is_relative() ? fs::path(opts_.root) / t : t).string();
     }
     if (!eo.tokenizer_path.empty() && runtime::is_compiled_engine(p))
-        log(proto::LogLevel::Warn, p + ": the engine embeds its tokenizer; " + eo.tokenizer_path + " is not used");
+        log(protocol::LogLevel::Warn, p + ": the engine embeds its tokenizer; " + eo.tokenizer_path + " is not used");
     auto opened = runtime::open_executor(p, eo);
-    if (!opened.ok()) return fail(r.request_id, proto::ErrorCode::LoadFailed, opened.message());
+    if (!opened.ok()) return fail(r.request_id, protocol::ErrorCode::LoadFailed, opened.message());
     auto l = std::make_unique<Loaded>();
     l->opened = std::move(opened).value();
     l->path = p;
     const Model& model = *l->opened.model;
     auto tok = make_tokenizer(model.tokenizer);
-    if (!tok.ok()) return fail(r.request_id, proto::ErrorCode::LoadFailed, p + ": tokenizer: " + tok.message());
+    if (!tok.ok()) return fail(r.request_id, protocol::ErrorCode::LoadFailed, p + ": tokenizer: " + tok.message());
     l->tokenizer = std::move(tok).value();
     const runtime::ExecutorCaps caps = l->exe().capabilities();
     // One sequence of max_seq tokens in blocks of kKvBlockTokens; the rows live in the PagedKv
     // unless the executor keeps them on its device.
     auto kvr = runtime::single_sequence_kv(l->exe(), 0, kKvBlockTokens);
-    if (!kvr.ok()) return fail(r.request_id, proto::ErrorCode::LoadFailed, p + ": KV memory: " + kvr.message());
+    if (!kvr.ok()) return fail(r.request_id, protocol::ErrorCode::LoadFailed, p + ": KV memory: " + kvr.message());
     l->kv.emplace(std::move(kvr).value());
     const int64_t blocks = l->kv->total_blocks();
     const uint64_t kv_bytes = caps.kv_on_device ? 0 : uint64_t(blocks) * l->kv->shape().block_bytes();
@@ -411,15 +422,15 @@ void Worker::load(const proto::LoadEngine& r) {
         stats_.engine = p;
         stats_.backend = backend;
     }
-    log(proto::LogLevel::Info, detail);
-    (void)out_.send(proto::Ack{r.request_id, proto::MsgType::LoadEngine, detail});
+    log(protocol::LogLevel::Info, detail);
+    (void)out_.send(protocol::Ack{r.request_id, protocol::MsgType::LoadEngine, detail});
 }
 
-void Worker::run(const proto::RunWorkload& r) {
+void Worker::run(const protocol::RunWorkload& r) {
     if (!loaded_)
-        return fail(r.request_id, proto::ErrorCode::NotLoaded,
+        return fail(r.request_id, protocol::ErrorCode::NotLoaded,
                     "run-workload: no engine is loaded (send load-engine first)");
-    if (r.prompts.empty()) return fail(r.request_id, proto::ErrorCode::BadRequest, "run-workload: no prompts");
+    if (r.prompts.empty()) return fail(r.request_id, protocol::ErrorCode::BadRequest, "run-workload: no prompts");
     pump_.set_rate_hz(r.telemetry_hz == 0 ? kMaxTelemetryHz : r.telemetry_hz);
     Loaded& L = *loaded_;
     runtime::Executor& exe = L.exe();
@@ -434,8 +445,8 @@ void Worker::run(const proto::RunWorkload& r) {
         return exe.step(kv, std::span(&st, 1));
     };
     SamplingParams sp{r.temperature, r.top_k, r.top_p, r.seed};
-    log(proto::LogLevel::Info, "run " + std::to_string(r.request_id) + ": " + std::to_string(r.prompts.size()) +
-                                   " prompt(s), up to " + std::to_string(r.max_tokens) + " tokens each");
+    log(protocol::LogLevel::Info, "run " + std::to_string(r.request_id) + ": " + std::to_string(r.prompts.size()) +
+                                      " prompt(s), up to " + std::to_string(r.max_tokens) + " tokens each");
     uint64_t total_tokens = 0;
     Stopwatch total;
     size_t done = 0;
@@ -444,7 +455,7 @@ void Worker::run(const proto::RunWorkload& r) {
         std::vector<int32_t> ids = tok.encode(r.prompts[i], true);
         if (ids.empty()) ids.push_back(tok.bos_id() >= 0 ? tok.bos_id() : 0);
         if (static_cast<int>(ids.size()) >= max_seq)
-            return fail(r.request_id, proto::ErrorCode::RunFailed,
+            return fail(r.request_id, protocol::ErrorCode::RunFailed,
                         "prompt " + std::to_string(i) + " has " + std::to_string(ids.size()) +
                             " tokens, the KV cache holds " + std::to_string(max_seq));
         Stopwatch sw;
@@ -456,7 +467,7 @@ void Worker::run(const proto::RunWorkload& r) {
         if (kv.has_seq(Loaded::kPromptSeq)) {
             if (auto t = kv.apply(kv::op::Truncate{Loaded::kPromptSeq, int(reuse)}); !t.ok()) {
                 L.forget();
-                return fail(r.request_id, proto::ErrorCode::RunFailed,
+                return fail(r.request_id, protocol::ErrorCode::RunFailed,
                             "prompt " + std::to_string(i) + ": " + t.message());
             }
             cached.resize(reuse);
@@ -467,7 +478,7 @@ void Worker::run(const proto::RunWorkload& r) {
         auto first = step(std::span(ids).subspan(reuse));
         if (!first.ok()) {
             L.forget();
-            return fail(r.request_id, proto::ErrorCode::RunFailed,
+            return fail(r.request_id, protocol::ErrorCode::RunFailed,
                         "prompt " + std::to_string(i) + ": " + first.message());
         }
         const float* logits = first.value();
@@ -485,7 +496,7 @@ void Worker::run(const proto::RunWorkload& r) {
             if (gen == 1) ttft = now;
             text += tok.piece(next, prev);
             prev = next;
-            proto::TelemetrySample s;
+            protocol::TelemetrySample s;
             s.timestamp_ns = realtime_ns();
             s.request_id = r.request_id;
             s.prompt_index = static_cast<uint32_t>(i);
@@ -519,7 +530,7 @@ void Worker::run(const proto::RunWorkload& r) {
                 if (!out.ok()) {
                     L.forget();
                     return fail(
-                        r.request_id, proto::ErrorCode::RunFailed,
+                        r.request_id, protocol::ErrorCode::RunFailed,
                         "prompt " + std::to_string(i) + ", token " + std::to_string(gen) + ": " + out.message());
                 }
                 logits = out.value();
@@ -532,8 +543,8 @@ void Worker::run(const proto::RunWorkload& r) {
             ++stats_.prompts;
         }
         double ms = sw.millis();
-        (void)out_.send(proto::RunResult{r.request_id, static_cast<uint32_t>(i), static_cast<uint32_t>(ids.size()), gen,
-                                         ttft, ms > 0 ? gen * 1000.0 / ms : 0.0, text});
+        (void)out_.send(protocol::RunResult{r.request_id, static_cast<uint32_t>(i), static_cast<uint32_t>(ids.size()),
+                                            gen, ttft, ms > 0 ? gen * 1000.0 / ms : 0.0, text});
     }
     pump_.flush();
     std::string detail = std::to_string(done) + "/" + std::to_string(r.prompts.size()) + " prompt(s), " +
@@ -543,8 +554,8 @@ void Worker::run(const proto::RunWorkload& r) {
         std::lock_guard lk(stats_mu_);
         ++stats_.runs;
     }
-    log(proto::LogLevel::Info, "run " + std::to_string(r.request_id) + ": " + detail);
-    (void)out_.send(proto::Ack{r.request_id, proto::MsgType::RunWorkload, detail});
+    log(protocol::LogLevel::Info, "run " + std::to_string(r.request_id) + ": " + detail);
+    (void)out_.send(protocol::Ack{r.request_id, protocol::MsgType::RunWorkload, detail});
 }
 
 }  // namespace edge::agent

@@ -48,14 +48,14 @@ public:
     Worker(const Worker&) = delete;
     Worker& operator=(const Worker&) = delete;
 
-    using Request = std::variant<proto::LoadEngine, proto::RunWorkload, proto::ServeWorkload>;
+    using Request = std::variant<protocol::LoadEngine, protocol::RunWorkload, protocol::ServeWorkload>;
     void submit(Request r);
     // Cancels the running request (between tokens) and drops queued ones; returns how many.
     size_t cancel();
     // Cancels request `id` alone: a queued one is dropped (Queued, with its type), the running one
     // stops between tokens (Running); NotFound when it is neither (finished, cancelled, never sent).
     enum class Cancelled { Queued, Running, NotFound };
-    std::pair<Cancelled, proto::MsgType> cancel_request(uint32_t id);
+    std::pair<Cancelled, protocol::MsgType> cancel_request(uint32_t id);
     // Waits until the queue is empty and nothing runs.
     void wait_idle();
     // Counters since the session started (any thread; a consistent copy).
@@ -64,18 +64,18 @@ public:
 private:
     struct Loaded;
     void loop();
-    void load(const proto::LoadEngine& r);
-    void run(const proto::RunWorkload& r);
-    void serve(const proto::ServeWorkload& r);
-    void log(proto::LogLevel level, const std::string& text);
-    void fail(uint32_t request_id, proto::ErrorCode code, const std::string& message);
+    void load(const protocol::LoadEngine& r);
+    void run(const protocol::RunWorkload& r);
+    void serve(const protocol::ServeWorkload& r);
+    void log(protocol::LogLevel level, const std::string& text);
+    void fail(uint32_t request_id, protocol::ErrorCode code, const std::string& message);
 
     FrameWriter& out_;
     TelemetryPump& pump_;
     const BoardSensors& sensors_;
     WorkerOptions opts_;
     std::unique_ptr<Loaded> loaded_;
-    proto::TraceContext trace_{};  // of the request being served (span_id: the agent's span)
+    protocol::TraceContext trace_{};  // of the request being served (span_id: the agent's span)
 
     std::mutex mu_;
     std::condition_variable cv_;

@@ -8,10 +8,10 @@
 #include "remote/protocol/frame.h"
 #include "remote/protocol/handshake.h"
 
-namespace edge::remote {
+namespace edge::client {
 
 struct LinkOptions {
-    uint32_t max_frame = proto::kDefaultMaxFrameBytes;
+    uint32_t max_frame = protocol::kDefaultMaxFrameBytes;
     int handshake_timeout_ms = 15000;
     std::string software_version = "0.1.0";
 };
@@ -22,15 +22,15 @@ public:
     // is an error whose message says which (and carries both versions).
     static Result<std::unique_ptr<AgentLink>> open(std::unique_ptr<Transport> t, const LinkOptions& o = {});
 
-    Status send(const proto::Message& m);
+    Status send(const protocol::Message& m);
     // The next message, nothing after timeout_ms, or an error: the agent died or the link
     // dropped (named, with the agent's stderr), or a malformed frame arrived.
-    Result<std::optional<proto::Message>> receive(int timeout_ms);
+    Result<std::optional<protocol::Message>> receive(int timeout_ms);
     // Sends stop(shutdown), waits for its ack (passing other messages to `other` when given), then
     // closes the transport. Returns the agent's exit status.
-    Result<int> stop(int timeout_ms, void (*other)(const proto::Message&, void*) = nullptr, void* ctx = nullptr);
+    Result<int> stop(int timeout_ms, void (*other)(const protocol::Message&, void*) = nullptr, void* ctx = nullptr);
 
-    const proto::Hello& agent_hello() const { return hello_; }
+    const protocol::Hello& agent_hello() const { return hello_; }
     Transport& transport() { return *t_; }
     uint32_t next_request_id() { return ++request_id_; }
 
@@ -39,9 +39,9 @@ private:
     Result<std::vector<uint8_t>> read_raw(size_t n, int timeout_ms);
     std::unique_ptr<Transport> t_;
     LinkOptions opts_;
-    proto::FrameReader reader_;
-    proto::Hello hello_;
+    protocol::FrameReader reader_;
+    protocol::Hello hello_;
     uint32_t request_id_ = 0;
 };
 
-}  // namespace edge::remote
+}  // namespace edge::client

@@ -9,7 +9,7 @@
 #include "remote/client/sha256_file.h"
 #include "remote/client/ssh_session.h"
 
-namespace edge::remote {
+namespace edge::client {
 namespace {
 
 namespace fs = std::filesystem;
@@ -236,4 +236,4 @@ Result<AnsibleExportReport> export_ansible(const AnsibleExportOptions& o) {
     return rep;
 }
 
-}  // namespace edge::remote
+}  // namespace edge::client

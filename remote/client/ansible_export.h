@@ -16,7 +16,7 @@
 #include "remote/client/boards.h"
 #include "remote/client/deploy.h"
 
-namespace edge::remote {
+namespace edge::client {
 
 struct AnsibleExportOptions {
     std::string out_dir;  // created if missing; existing bundle files are replaced
@@ -40,4 +40,4 @@ Result<AnsibleExportReport> export_ansible(const AnsibleExportOptions& opts);
 // The playbook text (the same for every export; its inputs are the inventory and vars file).
 const char* ansible_playbook_text();
 
-}  // namespace edge::remote
+}  // namespace edge::client

@@ -12,8 +12,8 @@
 namespace edge::client {
 
 namespace fs = std::filesystem;
-using remote::digest_from_hex;
-using remote::shell_quote;
+using client::digest_from_hex;
+using client::shell_quote;
 
 namespace {
 

@@ -1,5 +1,5 @@
 // What the CLI and the studio both need to run edge-agent on a board, in one place (namespace
-// edge::client, as the folder says; the older files here are still edge::remote): the board's
+// edge::client, as the folder says; the older files here are still edge::client): the board's
 // architecture (`uname -m` over SSH), the edge-agent binary built for it (checked by its ELF
 // header, found next to the front end or given), the engine of the live version (read from its
 // SHA256SUMS) and the agent's command line (with the board's launcher, e.g. qemu-user on an
@@ -22,9 +22,9 @@
 
 namespace edge::client {
 
-using remote::DeployFile;
-using remote::Digest;
-using remote::SshSession;
+using client::DeployFile;
+using client::Digest;
+using client::SshSession;
 
 // `uname -m` spelled the way this project names architectures: "x86_64" (amd64 too),
 // "aarch64" (arm64 too); anything else unchanged (trimmed).

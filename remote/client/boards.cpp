@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace edge::remote {
+namespace edge::client {
 namespace {
 
 std::string lower(std::string s) {
@@ -186,4 +186,4 @@ Result<Board> resolve_board(const std::string& text, const std::vector<Board>& k
     return b;
 }
 
-}  // namespace edge::remote
+}  // namespace edge::client

@@ -15,7 +15,7 @@
 
 #include "engine/core/result.h"
 
-namespace edge::remote {
+namespace edge::client {
 
 struct Board {
     std::string name;      // what the user calls it
@@ -38,4 +38,4 @@ Result<Board> resolve_board(const std::string& text, const std::vector<Board>& k
 // "~/x" -> "$HOME/x".
 std::string expand_home(const std::string& path);
 
-}  // namespace edge::remote
+}  // namespace edge::client

@@ -15,7 +15,7 @@
 
 #include "remote/client/ssh_session.h"
 
-namespace edge::remote {
+namespace edge::client {
 namespace {
 
 struct Sftp {
@@ -349,4 +349,4 @@ Status rollback(SshSession& ssh, const std::string& root) {
     return {};
 }
 
-}  // namespace edge::remote
+}  // namespace edge::client

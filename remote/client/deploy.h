@@ -16,9 +16,11 @@
 #include "engine/core/result.h"
 #include "remote/client/sha256_file.h"
 
-namespace edge::remote {
-
+namespace edge::client {
 class SshSession;
+}
+
+namespace edge::client {
 
 struct DeployFile {
     std::string local_path;
@@ -87,4 +89,4 @@ Result<DeployReport> deploy_with_retry(const Connector& connect, const DeployOpt
 // Points `current` back at `previous` (atomic), swapping the two links.
 Status rollback(SshSession& ssh, const std::string& board_root);
 
-}  // namespace edge::remote
+}  // namespace edge::client

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace edge::remote {
+namespace edge::client {
 namespace {
 
 std::string base64(const unsigned char* p, size_t n) {
@@ -93,4 +93,4 @@ std::vector<std::string> known_fingerprints(const std::string& file, const std::
     return out;
 }
 
-}  // namespace edge::remote
+}  // namespace edge::client

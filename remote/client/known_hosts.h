@@ -8,7 +8,7 @@
 
 struct ssh_key_struct;
 
-namespace edge::remote {
+namespace edge::client {
 
 // One key line of a known_hosts file.
 struct KnownHostKey {
@@ -29,4 +29,4 @@ std::string key_fingerprint(ssh_key_struct* key);
 // libssh cannot import are skipped.
 std::vector<std::string> known_fingerprints(const std::string& file, const std::string& host, int port);
 
-}  // namespace edge::remote
+}  // namespace edge::client

@@ -12,7 +12,7 @@
 
 #include "remote/client/transport.h"
 
-namespace edge::remote {
+namespace edge::client {
 namespace {
 
 class LocalTransport final : public Transport {
@@ -126,4 +126,4 @@ Result<std::unique_ptr<Transport>> start_local_agent(const std::vector<std::stri
     return std::unique_ptr<Transport>(new LocalTransport(pid, in[1], out[0], er[0]));
 }
 
-}  // namespace edge::remote
+}  // namespace edge::client

@@ -8,7 +8,7 @@
 #include "remote/client/ssh_session.h"
 #include "remote/protocol/trace.h"
 
-namespace edge::remote {
+namespace edge::client {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -67,15 +67,15 @@ Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileReques
     rep.start_unix_ns = unix_now_ns();
     // The client's span: a child of the caller's when a traceparent was given, else a fresh trace's
     // root. The requests carry it as their parent, so the agent's spans hang under it.
-    proto::TraceContext ctx = proto::new_trace();
+    protocol::TraceContext ctx = protocol::new_trace();
     if (!req.traceparent.empty()) {
-        auto given = proto::parse_traceparent(req.traceparent);
+        auto given = protocol::parse_traceparent(req.traceparent);
         if (!given.ok()) return err("profile: ", given.message());
         ctx = given.value();
-        rep.caller_span_id = proto::to_hex(ctx.span_id.data(), ctx.span_id.size());
-        ctx.span_id = proto::new_span_id();
+        rep.caller_span_id = protocol::to_hex(ctx.span_id.data(), ctx.span_id.size());
+        ctx.span_id = protocol::new_span_id();
     }
-    std::string traceparent = proto::format_traceparent(ctx);
+    std::string traceparent = protocol::format_traceparent(ctx);
     rep.traceparent = traceparent;
     std::vector<bool> done(req.prompts.size(), false);
     int delay = o.restart_delay_ms;
@@ -99,7 +99,7 @@ Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileReques
             rep.agent = l.agent_hello();
 
             uint32_t load_id = l.next_request_id();
-            proto::LoadEngine load{load_id, req.engine_path, req.engine_sha256, req.tokenizer_path, traceparent};
+            protocol::LoadEngine load{load_id, req.engine_path, req.engine_sha256, req.tokenizer_path, traceparent};
             if (auto s = l.send(load); !s.ok()) return Failure{false, s.message()};
             auto deadline = Clock::now() + std::chrono::milliseconds(o.load_timeout_ms);
             for (bool loaded = false; !loaded;) {
@@ -114,13 +114,13 @@ Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileReques
                 auto m = l.receive(static_cast<int>(std::min<long long>(left, o.cancelled ? 250 : 1000)));
                 if (!m.ok()) return Failure{false, m.message()};
                 if (!m.value()) continue;
-                if (auto* a = std::get_if<proto::Ack>(&*m.value()); a && a->request_id == load_id) {
+                if (auto* a = std::get_if<protocol::Ack>(&*m.value()); a && a->request_id == load_id) {
                     rep.load_detail = a->detail;
                     loaded = true;
-                } else if (auto* e = std::get_if<proto::ErrorMsg>(&*m.value());
+                } else if (auto* e = std::get_if<protocol::ErrorMsg>(&*m.value());
                            e && (e->request_id == load_id || e->request_id == 0)) {
                     return Failure{true, where + ": loading " + req.engine_path + ": " + e->message};
-                } else if (auto* lg = std::get_if<proto::LogLine>(&*m.value())) {
+                } else if (auto* lg = std::get_if<protocol::LogLine>(&*m.value())) {
                     rep.logs.push_back(*lg);
                     if (o.on_log) o.on_log(*lg);
                 }
@@ -128,12 +128,12 @@ Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileReques
 
             const uint32_t run_id = l.next_request_id();
             if (req.serve) {
-                proto::ServeWorkload sw = *req.serve;
+                protocol::ServeWorkload sw = *req.serve;
                 sw.request_id = run_id;
                 sw.traceparent = traceparent;
                 if (auto s = l.send(sw); !s.ok()) return Failure{false, s.message()};
             } else {
-                proto::RunWorkload run;
+                protocol::RunWorkload run;
                 run.request_id = run_id;
                 for (size_t i : pending) run.prompts.push_back(req.prompts[i]);
                 run.max_tokens = req.max_tokens;
@@ -161,46 +161,46 @@ Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileReques
                     return Failure{false, where + ": no frame for " + std::to_string(o.silence_timeout_ms) +
                                               " ms mid-run: the agent is hung (closed it; exit status " + status + ")"};
                 }
-                proto::Message& msg = *m.value();
-                if (auto* b = std::get_if<proto::TelemetryBatch>(&msg)) {
+                protocol::Message& msg = *m.value();
+                if (auto* b = std::get_if<protocol::TelemetryBatch>(&msg)) {
                     for (auto& s : b->samples) s.prompt_index = remap(s.prompt_index);
                     rep.dropped_samples += b->dropped;
                     rep.samples.insert(rep.samples.end(), b->samples.begin(), b->samples.end());
                     if (o.on_telemetry) o.on_telemetry(*b);
-                } else if (auto* r = std::get_if<proto::RunResult>(&msg)) {
+                } else if (auto* r = std::get_if<protocol::RunResult>(&msg)) {
                     r->prompt_index = remap(r->prompt_index);
                     if (r->prompt_index < done.size() && !done[r->prompt_index]) {
                         done[r->prompt_index] = true;
                         rep.results.push_back(*r);
                         if (o.on_result) o.on_result(*r);
                     }
-                } else if (auto* sr = std::get_if<proto::ServeReport>(&msg); sr && sr->request_id == run_id) {
+                } else if (auto* sr = std::get_if<protocol::ServeReport>(&msg); sr && sr->request_id == run_id) {
                     rep.serve_report = *sr;
-                } else if (auto* lg = std::get_if<proto::LogLine>(&msg)) {
+                } else if (auto* lg = std::get_if<protocol::LogLine>(&msg)) {
                     rep.logs.push_back(*lg);
                     if (o.on_log) o.on_log(*lg);
-                } else if (auto* a = std::get_if<proto::Ack>(&msg); a && a->request_id == run_id) {
+                } else if (auto* a = std::get_if<protocol::Ack>(&msg); a && a->request_id == run_id) {
                     if (req.fetch_metrics) {
                         uint32_t id = l.next_request_id();
-                        if (auto s = l.send(proto::MetricsRequest{id}); !s.ok()) return Failure{false, s.message()};
+                        if (auto s = l.send(protocol::MetricsRequest{id}); !s.ok()) return Failure{false, s.message()};
                         for (;;) {
                             auto mm = l.receive(o.silence_timeout_ms);
                             if (!mm.ok()) return Failure{false, mm.message()};
                             if (!mm.value())
                                 return Failure{false, where + ": no answer to the metrics request within " +
                                                           std::to_string(o.silence_timeout_ms) + " ms"};
-                            if (auto* x = std::get_if<proto::Metrics>(&*mm.value()); x && x->request_id == id) {
+                            if (auto* x = std::get_if<protocol::Metrics>(&*mm.value()); x && x->request_id == id) {
                                 rep.prometheus_text = x->text;
                                 break;
                             }
-                            if (auto* e = std::get_if<proto::ErrorMsg>(&*mm.value()))
+                            if (auto* e = std::get_if<protocol::ErrorMsg>(&*mm.value()))
                                 return Failure{true, where + ": metrics request: " + e->message};
-                            if (auto* lg = std::get_if<proto::LogLine>(&*mm.value())) rep.logs.push_back(*lg);
+                            if (auto* lg = std::get_if<protocol::LogLine>(&*mm.value())) rep.logs.push_back(*lg);
                         }
                     }
                     (void)l.stop(5000);
                     return std::nullopt;
-                } else if (auto* e = std::get_if<proto::ErrorMsg>(&msg);
+                } else if (auto* e = std::get_if<protocol::ErrorMsg>(&msg);
                            e && (e->request_id == run_id || e->request_id == 0)) {
                     return Failure{true, where + ": running the workload: " + e->message};
                 }
@@ -284,4 +284,4 @@ ProfileSummary summarize(const ProfileReport& r) {
     return s;
 }
 
-}  // namespace edge::remote
+}  // namespace edge::client

@@ -16,7 +16,7 @@
 #include "remote/client/transport.h"
 #include "remote/protocol/messages.h"
 
-namespace edge::remote {
+namespace edge::client {
 
 // Starts a fresh agent and returns its transport (called again after each death).
 using AgentStarter = std::function<Result<std::unique_ptr<Transport>>()>;
@@ -29,7 +29,7 @@ AgentStarter local_agent_starter(std::vector<std::string> argv);
 
 struct ProfileRequest {
     std::string engine_path;  // on the board (relative: against the agent's --root)
-    std::optional<proto::Sha256> engine_sha256;
+    std::optional<protocol::Sha256> engine_sha256;
     std::string tokenizer_path;
     std::vector<std::string> prompts;
     uint32_t max_tokens = 64;
@@ -43,7 +43,7 @@ struct ProfileRequest {
     // Set: replay this serving workload through the agent's scheduler (protocol 3) instead of
     // running `prompts` one at a time; request_id and traceparent are filled in. A restart
     // replays the whole workload.
-    std::optional<proto::ServeWorkload> serve;
+    std::optional<protocol::ServeWorkload> serve;
 };
 
 struct SupervisorOptions {
@@ -51,31 +51,31 @@ struct SupervisorOptions {
     int restart_delay_ms = 200;      // doubled after each restart
     int silence_timeout_ms = 30000;  // no frame for this long mid-run: the agent is hung, restart it
     int load_timeout_ms = 60000;
-    std::function<void(const proto::TelemetryBatch&)> on_telemetry;
-    std::function<void(const proto::RunResult&)> on_result;  // prompt_index: into request.prompts
-    std::function<void(const std::string&)> on_event;        // "agent died ...; restarting"
-    std::function<void(const proto::LogLine&)> on_log;
+    std::function<void(const protocol::TelemetryBatch&)> on_telemetry;
+    std::function<void(const protocol::RunResult&)> on_result;  // prompt_index: into request.prompts
+    std::function<void(const std::string&)> on_event;           // "agent died ...; restarting"
+    std::function<void(const protocol::LogLine&)> on_log;
     // Polled at least every 250 ms while waiting on the agent; true stops the agent and ends
     // run_profile with a "profile cancelled" error (no restart).
     std::function<bool()> cancelled;
 };
 
 struct ProfileReport {
-    std::string board;                      // the agent's describe() ("agent on user@host:22")
-    proto::Hello agent;                     // hello of the last agent
-    std::string load_detail;                // the load ack's detail
-    std::vector<proto::RunResult> results;  // one per prompt, prompt_index into request.prompts
-    std::vector<proto::TelemetrySample> samples;
+    std::string board;                         // the agent's describe() ("agent on user@host:22")
+    protocol::Hello agent;                     // hello of the last agent
+    std::string load_detail;                   // the load ack's detail
+    std::vector<protocol::RunResult> results;  // one per prompt, prompt_index into request.prompts
+    std::vector<protocol::TelemetrySample> samples;
     uint64_t dropped_samples = 0;
     int restarts = 0;
     std::vector<std::string> incidents;  // each agent death / link drop, as detected
     double seconds = 0;
-    std::string traceparent;                         // sent with the requests: trace id, the client span's id
-    std::string caller_span_id;                      // hex parent id of a traceparent the caller gave ("": fresh trace)
-    uint64_t start_unix_ns = 0, end_unix_ns = 0;     // wall clock of the client around the run
-    std::vector<proto::LogLine> logs;                // the agents' log lines (trace and span ids)
-    std::string prometheus_text;                     // fetch_metrics: the agent's answer after the run
-    std::optional<proto::ServeReport> serve_report;  // request.serve: what the agent's scheduler measured
+    std::string traceparent;                      // sent with the requests: trace id, the client span's id
+    std::string caller_span_id;                   // hex parent id of a traceparent the caller gave ("": fresh trace)
+    uint64_t start_unix_ns = 0, end_unix_ns = 0;  // wall clock of the client around the run
+    std::vector<protocol::LogLine> logs;          // the agents' log lines (trace and span ids)
+    std::string prometheus_text;                  // fetch_metrics: the agent's answer after the run
+    std::optional<protocol::ServeReport> serve_report;  // request.serve: what the agent's scheduler measured
 };
 
 Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileRequest& req,
@@ -93,4 +93,4 @@ struct ProfileSummary {
 };
 ProfileSummary summarize(const ProfileReport& r);
 
-}  // namespace edge::remote
+}  // namespace edge::client

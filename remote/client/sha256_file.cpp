@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-namespace edge::remote {
+namespace edge::client {
 namespace {
 
 struct MdCtx {
@@ -74,4 +74,4 @@ Result<Digest> digest_from_hex(const std::string& hex) {
     return d;
 }
 
-}  // namespace edge::remote
+}  // namespace edge::client

@@ -6,7 +6,7 @@
 
 #include "engine/core/result.h"
 
-namespace edge::remote {
+namespace edge::client {
 
 using Digest = std::array<uint8_t, 32>;
 
@@ -17,4 +17,4 @@ Digest sha256_of(const void* data, size_t n);
 std::string digest_hex(const Digest& d);
 Result<Digest> digest_from_hex(const std::string& hex);
 
-}  // namespace edge::remote
+}  // namespace edge::client

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 
-namespace edge::remote {
+namespace edge::client {
 namespace {
 
 struct KeyGuard {
@@ -202,4 +202,4 @@ Result<std::string> SshSession::exec_checked(const std::string& command, const s
     return std::move(r->out);
 }
 
-}  // namespace edge::remote
+}  // namespace edge::client

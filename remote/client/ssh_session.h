@@ -11,7 +11,7 @@
 struct ssh_session_struct;
 struct ssh_channel_struct;
 
-namespace edge::remote {
+namespace edge::client {
 
 struct SshOptions {
     std::string host;           // name, address or ~/.ssh/config alias
@@ -71,4 +71,4 @@ private:
 // A single-quoted POSIX shell word.
 std::string shell_quote(const std::string& s);
 
-}  // namespace edge::remote
+}  // namespace edge::client

@@ -7,7 +7,7 @@
 #include "remote/client/ssh_session.h"
 #include "remote/client/transport.h"
 
-namespace edge::remote {
+namespace edge::client {
 namespace {
 
 class SshTransport final : public Transport {
@@ -89,4 +89,4 @@ Result<std::unique_ptr<Transport>> start_ssh_agent(SshSession& session, const st
     return std::unique_ptr<Transport>(new SshTransport(session, ch.value(), command));
 }
 
-}  // namespace edge::remote
+}  // namespace edge::client

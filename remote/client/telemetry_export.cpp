@@ -7,11 +7,11 @@
 
 #include "remote/protocol/trace.h"
 
-namespace edge::remote {
+namespace edge::client {
 namespace {
 
 using nlohmann::json;
-using proto::TelemetrySample;
+using protocol::TelemetrySample;
 
 constexpr const char* kScope = "edgestudio.remote";
 constexpr const char* kScopeVersion = "0.1.0";
@@ -102,7 +102,7 @@ json sample_attrs(const TelemetrySample& s) {
     return json::array({kv_int("edge.request_id", s.request_id), kv_int("edge.prompt_index", s.prompt_index)});
 }
 
-std::string hex(const uint8_t* p, size_t n) { return proto::to_hex(p, n); }
+std::string hex(const uint8_t* p, size_t n) { return protocol::to_hex(p, n); }
 
 bool all_zero(const uint8_t* p, size_t n) {
     for (size_t i = 0; i < n; ++i)
@@ -110,12 +110,12 @@ bool all_zero(const uint8_t* p, size_t n) {
     return true;
 }
 
-const char* level_name(proto::LogLevel l) {
+const char* level_name(protocol::LogLevel l) {
     switch (l) {
-        case proto::LogLevel::Debug: return "debug";
-        case proto::LogLevel::Info: return "info";
-        case proto::LogLevel::Warn: return "warn";
-        case proto::LogLevel::Error: return "error";
+        case protocol::LogLevel::Debug: return "debug";
+        case protocol::LogLevel::Info: return "info";
+        case protocol::LogLevel::Warn: return "warn";
+        case protocol::LogLevel::Error: return "error";
     }
     return "info";
 }
@@ -226,7 +226,7 @@ json otlp_traces(const std::vector<BoardRun>& runs) {
     json resource_spans = json::array();
     for (const auto& r : runs) {
         const ProfileReport& rep = *r.report;
-        auto tc = proto::parse_traceparent(rep.traceparent);
+        auto tc = protocol::parse_traceparent(rep.traceparent);
         if (!tc.ok()) continue;  // run_profile always sets a valid one
         const std::string trace_id = hex(tc->trace_id.data(), 16), client_span = hex(tc->span_id.data(), 8);
         json spans = json::array();
@@ -243,7 +243,7 @@ json otlp_traces(const std::vector<BoardRun>& runs) {
         spans.push_back(root);
 
         // The agent's operations: the span ids its log lines carry; the log lines are the events.
-        std::map<std::string, std::vector<const proto::LogLine*>> by_span;
+        std::map<std::string, std::vector<const protocol::LogLine*>> by_span;
         std::vector<std::string> order;
         for (const auto& l : rep.logs) {
             if (all_zero(l.span_id.data(), 8) || hex(l.trace_id.data(), 16) != trace_id) continue;
@@ -258,7 +258,7 @@ json otlp_traces(const std::vector<BoardRun>& runs) {
             bool error = false;
             for (const auto* l : lines) {
                 t0 = std::min(t0, l->timestamp_ns), t1 = std::max(t1, l->timestamp_ns);
-                error |= l->level == proto::LogLevel::Error;
+                error |= l->level == protocol::LogLevel::Error;
                 events.push_back({{"timeUnixNano", u64s(l->timestamp_ns)},
                                   {"name", l->text},
                                   {"attributes", json::array({kv("log.severity", level_name(l->level))})}});
@@ -291,7 +291,7 @@ json otlp_traces(const std::vector<BoardRun>& runs) {
         for (const auto& x : rep.results) {
             auto it = prompt_time.find(x.prompt_index);
             if (it == prompt_time.end()) continue;
-            auto id = proto::new_span_id();
+            auto id = protocol::new_span_id();
             spans.push_back({{"traceId", trace_id},
                              {"spanId", hex(id.data(), 8)},
                              {"parentSpanId", client_span},
@@ -314,4 +314,4 @@ std::string otlp_json_lines(const std::vector<BoardRun>& runs) {
     return otlp_metrics(runs).dump() + "\n" + otlp_traces(runs).dump() + "\n";
 }
 
-}  // namespace edge::remote
+}  // namespace edge::client

@@ -15,7 +15,7 @@
 
 #include "remote/client/profile.h"
 
-namespace edge::remote {
+namespace edge::client {
 
 struct BoardRun {
     std::string board;  // the user's name for it
@@ -34,4 +34,4 @@ nlohmann::json otlp_traces(const std::vector<BoardRun>& runs);
 // Both, as two JSON lines.
 std::string otlp_json_lines(const std::vector<BoardRun>& runs);
 
-}  // namespace edge::remote
+}  // namespace edge::client

@@ -9,9 +9,11 @@
 
 #include "engine/core/result.h"
 
-namespace edge::remote {
-
+namespace edge::client {
 class SshSession;
+}
+
+namespace edge::client {
 
 class Transport {
 public:
@@ -32,4 +34,4 @@ Result<std::unique_ptr<Transport>> start_local_agent(const std::vector<std::stri
 // Starts `command` on the board over an exec channel of `session` (which must outlive it).
 Result<std::unique_ptr<Transport>> start_ssh_agent(SshSession& session, const std::string& command);
 
-}  // namespace edge::remote
+}  // namespace edge::client

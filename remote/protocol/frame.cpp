@@ -5,7 +5,7 @@
 
 #include "remote/protocol/wire.h"
 
-namespace edge::proto {
+namespace edge::protocol {
 
 // The variant's order is the type numbering (index + 1).
 static_assert(std::is_same_v<std::variant_alternative_t<0, Message>, Hello>);
@@ -90,4 +90,4 @@ Result<std::optional<Message>> FrameReader::next() {
     return std::optional<Message>(std::move(m).value());
 }
 
-}  // namespace edge::proto
+}  // namespace edge::protocol

@@ -12,7 +12,7 @@
 #include "engine/core/result.h"
 #include "remote/protocol/messages.h"
 
-namespace edge::proto {
+namespace edge::protocol {
 
 struct FrameHeaderLayout {
     uint32_t payload_length;
@@ -109,4 +109,4 @@ private:
     std::optional<Error> failed_;
 };
 
-}  // namespace edge::proto
+}  // namespace edge::protocol

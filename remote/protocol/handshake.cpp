@@ -5,7 +5,7 @@
 
 #include "remote/protocol/wire.h"
 
-namespace edge::proto {
+namespace edge::protocol {
 namespace {
 
 bool magic_ok(std::span<const uint8_t> b) {
@@ -77,4 +77,4 @@ std::string describe(const HandshakeReply& r) {
     return "unknown handshake status";
 }
 
-}  // namespace edge::proto
+}  // namespace edge::protocol

@@ -10,7 +10,7 @@
 
 #include "engine/core/result.h"
 
-namespace edge::proto {
+namespace edge::protocol {
 
 // Bumped whenever a frame type, a payload layout or a field's meaning changes.
 // 3: serve-workload / serve-report frames (batched serving through the scheduler), telemetry
@@ -62,4 +62,4 @@ Result<HandshakeReply> decode_handshake_reply(std::span<const uint8_t> bytes);
 // A sentence for the user ("agent speaks protocol 2, this studio speaks 1: ...").
 std::string describe(const HandshakeReply& r);
 
-}  // namespace edge::proto
+}  // namespace edge::protocol

@@ -5,7 +5,7 @@
 #include "remote/protocol/frame.h"
 #include "remote/protocol/wire.h"
 
-namespace edge::proto {
+namespace edge::protocol {
 namespace {
 
 // ---- encoders --------------------------------------------------------------------------------
@@ -378,4 +378,4 @@ Result<Message> decode_message(uint16_t type, std::span<const uint8_t> payload) 
     return decode_as(static_cast<size_t>(type - 1), payload);
 }
 
-}  // namespace edge::proto
+}  // namespace edge::protocol

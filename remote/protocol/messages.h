@@ -9,7 +9,7 @@
 #include <variant>
 #include <vector>
 
-namespace edge::proto {
+namespace edge::protocol {
 
 enum class MsgType : uint16_t {
     Hello = 1,            // both ways, first frame after the handshake
@@ -227,4 +227,4 @@ using Message = std::variant<Hello, LoadEngine, RunWorkload, TelemetryBatch, Log
 static_assert(std::variant_size_v<Message> == kLastMsgType, "one alternative per frame type");
 MsgType type_of(const Message& m);
 
-}  // namespace edge::proto
+}  // namespace edge::protocol

@@ -2,7 +2,7 @@
 
 #include <random>
 
-namespace edge::proto {
+namespace edge::protocol {
 namespace {
 
 int hex_value(char c) {
@@ -81,4 +81,4 @@ TraceContext new_trace() {
     return t;
 }
 
-}  // namespace edge::proto
+}  // namespace edge::protocol

@@ -9,7 +9,7 @@
 
 #include "engine/core/result.h"
 
-namespace edge::proto {
+namespace edge::protocol {
 
 struct TraceContext {
     std::array<uint8_t, 16> trace_id{};
@@ -26,4 +26,4 @@ TraceContext new_trace();
 std::array<uint8_t, 8> new_span_id();
 std::string to_hex(const uint8_t* p, size_t n);
 
-}  // namespace edge::proto
+}  // namespace edge::protocol

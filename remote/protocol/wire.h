@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace edge::proto {
+namespace edge::protocol {
 
 class WireWriter {
 public:
@@ -98,4 +98,4 @@ private:
     bool ok_ = true;
 };
 
-}  // namespace edge::proto
+}  // namespace edge::protocol

@@ -26,6 +26,24 @@
 #include "engine/validate/perplexity.h"
 #include "resources/demo/corpus.h"
 
+using edge::analysis::train_llama;
+using edge::analysis::TrainOptions;
+using edge::analysis::TrainReport;
+using edge::model::LlamaConfig;
+using edge::model::make_synth_model;
+using edge::model::Model;
+using edge::model::SynthOptions;
+using edge::model::write_gguf_model;
+using edge::runtime::LlamaCpu;
+using edge::runtime::RuntimeOptions;
+using edge::telemetry::Stopwatch;
+using edge::tokenizer::BpeTrainOptions;
+using edge::tokenizer::make_tokenizer;
+using edge::tokenizer::train_bpe;
+using edge::validate::evaluate_perplexity;
+using edge::validate::PplOptions;
+using edge::validate::PplProtocol;
+
 namespace {
 
 using namespace edge;

@@ -14,6 +14,10 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "test_support.h"
 
+using edge::model::list_layers;
+using edge::model::load_model;
+using edge::tokenizer::make_tokenizer;
+
 using namespace edge;
 using namespace edge::analysis;
 using quant::Precision;

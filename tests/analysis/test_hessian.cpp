@@ -13,6 +13,18 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "test_support.h"
 
+using edge::analysis::CurvatureOptions;
+using edge::analysis::LayerCurvature;
+using edge::analysis::symmetric_eigenvalues;
+using edge::analysis::torch_layer_curvature;
+using edge::analysis::torch_layer_hessian;
+using edge::model::finalize_llama;
+using edge::model::list_layers;
+using edge::model::LlamaConfig;
+using edge::model::load_model;
+using edge::model::Model;
+using edge::tokenizer::make_tokenizer;
+
 using namespace edge;
 
 namespace {

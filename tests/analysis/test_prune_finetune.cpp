@@ -22,6 +22,27 @@
 #include "engine/validate/perplexity.h"
 #include "test_support.h"
 
+using edge::analysis::build_digits_cnn;
+using edge::analysis::cnn_layer_weights;
+using edge::analysis::CnnTrainOptions;
+using edge::analysis::CnnTrainReport;
+using edge::analysis::load_torchscript_cnn;
+using edge::analysis::save_torchscript_cnn;
+using edge::analysis::torch_cnn_classify;
+using edge::analysis::torch_cnn_forward;
+using edge::analysis::torch_mean_nll;
+using edge::analysis::train_cnn;
+using edge::model::build_resnet20_cifar;
+using edge::model::cnn_input_shape;
+using edge::model::load_model;
+using edge::model::Model;
+using edge::runtime::Activation;
+using edge::runtime::CnnExecutor;
+using edge::tokenizer::make_tokenizer;
+using edge::validate::ppl_sequences;
+using edge::validate::PplOptions;
+using edge::validate::PplProtocol;
+
 using namespace edge;
 using namespace edge::analysis;
 

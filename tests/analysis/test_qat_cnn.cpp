@@ -38,35 +38,35 @@ TEST(CnnQat, Mnist8Int4RecoversAccuracyOnHeldOutImages) {
     const std::string path = edge::test::shared("models/cnn/mnist-8.onnx");
     EDGE_REQUIRE_SHARED(path);
     EDGE_REQUIRE_SHARED(edge::test::shared("data/t10k-images-idx3-ubyte.gz"));
-    auto m = edge::load_onnx_model(path);
+    auto m = edge::model::load_onnx_model(path);
     ASSERT_TRUE(m.ok()) << m.message();
     const auto train = mnist_half(true), held = mnist_half(false);
     ASSERT_EQ(held.count, 5000);
     const auto plan = edge::quant::cnn_uniform_plan(edge::quant::Precision::INT4);
     edge::quant::CnnQuantOptions wo;
     wo.int8_activations = false;
-    auto ref = edge::CnnExecutor::create(m.value());
+    auto ref = edge::runtime::CnnExecutor::create(m.value());
     ASSERT_TRUE(ref.ok()) << ref.message();
     auto ptq = edge::quant::quantize_cnn(m.value(), plan, {}, 0, wo);
     ASSERT_TRUE(ptq.ok()) << ptq.message();
-    auto eptq = edge::CnnExecutor::create(m.value(), ptq.value());
+    auto eptq = edge::runtime::CnnExecutor::create(m.value(), ptq.value());
     ASSERT_TRUE(eptq.ok()) << eptq.message();
     auto before = edge::quant::compare_cnn(**ref, **eptq, held.pixels, held.labels);
     ASSERT_TRUE(before.ok()) << before.message();
 
-    edge::Model tuned = m.value();
-    edge::CnnQatOptions o;
-    o.train.optimizer = edge::CnnOptimizer::Adam;
+    edge::model::Model tuned = m.value();
+    edge::analysis::CnnQatOptions o;
+    o.train.optimizer = edge::analysis::CnnOptimizer::Adam;
     o.train.lr = 2e-4f;
     o.train.steps = 150;
     o.train.batch = 64;
     o.train.threads = 1;
-    edge::CnnTrainReport rep;
-    auto s = edge::qat_finetune_cnn(tuned, plan, train, o, nullptr, &rep);
+    edge::analysis::CnnTrainReport rep;
+    auto s = edge::analysis::qat_finetune_cnn(tuned, plan, train, o, nullptr, &rep);
     ASSERT_TRUE(s.ok()) << s.message();
     auto qat = edge::quant::quantize_cnn(tuned, plan, {}, 0, wo);
     ASSERT_TRUE(qat.ok()) << qat.message();
-    auto eqat = edge::CnnExecutor::create(tuned, qat.value());
+    auto eqat = edge::runtime::CnnExecutor::create(tuned, qat.value());
     ASSERT_TRUE(eqat.ok()) << eqat.message();
     auto after = edge::quant::compare_cnn(**ref, **eqat, held.pixels, held.labels);
     ASSERT_TRUE(after.ok()) << after.message();
@@ -77,27 +77,27 @@ TEST(CnnQat, Mnist8Int4RecoversAccuracyOnHeldOutImages) {
 }
 
 TEST(CnnQat, FrozenZeroPointsChangeAsymmetricTraining) {
-    auto d = edge::train_digits_cnn(edge::test::shared("data/digits.csv.gz"));
+    auto d = edge::analysis::train_digits_cnn(edge::test::shared("data/digits.csv.gz"));
     ASSERT_TRUE(d.ok()) << d.message();
-    edge::CnnTrainOptions o;
+    edge::analysis::CnnTrainOptions o;
     o.steps = 20;
     o.threads = 1;
     o.lr = 1e-2f;
-    edge::FakeQuantSpec f;
+    edge::analysis::FakeQuantSpec f;
     f.bits = 3;
     f.symmetric = false;
     o.fake_quant["conv2.weight"] = f;
-    edge::Model a = d->model, b = d->model;
-    ASSERT_TRUE(edge::train_cnn(a, d->data.train, o).ok());
+    edge::model::Model a = d->model, b = d->model;
+    ASSERT_TRUE(edge::analysis::train_cnn(a, d->data.train, o).ok());
     o.fake_quant["conv2.weight"].freeze_zero_point = true;
-    ASSERT_TRUE(edge::train_cnn(b, d->data.train, o).ok());
+    ASSERT_TRUE(edge::analysis::train_cnn(b, d->data.train, o).ok());
     const edge::Tensor* wa = a.find("conv2.weight");
     const edge::Tensor* wb = b.find("conv2.weight");
     int64_t differ = 0;
     for (int64_t i = 0; i < wa->numel(); ++i) differ += wa->f32()[i] != wb->f32()[i];
     EXPECT_GT(differ, 0);
     o.fake_quant["conv2.weight"].bits = 9;
-    auto bad = edge::train_cnn(b, d->data.train, o);
+    auto bad = edge::analysis::train_cnn(b, d->data.train, o);
     ASSERT_FALSE(bad.ok());
     EXPECT_NE(bad.message().find("9 bits"), std::string::npos) << bad.message();
 }
@@ -105,7 +105,7 @@ TEST(CnnQat, FrozenZeroPointsChangeAsymmetricTraining) {
 TEST(CnnSensitivity, Mnist8ReportHasEveryLayer) {
     const std::string path = edge::test::shared("models/cnn/mnist-8.onnx");
     EDGE_REQUIRE_SHARED(path);
-    auto m = edge::load_onnx_model(path);
+    auto m = edge::model::load_onnx_model(path);
     ASSERT_TRUE(m.ok()) << m.message();
     const auto data = mnist_half(true);
     edge::analysis::AnalysisOptions o;

@@ -45,8 +45,8 @@ double rel_err(const std::vector<float>& a, const std::vector<float>& b) {
     return num / std::max(den, 1e-30);
 }
 
-edge::Activation random_input(const std::vector<int64_t>& shape, uint64_t seed) {
-    edge::Activation a;
+edge::runtime::Activation random_input(const std::vector<int64_t>& shape, uint64_t seed) {
+    edge::runtime::Activation a;
     a.shape = shape;
     a.data.resize(size_t(a.numel()));
     std::mt19937_64 rng(seed);
@@ -56,12 +56,12 @@ edge::Activation random_input(const std::vector<int64_t>& shape, uint64_t seed) 
 }
 
 // The digits CNN, trained once per test binary.
-const edge::DigitsCnn& digits() {
-    static edge::DigitsCnn d = [] {
-        auto r = edge::train_digits_cnn(edge::test::shared("data/digits.csv.gz"));
+const edge::analysis::DigitsCnn& digits() {
+    static edge::analysis::DigitsCnn d = [] {
+        auto r = edge::analysis::train_digits_cnn(edge::test::shared("data/digits.csv.gz"));
         if (!r.ok()) {
             ADD_FAILURE() << r.message();
-            return edge::DigitsCnn{};
+            return edge::analysis::DigitsCnn{};
         }
         return std::move(r.value());
     }();
@@ -74,16 +74,16 @@ TEST(TorchCnn, Mnist8Top1Is9890ThroughLibTorch) {
     const std::string path = edge::test::shared("models/cnn/mnist-8.onnx");
     EDGE_REQUIRE_SHARED(path);
     EDGE_REQUIRE_SHARED(edge::test::shared("data/t10k-images-idx3-ubyte.gz"));
-    auto m = edge::load_onnx_model(path);
+    auto m = edge::model::load_onnx_model(path);
     ASSERT_TRUE(m.ok()) << m.message();
-    auto r = edge::torch_cnn_classify(m.value(), mnist());
+    auto r = edge::analysis::torch_cnn_classify(m.value(), mnist());
     ASSERT_TRUE(r.ok()) << r.message();
     EXPECT_EQ(r->images, 10000);
     EXPECT_EQ(r->correct, 9890) << "top-1 " << r->top1();
     // And the two executors agree per image, not only on the count.
-    auto exec = edge::CnnExecutor::create(m.value());
+    auto exec = edge::runtime::CnnExecutor::create(m.value());
     ASSERT_TRUE(exec.ok()) << exec.message();
-    auto rt = edge::classify(**exec, mnist().pixels, mnist().labels);
+    auto rt = edge::runtime::classify(**exec, mnist().pixels, mnist().labels);
     ASSERT_TRUE(rt.ok()) << rt.message();
     int64_t differ = 0;
     for (size_t i = 0; i < rt->predictions.size(); ++i) differ += rt->predictions[i] != r->predictions[i];
@@ -93,14 +93,14 @@ TEST(TorchCnn, Mnist8Top1Is9890ThroughLibTorch) {
 TEST(TorchCnn, Mnist8LogitsMatchTheRuntime) {
     const std::string path = edge::test::shared("models/cnn/mnist-8.onnx");
     EDGE_REQUIRE_SHARED(path);
-    auto m = edge::load_onnx_model(path);
+    auto m = edge::model::load_onnx_model(path);
     ASSERT_TRUE(m.ok()) << m.message();
-    edge::Activation in;
+    edge::runtime::Activation in;
     in.shape = {64, 1, 28, 28};
     in.data.assign(mnist().pixels.begin(), mnist().pixels.begin() + 64 * 784);
-    auto t = edge::torch_cnn_forward(m.value(), in);
+    auto t = edge::analysis::torch_cnn_forward(m.value(), in);
     ASSERT_TRUE(t.ok()) << t.message();
-    auto exec = edge::CnnExecutor::create(m.value());
+    auto exec = edge::runtime::CnnExecutor::create(m.value());
     ASSERT_TRUE(exec.ok()) << exec.message();
     auto r = (*exec)->run(in);
     ASSERT_TRUE(r.ok()) << r.message();
@@ -112,12 +112,12 @@ TEST(TorchCnn, ResNet20MatchesTheRuntime) {
     // BatchNorm, option-A shortcut (MaxPool k1 s2 + channel Pad), residual Add, global pool.
     const std::string path = edge::test::shared("models/cnn/resnet20_cifar10.safetensors");
     EDGE_REQUIRE_SHARED(path);
-    auto m = edge::build_resnet20_cifar(path);
+    auto m = edge::model::build_resnet20_cifar(path);
     ASSERT_TRUE(m.ok()) << m.message();
     const auto in = random_input({3, 3, 32, 32}, 7);
-    auto t = edge::torch_cnn_forward(m.value(), in);
+    auto t = edge::analysis::torch_cnn_forward(m.value(), in);
     ASSERT_TRUE(t.ok()) << t.message();
-    auto exec = edge::CnnExecutor::create(m.value());
+    auto exec = edge::runtime::CnnExecutor::create(m.value());
     ASSERT_TRUE(exec.ok()) << exec.message();
     auto r = (*exec)->run(in);
     ASSERT_TRUE(r.ok()) << r.message();
@@ -128,10 +128,10 @@ TEST(TorchCnn, ResNet20MatchesTheRuntime) {
 
 TEST(TorchCnn, PaddingRulesMatchTheRuntime) {
     // Asymmetric conv pads, SAME_LOWER, ceil-mode max pool, avg pool with and without pads counted.
-    edge::Model m;
-    m.architecture = edge::kCnnArchitecture;
+    edge::model::Model m;
+    m.architecture = edge::model::kCnnArchitecture;
     m.name = "pads";
-    edge::set_cnn_input_shape(m, {1, 2, 9, 7});
+    edge::model::set_cnn_input_shape(m, {1, 2, 9, 7});
     m.graph.inputs = {"x"};
     m.graph.outputs = {"y"};
     std::mt19937_64 rng(3);
@@ -142,37 +142,37 @@ TEST(TorchCnn, PaddingRulesMatchTheRuntime) {
     edge::Tensor w2 = edge::Tensor::zeros_f32("d.weight", {4, 4, 2, 3});
     for (int64_t i = 0; i < w2.numel(); ++i) w2.f32_mut()[i] = nd(rng);
     m.tensors.push_back(w2);
-    edge::Op c{edge::OpType::Conv2d, "c", {"x"}, {"c.out"}, {"c.weight"}, {}};
+    edge::model::Op c{edge::model::OpType::Conv2d, "c", {"x"}, {"c.out"}, {"c.weight"}, {}};
     c.attrs["strides"] = {2, 1};
     c.attrs["pads"] = {0, 2, 1, 0};
     m.graph.ops.push_back(c);
-    edge::Op d{edge::OpType::Conv2d, "d", {"c.out"}, {"d.out"}, {"d.weight"}, {}};
+    edge::model::Op d{edge::model::OpType::Conv2d, "d", {"c.out"}, {"d.out"}, {"d.weight"}, {}};
     d.attrs["auto_pad"] = {2};
     m.graph.ops.push_back(d);
-    edge::Op mp{edge::OpType::MaxPool, "mp", {"d.out"}, {"mp.out"}, {}, {}};
+    edge::model::Op mp{edge::model::OpType::MaxPool, "mp", {"d.out"}, {"mp.out"}, {}, {}};
     mp.attrs["kernel"] = {2, 2};
     mp.attrs["strides"] = {2, 2};
     mp.attrs["pads"] = {1, 0, 0, 1};
     mp.attrs["ceil_mode"] = {1};
     m.graph.ops.push_back(mp);
-    edge::Op ap{edge::OpType::AvgPool, "ap", {"mp.out"}, {"ap.out"}, {}, {}};
+    edge::model::Op ap{edge::model::OpType::AvgPool, "ap", {"mp.out"}, {"ap.out"}, {}, {}};
     ap.attrs["kernel"] = {3, 2};
     ap.attrs["strides"] = {1, 1};
     ap.attrs["pads"] = {1, 1, 1, 0};
     ap.attrs["count_include_pad"] = {1};
     m.graph.ops.push_back(ap);
-    edge::Op ap2{edge::OpType::AvgPool, "ap2", {"ap.out"}, {"y"}, {}, {}};
+    edge::model::Op ap2{edge::model::OpType::AvgPool, "ap2", {"ap.out"}, {"y"}, {}, {}};
     ap2.attrs["kernel"] = {2, 2};
     ap2.attrs["strides"] = {2, 2};
     ap2.attrs["pads"] = {1, 1, 0, 0};
     ap2.attrs["ceil_mode"] = {1};
     m.graph.ops.push_back(ap2);
     const auto in = random_input({2, 2, 9, 7}, 11);
-    auto exec = edge::CnnExecutor::create(m);
+    auto exec = edge::runtime::CnnExecutor::create(m);
     ASSERT_TRUE(exec.ok()) << exec.message();
     auto r = (*exec)->run(in);
     ASSERT_TRUE(r.ok()) << r.message();
-    auto t = edge::torch_cnn_forward(m, in);
+    auto t = edge::analysis::torch_cnn_forward(m, in);
     ASSERT_TRUE(t.ok()) << t.message();
     ASSERT_EQ(t->shape, r->shape);
     EXPECT_LT(rel_err(t->data, r->data), 1e-5);
@@ -181,9 +181,9 @@ TEST(TorchCnn, PaddingRulesMatchTheRuntime) {
 TEST(TorchCnn, BadInputNamesTheModelAndShape) {
     const std::string path = edge::test::shared("models/cnn/mnist-8.onnx");
     EDGE_REQUIRE_SHARED(path);
-    auto m = edge::load_onnx_model(path);
+    auto m = edge::model::load_onnx_model(path);
     ASSERT_TRUE(m.ok()) << m.message();
-    auto t = edge::torch_cnn_forward(m.value(), random_input({1, 3, 28, 28}, 1));
+    auto t = edge::analysis::torch_cnn_forward(m.value(), random_input({1, 3, 28, 28}, 1));
     ASSERT_FALSE(t.ok());
     EXPECT_NE(t.message().find("mnist-8.onnx"), std::string::npos) << t.message();
     EXPECT_NE(t.message().find("1x3x28x28"), std::string::npos) << t.message();
@@ -192,7 +192,7 @@ TEST(TorchCnn, BadInputNamesTheModelAndShape) {
     wrong.rows = wrong.cols = 8;
     wrong.pixels.assign(64, 0.0f);
     wrong.labels = {0};
-    auto c = edge::torch_cnn_classify(m.value(), wrong);
+    auto c = edge::analysis::torch_cnn_classify(m.value(), wrong);
     ASSERT_FALSE(c.ok());
     EXPECT_NE(c.message().find("1x8x8"), std::string::npos) << c.message();
 }
@@ -204,7 +204,7 @@ TEST(TorchCnn, GradientsMatchFiniteDifferences) {
     few.count = 20;
     few.pixels.resize(size_t(20 * 64));
     few.labels.resize(20);
-    auto g = edge::torch_cnn_gradients(d.model, few, {"conv2.weight", "fc.weight"});
+    auto g = edge::analysis::torch_cnn_gradients(d.model, few, {"conv2.weight", "fc.weight"});
     ASSERT_TRUE(g.ok()) << g.message();
     for (const std::string name : {"conv2.weight", "fc.weight"}) {
         const auto& gv = g->at(name);
@@ -212,15 +212,15 @@ TEST(TorchCnn, GradientsMatchFiniteDifferences) {
             std::max_element(gv.begin(), gv.end(), [](float a, float b) { return std::fabs(a) < std::fabs(b); }) -
             gv.begin());
         const float h = 1e-2f;
-        edge::Model plus = d.model, minus = d.model;
-        for (edge::Model* mm : {&plus, &minus}) {
+        edge::model::Model plus = d.model, minus = d.model;
+        for (edge::model::Model* mm : {&plus, &minus}) {
             edge::Tensor* t = mm->find_mut(name);
             edge::Tensor fresh = edge::Tensor::zeros_f32(t->name, t->shape);
             std::copy(t->f32(), t->f32() + t->numel(), fresh.f32_mut());
             fresh.f32_mut()[i] += mm == &plus ? h : -h;
             *t = fresh;
         }
-        auto lp = edge::torch_cnn_loss(plus, few), lm = edge::torch_cnn_loss(minus, few);
+        auto lp = edge::analysis::torch_cnn_loss(plus, few), lm = edge::analysis::torch_cnn_loss(minus, few);
         ASSERT_TRUE(lp.ok() && lm.ok());
         const double fd = (*lp - *lm) / (2.0 * h);
         EXPECT_NEAR(fd, gv[i], 2e-2 * std::fabs(gv[i]) + 1e-4) << name << "[" << i << "]";
@@ -239,14 +239,14 @@ TEST(TorchCnn, DigitsCnnTrainsToHighTestAccuracy) {
                 d.train.first_loss, d.train.last_loss, d.test_top1);
     // The LibTorch forward agrees with the runtime on the trained model, BatchNorm included, and
     // after folding BatchNorm into the convolutions.
-    auto t = edge::torch_cnn_classify(d.model, d.data.test);
+    auto t = edge::analysis::torch_cnn_classify(d.model, d.data.test);
     ASSERT_TRUE(t.ok()) << t.message();
     EXPECT_NEAR(t->top1(), d.test_top1, 1.0 / 360.0 + 1e-9);
-    edge::Model folded = d.model;
-    auto f = edge::fold_batchnorm(folded);
+    edge::model::Model folded = d.model;
+    auto f = edge::prune::fold_batchnorm(folded);
     ASSERT_TRUE(f.ok()) << f.message();
     EXPECT_EQ(f->batchnorms_folded, 2);
-    auto tf = edge::torch_cnn_classify(folded, d.data.test);
+    auto tf = edge::analysis::torch_cnn_classify(folded, d.data.test);
     ASSERT_TRUE(tf.ok()) << tf.message();
     int64_t differ = 0;
     for (size_t i = 0; i < tf->predictions.size(); ++i) differ += tf->predictions[i] != t->predictions[i];
@@ -256,8 +256,8 @@ TEST(TorchCnn, DigitsCnnTrainsToHighTestAccuracy) {
 TEST(TorchCnn, TrainingIsDeterministicAndKeepsMasksAtZero) {
     const auto& d = digits();
     ASSERT_GT(d.data.train.count, 0);
-    edge::CnnTrainOptions o;
-    o.optimizer = edge::CnnOptimizer::Sgd;
+    edge::analysis::CnnTrainOptions o;
+    o.optimizer = edge::analysis::CnnOptimizer::Sgd;
     o.lr = 0.02f;
     o.steps = 15;
     o.batch = 64;
@@ -272,10 +272,10 @@ TEST(TorchCnn, TrainingIsDeterministicAndKeepsMasksAtZero) {
     std::vector<uint8_t> mask(mag.size());
     for (size_t i = 0; i < mag.size(); ++i) mask[i] = mag[i] >= thr;
     o.masks["conv2.weight"] = mask;
-    edge::Model a = d.model, b = d.model;
-    edge::CnnTrainReport ra, rb;
-    ASSERT_TRUE(edge::train_cnn(a, d.data.train, o, nullptr, &ra).ok());
-    ASSERT_TRUE(edge::train_cnn(b, d.data.train, o, nullptr, &rb).ok());
+    edge::model::Model a = d.model, b = d.model;
+    edge::analysis::CnnTrainReport ra, rb;
+    ASSERT_TRUE(edge::analysis::train_cnn(a, d.data.train, o, nullptr, &ra).ok());
+    ASSERT_TRUE(edge::analysis::train_cnn(b, d.data.train, o, nullptr, &rb).ok());
     EXPECT_EQ(ra.steps, 15);
     EXPECT_EQ(ra.last_loss, rb.last_loss);
     const edge::Tensor* wa = a.find("conv2.weight");
@@ -296,16 +296,16 @@ TEST(TorchCnn, TrainingIsDeterministicAndKeepsMasksAtZero) {
 
 TEST(TorchCnn, TrainerRejectsBadOptions) {
     const auto& d = digits();
-    edge::Model m = d.model;
-    edge::CnnTrainOptions o;
+    edge::model::Model m = d.model;
+    edge::analysis::CnnTrainOptions o;
     o.steps = 1;
     o.masks["conv2.weight"] = std::vector<uint8_t>(3, 1);
-    auto s = edge::train_cnn(m, d.data.train, o);
+    auto s = edge::analysis::train_cnn(m, d.data.train, o);
     ASSERT_FALSE(s.ok());
     EXPECT_NE(s.message().find("conv2.weight"), std::string::npos) << s.message();
     o.masks.clear();
     o.trainable = {"nope.weight"};
-    s = edge::train_cnn(m, d.data.train, o);
+    s = edge::analysis::train_cnn(m, d.data.train, o);
     ASSERT_FALSE(s.ok());
     EXPECT_NE(s.message().find("nope.weight"), std::string::npos) << s.message();
 }

@@ -11,6 +11,20 @@
 #include "engine/runtime/cpu/llama_cpu.h"
 #include "test_support.h"
 
+using edge::analysis::torch_logits;
+using edge::analysis::torch_mean_nll;
+using edge::analysis::train_llama;
+using edge::analysis::TrainOptions;
+using edge::analysis::TrainReport;
+using edge::model::finalize_llama;
+using edge::model::LlamaConfig;
+using edge::model::load_model;
+using edge::model::Model;
+using edge::model::validate_llama;
+using edge::runtime::argmax;
+using edge::runtime::LlamaCpu;
+using edge::runtime::RuntimeOptions;
+
 using namespace edge;
 
 namespace {

@@ -23,7 +23,7 @@
 
 namespace {
 
-torch::Tensor copy_of(const edge::Model& m, const std::string& name) {
+torch::Tensor copy_of(const edge::model::Model& m, const std::string& name) {
     const edge::Tensor* t = m.find(name);
     EXPECT_NE(t, nullptr) << name;
     return torch::from_blob(const_cast<float*>(t->f32()), t->shape, torch::kFloat32).clone();
@@ -38,8 +38,8 @@ torch::jit::Module child(torch::jit::Module& parent, const std::string& name,
 }
 
 // conv (no bias) + BatchNorm modules named like torchvision / akamaster: <prefix>conv1, bn1, ...
-void conv_bn(const edge::Model& src, torch::jit::Module& parent, const std::string& prefix, const std::string& conv,
-             const std::string& bn, const std::shared_ptr<torch::jit::CompilationUnit>& cu) {
+void conv_bn(const edge::model::Model& src, torch::jit::Module& parent, const std::string& prefix,
+             const std::string& conv, const std::string& bn, const std::shared_ptr<torch::jit::CompilationUnit>& cu) {
     auto c = child(parent, conv, cu);
     c.register_parameter("weight", copy_of(src, prefix + conv + ".weight"), false);
     auto b = child(parent, bn, cu);
@@ -50,7 +50,7 @@ void conv_bn(const edge::Model& src, torch::jit::Module& parent, const std::stri
 }
 
 // The ResNet-20 TorchScript module, saved to `path`.
-void write_resnet20_pt(const edge::Model& src, const std::string& path) {
+void write_resnet20_pt(const edge::model::Model& src, const std::string& path) {
     auto cu = std::make_shared<torch::jit::CompilationUnit>();
     torch::jit::Module root(c10::QualifiedName("__torch__.fixture.ResNet20"), cu, true);
     conv_bn(src, root, "", "conv1", "bn1", cu);
@@ -102,8 +102,8 @@ void write_resnet20_pt(const edge::Model& src, const std::string& path) {
     root.save(path);
 }
 
-edge::Activation random_input(const std::vector<int64_t>& shape, uint64_t seed) {
-    edge::Activation a;
+edge::runtime::Activation random_input(const std::vector<int64_t>& shape, uint64_t seed) {
+    edge::runtime::Activation a;
     a.shape = shape;
     a.data.resize(size_t(a.numel()));
     std::mt19937_64 rng(seed);
@@ -126,15 +126,15 @@ double rel_err(const std::vector<float>& a, const std::vector<float>& b) {
 TEST(TorchScript, ResNet20ImportRunsLikeTheSafetensors) {
     const std::string st = edge::test::shared("models/cnn/resnet20_cifar10.safetensors");
     EDGE_REQUIRE_SHARED(st);
-    auto ref = edge::build_resnet20_cifar(st);
+    auto ref = edge::model::build_resnet20_cifar(st);
     ASSERT_TRUE(ref.ok()) << ref.message();
     const std::string pt = (edge::test::temp_dir("ts") / "resnet20.pt").string();
     write_resnet20_pt(ref.value(), pt);
-    auto m = edge::load_torchscript_cnn(pt, {1, 3, 32, 32});
+    auto m = edge::analysis::load_torchscript_cnn(pt, {1, 3, 32, 32});
     ASSERT_TRUE(m.ok()) << m.message();
     EXPECT_EQ(m->source_format, "torchscript");
-    EXPECT_EQ(m->parameter_count(), ref->parameter_count()) << edge::count_nodes(m->graph).text();
-    for (const edge::Op& op : m->graph.ops) {
+    EXPECT_EQ(m->parameter_count(), ref->parameter_count()) << edge::model::count_nodes(m->graph).text();
+    for (const edge::model::Op& op : m->graph.ops) {
         std::string w;
         for (const auto& x : op.weights) w += x + " ";
         std::string at;
@@ -144,7 +144,8 @@ TEST(TorchScript, ResNet20ImportRunsLikeTheSafetensors) {
             at += " ";
         }
         if (m->parameter_count() != ref->parameter_count())
-            std::printf("  %s %s [%s] %s\n", edge::op_type_name(op.type), op.name.c_str(), w.c_str(), at.c_str());
+            std::printf("  %s %s [%s] %s\n", edge::model::op_type_name(op.type), op.name.c_str(), w.c_str(),
+                        at.c_str());
     }
     // Every tensor of the safetensors model arrives under its name, bit for bit.
     for (const edge::Tensor& t : ref->tensors) {
@@ -153,7 +154,7 @@ TEST(TorchScript, ResNet20ImportRunsLikeTheSafetensors) {
         ASSERT_EQ(u->shape, t.shape) << t.name;
         EXPECT_EQ(0, std::memcmp(u->f32(), t.f32(), size_t(t.numel()) * sizeof(float))) << t.name;
     }
-    const auto counts = edge::count_nodes(m->graph);
+    const auto counts = edge::model::count_nodes(m->graph);
     std::map<std::string, int> by(counts.by_type.begin(), counts.by_type.end());
     EXPECT_EQ(by["Conv2d"], 19);
     EXPECT_EQ(by["BatchNorm"], 19);
@@ -169,9 +170,9 @@ TEST(TorchScript, ResNet20ImportRunsLikeTheSafetensors) {
     EXPECT_EQ(0, std::memcmp(a->f32(), b->f32(), size_t(a->numel()) * sizeof(float)));
     // Same outputs as the safetensors model through the runtime.
     const auto in = random_input({4, 3, 32, 32}, 5);
-    auto e1 = edge::CnnExecutor::create(m.value());
+    auto e1 = edge::runtime::CnnExecutor::create(m.value());
     ASSERT_TRUE(e1.ok()) << e1.message();
-    auto e2 = edge::CnnExecutor::create(ref.value());
+    auto e2 = edge::runtime::CnnExecutor::create(ref.value());
     ASSERT_TRUE(e2.ok()) << e2.message();
     auto y1 = (*e1)->run(in);
     auto y2 = (*e2)->run(in);
@@ -179,14 +180,14 @@ TEST(TorchScript, ResNet20ImportRunsLikeTheSafetensors) {
     ASSERT_TRUE(y2.ok()) << y2.message();
     ASSERT_EQ(y1->shape, (std::vector<int64_t>{4, 10}));
     if (rel_err(y1->data, y2->data) > 1e-5)
-        for (const edge::Op& op : m->graph.ops) {
+        for (const edge::model::Op& op : m->graph.ops) {
             std::string at;
             for (const auto& [k, v] : op.attrs) {
                 at += k + "=";
                 for (double d : v) at += std::to_string(int(d)) + ",";
                 at += " ";
             }
-            std::printf("  %s %s %s\n", edge::op_type_name(op.type), op.name.c_str(), at.c_str());
+            std::printf("  %s %s %s\n", edge::model::op_type_name(op.type), op.name.c_str(), at.c_str());
         }
     EXPECT_LT(rel_err(y1->data, y2->data), 1e-5);
     // And the same as LibTorch running the saved module itself.
@@ -207,17 +208,17 @@ TEST(TorchScript, UnsupportedOpsAreListedByName) {
         "    return torch.tanh(torch.gelu(y))\n");
     const std::string pt = (edge::test::temp_dir("ts") / "odd.pt").string();
     root.save(pt);
-    auto m = edge::load_torchscript_cnn(pt, {1, 1, 8, 8});
+    auto m = edge::analysis::load_torchscript_cnn(pt, {1, 1, 8, 8});
     ASSERT_FALSE(m.ok());
     for (const char* name : {"odd.pt", "aten::sigmoid", "aten::tanh", "aten::gelu"})
         EXPECT_NE(m.message().find(name), std::string::npos) << name << " in: " << m.message();
     // Not a TorchScript file, and no input shape: errors naming the file.
     const std::string junk = (edge::test::temp_dir("ts") / "junk.pt").string();
     std::ofstream(junk) << "not a zip";
-    auto j = edge::load_torchscript_cnn(junk, {1, 1, 8, 8});
+    auto j = edge::analysis::load_torchscript_cnn(junk, {1, 1, 8, 8});
     ASSERT_FALSE(j.ok());
     EXPECT_NE(j.message().find("junk.pt"), std::string::npos) << j.message();
-    auto ns = edge::load_torchscript_cnn(pt);
+    auto ns = edge::analysis::load_torchscript_cnn(pt);
     ASSERT_FALSE(ns.ok());
     EXPECT_NE(ns.message().find("input shape"), std::string::npos) << ns.message();
 }
@@ -227,17 +228,17 @@ TEST(TorchScript, Mnist8RoundTripsThroughOurExporter) {
     // Reshape with a fixed batch 1, constant Adds. The input shape travels in the module.
     const std::string path = edge::test::shared("models/cnn/mnist-8.onnx");
     EDGE_REQUIRE_SHARED(path);
-    auto m = edge::load_onnx_model(path);
+    auto m = edge::model::load_onnx_model(path);
     ASSERT_TRUE(m.ok()) << m.message();
     const std::string pt = (edge::test::temp_dir("ts") / "mnist8.pt").string();
-    auto s = edge::save_torchscript_cnn(m.value(), pt);
+    auto s = edge::analysis::save_torchscript_cnn(m.value(), pt);
     ASSERT_TRUE(s.ok()) << s.message();
-    auto back = edge::load_torchscript_cnn(pt);
+    auto back = edge::analysis::load_torchscript_cnn(pt);
     ASSERT_TRUE(back.ok()) << back.message();
-    EXPECT_EQ(edge::cnn_input_shape(back.value()).value(), (std::vector<int64_t>{1, 1, 28, 28}));
+    EXPECT_EQ(edge::model::cnn_input_shape(back.value()).value(), (std::vector<int64_t>{1, 1, 28, 28}));
     const auto in = random_input({8, 1, 28, 28}, 9);
-    auto e1 = edge::CnnExecutor::create(m.value());
-    auto e2 = edge::CnnExecutor::create(back.value());
+    auto e1 = edge::runtime::CnnExecutor::create(m.value());
+    auto e2 = edge::runtime::CnnExecutor::create(back.value());
     ASSERT_TRUE(e1.ok() && e2.ok());
     auto y1 = (*e1)->run(in);
     auto y2 = (*e2)->run(in);

@@ -114,11 +114,11 @@ TEST(CliErrors, MemoryLimitStopsJobsThatWouldNotFit) {
 // and the type.
 TEST(CliErrors, AnUnsupportedTensorTypeIsShownAndNamedWhenRun) {
     EDGE_REQUIRE_SHARED(stories("stories260K.gguf"));
-    auto m = edge::load_model(stories("stories260K.gguf"));
+    auto m = edge::model::load_model(stories("stories260K.gguf"));
     ASSERT_TRUE(m.ok()) << m.message();
     const std::string path = (temp_dir("cli-iq") / "iq4nl.gguf").string();
-    edge::gguf::Writer w;
-    edge::gguf::set_llama_metadata(w, m->config, m->tokenizer, "iq4nl");
+    edge::model::gguf::Writer w;
+    edge::model::gguf::set_llama_metadata(w, m->config, m->tokenizer, "iq4nl");
     const std::string iq = "blk.0.attn_q.weight";
     for (const edge::Tensor& t : m->tensors)
         ASSERT_TRUE(w.add_tensor(t.name, t.name == iq ? edge::DType::IQ4_NL : edge::DType::F32, t.shape).ok());

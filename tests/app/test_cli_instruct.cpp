@@ -20,7 +20,7 @@ const std::vector<int> kGreedy{432, 383, 286, 261, 376, 298, 315, 421};
 
 std::string hf_folder_with(const std::string& generation_config) {
     const std::string gguf = shared("models/stories260K/stories260K.gguf");
-    auto m = edge::load_model(gguf);
+    auto m = edge::model::load_model(gguf);
     EXPECT_TRUE(m.ok()) << m.message();
     if (!m.ok()) return "";
     const auto dir = temp_dir("instruct");
@@ -71,12 +71,12 @@ namespace {
 
 // stories260K as a GGUF whose tokenizer carries `chat_template` (tokenizer.chat_template).
 std::string gguf_with_template(const std::string& chat_template) {
-    auto m = edge::load_model(shared("models/stories260K/stories260K.gguf"));
+    auto m = edge::model::load_model(shared("models/stories260K/stories260K.gguf"));
     EXPECT_TRUE(m.ok()) << m.message();
     if (!m.ok()) return "";
     m->tokenizer.chat_template = chat_template;
     const std::string out = (temp_dir("chat") / "chat.gguf").string();
-    auto st = edge::write_gguf_model(*m, out);
+    auto st = edge::model::write_gguf_model(*m, out);
     EXPECT_TRUE(st.ok()) << st.message();
     return out;
 }

@@ -11,12 +11,12 @@ namespace edge::test {
 
 // The model at `path`, opened lazily (weights unread) or eagerly; a failed load is a test failure
 // and gives an empty model.
-inline Model load_or_die(const std::string& path, bool lazy) {
-    LoadOptions lo;
+inline model::Model load_or_die(const std::string& path, bool lazy) {
+    model::LoadOptions lo;
     lo.lazy_weights = lazy;
-    auto m = load_model(path, lo);
+    auto m = model::load_model(path, lo);
     EXPECT_TRUE(m.ok()) << m.message();
-    return m.ok() ? std::move(m).value() : Model{};
+    return m.ok() ? std::move(m).value() : model::Model{};
 }
 
 }  // namespace edge::test

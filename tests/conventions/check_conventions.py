@@ -40,28 +40,72 @@ def expected_namespaces(path: str):
     return None
 
 
-def namespace_blocks(text: str):
-    """(name, body lines) of each top-level named namespace block."""
-    lines = text.split('\n')
-    i = 0
-    while i < len(lines):
-        m = re.match(r'^namespace\s+([A-Za-z_][\w:]*)\s*\{\s*(.*)$', lines[i])
-        if m:
-            name, rest = m.group(1), m.group(2)
-            if rest.startswith('}') or re.match(r'^[^}]*\}\s*(//.*)?$', rest):  # one-line block
-                body = [rest.rsplit('}', 1)[0]]
-                yield name, body
+def strip_comments_and_strings(text: str) -> str:
+    """text with comments, string and character literals blanked (newlines kept), so braces and
+    `namespace` inside them are not mistaken for code."""
+    out = list(text)
+    i, n = 0, len(text)
+
+    def blank(a, b):
+        for k in range(a, b):
+            if out[k] != '\n':
+                out[k] = ' '
+
+    while i < n:
+        if text.startswith('//', i):
+            j = text.find('\n', i)
+            j = n if j < 0 else j
+            blank(i, j)
+            i = j
+        elif text.startswith('/*', i):
+            j = text.find('*/', i + 2)
+            j = n if j < 0 else j + 2
+            blank(i, j)
+            i = j
+        elif text.startswith('R"', i) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == '_')):
+            m = re.match(r'R"([^(\s]*)\(', text[i:])
+            if not m:
                 i += 1
                 continue
-            body = []
-            j = i + 1
-            while j < len(lines) and not lines[j].startswith('}'):
-                body.append(lines[j])
-                j += 1
-            yield name, body
-            i = j + 1
+            end = ')' + m.group(1) + '"'
+            j = text.find(end, i + m.end())
+            j = n if j < 0 else j + len(end)
+            blank(i, j)
+            i = j
+        elif text[i] == '"' or (text[i] == "'" and not (i > 0 and text[i - 1].isalnum())):  # 1'000 is a number
+            q, j = text[i], i + 1
+            while j < n and text[j] != q and text[j] != '\n':
+                j += 2 if text[j] == '\\' else 1
+            j = min(n, j + 1)
+            blank(i, j)
+            i = j
+        else:
+            i += 1
+    return ''.join(out)
+
+
+NS_OPEN = re.compile(r'\bnamespace\s+([A-Za-z_][\w:]*)\s*\{|\bnamespace\s*\{|[{}]')
+
+
+def namespace_blocks(text: str):
+    """(name, body text) of each named namespace block that is not nested in another named one
+    (nested namespaces, `namespace detail` inside `edge::kv`, take their parent's name)."""
+    code = strip_comments_and_strings(text)
+    stack = []  # per open brace: the namespace name, '' for an anonymous one, None for other braces
+    for m in NS_OPEN.finditer(code):
+        tok = m.group(0)
+        if tok == '}':
+            if stack:
+                name, start = stack.pop()
+                if name and not any(s[0] for s in stack):
+                    yield name, code[start:m.start()]
             continue
-        i += 1
+        if tok == '{':
+            stack.append((None, m.end()))
+        elif m.group(1):
+            stack.append((m.group(1), m.end()))
+        else:
+            stack.append(('', m.end()))
 
 
 def check_namespace(path: str, text: str):
@@ -75,7 +119,7 @@ def check_namespace(path: str, text: str):
         ok = any(name == w or name.startswith(w + '::') for w in want)
         if ok:
             continue
-        real = [l for l in body if l.strip() and not l.strip().startswith('//')]
+        real = [l for l in body.split('\n') if l.strip()]
         if real and all(FWD.match(l) for l in real):
             continue  # forward declarations of another layer's types
         out.append(('namespace', path, f'{name} (expected {want[0]})'))

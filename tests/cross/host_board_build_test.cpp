@@ -42,27 +42,27 @@ protected:
         std::ofstream(known_hosts_) << sshd_->known_hosts_line() << "\n";
         root_ = (sshd_->dir / "board").string();
     }
-    remote::Connector connector() {
+    client::Connector connector() {
         return [this]() {
-            remote::SshOptions o;
+            client::SshOptions o;
             o.host = "127.0.0.1";
             o.port = sshd_->port;
             o.user = sshd_->user;
             o.identity_file = sshd_->client_key;
             o.known_hosts = known_hosts_;
             o.read_ssh_config = false;
-            return remote::SshSession::connect(o);
+            return client::SshSession::connect(o);
         };
     }
     // Runs the script with the fixture's port, key and known_hosts; returns its exit status and
     // fills *out with stdout + stderr.
     int board_build(const std::string& extra, std::string* out) {
         const fs::path log = sshd_->dir / "board-build.log";
-        const std::string cmd = "bash " + remote::shell_quote(EDGE_BOARD_BUILD_SCRIPT) + " -p " +
-                                std::to_string(sshd_->port) + " -i " + remote::shell_quote(sshd_->client_key) +
-                                " -o UserKnownHostsFile=" + remote::shell_quote(known_hosts_) +
+        const std::string cmd = "bash " + client::shell_quote(EDGE_BOARD_BUILD_SCRIPT) + " -p " +
+                                std::to_string(sshd_->port) + " -i " + client::shell_quote(sshd_->client_key) +
+                                " -o UserKnownHostsFile=" + client::shell_quote(known_hosts_) +
                                 " -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes " + extra + " > " +
-                                remote::shell_quote(log.string()) + " 2>&1";
+                                client::shell_quote(log.string()) + " 2>&1";
         const int rc = std::system(cmd.c_str());
         *out = read_file(log);
         return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
@@ -77,17 +77,17 @@ protected:
 
 TEST_F(BoardBuild, BuildsInstallsAndServesOnTheBoard) {
     // 1. A normal deployment: the host's agent and the model, version v1.
-    remote::DeployOptions d;
+    client::DeployOptions d;
     d.board_root = root_;
     d.version = "v1";
     d.files = {{EDGE_AGENT_PATH, "edge-agent", true}, {model_, "", false}};
-    auto dep = remote::deploy_with_retry(connector(), d);
+    auto dep = client::deploy_with_retry(connector(), d);
     ASSERT_TRUE(dep.ok()) << dep.message();
 
     // 2. Build on the board (CPU backend) and install as version v2-src.
     std::string out;
     const int rc =
-        board_build("--root " + remote::shell_quote(root_) + " --version v2-src --cuda off --jobs 2 " + board(), &out);
+        board_build("--root " + client::shell_quote(root_) + " --version v2-src --cuda off --jobs 2 " + board(), &out);
     ASSERT_EQ(rc, 0) << out << "\nsshd log:\n" << sshd_->log();
     EXPECT_NE(out.find("CUDA off"), std::string::npos) << out;
     EXPECT_NE(out.find("built edge-agent"), std::string::npos) << out;
@@ -99,33 +99,33 @@ TEST_F(BoardBuild, BuildsInstallsAndServesOnTheBoard) {
     EXPECT_TRUE(fs::exists(v2 / "stories260K.gguf"));
     EXPECT_TRUE(fs::equivalent(v2 / "stories260K.gguf", fs::path(root_) / "versions/v1/stories260K.gguf"));
     EXPECT_FALSE(fs::equivalent(v2 / "edge-agent", fs::path(root_) / "versions/v1/edge-agent"));
-    EXPECT_EQ(std::system(("cd " + remote::shell_quote(v2.string()) + " && sha256sum -c --quiet SHA256SUMS").c_str()),
+    EXPECT_EQ(std::system(("cd " + client::shell_quote(v2.string()) + " && sha256sum -c --quiet SHA256SUMS").c_str()),
               0);
     EXPECT_FALSE(fs::exists(fs::path(root_) / "build/v2-src/src"));
     EXPECT_TRUE(fs::exists(fs::path(root_) / "build/v2-src/build.log"));
 
     // 3. The agent built on the board serves the model there, with telemetry.
     const std::string cur = root_ + "/current";
-    const std::string command = remote::shell_quote(cur + "/edge-agent") + " --threads 1 --root " +
-                                remote::shell_quote(cur) + " --lock " + remote::shell_quote(root_ + "/agent.lock");
-    remote::ProfileRequest req;
+    const std::string command = client::shell_quote(cur + "/edge-agent") + " --threads 1 --root " +
+                                client::shell_quote(cur) + " --lock " + client::shell_quote(root_ + "/agent.lock");
+    client::ProfileRequest req;
     req.engine_path = "stories260K.gguf";
     req.prompts = {"Once upon a time", "The sun"};
     req.max_tokens = 32;
-    remote::SupervisorOptions o;
+    client::SupervisorOptions o;
     o.max_restarts = 0;
-    auto r = remote::run_profile(remote::ssh_agent_starter(connector(), command), req, o);
+    auto r = client::run_profile(client::ssh_agent_starter(connector(), command), req, o);
     ASSERT_TRUE(r.ok()) << r.message();
     ASSERT_EQ(r->results.size(), 2u);
     for (const auto& res : r->results) EXPECT_GT(res.generated_tokens, 0u);
     EXPECT_FALSE(r->samples.empty());
-    const remote::ProfileSummary s = remote::summarize(*r);
+    const client::ProfileSummary s = client::summarize(*r);
     EXPECT_TRUE(s.tokens_per_s.has_value());
 
     // 4. Rollback (the client's) goes back to the deployed agent.
     auto ssh = connector()();
     ASSERT_TRUE(ssh.ok()) << ssh.message();
-    ASSERT_TRUE(remote::rollback(**ssh, root_).ok());
+    ASSERT_TRUE(client::rollback(**ssh, root_).ok());
     EXPECT_EQ(fs::read_symlink(fs::path(root_) / "current"), fs::path("versions/v1"));
 }
 
@@ -141,7 +141,7 @@ TEST_F(BoardBuild, BadArgumentsAndDeadBoardsAreReportedClearly) {
     std::ofstream(known_hosts_)
         << "[127.0.0.1]:" << sshd_->port
         << " ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOFFnQvDVqKfnHKxlN+Oc3x7bGvNQIE1LfNVqYSmBj6S\n";
-    EXPECT_NE(board_build("--root " + remote::shell_quote(root_) + " " + board(), &out), 0);
+    EXPECT_NE(board_build("--root " + client::shell_quote(root_) + " " + board(), &out), 0);
     EXPECT_NE(out.find("uploading the source bundle"), std::string::npos) << out;
     EXPECT_FALSE(fs::exists(fs::path(root_) / "build"));
 }

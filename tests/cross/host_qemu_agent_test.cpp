@@ -40,21 +40,21 @@ TEST(QemuAgent, ServesStories260KWithTelemetryUnderQemu) {
     const std::string model = test::shared("models/stories260K/stories260K.gguf");
     EDGE_REQUIRE_SHARED(model);
     const fs::path tmp = test::temp_dir("qemu-agent");
-    remote::AgentStarter start = remote::local_agent_starter(
+    client::AgentStarter start = client::local_agent_starter(
         {EDGE_QEMU_AARCH64, "-L", "/usr/aarch64-linux-gnu", EDGE_AARCH64_AGENT, "--threads", "2", "--root",
          fs::path(model).parent_path().string(), "--lock", (tmp / "agent.lock").string()});
-    remote::ProfileRequest req;
+    client::ProfileRequest req;
     req.engine_path = fs::path(model).filename().string();  // relative: resolved against --root on the "board"
     req.prompts = {"Once upon a time", "Lily wanted", "The sun"};
     req.max_tokens = 48;
     req.telemetry_hz = 50;
-    remote::SupervisorOptions opts;
+    client::SupervisorOptions opts;
     opts.max_restarts = 0;  // a crash under qemu must fail the test, not be papered over
     size_t batches = 0;
-    opts.on_telemetry = [&](const proto::TelemetryBatch&) { ++batches; };
-    auto r = remote::run_profile(start, req, opts);
+    opts.on_telemetry = [&](const protocol::TelemetryBatch&) { ++batches; };
+    auto r = client::run_profile(start, req, opts);
     ASSERT_TRUE(r.ok()) << r.message();
-    const remote::ProfileReport& rep = r.value();
+    const client::ProfileReport& rep = r.value();
     EXPECT_EQ(rep.agent.role, "agent");
     EXPECT_EQ(rep.restarts, 0);
     ASSERT_EQ(rep.results.size(), req.prompts.size());
@@ -66,13 +66,13 @@ TEST(QemuAgent, ServesStories260KWithTelemetryUnderQemu) {
     // Greedy stories260K continues "Once upon a time" the same way on every backend (ASSETS.md);
     // the aarch64 build must agree with the host's FP32 executor on the first words.
     const auto first = std::find_if(rep.results.begin(), rep.results.end(),
-                                    [](const proto::RunResult& x) { return x.prompt_index == 0; });
+                                    [](const protocol::RunResult& x) { return x.prompt_index == 0; });
     ASSERT_NE(first, rep.results.end());
     EXPECT_NE(first->text.find("there was"), std::string::npos) << first->text;
 
     EXPECT_GT(batches, 0u);
     ASSERT_FALSE(rep.samples.empty());
-    const remote::ProfileSummary s = remote::summarize(rep);
+    const client::ProfileSummary s = client::summarize(rep);
     ASSERT_TRUE(s.tokens_per_s.has_value());
     EXPECT_GT(*s.tokens_per_s, 0.0);
     ASSERT_TRUE(s.latency_p50_ms.has_value());

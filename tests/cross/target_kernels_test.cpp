@@ -17,6 +17,11 @@
 #include "engine/runtime/cpu/qkernels.h"
 #include "test_support.h"
 
+using edge::model::load_model;
+using edge::model::Model;
+using edge::runtime::LlamaCpu;
+using edge::runtime::RuntimeOptions;
+
 using namespace edge;
 
 namespace {
@@ -30,10 +35,11 @@ double norm_err(const std::vector<float>& a, const std::vector<float>& b) {
     return std::sqrt(e / std::max(n, 1e-30));
 }
 
-std::vector<qkernels::KernelLevel> simd_levels() {
-    std::vector<qkernels::KernelLevel> v;
-    for (auto l : {qkernels::KernelLevel::Neon, qkernels::KernelLevel::NeonDotprod})  // = Avx2, Avx512Vnni on x86
-        if (qkernels::kernel_available(l)) v.push_back(l);
+std::vector<runtime::qkernels::KernelLevel> simd_levels() {
+    std::vector<runtime::qkernels::KernelLevel> v;
+    for (auto l : {runtime::qkernels::KernelLevel::Neon,
+                   runtime::qkernels::KernelLevel::NeonDotprod})  // = Avx2, Avx512Vnni on x86
+        if (runtime::qkernels::kernel_available(l)) v.push_back(l);
     return v;
 }
 
@@ -45,8 +51,8 @@ std::vector<double> integer_reference(const Tensor& w, const std::vector<float>&
     std::vector<double> out(size_t(n * R));
     const uint8_t* base = w.data.get();
     for (int t = 0; t < n; ++t) {
-        qkernels::QActs a;
-        qkernels::quantize_acts(x.data() + size_t(t) * size_t(C), C, a);
+        runtime::qkernels::QActs a;
+        runtime::qkernels::quantize_acts(x.data() + size_t(t) * size_t(C), C, a);
         for (int64_t r = 0; r < R; ++r) {
             double acc = 0;
             for (int64_t b = 0; b < a.blocks; ++b) {
@@ -70,16 +76,17 @@ std::vector<double> integer_reference(const Tensor& w, const std::vector<float>&
 // EDGE_EXPECT_KERNEL to the family the emulated CPU must get.
 TEST(CrossKernels, RunTimeSelectionMatchesTheCpu) {
 #if defined(__aarch64__)
-    EXPECT_TRUE(qkernels::kernel_available(qkernels::KernelLevel::Neon)) << "NEON is part of every aarch64 CPU";
-    EXPECT_STRNE(qkernels::kernel_name(), "portable");
+    EXPECT_TRUE(runtime::qkernels::kernel_available(runtime::qkernels::KernelLevel::Neon))
+        << "NEON is part of every aarch64 CPU";
+    EXPECT_STRNE(runtime::qkernels::kernel_name(), "portable");
 #endif
     const char* expect = std::getenv("EDGE_EXPECT_KERNEL");
     if (expect) {
-        EXPECT_STREQ(qkernels::kernel_name(), expect);
+        EXPECT_STREQ(runtime::qkernels::kernel_name(), expect);
     }
-    qkernels::force_kernels(qkernels::KernelLevel::Portable);
-    EXPECT_STREQ(qkernels::kernel_name(), "portable");
-    qkernels::force_kernels(qkernels::KernelLevel::Auto);
+    runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Portable);
+    EXPECT_STREQ(runtime::qkernels::kernel_name(), "portable");
+    runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
 }
 
 // Extreme codes and activations: INT8 asymmetric codes of -128/127 with zero points at the ends,
@@ -105,19 +112,19 @@ TEST(CrossKernels, ExtremeValuesGiveTheIntegerSums) {
                     ASSERT_TRUE(q.ok()) << q.message();
                     const auto ref = integer_reference(*q, x, 3);
                     std::vector<float> ref_f(ref.begin(), ref.end());
-                    qkernels::force_kernels(qkernels::KernelLevel::Portable);
+                    runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Portable);
                     std::vector<float> port(size_t(3 * 9));
-                    qkernels::matmul(port.data(), x.data(), *q, 3, pool);
+                    runtime::qkernels::matmul(port.data(), x.data(), *q, 3, pool);
                     EXPECT_LT(norm_err(port, ref_f), 1e-5) << "portable bits " << bits << " cols " << cols;
                     for (auto level : simd_levels()) {
-                        qkernels::force_kernels(level);
+                        runtime::qkernels::force_kernels(level);
                         std::vector<float> simd(size_t(3 * 9));
-                        qkernels::matmul(simd.data(), x.data(), *q, 3, pool);
+                        runtime::qkernels::matmul(simd.data(), x.data(), *q, 3, pool);
                         EXPECT_LT(norm_err(simd, ref_f), 1e-5)
-                            << qkernels::kernel_name() << " bits " << bits << (sym ? " sym" : " asym") << " gs " << gs
-                            << " cols " << cols;
+                            << runtime::qkernels::kernel_name() << " bits " << bits << (sym ? " sym" : " asym")
+                            << " gs " << gs << " cols " << cols;
                     }
-                    qkernels::force_kernels(qkernels::KernelLevel::Auto);
+                    runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
                 }
     }
 }
@@ -138,12 +145,12 @@ TEST(CrossKernels, F16DotOnEveryFamily) {
             }
         const std::vector<float> ref_f(ref.begin(), ref.end());
         for (auto level : simd_levels()) {
-            qkernels::force_kernels(level);
+            runtime::qkernels::force_kernels(level);
             std::vector<float> out(5);
-            qkernels::matmul(out.data(), x.data(), h, 1, pool);
-            EXPECT_LT(norm_err(out, ref_f), 1e-6) << qkernels::kernel_name() << " cols " << cols;
+            runtime::qkernels::matmul(out.data(), x.data(), h, 1, pool);
+            EXPECT_LT(norm_err(out, ref_f), 1e-6) << runtime::qkernels::kernel_name() << " cols " << cols;
         }
-        qkernels::force_kernels(qkernels::KernelLevel::Auto);
+        runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
     }
 }
 
@@ -172,7 +179,7 @@ TEST(CrossKernels, RandomMatricesMatchTheReference) {
                         if (gs > cols) continue;
                         auto q = quant::quantize_rtn(w, quant::QuantSpec{bits, sym, g, gs, QMethod::RTN});
                         ASSERT_TRUE(q.ok()) << q.message();
-                        const std::vector<float> d = qkernels::dequantize(*q);
+                        const std::vector<float> d = runtime::qkernels::dequantize(*q);
                         std::vector<float> ref(size_t(n * 37));
                         for (int t = 0; t < n; ++t)
                             for (int64_t r = 0; r < 37; ++r) {
@@ -181,21 +188,21 @@ TEST(CrossKernels, RandomMatricesMatchTheReference) {
                                     s += double(d[size_t(r * cols + c)]) * x[size_t(t * cols + c)];
                                 ref[size_t(t * 37 + r)] = float(s);
                             }
-                        qkernels::force_kernels(qkernels::KernelLevel::Portable);
+                        runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Portable);
                         std::vector<float> port(size_t(n * 37));
-                        qkernels::matmul(port.data(), x.data(), *q, n, pool);
+                        runtime::qkernels::matmul(port.data(), x.data(), *q, n, pool);
                         EXPECT_LT(norm_err(port, ref), 0.01) << "portable bits " << bits << " cols " << cols;
                         for (auto level : simd_levels()) {
-                            qkernels::force_kernels(level);
+                            runtime::qkernels::force_kernels(level);
                             std::vector<float> simd(size_t(n * 37));
-                            qkernels::matmul(simd.data(), x.data(), *q, n, pool);
+                            runtime::qkernels::matmul(simd.data(), x.data(), *q, n, pool);
                             EXPECT_LT(norm_err(simd, ref), 0.01)
-                                << qkernels::kernel_name() << " bits " << bits << " cols " << cols;
+                                << runtime::qkernels::kernel_name() << " bits " << bits << " cols " << cols;
                             EXPECT_LT(norm_err(simd, port), 2e-6)
-                                << qkernels::kernel_name() << " bits " << bits << (sym ? " sym" : " asym") << " gs "
-                                << gs << " cols " << cols << " n " << n;
+                                << runtime::qkernels::kernel_name() << " bits " << bits << (sym ? " sym" : " asym")
+                                << " gs " << gs << " cols " << cols << " n " << n;
                         }
-                        qkernels::force_kernels(qkernels::KernelLevel::Auto);
+                        runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
                     }
         }
     }
@@ -224,16 +231,16 @@ TEST(CrossKernels, WholeModelLogitsAgreeAcrossKernelFamilies) {
         ASSERT_GE(quantized, 7 * qm->config.n_layers) << "every block's 7 linear weights";
         std::shared_ptr<const Model> model = qm;
         const int V = model->config.vocab_size;
-        auto logits = [&](qkernels::KernelLevel level) {
-            qkernels::force_kernels(level);
+        auto logits = [&](runtime::qkernels::KernelLevel level) {
+            runtime::qkernels::force_kernels(level);
             auto rt = LlamaCpu::create(model, RuntimeOptions{2, 64});
             EXPECT_TRUE(rt.ok()) << rt.message();
             std::vector<float> all(toks.size() * size_t(V));
             if (rt.ok()) (*rt)->prefill(toks.data(), int(toks.size()), 0, all.data());
-            qkernels::force_kernels(qkernels::KernelLevel::Auto);
+            runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
             return all;
         };
-        const auto port = logits(qkernels::KernelLevel::Portable);
+        const auto port = logits(runtime::qkernels::KernelLevel::Portable);
         for (auto level : simd_levels()) {
             const auto simd = logits(level);
             EXPECT_LT(norm_err(simd, port), 1e-4) << "INT" << bits << " level " << int(level);

@@ -8,7 +8,7 @@
 #include "fuzz_common.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    auto f = edge::read_edge_file(edge::fuzz::write_input(data, size, ".edge"));
+    auto f = edge::model::read_edge_file(edge::fuzz::write_input(data, size, ".edge"));
     (void)f;
     return 0;
 }

@@ -7,7 +7,7 @@
 #include "fuzz_common.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    auto m = edge::load_edgeq_model(edge::fuzz::write_input(data, size, ".edgeq"));
+    auto m = edge::model::load_edgeq_model(edge::fuzz::write_input(data, size, ".edgeq"));
     (void)m;
     return 0;
 }

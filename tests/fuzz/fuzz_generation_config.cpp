@@ -10,9 +10,9 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size > (1u << 16)) return 0;
-    edge::TokenizerSpec t;
-    auto st = edge::parse_generation_config(std::string(reinterpret_cast<const char*>(data), size),
-                                            "<fuzz>/generation_config.json", 32000, t);
+    edge::tokenizer::TokenizerSpec t;
+    auto st = edge::model::parse_generation_config(std::string(reinterpret_cast<const char*>(data), size),
+                                                   "<fuzz>/generation_config.json", 32000, t);
     if (!st.ok()) return 0;
     if (t.eos_id >= 0 && !t.ends_generation(t.eos_id)) std::abort();
     for (int32_t e : t.eos_ids)

@@ -11,20 +11,20 @@
 #include "engine/model/weights.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    auto f = edge::gguf::parse(data, size, "<fuzz>");
+    auto f = edge::model::gguf::parse(data, size, "<fuzz>");
     if (!f.ok()) return 0;
     size_t chars = 0;
     for (const auto& [key, value] : f->kv) chars += key.size() + value.to_string().size();
     std::vector<float> out;
     for (const auto& t : f->tensors) {
         // The parser guarantees t.nbytes bytes at t.data; dequantize exactly that.
-        if (!edge::can_dequantize(t.type) || t.n_elements > (uint64_t(1) << 24)) continue;
+        if (!edge::model::can_dequantize(t.type) || t.n_elements > (uint64_t(1) << 24)) continue;
         out.resize(t.n_elements);
-        (void)edge::dequantize(t.type, t.data, out.data(), int64_t(t.n_elements));
+        (void)edge::model::dequantize(t.type, t.data, out.data(), int64_t(t.n_elements));
     }
-    auto m = edge::import_gguf(*f, nullptr);
+    auto m = edge::model::import_gguf(*f, nullptr);
     (void)m;
-    auto lazy = edge::import_gguf(*f, nullptr, /*lazy_weights=*/true);
+    auto lazy = edge::model::import_gguf(*f, nullptr, /*lazy_weights=*/true);
     if (lazy.ok() && edge::model::stored_weight_bytes(*lazy) < (size_t(1) << 26))
         (void)edge::model::load_weights_as_stored(*lazy);
     (void)chars;

@@ -7,7 +7,7 @@
 #include "engine/model/hf_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    auto c = edge::parse_hf_config(std::string(reinterpret_cast<const char*>(data), size), "<fuzz>/config.json");
+    auto c = edge::model::parse_hf_config(std::string(reinterpret_cast<const char*>(data), size), "<fuzz>/config.json");
     (void)c;
     return 0;
 }

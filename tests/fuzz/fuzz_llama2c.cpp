@@ -11,8 +11,8 @@
 #include "fuzz_common.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    (void)edge::sniff_llama2c(data, size, size);
-    auto m = edge::load_llama2c_model(edge::fuzz::write_input_alone(data, size, "checkpoint.bin"), "", nullptr);
+    (void)edge::model::sniff_llama2c(data, size, size);
+    auto m = edge::model::load_llama2c_model(edge::fuzz::write_input_alone(data, size, "checkpoint.bin"), "", nullptr);
     if (!m.ok()) return 0;
     // Touch the last float of every tensor: the loader promised nbytes at data.
     float sum = 0;

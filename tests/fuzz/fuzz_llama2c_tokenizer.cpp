@@ -9,10 +9,10 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string& path = edge::fuzz::write_input(data, size, ".tok.bin");
-    (void)edge::load_llama2c_tokenizer(path, 512);
-    auto spec = edge::load_llama2c_tokenizer(path, 0);
+    (void)edge::tokenizer::load_llama2c_tokenizer(path, 512);
+    auto spec = edge::tokenizer::load_llama2c_tokenizer(path, 0);
     if (!spec.ok()) return 0;
-    auto t = edge::make_tokenizer(*spec);
+    auto t = edge::tokenizer::make_tokenizer(*spec);
     if (!t.ok()) return 0;
     const auto ids = (*t)->encode("Once upon a time, Lily said \"hi\" 123 \xe4\xbd\xa0\xe5\xa5\xbd!\n\t\x01", true);
     (void)(*t)->decode(ids);

@@ -6,7 +6,7 @@
 #include "engine/model/onnx.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    auto m = edge::parse_onnx_model(data, size, "<fuzz>.onnx");
+    auto m = edge::model::parse_onnx_model(data, size, "<fuzz>.onnx");
     (void)m;
     return 0;
 }

@@ -12,7 +12,7 @@
 #include "remote/protocol/handshake.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    using namespace edge::proto;
+    using namespace edge::protocol;
     const size_t hs = size < 16 ? size : 16;
     (void)decode_handshake_request(std::span<const uint8_t>(data, hs));
     (void)decode_handshake_reply(std::span<const uint8_t>(data, hs));

@@ -5,7 +5,7 @@
 #include "engine/model/safetensors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    auto f = edge::parse_safetensors(data, size, "<fuzz>");
+    auto f = edge::model::parse_safetensors(data, size, "<fuzz>");
     if (!f.ok()) return 0;
     for (const auto& e : f->entries) {
         if (!e.dtype || e.numel() > (int64_t(1) << 24)) continue;

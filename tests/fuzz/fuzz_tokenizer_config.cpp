@@ -11,10 +11,10 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size > (1u << 21)) return 0;
-    edge::TokenizerSpec t;
+    edge::tokenizer::TokenizerSpec t;
     t.bos_id = 1;
     const std::string origin = "<fuzz>/tokenizer_config.json";
-    auto st = edge::parse_tokenizer_config(std::string(reinterpret_cast<const char*>(data), size), origin, t);
+    auto st = edge::model::parse_tokenizer_config(std::string(reinterpret_cast<const char*>(data), size), origin, t);
     if (!st.ok()) {
         if (st.message().rfind(origin, 0) != 0) std::abort();  // every error names the file first
         return 0;

@@ -10,11 +10,11 @@
 #include "engine/tokenizer/tokenizer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    edge::TokenizerSpec spec;
+    edge::tokenizer::TokenizerSpec spec;
     spec.model = "hf";
     spec.source = "<fuzz>/tokenizer.json";
     spec.hf_json.assign(reinterpret_cast<const char*>(data), size);
-    auto t = edge::tok::make_hf_tokenizer(spec);
+    auto t = edge::tokenizer::make_hf_tokenizer(spec);
     if (!t.ok()) return 0;
     const auto ids = (*t)->encode("Once upon a time, Lily said \"hi\" 123 \xe4\xbd\xa0\xe5\xa5\xbd!", true);
     (void)(*t)->decode(ids);

@@ -53,12 +53,12 @@ namespace {
 
 using edge::DType;
 using edge::Status;
-using edge::gguf::Value;
-using edge::gguf::ValueType;
+using edge::model::gguf::Value;
+using edge::model::gguf::ValueType;
 
 // A small config so that seeds stay a few tens of KB (libFuzzer mutates better on small inputs).
-edge::LlamaConfig small_config() {
-    auto c = edge::find_synth_shape("test-tiny")->config;
+edge::model::LlamaConfig small_config() {
+    auto c = edge::model::find_synth_shape("test-tiny")->config;
     c.dim = 8;
     c.n_heads = 2;
     c.n_kv_heads = 1;
@@ -71,31 +71,31 @@ edge::LlamaConfig small_config() {
 }
 
 Status write_models(const std::string& dir) {
-    edge::SynthOptions o;
+    edge::model::SynthOptions o;
     o.config = small_config();
     o.threads = 1;
     o.type = DType::F32;
     o.path = dir + "/llama-f32.gguf";
-    EDGE_TRY(edge::write_synth_model(o));
+    EDGE_TRY(edge::model::write_synth_model(o));
     o.type = DType::F16;
     o.path = dir + "/llama-f16.gguf";
-    EDGE_TRY(edge::write_synth_model(o));
+    EDGE_TRY(edge::model::write_synth_model(o));
     o.tied_embeddings = true;
     o.type = DType::BF16;
     o.path = dir + "/llama-tied-bf16.gguf";
-    EDGE_TRY(edge::write_synth_model(o));
+    EDGE_TRY(edge::model::write_synth_model(o));
     // Q/K/V biases (Qwen2) in a llama file, then the same weights under the qwen2 and phi3
     // architectures' keys (their importers permute Q/K rows and biases out of the NEOX layout).
     o.tied_embeddings = false;
     o.type = DType::F32;
     o.config->attn_qkv_bias = true;
     o.path = dir + "/llama-qkv-bias.gguf";
-    EDGE_TRY(edge::write_synth_model(o));
-    auto m = edge::make_synth_model(o);
+    EDGE_TRY(edge::model::write_synth_model(o));
+    auto m = edge::model::make_synth_model(o);
     if (!m.ok()) return m.error();
     for (const char* arch : {"qwen2", "phi3"}) {
-        edge::gguf::Writer w;
-        edge::gguf::set_architecture(w, arch, m->config);
+        edge::model::gguf::Writer w;
+        edge::model::gguf::set_architecture(w, arch, m->config);
         for (const edge::Tensor& t : m->tensors)
             if (std::string(arch) == "qwen2" || !t.name.ends_with(".bias"))
                 EDGE_TRY(w.add_tensor(t.name, DType::F32, t.shape));
@@ -108,7 +108,7 @@ Status write_models(const std::string& dir) {
 }
 
 Status write_metadata(const std::string& dir, uint32_t version) {
-    edge::gguf::Writer w(version, version == 2 ? 16 : 32);
+    edge::model::gguf::Writer w(version, version == 2 ? 16 : 32);
     w.set("general.architecture", Value::of_string("llama"));
     w.set("k.u8", Value::of_u8(1));
     w.set("k.i8", Value::of_i8(-2));
@@ -134,7 +134,7 @@ Status write_metadata(const std::string& dir, uint32_t version) {
 
 // One tensor of each block type; block bytes are random except the f16 scales, kept finite.
 Status write_blocks(const std::string& dir) {
-    edge::gguf::Writer w;
+    edge::model::gguf::Writer w;
     const DType types[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
                            DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K};
     for (DType t : types) EDGE_TRY(w.add_tensor(std::string("t.") + edge::dtype_name(t), t, {1, 256}));
@@ -155,13 +155,13 @@ Status write_blocks(const std::string& dir) {
 
 Status write_safetensors(const std::string& dir) {
     const float v[6] = {0.5f, -1.0f, 2.0f, 0.0f, 3.5f, -0.25f};
-    std::vector<edge::SafetensorsWriteItem> items;
-    items.push_back({"a.weight", DType::F32, {2, 3}, edge::encode_f32_as(v, 6, DType::F32)});
-    items.push_back({"b.weight", DType::F16, {6}, edge::encode_f32_as(v, 6, DType::F16)});
-    items.push_back({"c.weight", DType::BF16, {3, 2}, edge::encode_f32_as(v, 6, DType::BF16)});
-    EDGE_TRY(edge::write_safetensors(dir + "/three.safetensors", items, {{"format", "pt"}}));
+    std::vector<edge::model::SafetensorsWriteItem> items;
+    items.push_back({"a.weight", DType::F32, {2, 3}, edge::model::encode_f32_as(v, 6, DType::F32)});
+    items.push_back({"b.weight", DType::F16, {6}, edge::model::encode_f32_as(v, 6, DType::F16)});
+    items.push_back({"c.weight", DType::BF16, {3, 2}, edge::model::encode_f32_as(v, 6, DType::BF16)});
+    EDGE_TRY(edge::model::write_safetensors(dir + "/three.safetensors", items, {{"format", "pt"}}));
     items.resize(1);
-    return edge::write_safetensors(dir + "/one.safetensors", items);
+    return edge::model::write_safetensors(dir + "/one.safetensors", items);
 }
 
 Status write_bytes(const std::string& path, const std::string& bytes) {
@@ -183,7 +183,7 @@ Status copy_file(const std::string& from, const std::string& to) {
 Status write_real(const std::string& out, const std::string& shared) {
     EDGE_TRY(copy_file(shared + "/models/cnn/mnist-8.onnx", out + "/onnx/mnist-8.onnx"));
     EDGE_TRY(copy_file(shared + "/models/stories260K/tok512.bin", out + "/llama2c_tokenizer/tok512.bin"));
-    auto m = edge::load_model(shared + "/models/stories260K/stories260K.gguf");
+    auto m = edge::model::load_model(shared + "/models/stories260K/stories260K.gguf");
     if (!m.ok()) return m.error();
     for (auto p : {edge::quant::Precision::FP16, edge::quant::Precision::INT8}) {  // FP16 here: as stored (F32)
         edge::compile::CompileOptions o;
@@ -198,7 +198,8 @@ Status write_real(const std::string& out, const std::string& shared) {
     for (auto p : {edge::quant::Precision::INT8, edge::quant::Precision::INT4}) {
         auto q = edge::quant::apply_plan(*m, edge::quant::uniform_plan(p), nullptr);
         if (!q.ok()) return q.error();
-        EDGE_TRY(edge::save_edgeq(q->model, out + "/edgeq/stories-" + edge::quant::precision_name(p) + ".edgeq"));
+        EDGE_TRY(
+            edge::model::save_edgeq(q->model, out + "/edgeq/stories-" + edge::quant::precision_name(p) + ".edgeq"));
     }
     int k = 0;
     for (auto tie : {edge::test::HfTie::Untied, edge::test::HfTie::EmbedOnly}) {
@@ -256,8 +257,8 @@ Status write_workloads(const std::string& dir, const std::string& source) {
 
 // A client's and an agent's opening bytes, then one frame of every type.
 Status write_protocol(const std::string& dir) {
-    using namespace edge::proto;
-    edge::proto::TelemetrySample s;
+    using namespace edge::protocol;
+    edge::protocol::TelemetrySample s;
     s.timestamp_ns = 1, s.request_id = 2, s.token_latency_ms = 3.5, s.kv_blocks_used = 4, s.kv_blocks_free = 5;
     s.kv_hit_rate = 0.5, s.batch_size = 8, s.queue_length = 1, s.preemptions = 2;
     ServeReport rep;
@@ -336,7 +337,7 @@ std::string llama2c_checkpoint(const L2cDims& d, int version, bool shared, int g
         if (!shared) w.floats(V * D);
         return w.b;
     }
-    w.i32(int32_t(edge::kLlama2cMagic));
+    w.i32(int32_t(edge::model::kLlama2cMagic));
     w.i32(version);
     for (int32_t v : {d.dim, d.hidden, d.layers, d.heads, d.kv_heads, d.vocab, d.seq}) w.i32(v);
     w.b.push_back(shared ? 1 : 0);
@@ -447,8 +448,8 @@ Status write_boards(const std::string& dir) {
 // a Split regex (Llama 3's, Qwen2's with NFC) then ByteLevel, Digits then ByteLevel (SmolLM).
 Status write_tokenizer_jsons(const std::string& dir) {
     nlohmann::json vocab = nlohmann::json::object();
-    for (int b = 0; b < 256; ++b) vocab[edge::tok::byte_to_unicode(uint8_t(b))] = b;
-    const std::string sp = edge::tok::byte_to_unicode(uint8_t(' '));
+    for (int b = 0; b < 256; ++b) vocab[edge::tokenizer::byte_to_unicode(uint8_t(b))] = b;
+    const std::string sp = edge::tokenizer::byte_to_unicode(uint8_t(' '));
     vocab["he"] = 256;
     vocab[sp + "t"] = 257;
     vocab[sp + "the"] = 258;
@@ -468,8 +469,8 @@ Status write_tokenizer_jsons(const std::string& dir) {
     };
     const std::vector<std::tuple<const char*, nlohmann::json, nlohmann::json>> shapes = {
         {"gpt2.json", byte_level(true), nullptr},
-        {"llama3.json", split(edge::tok::kLlama3Pattern), nullptr},
-        {"qwen2.json", split(edge::tok::find_pre_tokenizer("qwen2")->patterns[0]), {{"type", "NFC"}}},
+        {"llama3.json", split(edge::tokenizer::kLlama3Pattern), nullptr},
+        {"qwen2.json", split(edge::tokenizer::find_pre_tokenizer("qwen2")->patterns[0]), {{"type", "NFC"}}},
         {"smollm.json",
          {{"type", "Sequence"},
           {"pretokenizers", {{{"type", "Digits"}, {"individual_digits", true}}, byte_level(true)}}},

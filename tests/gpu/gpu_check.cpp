@@ -38,6 +38,15 @@
 #include "engine/runtime/exec_program.h"
 #include "engine/runtime/open_executor.h"
 
+using edge::model::build_llama_graph;
+using edge::model::Graph;
+using edge::model::LlamaConfig;
+using edge::model::Model;
+using edge::runtime::Backend;
+using edge::runtime::BackendOptions;
+using edge::runtime::CpuBackend;
+using edge::runtime::kKvBlock;
+
 using namespace edge;
 
 namespace {
@@ -97,7 +106,7 @@ std::vector<T> host(const T* d, size_t n) {
 // A weight tensor of one type and its device view.
 struct TestWeight {
     Tensor t;
-    cuda::DevWeight w;
+    runtime::cuda::DevWeight w;
     std::string label;
 };
 
@@ -128,14 +137,14 @@ TestWeight make_weight(int rows, int cols, const std::string& kind, uint64_t see
     uint8_t* d = nullptr;
     CK(cudaMalloc(&d, t.nbytes));
     CK(cudaMemcpy(d, t.raw(), t.nbytes, cudaMemcpyHostToDevice));
-    cuda::DevWeight& w = tw.w;
+    runtime::cuda::DevWeight& w = tw.w;
     w.rows = rows;
     w.cols = cols;
     w.data = d;
-    w.type = t.type == DType::F32   ? cuda::kWF32
-             : t.type == DType::F16 ? cuda::kWF16
-             : t.type == DType::QI8 ? cuda::kWQI8
-                                    : cuda::kWQI4;
+    w.type = t.type == DType::F32   ? runtime::cuda::kWF32
+             : t.type == DType::F16 ? runtime::cuda::kWF16
+             : t.type == DType::QI8 ? runtime::cuda::kWQI8
+                                    : runtime::cuda::kWQI4;
     if (t.quant) {
         w.scales = d + t.quant->scales_offset;
         w.scales_f16 = t.quant->scale_type == QScale::F16;
@@ -153,7 +162,7 @@ std::vector<float> ref_matmul(const Tensor& w, const std::vector<float>& in, int
     const int R = int(w.rows()), C = int(w.cols());
     std::vector<float> out(size_t(n) * R), rowv(static_cast<size_t>(C));
     for (int r = 0; r < R; ++r) {
-        qkernels::dequantize_row(w, r, rowv.data());
+        runtime::qkernels::dequantize_row(w, r, rowv.data());
         for (int t = 0; t < n; ++t) {
             double s = 0;
             for (int c = 0; c < C; ++c) s += double(rowv[size_t(c)]) * in[size_t(t) * C + c];
@@ -173,17 +182,17 @@ void check_kernels() {
         float* dx = dev(x);
         std::vector<float> zero(size_t(N) * R);
         float* dout = dev(zero);
-        CK(cudaError_t(cuda::launch_gemv(dout, dx, tw.w, nullptr)));
+        CK(cudaError_t(runtime::cuda::launch_gemv(dout, dx, tw.w, nullptr)));
         row(std::string("gemv ") + kind,
             rel_err(host(dout, size_t(R)), std::vector<float>(ref.begin(), ref.begin() + R)), 1e-5);
-        CK(cudaError_t(cuda::launch_gemm(dout, dx, tw.w, N, nullptr)));
+        CK(cudaError_t(runtime::cuda::launch_gemm(dout, dx, tw.w, N, nullptr)));
         row(std::string("gemm n=37 ") + kind, rel_err(host(dout, zero.size()), ref), 1e-5);
         // embedding: rows of the weight as the token table
         std::vector<int32_t> toks{0, 5, R - 1, 3};
         int32_t* dt = dev(toks);
-        CK(cudaError_t(cuda::launch_embedding(dout, dt, 4, tw.w, nullptr)));
+        CK(cudaError_t(runtime::cuda::launch_embedding(dout, dt, 4, tw.w, nullptr)));
         std::vector<float> er(size_t(4) * D);
-        for (int i = 0; i < 4; ++i) qkernels::dequantize_row(tw.t, toks[size_t(i)], er.data() + size_t(i) * D);
+        for (int i = 0; i < 4; ++i) runtime::qkernels::dequantize_row(tw.t, toks[size_t(i)], er.data() + size_t(i) * D);
         row(std::string("embedding ") + kind, rel_err(host(dout, er.size()), er), 1e-6);
         cudaFree(dx);
         cudaFree(dout);
@@ -194,20 +203,20 @@ void check_kernels() {
         const auto x = randv(size_t(N) * D, 3), w = randv(size_t(D), 4);
         std::vector<float> ref(x.size());
         for (int t = 0; t < N; ++t)
-            kernels::rmsnorm(ref.data() + size_t(t) * D, x.data() + size_t(t) * D, w.data(), D, 1e-5f);
+            runtime::kernels::rmsnorm(ref.data() + size_t(t) * D, x.data() + size_t(t) * D, w.data(), D, 1e-5f);
         float *dx = dev(x), *dw = dev(w), *dy = dev(x);
-        CK(cudaError_t(cuda::launch_rmsnorm(dy, dx, dw, N, D, 1e-5f, nullptr)));
+        CK(cudaError_t(runtime::cuda::launch_rmsnorm(dy, dx, dw, N, D, 1e-5f, nullptr)));
         row("rmsnorm", rel_err(host(dy, x.size()), ref), 1e-5);
         // swiglu, add
         const auto b = randv(x.size(), 5);
         std::vector<float> sw = x, ad(x.size());
-        kernels::swiglu(sw.data(), b.data(), int(sw.size()));
+        runtime::kernels::swiglu(sw.data(), b.data(), int(sw.size()));
         for (size_t i = 0; i < x.size(); ++i) ad[i] = x[i] + b[i];
         float* db = dev(b);
         CK(cudaMemcpy(dy, dx, x.size() * 4, cudaMemcpyDeviceToDevice));
-        CK(cudaError_t(cuda::launch_swiglu(dy, db, x.size(), nullptr)));
+        CK(cudaError_t(runtime::cuda::launch_swiglu(dy, db, x.size(), nullptr)));
         row("swiglu", rel_err(host(dy, x.size()), sw), 1e-5);
-        CK(cudaError_t(cuda::launch_add(dy, dx, db, x.size(), nullptr)));
+        CK(cudaError_t(runtime::cuda::launch_add(dy, dx, db, x.size(), nullptr)));
         row("add", rel_err(host(dy, x.size()), ad), 0);
         cudaFree(dx);
         cudaFree(dw);
@@ -237,7 +246,7 @@ void check_kernels() {
                     vv[2 * i + 1] = a * s + b * c;
                 }
         float *dq = dev(q), *dk = dev(k), *dc = dev(cs), *ds = dev(sn);
-        CK(cudaError_t(cuda::launch_rope(dq, dk, dc, ds, n, pos, H, KVH, HD, half, nullptr)));
+        CK(cudaError_t(runtime::cuda::launch_rope(dq, dk, dc, ds, n, pos, H, KVH, HD, half, nullptr)));
         row("rope (q)", rel_err(host(dq, q.size()), qr), 1e-6);
         row("rope (k)", rel_err(host(dk, k.size()), kr), 1e-6);
         for (int t = 0; t < n; ++t) {
@@ -251,9 +260,10 @@ void check_kernels() {
                 const int len = pos + t + 1, kvo = (h / (H / KVH)) * HD;
                 std::vector<float> att(static_cast<size_t>(len));
                 for (int p = 0; p < len; ++p)
-                    att[size_t(p)] = kernels::dot(&qr[(size_t(t) * H + h) * HD], &kc[size_t(p) * KV + kvo], HD) /
-                                     std::sqrt(float(HD));
-                kernels::softmax(att.data(), len);
+                    att[size_t(p)] =
+                        runtime::kernels::dot(&qr[(size_t(t) * H + h) * HD], &kc[size_t(p) * KV + kvo], HD) /
+                        std::sqrt(float(HD));
+                runtime::kernels::softmax(att.data(), len);
                 for (int i = 0; i < HD; ++i) {
                     double s = 0;
                     for (int p = 0; p < len; ++p) s += att[size_t(p)] * vc[size_t(p) * KV + kvo + i];
@@ -274,8 +284,8 @@ void check_kernels() {
         std::vector<float> sc(size_t(n) * H * S);
         float* dsc = dev(sc);
         int32_t* dt = dev(table);
-        CK(cudaError_t(cuda::launch_kv_append(dkp, dvp, dt, dk, dv, n, pos, KV, nullptr)));
-        CK(cudaError_t(cuda::launch_attention(dout, dq, dkp, dvp, dt, dsc, n, pos, H, KVH, HD, S, nullptr)));
+        CK(cudaError_t(runtime::cuda::launch_kv_append(dkp, dvp, dt, dk, dv, n, pos, KV, nullptr)));
+        CK(cudaError_t(runtime::cuda::launch_attention(dout, dq, dkp, dvp, dt, dsc, n, pos, H, KVH, HD, S, nullptr)));
         row("kv append + attention (block table)", rel_err(host(dout, ref.size()), ref), 1e-5);
         for (float* p : {dq, dk, dc, ds, dkp, dvp, dv, dout, dsc}) cudaFree(p);
         cudaFree(dt);
@@ -287,12 +297,12 @@ void check_kernels() {
         float* dl = dev(l);
         std::vector<int32_t> o(1);
         int32_t* dout = dev(o);
-        CK(cudaError_t(cuda::launch_argmax(dout, dl, int(l.size()), nullptr)));
+        CK(cudaError_t(runtime::cuda::launch_argmax(dout, dl, int(l.size()), nullptr)));
         row("argmax", host(dout, 1)[0] == 12345 ? 0.0 : 1.0, 0);
-        CK(cudaError_t(cuda::launch_topk_sample(dout, dl, int(l.size()), 40, 1.0f, 0.0f, nullptr)));
+        CK(cudaError_t(runtime::cuda::launch_topk_sample(dout, dl, int(l.size()), 40, 1.0f, 0.0f, nullptr)));
         row("top-k sample, u=0 -> the largest", host(dout, 1)[0] == 12345 ? 0.0 : 1.0, 0);
         // P(12345) = 1/(1+e^-1) = 0.731 at T=1 (the rest are ~e^-45): u=0.8 falls on 777
-        CK(cudaError_t(cuda::launch_topk_sample(dout, dl, int(l.size()), 40, 1.0f, 0.8f, nullptr)));
+        CK(cudaError_t(runtime::cuda::launch_topk_sample(dout, dl, int(l.size()), 40, 1.0f, 0.8f, nullptr)));
         row("top-k sample, u=0.8 -> the second", host(dout, 1)[0] == 777 ? 0.0 : 1.0, 0);
         cudaFree(dl);
         cudaFree(dout);
@@ -408,13 +418,13 @@ void check_models() {
         auto deq = std::make_shared<Model>(*m);
         for (Tensor& t : deq->tensors)
             if (t.type != DType::F32) {
-                const std::vector<float> f = qkernels::dequantize(t);
+                const std::vector<float> f = runtime::qkernels::dequantize(t);
                 Tensor n = Tensor::alloc(t.name, DType::F32, t.shape);
                 std::copy(f.begin(), f.end(), n.f32_mut());
                 t = std::move(n);
             }
         CpuBackend cpu, cpu_deq;
-        auto cb = cuda::make_cuda_backend();
+        auto cb = runtime::cuda::make_cuda_backend();
         auto s1 = cpu.load(m, plan, BackendOptions{0, 0});
         auto s2 = cb->load(m, plan, BackendOptions{0, 0});
         auto s3 = cpu_deq.load(deq, plan, BackendOptions{0, 0});
@@ -562,7 +572,7 @@ void bench(const std::string& shape_name) {
     for (const char* kind : {"f16", "int8", "int4"}) {
         auto m = random_model(c, kind, pool);
         const auto plan = make_plan(c, 64, 512);
-        auto be = cuda::make_cuda_backend();
+        auto be = runtime::cuda::make_cuda_backend();
         auto st = be->load(m, plan, BackendOptions{0, 512});
         if (!st.ok()) {
             std::printf("| %s | load failed: %s |\n", kind, st.message().c_str());
@@ -600,7 +610,7 @@ void bench(const std::string& shape_name) {
 
 int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "check";
-    const cuda::ProbeResult p = cuda::probe();
+    const runtime::cuda::ProbeResult p = runtime::cuda::probe();
     if (!p.error.empty() || p.devices == 0) {
         std::printf("no device: %s — nothing ran (the CPU-side parts built)\n",
                     p.error.empty() ? "no CUDA device" : p.error.c_str());

@@ -19,8 +19,17 @@
 #include "remote_test_util.h"
 #include "test_support.h"
 
+using edge::model::load_model;
+using edge::model::Model;
+using edge::runtime::argmax;
+using edge::runtime::DeviceReport;
+using edge::runtime::LlamaCpu;
+using edge::runtime::probe_devices;
+using edge::runtime::RuntimeOptions;
+using edge::tokenizer::make_tokenizer;
+
 using namespace edge;
-using namespace edge::proto;
+using namespace edge::protocol;
 
 namespace {
 
@@ -43,25 +52,25 @@ std::string compile_stories(const std::filesystem::path& dir) {
     return rep.ok() ? o.out_path : std::string();
 }
 
-std::unique_ptr<remote::AgentLink> open_agent(const std::filesystem::path& dir, const std::string& backend) {
+std::unique_ptr<client::AgentLink> open_agent(const std::filesystem::path& dir, const std::string& backend) {
     std::vector<std::string> argv = {EDGE_AGENT_PATH, "--lock",    (dir / "agent.lock").string(), "--threads", "1",
                                      "--root",        dir.string()};
     if (!backend.empty()) argv.insert(argv.end(), {"--backend", backend});
-    auto t = remote::start_local_agent(argv);
+    auto t = client::start_local_agent(argv);
     EXPECT_TRUE(t.ok()) << t.message();
     if (!t.ok()) return nullptr;
-    auto l = remote::AgentLink::open(std::move(t).value());
+    auto l = client::AgentLink::open(std::move(t).value());
     EXPECT_TRUE(l.ok()) << l.message();
     return l.ok() ? std::move(l).value() : nullptr;
 }
 
-test::Collected load(remote::AgentLink& link, const std::string& path, const std::string& tokenizer = "") {
+test::Collected load(client::AgentLink& link, const std::string& path, const std::string& tokenizer = "") {
     uint32_t id = link.next_request_id();
     EXPECT_TRUE(link.send(LoadEngine{id, path, std::nullopt, tokenizer, ""}).ok());
     return test::collect(link, id, 30000);
 }
 
-test::Collected run(remote::AgentLink& link, std::vector<std::string> prompts, uint32_t max_tokens) {
+test::Collected run(client::AgentLink& link, std::vector<std::string> prompts, uint32_t max_tokens) {
     RunWorkload r;
     r.request_id = link.next_request_id();
     r.prompts = std::move(prompts);
@@ -79,7 +88,7 @@ std::vector<std::string> texts(const test::Collected& c) {
 const std::vector<std::string> kPrompts = {"Once upon a time", "The little dog", "Lily wanted to"};
 
 std::string cpu_label() {
-    return std::string("cpu (compiled program, ") + qkernels::kernel_name() + " kernels, 1 thread)";
+    return std::string("cpu (compiled program, ") + runtime::qkernels::kernel_name() + " kernels, 1 thread)";
 }
 
 }  // namespace
@@ -114,7 +123,7 @@ TEST(AgentBackend, EdgeEngineGivesTheGreedyTextOfTheGgufAndTheBin) {
 
     auto lg = load(*link, gguf_path());
     ASSERT_TRUE(lg.ack.has_value()) << (lg.error ? lg.error->message : "timeout");
-    EXPECT_NE(lg.ack->detail.find(std::string("backend: cpu (FP32 arithmetic, ") + qkernels::kernel_name() +
+    EXPECT_NE(lg.ack->detail.find(std::string("backend: cpu (FP32 arithmetic, ") + runtime::qkernels::kernel_name() +
                                   " kernels, 1 thread)"),
               std::string::npos)
         << lg.ack->detail;
@@ -368,12 +377,12 @@ TEST(AgentBackend, TheAarch64AgentRunsACompiledEngineUnderQemu) {
     const std::string edge = compile_stories(dir);
     ASSERT_FALSE(edge.empty());
     auto t =
-        remote::start_local_agent({EDGE_QEMU_AARCH64, "-L", "/usr/aarch64-linux-gnu", EDGE_AARCH64_AGENT, "--threads",
+        client::start_local_agent({EDGE_QEMU_AARCH64, "-L", "/usr/aarch64-linux-gnu", EDGE_AARCH64_AGENT, "--threads",
                                    "1", "--root", dir.string(), "--lock", (dir / "agent.lock").string()});
     ASSERT_TRUE(t.ok()) << t.message();
-    auto l = remote::AgentLink::open(std::move(t).value());
+    auto l = client::AgentLink::open(std::move(t).value());
     ASSERT_TRUE(l.ok()) << l.message();
-    remote::AgentLink& arm = *l.value();
+    client::AgentLink& arm = *l.value();
     EXPECT_NE(arm.agent_hello().backend.find("CUDA not used: built without CUDA"), std::string::npos)
         << arm.agent_hello().backend;
     auto le = load(arm, "stories260K.edge");

@@ -17,7 +17,7 @@
 using namespace edge;
 
 TEST(AgentSha256, MatchesKnownVectorsAndOpenSsl) {
-    auto hex = [](const std::array<uint8_t, 32>& d) { return remote::digest_hex(d); };
+    auto hex = [](const std::array<uint8_t, 32>& d) { return client::digest_hex(d); };
     agent::Sha256 empty;
     EXPECT_EQ(hex(empty.finish()), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     agent::Sha256 abc;
@@ -34,12 +34,12 @@ TEST(AgentSha256, MatchesKnownVectorsAndOpenSsl) {
             h.update(data.data() + pos, k);
             pos += k;
         }
-        EXPECT_EQ(h.finish(), remote::sha256_of(data.data(), data.size())) << n;
+        EXPECT_EQ(h.finish(), client::sha256_of(data.data(), data.size())) << n;
     }
     std::string model = test::shared("models/stories260K/stories260K.gguf");
     EDGE_REQUIRE_SHARED(model);
     auto a = agent::sha256_file(model);
-    auto b = remote::sha256_of_file(model);
+    auto b = client::sha256_of_file(model);
     ASSERT_TRUE(a.ok() && b.ok());
     EXPECT_EQ(a.value(), b.value());
     EXPECT_FALSE(agent::sha256_file("/nonexistent/x").ok());
@@ -90,7 +90,7 @@ TEST(TelemetryPump, FlushWaitsForTheBatchBeingWritten) {
     agent::FrameWriter out(fds[1]);
     agent::TelemetryPump pump(out, 2048);
     for (uint32_t i = 0; i < 2000; ++i) {  // a batch larger than the pipe's buffer: its write blocks
-        proto::TelemetrySample s;
+        protocol::TelemetrySample s;
         s.tokens_generated = i;
         s.token_latency_ms = 1.0;
         s.ttft_ms = 2.0;
@@ -107,7 +107,7 @@ TEST(TelemetryPump, FlushWaitsForTheBatchBeingWritten) {
     });
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     EXPECT_FALSE(flushed.load()) << "flush returned while its samples were still being written";
-    proto::FrameReader r;
+    protocol::FrameReader r;
     size_t samples = 0;
     uint8_t buf[65536];
     while (samples < 2000) {
@@ -118,7 +118,7 @@ TEST(TelemetryPump, FlushWaitsForTheBatchBeingWritten) {
             auto m = r.next();
             ASSERT_TRUE(m.ok()) << m.message();
             if (!m.value()) break;
-            samples += std::get<proto::TelemetryBatch>(*m.value()).samples.size();
+            samples += std::get<protocol::TelemetryBatch>(*m.value()).samples.size();
         }
     }
     flusher.join();
@@ -130,9 +130,9 @@ TEST(TelemetryPump, FlushWaitsForTheBatchBeingWritten) {
 TEST(TelemetryPump, CapsTheRateAndBoundsTheBuffer) {
     int fds[2];
     ASSERT_EQ(::pipe(fds), 0);
-    std::vector<proto::TelemetryBatch> batches;
+    std::vector<protocol::TelemetryBatch> batches;
     std::thread reader([&] {
-        proto::FrameReader r;
+        protocol::FrameReader r;
         uint8_t buf[65536];
         ssize_t n;
         while ((n = ::read(fds[0], buf, sizeof buf)) > 0) {
@@ -141,7 +141,7 @@ TEST(TelemetryPump, CapsTheRateAndBoundsTheBuffer) {
                 auto m = r.next();
                 ASSERT_TRUE(m.ok()) << m.message();
                 if (!m.value()) break;
-                batches.push_back(std::get<proto::TelemetryBatch>(*m.value()));
+                batches.push_back(std::get<protocol::TelemetryBatch>(*m.value()));
             }
         }
     });
@@ -152,7 +152,7 @@ TEST(TelemetryPump, CapsTheRateAndBoundsTheBuffer) {
         auto t0 = std::chrono::steady_clock::now();
         uint32_t pushed = 0;
         while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(500)) {
-            proto::TelemetrySample s;
+            protocol::TelemetrySample s;
             s.tokens_generated = ++pushed;
             pump.push(s);
             if (pushed % 64 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));

@@ -14,7 +14,7 @@
 #include "test_support.h"
 
 using namespace edge;
-using namespace edge::proto;
+using namespace edge::protocol;
 
 namespace {
 
@@ -24,17 +24,17 @@ std::vector<std::string> agent_argv(const std::filesystem::path& dir) {
     return {EDGE_AGENT_PATH, "--lock", (dir / "agent.lock").string(), "--threads", "1", "--root", dir.string()};
 }
 
-std::unique_ptr<remote::AgentLink> open_agent(const std::filesystem::path& dir) {
-    auto t = remote::start_local_agent(agent_argv(dir));
+std::unique_ptr<client::AgentLink> open_agent(const std::filesystem::path& dir) {
+    auto t = client::start_local_agent(agent_argv(dir));
     EXPECT_TRUE(t.ok()) << t.message();
     if (!t.ok()) return nullptr;
-    auto l = remote::AgentLink::open(std::move(t).value());
+    auto l = client::AgentLink::open(std::move(t).value());
     EXPECT_TRUE(l.ok()) << l.message();
     return l.ok() ? std::move(l).value() : nullptr;
 }
 
 // An agent with stories260K loaded (null after a failure, reported).
-std::unique_ptr<remote::AgentLink> open_loaded_agent(const std::filesystem::path& dir) {
+std::unique_ptr<client::AgentLink> open_loaded_agent(const std::filesystem::path& dir) {
     auto link = open_agent(dir);
     if (!link) return nullptr;
     const uint32_t id = link->next_request_id();
@@ -47,7 +47,7 @@ std::unique_ptr<remote::AgentLink> open_loaded_agent(const std::filesystem::path
 }
 
 // Receives until the first run-result (a run is under way), at most 30 s (a loaded machine).
-void wait_for_first_result(remote::AgentLink& link) {
+void wait_for_first_result(client::AgentLink& link) {
     for (int i = 0; i < 300; ++i) {
         auto m = link.receive(100);
         ASSERT_TRUE(m.ok()) << m.message();
@@ -67,7 +67,7 @@ TEST(AgentProcess, ServesStories260KWithTelemetry) {
     EXPECT_GT(link->agent_hello().cpu_threads, 0u);
 
     auto trace = new_trace();
-    auto digest = remote::sha256_of_file(model_path());
+    auto digest = client::sha256_of_file(model_path());
     ASSERT_TRUE(digest.ok());
     uint32_t load_id = link->next_request_id();
     ASSERT_TRUE(link->send(LoadEngine{load_id, model_path(), digest.value(), "", format_traceparent(trace)}).ok());
@@ -100,7 +100,7 @@ TEST(AgentProcess, ServesStories260KWithTelemetry) {
 
 TEST(AgentProcess, VersionMismatchCarriesBothVersions) {
     auto dir = test::temp_dir("agent-mismatch");
-    auto t = remote::start_local_agent(agent_argv(dir));
+    auto t = client::start_local_agent(agent_argv(dir));
     ASSERT_TRUE(t.ok()) << t.message();
     auto hs = encode_handshake_request(99);
     ASSERT_TRUE(t.value()->write_all(hs.data(), hs.size()).ok());
@@ -129,12 +129,12 @@ TEST(AgentProcess, AnOlderAgentIsAnErrorNamingBothVersionsAndOfferingToRedeploy)
     const std::string script = "head -c 16 >/dev/null; printf 'EDGEWIRE\\001\\000\\000\\000\\" +
                                std::to_string(kProtocolVersion - 1) + "\\000\\000\\000\\" + ours +
                                "\\000\\000\\000'; sleep 1";
-    remote::ProfileRequest req;
+    client::ProfileRequest req;
     req.engine_path = "model.edge";
     req.prompts = {"Once upon a time"};
-    remote::SupervisorOptions o;
+    client::SupervisorOptions o;
     o.restart_delay_ms = 10;
-    auto r = remote::run_profile(remote::local_agent_starter({"/bin/sh", "-c", script}), req, o);
+    auto r = client::run_profile(client::local_agent_starter({"/bin/sh", "-c", script}), req, o);
     EXPECT_TRUE(test::fails_with(
         r, {"the agent speaks " + older, "this client speaks " + ours, "deploy a matching edge-agent"}));
 }
@@ -143,9 +143,9 @@ TEST(AgentProcess, SecondClientIsToldBusy) {
     auto dir = test::temp_dir("agent-busy");
     auto first = open_agent(dir);
     ASSERT_TRUE(first);
-    auto t = remote::start_local_agent(agent_argv(dir));
+    auto t = client::start_local_agent(agent_argv(dir));
     ASSERT_TRUE(t.ok());
-    auto second = remote::AgentLink::open(std::move(t).value());
+    auto second = client::AgentLink::open(std::move(t).value());
     ASSERT_FALSE(second.ok());
     EXPECT_NE(second.message().find("busy"), std::string::npos) << second.message();
     EXPECT_TRUE(first->stop(5000).ok());
@@ -175,18 +175,18 @@ TEST(AgentProcess, MalformedFrameFromAgentIsRejectedByTheClient) {
     std::string script =
         "head -c 16 >/dev/null; printf 'EDGEWIRE\\000\\000\\000\\000\\001\\000\\000\\000\\001\\000\\000\\000"
         "\\004\\000\\000\\000\\231\\000\\000\\000abcd'; sleep 1";
-    auto t = remote::start_local_agent({"/bin/sh", "-c", script});
+    auto t = client::start_local_agent({"/bin/sh", "-c", script});
     ASSERT_TRUE(t.ok());
-    auto l = remote::AgentLink::open(std::move(t).value());
+    auto l = client::AgentLink::open(std::move(t).value());
     ASSERT_FALSE(l.ok());
     EXPECT_NE(l.message().find("unknown frame type 153"), std::string::npos) << l.message();
 
     std::string oversized =
         "head -c 16 >/dev/null; printf 'EDGEWIRE\\000\\000\\000\\000\\001\\000\\000\\000\\001\\000\\000\\000"
         "\\377\\377\\377\\377\\001\\000\\000\\000'; sleep 1";
-    auto t2 = remote::start_local_agent({"/bin/sh", "-c", oversized});
+    auto t2 = client::start_local_agent({"/bin/sh", "-c", oversized});
     ASSERT_TRUE(t2.ok());
-    auto l2 = remote::AgentLink::open(std::move(t2).value());
+    auto l2 = client::AgentLink::open(std::move(t2).value());
     ASSERT_FALSE(l2.ok());
     EXPECT_NE(l2.message().find("over the limit"), std::string::npos) << l2.message();
 }
@@ -322,7 +322,7 @@ TEST(AgentProcess, SharedPromptPrefixIsServedFromTheKvCache) {
     auto dir = test::temp_dir("agent-prefix");
     auto link = open_agent(dir);
     ASSERT_TRUE(link);
-    auto digest = remote::sha256_of_file(model_path());
+    auto digest = client::sha256_of_file(model_path());
     ASSERT_TRUE(digest.ok());
     uint32_t load_id = link->next_request_id();
     ASSERT_TRUE(link->send(LoadEngine{load_id, model_path(), digest.value(), "", ""}).ok());

@@ -6,7 +6,7 @@
 
 #include "remote_test_util.h"
 
-using namespace edge::proto;
+using namespace edge::protocol;
 
 namespace {
 
@@ -20,7 +20,7 @@ uint64_t realtime_ns() {
 
 namespace edge::test {
 
-Collected collect(remote::AgentLink& link, uint32_t id, int timeout_ms) {
+Collected collect(client::AgentLink& link, uint32_t id, int timeout_ms) {
     Collected c;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     while (std::chrono::steady_clock::now() < deadline) {

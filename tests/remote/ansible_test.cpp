@@ -68,8 +68,8 @@ protected:
     }
 
     std::string digest(const fs::path& p) {
-        auto d = remote::sha256_of_file(p.string());
-        return d.ok() ? remote::digest_hex(d.value()) : d.message();
+        auto d = client::sha256_of_file(p.string());
+        return d.ok() ? client::digest_hex(d.value()) : d.message();
     }
 
     std::unique_ptr<test::Sshd> sshd_;

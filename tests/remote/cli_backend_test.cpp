@@ -15,6 +15,10 @@
 
 #ifdef EDGE_CLI_PATH
 
+using edge::model::load_model;
+using edge::runtime::DeviceReport;
+using edge::runtime::probe_devices;
+
 using namespace edge;
 namespace fs = std::filesystem;
 

@@ -24,7 +24,7 @@ TEST(Boards, FileAndSshConfigAndDestinations) {
     auto dir = test::temp_dir("boards");
     std::ofstream(dir / "boards") << "# fleet\norin-01  nvidia@10.0.0.21  root=/opt/es identity=/k\n"
                                      "orin-02 10.0.0.22:2222\n\nlab-alias   # ssh config alias\n";
-    auto b = remote::read_boards_file((dir / "boards").string());
+    auto b = client::read_boards_file((dir / "boards").string());
     ASSERT_TRUE(b.ok()) << b.message();
     ASSERT_EQ(b->size(), 3u);
     EXPECT_EQ((*b)[0].user, "nvidia");
@@ -36,32 +36,32 @@ TEST(Boards, FileAndSshConfigAndDestinations) {
     EXPECT_EQ((*b)[2].source, (dir / "boards").string() + ":5");
 
     std::ofstream(dir / "bad") << "x  u@h:99999\n";
-    auto bad = remote::read_boards_file((dir / "bad").string());
+    auto bad = client::read_boards_file((dir / "bad").string());
     ASSERT_FALSE(bad.ok());
     EXPECT_NE(bad.message().find((dir / "bad").string() + ":1"), std::string::npos) << bad.message();
     std::ofstream(dir / "dup") << "x h1\nx h2\n";
-    EXPECT_FALSE(remote::read_boards_file((dir / "dup").string()).ok());
+    EXPECT_FALSE(client::read_boards_file((dir / "dup").string()).ok());
     std::ofstream(dir / "opt") << "x h1 rooot=/a\n";
-    EXPECT_FALSE(remote::read_boards_file((dir / "opt").string()).ok());
+    EXPECT_FALSE(client::read_boards_file((dir / "opt").string()).ok());
 
     std::ofstream(dir / "config") << "Host *\n  ServerAliveInterval 5\nHost orin jetson\n  HostName 10.1.1.1\n"
                                      "  User nv\n  Port 2200\nMatch host foo\n  User bar\n";
-    auto c = remote::ssh_config_boards((dir / "config").string());
+    auto c = client::ssh_config_boards((dir / "config").string());
     ASSERT_EQ(c.size(), 2u);
     EXPECT_EQ(c[0].name, "orin");
     EXPECT_EQ(c[1].user, "nv");
     EXPECT_EQ(c[1].port, 2200);
 
-    auto d = remote::parse_destination("root@[::1]:2022");
+    auto d = client::parse_destination("root@[::1]:2022");
     ASSERT_TRUE(d.ok()) << d.message();
     EXPECT_EQ(d->host, "::1");
     EXPECT_EQ(d->port, 2022);
-    EXPECT_FALSE(remote::parse_destination("@host").ok());
-    EXPECT_FALSE(remote::parse_destination("host:0").ok());
-    auto r = remote::resolve_board("orin", c);
+    EXPECT_FALSE(client::parse_destination("@host").ok());
+    EXPECT_FALSE(client::parse_destination("host:0").ok());
+    auto r = client::resolve_board("orin", c);
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->user, "nv");
-    EXPECT_EQ(remote::resolve_board("pi@10.0.0.5", c)->host, "10.0.0.5");
+    EXPECT_EQ(client::resolve_board("pi@10.0.0.5", c)->host, "10.0.0.5");
 }
 
 TEST(Boards, ALauncherMayHoldSpacesInQuotes) {
@@ -69,7 +69,7 @@ TEST(Boards, ALauncherMayHoldSpacesInQuotes) {
     std::ofstream(dir / "boards")
         << "emu u@127.0.0.1:2222 launcher=\"qemu-aarch64 -L /usr/aarch64-linux-gnu\" root=/r\n"
            "plain h2\n";
-    auto b = remote::read_boards_file((dir / "boards").string());
+    auto b = client::read_boards_file((dir / "boards").string());
     ASSERT_TRUE(b.ok()) << b.message();
     ASSERT_EQ(b->size(), 2u);
     EXPECT_EQ((*b)[0].launcher, "qemu-aarch64 -L /usr/aarch64-linux-gnu");
@@ -79,13 +79,13 @@ TEST(Boards, ALauncherMayHoldSpacesInQuotes) {
               "qemu-aarch64 -L /usr/aarch64-linux-gnu '/r/current/edge-agent' --root '/r/current' --lock "
               "'/r/agent.lock' --threads 2");
     std::ofstream(dir / "open") << "emu h launcher=\"nice -n 5\n";
-    auto open = remote::read_boards_file((dir / "open").string());
+    auto open = client::read_boards_file((dir / "open").string());
     ASSERT_FALSE(open.ok());
     EXPECT_NE(open.message().find((dir / "open").string() + ":1: a double quote is not closed"), std::string::npos)
         << open.message();
     // Found by fuzz_boards: a line of "" made a board without a name, which nothing could select.
     std::ofstream(dir / "nameless") << "orin nvidia@10.0.0.2\n\"\" h3\n";
-    auto nameless = remote::read_boards_file((dir / "nameless").string());
+    auto nameless = client::read_boards_file((dir / "nameless").string());
     ASSERT_FALSE(nameless.ok());
     EXPECT_NE(nameless.message().find((dir / "nameless").string() + ":2: the board name is empty"), std::string::npos)
         << nameless.message();
@@ -132,10 +132,10 @@ struct Run {
 };
 
 Run cli(const std::vector<std::string>& args, const fs::path& tmp) {
-    std::string cmd = remote::shell_quote(EDGE_CLI_PATH);
-    for (const auto& a : args) cmd += " " + remote::shell_quote(a);
+    std::string cmd = client::shell_quote(EDGE_CLI_PATH);
+    for (const auto& a : args) cmd += " " + client::shell_quote(a);
     fs::path errf = tmp / "stderr.txt";
-    cmd += " 2>" + remote::shell_quote(errf.string()) + " </dev/null";
+    cmd += " 2>" + client::shell_quote(errf.string()) + " </dev/null";
     Run r;
     FILE* p = ::popen(cmd.c_str(), "r");
     if (!p) return r;
@@ -383,12 +383,12 @@ TEST_F(CliArchBoardTest, AnAarch64BoardGetsTheCrossBuiltAgentAndRunsItUnderItsLa
     ASSERT_EQ(d.rc, 0) << d.err;
     auto dj = d.json();
     ASSERT_TRUE(dj.is_array() && dj.size() == 1) << d.out;
-    auto want = remote::sha256_of_file(EDGE_AARCH64_AGENT);
+    auto want = client::sha256_of_file(EDGE_AARCH64_AGENT);
     ASSERT_TRUE(want.ok()) << want.message();
     std::string sent;
     for (const auto& f : dj[0]["files"])
         if (fs::path(f["path"].get<std::string>()).filename() == "edge-agent") sent = f["sha256"];
-    EXPECT_EQ(sent, remote::digest_hex(want.value())) << "the uploaded agent is not the aarch64 build\n" << d.out;
+    EXPECT_EQ(sent, client::digest_hex(want.value())) << "the uploaded agent is not the aarch64 build\n" << d.out;
     auto on_board = client::elf_arch((tmp_ / "arm/current/edge-agent").string());
     ASSERT_TRUE(on_board.ok()) << on_board.message();
     EXPECT_EQ(on_board.value(), "aarch64");

@@ -114,6 +114,6 @@ TEST(Prometheus, AgentAnswersAfterAProfileOverSsh) {
     EXPECT_GT(value_of(text, "edge_agent_telemetry_batches_total").value_or(0), 0.0);
     EXPECT_GT(value_of(text, "process_resident_memory_bytes").value_or(0), 1e6);
     EXPECT_TRUE(value_of(text, "edge_agent_kv_blocks{state=\"used\"}").has_value());
-    EXPECT_NE(text.find("protocol=\"" + std::to_string(edge::proto::kProtocolVersion) + "\""), std::string::npos);
+    EXPECT_NE(text.find("protocol=\"" + std::to_string(edge::protocol::kProtocolVersion) + "\""), std::string::npos);
 }
 #endif

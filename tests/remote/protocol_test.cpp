@@ -8,7 +8,7 @@
 #include "remote/protocol/handshake.h"
 #include "remote/protocol/trace.h"
 
-using namespace edge::proto;
+using namespace edge::protocol;
 
 namespace {
 

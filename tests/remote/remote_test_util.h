@@ -13,17 +13,17 @@
 namespace edge::test {
 
 struct Collected {
-    std::vector<proto::TelemetryBatch> batches;
+    std::vector<protocol::TelemetryBatch> batches;
     std::vector<double> ages_ms;  // receive time - board timestamp of each batch's newest sample
-    std::vector<proto::RunResult> results;
-    std::vector<proto::LogLine> logs;
-    std::optional<proto::Ack> ack;
-    std::optional<proto::ErrorMsg> error;
-    std::optional<proto::ServeReport> serve;
+    std::vector<protocol::RunResult> results;
+    std::vector<protocol::LogLine> logs;
+    std::optional<protocol::Ack> ack;
+    std::optional<protocol::ErrorMsg> error;
+    std::optional<protocol::ServeReport> serve;
 };
 
 // Receives until the ack or error of request `id` (or the timeout).
-Collected collect(remote::AgentLink& link, uint32_t id, int timeout_ms);
+Collected collect(client::AgentLink& link, uint32_t id, int timeout_ms);
 // Asserts a finished run with results for every prompt and telemetry with the expected fields.
 void expect_live_telemetry(const Collected& c, size_t prompts);
 

@@ -40,8 +40,8 @@ protected:
         std::ofstream(sshd_->dir / "known_hosts") << sshd_->known_hosts_line() << "\n";
         root_ = (sshd_->dir / "board").string();
     }
-    remote::SshOptions options() const {
-        remote::SshOptions o;
+    client::SshOptions options() const {
+        client::SshOptions o;
         o.host = "127.0.0.1";
         o.port = sshd_->port;
         o.user = sshd_->user;
@@ -50,8 +50,8 @@ protected:
         o.read_ssh_config = false;
         return o;
     }
-    remote::DeployOptions agent_deploy(const std::string& version) const {
-        remote::DeployOptions d;
+    client::DeployOptions agent_deploy(const std::string& version) const {
+        client::DeployOptions d;
         d.board_root = root_;
         d.version = version;
         d.files = {{EDGE_AGENT_PATH, "edge-agent", true}};
@@ -66,10 +66,10 @@ protected:
 TEST_F(ResumeTest, DroppedLinkIsRetriedAndResumesFromTheVerifiedOffset) {
     const uint64_t total = fs::file_size(EDGE_AGENT_PATH);
     ASSERT_GT(total, 8u << 20) << "the test wants a multi-MiB file to interrupt";
-    remote::SshSession* current = nullptr;
+    client::SshSession* current = nullptr;
     int connects = 0;
-    remote::Connector connect = [&]() -> Result<std::unique_ptr<remote::SshSession>> {
-        auto s = remote::SshSession::connect(options());
+    client::Connector connect = [&]() -> Result<std::unique_ptr<client::SshSession>> {
+        auto s = client::SshSession::connect(options());
         if (s.ok()) current = s.value().get(), ++connects;
         return s;
     };
@@ -83,11 +83,11 @@ TEST_F(ResumeTest, DroppedLinkIsRetriedAndResumesFromTheVerifiedOffset) {
             ::shutdown(ssh_get_fd(current->raw()), SHUT_RDWR);
         }
     };
-    remote::RetryPolicy p;
+    client::RetryPolicy p;
     p.first_delay_ms = 50;
     std::vector<std::string> retried;
     p.on_retry = [&](int, const std::string& e, int) { retried.push_back(e); };
-    auto r = remote::deploy_with_retry(connect, d, p);
+    auto r = client::deploy_with_retry(connect, d, p);
     ASSERT_TRUE(r.ok()) << r.message();
     EXPECT_TRUE(dropped);
     EXPECT_EQ(r->attempts, 2);
@@ -116,27 +116,27 @@ TEST_F(ResumeTest, KilledClientLeavesLiveVersionAndNextDeploySendsOnlyTheRest) {
     EDGE_REQUIRE_SHARED(model);
     const uint64_t total = fs::file_size(EDGE_AGENT_PATH);
     {  // v1 is live
-        auto ssh = remote::SshSession::connect(options());
+        auto ssh = client::SshSession::connect(options());
         ASSERT_TRUE(ssh.ok()) << ssh.message();
-        remote::DeployOptions d;
+        client::DeployOptions d;
         d.board_root = root_;
         d.version = "v1";
         d.files = {{model, "model.gguf", false}};
-        ASSERT_TRUE(remote::deploy(*ssh.value(), d).ok());
+        ASSERT_TRUE(client::deploy(*ssh.value(), d).ok());
     }
     // A separate client process deploys v2 (slowly after 2 MiB) and is SIGKILLed mid-upload.
     std::fflush(nullptr);
     pid_t child = ::fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
-        auto ssh = remote::SshSession::connect(options());
+        auto ssh = client::SshSession::connect(options());
         if (!ssh.ok()) _exit(3);
         auto d = agent_deploy("v2");
         d.files.push_back({model, "model.gguf", false});
         d.progress = [](const std::string&, uint64_t done, uint64_t) {
             if (done > (2u << 20)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
         };
-        (void)remote::deploy(*ssh.value(), d);
+        (void)client::deploy(*ssh.value(), d);
         _exit(4);  // should never get here: killed first
     }
     const fs::path part = root_ + "/versions/v2/edge-agent.part";
@@ -160,11 +160,11 @@ TEST_F(ResumeTest, KilledClientLeavesLiveVersionAndNextDeploySendsOnlyTheRest) {
     EXPECT_FALSE(fs::exists(root_ + "/versions/v2/edge-agent"));
     EXPECT_EQ(read_file(root_ + "/versions/v1/model.gguf"), read_file(model));
 
-    auto ssh = remote::SshSession::connect(options());
+    auto ssh = client::SshSession::connect(options());
     ASSERT_TRUE(ssh.ok()) << ssh.message();
     auto d = agent_deploy("v2");
     d.files.push_back({model, "model.gguf", false});
-    auto r = remote::deploy(*ssh.value(), d);
+    auto r = client::deploy(*ssh.value(), d);
     ASSERT_TRUE(r.ok()) << r.message();
     ASSERT_EQ(r->files.size(), 2u);
     EXPECT_EQ(r->files[0].resumed_from, left_on_board);
@@ -181,7 +181,7 @@ TEST_F(ResumeTest, KilledClientLeavesLiveVersionAndNextDeploySendsOnlyTheRest) {
     // and sends nothing.
     fs::remove(root_ + "/current");
     fs::create_directory_symlink("versions/v1", root_ + "/current");
-    auto again = remote::deploy(*ssh.value(), d);
+    auto again = client::deploy(*ssh.value(), d);
     ASSERT_TRUE(again.ok()) << again.message();
     EXPECT_EQ(again->files[0].sent + again->files[1].sent, 0u);
     EXPECT_EQ(again->files[0].resumed_from, total);
@@ -195,9 +195,9 @@ TEST_F(ResumeTest, CorruptOrOversizedPartRestartsFromZero) {
         bad[1000] ^= 0x5a;
         std::ofstream(root_ + "/versions/v1/edge-agent.part", std::ios::binary) << bad;
     }
-    auto ssh = remote::SshSession::connect(options());
+    auto ssh = client::SshSession::connect(options());
     ASSERT_TRUE(ssh.ok()) << ssh.message();
-    auto r = remote::deploy(*ssh.value(), agent_deploy("v1"));
+    auto r = client::deploy(*ssh.value(), agent_deploy("v1"));
     ASSERT_TRUE(r.ok()) << r.message();
     EXPECT_EQ(r->files[0].resumed_from, 0u);
     EXPECT_EQ(r->files[0].sent, agent.size());
@@ -205,7 +205,7 @@ TEST_F(ResumeTest, CorruptOrOversizedPartRestartsFromZero) {
 
     fs::create_directories(root_ + "/versions/v2");
     std::ofstream(root_ + "/versions/v2/edge-agent.part", std::ios::binary) << agent << "trailing";
-    auto r2 = remote::deploy(*ssh.value(), agent_deploy("v2"));
+    auto r2 = client::deploy(*ssh.value(), agent_deploy("v2"));
     ASSERT_TRUE(r2.ok()) << r2.message();
     EXPECT_EQ(r2->files[0].resumed_from, 0u);
     EXPECT_EQ(read_file(root_ + "/versions/v2/edge-agent"), agent);
@@ -215,7 +215,7 @@ TEST_F(ResumeTest, CorruptOrOversizedPartRestartsFromZero) {
     std::ofstream(root_ + "/versions/v3/edge-agent.part", std::ios::binary) << agent.substr(0, 1 << 20);
     auto d3 = agent_deploy("v3");
     d3.resume = false;
-    auto r3 = remote::deploy(*ssh.value(), d3);
+    auto r3 = client::deploy(*ssh.value(), d3);
     ASSERT_TRUE(r3.ok()) << r3.message();
     EXPECT_EQ(r3->files[0].resumed_from, 0u);
     EXPECT_EQ(r3->files[0].sent, agent.size());
@@ -225,16 +225,16 @@ TEST_F(ResumeTest, RefusedConnectionIsRetriedWithBackoffThenNamed) {
     auto o = options();
     sshd_.reset();  // nothing listens on the port any more
     int calls = 0;
-    remote::Connector connect = [&]() {
+    client::Connector connect = [&]() {
         ++calls;
-        return remote::SshSession::connect(o);
+        return client::SshSession::connect(o);
     };
-    remote::RetryPolicy p;
+    client::RetryPolicy p;
     p.attempts = 3;
     p.first_delay_ms = 20;
     std::vector<int> delays;
     p.on_retry = [&](int, const std::string&, int ms) { delays.push_back(ms); };
-    auto r = remote::deploy_with_retry(connect, agent_deploy("v1"), p);
+    auto r = client::deploy_with_retry(connect, agent_deploy("v1"), p);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(calls, 3);
     EXPECT_EQ(delays, (std::vector<int>{20, 40}));
@@ -246,7 +246,7 @@ TEST_F(ResumeTest, RefusedConnectionIsRetriedWithBackoffThenNamed) {
     calls = 0;
     auto d = agent_deploy("v1");
     d.files.push_back({"/nonexistent/engine.edge", "", false});
-    auto local = remote::deploy_with_retry(connect, d, p);
+    auto local = client::deploy_with_retry(connect, d, p);
     ASSERT_FALSE(local.ok());
     EXPECT_EQ(calls, 0);
     EXPECT_NE(local.message().find("/nonexistent/engine.edge"), std::string::npos) << local.message();

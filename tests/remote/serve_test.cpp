@@ -17,8 +17,13 @@
 #include "remote_test_util.h"
 #include "test_support.h"
 
+using edge::model::load_model;
+using edge::model::Model;
+using edge::runtime::LlamaCpu;
+using edge::runtime::RuntimeOptions;
+
 using namespace edge;
-using namespace edge::proto;
+using namespace edge::protocol;
 
 namespace {
 
@@ -31,11 +36,11 @@ std::string read_text(const std::string& path) {
 
 std::string mixed() { return read_text(std::string(EDGE_SOURCE_DIR) + "/tests/data/workloads/mixed.workload"); }
 
-std::unique_ptr<remote::AgentLink> open_agent(std::vector<std::string> argv) {
-    auto t = remote::start_local_agent(std::move(argv));
+std::unique_ptr<client::AgentLink> open_agent(std::vector<std::string> argv) {
+    auto t = client::start_local_agent(std::move(argv));
     EXPECT_TRUE(t.ok()) << t.message();
     if (!t.ok()) return nullptr;
-    auto l = remote::AgentLink::open(std::move(t).value());
+    auto l = client::AgentLink::open(std::move(t).value());
     EXPECT_TRUE(l.ok()) << l.message();
     return l.ok() ? std::move(l).value() : nullptr;
 }
@@ -44,7 +49,7 @@ std::vector<std::string> host_agent(const std::filesystem::path& dir) {
     return {EDGE_AGENT_PATH, "--lock", (dir / "agent.lock").string(), "--threads", "2", "--root", dir.string()};
 }
 
-void load(remote::AgentLink& l, const std::string& path) {
+void load(client::AgentLink& l, const std::string& path) {
     const uint32_t id = l.next_request_id();
     ASSERT_TRUE(l.send(LoadEngine{id, path, std::nullopt, "", ""}).ok());
     auto c = test::collect(l, id, 120000);
@@ -60,7 +65,7 @@ ServeWorkload request(const std::string& text, uint64_t budget, uint32_t concurr
     return w;
 }
 
-test::Collected serve(remote::AgentLink& l, ServeWorkload w, int timeout_ms = 180000) {
+test::Collected serve(client::AgentLink& l, ServeWorkload w, int timeout_ms = 180000) {
     w.request_id = l.next_request_id();
     EXPECT_TRUE(l.send(w).ok());
     return test::collect(l, w.request_id, timeout_ms);

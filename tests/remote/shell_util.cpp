@@ -19,14 +19,14 @@ std::string read_file(const std::filesystem::path& p) {
 }
 
 std::string command_line(const std::string& exe, const std::vector<std::string>& args) {
-    std::string cmd = remote::shell_quote(exe);
-    for (const auto& a : args) cmd += " " + remote::shell_quote(a);
+    std::string cmd = client::shell_quote(exe);
+    for (const auto& a : args) cmd += " " + client::shell_quote(a);
     return cmd;
 }
 
 Shell run_shell(const std::string& command, const std::filesystem::path& tmp) {
     std::filesystem::path errf = tmp / "shell-stderr.txt";
-    std::string cmd = "(" + command + ") 2>" + remote::shell_quote(errf.string()) + " </dev/null";
+    std::string cmd = "(" + command + ") 2>" + client::shell_quote(errf.string()) + " </dev/null";
     Shell r;
     FILE* p = ::popen(cmd.c_str(), "r");
     if (!p) return r;

@@ -13,7 +13,7 @@
 #include "test_support.h"
 
 using namespace edge;
-using namespace edge::proto;
+using namespace edge::protocol;
 
 namespace {
 
@@ -26,9 +26,9 @@ protected:
         known_hosts_ = (sshd_->dir / "known_hosts").string();
     }
 
-    remote::SshOptions options(bool trusted) {
+    client::SshOptions options(bool trusted) {
         if (trusted) std::ofstream(known_hosts_) << sshd_->known_hosts_line() << "\n";
-        remote::SshOptions o;
+        client::SshOptions o;
         o.host = "127.0.0.1";
         o.port = sshd_->port;
         o.user = sshd_->user;
@@ -48,15 +48,15 @@ std::string model_path() { return test::shared("models/stories260K/stories260K.g
 
 TEST_F(SshTest, DeployAndProfileStories260K) {
     EDGE_REQUIRE_SHARED(model_path());
-    auto ssh = remote::SshSession::connect(options(true));
+    auto ssh = client::SshSession::connect(options(true));
     ASSERT_TRUE(ssh.ok()) << ssh.message() << "\n" << sshd_->log();
     std::string root = (sshd_->dir / "board").string();
 
-    remote::DeployOptions d;
+    client::DeployOptions d;
     d.board_root = root;
     d.version = "v1";
     d.files = {{EDGE_AGENT_PATH, "edge-agent", true}, {model_path(), "model.gguf", false}};
-    auto first = remote::deploy(*ssh.value(), d);
+    auto first = client::deploy(*ssh.value(), d);
     ASSERT_TRUE(first.ok()) << first.message();
     EXPECT_EQ(first->previous_version, "");
     ASSERT_EQ(first->files.size(), 2u);
@@ -65,11 +65,11 @@ TEST_F(SshTest, DeployAndProfileStories260K) {
     EXPECT_TRUE(std::filesystem::exists(root + "/versions/v1/SHA256SUMS"));
 
     // The live version cannot be overwritten; a second version keeps the first as previous.
-    auto again = remote::deploy(*ssh.value(), d);
+    auto again = client::deploy(*ssh.value(), d);
     ASSERT_FALSE(again.ok());
     EXPECT_NE(again.message().find("is live"), std::string::npos) << again.message();
     d.version = "v2";
-    auto second = remote::deploy(*ssh.value(), d);
+    auto second = client::deploy(*ssh.value(), d);
     ASSERT_TRUE(second.ok()) << second.message();
     EXPECT_EQ(second->previous_version, "v1");
     EXPECT_EQ(std::filesystem::read_symlink(root + "/current").string(), "versions/v2");
@@ -79,11 +79,11 @@ TEST_F(SshTest, DeployAndProfileStories260K) {
 
     // Run the deployed agent over an exec channel on the deployed engine.
     std::string cur = root + "/current";
-    auto t = remote::start_ssh_agent(*ssh.value(), remote::shell_quote(cur + "/edge-agent") + " --threads 1 --lock " +
-                                                       remote::shell_quote(root + "/agent.lock") + " --root " +
-                                                       remote::shell_quote(cur));
+    auto t = client::start_ssh_agent(*ssh.value(), client::shell_quote(cur + "/edge-agent") + " --threads 1 --lock " +
+                                                       client::shell_quote(root + "/agent.lock") + " --root " +
+                                                       client::shell_quote(cur));
     ASSERT_TRUE(t.ok()) << t.message();
-    auto link = remote::AgentLink::open(std::move(t).value());
+    auto link = client::AgentLink::open(std::move(t).value());
     ASSERT_TRUE(link.ok()) << link.message();
     auto trace = new_trace();
     uint32_t load_id = link.value()->next_request_id();
@@ -123,44 +123,44 @@ TEST_F(SshTest, DeployAndProfileStories260K) {
     EXPECT_EQ(status.value(), 0);
 
     // Rollback swaps current and previous.
-    ASSERT_TRUE(remote::rollback(*ssh.value(), root).ok());
+    ASSERT_TRUE(client::rollback(*ssh.value(), root).ok());
     EXPECT_EQ(std::filesystem::read_symlink(root + "/current").string(), "versions/v1");
     EXPECT_EQ(std::filesystem::read_symlink(root + "/previous").string(), "versions/v2");
 }
 
 TEST_F(SshTest, DeployFailsCleanlyAndLeavesCurrentAlone) {
-    auto ssh = remote::SshSession::connect(options(true));
+    auto ssh = client::SshSession::connect(options(true));
     ASSERT_TRUE(ssh.ok()) << ssh.message();
     std::string root = (sshd_->dir / "board").string();
-    remote::DeployOptions d;
+    client::DeployOptions d;
     d.board_root = root;
     d.version = "v1";
     d.files = {{EDGE_AGENT_PATH, "edge-agent", true}};
-    ASSERT_TRUE(remote::deploy(*ssh.value(), d).ok());
+    ASSERT_TRUE(client::deploy(*ssh.value(), d).ok());
     d.version = "v2";
     d.files.push_back({"/nonexistent/model.gguf", "", false});
-    auto r = remote::deploy(*ssh.value(), d);
+    auto r = client::deploy(*ssh.value(), d);
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.message().find("/nonexistent/model.gguf"), std::string::npos) << r.message();
     EXPECT_EQ(std::filesystem::read_symlink(root + "/current").string(), "versions/v1");
-    EXPECT_FALSE(remote::deploy(*ssh.value(), remote::DeployOptions{"relative/path", "v3", d.files, {}}).ok());
+    EXPECT_FALSE(client::deploy(*ssh.value(), client::DeployOptions{"relative/path", "v3", d.files, {}}).ok());
 }
 
 TEST_F(SshTest, UnknownHostKeyIsRefusedUnlessAccepted) {
     auto o = options(false);  // empty known_hosts
-    auto refused = remote::SshSession::connect(o);
+    auto refused = client::SshSession::connect(o);
     ASSERT_FALSE(refused.ok());
     EXPECT_NE(refused.message().find("unknown host key"), std::string::npos) << refused.message();
     EXPECT_NE(refused.message().find("SHA256:"), std::string::npos) << refused.message();
     EXPECT_NE(refused.message().find("127.0.0.1"), std::string::npos) << refused.message();
 
     o.accept_unknown_host = true;
-    auto accepted = remote::SshSession::connect(o);
+    auto accepted = client::SshSession::connect(o);
     ASSERT_TRUE(accepted.ok()) << accepted.message();
     EXPECT_NE(accepted.value()->host_key_fingerprint().find("SHA256:"), std::string::npos);
     // Now known: a plain connection succeeds.
     o.accept_unknown_host = false;
-    auto known = remote::SshSession::connect(o);
+    auto known = client::SshSession::connect(o);
     ASSERT_TRUE(known.ok()) << known.message();
     auto out = known.value()->exec_checked("echo hi", "echo");
     ASSERT_TRUE(out.ok()) << out.message();
@@ -173,7 +173,7 @@ TEST_F(SshTest, ChangedHostKeyIsRefusedEvenWithAcceptance) {
     std::ofstream(known_hosts_) << "[127.0.0.1]:" << sshd_->port << " " << impostor << "\n";
     auto o = options(false);
     o.accept_unknown_host = true;  // acceptance covers unknown keys, never changed ones
-    auto r = remote::SshSession::connect(o);
+    auto r = client::SshSession::connect(o);
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.message().find("HOST KEY CHANGED"), std::string::npos) << r.message();
     EXPECT_NE(r.message().find("127.0.0.1"), std::string::npos) << r.message();
@@ -187,7 +187,7 @@ TEST_F(SshTest, ChangedHostKeyIsRefusedEvenWithAcceptance) {
     // Hashed host names (HashKnownHosts yes) are matched too.
     std::string hash = "ssh-keygen -H -f '" + known_hosts_ + "' >/dev/null 2>&1";
     ASSERT_EQ(std::system(hash.c_str()), 0);
-    auto r2 = remote::SshSession::connect(o);
+    auto r2 = client::SshSession::connect(o);
     ASSERT_FALSE(r2.ok());
     EXPECT_NE(r2.message().find("HOST KEY CHANGED"), std::string::npos) << r2.message();
     EXPECT_NE(r2.message().find(r.message().substr(first, 50)), std::string::npos) << r2.message();
@@ -198,7 +198,7 @@ TEST_F(SshTest, WrongKeyIsRefusedWithoutPasswordFallback) {
     ASSERT_FALSE(other.empty());
     auto o = options(true);
     o.identity_file = (sshd_->dir / "stranger").string();
-    auto r = remote::SshSession::connect(o);
+    auto r = client::SshSession::connect(o);
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.message().find("authentication refused"), std::string::npos) << r.message();
 }

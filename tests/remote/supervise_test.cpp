@@ -39,33 +39,33 @@ protected:
         std::ofstream(sshd_->dir / "known_hosts") << sshd_->known_hosts_line() << "\n";
         pidfile_ = (sshd_->dir / "agent.pid").string();
     }
-    remote::Connector connector() {
+    client::Connector connector() {
         return [this]() {
-            remote::SshOptions o;
+            client::SshOptions o;
             o.host = "127.0.0.1";
             o.port = sshd_->port;
             o.user = sshd_->user;
             o.identity_file = sshd_->client_key;
             o.known_hosts = (sshd_->dir / "known_hosts").string();
             o.read_ssh_config = false;
-            auto s = remote::SshSession::connect(o);
+            auto s = client::SshSession::connect(o);
             if (s.ok()) session_ = s.value().get(), ++connects_;
             return s;
         };
     }
     // The agent's shell writes its pid (exec keeps it), so the test can kill exactly that process.
     std::string command() const {
-        return "echo $$ > " + remote::shell_quote(pidfile_) + " && exec " + remote::shell_quote(EDGE_AGENT_PATH) +
-               " --threads 1 --lock " + remote::shell_quote((sshd_->dir / "agent.lock").string()) + " --root " +
-               remote::shell_quote(fs::path(model_).parent_path().string());
+        return "echo $$ > " + client::shell_quote(pidfile_) + " && exec " + client::shell_quote(EDGE_AGENT_PATH) +
+               " --threads 1 --lock " + client::shell_quote((sshd_->dir / "agent.lock").string()) + " --root " +
+               client::shell_quote(fs::path(model_).parent_path().string());
     }
     pid_t agent_pid() const {
         pid_t p = 0;
         std::ifstream(pidfile_) >> p;
         return p;
     }
-    remote::ProfileRequest request() const {
-        remote::ProfileRequest r;
+    client::ProfileRequest request() const {
+        client::ProfileRequest r;
         r.engine_path = fs::path(model_).filename().string();
         r.prompts = {"Once upon a time", "Lily wanted", "The sun", "A little dog", "Tom and Sue"};
         r.max_tokens = 256;
@@ -73,19 +73,19 @@ protected:
     }
     std::string model_, pidfile_;
     std::unique_ptr<test::Sshd> sshd_;
-    remote::SshSession* session_ = nullptr;
+    client::SshSession* session_ = nullptr;
     int connects_ = 0;
 };
 
 }  // namespace
 
 TEST_F(SuperviseTest, KilledAgentIsRestartedAndTelemetryResumes) {
-    remote::SupervisorOptions o;
+    client::SupervisorOptions o;
     o.restart_delay_ms = 50;
     pid_t killed = 0;
     uint64_t killed_at = 0;
     std::vector<std::string> events;
-    o.on_telemetry = [&](const proto::TelemetryBatch& b) {
+    o.on_telemetry = [&](const protocol::TelemetryBatch& b) {
         if (killed == 0 && !b.samples.empty()) {
             killed = agent_pid();
             ASSERT_GT(killed, 0);
@@ -94,7 +94,7 @@ TEST_F(SuperviseTest, KilledAgentIsRestartedAndTelemetryResumes) {
         }
     };
     o.on_event = [&](const std::string& e) { events.push_back(e); };
-    auto r = remote::run_profile(remote::ssh_agent_starter(connector(), command()), request(), o);
+    auto r = client::run_profile(client::ssh_agent_starter(connector(), command()), request(), o);
     ASSERT_TRUE(r.ok()) << r.message() << "\n" << sshd_->log();
     ASSERT_GT(killed, 0);
     EXPECT_EQ(r->restarts, 1);
@@ -118,7 +118,7 @@ TEST_F(SuperviseTest, KilledAgentIsRestartedAndTelemetryResumes) {
         if (s.timestamp_ns > killed_at) ++after, prompts_after.insert(s.prompt_index);
     EXPECT_GT(after, 0u) << "telemetry did not resume after the restart";
     for (uint32_t p : prompts_after) EXPECT_LT(p, 5u);
-    auto sum = remote::summarize(r.value());
+    auto sum = client::summarize(r.value());
     ASSERT_TRUE(sum.latency_p50_ms && sum.latency_p99_ms && sum.tokens_per_s && sum.rss_max_bytes);
     EXPECT_LE(*sum.latency_p50_ms, *sum.latency_p99_ms);
     ASSERT_TRUE(sum.kv_hit_rate.has_value()) << "the agent reports prompt positions reused from its cache";
@@ -131,16 +131,16 @@ TEST_F(SuperviseTest, KilledAgentIsRestartedAndTelemetryResumes) {
 }
 
 TEST_F(SuperviseTest, DroppedLinkReconnectsAndResumes) {
-    remote::SupervisorOptions o;
+    client::SupervisorOptions o;
     o.restart_delay_ms = 50;
     bool dropped = false;
-    o.on_telemetry = [&](const proto::TelemetryBatch& b) {
+    o.on_telemetry = [&](const protocol::TelemetryBatch& b) {
         if (!dropped && !b.samples.empty()) {
             dropped = true;
             ::shutdown(ssh_get_fd(session_->raw()), SHUT_RDWR);
         }
     };
-    auto r = remote::run_profile(remote::ssh_agent_starter(connector(), command()), request(), o);
+    auto r = client::run_profile(client::ssh_agent_starter(connector(), command()), request(), o);
     ASSERT_TRUE(r.ok()) << r.message();
     EXPECT_TRUE(dropped);
     EXPECT_EQ(r->restarts, 1);
@@ -149,13 +149,13 @@ TEST_F(SuperviseTest, DroppedLinkReconnectsAndResumes) {
 }
 
 TEST_F(SuperviseTest, DeathWithoutRestartsIsReportedNamingTheBoard) {
-    remote::SupervisorOptions o;
+    client::SupervisorOptions o;
     o.max_restarts = 0;
     bool killed = false;
-    o.on_telemetry = [&](const proto::TelemetryBatch& b) {
+    o.on_telemetry = [&](const protocol::TelemetryBatch& b) {
         if (!killed && !b.samples.empty()) killed = ::kill(agent_pid(), SIGKILL) == 0;
     };
-    auto r = remote::run_profile(remote::ssh_agent_starter(connector(), command()), request(), o);
+    auto r = client::run_profile(client::ssh_agent_starter(connector(), command()), request(), o);
     ASSERT_FALSE(r.ok());
     EXPECT_TRUE(killed);
     EXPECT_NE(r.message().find("agent on " + sshd_->user + "@127.0.0.1:" + std::to_string(sshd_->port)),
@@ -167,8 +167,8 @@ TEST_F(SuperviseTest, DeathWithoutRestartsIsReportedNamingTheBoard) {
     auto req = request();
     req.engine_path = "missing.gguf";
     int starts = 0;
-    auto starter = remote::ssh_agent_starter(connector(), command());
-    auto r2 = remote::run_profile(
+    auto starter = client::ssh_agent_starter(connector(), command());
+    auto r2 = client::run_profile(
         [&]() {
             ++starts;
             return starter();

@@ -45,8 +45,8 @@ namespace {
 
 QString qs(const fs::path& p) { return QString::fromStdString(p.string()); }
 
-edge::proto::TelemetrySample sample(uint64_t ns, double latency, uint32_t used = 3, uint32_t free = 13) {
-    edge::proto::TelemetrySample s;
+edge::protocol::TelemetrySample sample(uint64_t ns, double latency, uint32_t used = 3, uint32_t free = 13) {
+    edge::protocol::TelemetrySample s;
     s.timestamp_ns = ns;
     s.token_latency_ms = latency;
     s.tokens_per_s = 1000.0 / latency;
@@ -116,7 +116,7 @@ TEST(TelemetryStore, BoundedRingPercentilesDecimationAndCsv) {
     const uint64_t t0 = 1'700'000'000'000'000'000ull;
     std::vector<double> all;
     for (int b = 0; b < 50; ++b) {  // 50 batches of 5 samples at 20 Hz: 250 samples, 12.5 s
-        edge::proto::TelemetryBatch batch;
+        edge::protocol::TelemetryBatch batch;
         for (int k = 0; k < 5; ++k) {
             const int i = b * 5 + k;
             const double lat = 1.0 + (i * 37 % 23);
@@ -142,7 +142,7 @@ TEST(TelemetryStore, BoundedRingPercentilesDecimationAndCsv) {
     EXPECT_FALSE(store.has(TelemetryColumn::DeviceMiB));
 
     // A board clock step backwards does not reorder the rows.
-    edge::proto::TelemetryBatch back;
+    edge::protocol::TelemetryBatch back;
     back.samples.push_back(sample(t0, 2.0));
     store.addBatch(back);
     EXPECT_DOUBLE_EQ(store.latestTime(), 249 * 0.05);
@@ -161,7 +161,7 @@ TEST(TelemetryStore, BoundedRingPercentilesDecimationAndCsv) {
 
     // Decimation keeps every bucket's extremes and bounds the point count.
     TelemetryStore big(nullptr, 20000);
-    edge::proto::TelemetryBatch many;
+    edge::protocol::TelemetryBatch many;
     for (int i = 0; i < 20000; ++i)
         many.samples.push_back(sample(t0 + uint64_t(i) * 50'000'000ull, i == 12345 ? 500.0
                                                                         : i == 777 ? 0.25
@@ -179,7 +179,7 @@ TEST(TelemetryStore, BoundedRingPercentilesDecimationAndCsv) {
     // Bucket ends that round onto a row's time (3.125 ms rows, 300 buckets over 79.296875 s: the
     // soak bench's stream) still advance: this once looped forever.
     TelemetryStore fine(nullptr, 30000);
-    edge::proto::TelemetryBatch rows;
+    edge::protocol::TelemetryBatch rows;
     for (int i = 0; i <= 25375; ++i) rows.samples.push_back(sample(t0 + uint64_t(i) * 3'125'000ull, 10.0 + (i % 5)));
     fine.addBatch(rows);
     ASSERT_DOUBLE_EQ(fine.latestTime(), 79.296875);
@@ -333,7 +333,7 @@ TEST_F(BoardsPageSsh, TrustsTheHostKeyDeploysAndStreamsLiveCharts) {
     // Pause holds the charts still while data keeps arriving in the store.
     page_->setPaused(true);
     const int held = page_->chart(BoardsPage::ThroughputChart)->totalPoints();
-    edge::proto::TelemetryBatch extra;
+    edge::protocol::TelemetryBatch extra;
     extra.samples.push_back(sample(uint64_t(4e18), 2.0));
     page_->store()->addBatch(extra);
     page_->refreshCharts();
@@ -356,7 +356,7 @@ TEST_F(BoardsPageSsh, TrustsTheHostKeyDeploysAndStreamsLiveCharts) {
 
 TEST_F(BoardsPageSsh, RefusedConnectionShowsTheReasonAndKeepsTheCharts) {
     // Charts from an earlier run stay when the next board refuses.
-    edge::proto::TelemetryBatch earlier;
+    edge::protocol::TelemetryBatch earlier;
     for (int i = 0; i < 10; ++i) earlier.samples.push_back(sample(1'000'000'000ull * uint64_t(i + 1), 3.0 + i));
     page_->store()->addBatch(earlier);
     page_->refreshCharts();
@@ -495,9 +495,9 @@ TEST_F(BoardsPageArch, AnAarch64BoardGetsTheAarch64AgentAndServesUnderItsLaunche
     page_->deploy();
     ASSERT_TRUE(waitUntil([&] { return deployed.size() + failed.size() > 0; }, 120000));
     ASSERT_EQ(failed.size(), 0) << failed.front().at(2).toString().toStdString();
-    auto want = edge::remote::sha256_of_file(EDGE_AARCH64_AGENT);
+    auto want = edge::client::sha256_of_file(EDGE_AARCH64_AGENT);
     ASSERT_TRUE(want.ok());
-    EXPECT_EQ(c->lastDeploy().agentSha256.toStdString(), edge::remote::digest_hex(want.value()));
+    EXPECT_EQ(c->lastDeploy().agentSha256.toStdString(), edge::client::digest_hex(want.value()));
     EXPECT_EQ(QFileInfo(c->lastDeploy().agentPath).canonicalFilePath(),
               QFileInfo(QStringLiteral(EDGE_AARCH64_AGENT)).canonicalFilePath());
     auto arch = edge::client::elf_arch((tmp_ / "board/current/edge-agent").string());

@@ -81,14 +81,15 @@ TEST(ModelDocument, MissingFileFailsWithItsName) {
 
 TEST(ModelDocument, CancelKeepsThePreviousModel) {
     // A loader that runs until cancelled, standing in for a large file.
-    ModelDocument doc(nullptr,
-                      [](const std::string&, const edge::LoadOptions&, edge::Progress* p) -> edge::Result<edge::Model> {
-                          for (int i = 0; i < 5000 && !p->cancelled(); ++i) {
-                              p->report(0.5, "reading tensors");
-                              std::this_thread::sleep_for(std::chrono::milliseconds(1));
-                          }
-                          return edge::views::test::tinyModel(1, 8, "late");
-                      });
+    ModelDocument doc(
+        nullptr,
+        [](const std::string&, const edge::model::LoadOptions&, edge::Progress* p) -> edge::Result<edge::model::Model> {
+            for (int i = 0; i < 5000 && !p->cancelled(); ++i) {
+                p->report(0.5, "reading tensors");
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
+            return edge::views::test::tinyModel(1, 8, "late");
+        });
     doc.setModel(edge::views::test::tinyModel(2, 8, "previous"), QStringLiteral("/models/previous.gguf"));
     const auto before = doc.current();
     QSignalSpy progress(&doc, &ModelDocument::loadProgress);
@@ -107,11 +108,12 @@ TEST(ModelDocument, CancelKeepsThePreviousModel) {
 }
 
 TEST(ModelDocument, ANewerOpenSupersedesTheOlder) {
-    ModelDocument doc(
-        nullptr, [](const std::string& path, const edge::LoadOptions&, edge::Progress*) -> edge::Result<edge::Model> {
-            if (path == "/slow.gguf") std::this_thread::sleep_for(std::chrono::milliseconds(200));
-            return edge::views::test::tinyModel(1, 8, path == "/slow.gguf" ? "slow" : "fast");
-        });
+    ModelDocument doc(nullptr,
+                      [](const std::string& path, const edge::model::LoadOptions&,
+                         edge::Progress*) -> edge::Result<edge::model::Model> {
+                          if (path == "/slow.gguf") std::this_thread::sleep_for(std::chrono::milliseconds(200));
+                          return edge::views::test::tinyModel(1, 8, path == "/slow.gguf" ? "slow" : "fast");
+                      });
     QSignalSpy changed(&doc, &ModelDocument::modelChanged);
     doc.open(QStringLiteral("/slow.gguf"));
     doc.open(QStringLiteral("/fast.gguf"));
@@ -127,8 +129,8 @@ TEST(ModelDocument, ANewerOpenSupersedesTheOlder) {
 // populated, tensor pages left on disk); the first job that computes over the weights reads them
 // once, and later jobs share that copy.
 TEST(ModelDocument, OpensWithoutReadingTheWeightsAndReadsThemOnceForJobs) {
-    edge::SynthOptions o;
-    o.config = edge::find_synth_shape("stories260k")->config;
+    edge::model::SynthOptions o;
+    o.config = edge::model::find_synth_shape("stories260k")->config;
     o.config->dim = 512;
     o.config->hidden_dim = 1536;
     o.config->n_heads = 8;
@@ -137,8 +139,8 @@ TEST(ModelDocument, OpensWithoutReadingTheWeightsAndReadsThemOnceForJobs) {
     o.config->vocab_size = 4096;
     o.path = (edge::test::temp_dir("views-lazy") / "wide.gguf").string();
     o.threads = 2;
-    ASSERT_TRUE(edge::write_synth_model(o).ok());
-    auto header = edge::gguf::open(o.path);
+    ASSERT_TRUE(edge::model::write_synth_model(o).ok());
+    auto header = edge::model::gguf::open(o.path);
     ASSERT_TRUE(header.ok());
     const uint64_t data_start = header->data_offset;
     header = edge::Error{};

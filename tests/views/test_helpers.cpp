@@ -7,12 +7,12 @@
 
 namespace edge::views::test {
 
-edge::Model tinyModel(int blocks, int dim, const std::string& name) {
-    edge::Model m;
+edge::model::Model tinyModel(int blocks, int dim, const std::string& name) {
+    edge::model::Model m;
     m.name = name;
     m.source_format = "synth";
     m.source_path = "/tmp/" + name + ".gguf";
-    edge::LlamaConfig& c = m.config;
+    edge::model::LlamaConfig& c = m.config;
     c.dim = dim;
     c.hidden_dim = dim * 2;
     c.n_layers = blocks;
@@ -37,7 +37,7 @@ edge::Model tinyModel(int blocks, int dim, const std::string& name) {
         m.tensors.push_back(edge::Tensor::zeros_f32(p + "ffn_up.weight", {c.hidden_dim, dim}));
         m.tensors.push_back(edge::Tensor::zeros_f32(p + "ffn_down.weight", {dim, c.hidden_dim}));
     }
-    edge::finalize_llama(m);
+    edge::model::finalize_llama(m);
     return m;
 }
 

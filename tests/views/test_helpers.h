@@ -12,7 +12,7 @@
 namespace edge::views::test {
 
 // A Llama model built in memory: `blocks` decoder blocks of width `dim` (graph finalized).
-edge::Model tinyModel(int blocks = 2, int dim = 8, const std::string& name = "tiny");
+edge::model::Model tinyModel(int blocks = 2, int dim = 8, const std::string& name = "tiny");
 // The real model the tests open: the generated demo model when the build makes one, else
 // ../shared/models/stories260K/stories260K.gguf.
 QString realModelPath();

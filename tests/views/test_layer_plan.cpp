@@ -32,11 +32,11 @@ constexpr auto kFatal = QAbstractItemModelTester::FailureReportingMode::Fatal;
 
 std::shared_ptr<const LoadedModel> stories() {
     static std::shared_ptr<const LoadedModel> cached = [] {
-        auto m = edge::load_model(edge::views::test::stories260kPath().toStdString());
+        auto m = edge::model::load_model(edge::views::test::stories260kPath().toStdString());
         if (!m.ok()) return std::shared_ptr<const LoadedModel>();
         auto l = std::make_shared<LoadedModel>();
         l->model = std::move(*m);
-        l->layers = edge::list_layers(l->model);
+        l->layers = edge::model::list_layers(l->model);
         return std::shared_ptr<const LoadedModel>(l);
     }();
     return cached;

@@ -17,10 +17,10 @@ using namespace edge::views;
 using edge::views::test::tinyModel;
 
 namespace {
-std::shared_ptr<const LoadedModel> loaded(edge::Model m) {
+std::shared_ptr<const LoadedModel> loaded(edge::model::Model m) {
     auto l = std::make_shared<LoadedModel>();
     l->model = std::move(m);
-    l->layers = edge::list_layers(l->model);
+    l->layers = edge::model::list_layers(l->model);
     return l;
 }
 constexpr auto kFatal = QAbstractItemModelTester::FailureReportingMode::Fatal;

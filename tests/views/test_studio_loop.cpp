@@ -47,8 +47,8 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string sha256(const QString& path) {
-    auto d = edge::remote::sha256_of_file(path.toStdString());
-    return d.ok() ? edge::remote::digest_hex(d.value()) : std::string();
+    auto d = edge::client::sha256_of_file(path.toStdString());
+    return d.ok() ? edge::client::digest_hex(d.value()) : std::string();
 }
 
 // Validates the current Layers plan; returns the new configuration's row (-1 on failure).

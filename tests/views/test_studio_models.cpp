@@ -24,15 +24,15 @@ using edge::quant::Precision;
 namespace {
 constexpr auto kFatal = QAbstractItemModelTester::FailureReportingMode::Fatal;
 
-std::shared_ptr<const LoadedModel> loaded(edge::Model m) {
+std::shared_ptr<const LoadedModel> loaded(edge::model::Model m) {
     auto l = std::make_shared<LoadedModel>();
     l->model = std::move(m);
-    l->layers = edge::list_layers(l->model);
+    l->layers = edge::model::list_layers(l->model);
     return l;
 }
 
-edge::ValidationReport sampleReport() {
-    edge::ValidationReport r;
+edge::validate::ValidationReport sampleReport() {
+    edge::validate::ValidationReport r;
     r.consistency.ppl_ref = 3.5;
     r.consistency.ppl_test = 3.62;
     r.consistency.kl_mean = 0.031;
@@ -99,7 +99,7 @@ TEST(ValidationReportModel, JudgesChecksAndReJudgesOnThresholdEdits) {
     EXPECT_DOUBLE_EQ(model.thresholds().bitflip_conf_drop_max, 0.01);
     EXPECT_EQ(model.verdict(ValidationReportModel::BitFlip), ValidationReportModel::Fail);
     // The same rules as the engine: jitter p99-p50 = 0.25 ms against 0.2 fails.
-    edge::Thresholds t = model.thresholds();
+    edge::validate::Thresholds t = model.thresholds();
     t.jitter_ms_max = 0.2;
     model.setThresholds(t);
     EXPECT_EQ(model.verdict(ValidationReportModel::Jitter), ValidationReportModel::Fail);
@@ -110,7 +110,7 @@ TEST(ValidationReportModel, JudgesChecksAndReJudgesOnThresholdEdits) {
     // Per layer: health and scale ranges joined by name (tensor names lose ".weight").
     ValidationLayerModel layers;
     QAbstractItemModelTester layerTester(&layers, kFatal);
-    edge::ValidationReport r = sampleReport();
+    edge::validate::ValidationReport r = sampleReport();
     r.health.push_back({"output", 500, 2, 1});
     layers.setReport(&r);
     ASSERT_EQ(layers.rowCount(), 2);

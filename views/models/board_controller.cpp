@@ -79,7 +79,7 @@ void BoardController::cancel() {
     ++run_;  // telemetry still in flight belongs to a cancelled run
 }
 
-void BoardController::deliverBatch(quint64 run, const edge::proto::TelemetryBatch& batch) {
+void BoardController::deliverBatch(quint64 run, const edge::protocol::TelemetryBatch& batch) {
     if (run != run_) return;
     if (!runHasData_) {
         store_->clear();  // the new run replaces the old charts only once it has data
@@ -91,13 +91,13 @@ void BoardController::deliverBatch(quint64 run, const edge::proto::TelemetryBatc
 namespace {
 
 // The SSH options of a board, with the unknown-host-key question routed to the UI thread.
-edge::remote::SshOptions sshOptions(const edge::remote::Board& b, const QString& knownHosts, const QString& sshConfig,
+edge::client::SshOptions sshOptions(const edge::client::Board& b, const QString& knownHosts, const QString& sshConfig,
                                     std::function<bool(const std::string&, const std::string&)> confirm) {
-    edge::remote::SshOptions o;
+    edge::client::SshOptions o;
     o.host = b.host;
     o.port = b.port;
     o.user = b.user;
-    o.identity_file = edge::remote::expand_home(b.identity);
+    o.identity_file = edge::client::expand_home(b.identity);
     o.known_hosts = knownHosts.toStdString();
     o.ssh_config = sshConfig.toStdString();
     o.confirm_unknown_host = std::move(confirm);
@@ -106,7 +106,7 @@ edge::remote::SshOptions sshOptions(const edge::remote::Board& b, const QString&
 
 }  // namespace
 
-bool BoardController::deploy(const edge::remote::Board& board, const QString& engine, const QString& folder) {
+bool BoardController::deploy(const edge::client::Board& board, const QString& engine, const QString& folder) {
     const QString name = q(board.name);
     if (busy()) {
         emit failed(name, tr("Deploy"), tr("Another deployment or profile is running; cancel it first."));
@@ -127,8 +127,8 @@ bool BoardController::deploy(const edge::remote::Board& board, const QString& en
     const std::string root = folder.toStdString();
     const uint64_t engineBytes = uint64_t(fi.size());
     const QString knownHosts = knownHosts_, sshConfig = sshConfig_;
-    deployJob_->start<edge::remote::DeployReport>(
-        [=](edge::Progress* p) -> edge::Result<edge::remote::DeployReport> {
+    deployJob_->start<edge::client::DeployReport>(
+        [=](edge::Progress* p) -> edge::Result<edge::client::DeployReport> {
             // A declined host key ends the deployment: no retry asks again.
             auto declined = std::make_shared<std::atomic<bool>>(false);
             auto confirm = [guard, p, declined](const std::string& fp, const std::string& where) {
@@ -147,7 +147,7 @@ bool BoardController::deploy(const edge::remote::Board& board, const QString& en
             const auto opts = sshOptions(board, knownHosts, sshConfig, confirm);
             edge::report(p, 0.0, tr("Connecting to %1").arg(name).toStdString());
             auto agentBytes = std::make_shared<std::atomic<uint64_t>>(0);
-            edge::remote::DeployOptions d;
+            edge::client::DeployOptions d;
             d.board_root = root;
             d.files = {{enginePath, "", false}};
             // The agent built for the board's own architecture (uname -m), never just this host's.
@@ -170,17 +170,17 @@ bool BoardController::deploy(const edge::remote::Board& board, const QString& en
                              tr("Uploading %1").arg(QFileInfo(q(file)).fileName()).toStdString());
             };
             d.cancelled = [p, declined] { return edge::is_cancelled(p) || declined->load(); };
-            edge::remote::RetryPolicy policy;
+            edge::client::RetryPolicy policy;
             policy.attempts = 3;
             policy.on_retry = [guard, name](int attempt, const std::string& e, int ms) {
                 post(guard, [=](BoardController* c) {
                     emit c->event(name, tr("Attempt %1 failed: %2; retrying in %3 ms").arg(attempt).arg(q(e)).arg(ms));
                 });
             };
-            return edge::remote::deploy_with_retry([opts] { return edge::remote::SshSession::connect(opts); }, d,
+            return edge::client::deploy_with_retry([opts] { return edge::client::SshSession::connect(opts); }, d,
                                                    policy);
         },
-        [this, name](edge::Result<edge::remote::DeployReport> r) {
+        [this, name](edge::Result<edge::client::DeployReport> r) {
             if (!r.ok()) {
                 emit failed(name, tr("Deploy"), userErrorText(tr("Deploying to %1 failed.").arg(name), r.error()));
                 return;
@@ -191,11 +191,11 @@ bool BoardController::deploy(const edge::remote::Board& board, const QString& en
             for (const auto& f : r->files) {
                 const QString file = QFileInfo(q(f.remote_path)).fileName();
                 if (file == QLatin1String("edge-agent")) {
-                    o.agentSha256 = q(edge::remote::digest_hex(f.sha256));
+                    o.agentSha256 = q(edge::client::digest_hex(f.sha256));
                     continue;
                 }
                 o.engineName = file;
-                o.engineSha256 = q(edge::remote::digest_hex(f.sha256));
+                o.engineSha256 = q(edge::client::digest_hex(f.sha256));
             }
             o.agentPath = lastAgent_;
             o.bytesSent = r->bytes_sent;
@@ -207,7 +207,7 @@ bool BoardController::deploy(const edge::remote::Board& board, const QString& en
     return true;
 }
 
-bool BoardController::profile(const edge::remote::Board& board, const QString& folder, const QStringList& prompts,
+bool BoardController::profile(const edge::client::Board& board, const QString& folder, const QStringList& prompts,
                               int maxTokens) {
     const QString name = q(board.name);
     if (busy()) {
@@ -227,8 +227,8 @@ bool BoardController::profile(const edge::remote::Board& board, const QString& f
     const QString knownHosts = knownHosts_, sshConfig = sshConfig_;
     const uint32_t tokens = uint32_t(std::max(1, maxTokens));
     auto engineSha = std::make_shared<std::string>();  // written by the worker, read once it is done
-    profileJob_->start<edge::remote::ProfileReport>(
-        [=](edge::Progress* p) -> edge::Result<edge::remote::ProfileReport> {
+    profileJob_->start<edge::client::ProfileReport>(
+        [=](edge::Progress* p) -> edge::Result<edge::client::ProfileReport> {
             auto confirm = [guard, p](const std::string& fp, const std::string& where) {
                 auto w = std::make_shared<HostKeyWait>();
                 post(guard, [w, fp, where](BoardController* c) {
@@ -241,9 +241,9 @@ bool BoardController::profile(const edge::remote::Board& board, const QString& f
                 return w->answer.value_or(false);
             };
             const auto opts = sshOptions(board, knownHosts, sshConfig, confirm);
-            edge::remote::Connector connect = [opts] { return edge::remote::SshSession::connect(opts); };
+            edge::client::Connector connect = [opts] { return edge::client::SshSession::connect(opts); };
             edge::report(p, 0.0, tr("Connecting to %1").arg(name).toStdString());
-            edge::remote::ProfileRequest req;
+            edge::client::ProfileRequest req;
             req.prompts = texts;
             req.max_tokens = tokens;
             req.telemetry_hz = 20;
@@ -254,20 +254,20 @@ bool BoardController::profile(const edge::remote::Board& board, const QString& f
                 if (!e.ok()) return e.error();
                 req.engine_path = e->first;
                 req.engine_sha256 = e->second;
-                *engineSha = edge::remote::digest_hex(e->second);
+                *engineSha = edge::client::digest_hex(e->second);
             }
             if (edge::is_cancelled(p)) return edge::err("profile cancelled");
             const std::string cmd = edge::client::agent_command_line({root, board.launcher});
-            edge::remote::SupervisorOptions o;
+            edge::client::SupervisorOptions o;
             o.cancelled = [p] { return edge::is_cancelled(p); };
             o.on_event = [guard, name](const std::string& e) {
                 post(guard, [=](BoardController* c) { emit c->event(name, q(e)); });
             };
-            o.on_log = [guard, name](const edge::proto::LogLine& l) {
+            o.on_log = [guard, name](const edge::protocol::LogLine& l) {
                 post(guard, [=, text = l.text](BoardController* c) { emit c->event(name, q(text)); });
             };
             const size_t promptCount = texts.size();
-            o.on_telemetry = [guard, run, p, promptCount, tokens](const edge::proto::TelemetryBatch& b) {
+            o.on_telemetry = [guard, run, p, promptCount, tokens](const edge::protocol::TelemetryBatch& b) {
                 if (!b.samples.empty()) {
                     const auto& s = b.samples.back();
                     const double f = (double(s.prompt_index) + std::min(1.0, double(s.tokens_generated) / tokens)) /
@@ -279,17 +279,17 @@ bool BoardController::profile(const edge::remote::Board& board, const QString& f
                                      .arg(s.tokens_generated)
                                      .toStdString());
                 }
-                auto copy = std::make_shared<edge::proto::TelemetryBatch>(b);
+                auto copy = std::make_shared<edge::protocol::TelemetryBatch>(b);
                 post(guard, [run, copy](BoardController* c) { c->deliverBatch(run, *copy); });
             };
-            return edge::remote::run_profile(edge::remote::ssh_agent_starter(connect, cmd), req, o);
+            return edge::client::run_profile(edge::client::ssh_agent_starter(connect, cmd), req, o);
         },
-        [this, name, engineSha](edge::Result<edge::remote::ProfileReport> r) {
+        [this, name, engineSha](edge::Result<edge::client::ProfileReport> r) {
             if (!r.ok()) {
                 emit failed(name, tr("Profile"), userErrorText(tr("Profiling on %1 failed.").arg(name), r.error()));
                 return;
             }
-            const auto s = edge::remote::summarize(r.value());
+            const auto s = edge::client::summarize(r.value());
             ProfileOutcome o;
             o.agent =
                 QStringLiteral("%1 · %2 · %3").arg(q(r->agent.hostname), q(r->agent.cpu_model), q(r->agent.backend));

@@ -16,7 +16,7 @@
 
 #include "remote/client/boards.h"
 
-namespace edge::proto {
+namespace edge::protocol {
 struct TelemetryBatch;
 }
 
@@ -69,10 +69,10 @@ public:
 
     // Starts a deployment of `engine` (and edge-agent) to `folder` on the board. false (and
     // failed()) when it cannot start: another job runs, the file is missing.
-    bool deploy(const edge::remote::Board& board, const QString& engine, const QString& folder);
+    bool deploy(const edge::client::Board& board, const QString& engine, const QString& folder);
     // Runs the prompts on the deployed engine of `folder` and streams telemetry into the store
     // (cleared when the first batch of the new run arrives, so a failure keeps the old charts).
-    bool profile(const edge::remote::Board& board, const QString& folder, const QStringList& prompts, int maxTokens);
+    bool profile(const edge::client::Board& board, const QString& folder, const QStringList& prompts, int maxTokens);
     void cancel();
     // The UI's answer to hostKeyQuestion().
     void answerHostKey(bool accept);
@@ -91,7 +91,7 @@ signals:
 
 private:
     struct HostKeyWait;
-    void deliverBatch(quint64 run, const edge::proto::TelemetryBatch& batch);
+    void deliverBatch(quint64 run, const edge::protocol::TelemetryBatch& batch);
 
     TelemetryStore* store_;
     JobSlot* deployJob_;

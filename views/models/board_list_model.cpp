@@ -17,16 +17,16 @@ int BoardListModel::columnCount(const QModelIndex& parent) const { return parent
 void BoardListModel::reload(const QString& sshConfigPath) {
     sshConfig_ = sshConfigPath;
     QVector<Row> rows;
-    for (auto& b : edge::remote::ssh_config_boards(sshConfigPath.toStdString()))
+    for (auto& b : edge::client::ssh_config_boards(sshConfigPath.toStdString()))
         rows.append(Row{std::move(b), false, {}});
     QSettings settings;
     const int n = settings.beginReadArray(kUserKey);
     for (int i = 0; i < n; ++i) {
         settings.setArrayIndex(i);
         auto b =
-            edge::remote::parse_destination(settings.value(QStringLiteral("destination")).toString().toStdString());
+            edge::client::parse_destination(settings.value(QStringLiteral("destination")).toString().toStdString());
         if (!b.ok()) continue;  // edited by hand into something unusable: skipped, not fatal
-        edge::remote::Board board = b.value();
+        edge::client::Board board = b.value();
         board.name = settings.value(QStringLiteral("name")).toString().toStdString();
         board.root = settings.value(QStringLiteral("folder")).toString().toStdString();
         board.identity = settings.value(QStringLiteral("identity")).toString().toStdString();
@@ -76,7 +76,7 @@ bool BoardListModel::addUserBoard(const QString& name, const QString& destinatio
         if (error) *error = tr("There is already a board named '%1'.").arg(n);
         return false;
     }
-    auto b = edge::remote::parse_destination(destination.trimmed().toStdString());
+    auto b = edge::client::parse_destination(destination.trimmed().toStdString());
     if (!b.ok()) {
         if (error) *error = tr("Board '%1': %2").arg(n, q(b.message()));
         return false;
@@ -86,7 +86,7 @@ bool BoardListModel::addUserBoard(const QString& name, const QString& destinatio
         if (error) *error = tr("Board '%1': the folder on the board must be an absolute path (got '%2').").arg(n, f);
         return false;
     }
-    edge::remote::Board board = b.value();
+    edge::client::Board board = b.value();
     board.name = n.toStdString();
     board.root = f.toStdString();
     board.identity = identity.trimmed().toStdString();
@@ -122,7 +122,7 @@ QString BoardListModel::folder(int row) const {
 }
 
 QString BoardListModel::destination(int row) const {
-    const edge::remote::Board& b = rows_[row].board;
+    const edge::client::Board& b = rows_[row].board;
     QString d = (b.user.empty() ? QString() : q(b.user) + QLatin1Char('@')) + q(b.host);
     if (b.port) d += QLatin1Char(':') + QString::number(b.port);
     return d;

@@ -35,7 +35,7 @@ public:
     bool removeUserBoard(int row);
     bool isUserBoard(int row) const;
 
-    const edge::remote::Board& board(int row) const { return rows_[row].board; }
+    const edge::client::Board& board(int row) const { return rows_[row].board; }
     int rowOfName(const QString& name) const;
     // The absolute folder on the board that deployments go to.
     QString folder(int row) const;
@@ -51,7 +51,7 @@ public:
 
 private:
     struct Row {
-        edge::remote::Board board;
+        edge::client::Board board;
         bool user = false;
         QString status;
     };

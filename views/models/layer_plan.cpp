@@ -19,7 +19,7 @@ class LayerPlanText {
     Q_DECLARE_TR_FUNCTIONS(LayerPlan)
 };
 
-QString layerName(const edge::LayerInfo& l) { return QString::fromStdString(l.name); }
+QString layerName(const edge::model::LayerInfo& l) { return QString::fromStdString(l.name); }
 
 }  // namespace
 
@@ -49,13 +49,13 @@ std::optional<PlanMethod> methodFromKey(const QString& key) {
     return std::nullopt;
 }
 
-int64_t rowLength(const edge::LayerInfo& layer) { return layer.shape.empty() ? 0 : layer.shape.back(); }
+int64_t rowLength(const edge::model::LayerInfo& layer) { return layer.shape.empty() ? 0 : layer.shape.back(); }
 
-bool isTiedOutput(const edge::Model& model, const edge::LayerInfo& layer) {
+bool isTiedOutput(const edge::model::Model& model, const edge::model::LayerInfo& layer) {
     return layer.kind == "output" && model.config.tied_embeddings;
 }
 
-LayerSetting patched(LayerSetting s, const SettingPatch& patch, const edge::LayerInfo& layer, bool tiedOutput,
+LayerSetting patched(LayerSetting s, const SettingPatch& patch, const edge::model::LayerInfo& layer, bool tiedOutput,
                      bool repairTied) {
     const bool wasQuantized = s.quantized();
     if (patch.precision) s.precision = *patch.precision;
@@ -76,7 +76,7 @@ LayerSetting patched(LayerSetting s, const SettingPatch& patch, const edge::Laye
     return s;
 }
 
-QString settingProblem(const LayerSetting& s, const edge::LayerInfo& layer, bool tiedOutput) {
+QString settingProblem(const LayerSetting& s, const edge::model::LayerInfo& layer, bool tiedOutput) {
     const QString name = layerName(layer);
     if (!(s.pruning >= 0.0 && s.pruning <= kMaxPruning))
         return LayerPlanText::tr("%1: a pruning ratio must be between 0 and %2 %")
@@ -103,7 +103,7 @@ QString settingProblem(const LayerSetting& s, const edge::LayerInfo& layer, bool
     return QString();
 }
 
-uint64_t estimatedBytes(const LayerSetting& s, const edge::LayerInfo& layer) {
+uint64_t estimatedBytes(const LayerSetting& s, const edge::model::LayerInfo& layer) {
     switch (s.precision) {
         case Precision::FP32: return layer.bytes;
         case Precision::FP16: return uint64_t(layer.params) * 2u;
@@ -125,8 +125,9 @@ uint64_t estimatedBytes(const LayerSetting& s, const edge::LayerInfo& layer) {
     return q.total_bytes;
 }
 
-std::vector<LayerSetting> settingsByName(const std::vector<edge::LayerInfo>& layers, const std::vector<QString>& names,
-                                         const std::vector<LayerSetting>& settings, int* matched) {
+std::vector<LayerSetting> settingsByName(const std::vector<edge::model::LayerInfo>& layers,
+                                         const std::vector<QString>& names, const std::vector<LayerSetting>& settings,
+                                         int* matched) {
     std::vector<LayerSetting> out(layers.size());
     int n = 0;
     for (size_t i = 0; i < layers.size(); ++i) {
@@ -141,7 +142,8 @@ std::vector<LayerSetting> settingsByName(const std::vector<edge::LayerInfo>& lay
     return out;
 }
 
-edge::quant::QuantPlan settingsToPlan(const std::vector<edge::LayerInfo>& layers, const std::vector<LayerSetting>& s) {
+edge::quant::QuantPlan settingsToPlan(const std::vector<edge::model::LayerInfo>& layers,
+                                      const std::vector<LayerSetting>& s) {
     edge::quant::QuantPlan plan;
     for (size_t i = 0; i < layers.size() && i < s.size(); ++i) {
         edge::quant::LayerRule r;
@@ -162,7 +164,7 @@ edge::quant::QuantPlan settingsToPlan(const std::vector<edge::LayerInfo>& layers
     return plan;
 }
 
-QByteArray settingsToPlanJson(const std::vector<edge::LayerInfo>& layers, const std::vector<LayerSetting>& s) {
+QByteArray settingsToPlanJson(const std::vector<edge::model::LayerInfo>& layers, const std::vector<LayerSetting>& s) {
     QByteArray text = QByteArray::fromStdString(edge::quant::plan_to_json(settingsToPlan(layers, s)));
     QJsonObject prune;
     for (size_t i = 0; i < layers.size() && i < s.size(); ++i)
@@ -180,8 +182,8 @@ QByteArray settingsToPlanJson(const std::vector<edge::LayerInfo>& layers, const 
     return text;
 }
 
-bool loadPlanFile(const QString& path, const edge::Model& model, const std::vector<edge::LayerInfo>& layers,
-                  std::vector<LayerSetting>* out, QString* error) {
+bool loadPlanFile(const QString& path, const edge::model::Model& model,
+                  const std::vector<edge::model::LayerInfo>& layers, std::vector<LayerSetting>* out, QString* error) {
     const QString file = QFileInfo(path).fileName();
     auto fail = [&](const QString& why) {
         if (error) *error = LayerPlanText::tr("Could not open the plan %1: %2").arg(file, why);

@@ -55,35 +55,37 @@ QString methodKey(PlanMethod m);  // "none", "rtn", "awq", "gptq"
 std::optional<PlanMethod> methodFromKey(const QString& key);
 
 // Number of elements along a row (the last dimension); the group size may not exceed it.
-int64_t rowLength(const edge::LayerInfo& layer);
+int64_t rowLength(const edge::model::LayerInfo& layer);
 // True when the layer is the output head tied to the token embedding (only RTN may touch it).
-bool isTiedOutput(const edge::Model& model, const edge::LayerInfo& layer);
+bool isTiedOutput(const edge::model::Model& model, const edge::model::LayerInfo& layer);
 
 // Applies `patch` and repairs what follows from it: floating-point precisions take no method
 // (reset to None), no group and no asymmetry (reset to the defaults); a layer that becomes
 // INT8/INT4 without a method gets RTN, and one whose row is shorter than the default group gets
 // one scale per channel; when `repairTied`, AWQ/GPTQ on a tied output head falls back to RTN.
 // What stays impossible (an explicit group larger than the row, ...) is for settingProblem().
-LayerSetting patched(LayerSetting s, const SettingPatch& patch, const edge::LayerInfo& layer, bool tiedOutput,
+LayerSetting patched(LayerSetting s, const SettingPatch& patch, const edge::model::LayerInfo& layer, bool tiedOutput,
                      bool repairTied);
 // Empty when `s` is possible for the layer, else a translated reason naming the layer.
-QString settingProblem(const LayerSetting& s, const edge::LayerInfo& layer, bool tiedOutput);
+QString settingProblem(const LayerSetting& s, const edge::model::LayerInfo& layer, bool tiedOutput);
 
 // Exact bytes of the layer's weight under `s` (see above).
-uint64_t estimatedBytes(const LayerSetting& s, const edge::LayerInfo& layer);
+uint64_t estimatedBytes(const LayerSetting& s, const edge::model::LayerInfo& layer);
 
 // A saved plan (layer names and their settings, as projects and configurations keep it) laid onto
 // `layers` by name; layers it does not name stay FP32. `matched` (may be null): how many it named.
-std::vector<LayerSetting> settingsByName(const std::vector<edge::LayerInfo>& layers, const std::vector<QString>& names,
-                                         const std::vector<LayerSetting>& settings, int* matched = nullptr);
+std::vector<LayerSetting> settingsByName(const std::vector<edge::model::LayerInfo>& layers,
+                                         const std::vector<QString>& names, const std::vector<LayerSetting>& settings,
+                                         int* matched = nullptr);
 
 // One rule per layer, in layer order; pruning ratios are not part of the engine plan.
-edge::quant::QuantPlan settingsToPlan(const std::vector<edge::LayerInfo>& layers, const std::vector<LayerSetting>& s);
+edge::quant::QuantPlan settingsToPlan(const std::vector<edge::model::LayerInfo>& layers,
+                                      const std::vector<LayerSetting>& s);
 // The plan file text: the engine's JSON plus the "prune" key when any ratio is set.
-QByteArray settingsToPlanJson(const std::vector<edge::LayerInfo>& layers, const std::vector<LayerSetting>& s);
+QByteArray settingsToPlanJson(const std::vector<edge::model::LayerInfo>& layers, const std::vector<LayerSetting>& s);
 // Reads a plan file against the model. On failure returns false and sets `error` to a message
 // naming the file and the problem; `out` is then untouched.
-bool loadPlanFile(const QString& path, const edge::Model& model, const std::vector<edge::LayerInfo>& layers,
-                  std::vector<LayerSetting>* out, QString* error);
+bool loadPlanFile(const QString& path, const edge::model::Model& model,
+                  const std::vector<edge::model::LayerInfo>& layers, std::vector<LayerSetting>* out, QString* error);
 
 }  // namespace edge::views

@@ -169,7 +169,7 @@ int LayerPlanModel::rowCount(const QModelIndex& parent) const { return parent.is
 int LayerPlanModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 QVariant LayerPlanModel::displayText(int row, int column) const {
-    const edge::LayerInfo& l = model_->layers[size_t(row)];
+    const edge::model::LayerInfo& l = model_->layers[size_t(row)];
     const LayerSetting& s = settings_[size_t(row)];
     const QString dash = QStringLiteral("—");
     switch (column) {
@@ -205,7 +205,7 @@ QVariant LayerPlanModel::editValue(int row, int column) const {
 }
 
 QVariant LayerPlanModel::sortValue(int row, int column) const {
-    const edge::LayerInfo& l = model_->layers[size_t(row)];
+    const edge::model::LayerInfo& l = model_->layers[size_t(row)];
     const LayerSetting& s = settings_[size_t(row)];
     switch (column) {
         case NameColumn: return qlonglong(row);  // model order: blk.2 before blk.10
@@ -252,7 +252,7 @@ QVariantList LayerPlanModel::choiceValues(int row, int column) const {
 QVariant LayerPlanModel::data(const QModelIndex& index, int role) const {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid) || !model_) return {};
     const int row = index.row(), column = index.column();
-    const edge::LayerInfo& l = model_->layers[size_t(row)];
+    const edge::model::LayerInfo& l = model_->layers[size_t(row)];
     switch (role) {
         case Qt::DisplayRole: return displayText(row, column);
         case Qt::EditRole: return editValue(row, column);

@@ -41,7 +41,7 @@ void LayerTreeModel::setModel(std::shared_ptr<const LoadedModel> model) {
         QHash<int, Node*> blocks;
         const auto& layers = model_->layers;
         for (int i = 0; i < int(layers.size()); ++i) {
-            const edge::LayerInfo& li = layers[size_t(i)];
+            const edge::model::LayerInfo& li = layers[size_t(i)];
             Node* parent = top;
             if (li.block >= 0) {
                 Node*& b = blocks[li.block];
@@ -148,7 +148,7 @@ QVariant LayerTreeModel::displayText(const Node& node, int column) const {
         case BytesColumn: return humanBytes(node.bytes);
         case TypeColumn: {
             if (node.kind != LayerNode) return {};
-            const edge::LayerInfo& li = m.layers[size_t(node.layer)];
+            const edge::model::LayerInfo& li = m.layers[size_t(node.layer)];
             const QString now = QString::fromLatin1(edge::dtype_name(li.type));
             if (li.source_type == li.type) return now;
             return tr("%1 (from %2)").arg(now, QString::fromLatin1(edge::dtype_name(li.source_type)));

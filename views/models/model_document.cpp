@@ -7,22 +7,22 @@
 
 namespace edge::views {
 
-edge::Result<std::shared_ptr<const edge::Model>> LoadedModel::withWeights(edge::Progress* progress) const {
+edge::Result<std::shared_ptr<const edge::model::Model>> LoadedModel::withWeights(edge::Progress* progress) const {
     std::lock_guard<std::mutex> lock(mutex_);
     if (full_) return full_;
     // Not owned: the document keeps `model` alive as long as the pages and jobs that ask.
     auto full = edge::model::with_weights(
-        std::shared_ptr<const edge::Model>(std::shared_ptr<const edge::Model>{}, &model), progress);
+        std::shared_ptr<const edge::model::Model>(std::shared_ptr<const edge::model::Model>{}, &model), progress);
     if (!full.ok()) return full.error();
     full_ = std::move(full).value();
     return full_;
 }
 
-edge::Result<std::shared_ptr<const edge::Model>> LoadedModel::asStored(edge::Progress* progress) const {
+edge::Result<std::shared_ptr<const edge::model::Model>> LoadedModel::asStored(edge::Progress* progress) const {
     std::lock_guard<std::mutex> lock(mutex_);
     if (stored_) return stored_;
     if (full_) return full_;  // already read as F32: no second copy
-    auto copy = std::make_shared<edge::Model>(model);
+    auto copy = std::make_shared<edge::model::Model>(model);
     if (!edge::model::weights_resident(*copy)) EDGE_TRY(edge::model::load_weights_as_stored(*copy, progress));
     stored_ = std::move(copy);
     return stored_;
@@ -31,8 +31,8 @@ edge::Result<std::shared_ptr<const edge::Model>> LoadedModel::asStored(edge::Pro
 ModelDocument::ModelDocument(QObject* parent, Loader loader)
     : QObject(parent), loader_(std::move(loader)), job_(new JobSlot(this)) {
     if (!loader_) {
-        loader_ = [](const std::string& path, const edge::LoadOptions& options, edge::Progress* progress) {
-            return edge::load_model(path, options, progress);
+        loader_ = [](const std::string& path, const edge::model::LoadOptions& options, edge::Progress* progress) {
+            return edge::model::load_model(path, options, progress);
         };
     }
     connect(job_, &JobSlot::progress, this, &ModelDocument::loadProgress);
@@ -46,7 +46,7 @@ ModelDocument::ModelDocument(QObject* parent, Loader loader)
 
 void ModelDocument::open(const QString& path, const QString& tokenizer) {
     loadingPath_ = path;
-    edge::LoadOptions options;
+    edge::model::LoadOptions options;
     options.lazy_weights = true;  // the pages need the header and tensor table only
     options.tokenizer_path = QDir::toNativeSeparators(tokenizer).toStdString();
     const std::string file = QDir::toNativeSeparators(path).toStdString();
@@ -59,7 +59,7 @@ void ModelDocument::open(const QString& path, const QString& tokenizer) {
             if (progress && progress->cancelled()) return edge::err("cancelled");
             auto loaded = std::make_shared<LoadedModel>();
             loaded->model = std::move(r).value();
-            loaded->layers = edge::list_layers(loaded->model);
+            loaded->layers = edge::model::list_layers(loaded->model);
             return std::shared_ptr<const LoadedModel>(std::move(loaded));
         },
         [this, path](edge::Result<std::shared_ptr<const LoadedModel>> r) {
@@ -77,11 +77,11 @@ void ModelDocument::open(const QString& path, const QString& tokenizer) {
 
 void ModelDocument::cancel() { job_->cancel(); }
 
-void ModelDocument::setModel(edge::Model model, const QString& path) {
+void ModelDocument::setModel(edge::model::Model model, const QString& path) {
     job_->cancel();
     auto loaded = std::make_shared<LoadedModel>();
     loaded->model = std::move(model);
-    loaded->layers = edge::list_layers(loaded->model);
+    loaded->layers = edge::model::list_layers(loaded->model);
     current_ = std::move(loaded);
     path_ = path;
     emit modelChanged();

@@ -21,25 +21,25 @@ namespace edge::views {
 // table without reading the tensors); a job that computes over the weights asks for them with
 // withWeights(), which reads them once, on the first job's thread, and shares them afterwards.
 struct LoadedModel {
-    edge::Model model;
-    std::vector<edge::LayerInfo> layers;
+    edge::model::Model model;
+    std::vector<edge::model::LayerInfo> layers;
 
-    edge::Result<std::shared_ptr<const edge::Model>> withWeights(edge::Progress* progress = nullptr) const;
+    edge::Result<std::shared_ptr<const edge::model::Model>> withWeights(edge::Progress* progress = nullptr) const;
     // The weights as stored (F16/BF16 aliasing the file, Q8_0/Q4_0 repacked: model::
     // load_weights_as_stored), for jobs that only run the model (validation's reference): read
     // once, shared afterwards, no FP32 copy.
-    edge::Result<std::shared_ptr<const edge::Model>> asStored(edge::Progress* progress = nullptr) const;
+    edge::Result<std::shared_ptr<const edge::model::Model>> asStored(edge::Progress* progress = nullptr) const;
 
 private:
     mutable std::mutex mutex_;
-    mutable std::shared_ptr<const edge::Model> full_, stored_;
+    mutable std::shared_ptr<const edge::model::Model> full_, stored_;
 };
 
 class ModelDocument : public QObject {
     Q_OBJECT
 public:
-    using Loader = std::function<edge::Result<edge::Model>(const std::string& path, const edge::LoadOptions& options,
-                                                           edge::Progress* progress)>;
+    using Loader = std::function<edge::Result<edge::model::Model>(
+        const std::string& path, const edge::model::LoadOptions& options, edge::Progress* progress)>;
 
     // `loader` defaults to edge::load_model; tests inject their own.
     explicit ModelDocument(QObject* parent = nullptr, Loader loader = {});
@@ -56,7 +56,7 @@ public:
     JobSlot* job() const { return job_; }
 
     // Replaces the current model directly (tests, and models produced inside the studio).
-    void setModel(edge::Model model, const QString& path);
+    void setModel(edge::model::Model model, const QString& path);
 
 signals:
     void loadStarted(const QString& path);

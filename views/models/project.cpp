@@ -26,7 +26,7 @@ QByteArray projectToJson(const ProjectData& p) {
                   {QStringLiteral("tokenizer"), p.tokenizer},
                   {QStringLiteral("page"), p.page}};
     o.insert(QStringLiteral("plan"), settingsToJson(p.layers, p.plan));
-    const edge::Thresholds& t = p.thresholds;
+    const edge::validate::Thresholds& t = p.thresholds;
     o.insert(QStringLiteral("evaluation"),
              QJsonObject{{QStringLiteral("text"), p.evaluationText},
                          {QStringLiteral("thresholds"),

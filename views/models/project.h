@@ -32,7 +32,7 @@ struct ProjectData {
     std::vector<QString> layers;
     std::vector<LayerSetting> plan;
     QString evaluationText;
-    edge::Thresholds thresholds;
+    edge::validate::Thresholds thresholds;
     std::vector<Configuration> configurations;
     std::vector<edge::quant::LayerSensitivity> sensitivity;
     QStringList boards;

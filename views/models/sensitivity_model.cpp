@@ -29,13 +29,13 @@ edge::Result<std::vector<edge::quant::LayerSensitivity>> runSensitivity(std::sha
         return edge::Error{
             SensitivityModel::tr("Sensitivity: cannot read the evaluation text %1").arg(s.textPath).toStdString()};
     const std::string text = file.readAll().toStdString();
-    auto tok = edge::make_tokenizer(model->model.tokenizer);
+    auto tok = edge::tokenizer::make_tokenizer(model->model.tokenizer);
     if (!tok.ok()) return tok.error();
-    edge::PplOptions po;
-    po.protocol = edge::PplProtocol::Story;
+    edge::validate::PplOptions po;
+    po.protocol = edge::validate::PplProtocol::Story;
     po.max_parts = s.maxParts;
     po.max_tokens = s.maxTokens;
-    auto seqs = edge::ppl_sequences(**tok, text, po);
+    auto seqs = edge::validate::ppl_sequences(**tok, text, po);
     if (!seqs.ok()) return seqs.error();
     edge::quant::SensitivityOptions so;
     so.threads = workerThreads();

@@ -34,8 +34,8 @@ QString SummaryModel::value(const QString& property) const {
 std::vector<SummaryModel::Row> SummaryModel::buildRows() const {
     std::vector<Row> rows;
     if (!model_) return rows;
-    const edge::Model& m = model_->model;
-    const edge::LlamaConfig& c = m.config;
+    const edge::model::Model& m = model_->model;
+    const edge::model::LlamaConfig& c = m.config;
     auto section = [&](const QString& title) { rows.push_back({title, {}, true, false}); };
     auto text = [&](const QString& p, const QString& v) { rows.push_back({p, v, false, false}); };
     auto mono = [&](const QString& p, const QString& v) { rows.push_back({p, v, false, true}); };
@@ -73,7 +73,7 @@ std::vector<SummaryModel::Row> SummaryModel::buildRows() const {
     text(tr("Q/K/V biases"), yesNo(c.attn_qkv_bias));
 
     section(tr("Tokenizer"));
-    const edge::TokenizerSpec& t = m.tokenizer;
+    const edge::tokenizer::TokenizerSpec& t = m.tokenizer;
     if (t.empty()) {
         text(tr("Type"), tr("none (the file carries no tokenizer)"));
     } else {

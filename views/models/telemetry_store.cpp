@@ -126,7 +126,7 @@ void TelemetryStore::clear() {
 
 double TelemetryStore::latest(TelemetryColumn c) const { return latest_[size_t(c)]; }
 
-void TelemetryStore::addBatch(const edge::proto::TelemetryBatch& batch) {
+void TelemetryStore::addBatch(const edge::protocol::TelemetryBatch& batch) {
     dropped_ += batch.dropped;
     for (const auto& s : batch.samples) {
         if (received_ == 0) firstNs_ = s.timestamp_ns;

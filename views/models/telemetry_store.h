@@ -14,7 +14,7 @@
 #include <limits>
 #include <vector>
 
-namespace edge::proto {
+namespace edge::protocol {
 struct TelemetryBatch;
 }
 
@@ -73,7 +73,7 @@ public:
 
     // On the UI thread. A sample older than the previous one is placed at the previous time (the
     // board clock may step); NaN columns are what the agent did not report.
-    void addBatch(const edge::proto::TelemetryBatch& batch);
+    void addBatch(const edge::protocol::TelemetryBatch& batch);
     void clear();
 
     const TelemetryRing& rows() const { return ring_; }

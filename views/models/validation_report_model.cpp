@@ -15,7 +15,7 @@ QString num(double v, int digits) { return QString::number(v, 'f', digits); }
 
 ValidationReportModel::ValidationReportModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void ValidationReportModel::setReport(const edge::ValidationReport& report) {
+void ValidationReportModel::setReport(const edge::validate::ValidationReport& report) {
     beginResetModel();
     report_ = report;
     endResetModel();
@@ -29,7 +29,7 @@ void ValidationReportModel::clear() {
     emit verdictChanged();
 }
 
-void ValidationReportModel::setThresholds(const edge::Thresholds& t) {
+void ValidationReportModel::setThresholds(const edge::validate::Thresholds& t) {
     thresholds_ = t;
     if (rowCount() > 0) emit dataChanged(index(0, ThresholdColumn), index(CheckCount - 1, VerdictColumn));
     emit thresholdsChanged();
@@ -56,7 +56,7 @@ std::optional<double> ValidationReportModel::threshold(int check) const {
 
 ValidationReportModel::Verdict ValidationReportModel::verdict(int check) const {
     if (!report_) return NotJudged;
-    const edge::ValidationReport& r = *report_;
+    const edge::validate::ValidationReport& r = *report_;
     switch (check) {
         case KlMean: return r.consistency.kl_mean < thresholds_.kl_mean_max ? Pass : Fail;
         case Health:
@@ -98,7 +98,7 @@ QString ValidationReportModel::checkName(int check) const {
 
 QString ValidationReportModel::valueText(int check) const {
     if (!report_) return QStringLiteral("—");
-    const edge::ValidationReport& r = *report_;
+    const edge::validate::ValidationReport& r = *report_;
     const auto& c = r.consistency;
     switch (check) {
         case Perplexity: return tr("%1 → %2 (%3 tokens)").arg(num(c.ppl_ref, 4), num(c.ppl_test, 4)).arg(c.tokens);
@@ -187,7 +187,7 @@ bool ValidationReportModel::setData(const QModelIndex& index, const QVariant& va
     bool ok = false;
     const double v = value.toDouble(&ok);
     if (!ok || !(v > 0)) return false;
-    edge::Thresholds t = thresholds_;
+    edge::validate::Thresholds t = thresholds_;
     switch (index.row()) {
         case KlMean: t.kl_mean_max = v; break;
         case Scales: t.scale_ratio_warn = v; break;
@@ -219,7 +219,7 @@ QVariant ValidationReportModel::headerData(int section, Qt::Orientation orientat
 
 ValidationLayerModel::ValidationLayerModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void ValidationLayerModel::setReport(const edge::ValidationReport* report) {
+void ValidationLayerModel::setReport(const edge::validate::ValidationReport* report) {
     beginResetModel();
     rows_.clear();
     if (report) {

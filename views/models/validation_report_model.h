@@ -24,12 +24,12 @@ public:
 
     explicit ValidationReportModel(QObject* parent = nullptr);
 
-    void setReport(const edge::ValidationReport& report);
+    void setReport(const edge::validate::ValidationReport& report);
     void clear();
     bool hasReport() const { return report_.has_value(); }
-    const std::optional<edge::ValidationReport>& report() const { return report_; }
-    edge::Thresholds thresholds() const { return thresholds_; }
-    void setThresholds(const edge::Thresholds& t);
+    const std::optional<edge::validate::ValidationReport>& report() const { return report_; }
+    edge::validate::Thresholds thresholds() const { return thresholds_; }
+    void setThresholds(const edge::validate::Thresholds& t);
     Verdict verdict(int check) const;
     // True when a report is held and no check fails under the current thresholds.
     bool passed() const;
@@ -53,8 +53,8 @@ private:
     QString thresholdText(int check) const;
     std::optional<double> threshold(int check) const;
 
-    std::optional<edge::ValidationReport> report_;
-    edge::Thresholds thresholds_;
+    std::optional<edge::validate::ValidationReport> report_;
+    edge::validate::Thresholds thresholds_;
 };
 
 }  // namespace edge::views
@@ -79,7 +79,7 @@ public:
     enum Role { SortRole = Qt::UserRole };
 
     explicit ValidationLayerModel(QObject* parent = nullptr);
-    void setReport(const edge::ValidationReport* report);  // null clears
+    void setReport(const edge::validate::ValidationReport* report);  // null clears
     void retranslate();
 
     int rowCount(const QModelIndex& parent = QModelIndex()) const override;

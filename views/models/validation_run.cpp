@@ -52,7 +52,7 @@ bool needsCalibration(const std::vector<LayerSetting>& settings) {
 // `settings` ([mid, hi) of the job's progress, block by block from the file): validation's first
 // two stages. Layers the plan leaves at FP32 are read as stored too.
 struct Quantized {
-    std::shared_ptr<const edge::Model> ref;
+    std::shared_ptr<const edge::model::Model> ref;
     edge::quant::QuantizeResult result;
 };
 edge::Result<Quantized> quantizeStaged(const LoadedModel& model, const std::vector<LayerSetting>& settings,
@@ -82,7 +82,7 @@ edge::Result<Calibration> prepareCalibration(const LoadedModel& model, const std
                                              const ValidationSettings& options, const std::string& text) {
     Calibration out;
     if (!needsCalibration(settings)) return out;
-    auto tok = edge::make_tokenizer(model.model.tokenizer);
+    auto tok = edge::tokenizer::make_tokenizer(model.model.tokenizer);
     if (!tok.ok()) return tok.error();
     std::string source = text;
     QString sourcePath = options.textPath;
@@ -94,11 +94,11 @@ edge::Result<Calibration> prepareCalibration(const LoadedModel& model, const std
         sourcePath = options.calibPath;
     }
     // What the evaluation scores never calibrates: those paragraphs leave the calibration text.
-    edge::PplOptions scored;
+    edge::validate::PplOptions scored;
     scored.protocol = options.protocol;
     scored.max_parts = options.maxParts;
     scored.max_tokens = options.maxTokens;
-    auto evalText = edge::ppl_scored_text(**tok, text, scored);
+    auto evalText = edge::validate::ppl_scored_text(**tok, text, scored);
     if (!evalText.ok()) return evalText.error();
     const edge::quant::DisjointCalib d = edge::quant::remove_evaluation_paragraphs(source, evalText.value());
     const QString what = QString::fromStdString(edge::quant::describe(d));
@@ -136,7 +136,7 @@ edge::Result<ValidationOutcome> runValidation(std::shared_ptr<const LoadedModel>
     // The reference runs the whole FP32 model: its weights are read now (once per open model).
     auto staged = quantizeStaged(*model, settings, calib.get(), progress, 0.1, 0.35);
     if (!staged.ok()) return staged.error();
-    const std::shared_ptr<const edge::Model>& ref = staged->ref;
+    const std::shared_ptr<const edge::model::Model>& ref = staged->ref;
     edge::quant::QuantizeResult* quantized = &staged->result;
     if (edge::is_cancelled(progress)) return error(ValidationText::tr("Validation cancelled"));
 
@@ -151,8 +151,8 @@ edge::Result<ValidationOutcome> runValidation(std::shared_ptr<const LoadedModel>
     const uint64_t total = ref->weight_bytes();
     if (total > layerBefore) out.bytes += total - layerBefore;
 
-    auto test = std::make_shared<const edge::Model>(std::move(quantized->model));
-    edge::ValidateOptions vo;
+    auto test = std::make_shared<const edge::model::Model>(std::move(quantized->model));
+    edge::validate::ValidateOptions vo;
     vo.ppl.protocol = options.protocol;
     vo.ppl.max_parts = options.maxParts;
     vo.ppl.max_tokens = options.maxTokens;
@@ -162,7 +162,7 @@ edge::Result<ValidationOutcome> runValidation(std::shared_ptr<const LoadedModel>
     vo.jitter_runs = options.jitterRuns;
     vo.threads = workerThreads();
     StageProgress stage(progress, 0.35, 1.0);
-    auto report = edge::validate_quantized(ref, test, text, vo, stage.get());
+    auto report = edge::validate::validate_quantized(ref, test, text, vo, stage.get());
     if (!report.ok()) return report.error();
     if (edge::is_cancelled(progress)) return error(ValidationText::tr("Validation cancelled"));
     out.report = std::move(report).value();
@@ -202,18 +202,18 @@ edge::Result<EngineArtifact> buildEngine(std::shared_ptr<const LoadedModel> mode
         QFile::remove(outPath);
         return error(ValidationText::tr("Compile cancelled"));
     }
-    auto digest = edge::remote::sha256_of_file(co.out_path);
+    auto digest = edge::client::sha256_of_file(co.out_path);
     if (!digest.ok()) return digest.error();
     EngineArtifact a;
     a.target = target;
     a.path = QFileInfo(outPath).absoluteFilePath();
-    a.sha256 = QString::fromStdString(edge::remote::digest_hex(digest.value()));
+    a.sha256 = QString::fromStdString(edge::client::digest_hex(digest.value()));
     a.bytes = report->file_bytes;
     a.when = QDateTime::currentDateTimeUtc();
     return a;
 }
 
-QStringList validationFailures(const edge::ValidationReport& r, const edge::Thresholds& t) {
+QStringList validationFailures(const edge::validate::ValidationReport& r, const edge::validate::Thresholds& t) {
     QStringList f;
     if (r.consistency.kl_mean >= t.kl_mean_max)
         f << ValidationText::tr("mean KL %1 ≥ %2").arg(r.consistency.kl_mean, 0, 'f', 4).arg(t.kl_mean_max, 0, 'f', 4);

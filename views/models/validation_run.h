@@ -23,17 +23,17 @@ namespace edge::views {
 struct ValidationSettings {
     QString textPath;   // evaluation text
     QString calibPath;  // calibration text ("": the evaluation text's paragraphs that are not scored)
-    edge::PplProtocol protocol = edge::PplProtocol::Story;
+    edge::validate::PplProtocol protocol = edge::validate::PplProtocol::Story;
     int maxParts = 6;     // stories / paragraphs scored
     int maxTokens = 128;  // per part
     bool bitflip = true;
     int jitterTokens = 64, jitterRuns = 5;  // the engine's defaults
     int calibSequences = 8, calibLength = 64;
-    edge::Thresholds thresholds;
+    edge::validate::Thresholds thresholds;
 };
 
 struct ValidationOutcome {
-    edge::ValidationReport report;
+    edge::validate::ValidationReport report;
     std::vector<LayerSetting> settings;  // the plan that was validated
     uint64_t bytes = 0;                  // weights of the quantized model
     uint64_t fp32Bytes = 0;
@@ -69,7 +69,7 @@ edge::Result<EngineArtifact> buildEngine(std::shared_ptr<const LoadedModel> mode
 
 // The failures of `report` under `t` (the engine's rules, re-applied when the user edits a
 // threshold after the run). Empty = passed.
-QStringList validationFailures(const edge::ValidationReport& report, const edge::Thresholds& t);
+QStringList validationFailures(const edge::validate::ValidationReport& report, const edge::validate::Thresholds& t);
 
 }  // namespace edge::views
 

@@ -161,7 +161,7 @@ void HomePage::updateCurrent() {
         currentFacts_->setFont(font());
         return;
     }
-    const edge::Model& m = loaded->model;
+    const edge::model::Model& m = loaded->model;
     currentFacts_->setFont(monoFont());
     currentFacts_->setText(tr("%1\n%2 parameters  ·  %3 weights  ·  %4 layers in %5 blocks  ·  %6")
                                .arg(QDir::toNativeSeparators(document_->path()), compactCount(m.parameter_count()),

@@ -283,7 +283,7 @@ void LayersPage::refillFilters() {
     if (!loaded) return;
     std::set<int> blocks;
     QStringList kinds;
-    for (const edge::LayerInfo& l : loaded->layers) {
+    for (const edge::model::LayerInfo& l : loaded->layers) {
         if (!kinds.contains(QString::fromStdString(l.kind))) kinds << QString::fromStdString(l.kind);
         if (l.block >= 0) blocks.insert(l.block);
     }

@@ -66,8 +66,8 @@ ValidationPage::ValidationPage(ModelDocument* document, LayerPlanModel* plan, Co
     subtitle_->setWordWrap(true);
     text_->setText(defaultEvaluationText());
     text_->setMinimumWidth(420);
-    protocol_->addItem(QString(), int(edge::PplProtocol::Story));
-    protocol_->addItem(QString(), int(edge::PplProtocol::Para));
+    protocol_->addItem(QString(), int(edge::validate::PplProtocol::Story));
+    protocol_->addItem(QString(), int(edge::validate::PplProtocol::Para));
     protocol_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     parts_->setRange(1, 1000);
     parts_->setValue(6);
@@ -184,7 +184,7 @@ ValidationPage::ValidationPage(ModelDocument* document, LayerPlanModel* plan, Co
     // Thresholds and run options persist between sessions (QSettings "validation/...").
     {
         QSettings settings;
-        edge::Thresholds t;
+        edge::validate::Thresholds t;
         t.kl_mean_max = settings.value(QStringLiteral("validation/kl_mean_max"), t.kl_mean_max).toDouble();
         t.jitter_ms_max = settings.value(QStringLiteral("validation/jitter_ms_max"), t.jitter_ms_max).toDouble();
         t.bitflip_conf_drop_max =
@@ -196,7 +196,7 @@ ValidationPage::ValidationPage(ModelDocument* document, LayerPlanModel* plan, Co
         bitflip_->setChecked(settings.value(QStringLiteral("validation/bitflip"), true).toBool());
     }
     connect(report_, &ValidationReportModel::thresholdsChanged, this, [this] {
-        const edge::Thresholds t = report_->thresholds();
+        const edge::validate::Thresholds t = report_->thresholds();
         QSettings settings;
         settings.setValue(QStringLiteral("validation/kl_mean_max"), t.kl_mean_max);
         settings.setValue(QStringLiteral("validation/jitter_ms_max"), t.jitter_ms_max);
@@ -222,7 +222,7 @@ ValidationSettings ValidationPage::settings() const {
     ValidationSettings s;
     s.textPath = text_->text();
     s.calibPath = calib_->text();
-    s.protocol = edge::PplProtocol(protocol_->currentData().toInt());
+    s.protocol = edge::validate::PplProtocol(protocol_->currentData().toInt());
     s.maxParts = parts_->value();
     s.bitflip = bitflip_->isChecked();
     s.thresholds = report_->thresholds();

@@ -26,6 +26,16 @@
 #include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/validate/perplexity.h"
 
+using edge::model::load_model;
+using edge::model::Model;
+using edge::runtime::LlamaCpu;
+using edge::runtime::RuntimeOptions;
+using edge::tokenizer::make_tokenizer;
+using edge::validate::evaluate_perplexity;
+using edge::validate::PplOptions;
+using edge::validate::PplProtocol;
+using edge::validate::PplResult;
+
 using namespace edge;
 
 namespace {

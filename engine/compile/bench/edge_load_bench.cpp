@@ -57,11 +57,11 @@ int main(int argc, char** argv) {
         std::ofstream clear("/proc/self/clear_refs");
         clear << "5";
     }
-    auto model = std::make_shared<edge::Model>(std::move(eng.value().file.model));
+    auto model = std::make_shared<edge::model::Model>(std::move(eng.value().file.model));
     const auto plan = eng.value().program;
     const int max_seq = 64;
-    edge::CpuBackend be;
-    if (auto st = be.load(model, plan, edge::BackendOptions{threads, max_seq}); !st.ok()) {
+    edge::runtime::CpuBackend be;
+    if (auto st = be.load(model, plan, edge::runtime::BackendOptions{threads, max_seq}); !st.ok()) {
         std::fprintf(stderr, "edge-load-bench: %s\n", st.message().c_str());
         return 1;
     }
@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
     std::vector<int32_t> chosen;
     auto l = be.run(prompt.data(), 16, 0, got.data());
     for (int i = 0; i < 16 && l.ok(); ++i) {
-        const int32_t t = edge::argmax(*l, V);
+        const int32_t t = edge::runtime::argmax(*l, V);
         chosen.push_back(t);
         l = be.run(&t, 1, 16 + i);
         if (l.ok()) got.insert(got.end(), *l, *l + V);
@@ -81,12 +81,12 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "edge-load-bench: %s\n", l.message().c_str());
         return 1;
     }
-    const edge::BackendMemory mem = be.memory();
+    const edge::runtime::BackendMemory mem = be.memory();
     const long peak = status_kib("VmHWM:");
     const long anon = status_kib("RssAnon:"), file = status_kib("RssFile:");
     double num = 0, den = 0;
     {
-        auto rt = edge::LlamaCpu::create(model, edge::RuntimeOptions{threads, max_seq});
+        auto rt = edge::runtime::LlamaCpu::create(model, edge::runtime::RuntimeOptions{threads, max_seq});
         if (!rt.ok()) {
             std::fprintf(stderr, "edge-load-bench: %s\n", rt.message().c_str());
             return 1;

@@ -25,6 +25,14 @@
 #include "engine/runtime/cpu/cpu_backend.h"
 #include "engine/runtime/cpu/llama_cpu.h"
 
+using edge::model::load_model;
+using edge::model::Model;
+using edge::runtime::argmax;
+using edge::runtime::BackendOptions;
+using edge::runtime::CpuBackend;
+using edge::runtime::LlamaCpu;
+using edge::runtime::RuntimeOptions;
+
 using namespace edge;
 
 namespace {

@@ -15,6 +15,13 @@
 #include "engine/runtime/one_sequence.h"
 #include "engine/tokenizer/tokenizer.h"
 
+using edge::model::LlamaConfig;
+using edge::model::load_model;
+using edge::model::Model;
+using edge::runtime::LlamaCpu;
+using edge::runtime::RuntimeOptions;
+using edge::tokenizer::make_tokenizer;
+
 using namespace edge;
 
 static int fail(const std::string& m) {

@@ -2,6 +2,15 @@
 
 #include <algorithm>
 
+using edge::model::load_model;
+using edge::model::Model;
+using edge::runtime::LlamaCpu;
+using edge::runtime::RuntimeOptions;
+using edge::tokenizer::make_tokenizer;
+using edge::validate::compare_models;
+using edge::validate::measure_jitter;
+using edge::validate::PplProtocol;
+
 using namespace edge;
 
 Result<BenchSetup> BenchSetup::create(const BenchArgs& a) {

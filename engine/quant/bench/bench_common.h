@@ -21,24 +21,24 @@ struct BenchArgs {
 };
 
 struct BenchRow {
-    edge::ConsistencyResult cmp;
+    edge::validate::ConsistencyResult cmp;
     double tokens_per_s = 0;
 };
 
 struct BenchSetup {
     BenchArgs args;
-    std::shared_ptr<const edge::Model> model;
+    std::shared_ptr<const edge::model::Model> model;
     std::string text;
-    std::unique_ptr<edge::Tokenizer> tok;
+    std::unique_ptr<edge::tokenizer::Tokenizer> tok;
     edge::quant::CalibSet calib;
-    edge::PplOptions ppl;
-    std::unique_ptr<edge::LlamaCpu> ref;
+    edge::validate::PplOptions ppl;
+    std::unique_ptr<edge::runtime::LlamaCpu> ref;
     std::string only;
     int threads = 1;
 
     static edge::Result<BenchSetup> create(const BenchArgs& a);
     // Consistency of `m` against the FP32 reference; decode speed when `speed`.
-    edge::Result<BenchRow> evaluate(std::shared_ptr<const edge::Model> m, bool speed);
+    edge::Result<BenchRow> evaluate(std::shared_ptr<const edge::model::Model> m, bool speed);
 };
 
 int run_sensitivity_bench(BenchSetup& s);

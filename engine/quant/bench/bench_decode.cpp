@@ -23,6 +23,16 @@
 #include "engine/runtime/cpu/qkernels.h"
 #include "engine/runtime/one_sequence.h"
 
+using edge::model::finalize_llama;
+using edge::model::LayerInfo;
+using edge::model::list_layers;
+using edge::model::load_model;
+using edge::model::Model;
+using edge::model::SynthOptions;
+using edge::model::write_synth_model;
+using edge::runtime::LlamaCpu;
+using edge::runtime::RuntimeOptions;
+
 using namespace edge;
 using namespace edge::quant;
 
@@ -39,7 +49,7 @@ Result<Model> quantize_streaming(const Model& m, const QuantSpec& spec) {
     for (const LayerInfo& L : list_layers(m)) {
         const Tensor* t = m.find(L.tensor);
         std::vector<float> f(size_t(t->numel()));
-        for (int64_t r = 0; r < t->rows(); ++r) qkernels::dequantize_row(*t, r, f.data() + r * t->cols());
+        for (int64_t r = 0; r < t->rows(); ++r) runtime::qkernels::dequantize_row(*t, r, f.data() + r * t->cols());
         if (spec.bits == 16) {
             Tensor h = Tensor::alloc(t->name, DType::F16, t->shape);
             auto* p = reinterpret_cast<uint16_t*>(h.data.get());
@@ -249,8 +259,8 @@ int run_decode_bench(const BenchArgs& a) {
         "%.2f GB/s\n"
         "decode: %d greedy steps from BOS, 5 runs after a warm-up, each against the mean of the bandwidth "
         "measured just before and just after it; medians\n\n",
-        cpu_model().c_str(), qkernels::kernel_name(), qkernels::row_prefetch_name(qkernels::row_prefetch()), bw / 1e9,
-        tokens);
+        cpu_model().c_str(), runtime::qkernels::kernel_name(),
+        runtime::qkernels::row_prefetch_name(runtime::qkernels::row_prefetch()), bw / 1e9, tokens);
     std::printf(
         "| precision | weight bytes read / token | ceiling tok/s | 1 thread tok/s | 1 thread / ceiling | "
         "2 threads tok/s | 2 threads / ceiling | vs FP16 (2 threads) | prefill tok/s (2 threads, 64) | quantize s |\n"

@@ -144,8 +144,8 @@ struct Peaks {
 Peaks measure_peaks() {
     Peaks p;
 #if defined(__x86_64__)
-    const bool v512 = qkernels::kernel_available(qkernels::KernelLevel::Avx512Vnni);
-    const bool avx2 = qkernels::kernel_available(qkernels::KernelLevel::Avx2);
+    const bool v512 = runtime::qkernels::kernel_available(runtime::qkernels::KernelLevel::Avx512Vnni);
+    const bool avx2 = runtime::qkernels::kernel_available(runtime::qkernels::KernelLevel::Avx2);
     for (int i = 0; i < 3; ++i) {
         if (v512) {
             p.dot = std::max(p.dot, vnni512_dots_per_s());
@@ -164,7 +164,7 @@ Peaks measure_peaks() {
 
 int run_gemm_bench(const BenchArgs& a) {
     const Peaks peak = measure_peaks();
-    std::printf("CPU: %s; kernels %s\n", cpu_model().c_str(), qkernels::kernel_name());
+    std::printf("CPU: %s; kernels %s\n", cpu_model().c_str(), runtime::qkernels::kernel_name());
     std::printf("measured peak per thread: %s %.1f G int8 multiply-adds/s, FMA %.1f G float multiply-adds/s\n\n",
                 peak.dot_name, peak.dot / 1e9, peak.fma / 1e9);
     std::printf(
@@ -193,7 +193,7 @@ int run_gemm_bench(const BenchArgs& a) {
                     std::vector<double> ms;
                     for (int r = 0; r <= a.calib_seqs; ++r) {
                         const auto t0 = Clock::now();
-                        qkernels::matmul(out.data(), x.data(), *q, n, pool);
+                        runtime::qkernels::matmul(out.data(), x.data(), *q, n, pool);
                         if (r > 0) ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
                     }
                     const double med = median(ms), best = *std::min_element(ms.begin(), ms.end());

@@ -34,24 +34,25 @@ int run_kernel_bench(const BenchArgs& a) {
         for (int bits : {4, 8}) {
             auto q = quantize_rtn(w, QuantSpec{bits, true, QGrouping::Group, 32, QMethod::RTN});
             if (!q.ok()) return std::fprintf(stderr, "%s\n", q.message().c_str()), 1;
-            for (auto level : {qkernels::KernelLevel::Portable, qkernels::KernelLevel::Avx2,
-                               qkernels::KernelLevel::Avx512Vnni, qkernels::KernelLevel::Avx512VnniGfni}) {
-                if (!qkernels::kernel_available(level)) continue;
-                qkernels::force_kernels(level);
+            for (auto level :
+                 {runtime::qkernels::KernelLevel::Portable, runtime::qkernels::KernelLevel::Avx2,
+                  runtime::qkernels::KernelLevel::Avx512Vnni, runtime::qkernels::KernelLevel::Avx512VnniGfni}) {
+                if (!runtime::qkernels::kernel_available(level)) continue;
+                runtime::qkernels::force_kernels(level);
                 const int reps = rows * cols > 1000000 ? 7 : 101;
                 std::vector<double> us;
                 for (int r = 0; r <= reps; ++r) {
                     const auto t0 = Clock::now();
-                    qkernels::matmul(out.data(), x.data(), *q, 1, pool);
+                    runtime::qkernels::matmul(out.data(), x.data(), *q, 1, pool);
                     if (r > 0) us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
                 }
                 const double med = median(us);
                 const double gw = double(rows * cols) / med / 1e3;
                 std::printf("| %lld x %lld | INT%d g32 | %s | %.1f | %.2f | %.2f |\n", (long long)rows, (long long)cols,
-                            bits, qkernels::kernel_name(), med, gw,
+                            bits, runtime::qkernels::kernel_name(), med, gw,
                             mhz * 1e6 * med * 1e-6 / (double(rows * cols) / 32));
             }
-            qkernels::force_kernels(qkernels::KernelLevel::Auto);
+            runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
         }
     }
     return 0;

@@ -18,6 +18,11 @@
 #include "engine/model/synth.h"
 #include "engine/quant/layerwise.h"
 
+using edge::model::load_model;
+using edge::model::Model;
+using edge::model::SynthOptions;
+using edge::model::write_synth_model;
+
 using namespace edge;
 using namespace edge::quant;
 

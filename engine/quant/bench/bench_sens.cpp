@@ -7,6 +7,8 @@
 #include "bench_common.h"
 #include "engine/quant/sensitivity.h"
 
+using edge::model::Model;
+
 using namespace edge;
 using namespace edge::quant;
 

@@ -86,7 +86,7 @@ int lead_ab(const BenchArgs& a, int rounds, size_t bytes, Step&& run_step) {
     std::printf(
         "%d thread(s), prefetch lead A/B (passes ahead; 0 = auto: INT4 %d, INT8 %d), %d rounds\n\n| round | read "
         "bandwidth GB/s |",
-        threads, qkernels::prefetch_lead(4), qkernels::prefetch_lead(8), rounds);
+        threads, runtime::qkernels::prefetch_lead(4), runtime::qkernels::prefetch_lead(8), rounds);
     for (int l : leads) std::printf(" lead %d GB/s | of bandwidth |", l);
     std::printf("\n|---:|---:|");
     for (size_t i = 0; i < leads.size(); ++i) std::printf("---:|---:|");
@@ -96,7 +96,7 @@ int lead_ab(const BenchArgs& a, int rounds, size_t bytes, Step&& run_step) {
         const double bw = read_bandwidth(size_t(1) << 29, threads);
         std::printf("| %d | %.2f |", round + 1, bw / 1e9);
         for (size_t i = 0; i < leads.size(); ++i) {
-            qkernels::force_prefetch_lead(leads[i]);
+            runtime::qkernels::force_prefetch_lead(leads[i]);
             run_step(pool, nullptr);
             const double gbs = double(bytes) / std::min(run_step(pool, nullptr), run_step(pool, nullptr)) / 1e6;
             frac[i].push_back(gbs * 1e9 / bw);
@@ -105,7 +105,7 @@ int lead_ab(const BenchArgs& a, int rounds, size_t bytes, Step&& run_step) {
         std::printf("\n");
         std::fflush(stdout);
     }
-    qkernels::force_prefetch_lead(0);
+    runtime::qkernels::force_prefetch_lead(0);
     std::printf("| median | |");
     for (const auto& f : frac) std::printf(" | %.1f%% |", 100 * median(f));
     std::printf("\n");
@@ -152,7 +152,8 @@ int run_stream_bench(const BenchArgs& a) {
     for (auto& v : x) v = nd(rng);
 
     std::printf("CPU: %s; kernels %s, prefetch %s; %s weights, %zu bytes per step (scales included)\n\n",
-                cpu_model().c_str(), qkernels::kernel_name(), qkernels::row_prefetch_name(qkernels::row_prefetch()),
+                cpu_model().c_str(), runtime::qkernels::kernel_name(),
+                runtime::qkernels::row_prefetch_name(runtime::qkernels::row_prefetch()),
                 bits == 16      ? "FP16"
                 : bits == 8     ? "INT8 g32"
                 : bits == kQ4_K ? "ggml Q4_K"
@@ -165,13 +166,13 @@ int run_stream_bench(const BenchArgs& a) {
         const auto t0 = Clock::now();
         for (const Product& p : step) {
             const auto s0 = Clock::now();
-            qkernels::MatmulJob jobs[3];
+            runtime::qkernels::MatmulJob jobs[3];
             int64_t off = 0;
             for (int j = 0; j < p.count; ++j) {
                 jobs[j] = {out.data() + off, &store[size_t(p.first + j)]};
                 off += store[size_t(p.first + j)].rows();
             }
-            qkernels::matmul_multi(jobs, p.count, x.data(), 1, pool);
+            runtime::qkernels::matmul_multi(jobs, p.count, x.data(), 1, pool);
             if (per) (*per)[p.kind] += std::chrono::duration<double, std::milli>(Clock::now() - s0).count();
         }
         return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();

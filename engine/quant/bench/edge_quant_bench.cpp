@@ -19,6 +19,10 @@
 #include "engine/runtime/cpu/qkernels.h"
 #include "engine/telemetry/stopwatch.h"
 
+using edge::model::load_model;
+using edge::model::Model;
+using edge::telemetry::Stopwatch;
+
 using namespace edge;
 using namespace edge::quant;
 
@@ -148,21 +152,21 @@ int main(int argc, char** argv) {
         }
     }
     if (a.kernels == "portable")
-        qkernels::force_kernels(qkernels::KernelLevel::Portable);
+        runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Portable);
     else if (a.kernels == "avx2")
-        qkernels::force_kernels(qkernels::KernelLevel::Avx2);
+        runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Avx2);
     else if (a.kernels != "auto")
         return std::fprintf(stderr, "--kernels: auto, avx2 or portable\n"), 2;
     if (a.prefetch == "rows-l2")
-        qkernels::force_row_prefetch(qkernels::RowPrefetch::RowsL2);
+        runtime::qkernels::force_row_prefetch(runtime::qkernels::RowPrefetch::RowsL2);
     else if (a.prefetch == "sequential-l1")
-        qkernels::force_row_prefetch(qkernels::RowPrefetch::SequentialL1);
+        runtime::qkernels::force_row_prefetch(runtime::qkernels::RowPrefetch::SequentialL1);
     else if (a.prefetch != "auto")
         return std::fprintf(stderr, "--prefetch: auto, rows-l2 or sequential-l1\n"), 2;
     if (!a.lead.empty() && a.lead.find_first_not_of("0123456789,") != std::string::npos)
         return std::fprintf(stderr, "--lead: passes, e.g. 2 or 1,2,3 (0: auto), got '%s'\n", a.lead.c_str()), 2;
     if (!a.lead.empty() && a.lead.find(',') == std::string::npos)
-        qkernels::force_prefetch_lead(std::atoi(a.lead.c_str()));
+        runtime::qkernels::force_prefetch_lead(std::atoi(a.lead.c_str()));
     if (a.mode == "decode") return run_decode_bench(a);
     if (a.mode == "kernels") return run_kernel_bench(a);
     if (a.mode == "gemm") return run_gemm_bench(a);
@@ -174,7 +178,7 @@ int main(int argc, char** argv) {
         "model %s, %s: para protocol, first %d paragraphs; calibration %zu x %d tokens from the second half; "
         "kernels %s; %d thread(s)\n\n",
         a.model_path.c_str(), a.text_path.c_str(), a.parts, s->calib.sequences.size(), a.calib_len,
-        qkernels::kernel_name(), a.threads);
+        runtime::qkernels::kernel_name(), a.threads);
     if (a.mode == "table") return run_table(*s);
     if (a.mode == "compare") return run_compare(*s, a.file);
     if (a.mode == "sens") return run_sensitivity_bench(*s);

@@ -11,7 +11,18 @@
 #include "engine/model/cnn_ir.h"
 #include "engine/runtime/cpu/kernels.h"
 
-namespace edge {
+using edge::model::check_window_attr;
+using edge::model::cnn_input_shape;
+using edge::model::is_cnn;
+using edge::model::Model;
+using edge::model::Op;
+using edge::model::op_attr;
+using edge::model::op_attr1;
+using edge::model::op_type_name;
+using edge::model::OpType;
+using edge::model::shape_text;
+
+namespace edge::runtime {
 
 int64_t Activation::numel() const {
     int64_t n = 1;
@@ -683,4 +694,4 @@ Result<ClassifyResult> classify(const CnnExecutor& exec, const std::vector<float
     return r;
 }
 
-}  // namespace edge
+}  // namespace edge::runtime

@@ -15,8 +15,10 @@
 #include "engine/model/ir.h"
 
 namespace edge {
-
 class ThreadPool;
+}
+
+namespace edge::runtime {
 
 // An activation: shape outermost first (NCHW for images, [N, K] after a flatten) and values.
 struct Activation {
@@ -54,10 +56,11 @@ public:
     // Checks the graph (every op's inputs are defined earlier, weights exist with the shapes
     // their ops need) and resolves weights. The model must outlive the executor.
     // threads <= 0: hardware concurrency.
-    static Result<std::unique_ptr<CnnExecutor>> create(const Model& m, int threads = 0);
+    static Result<std::unique_ptr<CnnExecutor>> create(const model::Model& m, int threads = 0);
     // The same with integer Conv2d / Linear layers: every layer `q` names runs through the
     // integer kernels (the error names a layer whose codes do not fit its weight).
-    static Result<std::unique_ptr<CnnExecutor>> create(const Model& m, const CnnQuantization& q, int threads = 0);
+    static Result<std::unique_ptr<CnnExecutor>> create(const model::Model& m, const CnnQuantization& q,
+                                                       int threads = 0);
     ~CnnExecutor();
 
     // Runs the graph on `input` ([N, C, H, W]; C, H, W as declared, any N) and returns the
@@ -65,7 +68,7 @@ public:
     Result<Activation> run(const Activation& input) const;
     // The same, calling `before(op, input)` with the (first) input of every op before it runs
     // (calibration: activation ranges at the inputs of the weighted ops).
-    using Observer = std::function<void(const Op&, const Activation&)>;
+    using Observer = std::function<void(const model::Op&, const Activation&)>;
     Result<Activation> run(const Activation& input, const Observer& before) const;
 
     const std::vector<int64_t>& input_shape() const { return input_shape_; }
@@ -76,7 +79,7 @@ private:
     struct Step;
     Status step(const Step& s, std::map<std::string, Activation>& values) const;
 
-    const Model* model_ = nullptr;
+    const model::Model* model_ = nullptr;
     std::vector<int64_t> input_shape_;
     std::vector<Step> steps_;
     std::unique_ptr<ThreadPool> pool_;
@@ -129,4 +132,4 @@ struct ClassifyResult {
 Result<ClassifyResult> classify(const CnnExecutor& exec, const std::vector<float>& pixels,
                                 const std::vector<uint8_t>& labels, int64_t batch = 100, Progress* progress = nullptr);
 
-}  // namespace edge
+}  // namespace edge::runtime

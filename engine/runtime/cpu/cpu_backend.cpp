@@ -10,7 +10,10 @@
 #include "kernels.h"
 #include "qkernels.h"
 
-namespace edge {
+using edge::model::LlamaConfig;
+using edge::model::Model;
+
+namespace edge::runtime {
 
 Result<void*> CpuBackend::allocate(size_t bytes) {
     void* p = std::aligned_alloc(256, (std::max<size_t>(bytes, 1) + 255) / 256 * 256);
@@ -299,4 +302,4 @@ Status CpuBackend::run_rows(const Rows& r, PagedAccess& kvs) {
     return {};
 }
 
-}  // namespace edge
+}  // namespace edge::runtime

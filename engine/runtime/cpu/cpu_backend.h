@@ -20,7 +20,7 @@
 #include "engine/runtime/one_sequence.h"
 #include "engine/runtime/resolved_program.h"
 
-namespace edge {
+namespace edge::runtime {
 
 class CpuBackend final : public Backend {
 public:
@@ -30,12 +30,12 @@ public:
     void release(void* p) override;
     Status upload(void* dst, const void* host_src, size_t bytes) override;
     Status download(void* host_dst, const void* src, size_t bytes) override;
-    Status load(std::shared_ptr<const Model> model, const runtime::ExecProgram& plan,
+    Status load(std::shared_ptr<const model::Model> model, const runtime::ExecProgram& plan,
                 const BackendOptions& opts) override;
     Result<const float*> run(const int32_t* tokens, int n, int pos, float* all_logits = nullptr) override;
     Status synchronize() override { return {}; }
     BackendMemory memory() const override;
-    const LlamaConfig& config() const override { return cfg_; }
+    const model::LlamaConfig& config() const override { return cfg_; }
     int max_seq() const override { return max_seq_; }
     const ResolvedProgram& resolved() const { return plan_; }
 
@@ -45,8 +45,8 @@ public:
     runtime::ExecutorMemory held_memory() const override;
 
 private:
-    std::shared_ptr<const Model> model_;
-    LlamaConfig cfg_;
+    std::shared_ptr<const model::Model> model_;
+    model::LlamaConfig cfg_;
     ResolvedProgram plan_;
     int max_seq_ = 0;
     std::unique_ptr<ThreadPool> pool_;
@@ -68,4 +68,4 @@ private:
     Status run_rows(const Rows& r, PagedAccess& kv);
 };
 
-}  // namespace edge
+}  // namespace edge::runtime

@@ -6,7 +6,7 @@
 #include <immintrin.h>
 #endif
 
-namespace edge::kernels {
+namespace edge::runtime::kernels {
 
 namespace {
 
@@ -339,4 +339,4 @@ void rope_interleaved(float* vec, int heads, int head_dim, int half, const float
     dispatch().rope(vec, heads, head_dim, half, cs, sn);
 }
 
-}  // namespace edge::kernels
+}  // namespace edge::runtime::kernels

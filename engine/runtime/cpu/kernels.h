@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace edge::kernels {
+namespace edge::runtime::kernels {
 
 // Sum of a[i]*b[i] for i < n.
 float dot(const float* a, const float* b, int64_t n);
@@ -44,4 +44,4 @@ void exp(float* y, const float* x, int n);
 // pairs i < half rotated by (cos[i], sin[i]); the rest of a head is left as it is.
 void rope_interleaved(float* vec, int heads, int head_dim, int half, const float* cos, const float* sin);
 
-}  // namespace edge::kernels
+}  // namespace edge::runtime::kernels

@@ -10,7 +10,11 @@
 #include "kernels.h"
 #include "qkernels.h"
 
-namespace edge {
+using edge::model::LlamaConfig;
+using edge::model::Model;
+using edge::model::validate_llama;
+
+namespace edge::runtime {
 
 struct LlamaCpu::Layer {
     const float* attn_norm;
@@ -266,4 +270,4 @@ Result<const float*> LlamaCpu::forward_paged(kv::PagedKv& kv, std::span<const Pa
     return paged_logits_.data();
 }
 
-}  // namespace edge
+}  // namespace edge::runtime

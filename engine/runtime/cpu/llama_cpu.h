@@ -15,7 +15,7 @@
 #include "engine/runtime/ggml/ggml_compat.h"
 #include "engine/runtime/one_sequence.h"
 
-namespace edge {
+namespace edge::runtime {
 
 struct RuntimeOptions {
     int threads = 0;  // <= 0: all hardware threads
@@ -28,8 +28,6 @@ struct RuntimeOptions {
     ggml_compat::Ingredients llamacpp;
 };
 
-using runtime::PagedStep;
-
 // The CPU implementation of runtime::Executor (engine/runtime/executor.h): FP32 arithmetic over
 // weights as stored (F32, F16, QI8, QI4 through engine/runtime/qkernels), multi-threaded over
 // output rows. forward() and prefill() are the batch step on one sequence in a KV memory of the
@@ -38,7 +36,8 @@ using runtime::PagedStep;
 class LlamaCpu final : public runtime::Executor {
 public:
     // The model must stay alive as long as the executor (it reads weights in place).
-    static Result<std::unique_ptr<LlamaCpu>> create(std::shared_ptr<const Model> model, const RuntimeOptions& opts);
+    static Result<std::unique_ptr<LlamaCpu>> create(std::shared_ptr<const model::Model> model,
+                                                    const RuntimeOptions& opts);
 
     // Runs one token at position pos (0-based) and returns the logits [vocab] (valid until the
     // next call).
@@ -65,7 +64,7 @@ public:
     runtime::ExecutorCaps capabilities() const override;
     runtime::ExecutorMemory held_memory() const override;
 
-    const LlamaConfig& config() const override { return cfg_; }
+    const model::LlamaConfig& config() const override { return cfg_; }
     Numerics numerics() const { return compat_ ? Numerics::LlamaCpp : Numerics::Fp32; }
     int max_seq() const { return max_seq_; }
     int threads() const { return pool_.size(); }
@@ -80,10 +79,10 @@ public:
     void set_linear_hook(LinearHook hook) { linear_hook_ = std::move(hook); }
 
 private:
-    LlamaCpu(std::shared_ptr<const Model> m, const RuntimeOptions& o);
+    LlamaCpu(std::shared_ptr<const model::Model> m, const RuntimeOptions& o);
     struct Layer;
-    std::shared_ptr<const Model> model_;
-    LlamaConfig cfg_;
+    std::shared_ptr<const model::Model> model_;
+    model::LlamaConfig cfg_;
     int max_seq_;
     ThreadPool pool_;
     std::vector<Layer> layers_;
@@ -134,4 +133,4 @@ private:
 
 int32_t argmax(const float* v, int n);
 
-}  // namespace edge
+}  // namespace edge::runtime

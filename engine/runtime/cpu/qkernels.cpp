@@ -11,7 +11,9 @@
 #include "kernels.h"
 #include "qkernels_impl.h"
 
-namespace edge::qkernels {
+using edge::model::can_dequantize;
+
+namespace edge::runtime::qkernels {
 
 using namespace detail;
 
@@ -360,7 +362,7 @@ void dequantize_row(const Tensor& w, int64_t r, float* out) {
         }
         default:
             // ggml block types (supported() checked the rows are whole blocks).
-            if (!edge::dequantize(w.type, w.data.get() + size_t(r) * dtype_bytes(w.type, cols), out, cols).ok())
+            if (!edge::model::dequantize(w.type, w.data.get() + size_t(r) * dtype_bytes(w.type, cols), out, cols).ok())
                 std::fill(out, out + cols, 0.0f);
     }
 }
@@ -654,4 +656,4 @@ void matmul_gate_up_swiglu(float* out, float* up_scratch, const float* in, const
     run_products(jobs, 2, in, n, pool, &swiglu);
 }
 
-}  // namespace edge::qkernels
+}  // namespace edge::runtime::qkernels

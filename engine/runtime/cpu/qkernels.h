@@ -19,7 +19,7 @@
 #include "engine/core/tensor.h"
 #include "engine/core/thread_pool.h"
 
-namespace edge::qkernels {
+namespace edge::runtime::qkernels {
 
 // True when the runtime can multiply by a weight tensor of this type in place.
 bool supported(const Tensor& w);
@@ -106,4 +106,4 @@ struct QActs {
 };
 void quantize_acts(const float* x, int64_t n, QActs& out);
 
-}  // namespace edge::qkernels
+}  // namespace edge::runtime::qkernels

@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace edge::qkernels::detail {
+namespace edge::runtime::qkernels::detail {
 
 namespace {
 
@@ -312,6 +312,6 @@ float dot_f16_avx2(const uint16_t* w, const float* x, int64_t n) {
     return s;
 }
 
-}  // namespace edge::qkernels::detail
+}  // namespace edge::runtime::qkernels::detail
 
 #endif

@@ -33,7 +33,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace edge::qkernels::detail {
+namespace edge::runtime::qkernels::detail {
 
 namespace {
 
@@ -663,6 +663,6 @@ void tokens_kquant_vnni512(DType t, const uint8_t* row, const ActsView* x, int n
     for (; i < n; ++i) kquant_vnni_tokens<1>(t, row, x + i, out + i * out_stride, out_stride);
 }
 
-}  // namespace edge::qkernels::detail
+}  // namespace edge::runtime::qkernels::detail
 
 #endif

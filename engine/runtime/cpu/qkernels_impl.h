@@ -6,7 +6,7 @@
 #include "engine/core/quant_format.h"
 #include "engine/runtime/cpu/qkernels.h"
 
-namespace edge::qkernels::detail {
+namespace edge::runtime::qkernels::detail {
 
 // One token's quantized activations (blocks of 32).
 struct ActsView {
@@ -131,4 +131,4 @@ inline int64_t block_group(const QuantInfo& q, int64_t b) {
     return q.grouping == QGrouping::PerChannel ? 0 : (b * kQBlock) / q.group_size;
 }
 
-}  // namespace edge::qkernels::detail
+}  // namespace edge::runtime::qkernels::detail

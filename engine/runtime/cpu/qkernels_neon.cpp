@@ -19,7 +19,7 @@
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
 
-namespace edge::qkernels::detail {
+namespace edge::runtime::qkernels::detail {
 
 bool cpu_has_neon_dotprod() {
     static const bool has = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
@@ -240,6 +240,6 @@ float row_dot_q4_dotprod(const QuantInfo& q, const uint8_t* base, int64_t r, con
 
 #pragma GCC pop_options
 
-}  // namespace edge::qkernels::detail
+}  // namespace edge::runtime::qkernels::detail
 
 #endif

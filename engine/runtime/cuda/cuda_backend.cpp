@@ -17,7 +17,10 @@
 #include "engine/runtime/one_sequence.h"
 #include "engine/runtime/resolved_program.h"
 
-namespace edge::cuda {
+using edge::model::LlamaConfig;
+using edge::model::Model;
+
+namespace edge::runtime::cuda {
 
 namespace {
 
@@ -487,4 +490,4 @@ Result<int32_t> sample_on_device(Backend& be, float temperature, int top_k, floa
     return cb->sample(temperature, top_k, u);
 }
 
-}  // namespace edge::cuda
+}  // namespace edge::runtime::cuda

@@ -8,7 +8,7 @@
 
 #include "engine/runtime/backend.h"
 
-namespace edge::cuda {
+namespace edge::runtime::cuda {
 
 std::unique_ptr<Backend> make_cuda_backend();
 
@@ -16,4 +16,4 @@ std::unique_ptr<Backend> make_cuda_backend();
 // <= 0: 256), u in [0, 1) the uniform draw. An error when `be` is not a CUDA backend.
 Result<int32_t> sample_on_device(Backend& be, float temperature, int top_k, float u);
 
-}  // namespace edge::cuda
+}  // namespace edge::runtime::cuda

@@ -8,7 +8,7 @@
 
 #include "cuda_kernels.h"
 
-namespace edge::cuda {
+namespace edge::runtime::cuda {
 
 namespace {
 
@@ -359,4 +359,4 @@ int launch_topk_sample(int32_t* out, const float* logits, int n, int k, float te
 
 const char* error_string(int e) { return cudaGetErrorString(cudaError_t(e)); }
 
-}  // namespace edge::cuda
+}  // namespace edge::runtime::cuda

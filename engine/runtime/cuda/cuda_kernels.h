@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace edge::cuda {
+namespace edge::runtime::cuda {
 
 // A weight matrix [rows, cols] as the kernels read it: F32, F16, or EdgeStudio's row-mode QI8 /
 // QI4 (engine/core/quant_format.h: codes rows of row_bytes, one scale (float or half) and, when asymmetric,
@@ -54,4 +54,4 @@ int launch_topk_sample(int32_t* out, const float* logits, int n, int k, float te
 
 const char* error_string(int e);
 
-}  // namespace edge::cuda
+}  // namespace edge::runtime::cuda

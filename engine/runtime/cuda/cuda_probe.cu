@@ -4,7 +4,7 @@
 
 #include "cuda_probe.h"
 
-namespace edge::cuda {
+namespace edge::runtime::cuda {
 
 ProbeResult probe() {
     ProbeResult r;
@@ -32,4 +32,4 @@ ProbeResult probe() {
     return r;
 }
 
-}  // namespace edge::cuda
+}  // namespace edge::runtime::cuda

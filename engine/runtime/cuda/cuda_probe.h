@@ -2,7 +2,7 @@
 #pragma once
 #include <string>
 
-namespace edge::cuda {
+namespace edge::runtime::cuda {
 
 struct ProbeResult {
     int devices = 0;
@@ -13,4 +13,4 @@ struct ProbeResult {
 
 ProbeResult probe();
 
-}  // namespace edge::cuda
+}  // namespace edge::runtime::cuda

@@ -12,7 +12,11 @@
 #include "engine/model/gguf.h"
 #include "engine/model/rope.h"
 
-namespace edge {
+using edge::model::LlamaConfig;
+using edge::model::Model;
+using edge::model::validate_llama;
+
+namespace edge::runtime {
 
 const char* numerics_name(Numerics n) { return n == Numerics::LlamaCpp ? "llamacpp" : "fp32"; }
 
@@ -281,7 +285,7 @@ struct Executor::Impl {
     Ingredients ing;
     LlamaConfig c;
     int max_seq = 0;
-    gguf::File file;  // keeps the mapping (and every Weight::data) alive
+    model::gguf::File file;  // keeps the mapping (and every Weight::data) alive
     Weight embd, head;
     std::vector<float> out_norm;
     std::vector<LayerW> layers;
@@ -319,8 +323,8 @@ void rmsnorm(float* y, const float* x, const float* w, int n, float eps) {
     for (int i = 0; i < n; ++i) y[i] = (x[i] * scale) * w[i];
 }
 
-Result<Weight> find_weight(const gguf::File& f, const Model& m, const std::string& name) {
-    const gguf::TensorInfo* ti = f.find_tensor(name);
+Result<Weight> find_weight(const model::gguf::File& f, const Model& m, const std::string& name) {
+    const model::gguf::TensorInfo* ti = f.find_tensor(name);
     const Tensor* t = m.find(name);
     if (!ti || !t) return err(f.path, ": tensor '", name, "' is missing");
     if (t->type != DType::F32 || t->source_type != ti->type || t->shape != ti->shape())
@@ -359,7 +363,7 @@ Result<std::unique_ptr<Executor>> Executor::create(const Model& model, int max_s
         return err("llama.cpp numerics: split-KV thread count ", ing.split_kv_threads, " is out of range (0..4096)");
     if (ing.kv_view_pad < 1 || ing.kv_view_pad > (1 << 20))
         return err("llama.cpp numerics: KV view padding ", ing.kv_view_pad, " is out of range (1..1048576)");
-    auto f = gguf::open(model.source_path);
+    auto f = model::gguf::open(model.source_path);
     if (!f.ok()) return f.error();
     if (auto arch = f->get_string("general.architecture"); !arch.ok() || arch->value_or("") != "llama")
         return err(model.source_path, ": llama.cpp numerics run GGUF architecture 'llama' as stored; this file is '",
@@ -370,7 +374,7 @@ Result<std::unique_ptr<Executor>> Executor::create(const Model& model, int max_s
     impl->c = model.config;
     impl->max_seq = max_seq;
     impl->file = std::move(f).value();
-    const gguf::File& file = impl->file;
+    const model::gguf::File& file = impl->file;
     const LlamaConfig& c = impl->c;
     if (c.rope_dim % 2 != 0 || c.rope_dim > c.head_dim)
         return err(file.path, ": rope dimension ", c.rope_dim, " is not usable");
@@ -731,4 +735,4 @@ const float* Executor::prefill(const int32_t* tokens, int n, int pos, float* all
 }
 
 }  // namespace ggml_compat
-}  // namespace edge
+}  // namespace edge::runtime

@@ -30,7 +30,7 @@
 #include "engine/core/thread_pool.h"
 #include "engine/model/ir.h"
 
-namespace edge {
+namespace edge::runtime {
 
 // Which arithmetic the CPU executor runs.
 enum class Numerics : uint8_t {
@@ -81,7 +81,8 @@ public:
     // Re-opens model.source_path (a GGUF file) for the stored blocks. Errors: not a GGUF model,
     // tensors changed since import (types or shapes differ from the file), or a tensor type the
     // compatible kernels do not cover (K-quants), each naming the file and the tensor.
-    static Result<std::unique_ptr<Executor>> create(const Model& model, int max_seq, const Ingredients& ing = {});
+    static Result<std::unique_ptr<Executor>> create(const model::Model& model, int max_seq,
+                                                    const Ingredients& ing = {});
     ~Executor();
 
     // Runs n tokens at positions pos..pos+n-1 (one ubatch); returns the logits of the last token
@@ -97,4 +98,4 @@ private:
 };
 
 }  // namespace ggml_compat
-}  // namespace edge
+}  // namespace edge::runtime

@@ -26,7 +26,7 @@ inline double rel_err(const std::vector<float>& a, const std::vector<float>& b) 
 }
 
 // Logits of every prompt position (one prefill) then `steps` greedy decode steps, concatenated.
-inline std::vector<float> run_backend(Backend& be, int steps = 8) {
+inline std::vector<float> run_backend(runtime::Backend& be, int steps = 8) {
     const auto& pr = backend_prompt();
     const int V = be.config().vocab_size;
     std::vector<float> all(pr.size() * size_t(V));
@@ -34,7 +34,7 @@ inline std::vector<float> run_backend(Backend& be, int steps = 8) {
     if (!l.ok()) return {};
     const float* last = *l;
     for (int i = 0; i < steps; ++i) {
-        const int32_t t = argmax(last, V);
+        const int32_t t = runtime::argmax(last, V);
         auto r = be.run(&t, 1, int(pr.size()) + i);
         if (!r.ok()) return {};
         last = *r;
@@ -43,13 +43,13 @@ inline std::vector<float> run_backend(Backend& be, int steps = 8) {
     return all;
 }
 
-inline std::vector<float> run_reference(LlamaCpu& rt, int steps = 8) {
+inline std::vector<float> run_reference(runtime::LlamaCpu& rt, int steps = 8) {
     const auto& pr = backend_prompt();
     const int V = rt.config().vocab_size;
     std::vector<float> all(pr.size() * size_t(V));
     const float* l = rt.prefill(pr.data(), int(pr.size()), 0, all.data());
     for (int i = 0; i < steps; ++i) {
-        const int32_t t = argmax(l, V);
+        const int32_t t = runtime::argmax(l, V);
         l = rt.forward(t, int(pr.size()) + i);
         all.insert(all.end(), l, l + V);
     }

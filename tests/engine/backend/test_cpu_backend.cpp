@@ -15,6 +15,17 @@
 #include "engine/runtime/cpu/llama_cpu.h"
 #include "test_support.h"
 
+using edge::model::build_llama_graph;
+using edge::model::Graph;
+using edge::model::load_model;
+using edge::model::Model;
+using edge::runtime::BackendMemory;
+using edge::runtime::BackendOptions;
+using edge::runtime::CpuBackend;
+using edge::runtime::LlamaCpu;
+using edge::runtime::make_backend;
+using edge::runtime::RuntimeOptions;
+
 using namespace edge;
 using namespace edge::compile;
 using edge::test::rel_err;

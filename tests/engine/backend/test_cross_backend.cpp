@@ -13,6 +13,18 @@
 #include "engine/runtime/device.h"
 #include "test_support.h"
 
+using edge::model::build_llama_graph;
+using edge::model::Graph;
+using edge::model::load_model;
+using edge::model::Model;
+using edge::runtime::BackendOptions;
+using edge::runtime::CpuBackend;
+using edge::runtime::DeviceReport;
+using edge::runtime::LlamaCpu;
+using edge::runtime::make_backend;
+using edge::runtime::probe_devices;
+using edge::runtime::RuntimeOptions;
+
 using namespace edge;
 using namespace edge::compile;
 using edge::test::rel_err;
@@ -28,7 +40,7 @@ std::shared_ptr<const Model> dequantized(const Model& m) {
     auto d = std::make_shared<Model>(m);
     for (Tensor& t : d->tensors)
         if (t.type != DType::F32) {
-            const std::vector<float> f = qkernels::dequantize(t);
+            const std::vector<float> f = runtime::qkernels::dequantize(t);
             Tensor n = Tensor::alloc(t.name, DType::F32, t.shape);
             std::copy(f.begin(), f.end(), n.f32_mut());
             t = std::move(n);

@@ -51,7 +51,7 @@ TEST(PseudoLabels, Mnist8ThresholdKeepsOnlyConfidentAndMostlyRightLabels) {
     const std::string path = edge::test::shared("models/cnn/mnist-8.onnx");
     EDGE_REQUIRE_SHARED(path);
     EDGE_REQUIRE_SHARED(edge::test::shared("data/t10k-images-idx3-ubyte.gz"));
-    auto m = edge::load_onnx_model(path);
+    auto m = edge::model::load_onnx_model(path);
     ASSERT_TRUE(m.ok()) << m.message();
     const MnistPool& d = mnist_pool();
     ASSERT_EQ(d.labels.size(), size_t(kImages));
@@ -61,9 +61,9 @@ TEST(PseudoLabels, Mnist8ThresholdKeepsOnlyConfidentAndMostlyRightLabels) {
     ASSERT_EQ(pl->layers.size(), 3u);  // Conv, Conv, MatMul head
 
     // The labels are the classifier's predictions (classify() agrees image by image).
-    auto exec = edge::CnnExecutor::create(m.value(), 0);
+    auto exec = edge::runtime::CnnExecutor::create(m.value(), 0);
     ASSERT_TRUE(exec.ok());
-    auto cls = edge::classify(*exec.value(), d.pixels, d.labels, 100);
+    auto cls = edge::runtime::classify(*exec.value(), d.pixels, d.labels, 100);
     ASSERT_TRUE(cls.ok());
     EXPECT_EQ(cls->predictions, pl->label);
 
@@ -132,11 +132,11 @@ TEST(PseudoLabels, Mnist8ThresholdKeepsOnlyConfidentAndMostlyRightLabels) {
 TEST(Features, Mnist8PenultimateFeaturesAreWhatTheHeadReads) {
     const std::string path = edge::test::shared("models/cnn/mnist-8.onnx");
     EDGE_REQUIRE_SHARED(path);
-    auto m = edge::load_onnx_model(path);
+    auto m = edge::model::load_onnx_model(path);
     ASSERT_TRUE(m.ok()) << m.message();
     // Bias Adds folded into their ops, so the head is one Linear with a bias.
-    edge::Model folded = m.value();
-    ASSERT_TRUE(edge::simplify_cnn(folded).ok());
+    edge::model::Model folded = m.value();
+    ASSERT_TRUE(edge::prune::simplify_cnn(folded).ok());
     const MnistPool& d = mnist_pool();
     const int64_t n = 300;
     std::vector<float> px(d.pixels.begin(), d.pixels.begin() + n * 784);
@@ -144,14 +144,14 @@ TEST(Features, Mnist8PenultimateFeaturesAreWhatTheHeadReads) {
     ASSERT_TRUE(f.ok()) << f.message();
     EXPECT_EQ(f->n, n);
     EXPECT_EQ(f->dim, 256);
-    const edge::Op& head = folded.graph.ops.back();
-    ASSERT_EQ(head.type, edge::OpType::Linear);
+    const edge::model::Op& head = folded.graph.ops.back();
+    ASSERT_EQ(head.type, edge::model::OpType::Linear);
     const edge::Tensor* w = folded.find(head.weights.at(0));
     const edge::Tensor* b = folded.find(head.weights.at(1));
     ASSERT_TRUE(w && b);
-    auto exec = edge::CnnExecutor::create(folded, 0);
+    auto exec = edge::runtime::CnnExecutor::create(folded, 0);
     ASSERT_TRUE(exec.ok());
-    edge::Activation in{{n, 1, 28, 28}, px};
+    edge::runtime::Activation in{{n, 1, 28, 28}, px};
     auto logits = (*exec)->run(in);
     ASSERT_TRUE(logits.ok());
     double worst = 0.0;
@@ -188,10 +188,10 @@ TEST(Features, Mnist8PenultimateFeaturesAreWhatTheHeadReads) {
 TEST(Embeddings, Stories260KPooledHiddenStates) {
     const std::string path = edge::test::shared("models/stories260K/stories260K.gguf");
     EDGE_REQUIRE_SHARED(path);
-    auto m = edge::load_model(path);
+    auto m = edge::model::load_model(path);
     ASSERT_TRUE(m.ok()) << m.message();
-    auto model = std::make_shared<const edge::Model>(std::move(m).value());
-    auto tok = edge::make_tokenizer(model->tokenizer);
+    auto model = std::make_shared<const edge::model::Model>(std::move(m).value());
+    auto tok = edge::tokenizer::make_tokenizer(model->tokenizer);
     ASSERT_TRUE(tok.ok()) << tok.message();
     const std::vector<std::string> samples = {"Once upon a time, there was a little girl named Lily.",
                                               "The dog ran to the park and played with a big red ball.",

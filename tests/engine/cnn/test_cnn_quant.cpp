@@ -40,7 +40,7 @@ TEST(CnnQuant, IntegerConvMatchesTheDefinitionOnDequantizedValues) {
     std::mt19937_64 rng(5);
     std::uniform_int_distribution<int> code(-127, 127), act(-128, 127);
     const int64_t n = 2, ic = 4, h = 7, w = 6, oc = 6;
-    edge::Conv2dParams p;
+    edge::runtime::Conv2dParams p;
     p.kh = 3;
     p.kw = 2;
     p.stride_h = 2;
@@ -68,9 +68,9 @@ TEST(CnnQuant, IntegerConvMatchesTheDefinitionOnDequantizedValues) {
     for (size_t i = 0; i < xq.size(); ++i) xf[i] = act_scale * float(xq[i] - act_zero);
     for (size_t i = 0; i < codes.size(); ++i) wf[i] = scales[i / size_t(k)] * float(codes[i]);
     std::vector<float> y(size_t(n * oc * oh * ow)), ref(y.size());
-    edge::conv2d_int8(xq.data(), n, ic, h, w, act_zero, codes.data(), rowsum.data(), out_scale.data(), bias.data(), oc,
-                      p, y.data(), oh, ow, nullptr);
-    edge::conv2d_reference(xf.data(), n, ic, h, w, wf.data(), bias.data(), oc, p, ref.data(), oh, ow);
+    edge::runtime::conv2d_int8(xq.data(), n, ic, h, w, act_zero, codes.data(), rowsum.data(), out_scale.data(),
+                               bias.data(), oc, p, y.data(), oh, ow, nullptr);
+    edge::runtime::conv2d_reference(xf.data(), n, ic, h, w, wf.data(), bias.data(), oc, p, ref.data(), oh, ow);
     double worst = 0, big = 0;
     for (size_t i = 0; i < y.size(); ++i) {
         worst = std::max(worst, std::fabs(double(y[i]) - ref[i]));
@@ -78,19 +78,19 @@ TEST(CnnQuant, IntegerConvMatchesTheDefinitionOnDequantizedValues) {
     }
     EXPECT_LT(worst / big, 1e-5) << worst << " of " << big;
     // Activation quantization rounds and saturates.
-    EXPECT_EQ(edge::quantize_act(0.0f, 0.5f, 3), 3);
-    EXPECT_EQ(edge::quantize_act(1.26f, 0.5f, 3), 6);
-    EXPECT_EQ(edge::quantize_act(1000.0f, 0.5f, 3), 127);
-    EXPECT_EQ(edge::quantize_act(-1000.0f, 0.5f, 3), -128);
+    EXPECT_EQ(edge::runtime::quantize_act(0.0f, 0.5f, 3), 3);
+    EXPECT_EQ(edge::runtime::quantize_act(1.26f, 0.5f, 3), 6);
+    EXPECT_EQ(edge::runtime::quantize_act(1000.0f, 0.5f, 3), 127);
+    EXPECT_EQ(edge::runtime::quantize_act(-1000.0f, 0.5f, 3), -128);
 }
 
 TEST(CnnQuant, Mnist8W8A8AndInt4OnAllTestImages) {
     const std::string path = edge::test::shared("models/cnn/mnist-8.onnx");
     EDGE_REQUIRE_SHARED(path);
     EDGE_REQUIRE_SHARED(edge::test::shared("data/t10k-images-idx3-ubyte.gz"));
-    auto m = edge::load_onnx_model(path);
+    auto m = edge::model::load_onnx_model(path);
     ASSERT_TRUE(m.ok()) << m.message();
-    auto ref = edge::CnnExecutor::create(m.value());
+    auto ref = edge::runtime::CnnExecutor::create(m.value());
     ASSERT_TRUE(ref.ok()) << ref.message();
     // Calibration on the first 256 images, evaluation on all 10,000.
     auto q8 = edge::quant::quantize_cnn(m.value(), edge::quant::cnn_uniform_plan(edge::quant::Precision::INT8),
@@ -101,7 +101,7 @@ TEST(CnnQuant, Mnist8W8A8AndInt4OnAllTestImages) {
         EXPECT_TRUE(l.int8_activations);
         EXPECT_GT(l.act_scale, 0.0f) << l.op;
     }
-    auto e8 = edge::CnnExecutor::create(m.value(), q8.value());
+    auto e8 = edge::runtime::CnnExecutor::create(m.value(), q8.value());
     ASSERT_TRUE(e8.ok()) << e8.message();
     auto c8 = edge::quant::compare_cnn(**ref, **e8, mnist().pixels, mnist().labels);
     ASSERT_TRUE(c8.ok()) << c8.message();
@@ -119,7 +119,7 @@ TEST(CnnQuant, Mnist8W8A8AndInt4OnAllTestImages) {
     ASSERT_TRUE(q4.ok()) << q4.message();
     for (const auto& l : q4->layers)
         for (int8_t c : l.codes) ASSERT_TRUE(c >= -7 && c <= 7) << l.op;
-    auto e4 = edge::CnnExecutor::create(m.value(), q4.value());
+    auto e4 = edge::runtime::CnnExecutor::create(m.value(), q4.value());
     ASSERT_TRUE(e4.ok()) << e4.message();
     // INT4 and the dequantized cross-check on the first 2,000 images (the W8A8 pass above covers
     // all 10,000; docs/cnn.md has the full-set figures from `edgestudio-cli cnn-quant`).
@@ -133,8 +133,8 @@ TEST(CnnQuant, Mnist8W8A8AndInt4OnAllTestImages) {
                 c4->agreement, c4->kl_mean, c4->kl_max);
     // The dequantized model through the float path gives the same logits as the weight-only
     // integer path.
-    edge::Model dq = edge::quant::dequantized_cnn(m.value(), q4.value());
-    auto edq = edge::CnnExecutor::create(dq);
+    edge::model::Model dq = edge::quant::dequantized_cnn(m.value(), q4.value());
+    auto edq = edge::runtime::CnnExecutor::create(dq);
     ASSERT_TRUE(edq.ok()) << edq.message();
     auto same = edge::quant::compare_cnn(**edq, **e4, px, lb);
     ASSERT_TRUE(same.ok()) << same.message();
@@ -145,7 +145,7 @@ TEST(CnnQuant, Mnist8W8A8AndInt4OnAllTestImages) {
 TEST(CnnQuant, PlansAndCodesAreChecked) {
     const std::string path = edge::test::shared("models/cnn/mnist-8.onnx");
     EDGE_REQUIRE_SHARED(path);
-    auto m = edge::load_onnx_model(path);
+    auto m = edge::model::load_onnx_model(path);
     ASSERT_TRUE(m.ok()) << m.message();
     // Grouped weights are not a CNN layout: the error names a layer.
     auto plan = edge::quant::uniform_plan(edge::quant::Precision::INT8, edge::QMethod::RTN, 4, true);
@@ -158,19 +158,19 @@ TEST(CnnQuant, PlansAndCodesAreChecked) {
     auto good =
         edge::quant::quantize_cnn(m.value(), edge::quant::cnn_uniform_plan(edge::quant::Precision::INT4), {}, 0, wo);
     ASSERT_TRUE(good.ok()) << good.message();
-    edge::CnnQuantization bad = good.value();
+    edge::runtime::CnnQuantization bad = good.value();
     bad.layers[0].codes.pop_back();
-    auto e = edge::CnnExecutor::create(m.value(), bad);
+    auto e = edge::runtime::CnnExecutor::create(m.value(), bad);
     ASSERT_FALSE(e.ok());
     EXPECT_NE(e.message().find(bad.layers[0].op), std::string::npos) << e.message();
     bad = good.value();
     bad.layers[0].codes[0] = 100;  // outside INT4
-    e = edge::CnnExecutor::create(m.value(), bad);
+    e = edge::runtime::CnnExecutor::create(m.value(), bad);
     ASSERT_FALSE(e.ok());
     EXPECT_NE(e.message().find("outside"), std::string::npos) << e.message();
     bad = good.value();
     bad.layers[0].op = "nope";
-    e = edge::CnnExecutor::create(m.value(), bad);
+    e = edge::runtime::CnnExecutor::create(m.value(), bad);
     ASSERT_FALSE(e.ok());
     EXPECT_NE(e.message().find("nope"), std::string::npos) << e.message();
 }

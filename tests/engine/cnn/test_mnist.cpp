@@ -56,28 +56,28 @@ TEST(Mnist, Mnist8Top1Is9890OnAllTestImages) {
     const std::string path = edge::test::shared("models/cnn/mnist-8.onnx");
     EDGE_REQUIRE_SHARED(path);
     EDGE_REQUIRE_SHARED(edge::test::shared("data/t10k-images-idx3-ubyte.gz"));
-    auto m = edge::load_onnx_model(path);
+    auto m = edge::model::load_onnx_model(path);
     ASSERT_TRUE(m.ok()) << m.message();
-    auto exec = edge::CnnExecutor::create(m.value(), 0);
+    auto exec = edge::runtime::CnnExecutor::create(m.value(), 0);
     ASSERT_TRUE(exec.ok()) << exec.message();
     const Mnist& d = mnist();
     ASSERT_EQ(d.labels.size(), 10000u);
-    auto r = edge::classify(*exec.value(), d.pixels, d.labels, 100);
+    auto r = edge::runtime::classify(*exec.value(), d.pixels, d.labels, 100);
     ASSERT_TRUE(r.ok()) << r.message();
     EXPECT_EQ(r->images, 10000);
     EXPECT_EQ(r->correct, 9890) << "top-1 " << 100.0 * r->top1() << "%";
 
     // Folding the bias Adds into Conv/Linear (merge_linear) leaves every prediction unchanged.
-    edge::Model folded = m.value();
-    auto rep = edge::simplify_cnn(folded);
+    edge::model::Model folded = m.value();
+    auto rep = edge::prune::simplify_cnn(folded);
     ASSERT_TRUE(rep.ok()) << rep.message();
     EXPECT_EQ(rep->adds_merged, 3);
     EXPECT_EQ(rep->before.total, 11);
     EXPECT_EQ(rep->after.total, 8);
     EXPECT_EQ(rep->params_after, rep->params_before);
-    auto exec2 = edge::CnnExecutor::create(folded, 0);
+    auto exec2 = edge::runtime::CnnExecutor::create(folded, 0);
     ASSERT_TRUE(exec2.ok()) << exec2.message();
-    auto r2 = edge::classify(*exec2.value(), d.pixels, d.labels, 100);
+    auto r2 = edge::runtime::classify(*exec2.value(), d.pixels, d.labels, 100);
     ASSERT_TRUE(r2.ok()) << r2.message();
     EXPECT_EQ(r2->correct, 9890);
     int differ = 0;
@@ -88,25 +88,25 @@ TEST(Mnist, Mnist8Top1Is9890OnAllTestImages) {
 TEST(Mnist, BatchSizeDoesNotChangeLogits) {
     const std::string path = edge::test::shared("models/cnn/mnist-8.onnx");
     EDGE_REQUIRE_SHARED(path);
-    auto m = edge::load_onnx_model(path);
+    auto m = edge::model::load_onnx_model(path);
     ASSERT_TRUE(m.ok()) << m.message();
-    auto exec = edge::CnnExecutor::create(m.value(), 2);
+    auto exec = edge::runtime::CnnExecutor::create(m.value(), 2);
     ASSERT_TRUE(exec.ok()) << exec.message();
     const Mnist& d = mnist();
     ASSERT_EQ(d.labels.size(), 10000u);
-    edge::Activation batch{{7, 1, 28, 28}, std::vector<float>(d.pixels.begin(), d.pixels.begin() + 7 * 784)};
+    edge::runtime::Activation batch{{7, 1, 28, 28}, std::vector<float>(d.pixels.begin(), d.pixels.begin() + 7 * 784)};
     auto all = exec.value()->run(batch);
     ASSERT_TRUE(all.ok()) << all.message();
     ASSERT_EQ(all->shape, (std::vector<int64_t>{7, 10}));
     for (int i = 0; i < 7; ++i) {
-        edge::Activation one{{1, 1, 28, 28},
-                             std::vector<float>(d.pixels.begin() + i * 784, d.pixels.begin() + (i + 1) * 784)};
+        edge::runtime::Activation one{{1, 1, 28, 28},
+                                      std::vector<float>(d.pixels.begin() + i * 784, d.pixels.begin() + (i + 1) * 784)};
         auto o = exec.value()->run(one);
         ASSERT_TRUE(o.ok()) << o.message();
         for (int k = 0; k < 10; ++k) EXPECT_FLOAT_EQ(o->data[size_t(k)], all->data[size_t(i * 10 + k)]);
     }
     // A wrong input shape is an error naming the shapes.
-    edge::Activation bad{{1, 3, 28, 28}, std::vector<float>(3 * 784)};
+    edge::runtime::Activation bad{{1, 3, 28, 28}, std::vector<float>(3 * 784)};
     auto e = exec.value()->run(bad);
     ASSERT_FALSE(e.ok());
     EXPECT_NE(e.message().find("[1x3x28x28]"), std::string::npos) << e.message();
@@ -122,7 +122,7 @@ TEST(CnnKernels, Conv2dMatchesTheDefinition) {
     for (const Case& c :
          {Case{2, 3, 9, 7, 4, 3, 1, 1, 1, 1}, Case{1, 4, 11, 11, 6, 3, 2, 1, 1, 2}, Case{3, 2, 8, 8, 5, 5, 1, 2, 1, 1},
           Case{1, 6, 10, 9, 6, 3, 1, 2, 2, 6}, Case{1, 1, 28, 28, 8, 5, 1, 2, 1, 1}}) {
-        edge::Conv2dParams p;
+        edge::runtime::Conv2dParams p;
         p.kh = p.kw = c.k;
         p.stride_h = p.stride_w = c.stride;
         p.pad_t = p.pad_l = p.pad_b = p.pad_r = c.pad;
@@ -136,8 +136,9 @@ TEST(CnnKernels, Conv2dMatchesTheDefinition) {
         for (float& v : wt) v = u(rng);
         for (float& v : b) v = u(rng);
         std::vector<float> y(size_t(c.n * c.oc * oh * ow)), ref(y.size());
-        edge::conv2d(x.data(), c.n, c.ic, c.h, c.w, wt.data(), b.data(), c.oc, p, y.data(), oh, ow, &pool);
-        edge::conv2d_reference(x.data(), c.n, c.ic, c.h, c.w, wt.data(), b.data(), c.oc, p, ref.data(), oh, ow);
+        edge::runtime::conv2d(x.data(), c.n, c.ic, c.h, c.w, wt.data(), b.data(), c.oc, p, y.data(), oh, ow, &pool);
+        edge::runtime::conv2d_reference(x.data(), c.n, c.ic, c.h, c.w, wt.data(), b.data(), c.oc, p, ref.data(), oh,
+                                        ow);
         double max_err = 0, max_ref = 0;
         for (size_t i = 0; i < y.size(); ++i) {
             max_err = std::max(max_err, double(std::fabs(y[i] - ref[i])));

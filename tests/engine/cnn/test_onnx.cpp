@@ -102,8 +102,8 @@ std::string model(const std::vector<Pb>& nodes, const std::vector<Pb>& inits, co
     mp.i(1, 7).s(2, "edge-test").m(7, g).m(8, Pb().s(1, "").i(2, opset));
     return mp.b;
 }
-edge::Result<edge::Model> parse(const std::string& bytes) {
-    return edge::parse_onnx_model(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "test.onnx");
+edge::Result<edge::model::Model> parse(const std::string& bytes) {
+    return edge::model::parse_onnx_model(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "test.onnx");
 }
 
 }  // namespace
@@ -111,18 +111,18 @@ edge::Result<edge::Model> parse(const std::string& bytes) {
 TEST(Onnx, Mnist8GraphImports) {
     const std::string path = edge::test::shared("models/cnn/mnist-8.onnx");
     EDGE_REQUIRE_SHARED(path);
-    auto m = edge::load_model(path);  // through the common loader
+    auto m = edge::model::load_model(path);  // through the common loader
     ASSERT_TRUE(m.ok()) << m.message();
     EXPECT_EQ(m->architecture, "cnn");
     EXPECT_EQ(m->source_format, "onnx");
-    auto shape = edge::cnn_input_shape(m.value());
+    auto shape = edge::model::cnn_input_shape(m.value());
     ASSERT_TRUE(shape.ok()) << shape.message();
     EXPECT_EQ(shape.value(), (std::vector<int64_t>{1, 1, 28, 28}));
     EXPECT_EQ(m->graph.inputs, std::vector<std::string>{"Input3"});
     EXPECT_EQ(m->graph.outputs, std::vector<std::string>{"Plus214_Output_0"});
     // Conv, Add, Relu, MaxPool, Conv, Add, Relu, MaxPool, Reshape, Linear (MatMul), Add: the
     // weight's Reshape is folded into the constant.
-    const auto counts = edge::count_nodes(m->graph);
+    const auto counts = edge::model::count_nodes(m->graph);
     EXPECT_EQ(counts.total, 11) << counts.text();
     EXPECT_EQ(m->parameter_count(), 5994);  // ASSETS.md
     const edge::Tensor* w = m->find("Convolution28.weight");
@@ -131,7 +131,7 @@ TEST(Onnx, Mnist8GraphImports) {
     const edge::Tensor* fc = m->find("Times212.weight");
     ASSERT_NE(fc, nullptr);
     EXPECT_EQ(fc->shape, (std::vector<int64_t>{10, 256}));
-    const auto layers = edge::list_layers(m.value());
+    const auto layers = edge::model::list_layers(m.value());
     ASSERT_EQ(layers.size(), 3u);
     EXPECT_EQ(layers[0].name, "Convolution28");
     EXPECT_EQ(layers[2].name, "Times212");
@@ -202,9 +202,9 @@ TEST(Onnx, GemmBatchNormPadPoolFlattenComputeWhatTheyShould) {
         value_info("x", {1, 2, 2, 2}), value_info("y", {1, 2}));
     auto m = parse(bytes);
     ASSERT_TRUE(m.ok()) << m.message();
-    auto exec = edge::CnnExecutor::create(m.value(), 1);
+    auto exec = edge::runtime::CnnExecutor::create(m.value(), 1);
     ASSERT_TRUE(exec.ok()) << exec.message();
-    edge::Activation in{{1, 2, 2, 2}, {1, 2, 3, 4, -1, 0, 1, 2}};
+    edge::runtime::Activation in{{1, 2, 2, 2}, {1, 2, 3, 4, -1, 0, 1, 2}};
     auto out = exec.value()->run(in);
     ASSERT_TRUE(out.ok()) << out.message();
     ASSERT_EQ(out->shape, (std::vector<int64_t>{1, 2}));
@@ -264,9 +264,9 @@ TEST(Onnx, ExecutorRefusesAZeroStrideInsteadOfDividingByIt) {
     auto m = parse(bytes);
     ASSERT_TRUE(m.ok()) << m.message();
     for (auto& op : m.value().graph.ops) op.attrs["strides"] = {0, 2};
-    auto exec = edge::CnnExecutor::create(m.value(), 1);
+    auto exec = edge::runtime::CnnExecutor::create(m.value(), 1);
     ASSERT_TRUE(exec.ok()) << exec.message();
-    edge::Activation in{{1, 1, 4, 4}, std::vector<float>(16, 1.0f)};
+    edge::runtime::Activation in{{1, 1, 4, 4}, std::vector<float>(16, 1.0f)};
     EXPECT_TRUE(edge::test::fails_with(exec.value()->run(in), {"pool0", "strides", "not an integer in [1"}));
 }
 

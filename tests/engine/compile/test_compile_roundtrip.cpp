@@ -10,6 +10,13 @@
 #include "engine/runtime/cpu/llama_cpu.h"
 #include "test_support.h"
 
+using edge::model::load_model;
+using edge::model::Model;
+using edge::model::read_edge_file;
+using edge::runtime::argmax;
+using edge::runtime::LlamaCpu;
+using edge::runtime::RuntimeOptions;
+
 using namespace edge;
 using namespace edge::compile;
 

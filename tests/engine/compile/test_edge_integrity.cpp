@@ -11,6 +11,15 @@
 #include "engine/model/xxh64.h"
 #include "test_support.h"
 
+using edge::model::EdgeFileHeader;
+using edge::model::EdgeSectionEntry;
+using edge::model::EdgeSectionInfo;
+using edge::model::EdgeSectionKind;
+using edge::model::load_edge_model;
+using edge::model::load_model;
+using edge::model::read_edge_file;
+using edge::model::xxh64;
+
 using namespace edge;
 using namespace edge::compile;
 

@@ -7,6 +7,11 @@
 #include "engine/compile/passes.h"
 #include "engine/model/xxh64.h"
 
+using edge::model::build_llama_graph;
+using edge::model::Graph;
+using edge::model::LlamaConfig;
+using edge::model::xxh64;
+
 using namespace edge;
 using namespace edge::compile;
 

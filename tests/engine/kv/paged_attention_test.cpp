@@ -13,6 +13,14 @@
 #include "engine/runtime/cpu/llama_cpu.h"
 #include "test_support.h"
 
+using edge::model::LlamaConfig;
+using edge::model::load_model;
+using edge::model::Model;
+using edge::runtime::argmax;
+using edge::runtime::LlamaCpu;
+using edge::runtime::PagedStep;
+using edge::runtime::RuntimeOptions;
+
 using namespace edge;
 
 namespace {

@@ -10,6 +10,13 @@
 #include "engine/core/half.h"
 #include "engine/model/safetensors.h"
 
+using edge::model::encode_f32_as;
+using edge::model::LlamaConfig;
+using edge::model::Model;
+using edge::model::SafetensorsWriteItem;
+using edge::model::write_safetensors;
+using edge::tokenizer::TokenizerSpec;
+
 namespace edge::test {
 
 namespace {

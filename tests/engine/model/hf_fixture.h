@@ -34,14 +34,14 @@ std::vector<float> permute_to_hf(const float* w, int heads, int head_dim, int co
 
 // A Llama-2-style tokenizer.json for a "llama" TokenizerSpec (vocab with U+2581, merges derived
 // from the scores as HF's SentencePiece converter does, Prepend+Replace normalizer, byte fallback).
-std::string make_llama_tokenizer_json(const TokenizerSpec& spec);
+std::string make_llama_tokenizer_json(const tokenizer::TokenizerSpec& spec);
 
 // "" when every tensor of `want` exists in `got` with the same shape and bit-identical values
 // (after `round` when given: the storage precision of the written copy), else what differs.
 // A tied output head is compared through Model::output_head().
-std::string compare_models(const Model& want, const Model& got, DType round = DType::F32);
+std::string compare_models(const model::Model& want, const model::Model& got, DType round = DType::F32);
 
 // Writes the folder (created if needed); returns "" or an error message.
-std::string write_hf_folder(const Model& m, const std::filesystem::path& dir, const HfFixtureOptions& o);
+std::string write_hf_folder(const model::Model& m, const std::filesystem::path& dir, const HfFixtureOptions& o);
 
 }  // namespace edge::test

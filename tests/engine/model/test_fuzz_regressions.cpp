@@ -11,6 +11,10 @@
 #include "engine/model/gguf.h"
 #include "test_support.h"
 
+using edge::model::can_dequantize;
+using edge::model::dequantize;
+using edge::model::import_gguf;
+
 namespace edge {
 namespace {
 
@@ -27,7 +31,7 @@ TEST(FuzzRegressions, ReplayGgufCrashers) {
         if (e.path().extension() != ".gguf") continue;
         std::ifstream in(e.path(), std::ios::binary);
         const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        auto f = gguf::parse(bytes.data(), bytes.size(), e.path().string());
+        auto f = model::gguf::parse(bytes.data(), bytes.size(), e.path().string());
         if (f.ok()) {
             std::vector<float> out;
             for (const auto& t : f->tensors) {

@@ -13,6 +13,9 @@
 #include "engine/model/gguf.h"
 #include "test_support.h"
 
+using edge::model::can_dequantize;
+using edge::model::dequantize;
+
 namespace edge {
 namespace {
 
@@ -35,15 +38,15 @@ TEST(GgufDequant, MatchesReferenceForEveryTensorOfEveryFile) {
     for (const auto& [file, tensors] : ref.items()) {
         const std::string path = test::shared(file_dir(file) + file);
         EDGE_REQUIRE_SHARED(path);
-        auto f = gguf::open(path);
+        auto f = model::gguf::open(path);
         ASSERT_TRUE(f.ok()) << f.message();
         EXPECT_EQ(f->version, 3u);
         EXPECT_EQ(f->tensors.size(), tensors.size()) << file;
         for (const auto& [name, r] : tensors.items()) {
             SCOPED_TRACE(file + ": " + name);
-            const gguf::TensorInfo* t = f->find_tensor(name);
+            const model::gguf::TensorInfo* t = f->find_tensor(name);
             ASSERT_NE(t, nullptr);
-            const gguf::GgmlType* gt = gguf::ggml_type(t->type_id);
+            const model::gguf::GgmlType* gt = model::gguf::ggml_type(t->type_id);
             ASSERT_NE(gt, nullptr);
             EXPECT_EQ(std::string(gt->name), r["type"].get<std::string>());
             types_seen.insert(gt->name);

@@ -22,6 +22,11 @@
 #include "test_support.h"
 #include "tests/engine/tokenizer/tok_test_util.h"
 
+using edge::model::load_model;
+using edge::model::Model;
+using edge::model::save_edgeq;
+using edge::tokenizer::make_tokenizer;
+
 namespace edge {
 namespace {
 
@@ -75,14 +80,14 @@ TEST(GgufExport, GgmlRoundedLayersExportAsLlamaCppWroteThemByteForByte) {
         const std::string ours_path = (dir / v.file).string();
         auto rep = model::export_gguf(q, ours_path, o);
         ASSERT_TRUE(rep.ok()) << rep.message();
-        auto ours = gguf::open(ours_path);
-        auto theirs = gguf::open(theirs_path);
+        auto ours = model::gguf::open(ours_path);
+        auto theirs = model::gguf::open(theirs_path);
         ASSERT_TRUE(ours.ok()) << ours.message();
         ASSERT_TRUE(theirs.ok()) << theirs.message();
         ASSERT_EQ(ours->tensors.size(), theirs->tensors.size());
         int same = 0;
-        for (const gguf::TensorInfo& t : theirs->tensors) {
-            const gguf::TensorInfo* o2 = ours->find_tensor(t.name);
+        for (const model::gguf::TensorInfo& t : theirs->tensors) {
+            const model::gguf::TensorInfo* o2 = ours->find_tensor(t.name);
             ASSERT_NE(o2, nullptr) << t.name;
             EXPECT_EQ(dtype_name(o2->type), std::string(dtype_name(t.type))) << t.name;
             EXPECT_EQ(o2->ne, t.ne) << t.name;
@@ -99,8 +104,8 @@ TEST(GgufExport, GgmlRoundedLayersExportAsLlamaCppWroteThemByteForByte) {
               "llama.attention.layer_norm_rms_epsilon", "llama.rope.dimension_count", "tokenizer.ggml.model",
               "tokenizer.ggml.tokens", "tokenizer.ggml.scores", "tokenizer.ggml.token_type",
               "tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id"}) {
-            const gguf::Value* a = ours->find(key);
-            const gguf::Value* b = theirs->find(key);
+            const model::gguf::Value* a = ours->find(key);
+            const model::gguf::Value* b = theirs->find(key);
             ASSERT_NE(b, nullptr) << key;
             ASSERT_NE(a, nullptr) << key;
             EXPECT_EQ(a->to_string(1000000), b->to_string(1000000)) << key;
@@ -114,7 +119,8 @@ TEST(GgufExport, GgmlRoundedLayersExportAsLlamaCppWroteThemByteForByte) {
             if (t.name == "token_embd.weight" || t.shape.size() != 2) continue;
             const Tensor* back = re->find(t.name);
             ASSERT_NE(back, nullptr) << t.name;
-            const std::vector<float> want = t.type == DType::F16 ? std::vector<float>() : qkernels::dequantize(t);
+            const std::vector<float> want =
+                t.type == DType::F16 ? std::vector<float>() : runtime::qkernels::dequantize(t);
             for (int64_t i = 0; i < t.numel(); ++i) {
                 float w;
                 if (t.type == DType::F16) {
@@ -147,7 +153,7 @@ TEST(GgufExport, LayersGgmlHasNoTypeForAreWrittenAsF16AndSaidSo) {
     bool said = false;
     for (const std::string& n : rep->notes) said = said || n.find("blk.0.attn_q.weight: QI4") != std::string::npos;
     EXPECT_TRUE(said);
-    auto g = gguf::open(path);
+    auto g = model::gguf::open(path);
     ASSERT_TRUE(g.ok()) << g.message();
     EXPECT_EQ(g->find_tensor("blk.0.attn_q.weight")->type, DType::F16);
 

@@ -11,6 +11,12 @@
 #include "engine/model/synth.h"
 #include "test_support.h"
 
+using edge::model::load_gguf_model;
+using edge::model::make_synth_model;
+using edge::model::SynthOptions;
+using edge::model::write_gguf_model;
+using edge::model::write_synth_model;
+
 namespace edge {
 namespace {
 
@@ -58,7 +64,7 @@ std::string write_file(const std::string& name, const std::vector<uint8_t>& byte
 // Opens `bytes` as a file and expects an error mentioning the path and every one of `needles`.
 void expect_error(const std::string& name, const std::vector<uint8_t>& bytes, std::vector<std::string> needles) {
     const std::string path = write_file(name, bytes);
-    auto f = gguf::open(path);
+    auto f = model::gguf::open(path);
     ASSERT_FALSE(f.ok()) << name << " parsed";
     EXPECT_EQ(f.message().rfind(path, 0), 0u) << f.message();
     for (const auto& n : needles) EXPECT_NE(f.message().find(n), std::string::npos) << f.message();
@@ -99,7 +105,7 @@ TEST(GgufHostile, TruncatedAtManyCutPoints) {
     for (size_t k = 0; k < cuts.size(); ++k) {
         const size_t c = cuts[k];
         // Every cut through the in-memory parser; every 20th also as a file through the importer.
-        auto f = gguf::parse(whole.data(), c, "cut.gguf");
+        auto f = model::gguf::parse(whole.data(), c, "cut.gguf");
         ASSERT_FALSE(f.ok()) << "cut at " << c << " parsed";
         check(c, "cut.gguf", f.message());
         if (k % 20 != 0) continue;
@@ -190,9 +196,9 @@ TEST(GgufHostile, ImplausibleLayerCountIsRefusedBeforeTheGraphIsBuilt) {
 TEST(GgufHostile, UnknownArchitectureAndMissingKeys) {
     const auto dir = test::temp_dir("gguf-arch");
     auto write = [&](const std::string& name, const std::string& arch, bool with_dim) {
-        gguf::Writer w;
-        w.set("general.architecture", gguf::Value::of_string(arch));
-        if (with_dim) w.set("llama.embedding_length", gguf::Value::of_string("wide"));
+        model::gguf::Writer w;
+        w.set("general.architecture", model::gguf::Value::of_string(arch));
+        if (with_dim) w.set("llama.embedding_length", model::gguf::Value::of_string("wide"));
         const std::string p = (dir / name).string();
         EXPECT_TRUE(w.open(p).ok());
         EXPECT_TRUE(w.finish().ok());
@@ -217,10 +223,10 @@ TEST(GgufHostile, UnknownArchitectureAndMissingKeys) {
 
 TEST(GgufHostile, ParseFromMemoryNamesTheBuffer) {
     const std::vector<uint8_t> b = Bytes{}.header(0, 0, 7).b;
-    auto f = gguf::parse(b.data(), b.size(), "<seed>");
+    auto f = model::gguf::parse(b.data(), b.size(), "<seed>");
     ASSERT_FALSE(f.ok());
     EXPECT_EQ(f.message(), "<seed>: GGUF version 7 is not supported (this reader handles versions 2 and 3)");
-    auto empty = gguf::parse(nullptr, 0, "<empty>");
+    auto empty = model::gguf::parse(nullptr, 0, "<empty>");
     ASSERT_FALSE(empty.ok());
 }
 

@@ -15,11 +15,23 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "test_support.h"
 
+using edge::model::find_synth_shape;
+using edge::model::LlamaConfig;
+using edge::model::load_gguf_model;
+using edge::model::make_synth_model;
+using edge::model::synth_tokenizer;
+using edge::model::SynthOptions;
+using edge::model::validate_llama;
+using edge::model::write_gguf_model;
+using edge::model::write_synth_model;
+using edge::tokenizer::make_tokenizer;
+using edge::tokenizer::TokenizerSpec;
+
 namespace edge {
 namespace {
 
-using gguf::Value;
-using gguf::ValueType;
+using model::gguf::Value;
+using model::gguf::ValueType;
 
 std::vector<std::pair<std::string, Value>> every_value_type() {
     std::vector<uint8_t> bools = {1, 0, 1};
@@ -56,7 +68,7 @@ class GgufMetadataRoundTrip : public ::testing::TestWithParam<uint32_t> {};
 TEST_P(GgufMetadataRoundTrip, EveryValueTypeAndTensorData) {
     const uint32_t version = GetParam();
     const std::string path = (test::temp_dir("gguf-meta") / "meta.gguf").string();
-    gguf::Writer w(version, version == 2 ? 64 : 32);
+    model::gguf::Writer w(version, version == 2 ? 64 : 32);
     const auto kv = every_value_type();
     for (const auto& [k, v] : kv) w.set(k, v);
     ASSERT_TRUE(w.add_tensor("a", DType::F32, {3, 5}).ok());
@@ -73,7 +85,7 @@ TEST_P(GgufMetadataRoundTrip, EveryValueTypeAndTensorData) {
     ASSERT_TRUE(w.write_f32(c.data(), 8).ok());
     ASSERT_TRUE(w.finish().ok());
 
-    auto f = gguf::open(path);
+    auto f = model::gguf::open(path);
     ASSERT_TRUE(f.ok()) << f.message();
     EXPECT_EQ(f->version, version);
     EXPECT_EQ(f->alignment, version == 2 ? 64u : 32u);
@@ -110,7 +122,7 @@ INSTANTIATE_TEST_SUITE_P(Versions, GgufMetadataRoundTrip, ::testing::Values(2u, 
 TEST(GgufWriter, RejectsIncompleteTensorsAndLeavesNoFile) {
     const auto dir = test::temp_dir("gguf-writer");
     const std::string path = (dir / "x.gguf").string();
-    gguf::Writer w;
+    model::gguf::Writer w;
     ASSERT_TRUE(w.add_tensor("a", DType::F32, {4}).ok());
     ASSERT_TRUE(w.open(path).ok());
     ASSERT_TRUE(w.write_f32(std::vector<float>(3).data(), 3).ok());
@@ -301,7 +313,7 @@ TEST(GgufStories260K, LoadsWithTheConfigOfAssetsMd) {
     ASSERT_FALSE(fractions.empty());
     EXPECT_DOUBLE_EQ(fractions.back(), 1.0);
 
-    auto f = gguf::open(path);
+    auto f = model::gguf::open(path);
     ASSERT_TRUE(f.ok());
     EXPECT_EQ(f->kv.size(), 19u);
 

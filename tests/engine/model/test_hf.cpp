@@ -20,6 +20,21 @@
 #include "hf_fixture.h"
 #include "test_support.h"
 
+using edge::model::encode_f32_as;
+using edge::model::HfConfig;
+using edge::model::LlamaConfig;
+using edge::model::load_gguf_model;
+using edge::model::load_model;
+using edge::model::Model;
+using edge::model::open_safetensors;
+using edge::model::SafetensorsWriteItem;
+using edge::model::save_edgeq;
+using edge::model::write_gguf_model;
+using edge::model::write_safetensors;
+using edge::runtime::argmax;
+using edge::runtime::LlamaCpu;
+using edge::tokenizer::make_tokenizer;
+
 namespace edge {
 namespace {
 
@@ -432,13 +447,13 @@ TEST(Loader, DispatchesAndExplainsWhatItCannotLoad) {
 // message printed the value; a wrong-typed value is now quoted as a short excerpt.
 TEST(HfConfig, DeeplyNestedJsonIsRefusedAndBadValuesAreQuotedShort) {
     const std::string deep = std::string(100000, '[') + std::string(100000, ']');
-    EXPECT_TRUE(edge::test::fails_with(edge::parse_hf_config("{\"hidden_size\": " + deep + "}", "m/config.json"),
+    EXPECT_TRUE(edge::test::fails_with(edge::model::parse_hf_config("{\"hidden_size\": " + deep + "}", "m/config.json"),
                                        {"m/config.json", "nested more than"}));
     std::string wide = "[";
     for (int i = 0; i < 20000; ++i) wide += (i ? ",1" : "1");
     wide += "]";
-    auto r = edge::parse_hf_config("{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": " + wide + "}",
-                                   "m/config.json");
+    auto r = edge::model::parse_hf_config("{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": " + wide + "}",
+                                          "m/config.json");
     ASSERT_TRUE(edge::test::fails_with(r, {"m/config.json", "hidden_size"}));
     EXPECT_LT(r.message().size(), 300u) << r.message();
 }

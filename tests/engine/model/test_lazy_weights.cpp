@@ -19,6 +19,21 @@
 #include "tests/common/test_support.h"
 #include "tests/engine/model/hf_fixture.h"
 
+using edge::model::EdgeqWriter;
+using edge::model::find_synth_shape;
+using edge::model::list_layers;
+using edge::model::LlamaConfig;
+using edge::model::load_edgeq_model;
+using edge::model::load_model;
+using edge::model::make_synth_model;
+using edge::model::Model;
+using edge::model::save_edgeq;
+using edge::model::synth_tokenizer;
+using edge::model::SynthOptions;
+using edge::model::write_synth_model;
+using edge::tokenizer::make_tokenizer;
+using edge::tokenizer::TokenizerSpec;
+
 namespace edge {
 namespace {
 
@@ -93,7 +108,7 @@ TEST(LazyWeights, OpeningLeavesTheTensorPagesOnDisk) {
     c.head_dim = c.rope_dim = 64;
     c.vocab_size = 4096;
     const std::string path = synth_gguf("lazy-resident", c);  // ~ 34 MB of F16 tensors
-    auto f = gguf::open(path);
+    auto f = model::gguf::open(path);
     ASSERT_TRUE(f.ok()) << f.message();
     const uint64_t data_start = f->data_offset;
     f = Error{};  // unmap
@@ -122,20 +137,20 @@ TEST(LazyWeights, AVocabularyOnlyGgufTokenizesAndRefusesToRun) {
     const std::string path = (dir / "vocab.gguf").string();
     const TokenizerSpec spec = synth_tokenizer(512);
     {
-        gguf::Writer w;
-        w.set("general.architecture", gguf::Value::of_string("llama"));
-        w.set("general.name", gguf::Value::of_string("vocab only"));
+        model::gguf::Writer w;
+        w.set("general.architecture", model::gguf::Value::of_string("llama"));
+        w.set("general.name", model::gguf::Value::of_string("vocab only"));
         // llama.cpp's vocabulary files keep the model's hyperparameters.
-        w.set("llama.embedding_length", gguf::Value::of_u32(64));
-        w.set("llama.block_count", gguf::Value::of_u32(2));
-        w.set("llama.feed_forward_length", gguf::Value::of_u32(172));
-        w.set("llama.attention.head_count", gguf::Value::of_u32(8));
-        w.set("tokenizer.ggml.model", gguf::Value::of_string("llama"));
-        w.set("tokenizer.ggml.tokens", gguf::Value::array_of_strings(spec.tokens));
-        w.set("tokenizer.ggml.scores", gguf::Value::array_of_f32(spec.scores));
-        w.set("tokenizer.ggml.token_type", gguf::Value::array_of_i32(spec.token_types));
-        w.set("tokenizer.ggml.bos_token_id", gguf::Value::of_u32(1));
-        w.set("tokenizer.ggml.eos_token_id", gguf::Value::of_u32(2));
+        w.set("llama.embedding_length", model::gguf::Value::of_u32(64));
+        w.set("llama.block_count", model::gguf::Value::of_u32(2));
+        w.set("llama.feed_forward_length", model::gguf::Value::of_u32(172));
+        w.set("llama.attention.head_count", model::gguf::Value::of_u32(8));
+        w.set("tokenizer.ggml.model", model::gguf::Value::of_string("llama"));
+        w.set("tokenizer.ggml.tokens", model::gguf::Value::array_of_strings(spec.tokens));
+        w.set("tokenizer.ggml.scores", model::gguf::Value::array_of_f32(spec.scores));
+        w.set("tokenizer.ggml.token_type", model::gguf::Value::array_of_i32(spec.token_types));
+        w.set("tokenizer.ggml.bos_token_id", model::gguf::Value::of_u32(1));
+        w.set("tokenizer.ggml.eos_token_id", model::gguf::Value::of_u32(2));
         ASSERT_TRUE(w.open(path).ok());
         ASSERT_TRUE(w.finish().ok());
     }

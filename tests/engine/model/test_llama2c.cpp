@@ -14,6 +14,13 @@
 #include "hf_fixture.h"
 #include "test_support.h"
 
+using edge::model::LlamaConfig;
+using edge::model::load_gguf_model;
+using edge::model::load_llama2c_model;
+using edge::model::load_model;
+using edge::model::LoadOptions;
+using edge::model::Model;
+
 namespace edge {
 namespace {
 

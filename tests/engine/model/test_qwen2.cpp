@@ -23,6 +23,20 @@
 #include "test_support.h"
 #include "torch_reference.h"
 
+using edge::model::LlamaConfig;
+using edge::model::load_model;
+using edge::model::LoadOptions;
+using edge::model::make_synth_model;
+using edge::model::Model;
+using edge::model::parse_hf_config;
+using edge::model::save_edgeq;
+using edge::model::SynthOptions;
+using edge::model::validate_llama;
+using edge::model::write_gguf_model;
+using edge::runtime::LlamaCpu;
+using edge::runtime::Numerics;
+using edge::runtime::RuntimeOptions;
+
 namespace edge {
 namespace {
 
@@ -91,8 +105,8 @@ size_t stored_weight_bytes_f16(const Model& m) {
 std::string write_qwen2_gguf(const Model& m, const std::string& path, int64_t k_bias_len = -1,
                              DType matrix_type = DType::F32) {
     const LlamaConfig& c = m.config;
-    gguf::Writer w;
-    gguf::set_architecture(w, "qwen2", c);
+    model::gguf::Writer w;
+    model::gguf::set_architecture(w, "qwen2", c);
     std::vector<std::vector<float>> data;
     auto put = [&](const std::string& name, std::vector<float> v, std::vector<int64_t> shape) {
         EXPECT_TRUE(w.add_tensor(name, shape.size() == 2 ? matrix_type : DType::F32, shape).ok()) << name;
@@ -179,7 +193,7 @@ TEST(Qwen2, Qwen2GgufExportEdgeqAndCompiledFormsEqualTheHfFolder) {
     // llama architecture reads them when present).
     const std::string exported = (dir / "export.gguf").string();
     ASSERT_TRUE(write_gguf_model(*hf, exported).ok());
-    auto gf = gguf::open(exported);
+    auto gf = model::gguf::open(exported);
     ASSERT_TRUE(gf.ok()) << gf.message();
     ASSERT_NE(gf->find_tensor("blk.0.attn_q.bias"), nullptr);
     EXPECT_LE(test::worst_relative(logits(exported), want, kVocab), 1e-6);

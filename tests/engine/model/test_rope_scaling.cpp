@@ -28,6 +28,19 @@
 #include "test_support.h"
 #include "torch_reference.h"
 
+using edge::model::LlamaConfig;
+using edge::model::load_model;
+using edge::model::LoadOptions;
+using edge::model::make_synth_model;
+using edge::model::Model;
+using edge::model::parse_hf_config;
+using edge::model::save_edgeq;
+using edge::model::SynthOptions;
+using edge::model::write_gguf_model;
+using edge::runtime::LlamaCpu;
+using edge::runtime::Numerics;
+using edge::runtime::RuntimeOptions;
+
 namespace edge {
 namespace {
 
@@ -153,9 +166,9 @@ TEST(RopeScaling, GgufEdgeqAndCompiledFormsAgreeWithTheHfFolder) {
 
     const std::string gguf_path = (dir / "scaled.gguf").string();
     ASSERT_TRUE(write_gguf_model(*hf, gguf_path).ok());
-    auto g = gguf::open(gguf_path);
+    auto g = model::gguf::open(gguf_path);
     ASSERT_TRUE(g.ok()) << g.message();
-    const gguf::TensorInfo* ff = g->find_tensor("rope_freqs.weight");
+    const model::gguf::TensorInfo* ff = g->find_tensor("rope_freqs.weight");
     ASSERT_NE(ff, nullptr) << "the GGUF carries the factors as llama.cpp reads them";
     EXPECT_EQ(ff->n_elements, 8u);
     auto back = load_model(gguf_path);
@@ -257,12 +270,12 @@ TEST(RopeScaling, Phi3LongropeMatchesTheTorchReferenceOnBothSidesOfTheOriginalCo
 // rope_factors_short/long.weight. Written here from the IR weights of the HF folder above.
 std::string write_phi3_gguf(const Model& m, const std::string& path, bool longrope, int ffn_key = 0) {
     const LlamaConfig& c = m.config;
-    gguf::Writer w;
-    gguf::set_architecture(w, "phi3", c);
-    if (ffn_key > 0) w.set("phi3.feed_forward_length", gguf::Value::of_u32(uint32_t(ffn_key)));
+    model::gguf::Writer w;
+    model::gguf::set_architecture(w, "phi3", c);
+    if (ffn_key > 0) w.set("phi3.feed_forward_length", model::gguf::Value::of_u32(uint32_t(ffn_key)));
     if (longrope) {
-        w.set("phi3.rope.scaling.original_context_length", gguf::Value::of_u32(32));
-        w.set("phi3.rope.scaling.attn_factor", gguf::Value::of_f32(float(std::sqrt(1.6))));
+        w.set("phi3.rope.scaling.original_context_length", model::gguf::Value::of_u32(32));
+        w.set("phi3.rope.scaling.attn_factor", model::gguf::Value::of_f32(float(std::sqrt(1.6))));
     }
     std::vector<std::pair<std::string, std::vector<float>>> data;
     auto put = [&](const std::string& name, std::vector<float> v, std::vector<int64_t> shape) {

@@ -8,6 +8,14 @@
 #include "engine/model/safetensors.h"
 #include "test_support.h"
 
+using edge::model::encode_f32_as;
+using edge::model::open_safetensors;
+using edge::model::parse_safetensors;
+using edge::model::SafetensorsFile;
+using edge::model::SafetensorsWriteItem;
+using edge::model::serialize_safetensors;
+using edge::model::write_safetensors;
+
 namespace edge {
 namespace {
 

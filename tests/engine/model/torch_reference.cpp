@@ -9,6 +9,8 @@
 #include "engine/kv/paged_kv.h"
 #include "engine/runtime/open_executor.h"
 
+using edge::model::LlamaConfig;
+
 namespace edge::test {
 
 std::vector<float> executor_logits(const std::string& path, std::span<const int32_t> tokens, int max_seq) {

@@ -16,6 +16,20 @@
 #include "engine/runtime/cpu/llama_cpu.h"
 #include "test_support.h"
 
+using edge::model::build_resnet20_cifar;
+using edge::model::cnn_input_shape;
+using edge::model::kCnnArchitecture;
+using edge::model::load_model;
+using edge::model::Model;
+using edge::model::Op;
+using edge::model::OpType;
+using edge::model::set_cnn_input_shape;
+using edge::model::write_gguf_model;
+using edge::runtime::Activation;
+using edge::runtime::CnnExecutor;
+using edge::runtime::LlamaCpu;
+using edge::runtime::RuntimeOptions;
+
 using namespace edge;
 using namespace edge::prune;
 

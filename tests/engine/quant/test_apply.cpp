@@ -16,6 +16,16 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "test_support.h"
 
+using edge::model::EdgeqChecksums;
+using edge::model::EdgeqHeader;
+using edge::model::load_model;
+using edge::model::Model;
+using edge::model::save_edgeq;
+using edge::runtime::argmax;
+using edge::runtime::LlamaCpu;
+using edge::runtime::RuntimeOptions;
+using edge::tokenizer::make_tokenizer;
+
 using namespace edge;
 using namespace edge::quant;
 
@@ -200,7 +210,7 @@ TEST(QuantMethods, GptqBeatsRtnOnTheLayerOutput) {
             x[size_t(t * cols + i)] = nd(rng) + 0.8f * common + (i % 17 == 0 ? 4.0f * nd(rng) : 0.0f);
     }
     auto out_err = [&](const Tensor& q) {
-        const auto d = qkernels::dequantize(q);
+        const auto d = runtime::qkernels::dequantize(q);
         double e = 0;
         for (int64_t t = 0; t < n; ++t)
             for (int64_t r = 0; r < rows; ++r) {

@@ -9,6 +9,13 @@
 #include "engine/validate/perplexity.h"
 #include "test_support.h"
 
+using edge::model::load_model;
+using edge::tokenizer::make_tokenizer;
+using edge::validate::ppl_scored_text;
+using edge::validate::ppl_sequences;
+using edge::validate::PplOptions;
+using edge::validate::PplProtocol;
+
 using namespace edge;
 using namespace edge::quant;
 

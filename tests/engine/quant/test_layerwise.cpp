@@ -13,6 +13,10 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "test_support.h"
 
+using edge::model::load_model;
+using edge::model::Model;
+using edge::tokenizer::make_tokenizer;
+
 using namespace edge;
 using namespace edge::quant;
 

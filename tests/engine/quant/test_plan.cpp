@@ -5,6 +5,9 @@
 #include "engine/quant/plan.h"
 #include "test_support.h"
 
+using edge::model::load_model;
+using edge::model::Model;
+
 using namespace edge;
 using namespace edge::quant;
 

@@ -17,6 +17,12 @@
 #include "engine/runtime/cpu/qkernels.h"
 #include "test_support.h"
 
+using edge::model::dequantize;
+using edge::model::load_model;
+using edge::model::Model;
+using edge::runtime::LlamaCpu;
+using edge::runtime::RuntimeOptions;
+
 using namespace edge;
 using namespace edge::quant;
 
@@ -41,7 +47,7 @@ double norm_err(const std::vector<float>& a, const std::vector<float>& b) {
 
 // Reference: the dequantized weights times the FP32 activations, in double.
 std::vector<float> reference(const Tensor& w, const std::vector<float>& x, int n) {
-    const auto d = qkernels::dequantize(w);
+    const auto d = runtime::qkernels::dequantize(w);
     const int64_t R = w.rows(), C = w.cols();
     std::vector<float> out(size_t(n * R));
     for (int t = 0; t < n; ++t)
@@ -65,10 +71,10 @@ TEST(QuantKernels, MatvecAndMatmatMatchTheReference) {
     ThreadPool pool(2);
     std::mt19937 rng(7);
     std::normal_distribution<float> nd(0.0f, 1.0f);
-    std::vector<qkernels::KernelLevel> levels;
-    for (auto l :
-         {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni, qkernels::KernelLevel::Avx512VnniGfni})
-        if (qkernels::kernel_available(l)) levels.push_back(l);
+    std::vector<runtime::qkernels::KernelLevel> levels;
+    for (auto l : {runtime::qkernels::KernelLevel::Avx2, runtime::qkernels::KernelLevel::Avx512Vnni,
+                   runtime::qkernels::KernelLevel::Avx512VnniGfni})
+        if (runtime::qkernels::kernel_available(l)) levels.push_back(l);
     for (int64_t cols : {64, 96, 172, 256, 300, 1100}) {
         const Tensor w = random_f32("w", 37, cols, uint32_t(cols));
         for (int n : {1, 5, 11}) {
@@ -91,21 +97,21 @@ TEST(QuantKernels, MatvecAndMatmatMatchTheReference) {
                                 spec_name(spec) + (scales == QuantSpec::Scales::F16 ? " f16 scales" : " f32 scales");
                             const auto ref = reference(*q, x, n);
                             std::vector<float> port(size_t(n * 37));
-                            qkernels::force_kernels(qkernels::KernelLevel::Portable);
-                            qkernels::matmul(port.data(), x.data(), *q, n, pool);
+                            runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Portable);
+                            runtime::qkernels::matmul(port.data(), x.data(), *q, n, pool);
                             // int8 activations cost ~0.5% relative; the dequantized weights are exact.
                             EXPECT_LT(norm_err(port, ref), 0.01) << what << " cols " << cols << " n " << n;
                             for (auto level : levels) {
                                 std::vector<float> simd(size_t(n * 37));
-                                qkernels::force_kernels(level);
-                                qkernels::matmul(simd.data(), x.data(), *q, n, pool);
-                                EXPECT_LT(norm_err(simd, ref), 0.01)
-                                    << qkernels::kernel_name() << " " << what << " cols " << cols << " n " << n;
+                                runtime::qkernels::force_kernels(level);
+                                runtime::qkernels::matmul(simd.data(), x.data(), *q, n, pool);
+                                EXPECT_LT(norm_err(simd, ref), 0.01) << runtime::qkernels::kernel_name() << " " << what
+                                                                     << " cols " << cols << " n " << n;
                                 // Same integer sums; only the float order of the scaling differs.
-                                EXPECT_LT(norm_err(simd, port), 2e-6)
-                                    << qkernels::kernel_name() << " " << what << " cols " << cols << " n " << n;
+                                EXPECT_LT(norm_err(simd, port), 2e-6) << runtime::qkernels::kernel_name() << " " << what
+                                                                      << " cols " << cols << " n " << n;
                             }
-                            qkernels::force_kernels(qkernels::KernelLevel::Auto);
+                            runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
                         }
         }
     }
@@ -143,7 +149,7 @@ TEST(QuantKernels, KQuantBlocksMultiplyInPlaceWithExactIntegerSums) {
                         (type == DType::Q4_K ? model::quantize_row_q4_k : model::quantize_row_q6_k)(
                             f.f32() + r * cols, cols, w.data.get() + size_t(r) * row_bytes);
                 }
-                ASSERT_TRUE(qkernels::supported(w));
+                ASSERT_TRUE(runtime::qkernels::supported(w));
                 const std::string what = std::string(dtype_name(type)) + (random_bytes ? " random" : " quantized") +
                                          " cols " + std::to_string(cols);
                 for (int n : {1, 5, 13}) {
@@ -152,24 +158,25 @@ TEST(QuantKernels, KQuantBlocksMultiplyInPlaceWithExactIntegerSums) {
                     // The activations as the kernels see them: int8 codes times their block scale.
                     std::vector<float> xq(x.size());
                     for (int t = 0; t < n; ++t) {
-                        qkernels::QActs a;
-                        qkernels::quantize_acts(x.data() + t * cols, cols, a);
+                        runtime::qkernels::QActs a;
+                        runtime::qkernels::quantize_acts(x.data() + t * cols, cols, a);
                         for (int64_t c = 0; c < cols; ++c)
                             xq[size_t(t * cols + c)] = float(a.q[size_t(c)]) * a.scale[size_t(c / 32)];
                     }
                     const auto exact = reference(w, xq, n), ref = reference(w, x, n);
                     std::vector<float> port(size_t(n * R));
-                    qkernels::force_kernels(qkernels::KernelLevel::Portable);
-                    qkernels::matmul(port.data(), x.data(), w, n, pool);
-                    qkernels::force_kernels(qkernels::KernelLevel::Auto);
+                    runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Portable);
+                    runtime::qkernels::matmul(port.data(), x.data(), w, n, pool);
+                    runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
                     std::vector<float> best(size_t(n * R));
-                    qkernels::matmul(best.data(), x.data(), w, n, pool);
+                    runtime::qkernels::matmul(best.data(), x.data(), w, n, pool);
                     EXPECT_LT(norm_err(port, exact), 1e-6) << what << " n " << n;
-                    EXPECT_LT(norm_err(best, exact), 1e-6) << qkernels::kernel_name() << " " << what << " n " << n;
+                    EXPECT_LT(norm_err(best, exact), 1e-6)
+                        << runtime::qkernels::kernel_name() << " " << what << " n " << n;
                     EXPECT_LT(norm_err(best, ref), 0.01) << what << " n " << n;
                     for (int t = 0; t < n; ++t) {
                         std::vector<float> one(static_cast<size_t>(R));
-                        qkernels::matmul(one.data(), x.data() + t * cols, w, 1, pool);
+                        runtime::qkernels::matmul(one.data(), x.data() + t * cols, w, 1, pool);
                         EXPECT_EQ(0, std::memcmp(one.data(), best.data() + t * R, sizeof(float) * size_t(R)))
                             << what << " token " << t << " of " << n;
                     }
@@ -197,7 +204,8 @@ TEST(QuantKernels, KQuantQuantizersWriteBlocksTheReaderGivesBack) {
 // token's outputs must be the bits the one-token kernel gives it, whatever the batch, for 37 rows
 // (tiles of 4 rows and a remainder), widths with partial chunks and windows, every row layout.
 TEST(QuantKernels, TokenTilesGiveEachTokenTheOneTokenKernelsBits) {
-    if (!qkernels::kernel_available(qkernels::KernelLevel::Avx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+    if (!runtime::qkernels::kernel_available(runtime::qkernels::KernelLevel::Avx512Vnni))
+        GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
     ThreadPool pool(2);
     std::mt19937 rng(11);
     std::normal_distribution<float> nd(0.0f, 1.0f);
@@ -218,9 +226,9 @@ TEST(QuantKernels, TokenTilesGiveEachTokenTheOneTokenKernelsBits) {
                         auto q = quantize_rtn(w, spec);
                         ASSERT_TRUE(q.ok()) << q.message();
                         std::vector<float> batched(size_t(n * 37)), single(size_t(n * 37));
-                        qkernels::matmul(batched.data(), x.data(), *q, n, pool);
+                        runtime::qkernels::matmul(batched.data(), x.data(), *q, n, pool);
                         for (int t = 0; t < n; ++t)
-                            qkernels::matmul(single.data() + t * 37, x.data() + t * cols, *q, 1, pool);
+                            runtime::qkernels::matmul(single.data() + t * 37, x.data() + t * cols, *q, 1, pool);
                         EXPECT_EQ(0, std::memcmp(batched.data(), single.data(), batched.size() * sizeof(float)))
                             << spec_name(spec) << " cols " << cols;
                     }
@@ -232,14 +240,14 @@ TEST(QuantKernels, TokenTilesGiveEachTokenTheOneTokenKernelsBits) {
 // bit-identical outputs, for row counts that exercise 8-, 4- and 1-row passes and widths with
 // partial chunks.
 TEST(QuantKernels, RowPrefetchPlansGiveIdenticalResults) {
-    if (!qkernels::kernel_available(qkernels::KernelLevel::Avx512Vnni))
+    if (!runtime::qkernels::kernel_available(runtime::qkernels::KernelLevel::Avx512Vnni))
         GTEST_SKIP() << "no AVX-512 VNNI on this processor";
     ThreadPool pool(2);
     std::mt19937 rng(5);
     std::normal_distribution<float> nd(0.0f, 1.0f);
-    std::vector<qkernels::KernelLevel> levels{qkernels::KernelLevel::Avx512Vnni};
-    if (qkernels::kernel_available(qkernels::KernelLevel::Avx512VnniGfni))
-        levels.push_back(qkernels::KernelLevel::Avx512VnniGfni);
+    std::vector<runtime::qkernels::KernelLevel> levels{runtime::qkernels::KernelLevel::Avx512Vnni};
+    if (runtime::qkernels::kernel_available(runtime::qkernels::KernelLevel::Avx512VnniGfni))
+        levels.push_back(runtime::qkernels::KernelLevel::Avx512VnniGfni);
     for (int64_t rows : {29, 45, 200})
         for (int64_t cols : {96, 172, 2048}) {
             const Tensor w = random_f32("w", rows, cols, uint32_t(rows * cols));
@@ -255,30 +263,30 @@ TEST(QuantKernels, RowPrefetchPlansGiveIdenticalResults) {
                     std::vector<float> x(size_t(n * cols));
                     for (auto& v : x) v = nd(rng);
                     for (auto level : levels) {
-                        qkernels::force_kernels(level);
+                        runtime::qkernels::force_kernels(level);
                         std::vector<float> l2(size_t(n * rows)), l1(size_t(n * rows));
-                        qkernels::force_row_prefetch(qkernels::RowPrefetch::RowsL2);
-                        qkernels::matmul(l2.data(), x.data(), *q, n, pool);
-                        qkernels::force_row_prefetch(qkernels::RowPrefetch::SequentialL1);
-                        EXPECT_EQ(qkernels::row_prefetch(), qkernels::RowPrefetch::SequentialL1);
+                        runtime::qkernels::force_row_prefetch(runtime::qkernels::RowPrefetch::RowsL2);
+                        runtime::qkernels::matmul(l2.data(), x.data(), *q, n, pool);
+                        runtime::qkernels::force_row_prefetch(runtime::qkernels::RowPrefetch::SequentialL1);
+                        EXPECT_EQ(runtime::qkernels::row_prefetch(), runtime::qkernels::RowPrefetch::SequentialL1);
                         for (int lead : {1, 2, 3}) {
-                            qkernels::force_prefetch_lead(lead);
-                            EXPECT_EQ(qkernels::prefetch_lead(spec.bits), lead);
-                            qkernels::matmul(l1.data(), x.data(), *q, n, pool);
+                            runtime::qkernels::force_prefetch_lead(lead);
+                            EXPECT_EQ(runtime::qkernels::prefetch_lead(spec.bits), lead);
+                            runtime::qkernels::matmul(l1.data(), x.data(), *q, n, pool);
                             EXPECT_EQ(std::memcmp(l2.data(), l1.data(), l2.size() * sizeof(float)), 0)
-                                << qkernels::kernel_name() << " " << spec_name(spec) << " " << rows << "x" << cols
-                                << " n " << n << " lead " << lead;
+                                << runtime::qkernels::kernel_name() << " " << spec_name(spec) << " " << rows << "x"
+                                << cols << " n " << n << " lead " << lead;
                         }
-                        qkernels::force_prefetch_lead(0);
+                        runtime::qkernels::force_prefetch_lead(0);
                     }
-                    qkernels::force_row_prefetch(qkernels::RowPrefetch::Auto);
-                    qkernels::force_kernels(qkernels::KernelLevel::Auto);
+                    runtime::qkernels::force_row_prefetch(runtime::qkernels::RowPrefetch::Auto);
+                    runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
                 }
             }
         }
-    EXPECT_NE(qkernels::row_prefetch(), qkernels::RowPrefetch::Auto);
-    EXPECT_EQ(qkernels::prefetch_lead(4), 2);  // Auto: the same lead in bytes for INT4 and INT8
-    EXPECT_EQ(qkernels::prefetch_lead(8), 1);
+    EXPECT_NE(runtime::qkernels::row_prefetch(), runtime::qkernels::RowPrefetch::Auto);
+    EXPECT_EQ(runtime::qkernels::prefetch_lead(4), 2);  // Auto: the same lead in bytes for INT4 and INT8
+    EXPECT_EQ(runtime::qkernels::prefetch_lead(8), 1);
 }
 
 // matmul_gate_up_swiglu (gate and up products and the SwiGLU in one parallel region) gives exactly
@@ -297,10 +305,10 @@ TEST(QuantKernels, GateUpSwigluEqualsProductsThenSwiglu) {
         ASSERT_TRUE(g.ok() && u.ok());
         pairs.emplace_back(std::move(g).value(), std::move(u).value());
     }
-    std::vector<qkernels::KernelLevel> levels{qkernels::KernelLevel::Portable};
-    for (auto l :
-         {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni, qkernels::KernelLevel::Avx512VnniGfni})
-        if (qkernels::kernel_available(l)) levels.push_back(l);
+    std::vector<runtime::qkernels::KernelLevel> levels{runtime::qkernels::KernelLevel::Portable};
+    for (auto l : {runtime::qkernels::KernelLevel::Avx2, runtime::qkernels::KernelLevel::Avx512Vnni,
+                   runtime::qkernels::KernelLevel::Avx512VnniGfni})
+        if (runtime::qkernels::kernel_available(l)) levels.push_back(l);
     std::mt19937 rng(13);
     std::normal_distribution<float> nd(0.0f, 1.0f);
     for (int threads : {1, 2, 3})
@@ -309,22 +317,23 @@ TEST(QuantKernels, GateUpSwigluEqualsProductsThenSwiglu) {
             std::vector<float> x(size_t(n * cols));
             for (auto& v : x) v = nd(rng);
             for (auto level : levels) {
-                qkernels::force_kernels(level);
+                runtime::qkernels::force_kernels(level);
                 for (size_t p = 0; p < pairs.size(); ++p) {
                     const auto& [gate, up] = pairs[p];
                     std::vector<float> a(size_t(n * rows)), b(size_t(n * rows)), fused(size_t(n * rows), -1.0f),
                         scratch(size_t(n * rows));
-                    const qkernels::MatmulJob jobs[2] = {{a.data(), &gate}, {b.data(), &up}};
-                    qkernels::matmul_multi(jobs, 2, x.data(), n, pool);
-                    for (int t = 0; t < n; ++t) kernels::swiglu(a.data() + t * rows, b.data() + t * rows, int(rows));
-                    qkernels::matmul_gate_up_swiglu(fused.data(), scratch.data(), x.data(), gate, up, n, pool);
+                    const runtime::qkernels::MatmulJob jobs[2] = {{a.data(), &gate}, {b.data(), &up}};
+                    runtime::qkernels::matmul_multi(jobs, 2, x.data(), n, pool);
+                    for (int t = 0; t < n; ++t)
+                        runtime::kernels::swiglu(a.data() + t * rows, b.data() + t * rows, int(rows));
+                    runtime::qkernels::matmul_gate_up_swiglu(fused.data(), scratch.data(), x.data(), gate, up, n, pool);
                     ASSERT_EQ(std::memcmp(fused.data(), a.data(), a.size() * sizeof(float)), 0)
-                        << qkernels::kernel_name() << " pair " << p << " threads " << threads << " n " << n;
+                        << runtime::qkernels::kernel_name() << " pair " << p << " threads " << threads << " n " << n;
                     ASSERT_EQ(std::memcmp(scratch.data(), b.data(), b.size() * sizeof(float)), 0)
                         << "the up product, pair " << p;
                 }
             }
-            qkernels::force_kernels(qkernels::KernelLevel::Auto);
+            runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
         }
 }
 
@@ -347,38 +356,39 @@ TEST(QuantKernels, MatmulMultiEqualsSeparateProducts) {
     ws.push_back(random_f32("f32", 7, cols, 6));
     std::mt19937 rng(11);
     std::normal_distribution<float> nd(0.0f, 1.0f);
-    std::vector<qkernels::KernelLevel> levels{qkernels::KernelLevel::Portable};
-    for (auto l :
-         {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni, qkernels::KernelLevel::Avx512VnniGfni})
-        if (qkernels::kernel_available(l)) levels.push_back(l);
+    std::vector<runtime::qkernels::KernelLevel> levels{runtime::qkernels::KernelLevel::Portable};
+    for (auto l : {runtime::qkernels::KernelLevel::Avx2, runtime::qkernels::KernelLevel::Avx512Vnni,
+                   runtime::qkernels::KernelLevel::Avx512VnniGfni})
+        if (runtime::qkernels::kernel_available(l)) levels.push_back(l);
     for (int threads : {1, 2, 3})
         for (int n : {1, 3, 9}) {
             ThreadPool pool(threads);
             std::vector<float> x(size_t(n * cols));
             for (auto& v : x) v = nd(rng);
             for (auto level : levels) {
-                qkernels::force_kernels(level);
+                runtime::qkernels::force_kernels(level);
                 std::vector<std::vector<float>> sep(ws.size()), multi(ws.size());
-                std::vector<qkernels::MatmulJob> jobs;
+                std::vector<runtime::qkernels::MatmulJob> jobs;
                 for (size_t j = 0; j < ws.size(); ++j) {
                     sep[j].assign(size_t(n * ws[j].rows()), 0.0f);
                     multi[j].assign(size_t(n * ws[j].rows()), -1.0f);
-                    qkernels::matmul(sep[j].data(), x.data(), ws[j], n, pool);
+                    runtime::qkernels::matmul(sep[j].data(), x.data(), ws[j], n, pool);
                     jobs.push_back({multi[j].data(), &ws[j]});
                 }
-                qkernels::matmul_multi(jobs.data(), int(jobs.size()), x.data(), n, pool);
+                runtime::qkernels::matmul_multi(jobs.data(), int(jobs.size()), x.data(), n, pool);
                 for (size_t j = 0; j < ws.size(); ++j)
                     for (size_t i = 0; i < sep[j].size(); ++i)
-                        ASSERT_EQ(multi[j][i], sep[j][i]) << qkernels::kernel_name() << " weight " << j << " element "
-                                                          << i << " threads " << threads << " n " << n;
+                        ASSERT_EQ(multi[j][i], sep[j][i]) << runtime::qkernels::kernel_name() << " weight " << j
+                                                          << " element " << i << " threads " << threads << " n " << n;
             }
-            qkernels::force_kernels(qkernels::KernelLevel::Auto);
+            runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
         }
 }
 
 // The AVX-512 activation quantizer gives bit-identical codes, scales and sums to the portable one.
 TEST(QuantKernels, ActivationQuantizationIsIdenticalOnEveryPath) {
-    if (!qkernels::kernel_available(qkernels::KernelLevel::Avx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+    if (!runtime::qkernels::kernel_available(runtime::qkernels::KernelLevel::Avx512Vnni))
+        GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
     std::mt19937 rng(11);
     std::normal_distribution<float> nd(0.0f, 3.0f);
     for (int64_t n : {1, 31, 32, 33, 172, 2048, 5632}) {
@@ -386,12 +396,12 @@ TEST(QuantKernels, ActivationQuantizationIsIdenticalOnEveryPath) {
         for (auto& v : x) v = nd(rng);
         x[0] = 0.5f;  // ties, zeros
         if (n > 3) x[3] = 0.0f;
-        qkernels::QActs a, b;
-        qkernels::force_kernels(qkernels::KernelLevel::Avx512Vnni);
-        qkernels::quantize_acts(x.data(), n, a);
-        qkernels::force_kernels(qkernels::KernelLevel::Portable);
-        qkernels::quantize_acts(x.data(), n, b);
-        qkernels::force_kernels(qkernels::KernelLevel::Auto);
+        runtime::qkernels::QActs a, b;
+        runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Avx512Vnni);
+        runtime::qkernels::quantize_acts(x.data(), n, a);
+        runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Portable);
+        runtime::qkernels::quantize_acts(x.data(), n, b);
+        runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
         EXPECT_EQ(a.q, b.q) << n;
         EXPECT_EQ(a.scale, b.scale) << n;
         EXPECT_EQ(a.sum, b.sum) << n;
@@ -410,13 +420,14 @@ TEST(QuantKernels, F16WeightsMatchFp32) {
     std::vector<float> out(19 * 3);
     // Every F16 path present: portable, AVX2/F16C, AVX-512 (172 columns: 2 full 64-wide steps
     // and a masked tail).
-    for (auto l : {qkernels::KernelLevel::Portable, qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni}) {
-        if (!qkernels::kernel_available(l)) continue;
-        qkernels::force_kernels(l);
-        qkernels::matmul(out.data(), x.data(), h, 3, pool);
-        EXPECT_LT(norm_err(out, ref), 1e-5) << qkernels::kernel_name();
+    for (auto l : {runtime::qkernels::KernelLevel::Portable, runtime::qkernels::KernelLevel::Avx2,
+                   runtime::qkernels::KernelLevel::Avx512Vnni}) {
+        if (!runtime::qkernels::kernel_available(l)) continue;
+        runtime::qkernels::force_kernels(l);
+        runtime::qkernels::matmul(out.data(), x.data(), h, 3, pool);
+        EXPECT_LT(norm_err(out, ref), 1e-5) << runtime::qkernels::kernel_name();
     }
-    qkernels::force_kernels(qkernels::KernelLevel::Auto);
+    runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
 }
 
 TEST(QuantKernels, ActivationQuantizationRoundsHalfToEvenInBlocksOf32) {
@@ -425,8 +436,8 @@ TEST(QuantKernels, ActivationQuantizationRoundsHalfToEvenInBlocksOf32) {
     x[1] = 2.5f;   // rne -> 2
     x[2] = -3.5f;  // rne -> -4
     x[33] = -1.0f;
-    qkernels::QActs a;
-    qkernels::quantize_acts(x.data(), 40, a);
+    runtime::qkernels::QActs a;
+    runtime::qkernels::quantize_acts(x.data(), 40, a);
     ASSERT_EQ(a.blocks, 2);
     EXPECT_EQ(a.q[1], 2);
     EXPECT_EQ(a.q[2], -4);
@@ -459,19 +470,19 @@ TEST(QuantKernels, WholeModelLogitsAgreeAcrossKernelFamilies) {
             ASSERT_TRUE(q.ok()) << q.message();
             auto model = std::make_shared<const Model>(q->model);
             const int V = model->config.vocab_size;
-            auto logits = [&](qkernels::KernelLevel level) {
-                qkernels::force_kernels(level);
+            auto logits = [&](runtime::qkernels::KernelLevel level) {
+                runtime::qkernels::force_kernels(level);
                 auto rt = LlamaCpu::create(model, RuntimeOptions{2, 64});
                 EXPECT_TRUE(rt.ok());
                 std::vector<float> all(toks.size() * size_t(V));
                 (*rt)->prefill(toks.data(), int(toks.size()), 0, all.data());
-                qkernels::force_kernels(qkernels::KernelLevel::Auto);
+                runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
                 return all;
             };
-            const auto port = logits(qkernels::KernelLevel::Portable);
-            for (auto level : {qkernels::KernelLevel::Avx2, qkernels::KernelLevel::Avx512Vnni,
-                               qkernels::KernelLevel::Avx512VnniGfni}) {
-                if (!qkernels::kernel_available(level)) continue;
+            const auto port = logits(runtime::qkernels::KernelLevel::Portable);
+            for (auto level : {runtime::qkernels::KernelLevel::Avx2, runtime::qkernels::KernelLevel::Avx512Vnni,
+                               runtime::qkernels::KernelLevel::Avx512VnniGfni}) {
+                if (!runtime::qkernels::kernel_available(level)) continue;
                 const auto simd = logits(level);
                 EXPECT_LT(norm_err(simd, port), 2e-2)
                     << int(prec) << " scales " << int(scales) << " level " << int(level);

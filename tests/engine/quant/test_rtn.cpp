@@ -132,7 +132,7 @@ TEST(QuantRtn, EveryLayoutRoundTripsWithinHalfAStep) {
                 auto q = quantize_rtn("t", w.data(), {rows, cols}, spec);
                 ASSERT_TRUE(q.ok()) << spec_name(spec) << ": " << q.message();
                 const QuantInfo& qi = *q->quant;
-                const auto deq = qkernels::dequantize(*q);
+                const auto deq = runtime::qkernels::dequantize(*q);
                 for (int64_t r = 0; r < rows; ++r)
                     for (int64_t c = 0; c < cols; ++c) {
                         const GroupParams p = get_group(*q, qi.group_of(r, c));

@@ -11,6 +11,15 @@
 #include "engine/validate/consistency.h"
 #include "test_support.h"
 
+using edge::model::load_model;
+using edge::model::Model;
+using edge::runtime::LlamaCpu;
+using edge::runtime::RuntimeOptions;
+using edge::tokenizer::make_tokenizer;
+using edge::validate::compare_models;
+using edge::validate::PplOptions;
+using edge::validate::PplProtocol;
+
 using namespace edge;
 using namespace edge::quant;
 

@@ -18,6 +18,16 @@
 #include "tests/common/model_loading.h"
 #include "tests/common/test_support.h"
 
+using edge::model::block_of;
+using edge::model::EdgeqWriter;
+using edge::model::find_synth_shape;
+using edge::model::load_edgeq_model;
+using edge::model::Model;
+using edge::model::save_edgeq;
+using edge::model::SynthOptions;
+using edge::model::write_synth_model;
+using edge::tokenizer::make_tokenizer;
+
 namespace edge {
 namespace {
 

@@ -9,6 +9,13 @@
 #include "engine/validate/consistency.h"
 #include "test_support.h"
 
+using edge::model::load_model;
+using edge::model::Model;
+using edge::validate::BitFlipOptions;
+using edge::validate::inject_bit_flips;
+using edge::validate::validate_quantized;
+using edge::validate::ValidateOptions;
+
 using namespace edge;
 using namespace edge::quant;
 

@@ -25,6 +25,16 @@
 #include "engine/runtime/one_sequence.h"
 #include "test_support.h"
 
+using edge::model::LlamaConfig;
+using edge::model::load_model;
+using edge::model::Model;
+using edge::runtime::argmax;
+using edge::runtime::BackendOptions;
+using edge::runtime::LlamaCpu;
+using edge::runtime::make_backend;
+using edge::runtime::probe_devices;
+using edge::runtime::RuntimeOptions;
+
 using namespace edge;
 
 namespace {

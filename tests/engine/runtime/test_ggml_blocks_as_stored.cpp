@@ -20,6 +20,13 @@
 #include "engine/runtime/cpu/qkernels.h"
 #include "test_support.h"
 
+using edge::model::LlamaConfig;
+using edge::model::load_model;
+using edge::model::LoadOptions;
+using edge::model::Model;
+using edge::runtime::LlamaCpu;
+using edge::runtime::RuntimeOptions;
+
 namespace edge {
 namespace {
 
@@ -57,8 +64,8 @@ std::pair<std::vector<size_t>, float> half_fields(DType t) {
 // the half scales set small), vectors F32 near one. "" or the error.
 std::string write_block_gguf(const std::string& path, DType type, uint32_t seed) {
     const LlamaConfig c = block_config();
-    gguf::Writer w;
-    gguf::set_architecture(w, "llama", c);
+    model::gguf::Writer w;
+    model::gguf::set_architecture(w, "llama", c);
     std::vector<std::pair<std::string, std::vector<int64_t>>> tensors = {{"token_embd.weight", {c.vocab_size, c.dim}},
                                                                          {"output_norm.weight", {c.dim}}};
     for (int l = 0; l < c.n_layers; ++l) {
@@ -152,7 +159,7 @@ TEST(GgmlBlocksAsStored, EveryBlockTypeRunsWithoutAnFp32CopyAndGivesTheFp32Logit
             EXPECT_EQ(t.type, t.shape.size() == 2 ? type : DType::F32) << t.name;
             const Tensor* ref = f32->find(t.name);
             ASSERT_NE(ref, nullptr) << t.name;
-            const std::vector<float> got = qkernels::dequantize(t);
+            const std::vector<float> got = runtime::qkernels::dequantize(t);
             ASSERT_EQ(got.size(), size_t(ref->numel()));
             EXPECT_EQ(std::memcmp(got.data(), ref->f32(), got.size() * sizeof(float)), 0) << t.name;
         }

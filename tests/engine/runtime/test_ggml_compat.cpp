@@ -11,6 +11,18 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "test_support.h"
 
+using edge::model::load_model;
+using edge::model::LoadOptions;
+using edge::model::Model;
+using edge::runtime::argmax;
+using edge::runtime::LlamaCpu;
+using edge::runtime::Numerics;
+using edge::runtime::numerics_name;
+using edge::runtime::parse_numerics;
+using edge::runtime::RuntimeOptions;
+using edge::tokenizer::make_tokenizer;
+using edge::tokenizer::Tokenizer;
+
 namespace edge {
 namespace {
 
@@ -188,7 +200,7 @@ TEST(LlamaCppNumerics, Q41IngredientTable) {
     Loaded l = load(path);
     ASSERT_TRUE(l.model && l.tok);
     ThreadPool pool(2);
-    using I = ggml_compat::Ingredients;
+    using I = runtime::ggml_compat::Ingredients;
     struct Row {
         const char* what;
         bool I::*field;
@@ -216,9 +228,9 @@ TEST(LlamaCppNumerics, Q41IngredientTable) {
             ing.split_kv_threads = row.split_threads;
             ing.kv_view_pad = 512;
         }
-        auto ex = ggml_compat::Executor::create(*l.model, 512, ing);
+        auto ex = runtime::ggml_compat::Executor::create(*l.model, 512, ing);
         ASSERT_TRUE(ex.ok()) << ex.message();
-        ggml_compat::Executor& e = **ex;
+        runtime::ggml_compat::Executor& e = **ex;
         std::vector<float> gaps;
         const auto gen = greedy([&](const int32_t* t, int n, int pos) { return e.prefill(t, n, pos, nullptr, pool); },
                                 l.model->config.vocab_size, 30, &gaps);
@@ -265,15 +277,15 @@ TEST(LlamaCppNumerics, RefusesChangedTensorsAndBadOptions) {
     Loaded l = load(path);
     ASSERT_TRUE(l.model);
     {
-        ggml_compat::Ingredients bad;
+        runtime::ggml_compat::Ingredients bad;
         bad.split_kv_threads = -1;
-        auto ex = ggml_compat::Executor::create(*l.model, 64, bad);
+        auto ex = runtime::ggml_compat::Executor::create(*l.model, 64, bad);
         ASSERT_FALSE(ex.ok());
         EXPECT_NE(ex.message().find("split-KV thread count"), std::string::npos) << ex.message();
     }
     Model changed = *l.model;
     changed.find_mut("blk.2.ffn_up.weight")->source_type = DType::Q8_0;
-    auto ex = ggml_compat::Executor::create(changed, 64);
+    auto ex = runtime::ggml_compat::Executor::create(changed, 64);
     ASSERT_FALSE(ex.ok());
     EXPECT_NE(ex.message().find("blk.2.ffn_up.weight"), std::string::npos) << ex.message();
     EXPECT_NE(ex.message().find("as the GGUF file stores them"), std::string::npos) << ex.message();

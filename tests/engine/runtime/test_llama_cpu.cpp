@@ -10,6 +10,12 @@
 #include "engine/runtime/cpu/kernels.h"
 #include "engine/runtime/cpu/llama_cpu.h"
 
+using edge::model::finalize_llama;
+using edge::model::LlamaConfig;
+using edge::model::Model;
+using edge::runtime::LlamaCpu;
+using edge::runtime::Sampler;
+
 namespace edge {
 namespace {
 
@@ -99,7 +105,8 @@ TEST(Kernels, DotMatchesDoubleReference) {
             b[i] = u(rng);
             ref += double(a[i]) * b[i];
         }
-        EXPECT_NEAR(kernels::dot(a.data(), b.data(), n), ref, 1e-5 * n) << kernels::dot_kernel_name() << " n=" << n;
+        EXPECT_NEAR(runtime::kernels::dot(a.data(), b.data(), n), ref, 1e-5 * n)
+            << runtime::kernels::dot_kernel_name() << " n=" << n;
     }
 }
 
@@ -118,7 +125,7 @@ TEST(Kernels, AxpyIsTheLoopBitForBit) {
             volatile float prod = a * x[size_t(i)];  // rounded on its own, as without FMA
             want[size_t(i)] = want[size_t(i)] + prod;
         }
-        kernels::axpy(y.data(), a, x.data(), n);
+        runtime::kernels::axpy(y.data(), a, x.data(), n);
         for (int i = 0; i < n; ++i) ASSERT_EQ(y[size_t(i)], want[size_t(i)]) << "n=" << n << " i=" << i;
     }
 }
@@ -131,17 +138,17 @@ TEST(Kernels, VectorExpMatchesLibm) {
     for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 0.34657359f, -0.34657359f}) x.push_back(v);
     x.push_back(std::numeric_limits<float>::quiet_NaN());
     std::vector<float> y(x.size());
-    kernels::exp(y.data(), x.data(), int(x.size()));
+    runtime::kernels::exp(y.data(), x.data(), int(x.size()));
     double worst = 0;
     for (size_t i = 0; i + 1 < x.size(); ++i) {
         const double want = std::exp(double(x[i]));
         worst = std::max(worst, std::abs(y[i] - want) / want);
     }
-    EXPECT_LT(worst, 3 * 5.97e-8) << kernels::dot_kernel_name();
+    EXPECT_LT(worst, 3 * 5.97e-8) << runtime::kernels::dot_kernel_name();
     EXPECT_TRUE(std::isnan(y.back()));
     // Far outside: 0 and a huge finite value or +inf, never a wrapped exponent.
     float big[2] = {-1000.0f, 1000.0f};
-    kernels::exp(big, big, 2);
+    runtime::kernels::exp(big, big, 2);
     EXPECT_LT(big[0], 1e-37f);
     EXPECT_GT(big[1], 1e38f);
 }
@@ -157,14 +164,14 @@ TEST(Kernels, SwigluIsAccurateAndPiecewiseIdentical) {
     for (auto& v : b) v = nd(rng);
     g[0] = 120.0f, g[1] = -120.0f, g[2] = 0.0f;
     std::vector<float> whole = g;
-    kernels::swiglu(whole.data(), b.data(), n);
+    runtime::kernels::swiglu(whole.data(), b.data(), n);
     for (int i = 0; i < n; ++i) {
         const double want = double(g[size_t(i)]) / (1.0 + std::exp(-double(g[size_t(i)]))) * b[size_t(i)];
         EXPECT_NEAR(whole[size_t(i)], want, 4e-7 * std::abs(want) + 1e-30) << "i=" << i;
     }
     for (int piece : {1, 3, 8, 13, 64}) {
         std::vector<float> p = g;
-        for (int i = 0; i < n; i += piece) kernels::swiglu(p.data() + i, b.data() + i, std::min(piece, n - i));
+        for (int i = 0; i < n; i += piece) runtime::kernels::swiglu(p.data() + i, b.data() + i, std::min(piece, n - i));
         for (int i = 0; i < n; ++i) ASSERT_EQ(p[size_t(i)], whole[size_t(i)]) << "piece " << piece << " i=" << i;
     }
 }
@@ -180,7 +187,7 @@ TEST(Kernels, RmsnormMatchesDoubleReference) {
         double ss = 0;
         for (float v : x) ss += double(v) * v;
         const double inv = 1.0 / std::sqrt(ss / n + 1e-5);
-        kernels::rmsnorm(out.data(), x.data(), w.data(), n, 1e-5f);
+        runtime::kernels::rmsnorm(out.data(), x.data(), w.data(), n, 1e-5f);
         for (int i = 0; i < n; ++i) {
             const double want = double(w[size_t(i)]) * inv * x[size_t(i)];
             ASSERT_NEAR(out[size_t(i)], want, 1e-5 * std::abs(want) + 1e-9) << "n=" << n << " i=" << i;
@@ -199,7 +206,7 @@ TEST(Kernels, AddAndRopeAreTheLoopsBitForBit) {
         for (auto& v : x) v = nd(rng);
         std::vector<float> want = y;
         for (size_t i = 0; i < want.size(); ++i) want[i] += x[i];
-        kernels::add(y.data(), x.data(), n);
+        runtime::kernels::add(y.data(), x.data(), n);
         for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(y[i], want[i]) << "n=" << n << " i=" << i;
     }
     for (int half : {1, 3, 4, 7, 32}) {
@@ -219,7 +226,7 @@ TEST(Kernels, AddAndRopeAreTheLoopsBitForBit) {
                 p[0] = ac - bs;
                 p[1] = as + bc;
             }
-        kernels::rope_interleaved(v.data(), heads, head_dim, half, cs.data(), sn.data());
+        runtime::kernels::rope_interleaved(v.data(), heads, head_dim, half, cs.data(), sn.data());
         for (size_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], want[i]) << "half=" << half << " i=" << i;
     }
 }

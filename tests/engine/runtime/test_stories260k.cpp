@@ -14,6 +14,17 @@
 #include "engine/validate/perplexity.h"
 #include "test_support.h"
 
+using edge::model::load_model;
+using edge::model::LoadOptions;
+using edge::model::Model;
+using edge::runtime::argmax;
+using edge::runtime::LlamaCpu;
+using edge::tokenizer::make_tokenizer;
+using edge::tokenizer::Tokenizer;
+using edge::validate::evaluate_perplexity;
+using edge::validate::PplOptions;
+using edge::validate::PplProtocol;
+
 namespace edge {
 namespace {
 
@@ -193,8 +204,8 @@ TEST(Stories260K, LlamaCppFilesLoadAsStoredWithTheSameValues) {
                 EXPECT_EQ(t.type, model::as_stored_type(t.source_type)) << t.name;
                 kept += t.type == want_type;
             }
-            const std::vector<float> got =
-                t.type == DType::F32 ? std::vector<float>(t.f32(), t.f32() + t.numel()) : qkernels::dequantize(t);
+            const std::vector<float> got = t.type == DType::F32 ? std::vector<float>(t.f32(), t.f32() + t.numel())
+                                                                : runtime::qkernels::dequantize(t);
             ASSERT_EQ(got.size(), size_t(ref->numel())) << t.name;
             EXPECT_EQ(std::memcmp(got.data(), ref->f32(), got.size() * sizeof(float)), 0) << t.name;
         }

@@ -12,6 +12,12 @@
 #include "engine/sched/workload.h"
 #include "test_support.h"
 
+using edge::model::LlamaConfig;
+using edge::model::load_model;
+using edge::model::Model;
+using edge::runtime::LlamaCpu;
+using edge::runtime::RuntimeOptions;
+
 using namespace edge;
 using namespace edge::sched;
 

@@ -8,6 +8,20 @@
 #include "engine/telemetry/stopwatch.h"
 #include "engine/telemetry/system_info.h"
 
+using edge::telemetry::cpu_count;
+using edge::telemetry::cpu_model;
+using edge::telemetry::MemoryUsage;
+using edge::telemetry::parse_cpu_model;
+using edge::telemetry::parse_proc_status;
+using edge::telemetry::process_memory;
+using edge::telemetry::stat_mean;
+using edge::telemetry::stat_median;
+using edge::telemetry::stat_percentile;
+using edge::telemetry::stat_stddev;
+using edge::telemetry::Stopwatch;
+using edge::telemetry::summarize;
+using edge::telemetry::Summary;
+
 using namespace edge;
 
 TEST(Telemetry, ParsesProcStatus) {

@@ -9,45 +9,50 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "tok_test_util.h"
 
+using edge::tokenizer::BpeTrainOptions;
+using edge::tokenizer::make_tokenizer;
+using edge::tokenizer::TokenizerSpec;
+using edge::tokenizer::train_bpe;
+
 namespace edge {
 namespace {
 
 std::vector<std::string> split_with(const char* pattern, const std::string& s) {
-    auto re = tok::Regex::compile(pattern, false, "test");
+    auto re = tokenizer::Regex::compile(pattern, false, "test");
     EXPECT_TRUE(re.ok());
     std::vector<std::string_view> parts;
-    (*re)->split(s, tok::SplitBehavior::Isolated, false, parts);
+    (*re)->split(s, tokenizer::SplitBehavior::Isolated, false, parts);
     return {parts.begin(), parts.end()};
 }
 
 using Strs = std::vector<std::string>;
 
 TEST(ByteLevel, Llama3PreTokenizerSplits) {
-    EXPECT_EQ(split_with(tok::kLlama3Pattern, "Hello world's 12345!!\n\nok"),
+    EXPECT_EQ(split_with(tokenizer::kLlama3Pattern, "Hello world's 12345!!\n\nok"),
               (Strs{"Hello", " world", "'s", " ", "123", "45", "!!\n\n", "ok"}));
     // Case-insensitive contractions; a leading non-letter joins the word; spaces before a
     // newline stay with it; trailing spaces before a word leave one for the word.
-    EXPECT_EQ(split_with(tok::kLlama3Pattern, "I'M here  \n  (yes)"),
+    EXPECT_EQ(split_with(tokenizer::kLlama3Pattern, "I'M here  \n  (yes)"),
               (Strs{"I", "'M", " here", "  \n", " ", " (", "yes", ")"}));
-    EXPECT_EQ(split_with(tok::kLlama3Pattern, "“Wow,” 3.14159 café"),
+    EXPECT_EQ(split_with(tokenizer::kLlama3Pattern, "“Wow,” 3.14159 café"),
               (Strs{"“Wow", ",”", " ", "3", ".", "141", "59", " café"}));
 }
 
 TEST(ByteLevel, Gpt2PreTokenizerSplits) {
-    EXPECT_EQ(split_with(tok::kGpt2Pattern, "Hello world's 12345!!\n\nok"),
+    EXPECT_EQ(split_with(tokenizer::kGpt2Pattern, "Hello world's 12345!!\n\nok"),
               (Strs{"Hello", " world", "'s", " 12345", "!!", "\n", "\n", "ok"}));
-    EXPECT_EQ(split_with(tok::kGpt2Pattern, "a  b"), (Strs{"a", " ", " b"}));
+    EXPECT_EQ(split_with(tokenizer::kGpt2Pattern, "a  b"), (Strs{"a", " ", " b"}));
     // Invalid UTF-8 never reaches PCRE2; it is left in the gaps.
-    EXPECT_EQ(split_with(tok::kGpt2Pattern, "ab\xff cd"), (Strs{"ab", "\xff", " cd"}));
+    EXPECT_EQ(split_with(tokenizer::kGpt2Pattern, "ab\xff cd"), (Strs{"ab", "\xff", " cd"}));
 }
 
 TEST(ByteLevel, ByteToUnicodeTable) {
-    EXPECT_EQ(tok::byte_to_unicode(' '), "\xC4\xA0");   // Ġ
-    EXPECT_EQ(tok::byte_to_unicode('\n'), "\xC4\x8A");  // Ċ
-    EXPECT_EQ(tok::byte_to_unicode('A'), "A");
+    EXPECT_EQ(tokenizer::byte_to_unicode(' '), "\xC4\xA0");   // Ġ
+    EXPECT_EQ(tokenizer::byte_to_unicode('\n'), "\xC4\x8A");  // Ċ
+    EXPECT_EQ(tokenizer::byte_to_unicode('A'), "A");
     std::string all;
     for (int b = 0; b < 256; ++b) all += static_cast<char>(b);
-    EXPECT_EQ(tok::unicode_to_bytes(tok::bytes_to_unicode(all)), all);
+    EXPECT_EQ(tokenizer::unicode_to_bytes(tokenizer::bytes_to_unicode(all)), all);
 }
 
 // 256 byte tokens (id = byte) plus a few hand-written merges.
@@ -55,7 +60,7 @@ TokenizerSpec hand_built(const std::string& pre) {
     TokenizerSpec s;
     s.model = "gpt2";
     s.pre = pre;
-    for (int b = 0; b < 256; ++b) s.tokens.push_back(tok::byte_to_unicode(static_cast<uint8_t>(b)));
+    for (int b = 0; b < 256; ++b) s.tokens.push_back(tokenizer::byte_to_unicode(static_cast<uint8_t>(b)));
     const char* merged[] = {"he", "ll", "hell", "hello", "\xC4\xA0w", "or", "\xC4\xA0wor"};
     for (const char* m : merged) s.tokens.push_back(m);
     s.merges = {"h e", "l l", "he ll", "hell o", "\xC4\xA0 w", "o r", "\xC4\xA0w or"};
@@ -126,7 +131,7 @@ TEST(ByteLevel, TrainedVocabularyRoundTripsTinyStories) {
         // The sample's "<|endoftext|>" separators are the control token, which decode drops.
         const auto ids = (*t)->encode(sample, false);
         EXPECT_EQ(std::count(ids.begin(), ids.end(), (*t)->eos_id()), 5);
-        EXPECT_EQ((*t)->decode(ids), tok::replace_all(sample, "<|endoftext|>", ""));
+        EXPECT_EQ((*t)->decode(ids), tokenizer::replace_all(sample, "<|endoftext|>", ""));
         EXPECT_EQ((*t)->encode("<|endoftext|>", false), (std::vector<int32_t>{(*t)->eos_id()}));
     }
 }

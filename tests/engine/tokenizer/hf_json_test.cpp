@@ -13,6 +13,13 @@
 #include "test_support.h"
 #include "tok_test_util.h"
 
+using edge::tokenizer::BpeTrainOptions;
+using edge::tokenizer::load_llama2c_tokenizer;
+using edge::tokenizer::make_tokenizer;
+using edge::tokenizer::Tokenizer;
+using edge::tokenizer::TokenizerSpec;
+using edge::tokenizer::train_bpe;
+
 namespace edge {
 namespace {
 
@@ -39,12 +46,12 @@ json llama2_json(const TokenizerSpec& spec, bool metaspace, bool merges_as_array
     json vocab = json::object();
     std::map<std::string, float> normal;  // ordinary pieces (not control or byte tokens)
     for (size_t i = 0; i < spec.tokens.size(); ++i) {
-        std::string name = tok::replace_all(spec.tokens[i], " ", kMark);
+        std::string name = tokenizer::replace_all(spec.tokens[i], " ", kMark);
         if (i == 0) name = "<unk>";
         if (i == 1) name = "<s>";
         if (i == 2) name = "</s>";
         vocab[name] = i;
-        if (i >= 3 && tok::parse_byte_token(name) < 0) normal.emplace(name, spec.scores[i]);
+        if (i >= 3 && tokenizer::parse_byte_token(name) < 0) normal.emplace(name, spec.scores[i]);
     }
     struct M {
         std::string a, b;
@@ -146,7 +153,7 @@ TEST(HfJson, Llama2StyleMatchesSentencePieceOnValParagraphs) {
 // The hand-built byte-level vocabulary of byte_level_test.cpp, as a tokenizer.json.
 json byte_level_json(bool add_prefix_space) {
     json vocab = json::object();
-    for (int b = 0; b < 256; ++b) vocab[tok::byte_to_unicode(static_cast<uint8_t>(b))] = b;
+    for (int b = 0; b < 256; ++b) vocab[tokenizer::byte_to_unicode(static_cast<uint8_t>(b))] = b;
     const char* merged[] = {"he", "ll", "hell", "hello", "\xC4\xA0w", "or", "\xC4\xA0wor"};
     for (int i = 0; i < 7; ++i) vocab[merged[i]] = 256 + i;
     // Built explicitly: nlohmann would read a braced list of string pairs as an object.
@@ -207,7 +214,7 @@ TEST(HfJson, Llama3StyleSplitThenByteLevel) {
         {"type", "Sequence"},
         {"pretokenizers",
          {{{"type", "Split"},
-           {"pattern", {{"Regex", tok::kLlama3Pattern}}},
+           {"pattern", {{"Regex", tokenizer::kLlama3Pattern}}},
            {"behavior", "Isolated"},
            {"invert", false}},
           {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", false}}}}};
@@ -304,7 +311,7 @@ TEST(HfJson, ByteLevelTokenizerJsonTranslatesToTheGgufTokenizer) {
         TokenizerSpec hf;
         hf.model = "hf";
         hf.source = "q/tokenizer.json";
-        hf.hf_json = split_byte_level_json(*trained, tok::find_pre_tokenizer(name)->patterns[0], qwen).dump();
+        hf.hf_json = split_byte_level_json(*trained, tokenizer::find_pre_tokenizer(name)->patterns[0], qwen).dump();
         auto g = tokenizer::gguf_from_tokenizer_json(hf);
         ASSERT_TRUE(g.ok()) << g.message();
         EXPECT_EQ(g->spec.model, "gpt2");
@@ -329,7 +336,7 @@ TEST(HfJson, ByteLevelTokenizerJsonTranslatesToTheGgufTokenizer) {
     j["model"]["byte_fallback"] = true;
     bad.hf_json = j.dump();
     EXPECT_TRUE(test::fails_with(tokenizer::gguf_from_tokenizer_json(bad), {"q/tokenizer.json", "byte_fallback"}));
-    j = split_byte_level_json(*trained, tok::kLlama3Pattern, false);
+    j = split_byte_level_json(*trained, tokenizer::kLlama3Pattern, false);
     j["normalizer"] = {{"type", "Lowercase"}};
     bad.hf_json = j.dump();
     EXPECT_TRUE(

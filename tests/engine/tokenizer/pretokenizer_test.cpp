@@ -14,6 +14,10 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "tok_test_util.h"
 
+using edge::tokenizer::make_tokenizer;
+using edge::tokenizer::TokenizerSpec;
+using edge::tokenizer::train_bpe;
+
 namespace edge {
 namespace {
 
@@ -30,16 +34,16 @@ const char* const kMultilingual =
     "\xf0\x9f\x91\xa9\xe2\x80\x8d\xf0\x9f\x92\xbb x\xc2\xb2+y\xc2\xb2 \xe2\x85\xa7 caf\xc3\xa9 na\xc3\xafve ---==>> "
     "(a)[b]{c} \"quoted\" 'single' you've we'd I'll \xc2\xa0nbsp end   ";
 
-std::vector<std::string> ours(const tok::PreTokenizerPatterns& pre, const std::string& text) {
+std::vector<std::string> ours(const tokenizer::PreTokenizerPatterns& pre, const std::string& text) {
     std::vector<std::string> pieces{text};
     for (const char* pattern : pre.patterns) {
-        auto re = tok::Regex::compile(pattern, false, pre.name);
+        auto re = tokenizer::Regex::compile(pattern, false, pre.name);
         EXPECT_TRUE(re.ok()) << re.message();
         if (!re.ok()) return {};
         std::vector<std::string> next;
         for (const std::string& p : pieces) {
             std::vector<std::string_view> parts;
-            (*re)->split(p, tok::SplitBehavior::Isolated, false, parts);
+            (*re)->split(p, tokenizer::SplitBehavior::Isolated, false, parts);
             for (auto part : parts) next.emplace_back(part);
         }
         pieces = std::move(next);
@@ -47,7 +51,8 @@ std::vector<std::string> ours(const tok::PreTokenizerPatterns& pre, const std::s
     return pieces;
 }
 
-std::vector<std::string> reference(const tok::PreTokenizerPatterns& pre, const std::string& text, const fs::path& dir) {
+std::vector<std::string> reference(const tokenizer::PreTokenizerPatterns& pre, const std::string& text,
+                                   const fs::path& dir) {
     const fs::path in = dir / (std::string(pre.name) + ".in.json"), out = dir / (std::string(pre.name) + ".out.json");
     nlohmann::json job{{"patterns", pre.patterns}, {"text", text}};
     std::ofstream(in) << job.dump();
@@ -70,8 +75,8 @@ TEST(PreTokenizer, EveryGgufPreNameSplitsAsPython3RegexDoes) {
     EDGE_REQUIRE_SHARED(test::shared("data/tinystories_sample.txt"));
     const std::string text = test::read_shared("data/tinystories_sample.txt") + kMultilingual;
     const fs::path dir = test::temp_dir("pre_split");
-    ASSERT_GE(tok::gguf_pre_tokenizers().size(), 6u);
-    for (const auto& pre : tok::gguf_pre_tokenizers()) {
+    ASSERT_GE(tokenizer::gguf_pre_tokenizers().size(), 6u);
+    for (const auto& pre : tokenizer::gguf_pre_tokenizers()) {
         const std::vector<std::string> want = reference(pre, text, dir), got = ours(pre, text);
         ASSERT_FALSE(want.empty()) << pre.name;
         ASSERT_EQ(got.size(), want.size()) << pre.name;
@@ -79,7 +84,9 @@ TEST(PreTokenizer, EveryGgufPreNameSplitsAsPython3RegexDoes) {
         std::printf("%-10s %zu pieces, identical to python3-regex\n", pre.name, got.size());
     }
     // The names really differ where they should: digits one by one (qwen2, smollm) or by three.
-    auto pieces_of = [&](const char* name, const std::string& s) { return ours(*tok::find_pre_tokenizer(name), s); };
+    auto pieces_of = [&](const char* name, const std::string& s) {
+        return ours(*tokenizer::find_pre_tokenizer(name), s);
+    };
     EXPECT_EQ(pieces_of("qwen2", " 12345"), (std::vector<std::string>{" ", "1", "2", "3", "4", "5"}));
     EXPECT_EQ(pieces_of("llama-bpe", " 12345"), (std::vector<std::string>{" ", "123", "45"}));
     EXPECT_EQ(pieces_of("smollm", " 12345"), (std::vector<std::string>{" ", "1", "2", "3", "4", "5"}));

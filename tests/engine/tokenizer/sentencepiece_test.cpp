@@ -7,6 +7,11 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "tok_test_util.h"
 
+using edge::tokenizer::load_llama2c_tokenizer;
+using edge::tokenizer::make_tokenizer;
+using edge::tokenizer::Tokenizer;
+using edge::tokenizer::TokenizerSpec;
+
 namespace edge {
 namespace {
 

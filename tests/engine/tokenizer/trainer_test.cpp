@@ -6,6 +6,9 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "tok_test_util.h"
 
+using edge::tokenizer::make_tokenizer;
+using edge::tokenizer::train_bpe;
+
 namespace edge {
 namespace {
 

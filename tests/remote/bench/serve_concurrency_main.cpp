@@ -72,14 +72,14 @@ int main(int argc, char** argv) {
         }
     }
     auto dir = test::temp_dir("serve-bench-agent");
-    auto t = remote::start_local_agent({EDGE_AGENT_PATH, "--lock", (dir / "agent.lock").string(), "--threads",
+    auto t = client::start_local_agent({EDGE_AGENT_PATH, "--lock", (dir / "agent.lock").string(), "--threads",
                                         std::to_string(threads), "--backend", "cpu"});
     if (!t.ok()) return std::fprintf(stderr, "%s\n", t.message().c_str()), 1;
-    auto l = remote::AgentLink::open(std::move(t).value());
+    auto l = client::AgentLink::open(std::move(t).value());
     if (!l.ok()) return std::fprintf(stderr, "%s\n", l.message().c_str()), 1;
-    remote::AgentLink& link = *l.value();
+    client::AgentLink& link = *l.value();
     const uint32_t load_id = link.next_request_id();
-    if (!link.send(proto::LoadEngine{load_id, model, std::nullopt, "", ""}).ok()) return 1;
+    if (!link.send(protocol::LoadEngine{load_id, model, std::nullopt, "", ""}).ok()) return 1;
     auto lc = test::collect(link, load_id, 900000);
     if (!lc.ack) return std::fprintf(stderr, "load: %s\n", lc.error ? lc.error->message.c_str() : "no answer"), 1;
     std::printf("agent: %s\nload: %s\n", link.agent_hello().cpu_model.c_str(), lc.ack->detail.c_str());
@@ -92,11 +92,11 @@ int main(int argc, char** argv) {
                 "decode tok/s", "x c=1", "ttft p50", "ttft p99", "tpot p50", "tpot p99");
     // Rounds interleave the levels (c=1, c=8, c=1, c=8, ...) so each meets the host in the same
     // states; the table gives each level's medians.
-    std::vector<std::vector<proto::ServeReport>> runs(levels.size());
+    std::vector<std::vector<protocol::ServeReport>> runs(levels.size());
     std::string backend;
     for (int r = 0; r < rounds; ++r)
         for (size_t k = 0; k < levels.size(); ++k) {
-            proto::ServeWorkload w;
+            protocol::ServeWorkload w;
             w.request_id = link.next_request_id();
             w.workload = text;
             w.concurrency = uint32_t(levels[k]);

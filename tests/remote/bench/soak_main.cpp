@@ -25,6 +25,8 @@
 #include "remote_test_util.h"
 #include "test_support.h"
 
+using edge::telemetry::process_memory;
+
 using namespace edge;
 
 namespace {
@@ -82,34 +84,34 @@ int main(int argc, char** argv) {
     }
     std::string kh = (sshd->dir / "known_hosts").string();
     std::ofstream(kh) << sshd->known_hosts_line() << "\n";
-    remote::SshOptions o;
+    client::SshOptions o;
     o.host = "127.0.0.1";
     o.port = sshd->port;
     o.user = sshd->user;
     o.identity_file = sshd->client_key;
     o.known_hosts = kh;
     o.read_ssh_config = false;
-    auto s = remote::SshSession::connect(o);
+    auto s = client::SshSession::connect(o);
     if (!s.ok()) {
         std::fprintf(stderr, "edge-remote-soak: %s\n", s.message().c_str());
         return 1;
     }
-    std::string cmd = remote::shell_quote(EDGE_AGENT_PATH) + " --threads " + std::to_string(threads) + " --lock " +
-                      remote::shell_quote((sshd->dir / "agent.lock").string());
-    auto t = remote::start_ssh_agent(*s.value(), cmd);
+    std::string cmd = client::shell_quote(EDGE_AGENT_PATH) + " --threads " + std::to_string(threads) + " --lock " +
+                      client::shell_quote((sshd->dir / "agent.lock").string());
+    auto t = client::start_ssh_agent(*s.value(), cmd);
     if (!t.ok()) {
         std::fprintf(stderr, "edge-remote-soak: %s\n", t.message().c_str());
         return 1;
     }
-    auto link = remote::AgentLink::open(std::move(t).value());
+    auto link = client::AgentLink::open(std::move(t).value());
     if (!link.ok()) {
         std::fprintf(stderr, "edge-remote-soak: %s\n", link.message().c_str());
         return 1;
     }
-    remote::AgentLink& l = *link.value();
-    std::string tp = proto::format_traceparent(proto::new_trace());
+    client::AgentLink& l = *link.value();
+    std::string tp = protocol::format_traceparent(protocol::new_trace());
     uint32_t load_id = l.next_request_id();
-    (void)l.send(proto::LoadEngine{load_id, model, std::nullopt, "", tp});
+    (void)l.send(protocol::LoadEngine{load_id, model, std::nullopt, "", tp});
     for (;;) {
         auto m = l.receive(60000);
         if (!m.ok() || !m.value()) {
@@ -117,14 +119,14 @@ int main(int argc, char** argv) {
                          m.ok() ? "timeout" : m.message().c_str());
             return 1;
         }
-        if (auto* a = std::get_if<proto::Ack>(&*m.value()); a && a->request_id == load_id) break;
-        if (auto* e = std::get_if<proto::ErrorMsg>(&*m.value())) {
+        if (auto* a = std::get_if<protocol::Ack>(&*m.value()); a && a->request_id == load_id) break;
+        if (auto* e = std::get_if<protocol::ErrorMsg>(&*m.value())) {
             std::fprintf(stderr, "edge-remote-soak: %s\n", e->message.c_str());
             return 1;
         }
     }
     auto new_run = [&]() {
-        proto::RunWorkload w;
+        protocol::RunWorkload w;
         w.request_id = l.next_request_id();
         w.prompts = {"Once upon a time", "Lily wanted to play", "The little dog", "Tom had a red ball"};
         w.max_tokens = 200;
@@ -155,7 +157,7 @@ int main(int argc, char** argv) {
             return 1;
         }
         if (m.value()) {
-            if (auto* b = std::get_if<proto::TelemetryBatch>(&*m.value())) {
+            if (auto* b = std::get_if<protocol::TelemetryBatch>(&*m.value())) {
                 double now = realtime_ms();
                 if (!b->samples.empty()) {
                     double age = now - double(b->samples.back().timestamp_ns) / 1e6;
@@ -166,12 +168,12 @@ int main(int argc, char** argv) {
                 ++frames, ++win_frames;
                 tokens += b->samples.size(), win_tokens += b->samples.size();
                 dropped += b->dropped;
-            } else if (auto* a = std::get_if<proto::Ack>(&*m.value()); a && a->request_id == run_id) {
+            } else if (auto* a = std::get_if<protocol::Ack>(&*m.value()); a && a->request_id == run_id) {
                 if (Clock::now() < end)
                     run_id = new_run();
                 else
                     over = true;
-            } else if (auto* e = std::get_if<proto::ErrorMsg>(&*m.value())) {
+            } else if (auto* e = std::get_if<protocol::ErrorMsg>(&*m.value())) {
                 std::fprintf(stderr, "edge-remote-soak: agent error: %s\n", e->message.c_str());
                 return 1;
             }
