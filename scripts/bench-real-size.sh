@@ -3,9 +3,11 @@
 # user's path on a synthesized model at a real shape: synth -> info -> tokenize -> quantize (INT4
 # RTN g32) -> compile the plan -> generate 16 tokens from the engine, then from the F16 file itself
 # (its weights run as stored) [-> quantize INT4 GPTQ g32].
+# With --hf the model is a BF16 Hugging Face folder (sharded safetensors, config.json, a
+# byte-level BPE tokenizer.json with Llama 3's special tokens) instead of the F16 GGUF.
 # Prints a Markdown table (docs/benchmarks.md keeps the figures).
 #
-# Usage: scripts/bench-real-size.sh SHAPE [WORKDIR] [--gptq]
+# Usage: scripts/bench-real-size.sh SHAPE [WORKDIR] [--gptq] [--hf]
 #   SHAPE: a synth shape (edgestudio-cli synth --list): llama-3.2-1b, llama-3.2-3b, llama-3-8b, ...
 #   WORKDIR: where the model files go (default /tmp/edge-real-size; an 8B F16 file is 16 GB)
 # The page cache is dropped before each phase when the kernel allows it (root), so every phase
@@ -16,10 +18,15 @@ cli="${EDGE_CLI:-$root/build/app/cli/edgestudio-cli}"
 shape="${1:?usage: bench-real-size.sh SHAPE [WORKDIR] [--gptq]}"
 work="${2:-/tmp/edge-real-size}"
 gptq=0
-for a in "$@"; do [ "$a" = "--gptq" ] && gptq=1; done
-[ "$work" = "--gptq" ] && work=/tmp/edge-real-size
+hf=0
+for a in "$@"; do
+  [ "$a" = "--gptq" ] && gptq=1
+  [ "$a" = "--hf" ] && hf=1
+done
+case "$work" in --*) work=/tmp/edge-real-size ;; esac
 mkdir -p "$work"
 model="$work/$shape-f16.gguf"
+[ "$hf" = 1 ] && model="$work/$shape-bf16-hf"
 plan="$work/int4-rtn-g32.json"
 gplan="$work/int4-gptq-g32.json"
 echo '{"version":1,"default":{"precision":"int4","method":"rtn","group_size":32}}' > "$plan"
@@ -39,15 +46,21 @@ phase() {
   read -r secs kb < <(tail -1 "$out")
   printf '| %-34s | %7.1f s | %6d MiB |\n' "$name" "$secs" "$((kb / 1024))"
 }
-[ -f "$model" ] || phase "synth (F16 GGUF)" "$cli" synth --shape "$shape" --out "$model" --type f16
+if [ "$hf" = 1 ]; then
+  [ -f "$model/config.json" ] || phase "synth (BF16 HF folder, BPE vocab)" "$cli" synth --shape "$shape" --out "$model" \
+    --format hf --type bf16 --tokenizer bpe
+else
+  [ -f "$model" ] || phase "synth (F16 GGUF)" "$cli" synth --shape "$shape" --out "$model" --type f16
+fi
 phase "info" "$cli" info "$model" --no-tensors
 phase "tokenize" "$cli" tokenize "$model" --text "Once upon a time there was a little robot."
 phase "quantize INT4 RTN g32 -> .edgeq" "$cli" quantize "$model" --plan "$plan" --out "$work/$shape-int4.edgeq"
 phase "compile INT4 RTN g32 -> .edge" "$cli" compile "$model" --plan "$plan" --out "$work/$shape-int4.edge"
 phase "generate -n 16 (the .edge engine)" "$cli" generate "$work/$shape-int4.edge" --prompt "Once upon a time" -n 16 --temperature 0
-phase "generate -n 16 (the F16 GGUF as stored)" "$cli" generate "$model" --prompt "Once upon a time" -n 16 --temperature 0
+phase "generate -n 16 (the $( [ "$hf" = 1 ] && echo "BF16 folder" || echo "F16 GGUF") as stored)" "$cli" generate "$model" --prompt "Once upon a time" -n 16 --temperature 0
 if [ "$gptq" = 1 ]; then
   phase "quantize INT4 GPTQ g32 -> .edgeq" "$cli" quantize "$model" --plan "$gplan" --calib "$calib" \
     --calib-sequences 8 --calib-len 128 --out "$work/$shape-gptq.edgeq"
 fi
-ls -l "$model" "$work/$shape-int4.edgeq" "$work/$shape-int4.edge" | awk '{printf "  %s  %.2f GB\n", $9, $5/1e9}'
+du -sb "$model" | awk '{printf "  %s  %.2f GB\n", $2, $1/1e9}'
+ls -l "$work/$shape-int4.edgeq" "$work/$shape-int4.edge" | awk '{printf "  %s  %.2f GB\n", $9, $5/1e9}'

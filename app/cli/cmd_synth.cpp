@@ -1,16 +1,20 @@
-// `synth --shape NAME --out FILE [--type f16|f32|bf16|q4_k_m] [--seed N]`: a Llama-shaped GGUF with
-// seeded random weights (engine/model/synth.h).
+// `synth --shape NAME --out PATH [--format gguf|hf] [--type f16|f32|bf16|q4_k_m]
+// [--tokenizer sentencepiece|bpe] [--shard-size 5G] [--seed N]`: a Llama-shaped GGUF file or
+// Hugging Face folder with seeded random weights (engine/model/synth.h).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <filesystem>
 
 #include "app/cli/common.h"
+#include "engine/core/memory_budget.h"
 #include "engine/model/synth.h"
 #include "engine/telemetry/stopwatch.h"
 
 using edge::model::synth_shapes;
+using edge::model::SynthFormat;
 using edge::model::SynthOptions;
+using edge::model::SynthTokenizer;
 using edge::model::write_synth_model;
 using edge::telemetry::Stopwatch;
 
@@ -19,7 +23,7 @@ namespace edge::cli {
 namespace {
 
 struct SynthArgs {
-    std::string shape, out, type = "f16";
+    std::string shape, out, type = "f16", format = "gguf", tokenizer = "sentencepiece", shard_size = "5G";
     uint64_t seed = 1234;
     bool tied = false;
     bool list = false;
@@ -48,6 +52,11 @@ int run_synth(const SynthArgs& a) {
     o.q4_k_m = a.type == "q4_k_m";
     o.seed = a.seed;
     o.tied_embeddings = a.tied;
+    o.format = a.format == "hf" ? SynthFormat::HfFolder : SynthFormat::Gguf;
+    o.tokenizer = a.tokenizer == "bpe" ? SynthTokenizer::ByteLevelBpe : SynthTokenizer::SentencePiece;
+    auto shard = parse_memory_size(a.shard_size);
+    if (!shard.ok()) return fail(err("--shard-size: ", shard.message()));
+    o.max_shard_bytes = *shard;
     Stopwatch sw;
     Status st = [&] {
         ProgressBar bar;
@@ -55,11 +64,19 @@ int run_synth(const SynthArgs& a) {
     }();
     if (!st.ok()) return fail(st.error());
     std::error_code ec;
-    const auto bytes = std::filesystem::file_size(a.out, ec);
+    uint64_t bytes = 0;
+    if (std::filesystem::is_directory(a.out, ec)) {
+        for (const auto& e : std::filesystem::directory_iterator(a.out, ec))
+            if (e.is_regular_file(ec)) bytes += e.file_size(ec);
+    } else {
+        bytes = std::filesystem::file_size(a.out, ec);
+    }
     if (a.json) {
         print_json({{"path", a.out},
                     {"shape", a.shape},
+                    {"format", a.format},
                     {"type", a.type},
+                    {"tokenizer", a.tokenizer},
                     {"seed", a.seed},
                     {"bytes", ec ? 0 : bytes},
                     {"seconds", sw.seconds()}});
@@ -74,9 +91,16 @@ int run_synth(const SynthArgs& a) {
 
 void add_synth_command(CLI::App& app, int& rc) {
     auto a = std::make_shared<SynthArgs>();
-    CLI::App* sub = app.add_subcommand("synth", "Write a Llama-shaped GGUF with seeded random weights");
+    CLI::App* sub =
+        app.add_subcommand("synth", "Write a Llama-shaped GGUF or Hugging Face folder with seeded random weights");
     sub->add_option("--shape", a->shape, "Named shape (see --list)");
-    sub->add_option("--out,-o", a->out, "Output .gguf file");
+    sub->add_option("--out,-o", a->out, "Output .gguf file, or the folder for --format hf");
+    sub->add_option("--format", a->format, "gguf: one file; hf: safetensors shards + config.json + tokenizer.json")
+        ->check(CLI::IsMember({"gguf", "hf"}));
+    sub->add_option("--tokenizer", a->tokenizer,
+                    "sentencepiece (<s>, byte fallback) or bpe (byte-level, Llama 3's special tokens)")
+        ->check(CLI::IsMember({"sentencepiece", "bpe"}));
+    sub->add_option("--shard-size", a->shard_size, "--format hf: largest safetensors shard (e.g. 5G, 500M)");
     sub->add_option("--type", a->type, "Matrix element type (q4_k_m: Q4_K, Q6_K for the head and some attn_v/ffn_down)")
         ->check(CLI::IsMember({"f16", "f32", "bf16", "q4_k_m"}));
     sub->add_option("--seed", a->seed, "Random seed");

@@ -242,8 +242,14 @@ std::vector<uint8_t> encode_f32_as(const float* values, int64_t n, DType dtype) 
     return out;
 }
 
-Result<std::vector<uint8_t>> serialize_safetensors(const std::vector<SafetensorsWriteItem>& items,
-                                                   const std::map<std::string, std::string>& metadata) {
+namespace {
+
+// The header of a file holding `items` (their bytes not read) contiguous in the given order:
+// the 8-byte length, then the JSON padded with spaces to a multiple of 8. `data_bytes` gets the
+// size of the data buffer.
+Result<std::vector<uint8_t>> safetensors_header(const std::vector<SafetensorsWriteItem>& items,
+                                                const std::map<std::string, std::string>& metadata,
+                                                uint64_t* data_bytes) {
     nlohmann::ordered_json h = nlohmann::ordered_json::object();
     if (!metadata.empty()) {
         nlohmann::ordered_json m = nlohmann::ordered_json::object();
@@ -252,22 +258,11 @@ Result<std::vector<uint8_t>> serialize_safetensors(const std::vector<Safetensors
     }
     uint64_t offset = 0;
     for (const auto& it : items) {
-        const char* dn = storage_name(it.dtype);
-        if (!dn)
-            return err("safetensors writer: tensor '", it.name, "': dtype ", dtype_name(it.dtype),
-                       " is not supported (F32, F16, BF16)");
-        if (it.name == "__metadata__" || h.contains(it.name))
-            return err("safetensors writer: tensor name '", it.name, "' is reserved or repeated");
         int64_t numel = 1;
-        for (int64_t d : it.shape) {
-            if (d < 0) return err("safetensors writer: tensor '", it.name, "' has a negative dimension");
-            numel *= d;
-        }
+        for (int64_t d : it.shape) numel *= d;
         const uint64_t need = uint64_t(numel) * uint64_t(dtype_block_bytes(it.dtype));
-        if (need != it.bytes.size())
-            return err("safetensors writer: tensor '", it.name, "' has ", it.bytes.size(), " bytes, shape needs ",
-                       need);
-        h[it.name] = {{"dtype", dn}, {"shape", it.shape}, {"data_offsets", {offset, offset + need}}};
+        h[it.name] = {
+            {"dtype", storage_name(it.dtype)}, {"shape", it.shape}, {"data_offsets", {offset, offset + need}}};
         offset += need;
     }
     std::string header;
@@ -281,9 +276,85 @@ Result<std::vector<uint8_t>> serialize_safetensors(const std::vector<Safetensors
     uint64_t len = header.size();
     for (int i = 0; i < 8; ++i) out[size_t(i)] = uint8_t(len >> (8 * i));
     std::memcpy(out.data() + 8, header.data(), header.size());
-    out.reserve(out.size() + offset);
-    for (const auto& it : items) out.insert(out.end(), it.bytes.begin(), it.bytes.end());
+    *data_bytes = offset;
     return out;
+}
+
+// Checks one declaration against those before it; returns its element count.
+Result<int64_t> check_declaration(const std::vector<SafetensorsWriteItem>& before, const std::string& name, DType dtype,
+                                  const std::vector<int64_t>& shape) {
+    if (!storage_name(dtype))
+        return err("safetensors writer: tensor '", name, "': dtype ", dtype_name(dtype),
+                   " is not supported (F32, F16, BF16)");
+    if (name == "__metadata__") return err("safetensors writer: tensor name '", name, "' is reserved");
+    for (const auto& b : before)
+        if (b.name == name) return err("safetensors writer: tensor name '", name, "' is repeated");
+    int64_t numel = 1;
+    for (int64_t d : shape) {
+        if (d < 0) return err("safetensors writer: tensor '", name, "' has a negative dimension");
+        numel *= d;
+    }
+    return numel;
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> serialize_safetensors(const std::vector<SafetensorsWriteItem>& items,
+                                                   const std::map<std::string, std::string>& metadata) {
+    std::vector<SafetensorsWriteItem> decls;
+    for (const auto& it : items) {
+        auto numel = check_declaration(decls, it.name, it.dtype, it.shape);
+        if (!numel) return numel.error();
+        const uint64_t need = uint64_t(*numel) * uint64_t(dtype_block_bytes(it.dtype));
+        if (need != it.bytes.size())
+            return err("safetensors writer: tensor '", it.name, "' has ", it.bytes.size(), " bytes, shape needs ",
+                       need);
+        decls.push_back({it.name, it.dtype, it.shape, {}});
+    }
+    uint64_t data_bytes = 0;
+    auto out = safetensors_header(decls, metadata, &data_bytes);
+    if (!out) return out.error();
+    out->reserve(out->size() + data_bytes);
+    for (const auto& it : items) out->insert(out->end(), it.bytes.begin(), it.bytes.end());
+    return out;
+}
+
+Status SafetensorsStreamWriter::add(const std::string& name, DType dtype, std::vector<int64_t> shape) {
+    if (file_) return err("safetensors writer: tensor '", name, "' declared after the header was written");
+    auto numel = check_declaration(decls_, name, dtype, shape);
+    if (!numel) return numel.error();
+    declared_ += uint64_t(*numel) * uint64_t(dtype_block_bytes(dtype));
+    decls_.push_back({name, dtype, std::move(shape), {}});
+    return {};
+}
+
+Status SafetensorsStreamWriter::open(const std::string& path, const std::map<std::string, std::string>& metadata) {
+    uint64_t data_bytes = 0;
+    auto header = safetensors_header(decls_, metadata, &data_bytes);
+    if (!header) return err(path, ": ", header.message());
+    path_ = path;
+    file_.reset(std::fopen(path.c_str(), "wb"));
+    if (!file_) return err(path, ": cannot create the file");
+    if (std::fwrite(header->data(), 1, header->size(), file_.get()) != header->size())
+        return err(path, ": write failed (disk full?)");
+    return {};
+}
+
+Status SafetensorsStreamWriter::write(const void* data, size_t bytes) {
+    if (!file_) return err("safetensors writer: write before open");
+    if (written_ + bytes > declared_)
+        return err(path_, ": ", written_ + bytes, " data bytes written, the declared tensors hold ", declared_);
+    if (std::fwrite(data, 1, bytes, file_.get()) != bytes) return err(path_, ": write failed (disk full?)");
+    written_ += bytes;
+    return {};
+}
+
+Status SafetensorsStreamWriter::finish() {
+    if (!file_) return err("safetensors writer: finish before open");
+    if (written_ != declared_)
+        return err(path_, ": ", written_, " data bytes written, the declared tensors hold ", declared_);
+    if (std::fclose(file_.release()) != 0) return err(path_, ": write failed (disk full?)");
+    return {};
 }
 
 Status write_safetensors(const std::string& path, const std::vector<SafetensorsWriteItem>& items,

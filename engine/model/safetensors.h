@@ -13,6 +13,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <optional>
@@ -81,5 +82,29 @@ Result<std::vector<uint8_t>> serialize_safetensors(const std::vector<Safetensors
                                                    const std::map<std::string, std::string>& metadata = {});
 Status write_safetensors(const std::string& path, const std::vector<SafetensorsWriteItem>& items,
                          const std::map<std::string, std::string>& metadata = {});
+
+// Writes one safetensors file a piece at a time, for tensors larger than memory: declare every
+// tensor first (add), then open() writes the header and write() takes the data bytes in
+// declaration order, in pieces of any size; finish() checks every declared byte came.
+class SafetensorsStreamWriter {
+public:
+    SafetensorsStreamWriter() = default;
+    SafetensorsStreamWriter(const SafetensorsStreamWriter&) = delete;
+    SafetensorsStreamWriter& operator=(const SafetensorsStreamWriter&) = delete;
+
+    Status add(const std::string& name, DType dtype, std::vector<int64_t> shape);
+    Status open(const std::string& path, const std::map<std::string, std::string>& metadata = {});
+    Status write(const void* data, size_t bytes);
+    Status finish();
+    // Data bytes declared so far (the file is 8 + header + this).
+    uint64_t data_bytes() const { return declared_; }
+    const std::vector<SafetensorsWriteItem>& tensors() const { return decls_; }
+
+private:
+    std::vector<SafetensorsWriteItem> decls_;  // bytes stay empty: only name, dtype, shape
+    uint64_t declared_ = 0, written_ = 0;
+    std::string path_;
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_{nullptr, &std::fclose};
+};
 
 }  // namespace edge::model

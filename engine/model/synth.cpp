@@ -4,11 +4,18 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "engine/core/thread_pool.h"
 #include "engine/model/ggml_kquant.h"
 #include "engine/model/gguf_writer.h"
+#include "engine/model/hf_export.h"
+#include "engine/model/safetensors.h"
+#include "engine/tokenizer/gguf_translate.h"
+#include "engine/tokenizer/text_util.h"
 
 using edge::tokenizer::TokenizerSpec;
 
@@ -118,8 +125,125 @@ Result<LlamaConfig> resolve(const SynthOptions& o) {
     if (c.dim <= 0 || c.n_heads <= 0 || c.n_kv_heads <= 0 || c.n_layers <= 0 || c.hidden_dim <= 0 ||
         c.dim % c.n_heads != 0 || c.n_heads % c.n_kv_heads != 0)
         return err("synth: inconsistent shape (dim ", c.dim, ", heads ", c.n_heads, ", kv heads ", c.n_kv_heads, ")");
-    if (c.vocab_size < 259 + 64) return err("synth: vocabulary ", c.vocab_size, " is too small (at least 323)");
+    if (o.tokenizer == SynthTokenizer::SentencePiece && c.vocab_size < 259 + 64)
+        return err("synth: vocabulary ", c.vocab_size,
+                   " is too small for the SentencePiece-style tokenizer (at least 323)");
+    if (o.tokenizer == SynthTokenizer::ByteLevelBpe && c.vocab_size < 256 + 16 + 32)
+        return err(
+            "synth: vocabulary ", c.vocab_size,
+            " is too small for the byte-level BPE tokenizer (at least 304: 256 bytes, 16 special tokens, 32 pieces)");
     return c;
+}
+
+Status write_text(const std::filesystem::path& p, const std::string& text) {
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) return err(p.string(), ": cannot write (disk full?)");
+    return {};
+}
+
+// The folder: the tensors in the GGUF order with HF names, Q/K rows (and their biases) in HF's
+// rotate-half order, generated row by row from the same streams as the GGUF, so both formats of
+// one seed hold the same values; shards of at most max_shard_bytes (a tensor larger than that
+// gets a shard of its own), the index when there is more than one; then the JSON files.
+Status write_hf_folder(const SynthOptions& o, const LlamaConfig& c, const TokenizerSpec& tok, Progress* progress) {
+    namespace fs = std::filesystem;
+    if (o.q4_k_m)
+        return err("synth: --type q4_k_m is a GGUF type; a Hugging Face folder holds F32, F16 or BF16 weights");
+    if (o.type != DType::F32 && o.type != DType::F16 && o.type != DType::BF16)
+        return err("synth: a Hugging Face folder holds F32, F16 or BF16 weights, not ", dtype_name(o.type));
+    const fs::path dir(o.path);
+    std::error_code ec;
+    if (fs::is_directory(dir, ec) && !fs::is_empty(dir, ec))
+        return err(o.path,
+                   ": the folder exists and is not empty; synth writes a new folder (remove it or choose another)");
+    fs::create_directories(dir, ec);
+    if (!fs::is_directory(dir, ec))
+        return err(o.path, ": cannot create the folder", ec ? " (" + ec.message() + ")" : std::string());
+    auto json = tokenizer::tokenizer_json_from_gguf(tok);
+    if (!json) return json.error();
+
+    const std::vector<Spec> specs = tensor_specs(c, c.tied_embeddings);
+    std::vector<int> shard_of(specs.size());
+    std::vector<uint64_t> shard_bytes{0};
+    for (size_t k = 0; k < specs.size(); ++k) {
+        int64_t n = 1;
+        for (int64_t d : specs[k].shape) n *= d;
+        const uint64_t bytes = uint64_t(n) * uint64_t(dtype_block_bytes(o.type));
+        if (shard_bytes.back() > 0 && shard_bytes.back() + bytes > o.max_shard_bytes) shard_bytes.push_back(0);
+        shard_bytes.back() += bytes;
+        shard_of[k] = int(shard_bytes.size()) - 1;
+    }
+    const int n_shards = int(shard_bytes.size());
+    auto shard_name = [&](int i) {
+        if (n_shards == 1) return std::string("model.safetensors");
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "model-%05d-of-%05d.safetensors", i + 1, n_shards);
+        return std::string(buf);
+    };
+
+    ThreadPool pool(o.threads);
+    std::vector<float> buf;
+    std::vector<std::pair<std::string, std::string>> weight_map;
+    size_t k = 0;
+    for (int sh = 0; sh < n_shards; ++sh) {
+        SafetensorsStreamWriter w;
+        for (size_t j = k; j < specs.size() && shard_of[j] == sh; ++j)
+            EDGE_TRY(w.add(hf_tensor_name(specs[j].name), o.type, specs[j].shape));
+        const std::string file = (dir / shard_name(sh)).string();
+        EDGE_TRY(w.open(file, {{"format", "pt"}}));
+        for (; k < specs.size() && shard_of[k] == sh; ++k) {
+            if (is_cancelled(progress)) return err(o.path, ": synth cancelled");
+            const Spec& s = specs[k];
+            weight_map.emplace_back(hf_tensor_name(s.name), shard_name(sh));
+            const int64_t cols = s.shape.back();
+            const int64_t rows = s.shape.size() == 1 ? 1 : s.shape[0];
+            // Q/K rows come from their IR rows; a bias is one row whose elements move instead.
+            const std::vector<int64_t> from = hf_rows_from_ir(s.name, c);
+            if (s.shape.size() == 1 && !from.empty()) {
+                std::vector<float> ir(static_cast<size_t>(cols)), out(static_cast<size_t>(cols));
+                fill_rows(s, k, o.seed, o.stddev, cols, 0, 1, ir.data());
+                for (int64_t e = 0; e < cols; ++e) out[size_t(e)] = ir[size_t(from[size_t(e)])];
+                const auto bytes = encode_f32_as(out.data(), cols, o.type);
+                EDGE_TRY(w.write(bytes.data(), bytes.size()));
+                continue;
+            }
+            const int64_t chunk_rows = std::max<int64_t>(1, (int64_t(1) << 22) / cols);
+            for (int64_t r0 = 0; r0 < rows; r0 += chunk_rows) {
+                const int64_t r1 = std::min(rows, r0 + chunk_rows);
+                buf.resize(size_t((r1 - r0) * cols));
+                pool.parallel_for(
+                    r1 - r0,
+                    [&](int64_t a, int64_t b) {
+                        if (from.empty())
+                            return fill_rows(s, k, o.seed, o.stddev, cols, r0 + a, r0 + b, buf.data() + a * cols);
+                        for (int64_t r = a; r < b; ++r) {
+                            const int64_t src = from[size_t(r0 + r)];
+                            fill_rows(s, k, o.seed, o.stddev, cols, src, src + 1, buf.data() + r * cols);
+                        }
+                    },
+                    8);
+                const auto bytes = encode_f32_as(buf.data(), int64_t(buf.size()), o.type);
+                EDGE_TRY(w.write(bytes.data(), bytes.size()));
+            }
+            report(progress, double(k + 1) / double(specs.size()), "writing " + s.name);
+        }
+        EDGE_TRY(w.finish());
+    }
+    if (n_shards > 1) {
+        uint64_t total = 0;
+        for (uint64_t b : shard_bytes) total += b;
+        nlohmann::ordered_json map = nlohmann::ordered_json::object();
+        for (const auto& [tensor, file] : weight_map) map[tensor] = file;
+        const nlohmann::ordered_json index = {{"metadata", {{"total_size", total}}}, {"weight_map", map}};
+        EDGE_TRY(write_text(dir / "model.safetensors.index.json", index.dump(2) + "\n"));
+    }
+    EDGE_TRY(write_text(dir / "config.json", hf_config_json(c, tok, o.type)));
+    EDGE_TRY(write_text(dir / "generation_config.json", hf_generation_config_json(tok)));
+    EDGE_TRY(write_text(dir / "tokenizer.json", *json));
+    EDGE_TRY(write_text(dir / "tokenizer_config.json", hf_tokenizer_config_json(tok)));
+    return {};
 }
 
 }  // namespace
@@ -206,6 +330,70 @@ TokenizerSpec synth_tokenizer(int vocab_size) {
     return t;
 }
 
+TokenizerSpec synth_bpe_tokenizer(int vocab_size) {
+    TokenizerSpec t;
+    t.model = "gpt2";
+    t.pre = "llama-bpe";
+    t.source = "synth";
+    t.add_space_prefix = false;
+    const int n_special = vocab_size >= 100000 ? 256 : 16;
+    const size_t n_pieces = size_t(std::max(0, vocab_size - n_special));
+    std::set<std::string> seen;
+    for (int b = 0; b < 256; ++b) {
+        t.tokens.push_back(tokenizer::byte_to_unicode(uint8_t(b)));
+        seen.insert(t.tokens.back());
+    }
+    // One merge makes `prefix` + `ch` (both tokens); false when the vocabulary is full.
+    auto grow = [&](const std::string prefix, const std::string& ch) {  // a copy: tokens may reallocate
+        const std::string p = prefix + ch;
+        if (seen.count(p)) return true;
+        if (t.tokens.size() >= n_pieces) return false;
+        seen.insert(p);
+        t.tokens.push_back(p);
+        t.merges.push_back(prefix + " " + ch);
+        return true;
+    };
+    const std::string sp = tokenizer::byte_to_unicode(uint8_t(' '));  // U+0120
+    static const char* kWords[] = {"the", "and",   "was",  "to",   "a",    "he",   "she",   "they",   "it",
+                                   "of",  "in",    "day",  "one",  "upon", "time", "there", "little", "girl",
+                                   "boy", "named", "play", "with", "her",  "his",  "said",  "happy",  "saw",
+                                   "big", "went",  "park", "Once", "Lily", "Tom",  "then",  "very",   "friend"};
+    for (char ch = 'a'; ch <= 'z'; ++ch) grow(sp, std::string(1, ch));
+    for (const char* w : kWords) {
+        for (const std::string& start : {sp, std::string()}) {
+            std::string acc = start.empty() ? std::string(1, w[0]) : start;
+            for (const char* c = start.empty() ? w + 1 : w; *c; ++c) {
+                if (!grow(acc, std::string(1, *c))) break;
+                acc += *c;
+            }
+        }
+    }
+    for (size_t i = 256; i < t.tokens.size() && t.tokens.size() < n_pieces; ++i)
+        for (char ch = 'a'; ch <= 'z' && t.tokens.size() < n_pieces; ++ch) grow(t.tokens[i], std::string(1, ch));
+    t.token_types.assign(t.tokens.size(), 1);
+    // Llama 3.1's special tokens, then reserved ones up to the vocabulary size.
+    static const char* kSpecial[] = {"<|begin_of_text|>",
+                                     "<|end_of_text|>",
+                                     "<|reserved_special_token_0|>",
+                                     "<|reserved_special_token_1|>",
+                                     "<|finetune_right_pad_id|>",
+                                     "<|reserved_special_token_2|>",
+                                     "<|start_header_id|>",
+                                     "<|end_header_id|>",
+                                     "<|eom_id|>",
+                                     "<|eot_id|>",
+                                     "<|python_tag|>"};
+    const int first = int(t.tokens.size());
+    for (int k = 0; int(t.tokens.size()) < vocab_size; ++k) {
+        t.tokens.push_back(k < 11 ? kSpecial[k] : "<|reserved_special_token_" + std::to_string(k - 8) + "|>");
+        t.token_types.push_back(3);
+    }
+    t.bos_id = first;
+    t.add_eos(first + 1);
+    if (vocab_size - first > 9) t.add_eos(first + 9);
+    return t;
+}
+
 DType synth_matrix_type(const SynthOptions& o, const std::string& tensor, int n_layers) {
     if (!o.q4_k_m) return o.type;
     if (tensor == "output.weight") return DType::Q6_K;
@@ -224,9 +412,12 @@ Status write_synth_model(const SynthOptions& o, Progress* progress) {
     if (!cfg.ok()) return cfg.error();
     const LlamaConfig& c = *cfg;
     if (o.path.empty()) return err("synth: no output path given");
+    const TokenizerSpec tok =
+        o.tokenizer == SynthTokenizer::ByteLevelBpe ? synth_bpe_tokenizer(c.vocab_size) : synth_tokenizer(c.vocab_size);
+    if (o.format == SynthFormat::HfFolder) return write_hf_folder(o, c, tok, progress);
     gguf::Writer w;
     const std::string name = o.config ? "synth-custom" : "synth-" + o.shape;
-    gguf::set_llama_metadata(w, c, synth_tokenizer(c.vocab_size), name);
+    gguf::set_llama_metadata(w, c, tok, name);
     w.set("general.description", gguf::Value::of_string("EdgeStudio synthetic model, seed " + std::to_string(o.seed)));
     const std::vector<Spec> specs = tensor_specs(c, o.tied_embeddings);
     std::vector<DType> types;
@@ -286,7 +477,8 @@ Result<Model> make_synth_model(const SynthOptions& o) {
     m.name = o.config ? "synth-custom" : "synth-" + o.shape;
     m.source_format = "synth";
     m.source_path = m.name;
-    m.tokenizer = synth_tokenizer(m.config.vocab_size);
+    m.tokenizer = o.tokenizer == SynthTokenizer::ByteLevelBpe ? synth_bpe_tokenizer(m.config.vocab_size)
+                                                              : synth_tokenizer(m.config.vocab_size);
     const std::vector<Spec> specs = tensor_specs(m.config, o.tied_embeddings);
     for (size_t k = 0; k < specs.size(); ++k) {
         const Spec& s = specs[k];

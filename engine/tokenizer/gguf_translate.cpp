@@ -235,4 +235,89 @@ Result<GgufTokenizer> gguf_from_tokenizer_json(const TokenizerSpec& hf) {
     return out;
 }
 
+Result<std::string> tokenizer_json_from_gguf(const TokenizerSpec& s) {
+    const std::string src = s.source.empty() ? std::string("tokenizer") : s.source;
+    if (s.model != "gpt2")
+        return err(src,
+                   ": only a byte-level BPE tokenizer (GGUF model \"gpt2\") is written as tokenizer.json; this "
+                   "one is \"",
+                   s.model, "\"");
+    const PreTokenizerPatterns* pre = find_pre_tokenizer(s.pre);
+    if (!pre || pre->patterns.size() != 1)
+        return err(src, ": pre-tokenizer '", s.pre,
+                   "' has no one-regex tokenizer.json form (gpt2, llama-bpe, llama3, qwen2 have)");
+    if (!s.token_types.empty() && s.token_types.size() != s.tokens.size())
+        return err(src, ": ", s.token_types.size(), " token types for ", s.tokens.size(), " tokens");
+    using ojson = nlohmann::ordered_json;
+    ojson vocab = ojson::object(), added = ojson::array();
+    for (size_t id = 0; id < s.tokens.size(); ++id) {
+        const int32_t type = s.token_types.empty() ? kNormal : s.token_types[id];
+        if (type == kControl || type == kUserDefined) {
+            added.push_back({{"id", id},
+                             {"content", s.tokens[id]},
+                             {"single_word", false},
+                             {"lstrip", false},
+                             {"rstrip", false},
+                             {"normalized", type == kUserDefined},
+                             {"special", type == kControl}});
+        } else {
+            if (vocab.contains(s.tokens[id])) return err(src, ": token ", id, " repeats an earlier token's text");
+            vocab[s.tokens[id]] = id;
+        }
+    }
+    const ojson byte_level = {
+        {"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
+    ojson pre_tok;
+    if (std::string_view(pre->patterns[0]) == kGpt2Pattern) {
+        pre_tok = byte_level;
+    } else {
+        ojson bl = byte_level;
+        bl["use_regex"] = false;
+        pre_tok = {{"type", "Sequence"},
+                   {"pretokenizers",
+                    {{{"type", "Split"},
+                      {"pattern", {{"Regex", pre->patterns[0]}}},
+                      {"behavior", "Isolated"},
+                      {"invert", false}},
+                     bl}}};
+    }
+    ojson post = nullptr;
+    if (s.add_bos && s.bos_id >= 0 && size_t(s.bos_id) < s.tokens.size()) {
+        const std::string& bos = s.tokens[size_t(s.bos_id)];
+        post = {{"type", "TemplateProcessing"},
+                {"single",
+                 {{{"SpecialToken", {{"id", bos}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+                {"pair",
+                 {{{"SpecialToken", {{"id", bos}, {"type_id", 0}}}},
+                  {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
+                  {{"SpecialToken", {{"id", bos}, {"type_id", 1}}}},
+                  {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
+                {"special_tokens", {{bos, {{"id", bos}, {"ids", {s.bos_id}}, {"tokens", {bos}}}}}}};
+    }
+    ojson j = ojson::object();
+    j["version"] = "1.0";
+    j["truncation"] = nullptr;
+    j["padding"] = nullptr;
+    j["added_tokens"] = added;
+    j["normalizer"] = nullptr;
+    j["pre_tokenizer"] = pre_tok;
+    j["post_processor"] = post;
+    j["decoder"] = {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}};
+    j["model"] = {{"type", "BPE"},
+                  {"dropout", nullptr},
+                  {"unk_token", nullptr},
+                  {"continuing_subword_prefix", nullptr},
+                  {"end_of_word_suffix", nullptr},
+                  {"fuse_unk", false},
+                  {"byte_fallback", false},
+                  {"ignore_merges", pre->ignore_merges},
+                  {"vocab", vocab},
+                  {"merges", s.merges}};
+    try {
+        return j.dump(1);
+    } catch (const std::exception& ex) {
+        return err(src, ": cannot write tokenizer.json: ", ex.what());
+    }
+}
+
 }  // namespace edge::tokenizer

@@ -23,4 +23,12 @@ struct GgufTokenizer {
 
 Result<GgufTokenizer> gguf_from_tokenizer_json(const TokenizerSpec& hf);
 
+// The other way, for writing Hugging Face folders: a byte-level BPE GGUF tokenizer (model
+// "gpt2" with a one-regex pre-tokenizer: gpt2, llama-bpe, llama3, qwen2) as tokenizer.json text:
+// model BPE (vocab, rank-ordered merges, ignore_merges as the pre name says), the word regex as
+// a Split before a ByteLevel without regex (GPT-2's: ByteLevel with its own), control and
+// user-defined tokens as added tokens, a TemplateProcessing that puts BOS first when add_bos.
+// gguf_from_tokenizer_json of the result gives the same tokens, types and merges back.
+Result<std::string> tokenizer_json_from_gguf(const TokenizerSpec& gpt2);
+
 }  // namespace edge::tokenizer

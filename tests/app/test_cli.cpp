@@ -174,6 +174,48 @@ TEST(Cli, SynthWritesALoadableModel) {
     EXPECT_NE(list.out.find("tinyllama-1.1b"), std::string::npos);
 }
 
+// The same seed as a GGUF file and as a Hugging Face folder (byte-level BPE vocabulary, BF16,
+// sharded): the folder opens, tokenizes and generates what the file does, greedy.
+TEST(Cli, SynthHfFolderGeneratesWhatTheGgufOfTheSameSeedGenerates) {
+    const auto dir = temp_dir("synth_hf_cli");
+    const std::string folder = (dir / "tiny-hf").string(), file = (dir / "tiny.gguf").string();
+    const std::vector<std::string> common = {"--shape", "test-tiny", "--type", "bf16",  "--tokenizer",
+                                             "bpe",     "--seed",    "9",      "--json"};
+    std::vector<std::string> a = {"synth", "--out", folder, "--format", "hf", "--shard-size", "40K"};
+    a.insert(a.end(), common.begin(), common.end());
+    CliRun r = run_cli(a);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(r.json()["format"], "hf");
+    EXPECT_GT(r.json()["bytes"].get<int64_t>(), 100000);
+    EXPECT_TRUE(std::filesystem::exists(dir / "tiny-hf" / "model-00001-of-00003.safetensors"));
+    std::vector<std::string> b = {"synth", "--out", file};
+    b.insert(b.end(), common.begin(), common.end());
+    ASSERT_EQ(run_cli(b).rc, 0);
+
+    CliRun info = run_cli({"info", folder, "--json"});
+    ASSERT_EQ(info.rc, 0) << info.err;
+    EXPECT_EQ(info.json()["tensors"][1]["source_type"], "BF16");
+    std::string texts[2];
+    for (int k = 0; k < 2; ++k) {
+        CliRun tok = run_cli({"tokenize", k ? file : folder, "--text", "Once upon a time, they said hello"});
+        ASSERT_EQ(tok.rc, 0) << tok.err;
+        CliRun gen = run_cli({"generate", k ? file : folder, "--prompt", "Once upon a time", "--max-tokens", "12",
+                              "--temperature", "0", "--json"});
+        ASSERT_EQ(gen.rc, 0) << gen.err;
+        texts[k] = tok.out + gen.json()["text"].get<std::string>();
+    }
+    EXPECT_EQ(texts[0], texts[1]);
+
+    CliRun bad = run_cli(
+        {"synth", "--shape", "test-tiny", "--out", (dir / "kq").string(), "--format", "hf", "--type", "q4_k_m"});
+    EXPECT_NE(bad.rc, 0);
+    EXPECT_NE(bad.err.find("Hugging Face folder"), std::string::npos) << bad.err;
+    CliRun shard = run_cli(
+        {"synth", "--shape", "test-tiny", "--out", (dir / "s").string(), "--format", "hf", "--shard-size", "lots"});
+    EXPECT_NE(shard.rc, 0);
+    EXPECT_NE(shard.err.find("--shard-size"), std::string::npos) << shard.err;
+}
+
 #ifdef EDGE_DEMO_DIR
 // The demo model (generated at build time, resources/) has learned its grammar: perplexity on
 // held-back text from the same grammar is far below a uniform guess over the vocabulary.

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "engine/core/half.h"
+#include "engine/model/hf_export.h"
 #include "engine/model/safetensors.h"
 
 using edge::model::encode_f32_as;
@@ -262,31 +263,16 @@ std::string write_hf_folder(const Model& m, const fs::path& dir, const HfFixture
         if (!write_text(dir / "model.safetensors.index.json", idx.dump(2))) return "cannot write the index";
     }
 
-    const char* dt = o.storage == DType::F32 ? "float32" : o.storage == DType::F16 ? "float16" : "bfloat16";
-    ojson cfg = {
-        {"architectures",
-         {o.phi3            ? "Phi3ForCausalLM"
-          : c.attn_qkv_bias ? "Qwen2ForCausalLM"
-                            : "LlamaForCausalLM"}},
-        {"model_type", o.phi3            ? "phi3"
-                       : c.attn_qkv_bias ? "qwen2"
-                                         : "llama"},
-        {"hidden_size", c.dim},
-        {"intermediate_size", c.hidden_dim},
-        {"num_hidden_layers", c.n_layers},
-        {"num_attention_heads", c.n_heads},
-        {"num_key_value_heads", c.n_kv_heads},
-        {"max_position_embeddings", c.context_length},
-        {"rope_theta", c.rope_theta},
-        {"rms_norm_eps", c.norm_eps},
-        {"hidden_act", "silu"},
-        {"tie_word_embeddings", o.tie != HfTie::Untied},
-        {"vocab_size", c.vocab_size},
-        {"bos_token_id", m.tokenizer.bos_id},
-        {"eos_token_id", m.tokenizer.eos_id},
-        {"rope_scaling", o.rope_scaling.empty() ? ojson(nullptr) : ojson::parse(o.rope_scaling)},
-        {"torch_dtype", dt},
-    };
+    // config.json as the engine's HF writer makes it, with what the fixture varies on top.
+    LlamaConfig written = c;
+    written.tied_embeddings = o.tie != HfTie::Untied;
+    ojson cfg = ojson::parse(model::hf_config_json(written, m.tokenizer, o.storage));
+    if (o.phi3) {
+        cfg["architectures"] = {"Phi3ForCausalLM"};
+        cfg["model_type"] = "phi3";
+    }
+    cfg["eos_token_id"] = m.tokenizer.eos_id;
+    cfg["rope_scaling"] = o.rope_scaling.empty() ? ojson(nullptr) : ojson::parse(o.rope_scaling);
     if (!o.extra_config.empty()) cfg.update(ojson::parse(o.extra_config));
     if (!write_text(dir / "config.json", cfg.dump(2))) return "cannot write config.json";
     if (o.tokenizer) {
