@@ -11,8 +11,10 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QTimer>
 
 #include <cstdio>
@@ -34,26 +36,37 @@ double statusMiB(const char* key) {
 }
 
 // Fraction of the file's pages in the page cache (a folder: -1, not measured).
-double cachedFraction(const QString& path) {
+// Adds the pages of one file to `total` and those in the page cache to `in`.
+void countResidentPages(const QString& path, size_t& in, size_t& total) {
     const int fd = ::open(QFile::encodeName(path).constData(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
+    if (fd < 0) return;
     struct stat st {};
-    double out = -1;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
         const size_t size = size_t(st.st_size), page = size_t(sysconf(_SC_PAGESIZE));
         void* p = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
         if (p != MAP_FAILED) {
             std::vector<unsigned char> v((size + page - 1) / page);
             if (mincore(p, size, v.data()) == 0) {
-                size_t in = 0;
                 for (unsigned char c : v) in += c & 1;
-                out = double(in) / double(v.size());
+                total += v.size();
             }
             munmap(p, size);
         }
     }
     ::close(fd);
-    return out;
+}
+
+// The share of the model's pages in the page cache: the file, or a folder's safetensors files.
+double cachedFraction(const QString& path) {
+    size_t in = 0, total = 0;
+    if (QFileInfo(path).isDir()) {
+        const QDir dir(path);
+        for (const QString& f : dir.entryList({QStringLiteral("*.safetensors")}, QDir::Files))
+            countResidentPages(dir.filePath(f), in, total);
+    } else {
+        countResidentPages(path, in, total);
+    }
+    return total ? double(in) / double(total) : -1;
 }
 
 }  // namespace
@@ -92,14 +105,16 @@ int main(int argc, char** argv) {
             std::printf("  peak RSS %.0f MiB (now %.0f MiB)\n", statusMiB("VmHWM:"), statusMiB("VmRSS:"));
             std::printf("  file pages cached: %.2f%% before, %.2f%% after\n", 100 * before, 100 * cachedFraction(path));
             if (cli.isSet(shot)) window.grab().save(cli.value(shot));
+            std::fflush(stdout);
             rc = 0;
-            app.quit();
+            // exit(), not quit(): quit() closes the window, which asks to save the new project.
+            app.exit(0);
         });
     });
     QObject::connect(window.document(), &edge::views::ModelDocument::loadFailed, &app,
                      [&](const QString&, const QString& message) {
                          std::fprintf(stderr, "edgestudio-open-bench: %s\n", qPrintable(message));
-                         app.quit();
+                         app.exit(1);
                      });
     t.start();
     window.openPath(path);
