@@ -31,6 +31,18 @@ int run_info(const InfoArgs& a) {
     const LlamaConfig& c = m.config;
     size_t source_bytes = 0;
     for (const auto& t : m.tensors) source_bytes += dtype_bytes(t.source_type, t.numel());
+    // A tokenizer.json keeps its vocabulary in the JSON text: build it to count (a few tenths of a
+    // second for a 128K vocabulary); the other kinds list their tokens in the spec.
+    // info still describes a model whose tokenizer.json does not load, and says why.
+    size_t vocab = m.tokenizer.tokens.size();
+    std::string tokenizer_problem;
+    if (m.tokenizer.model == "hf") {
+        auto tok = tokenizer::make_tokenizer(m.tokenizer);
+        if (tok.ok())
+            vocab = size_t((*tok)->vocab_size());
+        else
+            tokenizer_problem = tok.message();
+    }
 
     if (a.json) {
         nlohmann::json j;
@@ -53,9 +65,9 @@ int run_info(const InfoArgs& a) {
                           {"source_bytes", dtype_bytes(t.source_type, t.numel())}});
         j["tensors"] = ts;
         const TokenizerSpec& tk = m.tokenizer;
-        j["tokenizer"] = {{"model", tk.model},    {"vocab_size", tk.tokens.size()}, {"bos_id", tk.bos_id},
-                          {"eos_id", tk.eos_id},  {"add_bos", tk.add_bos},          {"source", tk.source},
-                          {"eos_ids", tk.eos_ids}};
+        j["tokenizer"] = {{"model", tk.model},     {"vocab_size", vocab}, {"bos_id", tk.bos_id},  {"eos_id", tk.eos_id},
+                          {"add_bos", tk.add_bos}, {"source", tk.source}, {"eos_ids", tk.eos_ids}};
+        if (!tokenizer_problem.empty()) j["tokenizer"]["problem"] = tokenizer_problem;
         if (tk.generation.any())
             j["generation"] = {{"temperature", tk.generation.temperature},
                                {"top_p", tk.generation.top_p},
@@ -94,8 +106,9 @@ int run_info(const InfoArgs& a) {
     if (m.tokenizer.empty())
         std::printf("  tokenizer     none\n");
     else
-        std::printf("  tokenizer     %s, %zu tokens, bos %d, eos %d\n", m.tokenizer.model.c_str(),
-                    m.tokenizer.tokens.size(), m.tokenizer.bos_id, m.tokenizer.eos_id);
+        std::printf("  tokenizer     %s, %zu tokens, bos %d, eos %d\n", m.tokenizer.model.c_str(), vocab,
+                    m.tokenizer.bos_id, m.tokenizer.eos_id);
+    if (!tokenizer_problem.empty()) std::printf("  tokenizer     does not load: %s\n", tokenizer_problem.c_str());
     if (m.tokenizer.eos_ids.size() > 1) {
         std::string ids;
         for (int32_t e : m.tokenizer.eos_ids) ids += (ids.empty() ? "" : ", ") + std::to_string(e);

@@ -195,6 +195,7 @@ TEST(Cli, SynthHfFolderGeneratesWhatTheGgufOfTheSameSeedGenerates) {
     CliRun info = run_cli({"info", folder, "--json"});
     ASSERT_EQ(info.rc, 0) << info.err;
     EXPECT_EQ(info.json()["tensors"][1]["source_type"], "BF16");
+    EXPECT_EQ(info.json()["tokenizer"]["vocab_size"], 384);  // counted from tokenizer.json
     std::string texts[2];
     for (int k = 0; k < 2; ++k) {
         CliRun tok = run_cli({"tokenize", k ? file : folder, "--text", "Once upon a time, they said hello"});
@@ -214,6 +215,13 @@ TEST(Cli, SynthHfFolderGeneratesWhatTheGgufOfTheSameSeedGenerates) {
         {"synth", "--shape", "test-tiny", "--out", (dir / "s").string(), "--format", "hf", "--shard-size", "lots"});
     EXPECT_NE(shard.rc, 0);
     EXPECT_NE(shard.err.find("--shard-size"), std::string::npos) << shard.err;
+
+    // A tokenizer.json that does not load: info still describes the model and says why.
+    std::ofstream(dir / "tiny-hf" / "tokenizer.json", std::ios::trunc) << R"({"model": {"type": "Unigram"}})";
+    CliRun broken = run_cli({"info", folder, "--json"});
+    ASSERT_EQ(broken.rc, 0) << broken.err;
+    EXPECT_NE(broken.json()["tokenizer"]["problem"].get<std::string>().find("tokenizer.json"), std::string::npos)
+        << broken.out;
 }
 
 #ifdef EDGE_DEMO_DIR
