@@ -79,8 +79,9 @@ TEST(SensitivityJson, RoundTripsAndRejectsBadInput) {
     auto bad = analysis_from_json(R"({"version": 2, "layers": []})", "s.json");
     ASSERT_FALSE(bad.ok());
     EXPECT_NE(bad.message().find("s.json"), std::string::npos);
-    EXPECT_FALSE(analysis_from_json("{not json", "s.json").ok());
-    EXPECT_FALSE(analysis_from_json(R"({"version": 1, "layers": [{"kind": "x"}]})").ok());
+    EXPECT_TRUE(edge::test::fails_with(analysis_from_json("{not json", "s.json"), {"s.json", "not a JSON object"}));
+    EXPECT_TRUE(edge::test::fails_with(analysis_from_json(R"({"version": 1, "layers": [{"kind": "x"}]})"),
+                                       {"<json>", "layers[0] has no \"layer\" name"}));
 }
 
 // Random candidate sets: the knapsack equals the brute-force optimum over all 3^n choices.
@@ -135,9 +136,11 @@ TEST(Autoplan, BudgetsAndSpearman) {
     EXPECT_EQ(parse_budget("300KB", 1).value(), 300000u);
     EXPECT_EQ(parse_budget("1.5KiB", 1).value(), 1536u);
     EXPECT_EQ(parse_budget("1234", 1).value(), 1234u);
-    EXPECT_FALSE(parse_budget("lots", 1).ok());
-    EXPECT_FALSE(parse_budget("4parsecs", 1).ok());
-    EXPECT_FALSE(parse_budget("0", 1).ok());
+    EXPECT_TRUE(edge::test::fails_with(parse_budget("lots", 1), {"budget 'lots' does not start with a number"}));
+    EXPECT_TRUE(
+        edge::test::fails_with(parse_budget("4parsecs", 1),
+                               {"budget '4parsecs'", "unknown unit 'parsecs' (bpw, B, KB, MB, GB, KiB, MiB, GiB)"}));
+    EXPECT_TRUE(edge::test::fails_with(parse_budget("0", 1), {"budget '0' must be positive"}));
     EXPECT_DOUBLE_EQ(spearman({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0);
     EXPECT_DOUBLE_EQ(spearman({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0);
     EXPECT_NEAR(spearman({1, 2, 3, 4, 5}, {2, 1, 4, 3, 5}), 0.8, 1e-12);

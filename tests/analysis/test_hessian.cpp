@@ -197,7 +197,8 @@ TEST(Hessian, CancelAndBadOptionsAreErrors) {
     o.layers.clear();
     o.lanczos_steps = 2;
     o.topk = 5;
-    EXPECT_FALSE(torch_layer_curvature(f.model, f.seqs, o).ok());
+    EXPECT_TRUE(edge::test::fails_with(torch_layer_curvature(f.model, f.seqs, o),
+                                       {"lanczos steps (2) must be at least topk (5)"}));
 }
 
 }  // namespace

@@ -173,14 +173,17 @@ TEST(TorchLlama, TrainingLowersLossAndUpdatesWeightsInPlace) {
 
 TEST(TorchLlama, BadInputIsAnError) {
     Model m = random_model(false, 8, 1);
-    EXPECT_FALSE(torch_logits(m, {1, 2, 400}).ok());
+    EXPECT_TRUE(edge::test::fails_with(torch_logits(m, {1, 2, 400}),
+                                       {"token 400 at position 2 is outside the vocabulary of 40"}));
     TrainOptions o;
     o.steps = 0;
     o.seconds = 0;
-    EXPECT_FALSE(train_llama(m, {{1, 2, 3}}, o).ok());
+    EXPECT_TRUE(edge::test::fails_with(train_llama(m, {{1, 2, 3}}, o), {"training needs a step or a time bound"}));
     o.steps = 1;
-    EXPECT_FALSE(train_llama(m, {{1}}, o).ok());
+    EXPECT_TRUE(edge::test::fails_with(train_llama(m, {{1}}, o),
+                                       {"training sequence length 128 exceeds the model context 64"}));
     Progress p;
     p.cancel();
-    EXPECT_FALSE(train_llama(m, {{1, 2, 3}}, o, &p).ok());
+    EXPECT_TRUE(edge::test::fails_with(train_llama(m, {{1, 2, 3}}, o, &p),
+                                       {"training sequence length 128 exceeds the model context 64"}));
 }

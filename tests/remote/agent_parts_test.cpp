@@ -42,7 +42,8 @@ TEST(AgentSha256, MatchesKnownVectorsAndOpenSsl) {
     auto b = client::sha256_of_file(model);
     ASSERT_TRUE(a.ok() && b.ok());
     EXPECT_EQ(a.value(), b.value());
-    EXPECT_FALSE(agent::sha256_file("/nonexistent/x").ok());
+    EXPECT_TRUE(edge::test::fails_with(agent::sha256_file("/nonexistent/x"),
+                                       {"/nonexistent/x: ", "No such file or directory"}));
 }
 
 TEST(BoardSensors, ReadsAFakeJetsonAndReportsAbsentOtherwise) {

@@ -40,9 +40,11 @@ TEST(Boards, FileAndSshConfigAndDestinations) {
     ASSERT_FALSE(bad.ok());
     EXPECT_NE(bad.message().find((dir / "bad").string() + ":1"), std::string::npos) << bad.message();
     std::ofstream(dir / "dup") << "x h1\nx h2\n";
-    EXPECT_FALSE(client::read_boards_file((dir / "dup").string()).ok());
+    EXPECT_TRUE(edge::test::fails_with(client::read_boards_file((dir / "dup").string()),
+                                       {"dup:2", "board 'x' is listed twice (first at ", "dup:1)"}));
     std::ofstream(dir / "opt") << "x h1 rooot=/a\n";
-    EXPECT_FALSE(client::read_boards_file((dir / "opt").string()).ok());
+    EXPECT_TRUE(edge::test::fails_with(client::read_boards_file((dir / "opt").string()),
+                                       {"opt:1", "unknown or bad option 'rooot=/a'"}));
 
     std::ofstream(dir / "config") << "Host *\n  ServerAliveInterval 5\nHost orin jetson\n  HostName 10.1.1.1\n"
                                      "  User nv\n  Port 2200\nMatch host foo\n  User bar\n";
@@ -56,8 +58,9 @@ TEST(Boards, FileAndSshConfigAndDestinations) {
     ASSERT_TRUE(d.ok()) << d.message();
     EXPECT_EQ(d->host, "::1");
     EXPECT_EQ(d->port, 2022);
-    EXPECT_FALSE(client::parse_destination("@host").ok());
-    EXPECT_FALSE(client::parse_destination("host:0").ok());
+    EXPECT_TRUE(edge::test::fails_with(client::parse_destination("@host"), {"board '@host'", "empty user before '@'"}));
+    EXPECT_TRUE(
+        edge::test::fails_with(client::parse_destination("host:0"), {"board 'host:0'", "bad port '0' (1..65535)"}));
     auto r = client::resolve_board("orin", c);
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->user, "nv");

@@ -7,6 +7,7 @@
 #include "remote/protocol/frame.h"
 #include "remote/protocol/handshake.h"
 #include "remote/protocol/wire.h"
+#include "test_support.h"
 
 using namespace edge::protocol;
 
@@ -40,10 +41,10 @@ TEST(Malformed, UnknownTypeIsAnErrorAtTheHeader) {
         // Sticky: more bytes do not resynchronise.
         auto ok = encode_frame(Stop{});
         r.feed(ok.value());
-        EXPECT_FALSE(r.next().ok());
+        EXPECT_TRUE(edge::test::fails_with(r.next(), {"unknown frame type " + std::to_string(type)}));
     }
-    EXPECT_FALSE(decode_message(0, {}).ok());
-    EXPECT_FALSE(decode_message(100, {}).ok());
+    EXPECT_TRUE(edge::test::fails_with(decode_message(0, {}), {"protocol", "unknown frame type 0"}));
+    EXPECT_TRUE(edge::test::fails_with(decode_message(100, {}), {"protocol", "unknown frame type 100"}));
 }
 
 TEST(Malformed, OversizedLengthIsRejectedBeforeBuffering) {
@@ -144,12 +145,15 @@ TEST(Malformed, HandshakeGarbageIsAnErrorNotAMismatch) {
     auto r = decode_handshake_request(http);
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.message().find("bad magic"), std::string::npos);
-    EXPECT_FALSE(decode_handshake_request(std::span(http.data(), 5)).ok());
+    EXPECT_TRUE(edge::test::fails_with(decode_handshake_request(std::span(http.data(), 5)),
+                                       {"handshake", "expected 16 bytes, got 5"}));
     std::vector<uint8_t> rep(kHandshakeReplyBytes, 0);
-    EXPECT_FALSE(decode_handshake_reply(rep).ok());
+    EXPECT_TRUE(edge::test::fails_with(decode_handshake_reply(rep),
+                                       {"handshake reply", "bad magic (the remote program is not edge-agent)"}));
     auto good = encode_handshake_reply({HandshakeStatus::Welcome, 1, 1});
     good[8] = 7;  // unknown status
-    EXPECT_FALSE(decode_handshake_reply(good).ok());
+    EXPECT_TRUE(edge::test::fails_with(decode_handshake_reply(good),
+                                       {"handshake reply", "unknown status 7 (agent protocol 1)"}));
 }
 
 TEST(Malformed, RandomGarbageNeverCrashes) {

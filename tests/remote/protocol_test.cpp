@@ -7,6 +7,7 @@
 #include "remote/protocol/frame.h"
 #include "remote/protocol/handshake.h"
 #include "remote/protocol/trace.h"
+#include "test_support.h"
 
 using namespace edge::protocol;
 
@@ -190,10 +191,17 @@ TEST(Protocol, TraceparentRoundTripsAndRejectsGarbage) {
     ASSERT_TRUE(t.ok()) << t.message();
     EXPECT_EQ(format_traceparent(t.value()), h);
     EXPECT_EQ(t->trace_id[0], 0x4b);
-    EXPECT_FALSE(parse_traceparent("00-00000000000000000000000000000000-00f067aa0ba902b7-01").ok());
-    EXPECT_FALSE(parse_traceparent("00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01").ok());
-    EXPECT_FALSE(parse_traceparent("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01").ok());
-    EXPECT_FALSE(parse_traceparent("garbage").ok());
+    EXPECT_TRUE(edge::test::fails_with(
+        parse_traceparent("00-00000000000000000000000000000000-00f067aa0ba902b7-01"),
+        {"traceparent '00-00000000000000000000000000000000-00f067aa0ba", "all-zero trace or span id"}));
+    EXPECT_TRUE(edge::test::fails_with(
+        parse_traceparent("00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01"),
+        {"traceparent '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba", "ids must be lower-case hex"}));
+    EXPECT_TRUE(edge::test::fails_with(
+        parse_traceparent("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
+        {"traceparent '01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba", "unsupported version 01"}));
+    EXPECT_TRUE(edge::test::fails_with(parse_traceparent("garbage"),
+                                       {"traceparent 'garbage' is not version-00 shaped (00-<32 hex>-<16"}));
     auto fresh = new_trace();
     EXPECT_TRUE(fresh.valid());
     EXPECT_TRUE(parse_traceparent(format_traceparent(fresh)).ok());

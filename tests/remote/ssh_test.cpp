@@ -143,7 +143,9 @@ TEST_F(SshTest, DeployFailsCleanlyAndLeavesCurrentAlone) {
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.message().find("/nonexistent/model.gguf"), std::string::npos) << r.message();
     EXPECT_EQ(std::filesystem::read_symlink(root + "/current").string(), "versions/v1");
-    EXPECT_FALSE(client::deploy(*ssh.value(), client::DeployOptions{"relative/path", "v3", d.files, {}}).ok());
+    EXPECT_TRUE(
+        edge::test::fails_with(client::deploy(*ssh.value(), client::DeployOptions{"relative/path", "v3", d.files, {}}),
+                               {"deploy", "the board folder must be an absolute path (got 'relative/path')"}));
 }
 
 TEST_F(SshTest, UnknownHostKeyIsRefusedUnlessAccepted) {

@@ -11,6 +11,7 @@
 #include "engine/calib/kmeans.h"
 #include "engine/calib/select.h"
 #include "engine/calib/weighting.h"
+#include "test_support.h"
 
 namespace {
 
@@ -207,7 +208,8 @@ TEST(Select, BadInputNamesTheProblem) {
     EXPECT_NE(big.message().find("31 samples asked for"), std::string::npos) << big.message();
     EXPECT_NE(big.message().find("only 30"), std::string::npos) << big.message();
     o.method = edge::calib::SelectMethod::Random;
-    EXPECT_FALSE(edge::calib::select_samples(b.e, o).ok());
+    EXPECT_TRUE(edge::test::fails_with(edge::calib::select_samples(b.e, o),
+                                       {"31 samples asked for, but the pool holds only 30 (ask for at most 30"}));
 
     auto empty = edge::calib::select_samples(Embeddings{}, o);
     ASSERT_FALSE(empty.ok());
@@ -231,7 +233,8 @@ TEST(Select, BadInputNamesTheProblem) {
     ASSERT_FALSE(nan.ok());
     EXPECT_NE(nan.message().find("point 0 has a non-finite value at dimension 1"), std::string::npos) << nan.message();
 
-    EXPECT_FALSE(edge::calib::parse_select_method("median").ok());
+    EXPECT_TRUE(edge::test::fails_with(edge::calib::parse_select_method("median"),
+                                       {"unknown selection method 'median' (expected kmeans or random)"}));
 }
 
 TEST(Select, WeightsDecideBetweenEquallyNearMembers) {
@@ -297,5 +300,6 @@ TEST(Weighting, FactorsFollowTheDocumentedFormulas) {
     auto bad = edge::calib::hardware_weights(s, hw);
     ASSERT_FALSE(bad.ok());
     EXPECT_NE(bad.message().find("token_multiple (0)"), std::string::npos) << bad.message();
-    EXPECT_FALSE(edge::calib::hardware_weights({}, img).ok());
+    EXPECT_TRUE(
+        edge::test::fails_with(edge::calib::hardware_weights({}, img), {"hardware weighting", "the pool is empty"}));
 }

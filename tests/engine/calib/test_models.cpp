@@ -126,7 +126,8 @@ TEST(PseudoLabels, Mnist8ThresholdKeepsOnlyConfidentAndMostlyRightLabels) {
     EXPECT_NE(deep.message().find("the model has 3 layers"), std::string::npos) << deep.message();
     o.per_depth.clear();
     o.threshold = -0.1;
-    EXPECT_FALSE(edge::calib::accepted_samples(pl.value(), o, 0).ok());
+    EXPECT_TRUE(edge::test::fails_with(edge::calib::accepted_samples(pl.value(), o, 0),
+                                       {"pseudo-label threshold -0.1 for the default is outside [0, 1] (it is"}));
 }
 
 TEST(Features, Mnist8PenultimateFeaturesAreWhatTheHeadReads) {
@@ -182,7 +183,8 @@ TEST(Features, Mnist8PenultimateFeaturesAreWhatTheHeadReads) {
     auto bad = edge::calib::cnn_features(folded, px, n + 1);
     ASSERT_FALSE(bad.ok());
     EXPECT_NE(bad.message().find("for 301 images"), std::string::npos) << bad.message();
-    EXPECT_FALSE(edge::calib::cnn_features(folded, {}, 0).ok());
+    EXPECT_TRUE(edge::test::fails_with(edge::calib::cnn_features(folded, {}, 0),
+                                       {"the calibration pool is empty", "no image to embed"}));
 }
 
 TEST(Embeddings, Stories260KPooledHiddenStates) {
@@ -253,5 +255,6 @@ TEST(CalibFiles, ParagraphsAndIdxRoundTrip) {
     auto bad = edge::calib::write_idx_images(p, d.images, {d.images.count});
     ASSERT_FALSE(bad.ok());
     EXPECT_NE(bad.message().find("outside the pool"), std::string::npos);
-    EXPECT_FALSE(edge::calib::write_text_file((dir / "no/such/dir/x.txt").string(), "x").ok());
+    EXPECT_TRUE(edge::test::fails_with(edge::calib::write_text_file((dir / "no/such/dir/x.txt").string(), "x"),
+                                       {"x.txt", "cannot open for writing"}));
 }

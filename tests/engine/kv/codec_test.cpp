@@ -7,6 +7,7 @@
 
 #include "engine/kv/codec.h"
 #include "engine/kv/codec_table.h"
+#include "test_support.h"
 
 using namespace edge::kv;
 
@@ -82,20 +83,25 @@ TEST(KvCodec, CorruptStreamsAreErrors) {
     ASSERT_TRUE(c.ok());
     std::vector<float> y(x.size());
     const std::vector<uint8_t>& s = *c;
-    EXPECT_FALSE(decompress(std::span<const uint8_t>(s.data(), 10), kSlab, y.data()).ok());
-    EXPECT_FALSE(decompress(std::span<const uint8_t>(s.data(), s.size() - 1), kSlab, y.data()).ok());
-    EXPECT_FALSE(decompress(s, SlabShape{6, 16, 2, 4}, y.data()).ok());
+    EXPECT_TRUE(edge::test::fails_with(decompress(std::span<const uint8_t>(s.data(), 10), kSlab, y.data()),
+                                       {"KV codec", "stream of 10 bytes is shorter than its header"}));
+    EXPECT_TRUE(edge::test::fails_with(decompress(std::span<const uint8_t>(s.data(), s.size() - 1), kSlab, y.data()),
+                                       {"KV codec", "stream sizes disagree with the header (truncated or corrupt)"}));
+    EXPECT_TRUE(edge::test::fails_with(decompress(s, SlabShape{6, 16, 2, 4}, y.data()),
+                                       {"KV codec", "stream holds a 6x16x2x8 block, expected 6x16x2x4"}));
     auto bad = s;
     bad[0] ^= 1;
-    EXPECT_FALSE(decompress(bad, kSlab, y.data()).ok());
+    EXPECT_TRUE(edge::test::fails_with(decompress(bad, kSlab, y.data()),
+                                       {"KV codec", "bad magic (not a compressed KV block)"}));
     bad = s;
     bad[6] = 9;  // codec
-    EXPECT_FALSE(decompress(bad, kSlab, y.data()).ok());
+    EXPECT_TRUE(edge::test::fails_with(decompress(bad, kSlab, y.data()), {"KV codec", "unknown codec 9"}));
     bad = s;
     for (size_t i = sizeof(CodecHeader); i < bad.size(); ++i) bad[i] = 0xff;
-    EXPECT_FALSE(decompress(bad, kSlab, y.data()).ok());
-    EXPECT_FALSE(compress(x.data(), SlabShape{0, 16, 2, 8}, Codec::Lz4).ok());
-    EXPECT_FALSE(compress(x.data(), kSlab, Codec(7)).ok());
+    EXPECT_TRUE(edge::test::fails_with(decompress(bad, kSlab, y.data()), {"KV codec", "corrupt LZ4 payload"}));
+    EXPECT_TRUE(edge::test::fails_with(compress(x.data(), SlabShape{0, 16, 2, 8}, Codec::Lz4),
+                                       {"KV codec", "shape 0x16x2x8 has a zero or negative extent"}));
+    EXPECT_TRUE(edge::test::fails_with(compress(x.data(), kSlab, Codec(7)), {"KV codec", "unknown codec 7"}));
 }
 
 TEST(KvCodec, CaptureCutsIntoPagedBlocksAndTheTableRuns) {
@@ -114,7 +120,8 @@ TEST(KvCodec, CaptureCutsIntoPagedBlocksAndTheTableRuns) {
     EXPECT_GT((*rows)[2].ratio, 2.0);
     EXPECT_LE((*rows)[2].max_rel_error, 0.5 / 127.0 * 1.001);
     cap.k.pop_back();
-    EXPECT_FALSE(capture_to_blocks(cap).ok());
+    EXPECT_TRUE(edge::test::fails_with(
+        capture_to_blocks(cap), {"KV capture", "1919 K and 1920 V floats do not match 3 layers x 40 tokens x 16"}));
 }
 
 TEST(KvCodec, DumpFileRoundTrip) {
@@ -132,7 +139,8 @@ TEST(KvCodec, DumpFileRoundTrip) {
         std::fputs("XXXX", f);
         std::fclose(f);
     }
-    EXPECT_FALSE(read_kv_dump(path, 16).ok());
-    EXPECT_FALSE(read_kv_dump(path + ".missing", 16).ok());
+    EXPECT_TRUE(edge::test::fails_with(read_kv_dump(path, 16), {"kv_dump_test.bin", "not a KV dump (bad magic)"}));
+    EXPECT_TRUE(edge::test::fails_with(read_kv_dump(path + ".missing", 16),
+                                       {"kv_dump_test.bin.missing", "cannot open the KV dump"}));
     std::remove(path.c_str());
 }

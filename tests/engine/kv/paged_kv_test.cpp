@@ -5,6 +5,7 @@
 
 #include "engine/kv/paged_kv.h"
 #include "engine/kv/waste.h"
+#include "test_support.h"
 
 using namespace edge::kv;
 
@@ -53,9 +54,12 @@ TEST(PagedKv, BadConfigurationIsAClearError) {
     ASSERT_FALSE(absurd.ok());
     EXPECT_NE(absurd.message().find("absurd"), std::string::npos) << absurd.message();
     auto absurd_bytes = PagedKv::create(KvConfig{KvShape{4096, 64, 128, 16}, 1 << 20});
-    ASSERT_FALSE(absurd_bytes.ok());
-    EXPECT_FALSE(PagedKv::create(KvConfig{KvShape{0, 2, 4, 16}, 8}).ok());
-    EXPECT_FALSE(PagedKv::create(KvConfig{KvShape{2, -1, 4, 16}, 8}).ok());
+    ASSERT_TRUE(edge::test::fails_with(absurd_bytes,
+                                       {"KV device tier budget of 1048576 blocks x 4294967296 bytes e", "absurd"}));
+    EXPECT_TRUE(edge::test::fails_with(PagedKv::create(KvConfig{KvShape{0, 2, 4, 16}, 8}),
+                                       {"KV layer count 0 is out of range [1, 4096]"}));
+    EXPECT_TRUE(edge::test::fails_with(PagedKv::create(KvConfig{KvShape{2, -1, 4, 16}, 8}),
+                                       {"KV head count -1 is out of range [1, 4096]"}));
 }
 
 TEST(PagedKv, AppendThenReadRowsThroughTheBlockTable) {
@@ -164,12 +168,14 @@ TEST(PagedKv, FailedApplyLeavesTheCacheUnchanged) {
     EXPECT_EQ(kv.usage().blocks_used, before.blocks_used);
     EXPECT_EQ(kv.seq_len(1), 40);
     EXPECT_TRUE(kv.check().ok());
-    EXPECT_FALSE(kv.apply(op::Remove{9}).ok());
-    EXPECT_FALSE(kv.apply(op::Fork{9, 10}).ok());
-    EXPECT_FALSE(kv.apply(op::Fork{1, 1}).ok());
+    EXPECT_TRUE(edge::test::fails_with(kv.apply(op::Remove{9}), {"KV remove", "sequence 9 does not exist"}));
+    EXPECT_TRUE(edge::test::fails_with(kv.apply(op::Fork{9, 10}), {"KV fork", "source sequence 9 does not exist"}));
+    EXPECT_TRUE(edge::test::fails_with(kv.apply(op::Fork{1, 1}), {"KV fork", "target sequence 1 already exists"}));
     Rows k_only = rows(2, 0, 1);
-    EXPECT_FALSE(kv.apply(op::Append{2, k_only.tokens, k_only.k.data(), nullptr}).ok());
-    EXPECT_FALSE(kv.apply(op::AttachPrefix{1, k_only.tokens}).ok());
+    EXPECT_TRUE(edge::test::fails_with(kv.apply(op::Append{2, k_only.tokens, k_only.k.data(), nullptr}),
+                                       {"KV append to sequence 2", "K given without V or V without K"}));
+    EXPECT_TRUE(edge::test::fails_with(kv.apply(op::AttachPrefix{1, k_only.tokens}),
+                                       {"KV attach-prefix", "sequence 1 already holds 40 tokens"}));
     EXPECT_TRUE(kv.check().ok());
 }
 
@@ -181,8 +187,10 @@ TEST(PagedKvWaste, MixedWorkloadUnderFourPercent) {
     EXPECT_LT(w->paged_peak_bytes, w->contiguous_peak_bytes);
     MixedWorkload bad;
     bad.prompt_min = 0;
-    EXPECT_FALSE(measure_waste(KvShape{22, 4, 64, 16}, bad).ok());
-    EXPECT_FALSE(measure_waste(KvShape{22, 4, 64, 0}, MixedWorkload{}).ok());
+    EXPECT_TRUE(edge::test::fails_with(measure_waste(KvShape{22, 4, 64, 16}, bad),
+                                       {"workload prompt length range [0, 1024] is invalid"}));
+    EXPECT_TRUE(edge::test::fails_with(measure_waste(KvShape{22, 4, 64, 0}, MixedWorkload{}),
+                                       {"KV block size must be at least 1 token (got 0)"}));
 }
 
 TEST(PagedKvWaste, PrefixSharingSavesMemory) {
@@ -208,8 +216,11 @@ TEST(PagedKv, WriteRowsAndNoShareSequences) {
     auto past = kv.apply(op::Write{1, 0, 15, 6, k.data(), v.data()});
     ASSERT_FALSE(past.ok());
     EXPECT_NE(past.message().find("not all appended"), std::string::npos) << past.message();
-    EXPECT_FALSE(kv.apply(op::Write{1, 2, 0, 1, k.data(), v.data()}).ok());  // layer out of range
-    EXPECT_FALSE(kv.apply(op::Write{9, 0, 0, 1, k.data(), v.data()}).ok());  // no such sequence
+    EXPECT_TRUE(
+        edge::test::fails_with(kv.apply(op::Write{1, 2, 0, 1, k.data(), v.data()}),
+                               {"KV write to sequence 1", "layer 2 out of range (2 layers)"}));  // layer out of range
+    EXPECT_TRUE(edge::test::fails_with(kv.apply(op::Write{9, 0, 0, 1, k.data(), v.data()}),
+                                       {"KV write", "sequence 9 does not exist"}));  // no such sequence
     // a no_share sequence's full block is not indexed: nobody can attach to it
     const Rows s = rows(2, 0, 16, 500);
     ASSERT_TRUE(kv.apply(op::Append{2, s.tokens, s.k.data(), s.v.data(), true}).ok());

@@ -6,6 +6,7 @@
 #include "engine/kv/policy.h"
 #include "engine/kv/tier_sim.h"
 #include "engine/kv/trace_gen.h"
+#include "test_support.h"
 
 using namespace edge::kv;
 
@@ -101,13 +102,17 @@ TEST(KvPolicy, RepeatedStepsAndDropsAndFrees) {
 }
 
 TEST(KvPolicy, BadConfigurationIsAClearError) {
-    EXPECT_FALSE(make_policy("mru", 4).ok());
-    EXPECT_FALSE(make_policy("lru", 0).ok());
+    EXPECT_TRUE(edge::test::fails_with(make_policy("mru", 4),
+                                       {"unknown eviction policy 'mru' (known", "lru, lru2, arc, locality)"}));
+    EXPECT_TRUE(edge::test::fails_with(make_policy("lru", 0),
+                                       {"eviction policy 'lru'", "capacity must be at least one block"}));
     auto p = make_policy("lru", 4);
     ASSERT_TRUE(p.ok());
     const Trace t = single_blocks({1, 2});
-    EXPECT_FALSE(simulate(t, **p, SimConfig{0, 4, 1, 1}).ok());
-    EXPECT_FALSE(simulate(t, **p, SimConfig{int64_t(1) << 40, 4, 1, 1}).ok());
+    EXPECT_TRUE(edge::test::fails_with(simulate(t, **p, SimConfig{0, 4, 1, 1}),
+                                       {"KV simulation", "the device tier needs at least one block (got 0)"}));
+    EXPECT_TRUE(edge::test::fails_with(simulate(t, **p, SimConfig{int64_t(1) << 40, 4, 1, 1}),
+                                       {"KV simulation", "tier budget of 1099511627776 blocks is absurd"}));
     Trace wide;
     wide.name = "wide";
     wide.events = {{TraceEvent::Step, 0, 1, {{0, 9}}}};
@@ -133,7 +138,8 @@ TEST(KvTrace, FormatRoundTripAndBadLines) {
     auto line = parse_trace("edge-kv-trace 1\n# ok\ns 0 1 1-2\nbogus\n", "t.trace");
     ASSERT_FALSE(line.ok());
     EXPECT_NE(line.message().find("t.trace:4"), std::string::npos) << line.message();
-    EXPECT_FALSE(read_trace("/nonexistent/x.trace").ok());
+    EXPECT_TRUE(
+        edge::test::fails_with(read_trace("/nonexistent/x.trace"), {"/nonexistent/x.trace", "cannot open the trace"}));
 }
 
 TEST(KvTrace, CommittedTracesMatchTheGenerators) {

@@ -99,8 +99,10 @@ TEST(GgufDequant, Q5_1HandBuiltBlock) {
 TEST(GgufDequant, RejectsPartialBlocksAndUnsupportedTypes) {
     uint8_t blk[34] = {};
     float y[32];
-    EXPECT_FALSE(dequantize(DType::Q8_0, blk, y, 31).ok());
-    EXPECT_FALSE(dequantize(DType::Q8_K, blk, y, 256).ok());
+    EXPECT_TRUE(edge::test::fails_with(dequantize(DType::Q8_0, blk, y, 31),
+                                       {"31 elements of Q8_0 are not a whole number of 32-element blocks"}));
+    EXPECT_TRUE(
+        edge::test::fails_with(dequantize(DType::Q8_K, blk, y, 256), {"tensor type Q8_K cannot be dequantized"}));
     EXPECT_FALSE(can_dequantize(DType::I32));
 }
 

@@ -166,11 +166,13 @@ TEST(Safetensors, TruncatedFileOnDiskNamesThePath) {
 }
 
 TEST(Safetensors, WriterRejectsInconsistentItems) {
-    EXPECT_FALSE(serialize_safetensors({{"w", DType::F32, {3}, std::vector<uint8_t>(8)}}).ok());
-    EXPECT_FALSE(serialize_safetensors({{"w", DType::Q8_0, {32}, std::vector<uint8_t>(34)}}).ok());
-    EXPECT_FALSE(serialize_safetensors(
-                     {{"w", DType::F32, {1}, std::vector<uint8_t>(4)}, {"w", DType::F32, {1}, std::vector<uint8_t>(4)}})
-                     .ok());
+    EXPECT_TRUE(edge::test::fails_with(serialize_safetensors({{"w", DType::F32, {3}, std::vector<uint8_t>(8)}}),
+                                       {"safetensors writer", "tensor 'w' has 8 bytes, shape needs 12"}));
+    EXPECT_TRUE(edge::test::fails_with(serialize_safetensors({{"w", DType::Q8_0, {32}, std::vector<uint8_t>(34)}}),
+                                       {"safetensors writer", "dtype Q8_0 is not supported (F32, F16, BF16)"}));
+    EXPECT_TRUE(edge::test::fails_with(serialize_safetensors({{"w", DType::F32, {1}, std::vector<uint8_t>(4)},
+                                                              {"w", DType::F32, {1}, std::vector<uint8_t>(4)}}),
+                                       {"safetensors writer", "tensor name 'w' is repeated"}));
 }
 
 }  // namespace

@@ -113,7 +113,7 @@ TEST(QuantLayerwise, StopsAfterTheAskedBlocksAndRefusesNonF32) {
         q->model, f.calib, [](Tensor&&) -> Status { return {}; }, o);
     ASSERT_FALSE(bad.ok());
     EXPECT_NE(bad.message().find("F32"), std::string::npos) << bad.message();
-    EXPECT_FALSE(gptq_layerwise(
-                     f.model, CalibSet{}, [](Tensor&&) -> Status { return {}; }, o)
-                     .ok());
+    EXPECT_TRUE(edge::test::fails_with(gptq_layerwise(
+                                           f.model, CalibSet{}, [](Tensor&&) -> Status { return {}; }, o),
+                                       {"layer-wise GPTQ", "no calibration sequences"}));
 }

@@ -225,7 +225,7 @@ TEST(QuantRtn, RefusesImpossibleSettingsAndNonFiniteWeights) {
     EXPECT_NE(big.message().find("blk.0.ffn_down.weight"), std::string::npos);
     EXPECT_NE(big.message().find("larger than a row"), std::string::npos);
     auto bits = quantize_rtn("x", w.data(), {4, 172}, QuantSpec{3, true, QGrouping::Group, 32, QMethod::RTN});
-    EXPECT_FALSE(bits.ok());
+    EXPECT_TRUE(edge::test::fails_with(bits, {"x: cannot quantize a 4x172 tensor as int3", "bits must be 8 or 4"}));
     w[200] = std::nanf("");
     auto nan = quantize_rtn("blk.1.attn_q.weight", w.data(), {4, 172}, QuantSpec{});
     ASSERT_FALSE(nan.ok());
@@ -251,5 +251,6 @@ TEST(QuantRtn, ClipSearchNeverIncreasesTheGroupError) {
     auto p = parse_plan(R"({"default": {"precision": "int4", "clip": true}})");
     ASSERT_TRUE(p.ok()) << p.message();
     EXPECT_TRUE(p->defaults->clip.value_or(false));
-    EXPECT_FALSE(parse_plan(R"({"default": {"precision": "int4", "clip": 1}})").ok());
+    EXPECT_TRUE(edge::test::fails_with(parse_plan(R"({"default": {"precision": "int4", "clip": 1}})"),
+                                       {"<plan>", "default", "\"clip\" must be true or false"}));
 }

@@ -85,17 +85,21 @@ TEST(QuantSensitivity, MostSensitiveAtInt8BeatsLeastSensitiveAtEqualSize) {
 }
 
 TEST(QuantSensitivity, BadInputIsRefused) {
-    EXPECT_FALSE(sensitivity_from_json("{}").ok());
-    EXPECT_FALSE(sensitivity_from_json("[{\"layer\": 3}]").ok());
+    EXPECT_TRUE(
+        edge::test::fails_with(sensitivity_from_json("{}"), {"sensitivity JSON", "expected an array of layers"}));
+    EXPECT_TRUE(
+        edge::test::fails_with(sensitivity_from_json("[{\"layer\": 3}]"),
+                               {"sensitivity JSON", "entry 0 needs \"layer\" (string) and \"kl_mean\" (number)"}));
     std::vector<LayerSensitivity> s(3);
     s[0] = {"a", "attn_q", 0, {4, 4}, 0.3, 0, 0, 0};
     s[1] = {"b", "attn_q", 0, {4, 4}, 0.1, 0, 0, 0};
     s[2] = {"c", "output", -1, {8, 3}, 0.2, 0, 0, 0};
-    EXPECT_FALSE(split_by_sensitivity(s, 4).ok());
+    EXPECT_TRUE(edge::test::fails_with(split_by_sensitivity(s, 4), {"k = 4 is outside 0..3 layers"}));
     auto one = split_by_sensitivity(s, 1);
     ASSERT_TRUE(one.ok()) << one.message();
     EXPECT_EQ(one->most, std::vector<std::string>{"a"});
     EXPECT_EQ(one->least, std::vector<std::string>{"b"});
     auto two = split_by_sensitivity(s, 2);  // a and c: c (24 elements) has no counterpart left
-    EXPECT_FALSE(two.ok());
+    EXPECT_TRUE(edge::test::fails_with(
+        two, {"no same-size counterpart for c (8x3)", "too few layers of that shape outside the 2 most sensitive"}));
 }

@@ -55,8 +55,10 @@ TEST(QuantValidate, Int8PassesTheDefaultsAndBitFlipsAreSeeded) {
     auto f2 = inject_bit_flips(*test, BitFlipOptions{7, 0.01, 0}, &b);
     ASSERT_TRUE(f1.ok() && f2.ok());
     EXPECT_EQ(a, b);
-    EXPECT_FALSE(inject_bit_flips(*test, BitFlipOptions{7, 0.01, 9}).ok());
-    EXPECT_FALSE(inject_bit_flips(*m, BitFlipOptions{}).ok());  // nothing quantized
+    EXPECT_TRUE(edge::test::fails_with(inject_bit_flips(*test, BitFlipOptions{7, 0.01, 9}),
+                                       {"output.weight", "bit 9 does not exist in 8-bit codes"}));
+    EXPECT_TRUE(edge::test::fails_with(inject_bit_flips(*m, BitFlipOptions{}),
+                                       {"the model holds no quantized weights to flip bits in"}));  // nothing quantized
 
     // A model poisoned with a NaN norm weight is caught per layer and fails the gate.
     Model bad = *m;

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "engine/tokenizer/tokenizer.h"
+#include "test_support.h"
 #include "tok_test_util.h"
 
 using edge::tokenizer::load_llama2c_tokenizer;
@@ -149,9 +150,9 @@ TEST(SentencePiece, LoaderRejectsDamagedFiles) {
     ASSERT_FALSE(r4.ok());
     EXPECT_NE(r4.message().find("offset 8"), std::string::npos) << r4.message();
     auto r5 = load_llama2c_tokenizer((dir / "missing.bin").string(), 512);
-    EXPECT_FALSE(r5.ok());
+    EXPECT_TRUE(edge::test::fails_with(r5, {"missing.bin", "cannot open"}));
     TokenizerSpec none;
-    EXPECT_FALSE(make_tokenizer(none).ok());
+    EXPECT_TRUE(edge::test::fails_with(make_tokenizer(none), {"tokenizer", "the model carries no tokenizer"}));
 }
 
 }  // namespace

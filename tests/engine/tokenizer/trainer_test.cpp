@@ -4,6 +4,7 @@
 
 #include "engine/tokenizer/bpe_trainer.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "test_support.h"
 #include "tok_test_util.h"
 
 using edge::tokenizer::make_tokenizer;
@@ -56,8 +57,10 @@ TEST(BpeTrainer, ByteLevelAndBadArguments) {
     auto t = make_tokenizer(*spec);
     ASSERT_TRUE(t.ok()) << t.message();
     EXPECT_LT((*t)->encode(" lowest", false).size(), 7u);
-    EXPECT_FALSE(train_bpe("", {512, false, 2}).ok());
-    EXPECT_FALSE(train_bpe("abc", {100, false, 2}).ok());
+    EXPECT_TRUE(edge::test::fails_with(train_bpe("", {512, false, 2}), {"BPE trainer", "the training text is empty"}));
+    EXPECT_TRUE(
+        edge::test::fails_with(train_bpe("abc", {100, false, 2}),
+                               {"BPE trainer", "vocab_size 100 leaves no room after the 259 control and byte tokens"}));
 }
 
 }  // namespace
