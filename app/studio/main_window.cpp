@@ -302,9 +302,8 @@ void MainWindow::showError(const QString& title, const QString& message) {
 }
 
 bool MainWindow::openProject(const QString& path) {
-    QString error;
-    if (!project_->open(path, &error)) {
-        showError(tr("Open project"), error);
+    if (const auto r = project_->open(path); !r) {
+        showError(tr("Open project"), r.message());
         return false;
     }
     recent_->add(path);
@@ -312,9 +311,8 @@ bool MainWindow::openProject(const QString& path) {
 }
 
 bool MainWindow::saveProject(const QString& path) {
-    QString error;
-    if (!project_->save(path, &error)) {
-        showError(tr("Save project"), error);
+    if (const auto r = project_->save(path); !r) {
+        showError(tr("Save project"), r.message());
         return false;
     }
     recent_->add(path);
@@ -341,8 +339,8 @@ void MainWindow::offerRecovery() {
     const auto answer = QMessageBox::question(
         this, tr("Recover session"),
         tr("EdgeStudio did not exit cleanly last time. Recover the autosaved project (model, plan and results)?"));
-    QString error;
-    if (answer == QMessageBox::Yes && !project_->recover(&error)) showError(tr("Recover session"), error);
+    if (answer != QMessageBox::Yes) return;
+    if (const auto r = project_->recover(); !r) showError(tr("Recover session"), r.message());
 }
 
 void MainWindow::openConfiguration(int row) {

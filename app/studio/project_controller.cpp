@@ -55,32 +55,32 @@ views::ProjectData ProjectController::snapshot() const {
     return p;
 }
 
-bool ProjectController::save(const QString& path, QString* error) {
-    if (!views::saveProjectFile(path, snapshot(), error)) return false;
+views::Result ProjectController::save(const QString& path) {
+    if (auto r = views::saveProjectFile(path, snapshot()); !r) return r;
     setPath(path);
     // Saved: the recovery file has nothing the project lacks.
     autosave_->discard();
     setModified(false);
-    return true;
+    return {};
 }
 
-bool ProjectController::open(const QString& path, QString* error) {
+views::Result ProjectController::open(const QString& path) {
     views::ProjectData p;
-    if (!views::loadProjectFile(path, &p, error)) return false;
+    if (auto r = views::loadProjectFile(path, &p); !r) return r;
     setPath(path);
     modifiedAfterApply_ = false;
     apply(p);
-    return true;
+    return {};
 }
 
-bool ProjectController::recover(QString* error) {
+views::Result ProjectController::recover() {
     views::ProjectData p;
-    if (!views::loadProjectFile(autosave_->path(), &p, error)) return false;
+    if (auto r = views::loadProjectFile(autosave_->path(), &p); !r) return r;
     // Recovered work is in no project file yet: it stays modified (and the recovery file stays)
     // until it is saved or discarded.
     modifiedAfterApply_ = true;
     apply(p);
-    return true;
+    return {};
 }
 
 void ProjectController::discardChanges() {

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "views/models/project.h"
+#include "views/models/result.h"
 
 namespace edge::views {
 class LayerPlanModel;
@@ -42,11 +43,11 @@ public:
     QString path() const { return path_; }
     views::ProjectAutosave* autosave() const { return autosave_; }
 
-    bool save(const QString& path, QString* error);
+    views::Result save(const QString& path);
     // Reads `path` and applies it; false and `error` when the file is unreadable or malformed
     // (nothing changes then). The model loads asynchronously: applied() follows.
-    bool open(const QString& path, QString* error);
-    bool recover(QString* error);
+    views::Result open(const QString& path);
+    views::Result recover();
     void apply(const views::ProjectData& p);
     bool isApplying() const { return pending_.has_value() || quiet_; }
     // True when something changed since the project was last saved, opened or started.

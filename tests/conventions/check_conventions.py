@@ -6,7 +6,7 @@
               views/... -> edge::views, app/cli -> edge::cli, app/studio -> edge::studio);
               blocks holding only forward declarations may name any namespace.
   qstring-out no function returns bool and reports its error through a QString* parameter
-              (views use edge::views::Result, engine Result/Status).
+              (views use edge::views::Result, views/models/result.h; engine Result/Status).
   error-test  a test that expects a failure (EXPECT_FALSE(x.ok()) and the like) also checks
               what the message says (x.message() or edge::test::fails_with).
 
@@ -145,7 +145,8 @@ def check_qstring_out(path: str, text: str):
 TEST = re.compile(r'^(TEST|TEST_F|TEST_P)\(\s*(\w+)\s*,\s*(\w+)\s*\)', re.M)
 EXPECT_FAIL = re.compile(r'(EXPECT|ASSERT)_FALSE\(\s*[\w.\->()*\[\]]*?\.ok\(\)\s*\)|(EXPECT|ASSERT)_FALSE\(\s*\w+\s*\)')
 # What counts as reading the message: a find() on it, a matcher, an equality, or the helper.
-CHECKS_MSG = re.compile(r'message(\(\))?\.find\(|fails_with\(|HasSubstr\(|(EXPECT|ASSERT)_(EQ|NE|THAT)\([^;]*message|'
+CHECKS_MSG = re.compile(r'message(\(\))?\.(find|contains|startsWith)\(|fails_with\(|failsWith\(|HasSubstr\(|'
+                        r'(EXPECT|ASSERT)_(EQ|NE|THAT)\([^;]*message|'
                         r'expect_error\(|error_mentions|\.what\(\)\)\.find|find\([^;]*message')
 
 

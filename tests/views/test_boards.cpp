@@ -38,6 +38,8 @@
 #endif
 
 using namespace edge::views;
+using edge::views::test::failsWith;
+using edge::views::test::succeeded;
 using edge::views::test::waitUntil;
 namespace fs = std::filesystem;
 
@@ -79,21 +81,19 @@ TEST(BoardListModel, SshConfigHostsAndUserEntries) {
     EXPECT_EQ(m.folder(0), QStringLiteral("/opt/edgestudio"));
     EXPECT_FALSE(m.isUserBoard(0));
 
-    QString error;
-    ASSERT_TRUE(m.addUserBoard(QStringLiteral("lab-pi"), QStringLiteral("pi@10.0.0.5:2222"), QStringLiteral("/srv/es"),
-                               QString(), &error))
-        << error.toStdString();
+    ASSERT_TRUE(succeeded(m.addUserBoard(QStringLiteral("lab-pi"), QStringLiteral("pi@10.0.0.5:2222"),
+                                         QStringLiteral("/srv/es"), QString())));
     ASSERT_EQ(m.rowCount(), 3);
     EXPECT_EQ(m.destination(2), QStringLiteral("pi@10.0.0.5:2222"));
     EXPECT_EQ(m.folder(2), QStringLiteral("/srv/es"));
     EXPECT_TRUE(m.isUserBoard(2));
-    EXPECT_FALSE(m.addUserBoard(QStringLiteral("lab-pi"), QStringLiteral("10.0.0.6"), QString(), QString(), &error));
-    EXPECT_TRUE(error.contains(QStringLiteral("lab-pi"))) << error.toStdString();
-    EXPECT_FALSE(m.addUserBoard(QStringLiteral("bad"), QStringLiteral("host:0"), QString(), QString(), &error));
-    EXPECT_TRUE(error.contains(QStringLiteral("host:0"))) << error.toStdString();
-    EXPECT_FALSE(
-        m.addUserBoard(QStringLiteral("rel"), QStringLiteral("h"), QStringLiteral("relative/dir"), QString(), &error));
-    EXPECT_TRUE(error.contains(QStringLiteral("relative/dir"))) << error.toStdString();
+    EXPECT_TRUE(failsWith(m.addUserBoard(QStringLiteral("lab-pi"), QStringLiteral("10.0.0.6"), QString(), QString()),
+                          {QStringLiteral("lab-pi"), QStringLiteral("already a board")}));
+    EXPECT_TRUE(failsWith(m.addUserBoard(QStringLiteral("bad"), QStringLiteral("host:0"), QString(), QString()),
+                          {QStringLiteral("host:0"), QStringLiteral("bad port")}));
+    EXPECT_TRUE(
+        failsWith(m.addUserBoard(QStringLiteral("rel"), QStringLiteral("h"), QStringLiteral("relative/dir"), QString()),
+                  {QStringLiteral("relative/dir"), QStringLiteral("absolute path")}));
 
     m.setStatus(2, QStringLiteral("deployed v1"));
     // User entries persist (QSettings); ssh config hosts cannot be removed from the studio.
@@ -148,16 +148,15 @@ TEST(TelemetryStore, BoundedRingPercentilesDecimationAndCsv) {
     EXPECT_DOUBLE_EQ(store.latestTime(), 249 * 0.05);
 
     const QString csv = qs(edge::test::temp_dir("views-telemetry") / "t.csv");
-    QString error;
-    ASSERT_TRUE(store.writeCsv(csv, &error)) << error.toStdString();
+    ASSERT_TRUE(succeeded(store.writeCsv(csv)));
     EXPECT_EQ(lineCount(csv), 101);
     QFile f(csv);
     ASSERT_TRUE(f.open(QIODevice::ReadOnly));
     const QList<QByteArray> lines = f.readAll().split('\n');
     EXPECT_TRUE(lines[0].startsWith("t_s,token_latency_ms,latency_p50_ms,latency_p99_ms,tokens_per_s,rss_mib"));
     EXPECT_TRUE(lines[1].startsWith("7.550,")) << lines[1].toStdString();  // the step-back sample pushed one row out
-    EXPECT_FALSE(store.writeCsv(QStringLiteral("/nonexistent-dir/x.csv"), &error));
-    EXPECT_TRUE(error.contains(QStringLiteral("/nonexistent-dir/x.csv")));
+    EXPECT_TRUE(failsWith(store.writeCsv(QStringLiteral("/nonexistent-dir/x.csv")),
+                          {QStringLiteral("Cannot write /nonexistent-dir/x.csv")}));
 
     // Decimation keeps every bucket's extremes and bounds the point count.
     TelemetryStore big(nullptr, 20000);
@@ -342,14 +341,11 @@ TEST_F(BoardsPageSsh, TrustsTheHostKeyDeploysAndStreamsLiveCharts) {
 
     // Export: CSV of every row kept, one PNG and PDF per chart.
     const fs::path out = edge::test::temp_dir("views-boards-export");
-    QString error;
-    ASSERT_TRUE(page_->exportCsv(qs(out / "t.csv"), &error)) << error.toStdString();
+    ASSERT_TRUE(succeeded(page_->exportCsv(qs(out / "t.csv"))));
     EXPECT_EQ(lineCount(qs(out / "t.csv")), page_->store()->rows().size() + 1);
     QStringList written;
-    ASSERT_TRUE(page_->exportCharts(qs(out / "charts"), QStringLiteral("png"), &written, &error))
-        << error.toStdString();
-    ASSERT_TRUE(page_->exportCharts(qs(out / "charts"), QStringLiteral("pdf"), &written, &error))
-        << error.toStdString();
+    ASSERT_TRUE(succeeded(page_->exportCharts(qs(out / "charts"), QStringLiteral("png"), &written)));
+    ASSERT_TRUE(succeeded(page_->exportCharts(qs(out / "charts"), QStringLiteral("pdf"), &written)));
     ASSERT_EQ(written.size(), 8);
     for (const QString& f : written) EXPECT_GT(QFileInfo(f).size(), 1000) << f.toStdString();
 }
@@ -366,9 +362,9 @@ TEST_F(BoardsPageSsh, RefusedConnectionShowsTheReasonAndKeepsTheCharts) {
     // A port nobody listens on: the sshd's, after it is stopped.
     const int port = sshd_->port;
     sshd_.reset();
-    QString error;
-    ASSERT_TRUE(page_->boards()->addUserBoard(QStringLiteral("dead-board"), QStringLiteral("127.0.0.1:%1").arg(port),
-                                              QStringLiteral("/tmp/edge-dead"), QString(), &error));
+    ASSERT_TRUE(
+        succeeded(page_->boards()->addUserBoard(QStringLiteral("dead-board"), QStringLiteral("127.0.0.1:%1").arg(port),
+                                                QStringLiteral("/tmp/edge-dead"), QString())));
     ASSERT_TRUE(page_->selectBoard(QStringLiteral("dead-board")));
     const int row = page_->selectedBoard();
     BoardController* c = page_->controller();
@@ -464,13 +460,10 @@ protected:
         page_->controller()->setKnownHostsFile(QString::fromStdString(sshd_->write_known_hosts()));
         page_->controller()->setAgentSearchDir(QStringLiteral(EDGE_FRONTEND_DIR));  // as the studio finds it
         page_->reloadBoards(QString::fromStdString((tmp_ / "no_ssh_config").string()));
-        QString error;
-        ASSERT_TRUE(page_->boards()->addUserBoard(
+        ASSERT_TRUE(succeeded(page_->boards()->addUserBoard(
             QStringLiteral("emulated-orin"),
             QStringLiteral("%1@127.0.0.1:%2").arg(QString::fromStdString(sshd_->user)).arg(sshd_->port),
-            QString::fromStdString((tmp_ / "board").string()), QString::fromStdString(sshd_->client_key), &error,
-            launcher))
-            << error.toStdString();
+            QString::fromStdString((tmp_ / "board").string()), QString::fromStdString(sshd_->client_key), launcher)));
         ASSERT_TRUE(page_->selectBoard(QStringLiteral("emulated-orin")));
         page_->setEnginePath(QString::fromStdString(model_));
         page_->setFolder(QString::fromStdString((tmp_ / "board").string()));

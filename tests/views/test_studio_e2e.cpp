@@ -46,6 +46,8 @@
 using namespace edge::views;
 using edge::quant::Precision;
 using edge::studio::MainWindow;
+using edge::views::test::failsWith;
+using edge::views::test::succeeded;
 using edge::views::test::waitUntil;
 
 namespace {
@@ -315,8 +317,7 @@ TEST(StudioEndToEnd, SensitivePlanValidateParetoUndoSaveReopen) {
     edge::views::ProjectData other = reopened->project()->snapshot();
     other.modelPath = badModel;
     other.configurations.clear();
-    QString saveError;
-    ASSERT_TRUE(edge::views::saveProjectFile(dir + QStringLiteral("/badmodel.edgeproj"), other, &saveError));
+    ASSERT_TRUE(succeeded(edge::views::saveProjectFile(dir + QStringLiteral("/badmodel.edgeproj"), other)));
     QSignalSpy loadFailed(reopened->document(), &ModelDocument::loadFailed);
     ASSERT_TRUE(reopened->openProject(dir + QStringLiteral("/badmodel.edgeproj")));
     ASSERT_TRUE(waitUntil([&] { return loadFailed.size() == 1; }));
@@ -335,8 +336,7 @@ TEST(StudioEndToEnd, SensitivePlanValidateParetoUndoSaveReopen) {
     auto recovered = makeWindow(&language, dir + QStringLiteral("/autosave.edgeproj"));
     ASSERT_TRUE(recovered->project()->autosave()->recoverable());
     QSignalSpy recoveredSpy(recovered->project(), &edge::studio::ProjectController::applied);
-    QString error;
-    ASSERT_TRUE(recovered->project()->recover(&error)) << error.toStdString();
+    ASSERT_TRUE(succeeded(recovered->project()->recover()));
     ASSERT_TRUE(waitUntil([&] { return recoveredSpy.size() == 1; }, 60000));
     EXPECT_EQ(recovered->layersPage()->planModel()->settings(), afterUndo);
     EXPECT_EQ(recovered->configurations()->rowCount(), 1);
@@ -418,8 +418,7 @@ TEST(StudioEndToEnd, ClosingWithUnsavedChangesAsksAndTheAutosaveSurvivesUntilSav
     answerUnsavedChanges(QMessageBox::Save);
     EXPECT_TRUE(window->close());
     edge::views::ProjectData onDisk;
-    QString error;
-    ASSERT_TRUE(edge::views::loadProjectFile(project, &onDisk, &error)) << error.toStdString();
+    ASSERT_TRUE(succeeded(edge::views::loadProjectFile(project, &onDisk)));
     EXPECT_EQ(onDisk.plan, saved);
     EXPECT_FALSE(QFile::exists(autosave));
 
@@ -437,7 +436,7 @@ TEST(StudioEndToEnd, ClosingWithUnsavedChangesAsksAndTheAutosaveSurvivesUntilSav
     answerUnsavedChanges(QMessageBox::Discard);
     EXPECT_TRUE(again->close());
     EXPECT_FALSE(QFile::exists(autosave));
-    ASSERT_TRUE(edge::views::loadProjectFile(project, &onDisk, &error)) << error.toStdString();
+    ASSERT_TRUE(succeeded(edge::views::loadProjectFile(project, &onDisk)));
     EXPECT_EQ(onDisk.plan, saved);
 }
 #endif

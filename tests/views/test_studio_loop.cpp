@@ -41,6 +41,8 @@
 using namespace edge::views;
 using edge::quant::Precision;
 using edge::studio::MainWindow;
+using edge::views::test::failsWith;
+using edge::views::test::succeeded;
 using edge::views::test::waitUntil;
 namespace fs = std::filesystem;
 
@@ -66,11 +68,11 @@ QString addBoard(MainWindow& w, const edge::test::Sshd& sshd, const QString& nam
     BoardsPage* boards = w.boardsPage();
     boards->controller()->setKnownHostsFile(QString::fromStdString(sshd.write_known_hosts()));
     boards->controller()->setAgentSearchDir(QStringLiteral(EDGE_FRONTEND_DIR));  // as the studio finds agents
-    QString error;
-    if (!boards->boards()->addUserBoard(
+    if (const auto r = boards->boards()->addUserBoard(
             name, QStringLiteral("%1@127.0.0.1:%2").arg(QString::fromStdString(sshd.user)).arg(sshd.port), folder,
-            QString::fromStdString(sshd.client_key), &error, launcher))
-        return error;
+            QString::fromStdString(sshd.client_key), launcher);
+        !r)
+        return r.message();
     boards->setFolder(folder);
     return boards->selectBoard(name) ? QString() : QStringLiteral("board %1 not in the list").arg(name);
 }

@@ -20,6 +20,8 @@
 
 using namespace edge::views;
 using edge::quant::Precision;
+using edge::views::test::failsWith;
+using edge::views::test::succeeded;
 
 namespace {
 constexpr auto kFatal = QAbstractItemModelTester::FailureReportingMode::Fatal;
@@ -150,8 +152,7 @@ TEST(ConfigurationModel, FrontierDiffAndJsonRoundTrip) {
     EXPECT_EQ(diff.headerData(PlanDiffModel::BColumn, Qt::Horizontal).toString(), QStringLiteral("C2"));
 
     Configuration back;
-    QString error;
-    ASSERT_TRUE(configurationFromJson(configurationToJson(model.at(1)), &back, &error)) << error.toStdString();
+    ASSERT_TRUE(succeeded(configurationFromJson(configurationToJson(model.at(1)), &back)));
     EXPECT_EQ(back.name, QStringLiteral("C2"));
     EXPECT_EQ(back.settings, model.at(1).settings);
     EXPECT_EQ(back.layers, model.at(1).layers);
@@ -160,7 +161,8 @@ TEST(ConfigurationModel, FrontierDiffAndJsonRoundTrip) {
     EXPECT_EQ(back.failures, model.at(1).failures);
     EXPECT_EQ(model.index(1, ConfigurationModel::VerdictColumn).data(Qt::ToolTipRole).toString(),
               QStringLiteral("mean KL 0.1 ≥ 0.08"));
-    EXPECT_FALSE(configurationFromJson(QJsonObject{{QStringLiteral("name"), QStringLiteral("x")}}, &back, &error));
+    EXPECT_TRUE(failsWith(configurationFromJson(QJsonObject{{QStringLiteral("name"), QStringLiteral("x")}}, &back),
+                          {QStringLiteral("no name or perplexity")}));
 }
 
 TEST(SensitivityModel, EmpiricalMetricsAndAnalysisJson) {
@@ -190,8 +192,7 @@ TEST(SensitivityModel, EmpiricalMetricsAndAnalysisJson) {
         {"layer": "blk.0.attn_q", "kind": "attn_q", "block": 0, "shape": [8, 8], "params": 64,
          "eigenvalues": [0.91, 0.42, -0.12], "eig_mean_abs": 0.48, "importance": 0.3, "rank": 2},
         {"layer": "blk.1.attn_k", "block": 1, "eigenvalues": [2.0], "eig_mean_abs": 2.0, "importance": 1.0, "rank": 1}]})";
-    QString error;
-    ASSERT_TRUE(model.loadAnalysisJson(json, QStringLiteral("a.json"), &error)) << error.toStdString();
+    ASSERT_TRUE(succeeded(model.loadAnalysisJson(json, QStringLiteral("a.json"))));
     EXPECT_EQ(model.metricCount(), 5);  // kl_mean, kl_max, nll_delta, eig_mean_abs, importance
     const QStringList keys = [&] {
         QStringList k;
@@ -204,11 +205,10 @@ TEST(SensitivityModel, EmpiricalMetricsAndAnalysisJson) {
     EXPECT_TRUE(model.hasSpectra());
     EXPECT_EQ(model.columnCount(), 6);
     // A layer the model lacks, or no layers at all: an error naming the file; nothing changes.
-    EXPECT_FALSE(
-        model.loadAnalysisJson(R"({"layers": [{"layer": "blk.9.attn_q", "x": 1}]})", QStringLiteral("b.json"), &error));
-    EXPECT_TRUE(error.contains(QStringLiteral("b.json"))) << error.toStdString();
-    EXPECT_TRUE(error.contains(QStringLiteral("blk.9.attn_q")));
-    EXPECT_FALSE(model.loadAnalysisJson("not json", QStringLiteral("c.json"), &error));
+    EXPECT_TRUE(failsWith(
+        model.loadAnalysisJson(R"({"layers": [{"layer": "blk.9.attn_q", "x": 1}]})", QStringLiteral("b.json")),
+        {QStringLiteral("b.json"), QStringLiteral("blk.9.attn_q")}));
+    EXPECT_TRUE(failsWith(model.loadAnalysisJson("not json", QStringLiteral("c.json")), {QStringLiteral("c.json")}));
     EXPECT_EQ(model.metricCount(), 5);
 }
 
@@ -235,8 +235,7 @@ TEST(Project, RoundTripMalformedFilesAndCrashRecovery) {
     p.page = QStringLiteral("pareto");
 
     ProjectData back;
-    QString error;
-    ASSERT_TRUE(projectFromJson(projectToJson(p), QStringLiteral("p.edgeproj"), &back, &error)) << error.toStdString();
+    ASSERT_TRUE(succeeded(projectFromJson(projectToJson(p), QStringLiteral("p.edgeproj"), &back)));
     EXPECT_EQ(back.modelPath, p.modelPath);
     EXPECT_EQ(back.layers, p.layers);
     EXPECT_EQ(back.plan, p.plan);
@@ -258,14 +257,14 @@ TEST(Project, RoundTripMalformedFilesAndCrashRecovery) {
           QByteArray("{\"format\": \"edgeproj\", \"version\": 1}"),
           QByteArray("{\"format\": \"edgeproj\", \"version\": 1, \"model\": \"m\", "
                      "\"plan\": {\"layers\": [{\"layer\": \"x\", \"precision\": \"int3\"}]}}")}) {
-        error.clear();
-        EXPECT_FALSE(projectFromJson(bad, QStringLiteral("bad.edgeproj"), &back, &error)) << bad.toStdString();
-        EXPECT_TRUE(error.startsWith(QStringLiteral("bad.edgeproj"))) << error.toStdString();
+        const Result r = projectFromJson(bad, QStringLiteral("bad.edgeproj"), &back);
+        EXPECT_FALSE(r.ok()) << bad.toStdString();
+        EXPECT_TRUE(r.message().startsWith(QStringLiteral("bad.edgeproj: "))) << r.message().toStdString();
         EXPECT_EQ(back.modelPath, untouched.modelPath);
     }
     const QString dir = QString::fromStdString(edge::test::temp_dir("views-project").string());
-    EXPECT_FALSE(loadProjectFile(dir + QStringLiteral("/missing.edgeproj"), &back, &error));
-    EXPECT_TRUE(error.contains(QStringLiteral("missing.edgeproj")));
+    EXPECT_TRUE(failsWith(loadProjectFile(dir + QStringLiteral("/missing.edgeproj"), &back),
+                          {QStringLiteral("missing.edgeproj"), QStringLiteral("cannot read")}));
 
     // Autosave: a change is written after the delay; a crash (no discard) leaves the file behind,
     // and the next session recovers exactly what was there; a clean exit removes it.
@@ -285,7 +284,7 @@ TEST(Project, RoundTripMalformedFilesAndCrashRecovery) {
     ProjectAutosave next([] { return ProjectData{}; }, recovery, 20);
     ASSERT_TRUE(next.recoverable());
     ProjectData recovered;
-    ASSERT_TRUE(loadProjectFile(next.path(), &recovered, &error)) << error.toStdString();
+    ASSERT_TRUE(succeeded(loadProjectFile(next.path(), &recovered)));
     EXPECT_EQ(recovered.plan, p.plan);
     EXPECT_EQ(recovered.configurations.size(), 1u);
     EXPECT_FALSE(next.saveNow());  // an empty session (no model) writes nothing over it

@@ -65,26 +65,23 @@ void BoardListModel::saveUserBoards() const {
     settings.endArray();
 }
 
-bool BoardListModel::addUserBoard(const QString& name, const QString& destination, const QString& folder,
-                                  const QString& identity, QString* error, const QString& launcher) {
+Result BoardListModel::addUserBoard(const QString& name, const QString& destination, const QString& folder,
+                                    const QString& identity, const QString& launcher) {
     const QString n = name.trimmed();
     if (n.isEmpty() || n.contains(QLatin1Char(' '))) {
-        if (error) *error = tr("A board needs a name without spaces (got '%1').").arg(name);
-        return false;
+        return Result::failure(tr("A board needs a name without spaces (got '%1').").arg(name));
     }
     if (rowOfName(n) >= 0) {
-        if (error) *error = tr("There is already a board named '%1'.").arg(n);
-        return false;
+        return Result::failure(tr("There is already a board named '%1'.").arg(n));
     }
     auto b = edge::client::parse_destination(destination.trimmed().toStdString());
     if (!b.ok()) {
-        if (error) *error = tr("Board '%1': %2").arg(n, q(b.message()));
-        return false;
+        return Result::failure(tr("Board '%1': %2").arg(n, q(b.message())));
     }
     const QString f = folder.trimmed();
     if (!f.isEmpty() && !f.startsWith(QLatin1Char('/'))) {
-        if (error) *error = tr("Board '%1': the folder on the board must be an absolute path (got '%2').").arg(n, f);
-        return false;
+        return Result::failure(
+            tr("Board '%1': the folder on the board must be an absolute path (got '%2').").arg(n, f));
     }
     edge::client::Board board = b.value();
     board.name = n.toStdString();
@@ -96,7 +93,7 @@ bool BoardListModel::addUserBoard(const QString& name, const QString& destinatio
     rows_.append(Row{std::move(board), true, {}});
     endInsertRows();
     saveUserBoards();
-    return true;
+    return {};
 }
 
 bool BoardListModel::removeUserBoard(int row) {

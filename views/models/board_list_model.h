@@ -7,6 +7,7 @@
 #include <QVector>
 
 #include "remote/client/boards.h"
+#include "views/models/result.h"
 
 namespace edge::views {
 
@@ -30,8 +31,8 @@ public:
     // A user entry: NAME and [user@]host[:port]; folder "" = the default; launcher: a shell prefix
     // the agent runs under there ("" none; e.g. qemu-user for an emulated board). false with *error
     // when the destination does not parse or the name is taken.
-    bool addUserBoard(const QString& name, const QString& destination, const QString& folder, const QString& identity,
-                      QString* error, const QString& launcher = QString());
+    Result addUserBoard(const QString& name, const QString& destination, const QString& folder, const QString& identity,
+                        const QString& launcher = QString());
     bool removeUserBoard(int row);
     bool isUserBoard(int row) const;
 

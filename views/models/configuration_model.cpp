@@ -27,12 +27,10 @@ QJsonObject settingsToJson(const std::vector<QString>& layers, const std::vector
     return QJsonObject{{QStringLiteral("layers"), arr}};
 }
 
-bool settingsFromJson(const QJsonObject& o, std::vector<QString>* layers, std::vector<LayerSetting>* settings,
-                      QString* error) {
+Result settingsFromJson(const QJsonObject& o, std::vector<QString>* layers, std::vector<LayerSetting>* settings) {
     const QJsonValue v = o.value(QStringLiteral("layers"));
     if (!v.isArray()) {
-        *error = ConfigurationModel::tr("a plan has no \"layers\" array");
-        return false;
+        return Result::failure(ConfigurationModel::tr("a plan has no \"layers\" array"));
     }
     std::vector<QString> names;
     std::vector<LayerSetting> out;
@@ -42,8 +40,7 @@ bool settingsFromJson(const QJsonObject& o, std::vector<QString>* layers, std::v
         const auto p = precisionFromKey(l.value(QStringLiteral("precision")).toString());
         const auto m = methodFromKey(l.value(QStringLiteral("method")).toString());
         if (name.isEmpty() || !p || !m) {
-            *error = ConfigurationModel::tr("plan entry %1 is malformed").arg(names.size());
-            return false;
+            return Result::failure(ConfigurationModel::tr("plan entry %1 is malformed").arg(names.size()));
         }
         LayerSetting s;
         s.precision = *p;
@@ -56,7 +53,7 @@ bool settingsFromJson(const QJsonObject& o, std::vector<QString>* layers, std::v
     }
     *layers = std::move(names);
     *settings = std::move(out);
-    return true;
+    return {};
 }
 
 const EngineArtifact* Configuration::engine(const QString& target) const {
@@ -151,12 +148,11 @@ QJsonObject configurationToJson(const Configuration& c) {
     return o;
 }
 
-bool configurationFromJson(const QJsonObject& o, Configuration* c, QString* error) {
+Result configurationFromJson(const QJsonObject& o, Configuration* c) {
     Configuration r;
     r.name = o.value(QStringLiteral("name")).toString();
     if (r.name.isEmpty() || !o.value(QStringLiteral("ppl")).isDouble()) {
-        *error = ConfigurationModel::tr("a configuration has no name or perplexity");
-        return false;
+        return Result::failure(ConfigurationModel::tr("a configuration has no name or perplexity"));
     }
     r.pplRef = o.value(QStringLiteral("ppl_ref")).toDouble();
     r.ppl = o.value(QStringLiteral("ppl")).toDouble();
@@ -177,9 +173,10 @@ bool configurationFromJson(const QJsonObject& o, Configuration* c, QString* erro
         r.engines.push_back(engineFromJson(e.toObject()));
     for (const QJsonValue& m : o.value(QStringLiteral("measurements")).toArray())
         r.measurements.push_back(measurementFromJson(m.toObject()));
-    if (!settingsFromJson(o.value(QStringLiteral("plan")).toObject(), &r.layers, &r.settings, error)) return false;
+    if (auto plan = settingsFromJson(o.value(QStringLiteral("plan")).toObject(), &r.layers, &r.settings); !plan)
+        return plan;
     *c = std::move(r);
-    return true;
+    return {};
 }
 
 std::vector<int> paretoFront(const std::vector<double>& x, const std::vector<double>& y) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "views/models/layer_plan.h"
+#include "views/models/result.h"
 
 namespace edge::views {
 
@@ -59,10 +60,9 @@ struct Configuration {
 
 QJsonObject settingsToJson(const std::vector<QString>& layers, const std::vector<LayerSetting>& settings);
 // false (and `error`) on a malformed object.
-bool settingsFromJson(const QJsonObject& o, std::vector<QString>* layers, std::vector<LayerSetting>* settings,
-                      QString* error);
+Result settingsFromJson(const QJsonObject& o, std::vector<QString>* layers, std::vector<LayerSetting>* settings);
 QJsonObject configurationToJson(const Configuration& c);
-bool configurationFromJson(const QJsonObject& o, Configuration* c, QString* error);
+Result configurationFromJson(const QJsonObject& o, Configuration* c);
 
 // Indices of the points not dominated (both coordinates minimised), sorted by x.
 std::vector<int> paretoFront(const std::vector<double>& x, const std::vector<double>& y);

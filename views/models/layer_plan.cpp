@@ -182,12 +182,11 @@ QByteArray settingsToPlanJson(const std::vector<edge::model::LayerInfo>& layers,
     return text;
 }
 
-bool loadPlanFile(const QString& path, const edge::model::Model& model,
-                  const std::vector<edge::model::LayerInfo>& layers, std::vector<LayerSetting>* out, QString* error) {
+Result loadPlanFile(const QString& path, const edge::model::Model& model,
+                    const std::vector<edge::model::LayerInfo>& layers, std::vector<LayerSetting>* out) {
     const QString file = QFileInfo(path).fileName();
     auto fail = [&](const QString& why) {
-        if (error) *error = LayerPlanText::tr("Could not open the plan %1: %2").arg(file, why);
-        return false;
+        return Result::failure(LayerPlanText::tr("Could not open the plan %1: %2").arg(file, why));
     };
     auto plan = edge::quant::load_plan(path.toStdString());
     if (!plan.ok()) return fail(QString::fromStdString(plan.message()));
@@ -227,7 +226,7 @@ bool loadPlanFile(const QString& path, const edge::model::Model& model,
         if (!problem.isEmpty()) return fail(problem);
     }
     *out = std::move(settings);
-    return true;
+    return {};
 }
 
 }  // namespace edge::views

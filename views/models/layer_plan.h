@@ -20,6 +20,7 @@
 
 #include "engine/model/ir.h"
 #include "engine/quant/plan.h"
+#include "views/models/result.h"
 
 namespace edge::views {
 
@@ -85,7 +86,7 @@ edge::quant::QuantPlan settingsToPlan(const std::vector<edge::model::LayerInfo>&
 QByteArray settingsToPlanJson(const std::vector<edge::model::LayerInfo>& layers, const std::vector<LayerSetting>& s);
 // Reads a plan file against the model. On failure returns false and sets `error` to a message
 // naming the file and the problem; `out` is then untouched.
-bool loadPlanFile(const QString& path, const edge::model::Model& model,
-                  const std::vector<edge::model::LayerInfo>& layers, std::vector<LayerSetting>* out, QString* error);
+Result loadPlanFile(const QString& path, const edge::model::Model& model,
+                    const std::vector<edge::model::LayerInfo>& layers, std::vector<LayerSetting>* out);
 
 }  // namespace edge::views

@@ -148,8 +148,7 @@ bool LayerPlanModel::savePlan(const QString& path) {
 bool LayerPlanModel::loadPlan(const QString& path) {
     if (!model_) return refuse(tr("No model is loaded"));
     std::vector<LayerSetting> loaded;
-    QString error;
-    if (!loadPlanFile(path, model_->model, model_->layers, &loaded, &error)) return refuse(error);
+    if (const auto r = loadPlanFile(path, model_->model, model_->layers, &loaded); !r) return refuse(r.message());
     std::vector<int> rows;
     for (int i = 0; i < rowCount(); ++i) rows.push_back(i);
     lastError_.clear();

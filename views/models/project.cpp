@@ -43,37 +43,32 @@ QByteArray projectToJson(const ProjectData& p) {
     return QJsonDocument(o).toJson(QJsonDocument::Indented);
 }
 
-bool projectFromJson(const QByteArray& json, const QString& source, ProjectData* out, QString* error) {
+Result projectFromJson(const QByteArray& json, const QString& source, ProjectData* out) {
     QJsonParseError pe;
     const QJsonDocument doc = QJsonDocument::fromJson(json, &pe);
     if (doc.isNull() || !doc.isObject()) {
-        *error = ProjectText::tr("%1: not a project file (%2 at byte %3)").arg(source, pe.errorString()).arg(pe.offset);
-        return false;
+        return Result::failure(
+            ProjectText::tr("%1: not a project file (%2 at byte %3)").arg(source, pe.errorString()).arg(pe.offset));
     }
     const QJsonObject o = doc.object();
     if (o.value(QStringLiteral("format")).toString() != QStringLiteral("edgeproj")) {
-        *error = ProjectText::tr("%1: not a project file (no \"format\": \"edgeproj\")").arg(source);
-        return false;
+        return Result::failure(ProjectText::tr("%1: not a project file (no \"format\": \"edgeproj\")").arg(source));
     }
     if (o.value(QStringLiteral("version")).toInt() != 1) {
-        *error = ProjectText::tr("%1: project version %2 is not supported")
-                     .arg(source)
-                     .arg(o.value(QStringLiteral("version")).toInt());
-        return false;
+        return Result::failure(ProjectText::tr("%1: project version %2 is not supported")
+                                   .arg(source)
+                                   .arg(o.value(QStringLiteral("version")).toInt()));
     }
     ProjectData p;
     p.modelPath = o.value(QStringLiteral("model")).toString();
     if (p.modelPath.isEmpty()) {
-        *error = ProjectText::tr("%1: the project names no model").arg(source);
-        return false;
+        return Result::failure(ProjectText::tr("%1: the project names no model").arg(source));
     }
     p.tokenizer = o.value(QStringLiteral("tokenizer")).toString();
     p.page = o.value(QStringLiteral("page")).toString();
-    QString why;
-    if (o.contains(QStringLiteral("plan")) &&
-        !settingsFromJson(o.value(QStringLiteral("plan")).toObject(), &p.layers, &p.plan, &why)) {
-        *error = QStringLiteral("%1: %2").arg(source, why);
-        return false;
+    if (o.contains(QStringLiteral("plan"))) {
+        if (const auto r = settingsFromJson(o.value(QStringLiteral("plan")).toObject(), &p.layers, &p.plan); !r)
+            return Result::failure(QStringLiteral("%1: %2").arg(source, r.message()));
     }
     const QJsonObject ev = o.value(QStringLiteral("evaluation")).toObject();
     p.evaluationText = ev.value(QStringLiteral("text")).toString();
@@ -86,47 +81,41 @@ bool projectFromJson(const QByteArray& json, const QString& source, ProjectData*
         th.value(QStringLiteral("scale_ratio_warn")).toDouble(p.thresholds.scale_ratio_warn);
     for (const QJsonValue& v : o.value(QStringLiteral("configurations")).toArray()) {
         Configuration c;
-        if (!configurationFromJson(v.toObject(), &c, &why)) {
-            *error = QStringLiteral("%1: %2").arg(source, why);
-            return false;
-        }
+        if (const auto r = configurationFromJson(v.toObject(), &c); !r)
+            return Result::failure(QStringLiteral("%1: %2").arg(source, r.message()));
         p.configurations.push_back(std::move(c));
     }
     const QJsonArray sens = o.value(QStringLiteral("sensitivity")).toArray();
     if (!sens.isEmpty()) {
         auto s = edge::quant::sensitivity_from_json(QJsonDocument(sens).toJson(QJsonDocument::Compact).toStdString());
         if (!s.ok()) {
-            *error = QStringLiteral("%1: %2").arg(source, QString::fromStdString(s.message()));
-            return false;
+            return Result::failure(QStringLiteral("%1: %2").arg(source, QString::fromStdString(s.message())));
         }
         p.sensitivity = std::move(s).value();
     }
     for (const QJsonValue& v : o.value(QStringLiteral("boards")).toArray()) p.boards << v.toString();
     *out = std::move(p);
-    return true;
+    return {};
 }
 
-bool saveProjectFile(const QString& path, const ProjectData& p, QString* error) {
+Result saveProjectFile(const QString& path, const ProjectData& p) {
     QSaveFile f(path);
     if (!f.open(QIODevice::WriteOnly)) {
-        *error = ProjectText::tr("%1: cannot write (%2)").arg(path, f.errorString());
-        return false;
+        return Result::failure(ProjectText::tr("%1: cannot write (%2)").arg(path, f.errorString()));
     }
     f.write(projectToJson(p));
     if (!f.commit()) {
-        *error = ProjectText::tr("%1: cannot write (%2)").arg(path, f.errorString());
-        return false;
+        return Result::failure(ProjectText::tr("%1: cannot write (%2)").arg(path, f.errorString()));
     }
-    return true;
+    return {};
 }
 
-bool loadProjectFile(const QString& path, ProjectData* out, QString* error) {
+Result loadProjectFile(const QString& path, ProjectData* out) {
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly)) {
-        *error = ProjectText::tr("%1: cannot read (%2)").arg(path, f.errorString());
-        return false;
+        return Result::failure(ProjectText::tr("%1: cannot read (%2)").arg(path, f.errorString()));
     }
-    return projectFromJson(f.readAll(), QFileInfo(path).fileName(), out, error);
+    return projectFromJson(f.readAll(), QFileInfo(path).fileName(), out);
 }
 
 ProjectAutosave::ProjectAutosave(Snapshot snapshot, const QString& path, int delayMs, QObject* parent)
@@ -149,10 +138,9 @@ bool ProjectAutosave::isDirty() const { return timer_->isActive(); }
 bool ProjectAutosave::saveNow() {
     timer_->stop();
     QDir().mkpath(QFileInfo(path_).absolutePath());
-    QString error;
     const ProjectData p = snapshot_();
-    if (p.modelPath.isEmpty()) return false;  // nothing worth recovering
-    if (!saveProjectFile(path_, p, &error)) return false;
+    if (p.modelPath.isEmpty()) return false;            // nothing worth recovering
+    if (!saveProjectFile(path_, p).ok()) return false;  // the next change tries again
     emit saved(path_);
     return true;
 }

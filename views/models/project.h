@@ -22,6 +22,7 @@
 #include "engine/quant/sensitivity.h"
 #include "engine/validate/consistency.h"
 #include "views/models/configuration_model.h"
+#include "views/models/result.h"
 
 class QTimer;
 
@@ -41,9 +42,9 @@ struct ProjectData {
 
 QByteArray projectToJson(const ProjectData& p);
 // false and `error` (naming `source` and the problem) on a malformed document; `out` untouched.
-bool projectFromJson(const QByteArray& json, const QString& source, ProjectData* out, QString* error);
-bool saveProjectFile(const QString& path, const ProjectData& p, QString* error);
-bool loadProjectFile(const QString& path, ProjectData* out, QString* error);
+Result projectFromJson(const QByteArray& json, const QString& source, ProjectData* out);
+Result saveProjectFile(const QString& path, const ProjectData& p);
+Result loadProjectFile(const QString& path, ProjectData* out);
 
 class ProjectAutosave : public QObject {
     Q_OBJECT

@@ -87,12 +87,11 @@ void SensitivityModel::setEmpirical(const std::vector<edge::quant::LayerSensitiv
     emit metricsChanged();
 }
 
-bool SensitivityModel::loadAnalysisJson(const QByteArray& json, const QString& source, QString* error) {
+Result SensitivityModel::loadAnalysisJson(const QByteArray& json, const QString& source) {
     QJsonParseError pe;
     const QJsonDocument doc = QJsonDocument::fromJson(json, &pe);
     if (doc.isNull() || !doc.isObject()) {
-        *error = tr("%1: not a JSON object (%2)").arg(source, pe.errorString());
-        return false;
+        return Result::failure(tr("%1: not a JSON object (%2)").arg(source, pe.errorString()));
     }
     const QJsonValue layersValue = doc.object().value(QStringLiteral("layers"));
     std::vector<std::pair<QString, QJsonObject>> entries;
@@ -105,8 +104,7 @@ bool SensitivityModel::loadAnalysisJson(const QByteArray& json, const QString& s
         const QJsonObject o = layersValue.toObject();
         for (auto it = o.begin(); it != o.end(); ++it) entries.emplace_back(it.key(), it.value().toObject());
     } else {
-        *error = tr("%1: no \"layers\" array or object").arg(source);
-        return false;
+        return Result::failure(tr("%1: no \"layers\" array or object").arg(source));
     }
     std::map<QString, std::vector<double>> metrics;
     std::map<QString, std::vector<double>> spectra;
@@ -114,8 +112,7 @@ bool SensitivityModel::loadAnalysisJson(const QByteArray& json, const QString& s
     for (const auto& [name, o] : entries) {
         const int row = rowOfLayer(name);
         if (row < 0) {
-            *error = tr("%1: layer '%2' is not in the open model").arg(source, name);
-            return false;
+            return Result::failure(tr("%1: layer '%2' is not in the open model").arg(source, name));
         }
         for (auto it = o.begin(); it != o.end(); ++it) {
             static const QStringList kNotMetrics{QStringLiteral("block"), QStringLiteral("params"),
@@ -136,15 +133,14 @@ bool SensitivityModel::loadAnalysisJson(const QByteArray& json, const QString& s
         }
     }
     if (metrics.empty() && spectra.empty()) {
-        *error = tr("%1: no numeric per-layer values").arg(source);
-        return false;
+        return Result::failure(tr("%1: no numeric per-layer values").arg(source));
     }
     beginResetModel();
     for (const QString& key : order) setMetric(key, metrics[key]);
     for (auto& [k, v] : spectra) spectra_[k] = std::move(v);
     endResetModel();
     emit metricsChanged();
-    return true;
+    return {};
 }
 
 int SensitivityModel::rowOfLayer(const QString& name) const {

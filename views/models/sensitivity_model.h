@@ -22,6 +22,7 @@
 #include "engine/core/result.h"
 #include "engine/quant/sensitivity.h"
 #include "views/models/model_document.h"
+#include "views/models/result.h"
 
 namespace edge::views {
 
@@ -51,7 +52,7 @@ public:
     void setModel(std::shared_ptr<const LoadedModel> model);
     void setEmpirical(const std::vector<edge::quant::LayerSensitivity>& s);
     const std::vector<edge::quant::LayerSensitivity>& empirical() const { return empirical_; }
-    bool loadAnalysisJson(const QByteArray& json, const QString& source, QString* error);
+    Result loadAnalysisJson(const QByteArray& json, const QString& source);
 
     int layerCount() const { return int(layers_.size()); }
     QString layer(int row) const { return layers_.at(size_t(row)); }

@@ -163,11 +163,10 @@ void TelemetryStore::addBatch(const edge::protocol::TelemetryBatch& batch) {
     if (!batch.samples.empty()) emit appended();
 }
 
-bool TelemetryStore::writeCsv(const QString& path, QString* error) const {
+Result TelemetryStore::writeCsv(const QString& path) const {
     QFile f(path);
     if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) {
-        if (error) *error = tr("Cannot write %1: %2").arg(path, f.errorString());
-        return false;
+        return Result::failure(tr("Cannot write %1: %2").arg(path, f.errorString()));
     }
     QTextStream out(&f);
     out << "t_s";
@@ -184,10 +183,9 @@ bool TelemetryStore::writeCsv(const QString& path, QString* error) const {
     }
     out.flush();
     if (f.error() != QFileDevice::NoError) {
-        if (error) *error = tr("Cannot write %1: %2").arg(path, f.errorString());
-        return false;
+        return Result::failure(tr("Cannot write %1: %2").arg(path, f.errorString()));
     }
-    return true;
+    return {};
 }
 
 }  // namespace edge::views

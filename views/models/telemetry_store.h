@@ -14,6 +14,8 @@
 #include <limits>
 #include <vector>
 
+#include "views/models/result.h"
+
 namespace edge::protocol {
 struct TelemetryBatch;
 }
@@ -86,7 +88,7 @@ public:
     double latest(TelemetryColumn c) const;
 
     // Every row kept, one line each, with a header; empty cells for what was not reported.
-    bool writeCsv(const QString& path, QString* error) const;
+    Result writeCsv(const QString& path) const;
 
 signals:
     void appended();

@@ -248,8 +248,8 @@ BoardsPage::BoardsPage(ModelDocument* document, QWidget* parent)
     connect(cancel_, &QPushButton::clicked, this, &BoardsPage::cancel);
     connect(exportCsv_, &QPushButton::clicked, this, [this] {
         const QString path = QFileDialog::getSaveFileName(this, tr("Export telemetry"), QString(), tr("CSV (*.csv)"));
-        QString error;
-        if (!path.isEmpty() && !exportCsv(path, &error)) showError(tr("Export telemetry"), error);
+        if (path.isEmpty()) return;
+        if (const auto r = exportCsv(path); !r) showError(tr("Export telemetry"), r.message());
     });
     for (auto [button, ext] :
          {std::pair{exportPng_, QStringLiteral("png")}, std::pair{exportPdf_, QStringLiteral("pdf")}}) {
@@ -260,9 +260,8 @@ BoardsPage::BoardsPage(ModelDocument* document, QWidget* parent)
             if (base.isEmpty()) return;
             if (base.endsWith(QLatin1Char('.') + ext)) base.chop(ext.size() + 1);
             QStringList written;
-            QString error;
-            if (!exportCharts(base, ext, &written, &error))
-                showError(tr("Export charts"), error);
+            if (const auto r = exportCharts(base, ext, &written); !r)
+                showError(tr("Export charts"), r.message());
             else
                 logEvent(QString(), tr("Charts written: %1").arg(written.join(QStringLiteral(", "))));
         });
@@ -387,21 +386,20 @@ void BoardsPage::updateFigures() {
                           .arg(store_->received()));
 }
 
-bool BoardsPage::exportCsv(const QString& path, QString* error) { return store_->writeCsv(path, error); }
+Result BoardsPage::exportCsv(const QString& path) { return store_->writeCsv(path); }
 
-bool BoardsPage::exportCharts(const QString& base, const QString& ext, QStringList* written, QString* error) {
+Result BoardsPage::exportCharts(const QString& base, const QString& ext, QStringList* written) {
     static const char* kNames[ChartCount] = {"latency", "throughput", "memory", "kv"};
     for (int i = 0; i < ChartCount; ++i) {
         const QString path = base + QLatin1Char('-') + QLatin1String(kNames[i]) + QLatin1Char('.') + ext;
         const int w = std::max(640, charts_[i]->plot()->width()), h = std::max(360, charts_[i]->plot()->height());
         const bool ok = ext == QLatin1String("pdf") ? charts_[i]->savePdf(path, w, h) : charts_[i]->savePng(path, w, h);
         if (!ok) {
-            if (error) *error = tr("Cannot write %1.").arg(path);
-            return false;
+            return Result::failure(tr("Cannot write %1.").arg(path));
         }
         if (written) *written << path;
     }
-    return true;
+    return {};
 }
 
 void BoardsPage::showError(const QString& title, const QString& message) {
@@ -455,13 +453,13 @@ void BoardsPage::addBoardDialog() {
     form->addRow(buttons);
     connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
     connect(buttons, &QDialogButtonBox::accepted, &dialog, [&] {
-        QString error;
-        if (boards_->addUserBoard(name->text(), dest->text(), folder->text(), identity->text(), &error,
-                                  launcher->text())) {
+        const auto r =
+            boards_->addUserBoard(name->text(), dest->text(), folder->text(), identity->text(), launcher->text());
+        if (r) {
             dialog.accept();
             selectBoard(name->text().trimmed());
         } else {
-            QMessageBox::warning(&dialog, tr("Add board"), error);
+            QMessageBox::warning(&dialog, tr("Add board"), r.message());
         }
     });
     dialog.exec();

@@ -11,6 +11,8 @@
 #include <QString>
 #include <QWidget>
 
+#include "views/models/result.h"
+
 class QCheckBox;
 class QComboBox;
 class QLabel;
@@ -63,9 +65,9 @@ public:
     void setPaused(bool paused);
     bool isPaused() const;
 
-    bool exportCsv(const QString& path, QString* error);
+    Result exportCsv(const QString& path);
     // One file per chart: <base>-latency.<ext>, -throughput, -memory, -kv (ext "png" or "pdf").
-    bool exportCharts(const QString& base, const QString& ext, QStringList* written, QString* error);
+    Result exportCharts(const QString& base, const QString& ext, QStringList* written);
 
 public slots:
     void deploy();

@@ -247,13 +247,12 @@ void SensitivityPage::cancel() { job_->cancel(); }
 
 bool SensitivityPage::loadAnalysisFile(const QString& path) {
     QFile f(path);
-    QString error;
     if (!f.open(QIODevice::ReadOnly)) {
         message_->setText(tr("Cannot read %1").arg(path));
         return false;
     }
-    if (!model_->loadAnalysisJson(f.readAll(), QFileInfo(path).fileName(), &error)) {
-        message_->setText(error);
+    if (const auto r = model_->loadAnalysisJson(f.readAll(), QFileInfo(path).fileName()); !r) {
+        message_->setText(r.message());
         return false;
     }
     message_->clear();
