@@ -235,6 +235,19 @@ Result<GgufTokenizer> gguf_from_tokenizer_json(const TokenizerSpec& hf) {
     return out;
 }
 
+std::string bos_post_processor_json(const std::string& bos, int32_t bos_id) {
+    const nlohmann::ordered_json j = {
+        {"type", "TemplateProcessing"},
+        {"single", {{{"SpecialToken", {{"id", bos}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+        {"pair",
+         {{{"SpecialToken", {{"id", bos}, {"type_id", 0}}}},
+          {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
+          {{"SpecialToken", {{"id", bos}, {"type_id", 1}}}},
+          {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
+        {"special_tokens", {{bos, {{"id", bos}, {"ids", {bos_id}}, {"tokens", {bos}}}}}}};
+    return j.dump();
+}
+
 Result<std::string> tokenizer_json_from_gguf(const TokenizerSpec& s) {
     const std::string src = s.source.empty() ? std::string("tokenizer") : s.source;
     if (s.model != "gpt2")
@@ -282,18 +295,8 @@ Result<std::string> tokenizer_json_from_gguf(const TokenizerSpec& s) {
                      bl}}};
     }
     ojson post = nullptr;
-    if (s.add_bos && s.bos_id >= 0 && size_t(s.bos_id) < s.tokens.size()) {
-        const std::string& bos = s.tokens[size_t(s.bos_id)];
-        post = {{"type", "TemplateProcessing"},
-                {"single",
-                 {{{"SpecialToken", {{"id", bos}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
-                {"pair",
-                 {{{"SpecialToken", {{"id", bos}, {"type_id", 0}}}},
-                  {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
-                  {{"SpecialToken", {{"id", bos}, {"type_id", 1}}}},
-                  {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
-                {"special_tokens", {{bos, {{"id", bos}, {"ids", {s.bos_id}}, {"tokens", {bos}}}}}}};
-    }
+    if (s.add_bos && s.bos_id >= 0 && size_t(s.bos_id) < s.tokens.size())
+        post = ojson::parse(bos_post_processor_json(s.tokens[size_t(s.bos_id)], s.bos_id));
     ojson j = ojson::object();
     j["version"] = "1.0";
     j["truncation"] = nullptr;

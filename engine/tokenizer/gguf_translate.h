@@ -8,6 +8,7 @@
 // text (words, digits, punctuation, whitespace runs, accents, CJK, a special token) to the same
 // ids. Errors name the file and the part of tokenizer.json that GGUF cannot carry.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,5 +31,9 @@ Result<GgufTokenizer> gguf_from_tokenizer_json(const TokenizerSpec& hf);
 // user-defined tokens as added tokens, a TemplateProcessing that puts BOS first when add_bos.
 // gguf_from_tokenizer_json of the result gives the same tokens, types and merges back.
 Result<std::string> tokenizer_json_from_gguf(const TokenizerSpec& gpt2);
+
+// tokenizer.json's post_processor that puts the special token `bos` (id `bos_id`) before each
+// sequence, as JSON text (a TemplateProcessing with "single" and "pair" templates).
+std::string bos_post_processor_json(const std::string& bos, int32_t bos_id);
 
 }  // namespace edge::tokenizer

@@ -10,6 +10,7 @@
 #include "engine/core/half.h"
 #include "engine/model/hf_export.h"
 #include "engine/model/safetensors.h"
+#include "engine/tokenizer/gguf_translate.h"
 
 using edge::model::encode_f32_as;
 using edge::model::LlamaConfig;
@@ -125,15 +126,7 @@ std::string make_llama_tokenizer_json(const TokenizerSpec& spec) {
                         {{{"type", "Prepend"}, {"prepend", kSpace}},
                          {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", kSpace}}}}};
     j["pre_tokenizer"] = nullptr;
-    j["post_processor"] = {
-        {"type", "TemplateProcessing"},
-        {"single", {{{"SpecialToken", {{"id", bos}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
-        {"pair",
-         {{{"SpecialToken", {{"id", bos}, {"type_id", 0}}}},
-          {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
-          {{"SpecialToken", {{"id", bos}, {"type_id", 1}}}},
-          {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
-        {"special_tokens", {{bos, {{"id", bos}, {"ids", {spec.bos_id}}, {"tokens", {bos}}}}}}};
+    j["post_processor"] = ojson::parse(tokenizer::bos_post_processor_json(bos, spec.bos_id));
     j["decoder"] = {{"type", "Sequence"},
                     {"decoders",
                      {{{"type", "Replace"}, {"pattern", {{"String", kSpace}}}, {"content", " "}},
