@@ -86,7 +86,7 @@ nlohmann::json hardware_json(const CalibArgs& a, const calib::HardwareProfile& h
 
 Status write_report(const CalibArgs& a, const nlohmann::json& j) {
     const std::string path = a.report.empty() ? a.out + ".json" : a.report;
-    EDGE_TRY(calib::write_text_file(path, j.dump(2) + "\n"));
+    EDGE_TRY(write_text_file(path, j.dump(2) + "\n"));
     if (a.json) print_json(j);
     return {};
 }
@@ -148,7 +148,7 @@ int run_text(const CalibArgs& a, std::shared_ptr<const Model> model, const Token
         stream += emb->tokens[size_t(i)] - 1;
         tokens.push_back(emb->tokens[size_t(i)]);
     }
-    if (auto s = calib::write_text_file(a.out, calib::join_paragraphs(chosen)); !s) return fail(s.error());
+    if (auto s = write_text_file(a.out, calib::join_paragraphs(chosen)); !s) return fail(s.error());
     const int64_t seqs = std::max<int64_t>(1, stream / (a.calib_len - 1));
     nlohmann::json j = selection_json(sel.value());
     j["model"] = a.model;

@@ -7,27 +7,11 @@ namespace edge::calib {
 
 namespace {
 
-struct FileCloser {
-    void operator()(std::FILE* f) const { std::fclose(f); }
-};
-
 void put_be32(std::vector<uint8_t>& out, uint32_t v) {
     for (int s = 24; s >= 0; s -= 8) out.push_back(uint8_t(v >> s));
 }
 
-Status write_bytes(const std::string& path, const void* data, size_t n) {
-    std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path.c_str(), "wb"));
-    if (!f) return err(path, ": cannot open for writing");
-    if (n && std::fwrite(data, 1, n, f.get()) != n) return err(path, ": write failed (disk full?)");
-    if (std::fclose(f.release()) != 0) return err(path, ": write failed on close");
-    return {};
-}
-
 }  // namespace
-
-Status write_text_file(const std::string& path, const std::string& text) {
-    return write_bytes(path, text.data(), text.size());
-}
 
 Status write_idx_images(const std::string& path, const calib::IdxImages& images, const std::vector<int64_t>& indices) {
     const int64_t per = images.rows * images.cols;
@@ -41,7 +25,7 @@ Status write_idx_images(const std::string& path, const calib::IdxImages& images,
         if (i < 0 || i >= images.count) return err(path, ": image index ", i, " is outside the pool of ", images.count);
         out.insert(out.end(), images.pixels.begin() + i * per, images.pixels.begin() + (i + 1) * per);
     }
-    return write_bytes(path, out.data(), out.size());
+    return write_bytes_file(path, out.data(), out.size());
 }
 
 Status write_idx_labels(const std::string& path, const std::vector<uint8_t>& labels) {
@@ -49,7 +33,7 @@ Status write_idx_labels(const std::string& path, const std::vector<uint8_t>& lab
     put_be32(out, 0x00000801);
     put_be32(out, uint32_t(labels.size()));
     out.insert(out.end(), labels.begin(), labels.end());
-    return write_bytes(path, out.data(), out.size());
+    return write_bytes_file(path, out.data(), out.size());
 }
 
 }  // namespace edge::calib

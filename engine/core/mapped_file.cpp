@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -91,6 +92,18 @@ Result<std::string> read_text_file(const std::string& path) {
     std::ostringstream ss;
     ss << in.rdbuf();
     return ss.str();
+}
+
+Status write_bytes_file(const std::string& path, const void* data, size_t n) {
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "wb"), &std::fclose);
+    if (!f) return err(path, ": cannot open for writing");
+    if (n && std::fwrite(data, 1, n, f.get()) != n) return err(path, ": write failed (disk full?)");
+    if (std::fclose(f.release()) != 0) return err(path, ": write failed on close");
+    return {};
+}
+
+Status write_text_file(const std::string& path, const std::string& text) {
+    return write_bytes_file(path, text.data(), text.size());
 }
 
 }  // namespace edge

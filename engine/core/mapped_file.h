@@ -56,5 +56,8 @@ private:
 
 // Reads a whole (small) file into a string.
 Result<std::string> read_text_file(const std::string& path);
+// Creates (or truncates) `path` and writes n bytes / a whole text into it; errors name the path.
+Status write_bytes_file(const std::string& path, const void* data, size_t n);
+Status write_text_file(const std::string& path, const std::string& text);
 
 }  // namespace edge

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -86,16 +85,18 @@ uint64_t splitmix(uint64_t& x) {
 }
 
 // Fills rows [r0, r1) of a [rows, cols] tensor. Each row has its own stream; normals come from
-// Box-Muller on 53-bit uniforms.
+// Box-Muller on 53-bit uniforms. With `from`, output row r holds the values of row from[r] (a file
+// that orders the rows differently, HF's rotate-half Q/K, still holds the same tensor).
 void fill_rows(const Spec& sp, size_t tensor_index, uint64_t seed, float stddev, int64_t cols, int64_t r0, int64_t r1,
-               float* out) {
+               float* out, const int64_t* from = nullptr) {
     if (sp.ones) {
         std::fill(out, out + (r1 - r0) * cols, 1.0f);
         return;
     }
     constexpr double kTwoPi = 6.283185307179586;
     for (int64_t r = r0; r < r1; ++r) {
-        uint64_t state = seed ^ (uint64_t(tensor_index + 1) * 0xd1b54a32d192ed03ull) ^ (uint64_t(r) << 20);
+        const uint64_t src = from ? uint64_t(from[r]) : uint64_t(r);
+        uint64_t state = seed ^ (uint64_t(tensor_index + 1) * 0xd1b54a32d192ed03ull) ^ (src << 20);
         splitmix(state);
         float* y = out + (r - r0) * cols;
         for (int64_t j = 0; j < cols; j += 2) {
@@ -133,14 +134,6 @@ Result<LlamaConfig> resolve(const SynthOptions& o) {
             "synth: vocabulary ", c.vocab_size,
             " is too small for the byte-level BPE tokenizer (at least 304: 256 bytes, 16 special tokens, 32 pieces)");
     return c;
-}
-
-Status write_text(const std::filesystem::path& p, const std::string& text) {
-    std::ofstream out(p, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) return err(p.string(), ": cannot write (disk full?)");
-    return {};
 }
 
 // The folder: the tensors in the GGUF order with HF names, Q/K rows (and their biases) in HF's
@@ -216,12 +209,8 @@ Status write_hf_folder(const SynthOptions& o, const LlamaConfig& c, const Tokeni
                 pool.parallel_for(
                     r1 - r0,
                     [&](int64_t a, int64_t b) {
-                        if (from.empty())
-                            return fill_rows(s, k, o.seed, o.stddev, cols, r0 + a, r0 + b, buf.data() + a * cols);
-                        for (int64_t r = a; r < b; ++r) {
-                            const int64_t src = from[size_t(r0 + r)];
-                            fill_rows(s, k, o.seed, o.stddev, cols, src, src + 1, buf.data() + r * cols);
-                        }
+                        fill_rows(s, k, o.seed, o.stddev, cols, r0 + a, r0 + b, buf.data() + a * cols,
+                                  from.empty() ? nullptr : from.data());
                     },
                     8);
                 const auto bytes = encode_f32_as(buf.data(), int64_t(buf.size()), o.type);
@@ -237,12 +226,12 @@ Status write_hf_folder(const SynthOptions& o, const LlamaConfig& c, const Tokeni
         nlohmann::ordered_json map = nlohmann::ordered_json::object();
         for (const auto& [tensor, file] : weight_map) map[tensor] = file;
         const nlohmann::ordered_json index = {{"metadata", {{"total_size", total}}}, {"weight_map", map}};
-        EDGE_TRY(write_text(dir / "model.safetensors.index.json", index.dump(2) + "\n"));
+        EDGE_TRY(write_text_file((dir / "model.safetensors.index.json").string(), index.dump(2) + "\n"));
     }
-    EDGE_TRY(write_text(dir / "config.json", hf_config_json(c, tok, o.type)));
-    EDGE_TRY(write_text(dir / "generation_config.json", hf_generation_config_json(tok)));
-    EDGE_TRY(write_text(dir / "tokenizer.json", *json));
-    EDGE_TRY(write_text(dir / "tokenizer_config.json", hf_tokenizer_config_json(tok)));
+    EDGE_TRY(write_text_file((dir / "config.json").string(), hf_config_json(c, tok, o.type)));
+    EDGE_TRY(write_text_file((dir / "generation_config.json").string(), hf_generation_config_json(tok)));
+    EDGE_TRY(write_text_file((dir / "tokenizer.json").string(), *json));
+    EDGE_TRY(write_text_file((dir / "tokenizer_config.json").string(), hf_tokenizer_config_json(tok)));
     return {};
 }
 
@@ -394,6 +383,10 @@ TokenizerSpec synth_bpe_tokenizer(int vocab_size) {
     return t;
 }
 
+TokenizerSpec synth_vocabulary(SynthTokenizer kind, int vocab_size) {
+    return kind == SynthTokenizer::ByteLevelBpe ? synth_bpe_tokenizer(vocab_size) : synth_tokenizer(vocab_size);
+}
+
 DType synth_matrix_type(const SynthOptions& o, const std::string& tensor, int n_layers) {
     if (!o.q4_k_m) return o.type;
     if (tensor == "output.weight") return DType::Q6_K;
@@ -412,8 +405,7 @@ Status write_synth_model(const SynthOptions& o, Progress* progress) {
     if (!cfg.ok()) return cfg.error();
     const LlamaConfig& c = *cfg;
     if (o.path.empty()) return err("synth: no output path given");
-    const TokenizerSpec tok =
-        o.tokenizer == SynthTokenizer::ByteLevelBpe ? synth_bpe_tokenizer(c.vocab_size) : synth_tokenizer(c.vocab_size);
+    const TokenizerSpec tok = synth_vocabulary(o.tokenizer, c.vocab_size);
     if (o.format == SynthFormat::HfFolder) return write_hf_folder(o, c, tok, progress);
     gguf::Writer w;
     const std::string name = o.config ? "synth-custom" : "synth-" + o.shape;
@@ -477,8 +469,7 @@ Result<Model> make_synth_model(const SynthOptions& o) {
     m.name = o.config ? "synth-custom" : "synth-" + o.shape;
     m.source_format = "synth";
     m.source_path = m.name;
-    m.tokenizer = o.tokenizer == SynthTokenizer::ByteLevelBpe ? synth_bpe_tokenizer(m.config.vocab_size)
-                                                              : synth_tokenizer(m.config.vocab_size);
+    m.tokenizer = synth_vocabulary(o.tokenizer, m.config.vocab_size);
     const std::vector<Spec> specs = tensor_specs(m.config, o.tied_embeddings);
     for (size_t k = 0; k < specs.size(); ++k) {
         const Spec& s = specs[k];

@@ -79,5 +79,7 @@ tokenizer::TokenizerSpec synth_tokenizer(int vocab_size);
 // generation): the last 256 ids when vocab_size >= 100000, else the last 16. vocab_size must
 // leave at least 32 pieces.
 tokenizer::TokenizerSpec synth_bpe_tokenizer(int vocab_size);
+// The vocabulary of `kind` (synth_tokenizer or synth_bpe_tokenizer).
+tokenizer::TokenizerSpec synth_vocabulary(SynthTokenizer kind, int vocab_size);
 
 }  // namespace edge::model

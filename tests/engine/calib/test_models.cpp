@@ -255,6 +255,6 @@ TEST(CalibFiles, ParagraphsAndIdxRoundTrip) {
     auto bad = edge::calib::write_idx_images(p, d.images, {d.images.count});
     ASSERT_FALSE(bad.ok());
     EXPECT_NE(bad.message().find("outside the pool"), std::string::npos);
-    EXPECT_TRUE(edge::test::fails_with(edge::calib::write_text_file((dir / "no/such/dir/x.txt").string(), "x"),
+    EXPECT_TRUE(edge::test::fails_with(edge::write_text_file((dir / "no/such/dir/x.txt").string(), "x"),
                                        {"x.txt", "cannot open for writing"}));
 }
