@@ -235,8 +235,10 @@ Result<GgufTokenizer> gguf_from_tokenizer_json(const TokenizerSpec& hf) {
     return out;
 }
 
-std::string bos_post_processor_json(const std::string& bos, int32_t bos_id) {
-    const nlohmann::ordered_json j = {
+namespace {
+
+nlohmann::ordered_json bos_post_processor(const std::string& bos, int32_t bos_id) {
+    return {
         {"type", "TemplateProcessing"},
         {"single", {{{"SpecialToken", {{"id", bos}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
         {"pair",
@@ -245,7 +247,12 @@ std::string bos_post_processor_json(const std::string& bos, int32_t bos_id) {
           {{"SpecialToken", {{"id", bos}, {"type_id", 1}}}},
           {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
         {"special_tokens", {{bos, {{"id", bos}, {"ids", {bos_id}}, {"tokens", {bos}}}}}}};
-    return j.dump();
+}
+
+}  // namespace
+
+std::string bos_post_processor_json(const std::string& bos, int32_t bos_id) {
+    return bos_post_processor(bos, bos_id).dump();
 }
 
 Result<std::string> tokenizer_json_from_gguf(const TokenizerSpec& s) {
@@ -296,7 +303,7 @@ Result<std::string> tokenizer_json_from_gguf(const TokenizerSpec& s) {
     }
     ojson post = nullptr;
     if (s.add_bos && s.bos_id >= 0 && size_t(s.bos_id) < s.tokens.size())
-        post = ojson::parse(bos_post_processor_json(s.tokens[size_t(s.bos_id)], s.bos_id));
+        post = bos_post_processor(s.tokens[size_t(s.bos_id)], s.bos_id);
     ojson j = ojson::object();
     j["version"] = "1.0";
     j["truncation"] = nullptr;
