@@ -267,10 +267,14 @@ std::unique_ptr<Tokenizer> build(const json& j, const TokenizerSpec& spec, const
 
     // Ids may be sparse and added tokens may extend past the model vocabulary.
     int64_t max_id = -1;
+    std::string max_path;  // where the largest id is, for the error below
     for (auto it = vocab->begin(); it != vocab->end(); ++it) {
         if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 || it.value().get<int64_t>() > (1 << 26))
             bad("model.vocab[\"" + it.key() + "\"]", "expected a non-negative token id");
-        max_id = std::max(max_id, it.value().get<int64_t>());
+        if (it.value().get<int64_t>() > max_id) {
+            max_id = it.value().get<int64_t>();
+            max_path = "model.vocab[\"" + it.key() + "\"]";
+        }
         b.model_vocab.emplace(it.key(), it.value().get<int32_t>());
     }
     const json* added = opt(j, "added_tokens");
@@ -282,8 +286,17 @@ std::unique_ptr<Tokenizer> build(const json& j, const TokenizerSpec& spec, const
             const json* id = opt(a, "id");
             if (!id || !id->is_number_integer() || id->get<int64_t>() < 0 || id->get<int64_t>() > (1 << 26))
                 bad(path + ".id", "expected a non-negative token id");
-            max_id = std::max(max_id, id->get<int64_t>());
+            if (id->get<int64_t>() > max_id) {
+                max_id = id->get<int64_t>();
+                max_path = path + ".id";
+            }
         }
+    // Ids index a table of max_id + 1 entries: a few gaps are fine, a file whose ids are mostly
+    // holes (one id of 60 million) would make it gigabytes.
+    const int64_t given = int64_t(vocab->size()) + int64_t(added ? added->size() : 0);
+    if (max_id >= 2 * given + 1024)
+        bad(max_path, "token id " + std::to_string(max_id) + " for " + std::to_string(given) +
+                          " tokens (ids must be nearly dense)");
     const auto n = static_cast<size_t>(max_id + 1);
     auto& c = b.c;
     c.tokens.assign(n, "");

@@ -297,6 +297,20 @@ json split_byte_level_json(const TokenizerSpec& trained, const char* pattern, bo
 
 // GGUF export's translation of tokenizer.json: the pre name found from the regex, and the
 // translated tokenizer encodes every paragraph as the tokenizer.json one does.
+// Fuzz finding (fuzz_tokenizer_json, 2026-12-06): one added token with an id of 60 million made
+// the id table gigabytes before anything checked it.
+TEST(HfJson, SparseIdsAreRefusedBeforeTheTableIsAllocated) {
+    std::string e;
+    json j = byte_level_json(false);
+    j["added_tokens"] = json::array({{{"id", 60000000}, {"content", "<big>"}, {"special", true}}});
+    EXPECT_FALSE(make_hf(j, &e));
+    EXPECT_NE(e.find("added_tokens[0].id: token id 60000000 for"), std::string::npos) << e;
+    j = byte_level_json(false);
+    j["model"]["vocab"]["far"] = 5000000;
+    EXPECT_FALSE(make_hf(j, &e));
+    EXPECT_NE(e.find("model.vocab[\"far\"]: token id 5000000 for"), std::string::npos) << e;
+}
+
 TEST(HfJson, ByteLevelTokenizerJsonTranslatesToTheGgufTokenizer) {
     EDGE_REQUIRE_SHARED(test::shared("data/tinystories_val.txt"));
     const std::string val = test::read_shared("data/tinystories_val.txt");
