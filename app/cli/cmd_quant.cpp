@@ -1,4 +1,4 @@
-// `quantize MODEL --plan P [--calib FILE] --out M.edgeq` and
+// `quantize MODEL --plan P [--calib FILE] --out M.edgeq`, `sensitivity MODEL --calib FILE` and
 // `validate REF TEST --text FILE`: the quantization engine (engine/quant) and the
 // post-quantization validation suite (engine/validate) from the command line. validate's exit
 // code says pass (0) or fail (1), so it can gate a CI pipeline.
@@ -12,6 +12,7 @@
 #include "engine/quant/apply.h"
 #include "engine/quant/calib.h"
 #include "engine/quant/plan.h"
+#include "engine/quant/sensitivity.h"
 #include "engine/validate/consistency.h"
 
 using edge::model::EdgeqWriter;
@@ -79,6 +80,47 @@ int run_quantize(const QuantizeArgs& a) {
     return kOk;
 }
 
+struct SensitivityArgs {
+    std::string model, tokenizer, out, spec = "int4";
+    CalibTextArgs calib;
+    int group = 32;
+    int threads = 0;
+    bool json = false;
+};
+
+// The empirical pass of the studio's Sensitivity page: each layer alone quantized (RTN), the KL
+// it costs on the calibration windows. Block-streamed: one block of the model read at a time.
+int run_sensitivity(const SensitivityArgs& a) {
+    if (a.calib.calib.empty()) return fail(err(a.model, ": sensitivity needs --calib TEXT"));
+    if (a.spec != "int4" && a.spec != "int8")
+        return fail(err("--precision ", a.spec, ": sensitivity quantizes one layer at a time to int4 or int8"));
+    auto loaded = load(a.model, a.tokenizer, true, Weights::Lazy);
+    if (!loaded.ok()) return fail(loaded.error());
+    auto calib = a.calib.read(loaded->tokenizer.get());
+    if (!calib.ok()) return fail(calib.error());
+    quant::SensitivityOptions so;
+    so.spec = quant::QuantSpec{a.spec == "int8" ? 8 : 4, true, QGrouping::Group, a.group, QMethod::RTN};
+    so.threads = a.threads;
+    ProgressBar bar(!a.json);
+    auto r = quant::layer_sensitivity(*loaded->model, (*calib)->sequences, so, bar.progress());
+    bar.finish();
+    if (!r.ok()) return fail(r.error());
+    const std::string json = quant::sensitivity_to_json(*r);
+    if (!a.out.empty())
+        if (auto st = write_text_file(a.out, json); !st.ok()) return fail(st.error());
+    if (a.json) {
+        std::puts(json.c_str());
+        return kOk;
+    }
+    std::printf("%-22s %12s %12s %12s %10s\n", "layer", "KL mean", "KL max", "NLL delta", "bytes");
+    for (const auto& l : *r)
+        std::printf("%-22s %12.4g %12.4g %+12.4g %10s\n", l.layer.c_str(), l.kl_mean, l.kl_max, l.nll_delta,
+                    human_bytes(double(l.bytes)).c_str());
+    std::printf("%zu layers, %s g%d RTN, %zu calibration windows%s%s\n", r->size(), a.spec.c_str(), a.group,
+                (*calib)->sequences.size(), a.out.empty() ? "" : "; written to ", a.out.c_str());
+    return kOk;
+}
+
 struct ValidateArgs {
     std::string ref, test, text, tokenizer, protocol = "para";
     int max_parts = 50;
@@ -124,6 +166,19 @@ void add_quant_commands(CLI::App& app, int& rc) {
     qs->add_option("--out", q->out, "The quantized model to write (M.edgeq)")->required();
     qs->add_flag("--json", q->json, "Print JSON");
     qs->callback([q, &rc] { rc = run_quantize(*q); });
+
+    auto se = std::make_shared<SensitivityArgs>();
+    CLI::App* ss = app.add_subcommand(
+        "sensitivity", "Per-layer sensitivity: the KL each layer costs when it alone is quantized (RTN)");
+    ss->add_option("model", se->model, "Model file or folder")->required();
+    se->calib.add_options(ss);
+    ss->add_option("--precision", se->spec, "int4 or int8")->capture_default_str();
+    ss->add_option("--group", se->group, "Group size")->capture_default_str()->check(CLI::PositiveNumber);
+    ss->add_option("--tokenizer", se->tokenizer, "Tokenizer file when the model has none");
+    ss->add_option("--out", se->out, "Write the figures as JSON (what the studio's Sensitivity page reads)");
+    ss->add_option("--threads,-t", se->threads, "Threads (0 = default)")->check(CLI::NonNegativeNumber);
+    ss->add_flag("--json", se->json, "Print JSON");
+    ss->callback([se, &rc] { rc = run_sensitivity(*se); });
 
     auto v = std::make_shared<ValidateArgs>();
     CLI::App* vs = app.add_subcommand("validate", "Validate a quantized model against its FP32 reference");

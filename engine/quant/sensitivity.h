@@ -28,10 +28,20 @@ struct LayerSensitivity {
 struct SensitivityOptions {
     QuantSpec spec{4, true, QGrouping::Group, 32, QMethod::RTN};  // RTN only (no calibration per layer)
     int threads = 0;
+    // Tests only: the earlier whole-model path - every layer's variant of the model run from the
+    // first token through LlamaCpu (the weights must be resident) - the oracle the block-streamed
+    // path is checked against.
+    bool whole_model_reference = false;
 };
 
-// One entry per layer of list_layers(m) whose weight is F32, in that order. `seqs` are token
-// sequences (each starting with BOS); every next-token position is scored.
+// One entry per layer of list_layers(m) whose weight is F32 (or unread: a lazily opened model),
+// in that order. `seqs` are token sequences (each starting with BOS); every next-token position is
+// scored.
+//
+// Block-streamed: the calibration tokens' hidden states are carried through the blocks once (the
+// state before each block kept), then for each block its layers' quantized variants start from the
+// state before it and are carried together through the later blocks, one block read at a time.
+// A lazily opened model never holds more than one block and the head as F32 weights.
 Result<std::vector<LayerSensitivity>> layer_sensitivity(const model::Model& m,
                                                         const std::vector<std::vector<int32_t>>& seqs,
                                                         const SensitivityOptions& opts = {},

@@ -38,6 +38,41 @@ TEST(CliQuant, Int8RtnQuantizesValidatesAndGenerates) {
     EXPECT_NE(g.out.find("Once upon a time"), std::string::npos) << g.out;
 }
 
+// `sensitivity`: the studio's Sensitivity page from the command line, on the model as stored (one
+// block at a time): one entry per layer, the JSON the studio reads, ranked so that quantizing the
+// head costs more than an attention key projection does on average; too little memory stops it first.
+TEST(CliQuant, SensitivityRanksEveryLayerAndWritesTheStudiosJson) {
+    const std::string model = shared("models/stories260K/stories260K.gguf");
+    const std::string text = shared("data/tinystories_sample.txt");
+    EDGE_REQUIRE_SHARED(model);
+    EDGE_REQUIRE_SHARED(text);
+    const auto dir = temp_dir("cli-sensitivity");
+    const std::string out = (dir / "sens.json").string();
+    CliRun r = run_cli(
+        {"sensitivity", model, "--calib", text, "--calib-sequences", "4", "--calib-len", "48", "--out", out, "--json"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const auto j = r.json();
+    ASSERT_EQ(j.size(), 36u);
+    EXPECT_EQ(j[0]["layer"], "blk.0.attn_q");
+    EXPECT_EQ(j[35]["layer"], "output");
+    double attn_k = 0;
+    for (const auto& e : j) {
+        EXPECT_GE(e["kl_mean"].get<double>(), 0.0) << e["layer"];
+        if (e["layer"].get<std::string>().find("attn_k") != std::string::npos) attn_k += e["kl_mean"].get<double>() / 5;
+    }
+    EXPECT_GT(j[35]["kl_mean"].get<double>(), attn_k);
+    std::ifstream written(out);
+    EXPECT_EQ(nlohmann::json::parse(written), j);
+
+    CliRun low = run_cli({"sensitivity", model, "--calib", text, "--memory-limit", "100K"});
+    EXPECT_EQ(low.rc, 1);
+    for (const char* part : {"stories260K.gguf: layer sensitivity", "needs about", "100.0 KiB is available"})
+        EXPECT_NE(low.err.find(part), std::string::npos) << part << " in " << low.err;
+    CliRun none = run_cli({"sensitivity", model});
+    EXPECT_EQ(none.rc, 1);
+    EXPECT_NE(none.err.find("needs --calib"), std::string::npos) << none.err;
+}
+
 // Issue 18: calibration never sees what the evaluation scores. With --eval-text, the calibration
 // text's paragraphs that the evaluation also has are dropped and the count reported.
 TEST(CliQuant, CalibrationDropsTheEvaluationParagraphsAndSaysHowMany) {

@@ -39,9 +39,8 @@ edge::Result<std::vector<edge::quant::LayerSensitivity>> runSensitivity(std::sha
     if (!seqs.ok()) return seqs.error();
     edge::quant::SensitivityOptions so;
     so.threads = workerThreads();
-    auto full = model->withWeights(progress);
-    if (!full.ok()) return full.error();
-    return edge::quant::layer_sensitivity(**full, *seqs, so, progress);
+    // Block-streamed: a lazily opened model is read one block at a time (no FP32 copy of it).
+    return edge::quant::layer_sensitivity(model->model, *seqs, so, progress);
 }
 
 SensitivityModel::SensitivityModel(QObject* parent) : QAbstractTableModel(parent) {}
