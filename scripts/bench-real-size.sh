@@ -7,7 +7,7 @@
 # byte-level BPE tokenizer.json with Llama 3's special tokens) instead of the F16 GGUF.
 # Prints a Markdown table (docs/benchmarks.md keeps the figures).
 #
-# Usage: scripts/bench-real-size.sh SHAPE [WORKDIR] [--gptq] [--hf]
+# Usage: scripts/bench-real-size.sh SHAPE [WORKDIR] [--gptq] [--hf] [--sensitivity]
 #   SHAPE: a synth shape (edgestudio-cli synth --list): llama-3.2-1b, llama-3.2-3b, llama-3-8b, ...
 #   WORKDIR: where the model files go (default /tmp/edge-real-size; an 8B F16 file is 16 GB)
 # The page cache is dropped before each phase when the kernel allows it (root), so every phase
@@ -19,8 +19,10 @@ shape="${1:?usage: bench-real-size.sh SHAPE [WORKDIR] [--gptq]}"
 work="${2:-/tmp/edge-real-size}"
 gptq=0
 hf=0
+sens=0
 for a in "$@"; do
   [ "$a" = "--gptq" ] && gptq=1
+  [ "$a" = "--sensitivity" ] && sens=1
   [ "$a" = "--hf" ] && hf=1
 done
 case "$work" in --*) work=/tmp/edge-real-size ;; esac
@@ -61,6 +63,10 @@ phase "generate -n 16 (the $( [ "$hf" = 1 ] && echo "BF16 folder" || echo "F16 G
 if [ "$gptq" = 1 ]; then
   phase "quantize INT4 GPTQ g32 -> .edgeq" "$cli" quantize "$model" --plan "$gplan" --calib "$calib" \
     --calib-sequences 8 --calib-len 128 --out "$work/$shape-gptq.edgeq"
+fi
+if [ "$sens" = 1 ]; then
+  phase "sensitivity INT4 RTN g32 (2 x 64 tokens)" "$cli" sensitivity "$model" --calib "$calib" \
+    --calib-sequences 2 --calib-len 64 --out "$work/$shape-sensitivity.json"
 fi
 du -sb "$model" | awk '{printf "  %s  %.2f GB\n", $2, $1/1e9}'
 ls -l "$work/$shape-int4.edgeq" "$work/$shape-int4.edge" | awk '{printf "  %s  %.2f GB\n", $9, $5/1e9}'

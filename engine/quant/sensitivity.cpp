@@ -208,7 +208,7 @@ Result<std::vector<LayerSensitivity>> streamed_sensitivity(const Model& m,
     if (!e || !norm_t || !head_t) return err(m.source_path, ": no token embedding, output_norm.weight or output head");
     {
         // What the pass holds: one block and the head as F32, the states before every block and
-        // a block's variants, the reference log-probabilities, the block runner's scratch.
+        // the variants carried together, the reference log-probabilities, the block runner's scratch.
         uint64_t block_f32 = 0, tokens = 0, positions = 0, longest = 0;
         for (int b = 0; b < c.n_layers; ++b) {
             uint64_t n = 0;
@@ -226,7 +226,10 @@ Result<std::vector<LayerSensitivity>> streamed_sensitivity(const Model& m,
         EDGE_TRY(
             check_memory(m.source_path + ": layer sensitivity",
                          {{"one block and the head as F32", block_f32 + uint64_t(head_t->numel()) * sizeof(float)},
-                          {"the calibration states", state * uint64_t(c.n_layers + 2 + 7)},
+                          {"the calibration states", state * uint64_t(c.n_layers + 2)},
+                          {"the quantized-layer variants' states",
+                           std::min<uint64_t>(uint64_t(7 * c.n_layers) * state,
+                                              std::max<uint64_t>(opts.variant_state_bytes, 7 * state))},
                           {"the reference log-probabilities", positions * uint64_t(c.vocab_size) * sizeof(double)},
                           {"the block runner", longest * (per_token + longest * uint64_t(c.n_heads) * sizeof(float))}},
                          memory_budget(), "use fewer or shorter calibration sequences, or a machine with more memory"));
@@ -268,51 +271,70 @@ Result<std::vector<LayerSensitivity>> streamed_sensitivity(const Model& m,
 
     const std::vector<LayerInfo> layers = list_layers(m);
     std::vector<std::optional<LayerSensitivity>> found(layers.size());
-    // Variants carried together from block `from` to the head.
+    // A quantized-layer variant: the states it carries, from its block to the head.
     struct Variant {
         size_t layer;
         CalibStates s;
         std::optional<Tensor> head;  // the quantized head, for the head's own variant
     };
-    auto finish = [&](std::vector<Variant>& vs, int from) -> Status {
-        std::vector<CalibStates*> states;
-        for (Variant& v : vs) states.push_back(&v.s);
-        for (int k = from; k < L && !vs.empty(); ++k) {
-            if (is_cancelled(progress)) return err("sensitivity cancelled");
-            EDGE_TRY(blocks.run(k, runner, states));
-        }
+    // The variants of one layer each, scored against the reference once they leave the last block.
+    auto score = [&](std::vector<Variant>& vs) {
         for (Variant& v : vs) {
             Score sc;
             head_logprobs(std::move(v.s), norm->f32(), v.head ? *v.head : *head, c, pool,
                           [&](size_t p, const std::vector<double>& lp) { sc.add(ref[p], lp, targets[p]); });
             sc.into(*found[v.layer]);
         }
-        return {};
+        vs.clear();
     };
-    for (int b = 0; b < L; ++b) {
-        EDGE_TRY(blocks.hold(b));
+    // Passes over the blocks: each pass starts the variants of a run of source blocks (as many as
+    // their states fit opts.variant_state_bytes, at least one block's) and carries all of them
+    // through every later block, so a pass reads each block once.
+    std::vector<int> per_block(size_t(L), 0);
+    for (const LayerInfo& li : layers) {
+        const Tensor* t = m.find(li.tensor);
+        if (li.block >= 0 && li.block < L && t && t->type == DType::F32) ++per_block[size_t(li.block)];
+    }
+    const size_t state_bytes = std::max<size_t>(1, s.h.size() * sizeof(float));
+    const size_t fit = opts.variant_state_bytes / state_bytes;
+    std::vector<std::pair<int, int>> passes;  // [first, end) source blocks
+    for (int b0 = 0; b0 < L;) {
+        int b1 = b0;
+        size_t n = 0;
+        while (b1 < L && (b1 == b0 || n + size_t(per_block[size_t(b1)]) <= fit)) n += size_t(per_block[size_t(b1++)]);
+        passes.emplace_back(b0, b1);
+        b0 = b1;
+    }
+    double steps = 0, done = 0;
+    for (const auto& [b0, b1] : passes) steps += double(L - b0);
+    for (const auto& [b0, b1] : passes) {
         std::vector<Variant> vs;
-        for (size_t li = 0; li < layers.size(); ++li) {
-            if (layers[li].block != b) continue;
-            Tensor& t = *blocks.work().find_mut(layers[li].tensor);
-            if (t.type != DType::F32 || !t.data) continue;
-            auto q = quantize_rtn(t, opts.spec);
-            if (!q.ok()) return err(layers[li].name, ": ", q.message());
-            found[li] = describe(layers[li], t, *q);
-            // The block with this one layer quantized (BlockWeights points at the tensors).
-            const Tensor held = t;
-            t = std::move(q).value();
-            auto w = block_weights(blocks.work(), b);
-            Variant v{li, with_states(s, before[size_t(b)]), std::nullopt};
-            if (w.ok()) run_block(runner, v.s, *w, nullptr);
-            t = held;
+        for (int k = b0; k < L; ++k) {
+            if (is_cancelled(progress)) return err("sensitivity cancelled");
+            EDGE_TRY(blocks.hold(k));
+            auto w = block_weights(blocks.work(), k);
             if (!w.ok()) return w.error();
-            vs.push_back(std::move(v));
+            for (Variant& v : vs) run_block(runner, v.s, *w, nullptr);  // started in earlier blocks
+            for (size_t li = 0; k < b1 && li < layers.size(); ++li) {
+                if (layers[li].block != k) continue;
+                Tensor& t = *blocks.work().find_mut(layers[li].tensor);
+                if (t.type != DType::F32 || !t.data) continue;
+                auto q = quantize_rtn(t, opts.spec);
+                if (!q.ok()) return err(layers[li].name, ": ", q.message());
+                found[li] = describe(layers[li], t, *q);
+                // Block k with this one layer quantized (BlockWeights points at the tensors).
+                const Tensor held = t;
+                t = std::move(q).value();
+                Variant v{li, with_states(s, before[size_t(k)]), std::nullopt};
+                run_block(runner, v.s, *w, nullptr);
+                t = held;
+                vs.push_back(std::move(v));
+            }
+            if (k < b1) before[size_t(k)] = {};
+            blocks.drop(k);
+            report(progress, (1.0 + double(L) * (++done) / steps) / double(L + 2), "layer sensitivity");
         }
-        blocks.drop(b);
-        before[size_t(b)] = {};
-        EDGE_TRY(finish(vs, b + 1));
-        report(progress, double(b + 2) / double(L + 2), "layer sensitivity");
+        score(vs);
     }
     // The layers outside the blocks: the head (tied to the embedding, its variant starts there).
     for (size_t li = 0; li < layers.size(); ++li) {
@@ -324,7 +346,9 @@ Result<std::vector<LayerSensitivity>> streamed_sensitivity(const Model& m,
         std::vector<Variant> vs;
         const bool tied = head_t == e;
         vs.push_back(Variant{li, tied ? embed_calibration(calib, *q, c) : s, std::move(q).value()});
-        EDGE_TRY(finish(vs, tied ? 0 : L));
+        if (tied)  // the embedding changes too: from the first block on
+            for (int k = 0; k < L; ++k) EDGE_TRY(blocks.run(k, runner, {&vs.back().s}));
+        score(vs);
     }
     std::vector<LayerSensitivity> res;
     for (auto& f : found)

@@ -32,6 +32,10 @@ struct SensitivityOptions {
     // first token through LlamaCpu (the weights must be resident) - the oracle the block-streamed
     // path is checked against.
     bool whole_model_reference = false;
+    // The block-streamed path carries the variants of several blocks through the later blocks at
+    // once, as many as their hidden states fit here (at least one block's): each pass over the
+    // blocks reads every block once. Smaller: less memory, more passes.
+    size_t variant_state_bytes = size_t(1) << 30;
 };
 
 // One entry per layer of list_layers(m) whose weight is F32 (or unread: a lazily opened model),
@@ -39,8 +43,9 @@ struct SensitivityOptions {
 // scored.
 //
 // Block-streamed: the calibration tokens' hidden states are carried through the blocks once (the
-// state before each block kept), then for each block its layers' quantized variants start from the
-// state before it and are carried together through the later blocks, one block read at a time.
+// state before each block kept), then each layer's quantized variant starts from the state before
+// its block, and the variants are carried together through the later blocks, one block read at a
+// time (in as few passes as variant_state_bytes allows).
 // A lazily opened model never holds more than one block and the head as F32 weights.
 Result<std::vector<LayerSensitivity>> layer_sensitivity(const model::Model& m,
                                                         const std::vector<std::vector<int32_t>>& seqs,

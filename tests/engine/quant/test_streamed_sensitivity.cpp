@@ -90,6 +90,11 @@ TEST(StreamedSensitivity, EqualsTheWholeModelPathOnStories260K) {
     auto from_file = layer_sensitivity(lazy, seqs, o);
     ASSERT_TRUE(from_file.ok()) << from_file.message();
     expect_same(*want, *from_file);
+    // Room for one block's variants at a time: a pass per block, the same figures.
+    o.variant_state_bytes = 1;
+    auto per_block = layer_sensitivity(lazy, seqs, o);
+    ASSERT_TRUE(per_block.ok()) << per_block.message();
+    expect_same(*want, *per_block);
 }
 
 // On a lazily opened 4-block F16 file (head untied, then tied to the embedding), the FP32 weights
