@@ -748,6 +748,14 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <source>Run the agent under</source>
         <translation>Run the agent under</translation>
     </message>
+    <message>
+        <source>Chat template</source>
+        <translation>Chat template</translation>
+    </message>
+    <message>
+        <source>Send each prompt as a user message in the engine&apos;s own chat template (instruct models); generation stops at any end-of-turn token</source>
+        <translation>Send each prompt as a user message in the engine&apos;s own chat template (instruct models); generation stops at any end-of-turn token</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::ConfigurationModel</name>

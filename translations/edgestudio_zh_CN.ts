@@ -748,6 +748,14 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <source>Run the agent under</source>
         <translation>代理的启动前缀</translation>
     </message>
+    <message>
+        <source>Chat template</source>
+        <translation>对话模板</translation>
+    </message>
+    <message>
+        <source>Send each prompt as a user message in the engine&apos;s own chat template (instruct models); generation stops at any end-of-turn token</source>
+        <translation>把每条提示词作为用户消息，套用引擎自带的对话模板（指令模型）；生成在任一轮次结束符处停止</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::ConfigurationModel</name>

@@ -211,6 +211,7 @@ struct ProfileArgs {
     BoardArgs b;
     std::string engine;
     std::vector<std::string> prompts;
+    bool chat = false;
     uint32_t max_tokens = 64;
     int restarts = 3;
     int threads = 0;
@@ -335,6 +336,7 @@ int run_profile_cmd(const ProfileArgs& a) {
     std::optional<protocol::ServeWorkload> serve;
     if (!a.workload.empty()) {
         if (!a.prompts.empty()) return fail("profile: give --workload or --prompt, not both");
+        if (a.chat) return fail("profile: --chat applies to --prompt texts, not to a --workload");
         std::ifstream f(a.workload, std::ios::binary);
         if (!f) return fail(a.workload + ": cannot open the workload file");
         std::string text((std::istreambuf_iterator<char>(f)), {});
@@ -363,6 +365,7 @@ int run_profile_cmd(const ProfileArgs& a) {
             auto connect = connector(a.b, b);
             client::ProfileRequest req;
             req.prompts = prompts;
+            req.chat = a.chat;
             req.max_tokens = a.max_tokens;
             req.traceparent = a.traceparent;
             req.fetch_metrics = !a.prometheus.empty();
@@ -636,6 +639,7 @@ void add_remote_commands(CLI::App& app, int& rc) {
     p->add_option("--engine", prof->engine,
                   "engine file in the board's current version (default: the deployed one, SHA-256 checked)");
     p->add_option("--prompt,-p", prof->prompts, "prompt (repeatable)");
+    p->add_flag("--chat", prof->chat, "each prompt a user message in the engine's chat template (instruct models)");
     p->add_option("--max-tokens,-n", prof->max_tokens, "tokens to generate per prompt")->check(CLI::Range(1, 1 << 20));
     p->add_option("--restarts", prof->restarts, "restart a dead agent this many times")->check(CLI::Range(0, 100));
     p->add_option("--threads", prof->threads, "agent threads (0: the board's cores)")->check(CLI::Range(0, 1024));

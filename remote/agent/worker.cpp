@@ -14,6 +14,7 @@
 #include "engine/sched/workload.h"
 #include "engine/telemetry/memory.h"
 #include "engine/telemetry/stopwatch.h"
+#include "engine/tokenizer/chat.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "remote/agent/sha256.h"
 
@@ -452,7 +453,17 @@ void Worker::run(const protocol::RunWorkload& r) {
     size_t done = 0;
     for (size_t i = 0; i < r.prompts.size() && !cancel_; ++i, ++done) {
         Sampler sampler(sp);
-        std::vector<int32_t> ids = tok.encode(r.prompts[i], true);
+        std::vector<int32_t> ids;
+        if (r.chat) {
+            // The prompt as a user message in the engine's own chat template.
+            auto chat = tokenizer::render_chat_prompt(eos, tok, {tokenizer::ChatMessage{"user", r.prompts[i]}}, true);
+            if (!chat.ok())
+                return fail(r.request_id, protocol::ErrorCode::BadRequest,
+                            L.path + ": prompt " + std::to_string(i) + ": " + chat.message());
+            ids = std::move(chat->ids);
+        } else {
+            ids = tok.encode(r.prompts[i], true);
+        }
         if (ids.empty()) ids.push_back(tok.bos_id() >= 0 ? tok.bos_id() : 0);
         if (static_cast<int>(ids.size()) >= max_seq)
             return fail(r.request_id, protocol::ErrorCode::RunFailed,

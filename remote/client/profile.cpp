@@ -143,6 +143,7 @@ Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileReques
                 run.seed = req.seed;
                 run.telemetry_hz = req.telemetry_hz;
                 run.traceparent = traceparent;
+                run.chat = req.chat;
                 if (auto s = l.send(run); !s.ok()) return Failure{false, s.message()};
             }
             auto remap = [&](uint32_t idx) { return idx < pending.size() ? static_cast<uint32_t>(pending[idx]) : idx; };

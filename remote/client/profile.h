@@ -32,6 +32,7 @@ struct ProfileRequest {
     std::optional<protocol::Sha256> engine_sha256;
     std::string tokenizer_path;
     std::vector<std::string> prompts;
+    bool chat = false;  // each prompt a user message in the engine's chat template (protocol 5)
     uint32_t max_tokens = 64;
     float temperature = 0.0f;
     int32_t top_k = 0;

@@ -16,7 +16,7 @@ namespace edge::protocol {
 // 3: serve-workload / serve-report frames (batched serving through the scheduler), telemetry
 // samples carry batch size, queue length and preemptions (152 bytes).
 // 2: metrics-request / metrics frames (Prometheus text). 1: the first version.
-inline constexpr uint32_t kProtocolVersion = 4;
+inline constexpr uint32_t kProtocolVersion = 5;
 inline constexpr std::array<uint8_t, 8> kMagic = {'E', 'D', 'G', 'E', 'W', 'I', 'R', 'E'};
 
 // client -> agent: magic, u32 version, u32 reserved (0).

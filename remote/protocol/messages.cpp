@@ -37,6 +37,7 @@ void put(WireWriter& w, const RunWorkload& m) {
     w.u64(m.seed);
     w.u32(m.telemetry_hz);
     w.str(m.traceparent);
+    w.u8(m.chat ? 1 : 0);
 }
 template <class T>
 T opt_or_zero(const std::optional<T>& o, uint32_t bit, uint32_t& present) {
@@ -193,7 +194,9 @@ bool get(WireReader& r, RunWorkload& m) {
     m.seed = r.u64();
     m.telemetry_hz = r.u32();
     m.traceparent = r.str();
-    return std::isfinite(m.temperature) && std::isfinite(m.top_p);
+    const uint8_t chat = r.u8();
+    m.chat = chat == 1;
+    return std::isfinite(m.temperature) && std::isfinite(m.top_p) && chat <= 1;
 }
 template <class T>
 std::optional<T> opt(T v, uint32_t present, uint32_t bit) {

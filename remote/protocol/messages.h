@@ -66,6 +66,9 @@ struct RunWorkload {
     uint64_t seed = 42;
     uint32_t telemetry_hz = 20;  // batches per second, clamped to 1..20 by the agent
     std::string traceparent;
+    // Each prompt as a user message rendered with the engine's chat template (an instruct model's
+    // own prompt format; the rendered text written with its special tokens and no extra BOS).
+    bool chat = false;
     bool operator==(const RunWorkload&) const = default;
 };
 

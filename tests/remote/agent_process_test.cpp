@@ -6,6 +6,10 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "engine/model/gguf_writer.h"
+#include "engine/model/loader.h"
+#include "engine/tokenizer/chat.h"
+#include "engine/tokenizer/tokenizer.h"
 #include "remote/client/agent_link.h"
 #include "remote/client/profile.h"
 #include "remote/client/sha256_file.h"
@@ -96,6 +100,59 @@ TEST(AgentProcess, ServesStories260KWithTelemetry) {
     auto status = link->stop(10000);
     ASSERT_TRUE(status.ok()) << status.message();
     EXPECT_EQ(status.value(), 0);
+}
+
+// run-workload with `chat` (protocol 5): each prompt becomes a user message in the engine's own
+// chat template - the tokens the agent runs are the rendered template's, as `generate --chat`
+// encodes them - and an engine without a template is refused naming it.
+TEST(AgentProcess, ChatPromptsRunInTheEnginesChatTemplate) {
+    EDGE_REQUIRE_SHARED(model_path());
+    auto dir = test::temp_dir("agent-chat");
+    auto m = model::load_model(model_path());
+    ASSERT_TRUE(m.ok()) << m.message();
+    m->tokenizer.chat_template =
+        "{{ bos_token }}{% for message in messages %}{{ message['role'] }}: {{ message['content'] }}\n"
+        "{% endfor %}{% if add_generation_prompt %}assistant:{% endif %}";
+    const std::string chat_model = (dir / "chat.gguf").string();
+    ASSERT_TRUE(model::write_gguf_model(*m, chat_model).ok());
+    auto tok = tokenizer::make_tokenizer(m->tokenizer);
+    ASSERT_TRUE(tok.ok()) << tok.message();
+    auto want = tokenizer::render_chat_prompt(m->tokenizer, **tok, {{"user", "Once upon a time"}}, true);
+    ASSERT_TRUE(want.ok()) << want.message();
+    ASSERT_EQ(want->ids.front(), (*tok)->bos_id()) << "the template writes BOS itself";
+    const size_t plain_tokens = (*tok)->encode("Once upon a time", true).size();
+    ASSERT_NE(want->ids.size(), plain_tokens);
+
+    auto link = open_agent(dir);
+    ASSERT_TRUE(link);
+    auto run = [&](const std::string& model, bool chat) {
+        const uint32_t load = link->next_request_id();
+        EXPECT_TRUE(link->send(LoadEngine{load, model, std::nullopt, "", ""}).ok());
+        EXPECT_TRUE(test::collect(*link, load, 30000).ack);
+        RunWorkload r;
+        r.request_id = link->next_request_id();
+        r.prompts = {"Once upon a time"};
+        r.max_tokens = 6;
+        r.chat = chat;
+        EXPECT_TRUE(link->send(r).ok());
+        return test::collect(*link, r.request_id, 60000);
+    };
+    auto chat = run(chat_model, true);
+    ASSERT_TRUE(chat.ack) << (chat.error ? chat.error->message : "timeout");
+    ASSERT_EQ(chat.results.size(), 1u);
+    EXPECT_EQ(chat.results[0].prompt_tokens, want->ids.size());
+    auto plain = run(chat_model, false);
+    ASSERT_TRUE(plain.ack) << (plain.error ? plain.error->message : "timeout");
+    ASSERT_EQ(plain.results.size(), 1u);
+    EXPECT_EQ(plain.results[0].prompt_tokens, plain_tokens);
+
+    auto none = run(model_path(), true);
+    ASSERT_TRUE(none.error) << "an engine without a chat template cannot run chat prompts";
+    EXPECT_EQ(none.error->code, ErrorCode::BadRequest);
+    for (const char* part : {"stories260K.gguf", "prompt 0", "chat template"})
+        EXPECT_NE(none.error->message.find(part), std::string::npos) << part << " in " << none.error->message;
+    auto status = link->stop(10000);
+    ASSERT_TRUE(status.ok()) << status.message();
 }
 
 TEST(AgentProcess, VersionMismatchCarriesBothVersions) {

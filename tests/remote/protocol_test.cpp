@@ -32,6 +32,7 @@ std::vector<Message> every_message() {
     run.prompts = {"Once upon a time", "", "\xe4\xbd\xa0\xe5\xa5\xbd"};
     run.max_tokens = 99, run.temperature = 0.7f, run.top_k = 40, run.top_p = 0.9f, run.seed = 1234567890123ull;
     run.telemetry_hz = 10;
+    run.chat = true;
     run.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     LoadEngine load{2, "current/model.gguf", Sha256{}, "tok.bin", run.traceparent};
     (*load.expected_sha256)[0] = 0xab, (*load.expected_sha256)[31] = 0xcd;

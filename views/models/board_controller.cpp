@@ -208,7 +208,7 @@ bool BoardController::deploy(const edge::client::Board& board, const QString& en
 }
 
 bool BoardController::profile(const edge::client::Board& board, const QString& folder, const QStringList& prompts,
-                              int maxTokens) {
+                              int maxTokens, bool chat) {
     const QString name = q(board.name);
     if (busy()) {
         emit failed(name, tr("Profile"), tr("Another deployment or profile is running; cancel it first."));
@@ -245,6 +245,7 @@ bool BoardController::profile(const edge::client::Board& board, const QString& f
             edge::report(p, 0.0, tr("Connecting to %1").arg(name).toStdString());
             edge::client::ProfileRequest req;
             req.prompts = texts;
+            req.chat = chat;
             req.max_tokens = tokens;
             req.telemetry_hz = 20;
             {

@@ -72,7 +72,8 @@ public:
     bool deploy(const edge::client::Board& board, const QString& engine, const QString& folder);
     // Runs the prompts on the deployed engine of `folder` and streams telemetry into the store
     // (cleared when the first batch of the new run arrives, so a failure keeps the old charts).
-    bool profile(const edge::client::Board& board, const QString& folder, const QStringList& prompts, int maxTokens);
+    bool profile(const edge::client::Board& board, const QString& folder, const QStringList& prompts, int maxTokens,
+                 bool chat = false);
     void cancel();
     // The UI's answer to hostKeyQuestion().
     void answerHostKey(bool accept);

@@ -66,6 +66,7 @@ BoardsPage::BoardsPage(ModelDocument* document, QWidget* parent)
       folder_(new QLineEdit(this)),
       promptLabel_(new QLabel(this)),
       prompts_(new QLineEdit(this)),
+      chat_(new QCheckBox(this)),
       tokensLabel_(new QLabel(this)),
       tokens_(new QSpinBox(this)),
       deploy_(new QPushButton(this)),
@@ -154,7 +155,10 @@ BoardsPage::BoardsPage(ModelDocument* document, QWidget* parent)
     form->addWidget(folderLabel_, 1, 0);
     form->addWidget(folder_, 1, 1, 1, 3);
     form->addWidget(promptLabel_, 2, 0);
-    form->addWidget(prompts_, 2, 1);
+    auto* promptRow = new QHBoxLayout;
+    promptRow->addWidget(prompts_, 1);
+    promptRow->addWidget(chat_);
+    form->addLayout(promptRow, 2, 1);
     form->addWidget(tokensLabel_, 2, 2);
     form->addWidget(tokens_, 2, 3);
     form->setColumnStretch(1, 1);
@@ -334,6 +338,8 @@ QString BoardsPage::enginePath() const { return engine_->text(); }
 void BoardsPage::setFolder(const QString& folder) { folder_->setText(folder); }
 void BoardsPage::setPrompts(const QStringList& prompts) { prompts_->setText(prompts.join(QStringLiteral(" | "))); }
 void BoardsPage::setMaxTokens(int tokens) { tokens_->setValue(tokens); }
+void BoardsPage::setChat(bool chat) { chat_->setChecked(chat); }
+bool BoardsPage::isChat() const { return chat_->isChecked(); }
 
 void BoardsPage::setWindowSeconds(double seconds) {
     for (int i = 0; i < window_->count(); ++i)
@@ -356,7 +362,7 @@ void BoardsPage::profile() {
     QStringList prompts;
     for (const QString& p : prompts_->text().split(QLatin1Char('|')))
         if (!p.trimmed().isEmpty()) prompts << p.trimmed();
-    controller_->profile(boards_->board(row), folder_->text().trimmed(), prompts, tokens_->value());
+    controller_->profile(boards_->board(row), folder_->text().trimmed(), prompts, tokens_->value(), chat_->isChecked());
 }
 
 void BoardsPage::cancel() { controller_->cancel(); }
@@ -555,6 +561,10 @@ void BoardsPage::retranslate() {
     folderLabel_->setText(tr("Folder on board"));
     promptLabel_->setText(tr("Prompts (separate with |)"));
     tokensLabel_->setText(tr("Tokens"));
+    chat_->setText(tr("Chat template"));
+    chat_->setToolTip(
+        tr("Send each prompt as a user message in the engine's own chat template (instruct "
+           "models); generation stops at any end-of-turn token"));
     deploy_->setText(tr("Deploy"));
     profile_->setText(tr("Profile"));
     cancel_->setText(tr("Cancel"));

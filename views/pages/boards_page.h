@@ -57,6 +57,9 @@ public:
     void setEnginePath(const QString& path);
     QString enginePath() const;
     void setFolder(const QString& folder);
+    // Prompts as user messages in the engine's chat template (RunWorkload::chat).
+    void setChat(bool chat);
+    bool isChat() const;
     void setPrompts(const QStringList& prompts);
     void setMaxTokens(int tokens);
     // Seconds of telemetry the charts show (0: everything kept).
@@ -112,6 +115,7 @@ private:
     QLineEdit* folder_;
     QLabel* promptLabel_;
     QLineEdit* prompts_;
+    QCheckBox* chat_;  // prompts rendered with the engine's chat template
     QLabel* tokensLabel_;
     QSpinBox* tokens_;
     QPushButton* deploy_;
