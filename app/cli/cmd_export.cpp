@@ -38,12 +38,17 @@ int run_export(const ExportArgs& a) {
     if (a.json) {
         nlohmann::json tensors = nlohmann::json::object();
         for (const auto& [name, type] : r->tensors) tensors[name] = type;
-        print_json({{"out", a.out}, {"tensors", tensors}, {"types", by_type}, {"notes", r->notes}});
+        print_json({{"out", a.out},
+                    {"architecture", r->architecture},
+                    {"tensors", tensors},
+                    {"types", by_type},
+                    {"notes", r->notes}});
         return kOk;
     }
     std::string types;
     for (const auto& [type, n] : by_type) types += (types.empty() ? "" : ", ") + std::to_string(n) + " " + type;
-    std::printf("%s: %zu tensors (%s)\n", a.out.c_str(), r->tensors.size(), types.c_str());
+    std::printf("%s: GGUF '%s', %zu tensors (%s)\n", a.out.c_str(), r->architecture.c_str(), r->tensors.size(),
+                types.c_str());
     for (const std::string& n : r->notes) std::printf("  note: %s\n", n.c_str());
     return kOk;
 }

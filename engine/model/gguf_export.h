@@ -27,13 +27,19 @@ struct GgufExportOptions {
 };
 
 struct GgufExportReport {
+    std::string architecture;                                  // "llama", or "phi3" for Phi-3 longrope
     std::vector<std::pair<std::string, std::string>> tensors;  // name, GGUF type written
     std::vector<std::string> notes;                            // conversions that change numbers
 };
 
 // Writes `m` (weights read, or read one tensor at a time when lazily opened) to `path` as a
-// GGUF v3 'llama' file. Refuses, naming what, a model the format cannot carry (Phi-3 longrope) or
-// an embedding type its rows do not fit; a tokenizer.json tokenizer is left out, said in a note.
+// GGUF v3 'llama' file - or, for Phi-3 longrope (which llama.cpp reads only there), a 'phi3' file
+// as llama.cpp's converter lays one out: fused blk.N.attn_qkv (Q, K, V rows; Q and K in
+// rotate-half order) and blk.N.ffn_up (gate rows, then up rows), rope_factors_short/long.weight,
+// phi3.rope.scaling.original_context_length / attn_factor. Parts of a fused tensor share one type
+// (theirs, or the float type when they differ, noted). Refuses, naming what, a model the format
+// cannot carry or an embedding type its rows do not fit; a tokenizer.json tokenizer is left out,
+// said in a note.
 Result<GgufExportReport> export_gguf(const Model& m, const std::string& path, const GgufExportOptions& o,
                                      Progress* progress = nullptr);
 

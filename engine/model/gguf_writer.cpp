@@ -235,8 +235,9 @@ void set_architecture(Writer& w, const std::string& arch, const LlamaConfig& c) 
     w.set(p + "vocab_size", Value::of_u32(uint32_t(c.vocab_size)));
 }
 
-void set_llama_metadata(Writer& w, const LlamaConfig& c, const TokenizerSpec& tok, const std::string& name) {
-    set_architecture(w, "llama", c);
+void set_llama_metadata(Writer& w, const LlamaConfig& c, const TokenizerSpec& tok, const std::string& name,
+                        const std::string& arch) {
+    set_architecture(w, arch, c);
     if (!name.empty()) w.set("general.name", Value::of_string(name));
     if (tok.empty() || tok.model == "hf") return;
     w.set("tokenizer.ggml.model", Value::of_string(tok.model));

@@ -67,7 +67,8 @@ private:
 // general.architecture = arch and the <arch>.* hyperparameters of `c` (context, widths, heads,
 // norm epsilon, rotary dimension and base, vocabulary size), as llama.cpp's converter writes them.
 void set_architecture(Writer& w, const std::string& arch, const LlamaConfig& c);
-void set_llama_metadata(Writer& w, const LlamaConfig& c, const tokenizer::TokenizerSpec& tok, const std::string& name);
+void set_llama_metadata(Writer& w, const LlamaConfig& c, const tokenizer::TokenizerSpec& tok, const std::string& name,
+                        const std::string& arch = "llama");
 
 }  // namespace edge::model::gguf
 

@@ -348,6 +348,21 @@ TEST_F(BoardsPageSsh, TrustsTheHostKeyDeploysAndStreamsLiveCharts) {
     ASSERT_TRUE(succeeded(page_->exportCharts(qs(out / "charts"), QStringLiteral("pdf"), &written)));
     ASSERT_EQ(written.size(), 8);
     for (const QString& f : written) EXPECT_GT(QFileInfo(f).size(), 1000) << f.toStdString();
+
+    // "Chat template": the prompts travel as user messages for the engine's own template (protocol
+    // 5). stories260K has none, so the board's agent refuses them naming the engine; the charts of
+    // the run above stay.
+    const quint64 kept = page_->store()->received();
+    page_->setChat(true);
+    page_->setPrompts({QStringLiteral("Hello")});
+    page_->profile();
+    ASSERT_TRUE(waitUntil([&] { return failed.size() > 0 || profiled.size() > 1; }, 150000));
+    ASSERT_EQ(failed.size(), 1);
+    const QString why = failed.front().at(2).toString();
+    EXPECT_TRUE(why.contains(QStringLiteral("chat template"))) << why.toStdString();
+    EXPECT_TRUE(why.contains(QStringLiteral("stories260K.gguf"))) << why.toStdString();
+    EXPECT_EQ(page_->store()->received(), kept);
+    if (QMessageBox* b = box(QStringLiteral("boardError"))) b->done(0);
 }
 
 TEST_F(BoardsPageSsh, RefusedConnectionShowsTheReasonAndKeepsTheCharts) {

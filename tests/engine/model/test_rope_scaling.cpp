@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -16,12 +17,14 @@
 #include "engine/kv/paged_kv.h"
 #include "engine/model/edgeq.h"
 #include "engine/model/gguf.h"
+#include "engine/model/gguf_export.h"
 #include "engine/model/gguf_writer.h"
 #include "engine/model/hf_config.h"
 #include "engine/model/loader.h"
 #include "engine/model/rope.h"
 #include "engine/model/synth.h"
 #include "engine/model/weights.h"
+#include "engine/quant/apply.h"
 #include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/runtime/open_executor.h"
 #include "hf_fixture.h"
@@ -259,10 +262,16 @@ TEST(RopeScaling, Phi3LongropeMatchesTheTorchReferenceOnBothSidesOfTheOriginalCo
     ASSERT_TRUE(rep.ok()) << rep.message();
     EXPECT_LE(worst_relative(our_logits(co.out_path), ours_long), 1e-5);
 
-    // GGUF export writes 'llama' files, which llama.cpp reads without longrope: refused, named.
+    // GGUF export: longrope exists only in llama.cpp's 'phi3' architecture, so the file is one,
+    // and it reads back with the same logits on both sides of the original context.
     const std::string gguf_path = (dir / "longrope.gguf").string();
-    EXPECT_TRUE(test::fails_with(write_gguf_model(*hf, gguf_path), {gguf_path, "longrope", "'phi3'"}));
-    EXPECT_FALSE(fs::exists(gguf_path));
+    model::GgufExportOptions eo;
+    eo.float_type = DType::F32;
+    auto ex = model::export_gguf(*hf, gguf_path, eo);
+    ASSERT_TRUE(ex.ok()) << ex.message();
+    EXPECT_EQ(ex->architecture, "phi3");
+    EXPECT_LE(worst_relative(our_logits(gguf_path), ours_long), 1e-5);
+    EXPECT_LE(worst_relative(our_logits(gguf_path, 24, 32), ours_short), 1e-5);
 }
 
 // A phi3 GGUF as llama.cpp's converter lays one out: phi3.* keys, fused blk.N.attn_qkv (Q and K
@@ -351,6 +360,50 @@ TEST(RopeScaling, Phi3GgufWithFusedTensorsAndLongropeEqualsTheHfFolder) {
     EXPECT_TRUE(model::is_unread(*lazy->find("blk.1.attn_q.weight")));
     ASSERT_TRUE(model::load_weights(*lazy).ok());
     EXPECT_EQ(test::compare_models(*g, *lazy), "");
+
+    // The exporter writes that layout: the HF folder's model exported (F32) holds the same tensors,
+    // byte for byte, as the converter-style file written above - fused rows, rotate-half Q/K rows,
+    // both factor sets - and the phi3 keys.
+    const std::string exported = (dir / "exported.gguf").string();
+    model::GgufExportOptions eo;
+    eo.float_type = DType::F32;
+    auto ex = model::export_gguf(*hf, exported, eo);
+    ASSERT_TRUE(ex.ok()) << ex.message();
+    auto want = model::gguf::open(path);
+    auto got = model::gguf::open(exported);
+    ASSERT_TRUE(want.ok() && got.ok()) << want.message() << got.message();
+    ASSERT_EQ(got->tensors.size(), want->tensors.size());
+    for (const auto& t : want->tensors) {
+        const auto* g2 = got->find_tensor(t.name);
+        ASSERT_NE(g2, nullptr) << t.name;
+        EXPECT_EQ(g2->type, t.type) << t.name;
+        EXPECT_EQ(g2->shape(), t.shape()) << t.name;
+        EXPECT_EQ(std::memcmp(g2->data, t.data, size_t(t.nbytes)), 0) << t.name;
+    }
+    auto arch = got->get_string("general.architecture");
+    ASSERT_TRUE(arch.ok() && arch->has_value());
+    EXPECT_EQ(**arch, "phi3");
+    auto orig = got->get_int("phi3.rope.scaling.original_context_length");
+    ASSERT_TRUE(orig.ok() && orig->has_value());
+    EXPECT_EQ(**orig, 32);
+
+    // A quantized Phi-3 (INT8 attention, INT4 FFN, RTN g32, half scales) exports as Q8_0 / Q4_0
+    // fused tensors and re-imports with the .edgeq's logits exactly.
+    auto plan = quant::parse_plan(R"({"version":1,"default":{"precision":"int4","method":"rtn","group_size":32},
+        "layers":{"blk.*.attn_*":{"precision":"int8","scales":"fp16"}}})");
+    ASSERT_TRUE(plan.ok()) << plan.message();
+    auto q = quant::apply_plan(*hf, *plan, nullptr);
+    ASSERT_TRUE(q.ok()) << q.message();
+    const std::string qpath = (dir / "q.edgeq").string(), qgguf = (dir / "q.gguf").string();
+    ASSERT_TRUE(save_edgeq(q->model, qpath).ok());
+    auto qx = model::export_gguf(q->model, qgguf, eo);  // the F32 embedding and head stay F32
+    ASSERT_TRUE(qx.ok()) << qx.message();
+    auto qf = model::gguf::open(qgguf);
+    ASSERT_TRUE(qf.ok()) << qf.message();
+    EXPECT_EQ(qf->find_tensor("blk.0.attn_qkv.weight")->type, DType::Q8_0);
+    EXPECT_EQ(qf->find_tensor("blk.0.ffn_up.weight")->type, DType::Q4_0);
+    EXPECT_EQ(qf->find_tensor("blk.0.ffn_gate.weight"), nullptr);
+    EXPECT_EQ(worst_relative(our_logits(qgguf), our_logits(qpath)), 0.0);
 
     // llama.cpp numerics run 'llama' files as stored: a phi3 file is refused by name.
     RuntimeOptions ro;
