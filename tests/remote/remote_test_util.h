@@ -53,6 +53,9 @@ public:
     // Writes dir/known_hosts trusting this server (the line above) and returns its path.
     std::string write_known_hosts() const;
     std::string log() const;
+    // The board goes away: the listener and every session it forked are killed, so connections
+    // in use drop mid-transfer (the destructor stops only the listener).
+    void kill_with_sessions();
 
 private:
     pid_t pid_ = -1;

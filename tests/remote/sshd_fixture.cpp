@@ -10,9 +10,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "remote_test_util.h"
 #include "test_support.h"
@@ -145,6 +148,39 @@ Sshd::~Sshd() {
         ::kill(pid_, SIGTERM);  // the listener we started, by PID
         ::waitpid(pid_, nullptr, 0);
     }
+}
+
+namespace {
+// Direct children of `parent` (from /proc/<pid>/stat's ppid field).
+std::vector<pid_t> children_of(pid_t parent) {
+    std::vector<pid_t> out;
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+        const std::string name = e.path().filename().string();
+        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream f(e.path() / "stat");
+        std::string stat((std::istreambuf_iterator<char>(f)), {});
+        const size_t close = stat.rfind(')');  // the command name may hold spaces
+        if (close == std::string::npos) continue;
+        std::istringstream rest(stat.substr(close + 1));
+        char state = 0;
+        pid_t ppid = 0;
+        if (rest >> state >> ppid && ppid == parent) out.push_back(pid_t(std::stol(name)));
+    }
+    return out;
+}
+}  // namespace
+
+void Sshd::kill_with_sessions() {
+    if (pid_ <= 0) return;
+    // Every process the listener forked (its sessions and what they run), deepest last listed
+    // first killed, then the listener: open connections drop at once.
+    std::vector<pid_t> all{pid_};
+    for (size_t i = 0; i < all.size(); ++i)
+        for (pid_t c : children_of(all[i])) all.push_back(c);
+    for (size_t i = all.size(); i-- > 1;) ::kill(all[i], SIGKILL);
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
 }
 
 std::string Sshd::known_hosts_line() const { return "[" + address + "]:" + std::to_string(port) + " " + host_pub; }

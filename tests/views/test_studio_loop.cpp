@@ -77,6 +77,48 @@ QString addBoard(MainWindow& w, const edge::test::Sshd& sshd, const QString& nam
     return boards->selectBoard(name) ? QString() : QStringLiteral("board %1 not in the list").arg(name);
 }
 
+// The state both failure tests start from: stories260K opened, every layer INT8 RTN, validated,
+// compiled for the CPU, deployed to the sshd as board "lab-board" (folder dir/board) and profiled
+// once, so configuration 0 has an engine and one board measurement. "" or what went wrong.
+std::string measuredConfiguration(MainWindow& w, const QString& model, const QString& text,
+                                  const edge::test::Sshd& sshd, const QString& dir) {
+    QSignalSpy changed(w.document(), &ModelDocument::modelChanged);
+    w.openPath(model);
+    if (!waitUntil([&] { return changed.size() == 1; }, 60000)) return "the model did not open";
+    LayerPlanModel* plan = w.layersPage()->planModel();
+    QList<int> all;
+    for (int r = 0; r < plan->rowCount(); ++r) all << r;
+    SettingPatch int8;
+    int8.precision = Precision::INT8;
+    int8.method = PlanMethod::RTN;
+    if (!plan->applyToRows(all, int8)) return "the plan was not applied";
+    w.validationPage()->setTextPath(text);
+    w.validationPage()->setParts(2);
+    if (validate(w) != 0) return "validation did not add configuration 0";
+    QSignalSpy compiled(w.paretoPage(), &ParetoPage::engineCompiled);
+    if (!w.paretoPage()->compileConfiguration(0, QStringLiteral("cpu"))) return "compile did not start";
+    if (!waitUntil([&] { return compiled.size() == 1; }, 180000))
+        return "compile: " + w.paretoPage()->compileMessage().toStdString();
+    BoardsPage* boards = w.boardsPage();
+    BoardController* controller = boards->controller();
+    const QString added = addBoard(w, sshd, QStringLiteral("lab-board"), dir + QStringLiteral("/board"), QString());
+    if (!added.isEmpty()) return added.toStdString();
+    boards->setPrompts({QStringLiteral("Once upon a time")});
+    boards->setMaxTokens(16);
+    QSignalSpy deployed(controller, &BoardController::deployed);
+    QSignalSpy profiled(controller, &BoardController::profiled);
+    QSignalSpy failed(controller, &BoardController::failed);
+    boards->deploy();
+    if (!waitUntil([&] { return deployed.size() + failed.size() > 0; }, 120000)) return "deploy did not end";
+    if (failed.size() > 0) return "deploy: " + failed.front().at(2).toString().toStdString();
+    boards->profile();
+    if (!waitUntil([&] { return profiled.size() + failed.size() > 0; }, 120000)) return "profile did not end";
+    if (failed.size() > 0) return "profile: " + failed.front().at(2).toString().toStdString();
+    QCoreApplication::processEvents();
+    if (w.configurations()->at(0).measurements.size() != 1) return "the measurement did not reach configuration 0";
+    return "";
+}
+
 }  // namespace
 
 TEST(StudioLoop, TwoConfigurationsCompiledDeployedToAnAarch64BoardProfiledAndOnPareto) {
@@ -243,42 +285,9 @@ TEST(StudioLoop, AProfileWhileTheBoardsEngineIsMissingIsADialogAndKeepsTheMeasur
     ASSERT_TRUE(language.setLanguage(QStringLiteral("en")));
     auto window = std::make_unique<MainWindow>(&language, nullptr, dir + QStringLiteral("/autosave.edgeproj"));
     window->show();
-    QSignalSpy changed(window->document(), &ModelDocument::modelChanged);
-    window->openPath(model);
-    ASSERT_TRUE(waitUntil([&] { return changed.size() == 1; }, 60000));
-    LayerPlanModel* plan = window->layersPage()->planModel();
-    QList<int> all;
-    for (int r = 0; r < plan->rowCount(); ++r) all << r;
-    SettingPatch int8;
-    int8.precision = Precision::INT8;
-    int8.method = PlanMethod::RTN;
-    ASSERT_TRUE(plan->applyToRows(all, int8));
-    window->validationPage()->setTextPath(text);
-    window->validationPage()->setParts(2);
-    ASSERT_EQ(validate(*window), 0);
-    QSignalSpy compiled(window->paretoPage(), &ParetoPage::engineCompiled);
-    ASSERT_TRUE(window->paretoPage()->compileConfiguration(0, QStringLiteral("cpu")));
-    ASSERT_TRUE(waitUntil([&] { return compiled.size() == 1; }, 180000))
-        << window->paretoPage()->compileMessage().toStdString();
-
+    ASSERT_EQ(measuredConfiguration(*window, model, text, *sshd, dir), "");
     BoardsPage* boards = window->boardsPage();
-    BoardController* controller = boards->controller();
-    const QString added =
-        addBoard(*window, *sshd, QStringLiteral("lab-board"), dir + QStringLiteral("/board"), QString());
-    ASSERT_TRUE(added.isEmpty()) << added.toStdString();
-    boards->setPrompts({QStringLiteral("Once upon a time")});
-    boards->setMaxTokens(16);
-    QSignalSpy deployed(controller, &BoardController::deployed);
-    QSignalSpy profiled(controller, &BoardController::profiled);
-    QSignalSpy failed(controller, &BoardController::failed);
-    boards->deploy();
-    ASSERT_TRUE(waitUntil([&] { return deployed.size() + failed.size() > 0; }, 120000));
-    ASSERT_EQ(failed.size(), 0) << failed.front().at(2).toString().toStdString();
-    boards->profile();
-    ASSERT_TRUE(waitUntil([&] { return profiled.size() + failed.size() > 0; }, 120000));
-    ASSERT_EQ(failed.size(), 0) << failed.front().at(2).toString().toStdString();
-    QCoreApplication::processEvents();
-    ASSERT_EQ(window->configurations()->at(0).measurements.size(), 1u);
+    QSignalSpy failed(boards->controller(), &BoardController::failed);
     const BoardMeasurement before = window->configurations()->at(0).measurements[0];
 
     // The engine disappears from the board (a user cleaned up the folder).
@@ -294,6 +303,70 @@ TEST(StudioLoop, AProfileWhileTheBoardsEngineIsMissingIsADialogAndKeepsTheMeasur
     ASSERT_EQ(window->configurations()->at(0).measurements.size(), 1u);
     EXPECT_EQ(window->configurations()->at(0).measurements[0].tpotP50Ms, before.tpotP50Ms);
     EXPECT_NE(window->configurations()->at(0).engine(QStringLiteral("cpu")), nullptr);
+    window->project()->discardChanges();
+    EXPECT_TRUE(window->close());
+    QSettings().remove(QStringLiteral("boards/user"));
+}
+
+// A deploy whose link dies mid-upload (the board's sshd stopped while the engine's .part grows on
+// the board): the retries fail, a dialog names the board and what failed, the board keeps its live
+// version, and the configuration keeps its engine and its measurements.
+TEST(StudioLoop, ADeployInterruptedMidUploadIsADialogAndKeepsTheLiveVersionAndMeasurements) {
+    const QString model = edge::views::test::stories260kPath();
+    EDGE_REQUIRE_SHARED(model.toStdString());
+    const QString text = QString::fromStdString(edge::test::shared("data/tinystories_sample.txt"));
+    QSettings().remove(QStringLiteral("boards/user"));
+    const fs::path tmp = edge::test::temp_dir("studio-loop-interrupted");
+    const QString dir = QString::fromStdString(tmp.string());
+    std::string why;
+    auto sshd = edge::test::Sshd::start(&why);
+    ASSERT_TRUE(sshd) << why;
+    Language language;
+    ASSERT_TRUE(language.setLanguage(QStringLiteral("en")));
+    auto window = std::make_unique<MainWindow>(&language, nullptr, dir + QStringLiteral("/autosave.edgeproj"));
+    window->show();
+    ASSERT_EQ(measuredConfiguration(*window, model, text, *sshd, dir), "");
+    BoardsPage* boards = window->boardsPage();
+    BoardController* controller = boards->controller();
+    const BoardMeasurement before = window->configurations()->at(0).measurements.at(0);
+    const fs::path live = fs::read_symlink(tmp / "board" / "current");
+
+    // The next engine is large enough that the upload is still going when the link is cut.
+    const fs::path big = tmp / "large.edge";
+    {
+        std::ofstream f(big, std::ios::binary);
+        std::vector<char> chunk(1 << 20);
+        for (size_t i = 0; i < chunk.size(); ++i) chunk[i] = char((i * 2654435761u) >> 24);
+        for (int i = 0; i < 512; ++i) f.write(chunk.data(), std::streamsize(chunk.size()));
+    }
+    auto partBytes = [&]() -> uintmax_t {
+        std::error_code ec;
+        for (auto it = fs::recursive_directory_iterator(tmp / "board", ec); it != fs::recursive_directory_iterator();
+             it.increment(ec))
+            if (it->path().filename() == "large.edge.part") return it->file_size(ec);
+        return 0;
+    };
+    QSignalSpy failed(controller, &BoardController::failed);
+    QSignalSpy deployed(controller, &BoardController::deployed);
+    boards->setEnginePath(QString::fromStdString(big.string()));
+    boards->deploy();
+    ASSERT_TRUE(waitUntil([&] { return partBytes() > 0 || deployed.size() + failed.size() > 0; }, 120000));
+    ASSERT_EQ(deployed.size() + failed.size(), 0) << "the upload ended before it could be cut";
+    sshd->kill_with_sessions();  // the link goes down mid-upload, and the board stays unreachable
+    ASSERT_TRUE(waitUntil([&] { return failed.size() + deployed.size() > 0; }, 120000));
+    ASSERT_EQ(failed.size(), 1);
+    auto* box = boards->findChild<QMessageBox*>(QStringLiteral("boardError"));
+    ASSERT_NE(box, nullptr);
+    EXPECT_TRUE(box->text().contains(QStringLiteral("lab-board"))) << box->text().toStdString();
+    EXPECT_TRUE(box->text().contains(QStringLiteral("failed"))) << box->text().toStdString();
+    box->done(0);
+    EXPECT_GT(partBytes(), 0u) << "the part sent stays for the next attempt to resume";
+    EXPECT_LT(partBytes(), fs::file_size(big));
+    EXPECT_EQ(fs::read_symlink(tmp / "board" / "current"), live) << "the live version is untouched";
+    ASSERT_EQ(window->configurations()->at(0).measurements.size(), 1u);
+    EXPECT_EQ(window->configurations()->at(0).measurements[0].tpotP50Ms, before.tpotP50Ms);
+    EXPECT_NE(window->configurations()->at(0).engine(QStringLiteral("cpu")), nullptr);
+    EXPECT_FALSE(controller->busy());
     window->project()->discardChanges();
     EXPECT_TRUE(window->close());
     QSettings().remove(QStringLiteral("boards/user"));
