@@ -51,8 +51,10 @@ int run_compile(const CompileArgs& a) {
         if (!calib.ok()) return fail(calib.error());
         o.plan = std::move(plan).value();
         o.calib = calib->get();
+        auto pruned = prune_for_plan(*loaded->model, a.plan, !a.json);
+        if (!pruned.ok()) return fail(pruned.error());
         ProgressBar bar(!a.json);
-        r = compile::compile(*loaded->model, o, bar.progress());
+        r = compile::compile(*pruned ? (*pruned)->model : *loaded->model, o, bar.progress());
         bar.finish();
     }
     if (!r.ok()) return fail(r.error());

@@ -16,6 +16,7 @@
 #include "engine/validate/consistency.h"
 
 using edge::model::EdgeqWriter;
+using edge::model::Model;
 using edge::validate::parse_ppl_protocol;
 using edge::validate::Thresholds;
 using edge::validate::validate_quantized;
@@ -39,13 +40,16 @@ int run_quantize(const QuantizeArgs& a) {
     if (!loaded.ok()) return fail(loaded.error());
     auto calib = a.calib.read(loaded->tokenizer.get());
     if (!calib.ok()) return fail(calib.error());
+    auto pruned = prune_for_plan(*loaded->model, a.plan, !a.json);
+    if (!pruned.ok()) return fail(pruned.error());
+    const Model& model = *pruned ? (*pruned)->model : *loaded->model;
     // Converted block by block straight into the file: one block's tensors in memory at a time.
     auto writer = EdgeqWriter::create(a.out);
     if (!writer.ok()) return fail(writer.error());
     quant::ApplyOptions ao;
     ao.sink = [w = writer->get()](const Tensor& t) { return w->add(t); };
     ProgressBar bar(!a.json);
-    auto q = quant::apply_plan(*loaded->model, *plan, calib->get(), bar.progress(), ao);
+    auto q = quant::apply_plan(model, *plan, calib->get(), bar.progress(), ao);
     bar.finish();
     if (!q.ok()) return fail(q.error());
     if (auto s = (*writer)->finish(q->model); !s.ok()) return fail(s.error());

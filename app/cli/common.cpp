@@ -110,6 +110,18 @@ Status NumericsArgs::apply(RuntimeOptions& ro) const {
     return Status{};
 }
 
+Result<std::unique_ptr<prune::PrunedModel>> prune_for_plan(const Model& m, const std::string& plan, bool say) {
+    auto prunes = prune::plan_prunes(plan);
+    if (!prunes.ok()) return prunes.error();
+    if (!*prunes) return std::unique_ptr<prune::PrunedModel>();
+    auto p = prune::prune_with_plan(m, plan);
+    if (!p.ok()) return p.error();
+    if (say)
+        std::fprintf(stderr, "edgestudio-cli: %s prunes first: %s -> %s\n", plan.c_str(),
+                     p->report.config_before.c_str(), p->report.config_after.c_str());
+    return std::make_unique<prune::PrunedModel>(std::move(p).value());
+}
+
 void CalibTextArgs::add_options(CLI::App* sub) {
     sub->add_option("--calib", calib, "Calibration text (needed by AWQ and GPTQ layers)");
     sub->add_option("--eval-text", eval_text,

@@ -11,6 +11,7 @@
 #include "engine/core/progress.h"
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
+#include "engine/prune/structured.h"
 #include "engine/quant/calib.h"
 #include "engine/tokenizer/tokenizer.h"
 
@@ -97,6 +98,10 @@ struct CalibTextArgs {
     // evaluation text's paragraphs removed first (reported on stderr), warnings printed.
     Result<std::unique_ptr<quant::CalibSet>> read(const tokenizer::Tokenizer* tok) const;
 };
+
+// The pruning a plan file carries ("prune" section), applied to `m` before it is quantized: null
+// when the plan prunes nothing. With `say`, one line on stderr: the configuration before and after.
+Result<std::unique_ptr<prune::PrunedModel>> prune_for_plan(const model::Model& m, const std::string& plan, bool say);
 
 // Subcommand registration (one file per command group). Each sets `rc` when it runs.
 void add_info_command(CLI::App& app, int& rc);

@@ -5,6 +5,7 @@
 
 #include "engine/compile/edge_writer.h"
 #include "engine/model/loader.h"
+#include "engine/prune/structured.h"
 #include "engine/quant/apply.h"
 
 using edge::model::build_llama_graph;
@@ -99,12 +100,22 @@ Result<CompileReport> compile_file(const std::string& model_path, const std::str
     auto m = load_model(model_path, lo, progress);
     if (!m.ok()) return m.error();
     CompileOptions o = opts;
-    if (!plan_path.empty()) {
-        auto p = quant::load_plan(plan_path);
-        if (!p.ok()) return p.error();
-        o.plan = std::move(p).value();
-    }
-    return compile(*m, o, progress);
+    if (plan_path.empty()) return compile(*m, o, progress);
+    auto p = quant::load_plan(plan_path);
+    if (!p.ok()) return p.error();
+    o.plan = std::move(p).value();
+    // A plan that also prunes: the smaller model is what gets quantized and compiled.
+    auto prunes = prune::plan_prunes(plan_path);
+    if (!prunes.ok()) return prunes.error();
+    if (!*prunes) return compile(*m, o, progress);
+    report(progress, 0.0, "pruning");
+    auto pruned = prune::prune_with_plan(*m, plan_path);
+    if (!pruned.ok()) return pruned.error();
+    auto r = compile(pruned->model, o, progress);
+    if (r.ok())
+        r->plan_summary += (r->plan_summary.empty() ? "" : "; ") + std::string("pruned: ") +
+                           pruned->report.config_before + " -> " + pruned->report.config_after;
+    return r;
 }
 
 Result<Engine> load_engine(const std::string& path, Progress* progress) {

@@ -47,7 +47,8 @@ Result<ExecProgram> build_exec_program(const model::Model& m, int prefill_batch,
 Result<CompileReport> compile(const model::Model& m, const CompileOptions& opts, Progress* progress = nullptr);
 
 // For the CLI: loads `model_path` (any format load_model reads), an optional plan file
-// (plan_path empty: stored precision), and compiles to opts.out_path.
+// (plan_path empty: stored precision), and compiles to opts.out_path. A plan with a "prune"
+// section prunes first (prune::prune_with_plan) and compiles the smaller model.
 Result<CompileReport> compile_file(const std::string& model_path, const std::string& plan_path,
                                    const CompileOptions& opts, Progress* progress = nullptr);
 

@@ -11,6 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/mapped_file.h"
+#include "engine/core/memory_budget.h"
+#include "engine/model/weights.h"
 #include "engine/prune/structured_detail.h"
 
 using edge::model::count_nodes;
@@ -659,6 +662,55 @@ Status read_prune_plan(const std::string& path, PruneSpec& spec) {
         }
     }
     return {};
+}
+
+Result<bool> plan_prunes(const std::string& path) {
+    auto text = read_text_file(path);
+    if (!text.ok()) return text.error();
+    auto j = nlohmann::json::parse(*text, nullptr, false);
+    if (j.is_discarded()) return err(path, ": not valid JSON");
+    return j.is_object() && j.contains("prune");
+}
+
+bool prunes_anything(const PruneSpec& spec) {
+    if (spec.ratio > 0.0) return true;
+    for (const auto& [pattern, ratio] : spec.rules)
+        if (ratio > 0.0) return true;
+    return false;
+}
+
+Result<PrunedModel> prune_with_plan(const Model& m, const std::string& plan_path) {
+    PruneSpec spec;
+    EDGE_TRY(read_prune_plan(plan_path, spec));
+    if (spec.importance != Importance::Magnitude)
+        return err(plan_path, ": prune.importance ", importance_name(spec.importance),
+                   " needs gradients or an analysis: prune with `edgestudio-cli prune --plan ", plan_path,
+                   " --data TEXT --out M.gguf` first, then quantize or compile M.gguf");
+    if (!prunes_anything(spec)) return err(plan_path, ": the \"prune\" section removes nothing (no ratio above 0)");
+    return prune_with_spec(m, spec, plan_path);
+}
+
+Result<PrunedModel> prune_with_spec(const Model& m, const PruneSpec& spec, const std::string& what) {
+    // The F32 weights (read where the model was opened lazily) and the pruned copy.
+    size_t f32 = 0;
+    for (const Tensor& t : m.tensors)
+        if (model::is_unread(t) || t.type != DType::F32) f32 += size_t(t.numel()) * sizeof(float);
+    EDGE_TRY(check_memory(m.source_path + ": pruning with " + what,
+                          {{"the weights as F32", f32}, {"the pruned copy", m.weight_bytes() + f32}}, memory_budget(),
+                          "prune on a machine with more memory, or prune once with `edgestudio-cli prune` and "
+                          "quantize its output"));
+    Model full = m;
+    for (Tensor& t : full.tensors) {
+        if (!model::is_unread(t) && t.type == DType::F32) continue;
+        auto r = model::weight_f32(m, t);
+        if (!r.ok()) return r.error();
+        t = std::move(r).value();
+    }
+    auto report = plan_pruning(full, spec);
+    if (!report.ok()) return err(what, ": ", report.message());
+    auto pruned = apply_masks(full, report->layers);
+    if (!pruned.ok()) return err(what, ": ", pruned.message());
+    return PrunedModel{std::move(pruned).value(), std::move(report).value()};
 }
 
 std::string report_to_json(const PruneReport& r) {

@@ -150,6 +150,24 @@ Status mask_model(model::Model& m, const std::vector<LayerMask>& masks);
 // file and the key.
 Status read_prune_plan(const std::string& path, PruneSpec& spec);
 
+// Whether the plan file at `path` has a "prune" section (a quantization plan may carry one beside
+// its layers; `quantize` and `compile` apply it first). Errors only for a file that is not JSON.
+Result<bool> plan_prunes(const std::string& path);
+
+// A plan's pruning applied before its quantization: `m` read as F32 where it is not (pruning
+// scores and slices whole tensors; the estimate is checked against the machine first), units
+// chosen by magnitude (taylor and hessian importance need gradients or an analysis: the `prune`
+// command), then physically removed. The smaller model and what was removed.
+struct PrunedModel {
+    model::Model model;
+    PruneReport report;
+};
+Result<PrunedModel> prune_with_plan(const model::Model& m, const std::string& plan_path);
+// The same from a spec (magnitude importance); `what` names the plan in messages.
+Result<PrunedModel> prune_with_spec(const model::Model& m, const PruneSpec& spec, const std::string& what);
+// Whether a spec removes anything (a ratio or a rule above 0).
+bool prunes_anything(const PruneSpec& spec);
+
 // JSON text of a report (masks with kept/removed units, ratios, counts), for the CLI and the GUI.
 std::string report_to_json(const PruneReport& r);
 

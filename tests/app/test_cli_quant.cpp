@@ -73,6 +73,54 @@ TEST(CliQuant, SensitivityRanksEveryLayerAndWritesTheStudiosJson) {
     EXPECT_NE(none.err.find("needs --calib"), std::string::npos) << none.err;
 }
 
+// Issue 18 acceptance 5: a plan's "prune" section takes effect in compile and quantize. A 25 %
+// pruned configuration compiles to the shapes and the perplexity `prune --ratio 0.25` gives (the
+// same nats to the last bit), and quantizing it equals quantizing the pruned model; importance that
+// needs gradients is refused with what to run instead.
+TEST(CliQuant, APlanThatPrunesCompilesToThePrunedShapesAndPerplexity) {
+    const std::string model = shared("models/stories260K/stories260K.gguf");
+    const std::string text = shared("data/tinystories_sample.txt");
+    EDGE_REQUIRE_SHARED(model);
+    EDGE_REQUIRE_SHARED(text);
+    const auto dir = temp_dir("cli-prune-plan");
+    const std::string pruned = (dir / "pruned.gguf").string(), engine = (dir / "pruned.edge").string();
+    ASSERT_EQ(run_cli({"prune", model, "--ratio", "0.25", "--out", pruned}).rc, 0);
+    const std::string prune_plan = write(dir / "prune.plan.json", R"({"version": 1, "prune": {"ratio": 0.25}})");
+    CliRun c = run_cli({"compile", model, "--plan", prune_plan, "--out", engine, "--json"});
+    ASSERT_EQ(c.rc, 0) << c.err;
+    EXPECT_NE(c.json()["plan"].get<std::string>().find("heads 6/3 kv, ffn 129"), std::string::npos) << c.out;
+    auto info = [&](const std::string& m) { return run_cli({"info", m, "--json", "--no-tensors"}).json()["config"]; };
+    EXPECT_EQ(info(engine), info(pruned));
+    EXPECT_EQ(info(engine)["hidden_dim"], 129);
+    auto nll = [&](const std::string& m) {
+        CliRun r = run_cli({"perplexity", m, "--text", text, "--json"});
+        EXPECT_EQ(r.rc, 0) << r.err;
+        return r.rc == 0 ? r.json()["nll_sum"].get<double>() : -1.0;
+    };
+    const double want = nll(pruned);
+    EXPECT_GT(want, 0.0);
+    EXPECT_EQ(nll(engine), want);
+
+    // INT8 RTN on top: quantize with the pruning plan = quantize the pruned file.
+    const std::string int8 = R"("default": {"precision": "int8", "method": "rtn", "group_size": 32})";
+    const std::string both = write(dir / "both.plan.json", "{" + int8 + R"(, "prune": {"ratio": 0.25}})");
+    const std::string only = write(dir / "int8.plan.json", "{" + int8 + "}");
+    const std::string a = (dir / "a.edgeq").string(), b = (dir / "b.edgeq").string();
+    CliRun qa = run_cli({"quantize", model, "--plan", both, "--out", a});
+    ASSERT_EQ(qa.rc, 0) << qa.err;
+    EXPECT_NE(qa.err.find("prunes first: dim 64, heads 8/4 kv, ffn 172 -> dim 64, heads 6/3 kv, ffn 129"),
+              std::string::npos)
+        << qa.err;
+    ASSERT_EQ(run_cli({"quantize", pruned, "--plan", only, "--out", b}).rc, 0);
+    EXPECT_EQ(nll(a), nll(b));
+
+    const std::string taylor = write(dir / "taylor.plan.json", R"({"prune": {"importance": "taylor", "ratio": 0.25}})");
+    CliRun t = run_cli({"compile", model, "--plan", taylor, "--out", (dir / "t.edge").string()});
+    EXPECT_EQ(t.rc, 1);
+    for (const char* part : {"taylor.plan.json", "prune.importance taylor", "edgestudio-cli prune --plan"})
+        EXPECT_NE(t.err.find(part), std::string::npos) << part << " in " << t.err;
+}
+
 // Issue 18: calibration never sees what the evaluation scores. With --eval-text, the calibration
 // text's paragraphs that the evaluation also has are dropped and the count reported.
 TEST(CliQuant, CalibrationDropsTheEvaluationParagraphsAndSaysHowMany) {
