@@ -43,6 +43,10 @@
         <source>pruning names the unknown layer %1</source>
         <translation>pruning names the unknown layer %1</translation>
     </message>
+    <message>
+        <source>%1: only attention and MLP layers are pruned (whole heads or channels)</source>
+        <translation>%1: only attention and MLP layers are pruned (whole heads or channels)</translation>
+    </message>
 </context>
 <context>
     <name>Project</name>
@@ -147,6 +151,10 @@
     <message>
         <source>Compile cancelled</source>
         <translation>Compile cancelled</translation>
+    </message>
+    <message>
+        <source>the plan&apos;s pruning</source>
+        <translation>the plan&apos;s pruning</translation>
     </message>
 </context>
 <context>
@@ -346,6 +354,13 @@
     <message>
         <source>%1[*] — EdgeStudio</source>
         <translation>%1[*] — EdgeStudio</translation>
+    </message>
+    <message numerus="yes">
+        <source>The plan now prunes %n group(s)</source>
+        <translation>
+            <numerusform>The plan now prunes %n group</numerusform>
+            <numerusform>The plan now prunes %n groups</numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -1040,6 +1055,14 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <source>Est. size</source>
         <translation>Est. size</translation>
     </message>
+    <message>
+        <source>The model has no pruning group %1</source>
+        <translation>The model has no pruning group %1</translation>
+    </message>
+    <message>
+        <source>Pruning from the Pruning page</source>
+        <translation>Pruning from the Pruning page</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::LayerTreeModel</name>
@@ -1538,6 +1561,14 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
     <message>
         <source>Units of each group: kept (blue), removed (red), pinned (grey)</source>
         <translation>Units of each group: kept (blue), removed (red), pinned (grey)</translation>
+    </message>
+    <message>
+        <source>Use in the plan</source>
+        <translation>Use in the plan</translation>
+    </message>
+    <message>
+        <source>Put these ratios into the Layers plan: validation, compile and deploy then prune the model first</source>
+        <translation>Put these ratios into the Layers plan: validation, compile and deploy then prune the model first</translation>
     </message>
 </context>
 <context>

@@ -43,6 +43,10 @@
         <source>pruning names the unknown layer %1</source>
         <translation>剪枝设置引用了未知的层 %1</translation>
     </message>
+    <message>
+        <source>%1: only attention and MLP layers are pruned (whole heads or channels)</source>
+        <translation>%1：只有注意力层和 MLP 层可以剪枝（整头或整通道）</translation>
+    </message>
 </context>
 <context>
     <name>Project</name>
@@ -147,6 +151,10 @@
     <message>
         <source>Compile cancelled</source>
         <translation>编译已取消</translation>
+    </message>
+    <message>
+        <source>the plan&apos;s pruning</source>
+        <translation>方案中的剪枝</translation>
     </message>
 </context>
 <context>
@@ -346,6 +354,12 @@
     <message>
         <source>%1[*] — EdgeStudio</source>
         <translation>%1[*] — EdgeStudio</translation>
+    </message>
+    <message numerus="yes">
+        <source>The plan now prunes %n group(s)</source>
+        <translation>
+            <numerusform>方案现在剪枝 %n 个组</numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -1039,6 +1053,14 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <source>Est. size</source>
         <translation>预计大小</translation>
     </message>
+    <message>
+        <source>The model has no pruning group %1</source>
+        <translation>模型中没有剪枝组 %1</translation>
+    </message>
+    <message>
+        <source>Pruning from the Pruning page</source>
+        <translation>来自剪枝页面的剪枝</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::LayerTreeModel</name>
@@ -1533,6 +1555,14 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
     <message>
         <source>Units of each group: kept (blue), removed (red), pinned (grey)</source>
         <translation>各组单元：保留（蓝）、移除（红）、固定（灰）</translation>
+    </message>
+    <message>
+        <source>Use in the plan</source>
+        <translation>用于方案</translation>
+    </message>
+    <message>
+        <source>Put these ratios into the Layers plan: validation, compile and deploy then prune the model first</source>
+        <translation>把这些比例写入层方案：验证、编译和部署将先对模型剪枝</translation>
     </message>
 </context>
 <context>

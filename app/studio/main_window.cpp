@@ -24,6 +24,8 @@
 #include <QStandardPaths>
 #include <QStatusBar>
 
+#include <algorithm>
+
 #include "app/studio/project_controller.h"
 #include "views/models/board_controller.h"
 #include "views/models/configuration_model.h"
@@ -115,6 +117,18 @@ MainWindow::MainWindow(views::Language* language, QWidget* parent, const QString
     connect(recent_, &QAbstractItemModel::modelReset, this, &MainWindow::rebuildRecentMenu);
     connect(sensitivityPage_, &views::SensitivityPage::layerClicked, this, [this](const QString& layer) {
         layersPage_->selectLayers({layer});
+        showPage(LayersPageIndex);
+    });
+    // The Pruning page's ratios become the plan's: validation, compile and deploy prune first.
+    connect(pruningPage_, &views::PruningPage::ratiosChosen, this, [this](const QMap<QString, double>& ratios) {
+        views::LayerPlanModel* plan = layersPage_->planModel();
+        if (!plan->setGroupPruning(ratios)) {
+            QMessageBox::warning(this, tr("Pruning"), plan->lastError());
+            return;
+        }
+        statusBar()->showMessage(tr("The plan now prunes %n group(s)", nullptr,
+                                    int(std::count_if(ratios.begin(), ratios.end(), [](double r) { return r > 0; }))),
+                                 5000);
         showPage(LayersPageIndex);
     });
     connect(validationPage_, &views::ValidationPage::configurationAdded, this, [this](int row) {

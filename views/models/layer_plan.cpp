@@ -7,6 +7,9 @@
 #include <QJsonObject>
 #include <QJsonParseError>
 
+#include <algorithm>
+#include <map>
+
 #include "engine/core/quant_format.h"
 
 namespace edge::views {
@@ -76,12 +79,35 @@ LayerSetting patched(LayerSetting s, const SettingPatch& patch, const edge::mode
     return s;
 }
 
+QString pruneGroupOf(const edge::model::LayerInfo& layer) {
+    if (layer.block < 0) return QString();
+    const QString block = QStringLiteral("blk.%1.").arg(layer.block);
+    if (layer.kind.rfind("attn", 0) == 0) return block + QStringLiteral("attn");
+    if (layer.kind.rfind("ffn", 0) == 0) return block + QStringLiteral("ffn");
+    return QString();
+}
+
+edge::prune::PruneSpec settingsToPruneSpec(const std::vector<edge::model::LayerInfo>& layers,
+                                           const std::vector<LayerSetting>& s) {
+    std::map<QString, double> ratio;
+    for (size_t i = 0; i < layers.size() && i < s.size(); ++i)
+        if (s[i].pruning > 0.0) {
+            const QString g = pruneGroupOf(layers[i]);
+            if (!g.isEmpty()) ratio[g] = std::max(ratio[g], s[i].pruning);
+        }
+    edge::prune::PruneSpec spec;
+    for (const auto& [g, r] : ratio) spec.rules.emplace_back(g.toStdString(), r);
+    return spec;
+}
+
 QString settingProblem(const LayerSetting& s, const edge::model::LayerInfo& layer, bool tiedOutput) {
     const QString name = layerName(layer);
     if (!(s.pruning >= 0.0 && s.pruning <= kMaxPruning))
         return LayerPlanText::tr("%1: a pruning ratio must be between 0 and %2 %")
             .arg(name)
             .arg(kMaxPruning * 100.0, 0, 'f', 0);
+    if (s.pruning > 0.0 && pruneGroupOf(layer).isEmpty())
+        return LayerPlanText::tr("%1: only attention and MLP layers are pruned (whole heads or channels)").arg(name);
     if (!s.quantized()) {
         if (s.method != PlanMethod::None)
             return LayerPlanText::tr("%1: %2 takes no quantization method")
@@ -167,8 +193,8 @@ edge::quant::QuantPlan settingsToPlan(const std::vector<edge::model::LayerInfo>&
 QByteArray settingsToPlanJson(const std::vector<edge::model::LayerInfo>& layers, const std::vector<LayerSetting>& s) {
     QByteArray text = QByteArray::fromStdString(edge::quant::plan_to_json(settingsToPlan(layers, s)));
     QJsonObject prune;
-    for (size_t i = 0; i < layers.size() && i < s.size(); ++i)
-        if (s[i].pruning > 0.0) prune.insert(layerName(layers[i]), s[i].pruning);
+    for (const auto& [group, ratio] : settingsToPruneSpec(layers, s).rules)
+        prune.insert(QString::fromStdString(group), ratio);
     const qsizetype close = text.lastIndexOf('}');
     if (!prune.isEmpty() && close > 0) {
         const QJsonObject wrapper{{QStringLiteral("layers"), prune}};
@@ -214,12 +240,30 @@ Result loadPlanFile(const QString& path, const edge::model::Model& model,
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly)) return fail(f.errorString());
     const QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
-    const QJsonObject prune = root.value(QStringLiteral("prune")).toObject().value(QStringLiteral("layers")).toObject();
+    // Pruning: every layer of each group a key names (a group, a pattern over groups, or - as
+    // plans saved before groups - one of the group's layers) takes the key's ratio; "ratio" sets
+    // every group's.
+    const QJsonObject pruneObject = root.value(QStringLiteral("prune")).toObject();
+    if (pruneObject.contains(QStringLiteral("ratio"))) {
+        const double r = pruneObject.value(QStringLiteral("ratio")).toDouble(-1.0);
+        for (size_t i = 0; i < layers.size(); ++i)
+            if (!pruneGroupOf(layers[i]).isEmpty()) settings[i].pruning = r;
+    }
+    const QJsonObject prune = pruneObject.value(QStringLiteral("layers")).toObject();
     for (auto it = prune.begin(); it != prune.end(); ++it) {
-        size_t i = 0;
-        while (i < layers.size() && layerName(layers[i]) != it.key()) ++i;
-        if (i == layers.size()) return fail(LayerPlanText::tr("pruning names the unknown layer %1").arg(it.key()));
-        settings[i].pruning = it.value().toDouble(-1.0);
+        const std::string key = it.key().toStdString();
+        bool named = false;
+        for (size_t i = 0; i < layers.size(); ++i) {
+            const QString group = pruneGroupOf(layers[i]);
+            if (group.isEmpty()) continue;
+            bool member = edge::prune::glob_match(key, group.toStdString());
+            for (size_t j = 0; !member && j < layers.size(); ++j)
+                member = pruneGroupOf(layers[j]) == group && layerName(layers[j]) == it.key();
+            if (!member) continue;
+            settings[i].pruning = it.value().toDouble(-1.0);
+            named = true;
+        }
+        if (!named) return fail(LayerPlanText::tr("pruning names the unknown layer %1").arg(it.key()));
     }
     for (size_t i = 0; i < layers.size(); ++i) {
         const QString problem = settingProblem(settings[i], layers[i], isTiedOutput(model, layers[i]));

@@ -4,12 +4,13 @@
 // Estimated bytes are exact, not approximations: INT8/INT4 use quant_layout() of
 // engine/core/quant_format.h (codes padded to 32-element blocks per row, 64-byte aligned scale and
 // zero sections) — the same layout apply_plan() allocates; FP16 is 2 bytes per weight; FP32 leaves
-// the weight as the model holds it. Pruning ratios are stored for the pruning stage and do not
-// change the estimate.
+// the weight as the model holds it. Pruning ratios do not change the estimate.
 //
 // Plan files are engine plans (engine/quant/plan.h) with one exact-name rule per layer. Pruning
-// ratios travel in the "prune" key, which the engine's parser accepts and leaves to other tools:
-//   "prune": {"layers": {"blk.0.ffn_up": 0.25, ...}}   (ratio of weights removed, 0 <= r < 1)
+// ratios are per pruning group (engine/prune/structured.h: a block's attention, KV heads with
+// their query heads, or its MLP channels), so every layer of a group carries its group's ratio;
+// they travel in the "prune" key, keyed by group, which `compile` and `quantize` apply first:
+//   "prune": {"layers": {"blk.0.attn": 0.25, "blk.3.ffn": 0.5}}   (share of units removed, 0 <= r < 1)
 #pragma once
 #include <QList>
 #include <QString>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "engine/model/ir.h"
+#include "engine/prune/structured.h"
 #include "engine/quant/plan.h"
 #include "views/models/result.h"
 
@@ -67,6 +69,14 @@ bool isTiedOutput(const edge::model::Model& model, const edge::model::LayerInfo&
 // What stays impossible (an explicit group larger than the row, ...) is for settingProblem().
 LayerSetting patched(LayerSetting s, const SettingPatch& patch, const edge::model::LayerInfo& layer, bool tiedOutput,
                      bool repairTied);
+// The pruning group a layer belongs to ("blk.3.attn" for attn_q/k/v/output, "blk.3.ffn" for
+// ffn_gate/up/down), or "" for layers that are not pruned (the output head).
+QString pruneGroupOf(const edge::model::LayerInfo& layer);
+// The pruning the settings ask for: one rule per group whose ratio is above 0 (the largest of its
+// layers'), magnitude importance. prune::prunes_anything() says whether there is any.
+edge::prune::PruneSpec settingsToPruneSpec(const std::vector<edge::model::LayerInfo>& layers,
+                                           const std::vector<LayerSetting>& s);
+
 // Empty when `s` is possible for the layer, else a translated reason naming the layer.
 QString settingProblem(const LayerSetting& s, const edge::model::LayerInfo& layer, bool tiedOutput);
 

@@ -4,10 +4,12 @@
 #include <QFileInfo>
 #include <QFontDatabase>
 #include <QSaveFile>
+#include <QSet>
 #include <QUndoCommand>
 #include <QUndoStack>
 
 #include <algorithm>
+#include <set>
 
 #include "views/models/format.h"
 
@@ -99,6 +101,16 @@ bool LayerPlanModel::refuse(const QString& reason) {
 bool LayerPlanModel::applyToRows(const QList<int>& rows, const SettingPatch& patch, const QString& description) {
     if (!model_) return refuse(tr("No model is loaded"));
     std::vector<int> sorted(rows.begin(), rows.end());
+    // A pruning ratio is a group's (a block's heads or channels): every layer of the edited
+    // layers' groups takes it.
+    if (patch.pruning) {
+        std::set<QString> groups;
+        for (int r : rows)
+            if (r >= 0 && r < rowCount()) groups.insert(pruneGroupOf(model_->layers[size_t(r)]));
+        groups.erase(QString());
+        for (int r = 0; r < rowCount(); ++r)
+            if (groups.count(pruneGroupOf(model_->layers[size_t(r)]))) sorted.push_back(r);
+    }
     std::sort(sorted.begin(), sorted.end());
     sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
     std::vector<int> changed;
@@ -118,6 +130,35 @@ bool LayerPlanModel::applyToRows(const QList<int>& rows, const SettingPatch& pat
     if (changed.empty()) return true;
     const QString text = description.isEmpty() ? tr("Edit %n layer(s)", nullptr, int(changed.size())) : description;
     undo_->push(new SetSettingsCommand(this, std::move(changed), std::move(before), std::move(after), text));
+    return true;
+}
+
+bool LayerPlanModel::setGroupPruning(const QMap<QString, double>& ratios) {
+    if (!model_) return refuse(tr("No model is loaded"));
+    std::vector<int> changed;
+    std::vector<LayerSetting> before, after;
+    QSet<QString> known;
+    for (int r = 0; r < rowCount(); ++r) {
+        const QString group = pruneGroupOf(model_->layers[size_t(r)]);
+        if (group.isEmpty()) continue;
+        known.insert(group);
+        SettingPatch p;
+        p.pruning = ratios.value(group, 0.0);
+        const LayerSetting old = settings_[size_t(r)];
+        const LayerSetting now = patched(old, p, model_->layers[size_t(r)], tied(r), false);
+        const QString problem = settingProblem(now, model_->layers[size_t(r)], tied(r));
+        if (!problem.isEmpty()) return refuse(problem);
+        if (now == old) continue;
+        changed.push_back(r);
+        before.push_back(old);
+        after.push_back(now);
+    }
+    for (auto it = ratios.begin(); it != ratios.end(); ++it)
+        if (!known.contains(it.key())) return refuse(tr("The model has no pruning group %1").arg(it.key()));
+    lastError_.clear();
+    if (!changed.empty())
+        undo_->push(new SetSettingsCommand(this, std::move(changed), std::move(before), std::move(after),
+                                           tr("Pruning from the Pruning page")));
     return true;
 }
 
@@ -345,6 +386,12 @@ bool LayerPlanModel::setData(const QModelIndex& index, const QVariant& value, in
                                precisionKey(settings_[size_t(row)].precision).toUpper()));
     const std::optional<SettingPatch> patch = patchFor(row, index.column(), value);
     if (!patch) return false;
+    // A pruning ratio is its group's (a block's heads or channels): the group's layers take it.
+    if (patch->pruning && !pruneGroupOf(model_->layers[size_t(row)]).isEmpty())
+        return applyToRows(
+            {row}, *patch,
+            tr("Set %1 of %2")
+                .arg(headerData(index.column(), Qt::Horizontal).toString(), pruneGroupOf(model_->layers[size_t(row)])));
     const LayerSetting old = settings_[size_t(row)];
     const LayerSetting now = patched(old, *patch, model_->layers[size_t(row)], tied(row), false);
     const QString problem = settingProblem(now, model_->layers[size_t(row)], tied(row));

@@ -7,6 +7,7 @@
 // and announced by totalsChanged().
 #pragma once
 #include <QAbstractTableModel>
+#include <QMap>
 
 #include <memory>
 #include <vector>
@@ -59,6 +60,9 @@ public:
     // would end impossible. AWQ/GPTQ on a tied output head quietly becomes RTN.
     bool applyToRows(const QList<int>& rows, const SettingPatch& patch, const QString& description = QString());
     QString lastError() const { return lastError_; }
+    // The plan's pruning set to `ratios` by group ("blk.3.ffn" -> 0.25; groups not named: 0), as
+    // one undoable step; refused (false, lastError()) for a group the model lacks or a bad ratio.
+    bool setGroupPruning(const QMap<QString, double>& ratios);
 
     // Plan files (see layer_plan.h). Loading is one undoable step; a failed load changes nothing.
     bool savePlan(const QString& path);

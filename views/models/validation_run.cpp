@@ -6,9 +6,11 @@
 #include <QThread>
 
 #include <algorithm>
+#include <optional>
 
 #include "engine/compile/compile.h"
 #include "engine/model/weights.h"
+#include "engine/prune/structured.h"
 #include "engine/quant/apply.h"
 #include "engine/quant/calib.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -54,7 +56,19 @@ bool needsCalibration(const std::vector<LayerSetting>& settings) {
 struct Quantized {
     std::shared_ptr<const edge::model::Model> ref;
     edge::quant::QuantizeResult result;
+    uint64_t sourceBytes = 0;  // the model quantized: the pruned one when the plan prunes
 };
+
+// The plan's pruning applied (its groups' heads or channels removed, the model read as F32 for
+// it), or nothing when no ratio is set.
+edge::Result<std::optional<edge::prune::PrunedModel>> prunedFor(const LoadedModel& model,
+                                                                const std::vector<LayerSetting>& settings) {
+    const edge::prune::PruneSpec spec = settingsToPruneSpec(model.layers, settings);
+    if (!edge::prune::prunes_anything(spec)) return std::optional<edge::prune::PrunedModel>();
+    auto p = edge::prune::prune_with_spec(model.model, spec, ValidationText::tr("the plan's pruning").toStdString());
+    if (!p.ok()) return p.error();
+    return std::optional<edge::prune::PrunedModel>(std::move(p).value());
+}
 edge::Result<Quantized> quantizeStaged(const LoadedModel& model, const std::vector<LayerSetting>& settings,
                                        const edge::quant::CalibSet* calib, edge::Progress* progress, double mid,
                                        double hi) {
@@ -63,13 +77,17 @@ edge::Result<Quantized> quantizeStaged(const LoadedModel& model, const std::vect
         return model.asStored(stage.get());
     }();
     if (!ref.ok()) return ref.error();
+    auto pruned = prunedFor(model, settings);
+    if (!pruned.ok()) return pruned.error();
+    const edge::model::Model& source = *pruned ? (*pruned)->model : model.model;
     StageProgress stage(progress, mid, hi);
     edge::quant::ApplyOptions ao;
     ao.threads = workerThreads();
-    auto q = edge::quant::apply_plan(model.model, settingsToPlan(model.layers, settings), calib, stage.get(), ao);
+    auto q = edge::quant::apply_plan(source, settingsToPlan(model.layers, settings), calib, stage.get(), ao);
     if (!q.ok()) return q.error();
     if (!edge::model::weights_resident(q->model)) EDGE_TRY(edge::model::load_weights_as_stored(q->model));
-    return Quantized{*ref, std::move(q).value()};
+    const uint64_t sourceBytes = *pruned ? source.weight_bytes() : (*ref)->weight_bytes();
+    return Quantized{*ref, std::move(q).value(), sourceBytes};
 }
 
 }  // namespace
@@ -148,7 +166,7 @@ edge::Result<ValidationOutcome> runValidation(std::shared_ptr<const LoadedModel>
     // Layers outside the plan's list (embeddings, norms) are counted as the model holds them.
     uint64_t layerBefore = 0;
     for (const auto& l : quantized->layers) layerBefore += l.bytes_before;
-    const uint64_t total = ref->weight_bytes();
+    const uint64_t total = staged->sourceBytes;
     if (total > layerBefore) out.bytes += total - layerBefore;
 
     auto test = std::make_shared<const edge::model::Model>(std::move(quantized->model));
@@ -193,9 +211,11 @@ edge::Result<EngineArtifact> buildEngine(std::shared_ptr<const LoadedModel> mode
     co.threads = workerThreads();
     co.plan = settingsToPlan(model->layers, settings);
     co.calib = calibration->set.get();
+    auto pruned = prunedFor(*model, settings);
+    if (!pruned.ok()) return pruned.error();
     auto report = [&] {
         StageProgress stage(progress, 0.1, 0.97);
-        return edge::compile::compile(model->model, co, stage.get());
+        return edge::compile::compile(*pruned ? (*pruned)->model : model->model, co, stage.get());
     }();
     if (!report.ok()) return report.error();
     if (edge::is_cancelled(progress)) {

@@ -47,6 +47,7 @@ PruningPage::PruningPage(ModelDocument* document, QWidget* parent)
       heads_(new QCheckBox(this)),
       mlp_(new QCheckBox(this)),
       reset_(new QPushButton(this)),
+      usePlan_(new QPushButton(this)),
       counts_(new QLabel(this)),
       message_(new QLabel(this)),
       table_(new QTableView(this)),
@@ -94,6 +95,7 @@ PruningPage::PruningPage(ModelDocument* document, QWidget* parent)
     controls->addSpacing(12);
     controls->addWidget(reset_);
     controls->addStretch(1);
+    controls->addWidget(usePlan_);
 
     auto* scroll = new QScrollArea(this);
     scroll->setWidget(maskView_);
@@ -126,6 +128,7 @@ PruningPage::PruningPage(ModelDocument* document, QWidget* parent)
     connect(heads_, &QCheckBox::toggled, this, [this] { model_->setKinds(heads_->isChecked(), mlp_->isChecked()); });
     connect(mlp_, &QCheckBox::toggled, this, [this] { model_->setKinds(heads_->isChecked(), mlp_->isChecked()); });
     connect(reset_, &QPushButton::clicked, model_, &PruningModel::clearRules);
+    connect(usePlan_, &QPushButton::clicked, this, &PruningPage::useInPlan);
     connect(model_, &PruningModel::specChanged, this, &PruningPage::replan);
     connect(model_, &PruningModel::modelReset, this, [this] {
         maskView_->setMasks(model_->hasReport() ? &model_->report().layers : nullptr);
@@ -148,6 +151,15 @@ PruningPage::PruningPage(ModelDocument* document, QWidget* parent)
 }
 
 void PruningPage::setGlobalPercent(int percent) { ratio_->setValue(percent); }
+
+void PruningPage::useInPlan() {
+    if (!model_->hasReport()) return;
+    QMap<QString, double> ratios;
+    for (const edge::prune::LayerMask& m : model_->report().layers)
+        if (m.kind != edge::prune::UnitKind::ConvChannels && m.prunable)
+            ratios.insert(QString::fromStdString(m.layer), m.ratio());
+    emit ratiosChosen(ratios);
+}
 
 void PruningPage::selectRow(int row) {
     if (row < 0 || row >= model_->rowCount()) return;
@@ -236,6 +248,10 @@ void PruningPage::retranslate() {
     heads_->setText(tr("KV heads"));
     mlp_->setText(tr("MLP channels"));
     reset_->setText(tr("Reset edited ratios"));
+    usePlan_->setText(tr("Use in the plan"));
+    usePlan_->setToolTip(
+        tr("Put these ratios into the Layers plan: validation, compile and deploy then prune "
+           "the model first"));
     legend_->setText(tr("Units of each group: kept (blue), removed (red), pinned (grey)"));
     model_->retranslate();
     updateCounts();

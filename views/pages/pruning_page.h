@@ -4,6 +4,8 @@
 // parameter and node counts before and after. Every change re-plans as a job (magnitude
 // importance); a ratio the engine refuses (it would remove a whole group) is shown and undone.
 #pragma once
+#include <QMap>
+#include <QString>
 #include <QWidget>
 
 class QCheckBox;
@@ -34,9 +36,17 @@ public:
     // The ratio for every group of the ticked kinds, in percent.
     void setGlobalPercent(int percent);
     void selectRow(int row);
+    QPushButton* usePlanButton() const { return usePlan_; }
+
+signals:
+    // "Use in the plan": the ratio each LLM group's mask removes, by group ("blk.3.ffn" -> 0.25),
+    // every group listed (0 where nothing is removed), for the Layers plan to take.
+    void ratiosChosen(const QMap<QString, double>& ratios);
 
 public slots:
     void replan();
+    // Emits ratiosChosen for the masks shown (nothing while no plan is shown).
+    void useInPlan();
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -56,6 +66,7 @@ private:
     QCheckBox* heads_;
     QCheckBox* mlp_;
     QPushButton* reset_;
+    QPushButton* usePlan_;
     QLabel* counts_;
     QLabel* message_;
     QTableView* table_;
