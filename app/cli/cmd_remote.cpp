@@ -132,9 +132,21 @@ struct DeployArgs {
     BoardArgs b;
     std::string engine, agent, version;
     int retries = 3;
+    std::string project, config, target = "cpu";  // --project/--config: that configuration's engine
 };
 
-int run_deploy(const DeployArgs& a) {
+int run_deploy(const DeployArgs& given) {
+    DeployArgs a = given;
+#ifdef EDGE_CLI_CONFIGS
+    if (!a.project.empty() || !a.config.empty()) {
+        if (a.project.empty() || a.config.empty() || !a.engine.empty())
+            return fail("deploy: give ENGINE, or --project P with --config NAME (its engine for --target)");
+        auto e = configuration_engine(a.project, a.config, a.target);
+        if (!e.ok()) return fail(e.error());
+        a.engine = *e;
+    }
+#endif
+    if (a.engine.empty()) return fail("deploy: no engine given (ENGINE, or --project P --config NAME)");
     auto boards = target_boards(a.b);
     if (!boards.ok()) return fail(boards.error());
     if (!fs::is_regular_file(a.engine)) return fail(a.engine + ": no such engine file");
@@ -217,6 +229,7 @@ struct ProfileArgs {
     int threads = 0;
     std::string backend;  // the agent's --backend (empty: its default, auto)
     std::string otlp, csv, traceparent, prometheus;
+    std::string project;  // record the measurements in the studio's project file
     // --workload: a serving workload replayed through the board's scheduler (protocol 3).
     std::string workload;
     uint32_t concurrency = 8;
@@ -359,6 +372,7 @@ int run_profile_cmd(const ProfileArgs& a) {
     }
     bool live = !a.b.json && boards->size() == 1 && isatty(STDERR_FILENO);
     std::mutex print;
+    std::vector<std::string> engine_sha(boards->size());  // per board: the live engine's, when checked
     auto results =
         for_each_board<client::ProfileReport>(boards.value(), [&](const Board& b) -> Result<client::ProfileReport> {
             std::string root = root_of(a.b, b);
@@ -378,6 +392,8 @@ int run_profile_cmd(const ProfileArgs& a) {
                     if (!e.ok()) return err("board ", b.name, ": ", e.message());
                     req.engine_path = e->first;
                     req.engine_sha256 = e->second;
+                    for (size_t k = 0; k < boards->size(); ++k)
+                        if (&(*boards)[k] == &b) engine_sha[k] = client::digest_hex(e->second);
                 } else {
                     req.engine_path = a.engine;
                 }
@@ -490,6 +506,16 @@ int run_profile_cmd(const ProfileArgs& a) {
                         s.kv_hit_rate ? opt_text(*s.kv_hit_rate * 100.0, "%.1f%%").c_str() : "absent", r->restarts);
         }
     }
+#ifdef EDGE_CLI_CONFIGS
+    if (!a.project.empty() && !serve) {
+        std::vector<BoardProfile> runs;
+        for (size_t i = 0; i < results.size(); ++i)
+            if (results[i].ok()) runs.push_back({boards.value()[i].name, &results[i].value(), engine_sha[i]});
+        auto lines = record_profiles(a.project, runs);
+        if (!lines.ok()) return fail(lines.error());
+        for (const std::string& l : *lines) std::fprintf(stderr, "edgestudio-cli: %s\n", l.c_str());
+    }
+#endif
     if (a.b.json) print_json(j);
     return rc;
 }
@@ -622,7 +648,13 @@ void add_remote_commands(CLI::App& app, int& rc) {
     auto deploy = std::make_shared<DeployArgs>();
     CLI::App* d = app.add_subcommand(
         "deploy", "push an engine and edge-agent to a board (or a fleet): verified, resumable, atomic switch");
-    d->add_option("engine", deploy->engine, "engine or model file to deploy")->required();
+    d->add_option("engine", deploy->engine, "engine or model file to deploy");
+#ifdef EDGE_CLI_CONFIGS
+    d->add_option("--project", deploy->project, "the studio's project file: deploy a configuration's engine");
+    d->add_option("--config", deploy->config, "with --project: the configuration (compiled by `configs compile`)");
+    d->add_option("--target", deploy->target, "with --project: which of its engines (cpu, cuda-sm87, cuda-sm90)")
+        ->capture_default_str();
+#endif
     add_board_options(d, deploy->b);
     d->add_option("--agent", deploy->agent,
                   "edge-agent binary for the board (default: the one built for the board's architecture, "
@@ -639,6 +671,10 @@ void add_remote_commands(CLI::App& app, int& rc) {
     p->add_option("--engine", prof->engine,
                   "engine file in the board's current version (default: the deployed one, SHA-256 checked)");
     p->add_option("--prompt,-p", prof->prompts, "prompt (repeatable)");
+#ifdef EDGE_CLI_CONFIGS
+    p->add_option("--project", prof->project,
+                  "the studio's project file: record each board's figures for the configuration whose engine ran");
+#endif
     p->add_flag("--chat", prof->chat, "each prompt a user message in the engine's chat template (instruct models)");
     p->add_option("--max-tokens,-n", prof->max_tokens, "tokens to generate per prompt")->check(CLI::Range(1, 1 << 20));
     p->add_option("--restarts", prof->restarts, "restart a dead agent this many times")->check(CLI::Range(0, 100));

@@ -15,6 +15,10 @@
 #include "engine/quant/calib.h"
 #include "engine/tokenizer/tokenizer.h"
 
+namespace edge::client {
+struct ProfileReport;
+}  // namespace edge::client
+
 namespace CLI {
 class App;
 }
@@ -102,6 +106,18 @@ struct CalibTextArgs {
 // The pruning a plan file carries ("prune" section), applied to `m` before it is quantized: null
 // when the plan prunes nothing. With `say`, one line on stderr: the configuration before and after.
 Result<std::unique_ptr<prune::PrunedModel>> prune_for_plan(const model::Model& m, const std::string& plan, bool say);
+
+// cmd_configs.cpp (the studio's project files; built with the studio's item models): the engine
+// file configuration `name` was compiled to for `target`, and the profiles of boards recorded as
+// measurements of the configurations whose engines they ran (matched by SHA-256), one line each.
+Result<std::string> configuration_engine(const std::string& project, const std::string& name,
+                                         const std::string& target);
+struct BoardProfile {
+    std::string board;
+    const client::ProfileReport* report = nullptr;
+    std::string engine_sha256;  // hex, of the live engine the run used
+};
+Result<std::vector<std::string>> record_profiles(const std::string& project, const std::vector<BoardProfile>& runs);
 
 // Subcommand registration (one file per command group). Each sets `rc` when it runs.
 void add_info_command(CLI::App& app, int& rc);

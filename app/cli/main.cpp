@@ -13,8 +13,9 @@
 #include "engine/core/memory_budget.h"
 
 namespace edge::cli {
-void add_prune_commands(CLI::App& app, int& rc);  // cmd_prune.cpp: prune, prune-bench
-}
+void add_prune_commands(CLI::App& app, int& rc);    // cmd_prune.cpp: prune, prune-bench
+void add_configs_commands(CLI::App& app, int& rc);  // cmd_configs.cpp: configs add|list|show|diff|compile
+}  // namespace edge::cli
 
 int main(int argc, char** argv) {
     using namespace edge::cli;
@@ -51,6 +52,9 @@ int main(int argc, char** argv) {
 #endif
 #ifdef EDGE_CLI_REMOTE
         add_remote_commands(app, rc);
+#endif
+#ifdef EDGE_CLI_CONFIGS
+        add_configs_commands(app, rc);
 #endif
         // An unknown first word is a usage error that names it (CLI11 would only say that a
         // subcommand is required).

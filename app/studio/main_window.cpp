@@ -148,20 +148,7 @@ MainWindow::MainWindow(views::Language* language, QWidget* parent, const QString
     connect(
         boardsPage_->controller(), &views::BoardController::profiled, this,
         [this](const QString& board, const views::ProfileOutcome& o) {
-            views::BoardMeasurement m;
-            m.board = board;
-            m.machine = o.agent;
-            m.engineSha256 = o.engineSha256;
-            m.prompts = o.prompts;
-            m.tokens = o.tokens;
-            m.tpotP50Ms = o.p50Ms;
-            m.tpotP99Ms = o.p99Ms;
-            m.ttftMs = o.ttftMs;
-            m.tokensPerS = o.tokensPerS;
-            m.peakRssMiB = o.rssMiB;
-            m.kvHitRate = o.kvHitRate;
-            m.when = QDateTime::currentDateTimeUtc();
-            const int row = configurations_->addMeasurement(m);
+            const int row = configurations_->addMeasurement(views::boardMeasurement(board, o));
             if (row < 0) {
                 statusBar()->showMessage(
                     tr("The engine profiled on %1 was not compiled from a configuration of this project").arg(board),

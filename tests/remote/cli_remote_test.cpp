@@ -223,6 +223,64 @@ TEST_F(CliRemoteTest, DeployAndProfileThroughAnSshConfigAlias) {
     EXPECT_EQ(t.out.find("absent"), std::string::npos) << "the agent reports its KV hit rate\n" << t.out;
 }
 
+// Issue 18 acceptance 2: the studio's loop through the CLI on one project file - two
+// configurations validated into the project (one pruned), compiled, deployed to the board from the
+// project, profiled with the figures recorded back to the configuration whose engine ran (matched
+// by SHA-256), listed and diffed with the board's time per token.
+TEST_F(CliRemoteTest, TheStudiosLoopThroughTheCliOnOneProjectFile) {
+#ifndef EDGE_CLI_HAS_CONFIGS
+    GTEST_SKIP() << "edgestudio-cli was built without the studio's item models (configs)";
+#endif
+    const std::string text = test::shared("data/tinystories_sample.txt");
+    EDGE_REQUIRE_SHARED(text);
+    const std::string project = (dir_ / "loop.edgeproj").string();
+    std::ofstream(dir_ / "int8.plan.json")
+        << R"({"default": {"precision": "int8", "method": "rtn", "group_size": 32}})";
+    std::ofstream(dir_ / "int4p.plan.json")
+        << R"({"default": {"precision": "int4", "method": "rtn", "group_size": 32}, "prune": {"layers": {"blk.*.ffn": 0.25}}})";
+    auto a1 = cli({"configs", "add", project, "--model", model_, "--plan", (dir_ / "int8.plan.json").string(), "--text",
+                   text, "--parts", "2", "--json"},
+                  dir_);
+    ASSERT_EQ(a1.rc, 0) << a1.err;
+    EXPECT_EQ(a1.json()["name"], "C1");
+    auto a2 = cli({"configs", "add", project, "--plan", (dir_ / "int4p.plan.json").string(), "--parts", "2"}, dir_);
+    ASSERT_EQ(a2.rc, 0) << a2.err;
+    for (const char* c : {"C1", "C2"}) {
+        auto comp = cli({"configs", "compile", project, c, "--json"}, dir_);
+        ASSERT_EQ(comp.rc, 0) << comp.err;
+        EXPECT_EQ(comp.json()["sha256"].get<std::string>().size(), 64u);
+        auto d = cli(alias({"deploy", "--project", project, "--config", c, "--agent", EDGE_AGENT_PATH}), dir_);
+        ASSERT_EQ(d.rc, 0) << d.err;
+        auto p =
+            cli(alias({"profile", "--project", project, "-p", "Once upon a time", "-n", "24", "--threads", "1"}), dir_);
+        ASSERT_EQ(p.rc, 0) << p.err;
+        EXPECT_NE(p.err.find(std::string("jetson-test: recorded for ") + c), std::string::npos) << p.err;
+    }
+    auto list = cli({"configs", "list", project, "--json"}, dir_);
+    ASSERT_EQ(list.rc, 0) << list.err;
+    const auto configs = list.json()["configurations"];
+    ASSERT_EQ(configs.size(), 2u);
+    for (const auto& c : configs) {
+        ASSERT_EQ(c["engines"].size(), 1u) << c.dump();
+        ASSERT_EQ(c["measurements"].size(), 1u) << c.dump();
+        EXPECT_EQ(c["measurements"][0]["board"], "jetson-test");
+        EXPECT_EQ(c["measurements"][0]["engine_sha256"], c["engines"][0]["sha256"]);
+        EXPECT_GT(c["measurements"][0]["tpot_p50_ms"].get<double>(), 0.0);
+    }
+    EXPECT_LT(configs[1]["bytes"].get<double>(), configs[0]["bytes"].get<double>()) << "INT4 and pruned";
+    auto diff = cli({"configs", "diff", project, "C1", "C2", "--json"}, dir_);
+    ASSERT_EQ(diff.rc, 0) << diff.err;
+    EXPECT_EQ(diff.json()["layers"].size(), 36u);
+    EXPECT_TRUE(diff.json()["figures"].contains("board_tpot_p50_ms")) << diff.out;
+    auto show = cli({"configs", "show", project, "C2"}, dir_);
+    ASSERT_EQ(show.rc, 0) << show.err;
+    EXPECT_NE(show.out.find("blk.0.ffn_up           INT4 RTN g32 −25%"), std::string::npos) << show.out;
+    EXPECT_NE(show.out.find("board  jetson-test"), std::string::npos) << show.out;
+    auto missing = cli({"configs", "show", project, "C9"}, dir_);
+    EXPECT_EQ(missing.rc, 1);
+    EXPECT_NE(missing.err.find("no configuration named C9 (it has C1, C2)"), std::string::npos) << missing.err;
+}
+
 // Acceptance 2 (issue 20): `profile --workload mixed.workload --concurrency 8` against the
 // loopback board serves every request through the agent's scheduler and prints the per-request
 // and aggregate table; with a virtual clock its counts equal serve-bench's run here.

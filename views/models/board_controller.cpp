@@ -1,6 +1,7 @@
 #include "views/models/board_controller.h"
 
 #include <QCoreApplication>
+#include <QDateTime>
 #include <QFileInfo>
 #include <QPointer>
 
@@ -290,26 +291,47 @@ bool BoardController::profile(const edge::client::Board& board, const QString& f
                 emit failed(name, tr("Profile"), userErrorText(tr("Profiling on %1 failed.").arg(name), r.error()));
                 return;
             }
-            const auto s = edge::client::summarize(r.value());
-            ProfileOutcome o;
-            o.agent =
-                QStringLiteral("%1 · %2 · %3").arg(q(r->agent.hostname), q(r->agent.cpu_model), q(r->agent.backend));
-            o.engine = q(r->load_detail);
-            o.engineSha256 = q(*engineSha);
-            o.ttftMs = s.ttft_p50_ms.value_or(0.0);
-            o.kvHitRate = s.kv_hit_rate.value_or(-1.0);
-            o.prompts = int(s.prompts);
-            o.tokens = int(s.tokens);
-            o.restarts = r->restarts;
-            o.p50Ms = s.latency_p50_ms.value_or(0.0);
-            o.p99Ms = s.latency_p99_ms.value_or(0.0);
-            o.tokensPerS = s.tokens_per_s.value_or(0.0);
-            o.rssMiB = double(s.rss_max_bytes.value_or(0)) / (1024.0 * 1024.0);
-            for (const auto& x : r->results) o.texts << q(x.text);
+            const ProfileOutcome o = profileOutcome(r.value(), *engineSha);
             lastProfile_ = o;
             emit profiled(name, o);
         });
     return true;
+}
+
+ProfileOutcome profileOutcome(const edge::client::ProfileReport& r, const std::string& engineSha256) {
+    const auto s = edge::client::summarize(r);
+    ProfileOutcome o;
+    o.agent = QStringLiteral("%1 · %2 · %3").arg(q(r.agent.hostname), q(r.agent.cpu_model), q(r.agent.backend));
+    o.engine = q(r.load_detail);
+    o.engineSha256 = q(engineSha256);
+    o.ttftMs = s.ttft_p50_ms.value_or(0.0);
+    o.kvHitRate = s.kv_hit_rate.value_or(-1.0);
+    o.prompts = int(s.prompts);
+    o.tokens = int(s.tokens);
+    o.restarts = r.restarts;
+    o.p50Ms = s.latency_p50_ms.value_or(0.0);
+    o.p99Ms = s.latency_p99_ms.value_or(0.0);
+    o.tokensPerS = s.tokens_per_s.value_or(0.0);
+    o.rssMiB = double(s.rss_max_bytes.value_or(0)) / (1024.0 * 1024.0);
+    for (const auto& x : r.results) o.texts << q(x.text);
+    return o;
+}
+
+BoardMeasurement boardMeasurement(const QString& board, const ProfileOutcome& o) {
+    BoardMeasurement m;
+    m.board = board;
+    m.machine = o.agent;
+    m.engineSha256 = o.engineSha256;
+    m.prompts = o.prompts;
+    m.tokens = o.tokens;
+    m.tpotP50Ms = o.p50Ms;
+    m.tpotP99Ms = o.p99Ms;
+    m.ttftMs = o.ttftMs;
+    m.tokensPerS = o.tokensPerS;
+    m.peakRssMiB = o.rssMiB;
+    m.kvHitRate = o.kvHitRate;
+    m.when = QDateTime::currentDateTimeUtc();
+    return m;
 }
 
 }  // namespace edge::views

@@ -15,6 +15,8 @@
 #include <memory>
 
 #include "remote/client/boards.h"
+#include "remote/client/profile.h"
+#include "views/models/configuration_model.h"
 
 namespace edge::protocol {
 struct TelemetryBatch;
@@ -43,6 +45,12 @@ struct ProfileOutcome {
     double kvHitRate = -1;                                    // < 0: not reported
     QStringList texts;
 };
+
+// The figures of a profile run (`engineSha256`: hex of the live engine it ran), and the board
+// measurement they make for the configuration that compiled that engine. What the Boards page
+// keeps, and `edgestudio-cli profile --project` records.
+ProfileOutcome profileOutcome(const edge::client::ProfileReport& r, const std::string& engineSha256);
+BoardMeasurement boardMeasurement(const QString& board, const ProfileOutcome& o);
 
 class BoardController : public QObject {
     Q_OBJECT

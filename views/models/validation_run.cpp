@@ -92,6 +92,30 @@ edge::Result<Quantized> quantizeStaged(const LoadedModel& model, const std::vect
 
 }  // namespace
 
+Configuration configurationFrom(const ValidationOutcome& outcome, const LoadedModel& model,
+                                const ValidationSettings& options, const QString& name) {
+    Configuration c;
+    c.name = name;
+    for (const auto& l : model.layers) c.layers.push_back(QString::fromStdString(l.name));
+    c.settings = outcome.settings;
+    c.calibPath = options.calibPath;
+    c.calibration = outcome.calibration;
+    c.evaluationPath = options.textPath;
+    const auto& cr = outcome.report.consistency;
+    c.pplRef = cr.ppl_ref;
+    c.ppl = cr.ppl_test;
+    c.klMean = cr.kl_mean;
+    c.top1 = cr.top1_agreement;
+    c.decodeMs = outcome.report.jitter.mean_ms;
+    c.tokensPerS = outcome.report.jitter.tokens_per_s;
+    c.bytes = outcome.bytes;
+    c.fp32Bytes = outcome.fp32Bytes;
+    c.failures = validationFailures(outcome.report, options.thresholds);
+    c.passed = c.failures.isEmpty();
+    c.when = QDateTime::currentDateTimeUtc();
+    return c;
+}
+
 int workerThreads() { return std::max(1, QThread::idealThreadCount() - 1); }
 
 namespace {}  // namespace

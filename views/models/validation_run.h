@@ -71,6 +71,12 @@ edge::Result<EngineArtifact> buildEngine(std::shared_ptr<const LoadedModel> mode
 // threshold after the run). Empty = passed.
 QStringList validationFailures(const edge::validate::ValidationReport& report, const edge::validate::Thresholds& t);
 
+// The configuration a validation run makes (named `name`, judged under options.thresholds): its
+// plan, calibration, quality and size figures, the verdict. What the Validation page adds to the
+// Pareto page and `edgestudio-cli configs add` to a project.
+Configuration configurationFrom(const ValidationOutcome& outcome, const LoadedModel& model,
+                                const ValidationSettings& options, const QString& name);
+
 }  // namespace edge::views
 
 namespace edge::views {

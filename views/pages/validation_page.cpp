@@ -268,26 +268,11 @@ void ValidationPage::finished(edge::Result<ValidationOutcome> result) {
     calibNote_->setText(result->calibration.isEmpty() ? QString() : tr("Calibrated on %1").arg(result->calibration));
     report_->setReport(result->report);
     layers_->setReport(&*report_->report());
-    Configuration c;
-    c.name = configurations_->nextName();
-    if (auto m = document_->current())
-        for (const auto& l : m->layers) c.layers.push_back(QString::fromStdString(l.name));
-    c.settings = result->settings;
-    c.calibPath = settings().calibPath;
-    c.calibration = result->calibration;
-    c.evaluationPath = settings().textPath;
-    const auto& cr = result->report.consistency;
-    c.pplRef = cr.ppl_ref;
-    c.ppl = cr.ppl_test;
-    c.klMean = cr.kl_mean;
-    c.top1 = cr.top1_agreement;
-    c.decodeMs = result->report.jitter.mean_ms;
-    c.tokensPerS = result->report.jitter.tokens_per_s;
-    c.bytes = result->bytes;
-    c.fp32Bytes = result->fp32Bytes;
-    c.passed = report_->passed();
+    auto model = document_->current();
+    if (!model) return;
+    Configuration c = configurationFrom(*result, *model, settings(), configurations_->nextName());
+    c.passed = report_->passed();  // under the thresholds shown (edited after the run too)
     c.failures = report_->failures();
-    c.when = QDateTime::currentDateTimeUtc();
     const int row = configurations_->add(std::move(c));
     emit configurationAdded(row);
 }
