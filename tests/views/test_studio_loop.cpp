@@ -119,6 +119,36 @@ std::string measuredConfiguration(MainWindow& w, const QString& model, const QSt
     return "";
 }
 
+// What the failure tests start from: a studio window over its own loopback sshd and folder
+// (tmp/board), configuration 0 measured on "lab-board" (measuredConfiguration); `error` says what
+// went wrong on the way.
+struct MeasuredStudio {
+    explicit MeasuredStudio(const char* tag)
+        : model(edge::views::test::stories260kPath()),
+          text(QString::fromStdString(edge::test::shared("data/tinystories_sample.txt"))),
+          tmp(edge::test::temp_dir(tag)),
+          dir(QString::fromStdString(tmp.string())) {
+        QSettings().remove(QStringLiteral("boards/user"));
+        sshd = edge::test::Sshd::start(&error);
+        if (!sshd) return;
+        if (!language.setLanguage(QStringLiteral("en"))) {
+            error = "the English translation did not load";
+            return;
+        }
+        window = std::make_unique<MainWindow>(&language, nullptr, dir + QStringLiteral("/autosave.edgeproj"));
+        window->show();
+        error = measuredConfiguration(*window, model, text, *sshd, dir);
+    }
+    ~MeasuredStudio() { QSettings().remove(QStringLiteral("boards/user")); }
+    QString model, text;
+    fs::path tmp;
+    QString dir;
+    std::string error;
+    std::unique_ptr<edge::test::Sshd> sshd;
+    Language language;
+    std::unique_ptr<MainWindow> window;
+};
+
 }  // namespace
 
 TEST(StudioLoop, TwoConfigurationsCompiledDeployedToAnAarch64BoardProfiledAndOnPareto) {
@@ -272,20 +302,11 @@ TEST(StudioLoop, TwoConfigurationsCompiledDeployedToAnAarch64BoardProfiledAndOnP
 // Acceptance 6: a profile while the board's engine is missing ends in a dialog naming the engine;
 // the configuration and its earlier measurement stay as they were.
 TEST(StudioLoop, AProfileWhileTheBoardsEngineIsMissingIsADialogAndKeepsTheMeasurements) {
-    const QString model = edge::views::test::stories260kPath();
-    EDGE_REQUIRE_SHARED(model.toStdString());
-    const QString text = QString::fromStdString(edge::test::shared("data/tinystories_sample.txt"));
-    QSettings().remove(QStringLiteral("boards/user"));
-    const fs::path tmp = edge::test::temp_dir("studio-loop-missing");
-    const QString dir = QString::fromStdString(tmp.string());
-    std::string why;
-    auto sshd = edge::test::Sshd::start(&why);
-    ASSERT_TRUE(sshd) << why;
-    Language language;
-    ASSERT_TRUE(language.setLanguage(QStringLiteral("en")));
-    auto window = std::make_unique<MainWindow>(&language, nullptr, dir + QStringLiteral("/autosave.edgeproj"));
-    window->show();
-    ASSERT_EQ(measuredConfiguration(*window, model, text, *sshd, dir), "");
+    EDGE_REQUIRE_SHARED(edge::views::test::stories260kPath().toStdString());
+    MeasuredStudio studio("studio-loop-missing");
+    ASSERT_EQ(studio.error, "");
+    const fs::path& tmp = studio.tmp;
+    MainWindow* window = studio.window.get();
     BoardsPage* boards = window->boardsPage();
     QSignalSpy failed(boards->controller(), &BoardController::failed);
     const BoardMeasurement before = window->configurations()->at(0).measurements[0];
@@ -305,27 +326,18 @@ TEST(StudioLoop, AProfileWhileTheBoardsEngineIsMissingIsADialogAndKeepsTheMeasur
     EXPECT_NE(window->configurations()->at(0).engine(QStringLiteral("cpu")), nullptr);
     window->project()->discardChanges();
     EXPECT_TRUE(window->close());
-    QSettings().remove(QStringLiteral("boards/user"));
 }
 
 // A deploy whose link dies mid-upload (the board's sshd stopped while the engine's .part grows on
 // the board): the retries fail, a dialog names the board and what failed, the board keeps its live
 // version, and the configuration keeps its engine and its measurements.
 TEST(StudioLoop, ADeployInterruptedMidUploadIsADialogAndKeepsTheLiveVersionAndMeasurements) {
-    const QString model = edge::views::test::stories260kPath();
-    EDGE_REQUIRE_SHARED(model.toStdString());
-    const QString text = QString::fromStdString(edge::test::shared("data/tinystories_sample.txt"));
-    QSettings().remove(QStringLiteral("boards/user"));
-    const fs::path tmp = edge::test::temp_dir("studio-loop-interrupted");
-    const QString dir = QString::fromStdString(tmp.string());
-    std::string why;
-    auto sshd = edge::test::Sshd::start(&why);
-    ASSERT_TRUE(sshd) << why;
-    Language language;
-    ASSERT_TRUE(language.setLanguage(QStringLiteral("en")));
-    auto window = std::make_unique<MainWindow>(&language, nullptr, dir + QStringLiteral("/autosave.edgeproj"));
-    window->show();
-    ASSERT_EQ(measuredConfiguration(*window, model, text, *sshd, dir), "");
+    EDGE_REQUIRE_SHARED(edge::views::test::stories260kPath().toStdString());
+    MeasuredStudio studio("studio-loop-interrupted");
+    ASSERT_EQ(studio.error, "");
+    const fs::path& tmp = studio.tmp;
+    MainWindow* window = studio.window.get();
+    auto& sshd = studio.sshd;
     BoardsPage* boards = window->boardsPage();
     BoardController* controller = boards->controller();
     const BoardMeasurement before = window->configurations()->at(0).measurements.at(0);
@@ -369,6 +381,5 @@ TEST(StudioLoop, ADeployInterruptedMidUploadIsADialogAndKeepsTheLiveVersionAndMe
     EXPECT_FALSE(controller->busy());
     window->project()->discardChanges();
     EXPECT_TRUE(window->close());
-    QSettings().remove(QStringLiteral("boards/user"));
 }
 #endif

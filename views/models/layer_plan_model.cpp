@@ -9,6 +9,7 @@
 #include <QUndoStack>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "views/models/format.h"
@@ -113,12 +114,19 @@ bool LayerPlanModel::applyToRows(const QList<int>& rows, const SettingPatch& pat
     }
     std::sort(sorted.begin(), sorted.end());
     sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    for (int r : sorted)
+        if (r < 0 || r >= rowCount()) return refuse(tr("Row %1 is not a layer").arg(r));
+    return pushEdits(
+        sorted, [&](int) { return patch; }, true, description);
+}
+
+bool LayerPlanModel::pushEdits(const std::vector<int>& rows, const std::function<SettingPatch(int)>& patchOf,
+                               bool repairTied, const QString& description) {
     std::vector<int> changed;
     std::vector<LayerSetting> before, after;
-    for (int r : sorted) {
-        if (r < 0 || r >= rowCount()) return refuse(tr("Row %1 is not a layer").arg(r));
+    for (int r : rows) {
         const LayerSetting old = settings_[size_t(r)];
-        const LayerSetting now = patched(old, patch, model_->layers[size_t(r)], tied(r), true);
+        const LayerSetting now = patched(old, patchOf(r), model_->layers[size_t(r)], tied(r), repairTied);
         const QString problem = settingProblem(now, model_->layers[size_t(r)], tied(r));
         if (!problem.isEmpty()) return refuse(problem);
         if (now == old) continue;
@@ -135,31 +143,24 @@ bool LayerPlanModel::applyToRows(const QList<int>& rows, const SettingPatch& pat
 
 bool LayerPlanModel::setGroupPruning(const QMap<QString, double>& ratios) {
     if (!model_) return refuse(tr("No model is loaded"));
-    std::vector<int> changed;
-    std::vector<LayerSetting> before, after;
+    std::vector<int> rows;
     QSet<QString> known;
     for (int r = 0; r < rowCount(); ++r) {
         const QString group = pruneGroupOf(model_->layers[size_t(r)]);
         if (group.isEmpty()) continue;
         known.insert(group);
-        SettingPatch p;
-        p.pruning = ratios.value(group, 0.0);
-        const LayerSetting old = settings_[size_t(r)];
-        const LayerSetting now = patched(old, p, model_->layers[size_t(r)], tied(r), false);
-        const QString problem = settingProblem(now, model_->layers[size_t(r)], tied(r));
-        if (!problem.isEmpty()) return refuse(problem);
-        if (now == old) continue;
-        changed.push_back(r);
-        before.push_back(old);
-        after.push_back(now);
+        rows.push_back(r);
     }
     for (auto it = ratios.begin(); it != ratios.end(); ++it)
         if (!known.contains(it.key())) return refuse(tr("The model has no pruning group %1").arg(it.key()));
-    lastError_.clear();
-    if (!changed.empty())
-        undo_->push(new SetSettingsCommand(this, std::move(changed), std::move(before), std::move(after),
-                                           tr("Pruning from the Pruning page")));
-    return true;
+    return pushEdits(
+        rows,
+        [&](int r) {
+            SettingPatch p;
+            p.pruning = ratios.value(pruneGroupOf(model_->layers[size_t(r)]), 0.0);
+            return p;
+        },
+        false, tr("Pruning from the Pruning page"));
 }
 
 void LayerPlanModel::assign(const std::vector<int>& rows, const std::vector<LayerSetting>& values) {

@@ -9,6 +9,7 @@
 #include <QAbstractTableModel>
 #include <QMap>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -89,6 +90,10 @@ signals:
     void editRefused(const QString& reason);
 
 private:
+    // One undoable step: each row's setting with patchOf(row) applied (`rows` valid and sorted);
+    // all-or-nothing, refused when a row's result is impossible. No step when nothing changes.
+    bool pushEdits(const std::vector<int>& rows, const std::function<SettingPatch(int)>& patchOf, bool repairTied,
+                   const QString& description);
     class SetSettingsCommand;
     friend class SetSettingsCommand;
     // Used by the undo commands: writes the settings and announces the rows.
