@@ -822,6 +822,22 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <source>Validation</source>
         <translation>Validation</translation>
     </message>
+    <message>
+        <source>plan entry %1 (%2): group %3 is not a group size</source>
+        <translation>plan entry %1 (%2): group %3 is not a group size</translation>
+    </message>
+    <message>
+        <source>plan entry %1 (%2): pruning %3 is not a ratio in [0, 1)</source>
+        <translation>plan entry %1 (%2): pruning %3 is not a ratio in [0, 1)</translation>
+    </message>
+    <message>
+        <source>configuration %1: &quot;%2&quot; is not a byte count</source>
+        <translation>configuration %1: &quot;%2&quot; is not a byte count</translation>
+    </message>
+    <message>
+        <source>configuration %1: engine %2: &quot;bytes&quot; is not a byte count</source>
+        <translation>configuration %1: engine %2: &quot;bytes&quot; is not a byte count</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::HomePage</name>

@@ -821,6 +821,22 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <source>Validation</source>
         <translation>验证</translation>
     </message>
+    <message>
+        <source>plan entry %1 (%2): group %3 is not a group size</source>
+        <translation>方案条目 %1（%2）：分组 %3 不是有效的分组大小</translation>
+    </message>
+    <message>
+        <source>plan entry %1 (%2): pruning %3 is not a ratio in [0, 1)</source>
+        <translation>方案条目 %1（%2）：剪枝 %3 不是 [0, 1) 内的比例</translation>
+    </message>
+    <message>
+        <source>configuration %1: &quot;%2&quot; is not a byte count</source>
+        <translation>配置 %1：&quot;%2&quot; 不是字节数</translation>
+    </message>
+    <message>
+        <source>configuration %1: engine %2: &quot;bytes&quot; is not a byte count</source>
+        <translation>配置 %1：引擎 %2：&quot;bytes&quot; 不是字节数</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::HomePage</name>

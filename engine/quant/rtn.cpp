@@ -99,10 +99,6 @@ GroupParams group_params(const float* w, int64_t n, const QuantSpec& spec) {
                      : group_params(w, n, spec.bits, spec.symmetric, f16);
 }
 
-bool wants_f16_scales(const QuantSpec& spec) {
-    return spec.scales == QuantSpec::Scales::F16 || (spec.scales == QuantSpec::Scales::Auto && spec.bits == 4);
-}
-
 bool round_scale_to_f16(float& s) {
     if (s == 0.0f) return true;
     uint16_t h = f32_to_f16(s);

@@ -51,7 +51,9 @@ GroupParams group_params_clip(const float* w, int64_t n, int bits, bool symmetri
 GroupParams group_params(const float* w, int64_t n, const QuantSpec& spec);
 // Whether the spec stores its scales as half where it can (then group_params rounds each scale
 // that fits to a half, so the codes are chosen against the scale that is stored).
-bool wants_f16_scales(const QuantSpec& spec);
+inline bool wants_f16_scales(const QuantSpec& spec) {
+    return spec.scales == QuantSpec::Scales::F16 || (spec.scales == QuantSpec::Scales::Auto && spec.bits == 4);
+}
 // s rounded away from zero to the nearest half (so a group's extremes stay within the codes' reach)
 // when that is zero or a normal half; false (s unchanged) if not.
 bool round_scale_to_f16(float& s);

@@ -4,8 +4,6 @@
 #include <cmath>
 #include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
-
 #include <optional>
 
 #include "engine/core/memory_budget.h"
@@ -364,44 +362,6 @@ Result<std::vector<LayerSensitivity>> layer_sensitivity(const Model& m, const st
     EDGE_TRY(check_sequences(seqs));
     if (opts.whole_model_reference) return whole_model_sensitivity(m, seqs, opts, progress);
     return streamed_sensitivity(m, seqs, opts, progress);
-}
-
-std::string sensitivity_to_json(const std::vector<LayerSensitivity>& s) {
-    nlohmann::ordered_json j = nlohmann::ordered_json::array();
-    for (const LayerSensitivity& l : s)
-        j.push_back({{"layer", l.layer},
-                     {"kind", l.kind},
-                     {"block", l.block},
-                     {"shape", l.shape},
-                     {"kl_mean", l.kl_mean},
-                     {"kl_max", l.kl_max},
-                     {"nll_delta", l.nll_delta},
-                     {"bytes", l.bytes}});
-    return j.dump(1);
-}
-
-Result<std::vector<LayerSensitivity>> sensitivity_from_json(std::string_view text) {
-    auto j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
-    if (j.is_discarded() || !j.is_array()) return err("sensitivity JSON: expected an array of layers");
-    std::vector<LayerSensitivity> out;
-    for (const auto& e : j) {
-        if (!e.is_object() || !e.contains("layer") || !e["layer"].is_string() || !e.contains("kl_mean") ||
-            !e["kl_mean"].is_number())
-            return err("sensitivity JSON: entry ", out.size(), " needs \"layer\" (string) and \"kl_mean\" (number)");
-        LayerSensitivity l;
-        l.layer = e["layer"].get<std::string>();
-        l.kind = e.value("kind", std::string());
-        l.block = e.value("block", -1);
-        if (e.contains("shape") && e["shape"].is_array())
-            for (const auto& d : e["shape"])
-                if (d.is_number_integer()) l.shape.push_back(d.get<int64_t>());
-        l.kl_mean = e["kl_mean"].get<double>();
-        l.kl_max = e.value("kl_max", 0.0);
-        l.nll_delta = e.value("nll_delta", 0.0);
-        l.bytes = e.value("bytes", size_t(0));
-        out.push_back(std::move(l));
-    }
-    return out;
 }
 
 Result<SensitivitySplit> split_by_sensitivity(const std::vector<LayerSensitivity>& s, int k) {

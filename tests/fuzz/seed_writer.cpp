@@ -444,6 +444,42 @@ Status write_boards(const std::string& dir) {
                               "Match host foo\n  User bar\nHost=lab\n\tPort=2022 # tabs and '='\n"}});
 }
 
+// The studio's project files (views/models/project.h) as projectToJson writes them: a plan with
+// pruning, two configurations (one with an engine and a board measurement, one failed), the
+// thresholds and a sensitivity list; and the smallest document the reader accepts.
+Status write_projects(const std::string& dir) {
+    const std::string layer = R"({"group": 32, "layer": "blk.0.attn_q", "method": "rtn", "precision": "int4",
+                                  "pruning": 0.25, "symmetric": true})";
+    const std::string plan = R"({"layers": [)" + layer +
+                             R"(, {"group": 0, "layer": "output", "method": "none", "precision": "fp16",
+                                   "pruning": 0, "symmetric": true}]})";
+    const std::string full = R"({"format": "edgeproj", "version": 1, "model": "/m/stories260K.gguf",
+        "tokenizer": "", "page": "pareto", "plan": )" +
+                             plan + R"(,
+        "evaluation": {"text": "/d/tinystories_sample.txt", "thresholds": {"kl_mean_max": 0.08,
+            "jitter_ms_max": 2.5, "bitflip_conf_drop_max": 0.1, "scale_ratio_warn": 1000}},
+        "configurations": [
+          {"name": "C1", "ppl": 3.65, "ppl_ref": 3.64, "kl_mean": 0.0008, "top1": 0.976, "bytes": 432832,
+           "fp32_bytes": 1171200, "passed": true, "failures": [], "decode_ms": 0.04, "tokens_per_s": 24000,
+           "when": "2026-12-06T09:21:48Z", "plan": )" +
+                             plan + R"(,
+           "calibration": {"file": "", "note": "kept 40 of 46 paragraphs", "evaluation": "/d/t.txt"},
+           "engines": [{"target": "cpu", "path": "/p/C1-cpu.edge", "bytes": 311296, "when": "2026-12-06T09:21:48Z",
+                        "sha256": "a92520f0556aebc2307d7823a1706d4f2bab027790dfe915d8d46c520021016d"}],
+           "measurements": [{"board": "orin", "machine": "orin · cpu · cpu", "engine_sha256":
+                "a92520f0556aebc2307d7823a1706d4f2bab027790dfe915d8d46c520021016d", "prompts": 1, "tokens": 24,
+                "tpot_p50_ms": 0.8, "tpot_p99_ms": 1.9, "ttft_ms": 2.5, "tokens_per_s": 900, "peak_rss_mib": 12,
+                "kv_hit_rate": -1, "when": "2026-12-06T09:22:00Z"}]},
+          {"name": "C2", "ppl": 24.0, "ppl_ref": 3.64, "kl_mean": 1.8, "top1": 0.4, "bytes": 256000,
+           "fp32_bytes": 1171200, "passed": false, "failures": ["mean KL 1.8098 ≥ 0.0800"], "plan": )" +
+                             plan + R"(}],
+        "sensitivity": [{"layer": "blk.0.attn_q", "kind": "attn_q", "block": 0, "shape": [64, 64],
+                         "kl_mean": 0.01, "kl_max": 0.2, "nll_delta": 0.003, "bytes": 2304}],
+        "boards": ["orin"]})";
+    return write_texts(dir, {{"full.edgeproj", full.c_str()},
+                             {"minimal.edgeproj", R"({"format": "edgeproj", "version": 1, "model": "m.gguf"})"}});
+}
+
 // Byte-level BPE tokenizer.json in the shapes GGUF export translates: GPT-2's ByteLevel regex,
 // a Split regex (Llama 3's, Qwen2's with NFC) then ByteLevel, Digits then ByteLevel (SmolLM).
 Status write_tokenizer_jsons(const std::string& dir) {
@@ -546,9 +582,26 @@ int main(int argc, char** argv) {
     }
     const std::string out = argv[1], shared = argv[2], source = argv[3];
     std::error_code ec;
-    for (const char* d : {"gguf", "safetensors", "onnx", "edge", "edgeq", "hf_config", "tokenizer_json", "plan",
-                          "workload", "protocol", "llama2c", "llama2c_q80", "llama2c_tokenizer", "kv_trace", "boards",
-                          "known_hosts", "generation_config", "chat_template", "tokenizer_config"})
+    for (const char* d : {"gguf",
+                          "safetensors",
+                          "onnx",
+                          "edge",
+                          "edgeq",
+                          "hf_config",
+                          "tokenizer_json",
+                          "plan",
+                          "workload",
+                          "protocol",
+                          "llama2c",
+                          "llama2c_q80",
+                          "llama2c_tokenizer",
+                          "kv_trace",
+                          "boards",
+                          "known_hosts",
+                          "generation_config",
+                          "chat_template",
+                          "tokenizer_config",
+                          "project"})
         std::filesystem::create_directories(out + "/" + d, ec);
     for (Status s :
          {write_models(out + "/gguf"), write_metadata(out + "/gguf", 2), write_metadata(out + "/gguf", 3),
@@ -557,7 +610,8 @@ int main(int argc, char** argv) {
           write_llama2c_tokenizers(out + "/llama2c_tokenizer"), write_kv_traces(out + "/kv_trace", source),
           write_boards(out + "/boards"), write_known_hosts(out + "/known_hosts"),
           write_generation_configs(out + "/generation_config"), write_chat_templates(out + "/chat_template", source),
-          write_tokenizer_configs(out + "/tokenizer_config", source), write_tokenizer_jsons(out + "/tokenizer_json")}) {
+          write_tokenizer_configs(out + "/tokenizer_config", source), write_tokenizer_jsons(out + "/tokenizer_json"),
+          write_projects(out + "/project")}) {
         if (!s.ok()) {
             std::fprintf(stderr, "seed writer: %s\n", s.message().c_str());
             return 1;

@@ -212,6 +212,35 @@ TEST(SensitivityModel, EmpiricalMetricsAndAnalysisJson) {
     EXPECT_EQ(model.metricCount(), 5);
 }
 
+// fuzz_project's first finding: a byte count of 2.57e78 was converted to an unsigned integer
+// (undefined behaviour). Byte counts are whole numbers from 0 to 2^53; anything else is refused
+// naming the configuration (and the engine) and the field.
+TEST(Project, AByteCountOutOfRangeIsRefusedNamingTheConfiguration) {
+    const QByteArray head = R"({"format": "edgeproj", "version": 1, "model": "m.gguf", "configurations": [)";
+    ProjectData out;
+    for (const char* bytes : {"2.57e78", "-1", "1.5", "\"12\""})
+        EXPECT_TRUE(failsWith(projectFromJson(head + R"({"name": "C1", "ppl": 3.6, "bytes": )" + bytes + "}]}",
+                                              QStringLiteral("p.edgeproj"), &out),
+                              {QStringLiteral("p.edgeproj"), QStringLiteral("configuration C1"),
+                               QStringLiteral("\"bytes\" is not a byte count")}))
+            << bytes;
+    EXPECT_TRUE(failsWith(
+        projectFromJson(head + R"({"name": "C2", "ppl": 3.6, "engines": [{"target": "cpu", "bytes": 1e300}]}]})",
+                        QStringLiteral("p.edgeproj"), &out),
+        {QStringLiteral("configuration C2: engine 0"), QStringLiteral("byte count")}));
+    // The third: a group size of 8.9e80 converted to an integer. Plan entries are checked too.
+    const QByteArray plan = R"({"format": "edgeproj", "version": 1, "model": "m.gguf", "plan": {"layers": [
+        {"layer": "blk.0.attn_q", "precision": "int4", "method": "rtn", )";
+    EXPECT_TRUE(failsWith(projectFromJson(plan + R"("group": 8.9e80}]}})", QStringLiteral("p.edgeproj"), &out),
+                          {QStringLiteral("plan entry 0 (blk.0.attn_q)"), QStringLiteral("is not a group size")}));
+    EXPECT_TRUE(failsWith(projectFromJson(plan + R"("pruning": 2}]}})", QStringLiteral("p.edgeproj"), &out),
+                          {QStringLiteral("plan entry 0 (blk.0.attn_q)"), QStringLiteral("not a ratio")}));
+    ASSERT_TRUE(succeeded(
+        projectFromJson(head + R"({"name": "C3", "ppl": 3.6, "bytes": 9007199254740992, "plan": {"layers": []}}]})",
+                        QStringLiteral("p.edgeproj"), &out)));
+    EXPECT_EQ(out.configurations.at(0).bytes, 9007199254740992ull);
+}
+
 TEST(Project, RoundTripMalformedFilesAndCrashRecovery) {
     ProjectData p;
     p.modelPath = QStringLiteral("/models/stories260K.gguf");

@@ -90,6 +90,14 @@ TEST(QuantSensitivity, BadInputIsRefused) {
     EXPECT_TRUE(
         edge::test::fails_with(sensitivity_from_json("[{\"layer\": 3}]"),
                                {"sensitivity JSON", "entry 0 needs \"layer\" (string) and \"kl_mean\" (number)"}));
+    // fuzz_project's second finding: an optional field of the wrong type threw out of the reader
+    // (nlohmann's value()), so opening such a project ended the studio. Now named, not thrown.
+    for (const char* bad :
+         {R"([{"layer": "a", "kl_mean": 1, "block": [1]}])", R"([{"layer": "a", "kl_mean": 1,
+        "kind": 7}])",
+          R"([{"layer": "a", "kl_mean": 1, "bytes": -4}])", R"([{"layer": "a", "kl_mean": 1, "kl_max": "x"}])",
+          R"([{"layer": "a", "kl_mean": 1, "block": 99999999999}])"})
+        EXPECT_TRUE(edge::test::fails_with(sensitivity_from_json(bad), {"sensitivity JSON: entry 0 (a)"})) << bad;
     std::vector<LayerSensitivity> s(3);
     s[0] = {"a", "attn_q", 0, {4, 4}, 0.3, 0, 0, 0};
     s[1] = {"b", "attn_q", 0, {4, 4}, 0.1, 0, 0, 0};
