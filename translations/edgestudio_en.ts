@@ -838,6 +838,10 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <source>configuration %1: engine %2: &quot;bytes&quot; is not a byte count</source>
         <translation>configuration %1: engine %2: &quot;bytes&quot; is not a byte count</translation>
     </message>
+    <message>
+        <source>configuration %1: calibration &quot;%2&quot; is not a count</source>
+        <translation>configuration %1: calibration &quot;%2&quot; is not a count</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::HomePage</name>

@@ -837,6 +837,10 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <source>configuration %1: engine %2: &quot;bytes&quot; is not a byte count</source>
         <translation>配置 %1：引擎 %2：&quot;bytes&quot; 不是字节数</translation>
     </message>
+    <message>
+        <source>configuration %1: calibration &quot;%2&quot; is not a count</source>
+        <translation>配置 %1：校准 &quot;%2&quot; 不是计数</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::HomePage</name>

@@ -254,9 +254,7 @@ int run_compile_config(const ConfigsArgs& a) {
     const QString out = a.out.empty() ? QFileInfo(qs(a.project)).absolutePath() +
                                             QStringLiteral("/%1-%2.edge").arg(c.name, qs(a.target))
                                       : QFileInfo(qs(a.out)).absoluteFilePath();
-    edge::views::ValidationSettings vs;
-    vs.textPath = c.evaluationPath;
-    vs.calibPath = c.calibPath;
+    const edge::views::ValidationSettings vs = edge::views::validatedSettings(c, {});
     ProgressBar bar(!a.json);
     auto artifact = edge::views::buildEngine(*m, settings, vs, qs(a.target), out, bar.progress());
     bar.finish();

@@ -463,7 +463,8 @@ Status write_projects(const std::string& dir) {
            "fp32_bytes": 1171200, "passed": true, "failures": [], "decode_ms": 0.04, "tokens_per_s": 24000,
            "when": "2026-12-06T09:21:48Z", "plan": )" +
                              plan + R"(,
-           "calibration": {"file": "", "note": "kept 40 of 46 paragraphs", "evaluation": "/d/t.txt"},
+           "calibration": {"file": "", "note": "kept 40 of 46 paragraphs", "evaluation": "/d/t.txt",
+                           "protocol": "story", "parts": 2, "tokens": 128, "sequences": 8, "length": 64},
            "engines": [{"target": "cpu", "path": "/p/C1-cpu.edge", "bytes": 311296, "when": "2026-12-06T09:21:48Z",
                         "sha256": "a92520f0556aebc2307d7823a1706d4f2bab027790dfe915d8d46c520021016d"}],
            "measurements": [{"board": "orin", "machine": "orin · cpu · cpu", "engine_sha256":

@@ -6,6 +6,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QFile>
+#include <QJsonObject>
 #include <QSignalSpy>
 
 #include <cmath>
@@ -123,6 +124,47 @@ TEST(ValidationReportModel, JudgesChecksAndReJudgesOnThresholdEdits) {
     EXPECT_TRUE(layers.index(1, 0).data(Qt::ForegroundRole).isValid());  // non-finite values are flagged
     layers.setReport(nullptr);
     EXPECT_EQ(layers.rowCount(), 0);
+}
+
+// A configuration keeps how its evaluation and calibration text were cut, so a compile later
+// calibrates AWQ/GPTQ layers on the same sequences whatever the Validation page says by then.
+TEST(ConfigurationModel, AConfigurationRecordsItsCalibrationCutsAndCompilesWithThem) {
+    Configuration c = config(QStringLiteral("C1"), 3.9, 0.2, 1000, Precision::INT4);
+    c.evaluationPath = QStringLiteral("/d/eval.txt");
+    c.calibPath = QStringLiteral("/d/calib.txt");
+    c.scoredProtocol = QStringLiteral("para");
+    c.scoredParts = 2;
+    c.scoredTokens = 96;
+    c.calibSequences = 4;
+    c.calibLength = 48;
+    Configuration back;
+    ASSERT_TRUE(succeeded(configurationFromJson(configurationToJson(c), &back)));
+    EXPECT_EQ(back.scoredProtocol, QStringLiteral("para"));
+    EXPECT_EQ(back.scoredParts, 2);
+    EXPECT_EQ(back.calibLength, 48);
+    ValidationSettings now;  // the page's settings at compile time differ
+    now.textPath = QStringLiteral("/d/other.txt");
+    now.maxParts = 6;
+    now.calibSequences = 8;
+    const ValidationSettings used = validatedSettings(back, now);
+    EXPECT_EQ(used.textPath, QStringLiteral("/d/eval.txt"));
+    EXPECT_EQ(used.calibPath, QStringLiteral("/d/calib.txt"));
+    EXPECT_EQ(used.protocol, edge::validate::PplProtocol::Para);
+    EXPECT_EQ(used.maxParts, 2);
+    EXPECT_EQ(used.maxTokens, 96);
+    EXPECT_EQ(used.calibSequences, 4);
+    EXPECT_EQ(used.calibLength, 48);
+    // A configuration saved before the cuts were recorded compiles with the page's.
+    Configuration old = c;
+    old.scoredProtocol.clear();
+    old.scoredParts = old.scoredTokens = old.calibSequences = old.calibLength = 0;
+    EXPECT_EQ(validatedSettings(old, now).maxParts, 6);
+    QJsonObject bad = configurationToJson(c);
+    QJsonObject calib = bad.value(QStringLiteral("calibration")).toObject();
+    calib.insert(QStringLiteral("length"), -3);
+    bad.insert(QStringLiteral("calibration"), calib);
+    EXPECT_TRUE(failsWith(configurationFromJson(bad, &back),
+                          {QStringLiteral("configuration C1"), QStringLiteral("\"length\" is not a count")}));
 }
 
 TEST(ConfigurationModel, FrontierDiffAndJsonRoundTrip) {

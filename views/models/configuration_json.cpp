@@ -167,7 +167,12 @@ QJsonObject configurationToJson(const Configuration& c) {
     if (!c.evaluationPath.isEmpty() || !c.calibration.isEmpty())
         o.insert(QStringLiteral("calibration"), QJsonObject{{QStringLiteral("file"), c.calibPath},
                                                             {QStringLiteral("note"), c.calibration},
-                                                            {QStringLiteral("evaluation"), c.evaluationPath}});
+                                                            {QStringLiteral("evaluation"), c.evaluationPath},
+                                                            {QStringLiteral("protocol"), c.scoredProtocol},
+                                                            {QStringLiteral("parts"), c.scoredParts},
+                                                            {QStringLiteral("tokens"), c.scoredTokens},
+                                                            {QStringLiteral("sequences"), c.calibSequences},
+                                                            {QStringLiteral("length"), c.calibLength}});
     QJsonArray engines, measurements;
     for (const auto& e : c.engines) engines.append(engineToJson(e));
     for (const auto& m : c.measurements) measurements.append(measurementToJson(m));
@@ -200,6 +205,17 @@ Result configurationFromJson(const QJsonObject& o, Configuration* c) {
     r.calibPath = calib.value(QStringLiteral("file")).toString();
     r.calibration = calib.value(QStringLiteral("note")).toString();
     r.evaluationPath = calib.value(QStringLiteral("evaluation")).toString();
+    r.scoredProtocol = calib.value(QStringLiteral("protocol")).toString();
+    for (const auto& [key, out] :
+         {std::pair{QStringLiteral("parts"), &r.scoredParts}, std::pair{QStringLiteral("tokens"), &r.scoredTokens},
+          std::pair{QStringLiteral("sequences"), &r.calibSequences},
+          std::pair{QStringLiteral("length"), &r.calibLength}}) {
+        const double v = calib.value(key).toDouble(0);
+        if (!(v >= 0.0 && v <= double(INT32_MAX)) || v != std::floor(v))
+            return Result::failure(
+                ConfigurationText::tr("configuration %1: calibration \"%2\" is not a count").arg(r.name, key));
+        *out = int(v);
+    }
     for (const QJsonValue& e : o.value(QStringLiteral("engines")).toArray()) {
         EngineArtifact engine;
         if (!engineFromJson(e.toObject(), &engine))

@@ -45,6 +45,11 @@ struct Configuration {
     // The calibration set AWQ/GPTQ layers saw: the file ("": the evaluation text) and what was
     // removed from it so that it shares no paragraph with what the evaluation scores.
     QString calibPath, calibration, evaluationPath;
+    // How the evaluation and calibration text were cut (what a compile must cut the same way to
+    // quantize AWQ/GPTQ layers as they were validated): the scoring protocol, parts and tokens per
+    // part, calibration sequences and their length. 0 / "": not recorded (older projects).
+    QString scoredProtocol;
+    int scoredParts = 0, scoredTokens = 0, calibSequences = 0, calibLength = 0;
     double pplRef = 0, ppl = 0, klMean = 0, top1 = 0;
     double decodeMs = 0, tokensPerS = 0;  // mean per-token decode latency of the quantized model
     quint64 bytes = 0, fp32Bytes = 0;

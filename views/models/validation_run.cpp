@@ -110,10 +110,26 @@ Configuration configurationFrom(const ValidationOutcome& outcome, const LoadedMo
     c.tokensPerS = outcome.report.jitter.tokens_per_s;
     c.bytes = outcome.bytes;
     c.fp32Bytes = outcome.fp32Bytes;
+    c.scoredProtocol = QString::fromLatin1(edge::validate::ppl_protocol_name(options.protocol));
+    c.scoredParts = options.maxParts;
+    c.scoredTokens = options.maxTokens;
+    c.calibSequences = options.calibSequences;
+    c.calibLength = options.calibLength;
     c.failures = validationFailures(outcome.report, options.thresholds);
     c.passed = c.failures.isEmpty();
     c.when = QDateTime::currentDateTimeUtc();
     return c;
+}
+
+ValidationSettings validatedSettings(const Configuration& c, ValidationSettings base) {
+    if (!c.evaluationPath.isEmpty()) base.textPath = c.evaluationPath;
+    base.calibPath = c.calibPath;
+    if (auto p = edge::validate::parse_ppl_protocol(c.scoredProtocol.toStdString()); p.ok()) base.protocol = *p;
+    if (c.scoredParts > 0) base.maxParts = c.scoredParts;
+    if (c.scoredTokens > 0) base.maxTokens = c.scoredTokens;
+    if (c.calibSequences > 0) base.calibSequences = c.calibSequences;
+    if (c.calibLength > 0) base.calibLength = c.calibLength;
+    return base;
 }
 
 int workerThreads() { return std::max(1, QThread::idealThreadCount() - 1); }

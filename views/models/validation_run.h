@@ -76,6 +76,10 @@ QStringList validationFailures(const edge::validate::ValidationReport& report, c
 // Pareto page and `edgestudio-cli configs add` to a project.
 Configuration configurationFrom(const ValidationOutcome& outcome, const LoadedModel& model,
                                 const ValidationSettings& options, const QString& name);
+// `base` with what `c` was validated with where it recorded it: the evaluation text, the
+// calibration file, how both were cut. A compile of `c` calibrates on these, so its AWQ/GPTQ
+// layers come out as the validated ones.
+ValidationSettings validatedSettings(const Configuration& c, ValidationSettings base);
 
 }  // namespace edge::views
 

@@ -247,9 +247,9 @@ bool ParetoPage::compileConfiguration(int row, const QString& target) {
         compileStage_->setText(tr("%1 was validated on another model: open that model to compile it.").arg(c.name));
         return false;
     }
-    ValidationSettings options = context_.settings ? context_.settings() : ValidationSettings();
-    if (!c.evaluationPath.isEmpty()) options.textPath = c.evaluationPath;
-    options.calibPath = c.calibPath;  // the calibration the configuration was validated with
+    // Calibrated as the configuration was validated (its text, calibration file and their cuts).
+    const ValidationSettings options =
+        validatedSettings(c, context_.settings ? context_.settings() : ValidationSettings());
     const QString dir = context_.engineDir ? context_.engineDir() : QDir::tempPath();
     if (!QDir().mkpath(dir)) {
         compileStage_->setText(tr("Cannot create the engine folder %1").arg(dir));
