@@ -392,8 +392,7 @@ int run_profile_cmd(const ProfileArgs& a) {
                     if (!e.ok()) return err("board ", b.name, ": ", e.message());
                     req.engine_path = e->first;
                     req.engine_sha256 = e->second;
-                    for (size_t k = 0; k < boards->size(); ++k)
-                        if (&(*boards)[k] == &b) engine_sha[k] = client::digest_hex(e->second);
+                    engine_sha[size_t(&b - boards->data())] = client::digest_hex(e->second);
                 } else {
                     req.engine_path = a.engine;
                 }

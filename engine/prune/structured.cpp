@@ -700,12 +700,7 @@ Result<PrunedModel> prune_with_spec(const Model& m, const PruneSpec& spec, const
                           "prune on a machine with more memory, or prune once with `edgestudio-cli prune` and "
                           "quantize its output"));
     Model full = m;
-    for (Tensor& t : full.tensors) {
-        if (!model::is_unread(t) && t.type == DType::F32) continue;
-        auto r = model::weight_f32(m, t);
-        if (!r.ok()) return r.error();
-        t = std::move(r).value();
-    }
+    EDGE_TRY(model::load_weights(full));
     auto report = plan_pruning(full, spec);
     if (!report.ok()) return err(what, ": ", report.message());
     auto pruned = apply_masks(full, report->layers);

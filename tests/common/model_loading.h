@@ -5,7 +5,11 @@
 #include <string>
 #include <utility>
 
+#include "engine/core/mapped_file.h"
 #include "engine/model/loader.h"
+#include "engine/quant/calib.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "test_support.h"
 
 namespace edge::test {
 
@@ -17,6 +21,19 @@ inline model::Model load_or_die(const std::string& path, bool lazy) {
     auto m = model::load_model(path, lo);
     EXPECT_TRUE(m.ok()) << m.message();
     return m.ok() ? std::move(m).value() : model::Model{};
+}
+
+// Calibration windows from the second half of ../shared's tinystories_val.txt (the first half is
+// what tests evaluate on), tokenized by `m`'s tokenizer; a failure is a test failure and gives none.
+inline quant::CalibSet val_calibration(const model::Model& m, int n_seq, int seq_len) {
+    auto text = read_text_file(shared("data/tinystories_val.txt"));
+    EXPECT_TRUE(text.ok()) << text.message();
+    auto tok = tokenizer::make_tokenizer(m.tokenizer);
+    EXPECT_TRUE(tok.ok()) << tok.message();
+    if (!text.ok() || !tok.ok()) return {};
+    auto c = quant::calib_from_text(**tok, std::string_view(*text).substr(text->size() / 2), n_seq, seq_len);
+    EXPECT_TRUE(c.ok()) << c.message();
+    return c.ok() ? std::move(c).value() : quant::CalibSet{};
 }
 
 }  // namespace edge::test

@@ -252,14 +252,14 @@ Result loadPlanFile(const QString& path, const edge::model::Model& model,
     const QJsonObject prune = pruneObject.value(QStringLiteral("layers")).toObject();
     for (auto it = prune.begin(); it != prune.end(); ++it) {
         const std::string key = it.key().toStdString();
+        QString keyGroup;  // the group of the layer the key names (older plans), if it names one
+        for (const auto& l : layers)
+            if (layerName(l) == it.key()) keyGroup = pruneGroupOf(l);
         bool named = false;
         for (size_t i = 0; i < layers.size(); ++i) {
             const QString group = pruneGroupOf(layers[i]);
             if (group.isEmpty()) continue;
-            bool member = edge::prune::glob_match(key, group.toStdString());
-            for (size_t j = 0; !member && j < layers.size(); ++j)
-                member = pruneGroupOf(layers[j]) == group && layerName(layers[j]) == it.key();
-            if (!member) continue;
+            if (group != keyGroup && !edge::prune::glob_match(key, group.toStdString())) continue;
             settings[i].pruning = it.value().toDouble(-1.0);
             named = true;
         }

@@ -51,18 +51,6 @@ std::string same_tensors(const Model& want, const Model& got) {
     return {};
 }
 
-quant::CalibSet calibration(const Model& m, int n_seq, int seq_len) {
-    std::ifstream in(test::shared("data/tinystories_val.txt"));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    auto tok = make_tokenizer(m.tokenizer);
-    EXPECT_TRUE(tok.ok()) << tok.message();
-    if (!tok.ok()) return {};
-    auto c = quant::calib_from_text(**tok, ss.str().substr(ss.str().size() / 2), n_seq, seq_len);
-    EXPECT_TRUE(c.ok()) << c.message();
-    return c.ok() ? std::move(c).value() : quant::CalibSet{};
-}
-
 // AWQ everywhere, GPTQ everywhere, and a plan mixing both with RTN, FP16 and FP32 layers.
 const char* const kPlans[] = {
     R"({"version":1,"default":{"precision":"int4","method":"awq","group_size":32}})",
@@ -87,7 +75,7 @@ TEST(StreamedCalibration, AwqAndGptqEqualTheWholeModelPathOnStories260K) {
     EDGE_REQUIRE_SHARED(path);
     EDGE_REQUIRE_SHARED(test::shared("data/tinystories_val.txt"));
     const Model eager = test::load_or_die(path, false);
-    const quant::CalibSet calib = calibration(eager, 6, 64);
+    const quant::CalibSet calib = test::val_calibration(eager, 6, 64);
     ASSERT_FALSE(calib.sequences.empty());
     for (const char* text : kPlans) {
         SCOPED_TRACE(text);
@@ -127,7 +115,7 @@ TEST(StreamedCalibration, ALazyModelHoldsOneBlockAsF32AndStreamsIntoTheEdgeq) {
     so.threads = 2;
     ASSERT_TRUE(write_synth_model(so).ok());
     const Model eager = test::load_or_die(so.path, false);
-    const quant::CalibSet calib = calibration(eager, 4, 48);
+    const quant::CalibSet calib = test::val_calibration(eager, 4, 48);
     ASSERT_FALSE(calib.sequences.empty());
     size_t one_block = 0, outside = 0;
     for (int b = 0; b < eager.config.n_layers; ++b) one_block = std::max(one_block, block_f32(eager, b));

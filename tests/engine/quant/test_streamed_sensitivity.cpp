@@ -31,18 +31,6 @@ using edge::tokenizer::make_tokenizer;
 namespace edge {
 namespace {
 
-std::vector<std::vector<int32_t>> sequences(const Model& m, int n_seq, int seq_len) {
-    std::ifstream in(test::shared("data/tinystories_val.txt"));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    auto tok = make_tokenizer(m.tokenizer);
-    EXPECT_TRUE(tok.ok()) << tok.message();
-    if (!tok.ok()) return {};
-    auto c = quant::calib_from_text(**tok, ss.str().substr(ss.str().size() / 2), n_seq, seq_len);
-    EXPECT_TRUE(c.ok()) << c.message();
-    return c.ok() ? c->sequences : std::vector<std::vector<int32_t>>{};
-}
-
 // The same layers in the same order, the same bytes, and every figure within 1e-6 (relative to
 // the larger of 1 and the figure).
 void expect_same(const std::vector<LayerSensitivity>& want, const std::vector<LayerSensitivity>& got) {
@@ -73,7 +61,7 @@ TEST(StreamedSensitivity, EqualsTheWholeModelPathOnStories260K) {
     EDGE_REQUIRE_SHARED(path);
     EDGE_REQUIRE_SHARED(test::shared("data/tinystories_val.txt"));
     const Model eager = test::load_or_die(path, false);
-    const auto seqs = sequences(eager, 6, 64);
+    const auto seqs = test::val_calibration(eager, 6, 64).sequences;
     ASSERT_FALSE(seqs.empty());
     auto want = whole_model(eager, seqs);
     ASSERT_TRUE(want.ok()) << want.message();
@@ -114,7 +102,7 @@ TEST(StreamedSensitivity, ALazyModelHoldsOneBlockAndTheHeadAtMost) {
         so.threads = 2;
         ASSERT_TRUE(write_synth_model(so).ok());
         const Model eager = test::load_or_die(so.path, false);
-        const auto seqs = sequences(eager, 3, 40);
+        const auto seqs = test::val_calibration(eager, 3, 40).sequences;
         ASSERT_FALSE(seqs.empty());
         size_t one_block = 0, head = 0;
         for (int b = 0; b < eager.config.n_layers; ++b) {
