@@ -7,7 +7,7 @@
 # byte-level BPE tokenizer.json with Llama 3's special tokens) instead of the F16 GGUF.
 # Prints a Markdown table (docs/benchmarks.md keeps the figures).
 #
-# Usage: scripts/bench-real-size.sh SHAPE [WORKDIR] [--gptq] [--hf] [--sensitivity]
+# Usage: scripts/bench-real-size.sh SHAPE [WORKDIR] [--gptq] [--hf] [--sensitivity] [--analyze]
 #   SHAPE: a synth shape (edgestudio-cli synth --list): llama-3.2-1b, llama-3.2-3b, llama-3-8b, ...
 #   WORKDIR: where the model files go (default /tmp/edge-real-size; an 8B F16 file is 16 GB)
 # The page cache is dropped before each phase when the kernel allows it (root), so every phase
@@ -20,7 +20,9 @@ work="${2:-/tmp/edge-real-size}"
 gptq=0
 hf=0
 sens=0
+analyze=0
 for a in "$@"; do
+  [ "$a" = "--analyze" ] && analyze=1
   [ "$a" = "--gptq" ] && gptq=1
   [ "$a" = "--sensitivity" ] && sens=1
   [ "$a" = "--hf" ] && hf=1
@@ -67,6 +69,13 @@ fi
 if [ "$sens" = 1 ]; then
   phase "sensitivity INT4 RTN g32 (2 x 64 tokens)" "$cli" sensitivity "$model" --calib "$calib" \
     --calib-sequences 2 --calib-len 64 --out "$work/$shape-sensitivity.json"
+fi
+if [ "$analyze" = 1 ]; then
+  # The LibTorch statistics block by block (one short window per batch, two Lanczos steps: the
+  # memory it holds at this shape, not a useful spectrum; the defaults take hours at 1B on 2 cores).
+  phase "analyze (gradients + Hessian, 32 tokens)" "$cli" analyze "$model" --calib "$calib" --no-quant \
+    --calib-sequences 2 --batches 2 --batch-size 1 --seq-len 32 --hessian-sequences 1 --lanczos-steps 2 --topk 1 \
+    --out "$work/$shape-analysis.json"
 fi
 du -sb "$model" | awk '{printf "  %s  %.2f GB\n", $2, $1/1e9}'
 ls -l "$work/$shape-int4.edgeq" "$work/$shape-int4.edge" | awk '{printf "  %s  %.2f GB\n", $9, $5/1e9}'

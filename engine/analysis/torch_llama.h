@@ -81,6 +81,9 @@ struct CurvatureOptions {
     uint64_t seed = 1;                // gradient-batch sampling and the Lanczos start vectors
     int threads = 0;                  // LibTorch intra-op threads; <= 0: leave LibTorch's default
     std::vector<std::string> layers;  // canonical layer names (blk.0.attn_q); empty: every layer
+    // The whole model as LibTorch leaves in one graph (every weight copied as F32): the oracle the
+    // block-by-block pass is tested against. Off: one block's weights alive at a time.
+    bool whole_model_reference = false;
 };
 
 struct LayerCurvature {
@@ -93,8 +96,13 @@ struct LayerCurvature {
 
 // Per layer: top eigenvalues of the Hessian of the mean next-token cross-entropy on the Hessian
 // batch w.r.t. that layer's weights (Lanczos with full reorthogonalisation on Hessian-vector
-// products by double backward; the Hessian is never formed), and the gradient norm on each of the
-// T batches. Deterministic for fixed options. Cancellation via progress returns an error.
+// products; the Hessian is never formed), and the gradient norm on each of the T batches.
+// Block by block (unless whole_model_reference): the final norm and head held as F32, one decoder
+// block's weights read (from the file, when opened lazily) when its turn comes; gradients from a
+// reverse pass over the blocks from the saved block inputs, Hessian-vector products by a forward
+// sweep of tangents and a reverse sweep of gradient derivatives (forward-over-reverse). A memory
+// preflight stops with the figures first. Deterministic for fixed options. Cancellation via
+// progress returns an error.
 Result<std::vector<LayerCurvature>> torch_layer_curvature(const model::Model& m,
                                                           const std::vector<std::vector<int32_t>>& sequences,
                                                           const CurvatureOptions& opts, Progress* progress = nullptr);
