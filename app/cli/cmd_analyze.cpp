@@ -4,6 +4,8 @@
 // Built only with LibTorch (engine/analysis).
 #include <CLI/CLI.hpp>
 
+#include <optional>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -93,11 +95,13 @@ Status write_file(const std::string& path, const std::string& text) {
     return {};
 }
 
-// The model (with tokenizer) and the calibration windows.
-Result<std::pair<LoadedModel, std::vector<std::vector<int32_t>>>> load_with_calib(const AnalyzeArgs& a) {
+// The model (with tokenizer) and the calibration windows. The analysis reads the weights a block at
+// a time (Weights::Lazy); what runs the whole model (autoplan's measured frontier) asks for F32.
+Result<std::pair<LoadedModel, std::vector<std::vector<int32_t>>>> load_with_calib(const AnalyzeArgs& a,
+                                                                                  Weights weights) {
     auto text = read_text_file(a.calib);
     if (!text.ok()) return text.error();
-    auto loaded = load(a.model, a.tokenizer, true);
+    auto loaded = load(a.model, a.tokenizer, true, weights);
     if (!loaded.ok()) return loaded.error();
     auto set = quant::calib_from_text(*loaded->tokenizer, *text, a.calib_sequences, a.o.seq_len + 1);
     if (!set.ok()) return err(a.calib, ": ", set.message());
@@ -167,7 +171,7 @@ int run_analyze_cnn(const AnalyzeArgs& a) {
 int run_analyze(const AnalyzeArgs& a) {
     if (is_cnn_path(a.model)) return run_analyze_cnn(a);
     if (a.calib.empty()) return fail(err(a.model, ": --calib is required for language models"));
-    auto lc = load_with_calib(a);
+    auto lc = load_with_calib(a, Weights::Lazy);
     if (!lc.ok()) return fail(lc.error());
     auto r = run_analysis(a, lc->first, lc->second);
     if (!r.ok()) return fail(r.error());
@@ -192,6 +196,8 @@ int run_analyze(const AnalyzeArgs& a) {
 struct AutoplanArgs {
     AnalyzeArgs an;
     std::string sensitivity, budget, predictor = "kl", eval;
+    std::string cost_models, board;  // --budget-ms-per-token: the board's cost model
+    double budget_ms = 0.0;
     int frontier = 0;
     int eval_parts = 200;
 };
@@ -228,13 +234,31 @@ std::string choice_string(const analysis::AutoplanResult& p) {
     return s;
 }
 
+// --cost-models FILE --board NAME: the board's measured cost model (deploy --cost-models writes it).
+Result<runtime::BoardCostModel> read_board_cost_model(const std::string& file, const std::string& board) {
+    if (file.empty() || board.empty())
+        return err("a board's time budget needs --cost-models FILE (from deploy --cost-models) and --board NAME");
+    auto text = read_text_file(file);
+    if (!text.ok()) return text.error();
+    return runtime::board_cost_model(*text, file, board);
+}
+
 int run_autoplan(const AutoplanArgs& a) {
     auto pred = analysis::parse_predictor(a.predictor);
     if (!pred.ok()) return fail(pred.error());
-    if (a.budget.empty() && a.frontier <= 0) return fail("autoplan needs --budget (or --frontier N)");
-    if (!a.budget.empty() && a.an.out.empty()) return fail("autoplan --budget needs --out PLAN.json");
+    if (a.budget.empty() && a.frontier <= 0 && a.budget_ms <= 0)
+        return fail("autoplan needs --budget, --budget-ms-per-token (with --board) or --frontier N");
+    if ((!a.budget.empty() || a.budget_ms > 0) && a.an.out.empty())
+        return fail("autoplan --budget / --budget-ms-per-token needs --out PLAN.json");
+    if (!a.budget.empty() && a.budget_ms > 0) return fail("autoplan: give --budget or --budget-ms-per-token, not both");
+    std::optional<runtime::BoardCostModel> board;
+    if (a.budget_ms > 0) {
+        auto cm = read_board_cost_model(a.cost_models, a.board);
+        if (!cm.ok()) return fail(cm.error());
+        board = std::move(cm).value();
+    }
     if (a.frontier > 0 && a.eval.empty()) return fail("--frontier needs --eval TEXT to measure perplexity");
-    auto lc = load_with_calib(a.an);
+    auto lc = load_with_calib(a.an, a.frontier > 0 ? Weights::F32 : Weights::Lazy);
     if (!lc.ok()) return fail(lc.error());
     const Model& model = *lc->first.model;
     analysis::AnalysisReport report;
@@ -260,6 +284,28 @@ int run_autoplan(const AutoplanArgs& a) {
     out["predictor"] = analysis::predictor_name(*pred);
     out["layers"] = cands->size();
     out["params"] = params;
+    if (board) {
+        auto p = analysis::autoplan_for_board(*cands, model, *board, a.budget_ms, ao);
+        if (!p.ok()) return fail(p.error());
+        if (auto s = write_file(a.an.out, quant::plan_to_json(p->plan)); !s.ok()) return fail(s.error());
+        nlohmann::json layers = nlohmann::json::object();
+        for (size_t i = 0; i < cands->size(); ++i) layers[(*cands)[i].layer] = quant::precision_name(p->choice[i]);
+        out["plan"] = {{"out", a.an.out},
+                       {"board", a.board},
+                       {"budget_ms_per_token", a.budget_ms},
+                       {"predicted_tpot_ms", p->predicted_tpot_ms},
+                       {"bytes", p->bytes},
+                       {"bits_per_weight", p->bits_per_weight},
+                       {"predicted", p->predicted},
+                       {"layers", layers}};
+        if (!a.an.json)
+            std::printf(
+                "%s: %zu layers, predicted %.3f ms per token on %s (budget %.3f), %zu bytes (%.3f bits/weight); "
+                "predicted loss increase %.5g nats/token; precisions %s (F = fp16, 8 = int8, 4 = int4, execution "
+                "order)\n",
+                a.an.out.c_str(), cands->size(), p->predicted_tpot_ms, a.board.c_str(), a.budget_ms, p->bytes,
+                p->bits_per_weight, p->predicted, choice_string(*p).c_str());
+    }
     if (!a.budget.empty()) {
         auto b = analysis::parse_budget(a.budget, params);
         if (!b.ok()) return fail(b.error());
@@ -363,6 +409,31 @@ int run_autoplan(const AutoplanArgs& a) {
     return kOk;
 }
 
+struct PredictArgs {
+    std::string model, tokenizer, cost_models, board;
+    std::vector<std::string> plans;
+    bool json = false;
+};
+
+// `predict-tpot MODEL --plan P... --cost-models F --board B`: each plan's predicted time per token.
+int run_predict(const PredictArgs& a) {
+    auto cm = read_board_cost_model(a.cost_models, a.board);
+    if (!cm.ok()) return fail(cm.error());
+    auto loaded = load(a.model, a.tokenizer, false, Weights::Lazy);
+    if (!loaded.ok()) return fail(loaded.error());
+    nlohmann::json out = nlohmann::json::array();
+    for (const std::string& path : a.plans) {
+        auto plan = quant::load_plan(path);
+        if (!plan.ok()) return fail(plan.error());
+        auto t = analysis::predict_tpot_ms(*loaded->model, *plan, *cm);
+        if (!t.ok()) return fail(err(path, ": ", t.message()));
+        out.push_back({{"plan", path}, {"predicted_tpot_ms", *t}});
+        if (!a.json) std::printf("%-40s %8.3f ms per token on %s\n", path.c_str(), *t, a.board.c_str());
+    }
+    if (a.json) print_json(out);
+    return kOk;
+}
+
 }  // namespace
 
 void add_analysis_commands(CLI::App& app, int& rc) {
@@ -396,7 +467,22 @@ void add_analysis_commands(CLI::App& app, int& rc) {
     ap->add_option("--eval-parts", p->eval_parts, "Paragraphs scored per plan")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
+    ap->add_option("--budget-ms-per-token", p->budget_ms,
+                   "Predicted time per token on --board (its cost model from deploy --cost-models)")
+        ->check(CLI::PositiveNumber);
+    ap->add_option("--cost-models", p->cost_models, "Boards' cost models (deploy --cost-models FILE writes them)");
+    ap->add_option("--board", p->board, "The board of --budget-ms-per-token");
     ap->callback([p, &rc] { rc = run_autoplan(*p); });
+
+    auto q = std::make_shared<PredictArgs>();
+    CLI::App* pt = app.add_subcommand("predict-tpot", "Predicted time per token of plans on a board (its cost model)");
+    pt->add_option("model", q->model, "Model file or folder")->required();
+    pt->add_option("--tokenizer", q->tokenizer, "Tokenizer file for formats without one (llama2.c)");
+    pt->add_option("--plan", q->plans, "Plan file(s)")->required();
+    pt->add_option("--cost-models", q->cost_models, "Boards' cost models (deploy --cost-models FILE)")->required();
+    pt->add_option("--board", q->board, "Which board")->required();
+    pt->add_flag("--json", q->json, "Print JSON");
+    pt->callback([q, &rc] { rc = run_predict(*q); });
 }
 
 }  // namespace edge::cli

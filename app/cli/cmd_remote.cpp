@@ -9,11 +9,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
 
 #include "app/cli/common.h"
+#include "engine/core/mapped_file.h"
+#include "engine/runtime/cost_model.h"
 #include "engine/sched/workload.h"
 #include "remote/client/ansible_export.h"
 #include "remote/client/board_agent.h"
@@ -131,9 +134,25 @@ std::string opt_text(const std::optional<double>& v, const char* fmt) {
 struct DeployArgs {
     BoardArgs b;
     std::string engine, agent, version;
+    std::string cost_models;  // measure each board's cost model after the deploy, kept in this file
+    int threads = 0;          // the micro-profile's threads (0: the agent's default)
     int retries = 3;
     std::string project, config, target = "cpu";  // --project/--config: that configuration's engine
 };
+
+// The board's cost model, measured by the agent just deployed on the engine just deployed.
+Result<runtime::BoardCostModel> measure_cost_model(const DeployArgs& a, const Board& b) {
+    auto s = connector(a.b, b)();
+    if (!s.ok()) return s.error();
+    client::AgentCommand c;
+    c.root = root_of(a.b, b);
+    c.launcher = b.launcher;
+    c.threads = a.threads;
+    c.micro_profile_engine = fs::path(a.engine).filename().string();
+    auto out = (*s)->exec_checked(client::agent_command_line(c), "micro-profile", 600000);
+    if (!out.ok()) return out.error();
+    return runtime::cost_model_from_json(*out, "the micro-profile of " + b.name);
+}
 
 int run_deploy(const DeployArgs& given) {
     DeployArgs a = given;
@@ -151,6 +170,7 @@ int run_deploy(const DeployArgs& given) {
     if (!boards.ok()) return fail(boards.error());
     if (!fs::is_regular_file(a.engine)) return fail(a.engine + ": no such engine file");
     std::mutex print;
+    std::map<std::string, runtime::BoardCostModel> cost_models;
     auto results =
         for_each_board<client::DeployReport>(boards.value(), [&](const Board& b) -> Result<client::DeployReport> {
             client::DeployOptions d;
@@ -167,8 +187,33 @@ int run_deploy(const DeployArgs& given) {
             };
             auto r = client::deploy_with_retry(connector(a.b, b), d, p);
             if (!r.ok()) return err("board ", b.name, ": ", r.message());
+            if (!a.cost_models.empty()) {
+                auto cm = measure_cost_model(a, b);
+                if (!cm.ok()) return err("board ", b.name, ": deployed ", r->version, ", then ", cm.message());
+                std::lock_guard<std::mutex> g(print);
+                cost_models[b.name] = std::move(cm).value();
+            }
             return r;
         });
+    if (!a.cost_models.empty() && !cost_models.empty()) {
+        std::string text;
+        if (fs::exists(a.cost_models)) {
+            auto t = read_text_file(a.cost_models);
+            if (!t.ok()) return fail(t.error());
+            text = std::move(t).value();
+        }
+        for (const auto& [name, cm] : cost_models) {
+            auto next = runtime::with_board_cost_model(text, a.cost_models, name, cm);
+            if (!next.ok()) return fail(next.error());
+            text = std::move(next).value();
+        }
+        if (auto st = write_text_file(a.cost_models, text); !st.ok()) return fail(st.error());
+        if (!a.b.json)
+            for (const auto& [name, cm] : cost_models)
+                std::printf("%s: cost model in %s: %.3f ms per token for %s (%.3f ms in its products), %zu timings\n",
+                            name.c_str(), a.cost_models.c_str(), cm.engine_tpot_ms, cm.engine.c_str(),
+                            cm.engine_linear_ms, cm.linears.size());
+    }
     int rc = kOk;
     nlohmann::json j = nlohmann::json::array();
     if (!a.b.json)
@@ -659,6 +704,11 @@ void add_remote_commands(CLI::App& app, int& rc) {
                   "edge-agent binary for the board (default: the one built for the board's architecture, "
                   "asked with uname -m, found next to this CLI)");
     d->add_option("--version", deploy->version, "version folder name (default: UTC time)");
+    d->add_option("--cost-models", deploy->cost_models,
+                  "after deploying, measure each board's decode cost model (edge-agent --micro-profile) into this "
+                  "file, for autoplan --board");
+    d->add_option("--threads", deploy->threads, "threads of the micro-profile (0: the agent's default)")
+        ->check(CLI::NonNegativeNumber);
     d->add_option("--retries", deploy->retries, "reconnect and resume this many times after a failure")
         ->check(CLI::Range(0, 20));
     d->callback([deploy, &rc] { rc = run_deploy(*deploy); });

@@ -1,4 +1,5 @@
 #include "engine/analysis/autoplan.h"
+#include "engine/model/weights.h"
 
 #include <algorithm>
 #include <cctype>
@@ -76,26 +77,30 @@ Result<std::vector<LayerCandidates>> plan_candidates(const Model& m, const Analy
         auto it = std::find_if(infos.begin(), infos.end(), [&](const LayerInfo& li) { return li.name == L.layer; });
         if (it == infos.end())
             return err(m.source_path, ": the sensitivity report names layer '", L.layer, "', which the model lacks");
-        const Tensor* w = m.find(it->tensor);
-        if (!w || w->type != DType::F32)
+        const Tensor* wt = m.find(it->tensor);
+        if (!wt || wt->type != DType::F32)
             return err(m.source_path, ": layer '", L.layer, "' is not F32; autoplan starts from an FP32 model");
         LayerCandidates lc;
         lc.layer = L.layer;
-        lc.params = w->numel();
-        const float* x = w->f32();
-        Candidate fp16{Precision::FP16, size_t(w->numel()) * 2, 0.0, 0.0};
-        for (int64_t i = 0; i < w->numel(); ++i) {
-            const double d = double(x[i]) - double(f16_to_f32(f32_to_f16(x[i])));
-            fp16.sq_error += d * d;
-        }
-        lc.options.push_back(fp16);
-        for (int bits : {8, 4}) {
-            auto q = quant::quantize_rtn(*w, spec_for(bits, opts.group_size));
-            if (!q.ok()) return err(L.layer, ": ", q.message());
-            const quant::ErrorReport e = quant::error_report(*w, *q);
-            lc.options.push_back(
-                {bits == 8 ? Precision::INT8 : Precision::INT4, q->nbytes, e.frobenius * e.frobenius, 0.0});
-        }
+        lc.params = wt->numel();
+        // One layer's weights as F32 at a time (read from the file when the model is opened lazily).
+        EDGE_TRY(model::use_weight(m, *wt, [&](const Tensor& w) -> Status {
+            const float* x = w.f32();
+            Candidate fp16{Precision::FP16, size_t(w.numel()) * 2, 0.0, 0.0};
+            for (int64_t i = 0; i < w.numel(); ++i) {
+                const double d = double(x[i]) - double(f16_to_f32(f32_to_f16(x[i])));
+                fp16.sq_error += d * d;
+            }
+            lc.options.push_back(fp16);
+            for (int bits : {8, 4}) {
+                auto q = quant::quantize_rtn(w, spec_for(bits, opts.group_size));
+                if (!q.ok()) return err(L.layer, ": ", q.message());
+                const quant::ErrorReport e = quant::error_report(w, *q);
+                lc.options.push_back(
+                    {bits == 8 ? Precision::INT8 : Precision::INT4, q->nbytes, e.frobenius * e.frobenius, 0.0});
+            }
+            return {};
+        }));
         double s = 0.0;
         if (opts.predictor == Predictor::KL) {
             if (!L.int4_kl)
@@ -169,6 +174,92 @@ Result<AutoplanResult> autoplan(const std::vector<LayerCandidates>& cands, size_
     a.unit = unit;
     a.slack = unit == g ? 0 : n * unit;
     return a;
+}
+
+namespace {
+
+const char* cost_precision(Precision p) {
+    switch (p) {
+        case Precision::FP16: return "fp16";
+        case Precision::INT8: return "int8";
+        case Precision::INT4: return "int4";
+        default: return "fp32";
+    }
+}
+
+Result<std::vector<int64_t>> layer_shape(const std::vector<LayerInfo>& infos, const std::string& layer,
+                                         const Model& m) {
+    for (const LayerInfo& li : infos)
+        if (li.name == layer) {
+            if (li.shape.size() != 2) return err(m.source_path, ": layer '", layer, "' is not a matrix");
+            return li.shape;
+        }
+    return err(m.source_path, ": no layer named '", layer, "'");
+}
+
+}  // namespace
+
+Result<double> predict_tpot_ms(const Model& m, const quant::QuantPlan& plan, const runtime::BoardCostModel& cm) {
+    auto choices = quant::resolve_plan(m, plan);
+    if (!choices.ok()) return choices.error();
+    const std::vector<LayerInfo> infos = list_layers(m);
+    double ms = cm.rest_ms;
+    for (const quant::LayerChoice& c : *choices) {
+        auto shape = layer_shape(infos, c.layer, m);
+        if (!shape.ok()) return shape.error();
+        auto us = runtime::linear_us(cm, (*shape)[0], (*shape)[1], cost_precision(c.precision));
+        if (!us.ok()) return err(c.layer, ": ", us.message());
+        ms += *us / 1000.0;
+    }
+    return ms;
+}
+
+Result<AutoplanResult> autoplan_for_board(const std::vector<LayerCandidates>& cands, const Model& m,
+                                          const runtime::BoardCostModel& cm, double budget_ms,
+                                          const AutoplanOptions& opts) {
+    if (cands.empty()) return err("autoplan: no layer to plan");
+    // The same knapsack with each option's "bytes" replaced by its product time in 10 ns units.
+    constexpr double kUnitsPerMs = 1e5;
+    const std::vector<LayerInfo> infos = list_layers(m);
+    std::vector<LayerCandidates> timed = cands;
+    double fastest = cm.rest_ms;
+    for (LayerCandidates& lc : timed) {
+        auto shape = layer_shape(infos, lc.layer, m);
+        if (!shape.ok()) return shape.error();
+        double least = std::numeric_limits<double>::infinity();
+        for (Candidate& c : lc.options) {
+            auto us = runtime::linear_us(cm, (*shape)[0], (*shape)[1], cost_precision(c.precision));
+            if (!us.ok()) return err(lc.layer, ": ", us.message());
+            c.bytes = size_t(std::llround(*us / 1000.0 * kUnitsPerMs));
+            least = std::min(least, *us / 1000.0);
+        }
+        fastest += least;
+    }
+    if (!(budget_ms >= fastest))
+        return err("a budget of ", budget_ms, " ms per token is below the fastest plan's predicted ", fastest,
+                   " ms on this board (", cm.rest_ms, " ms of it outside the layers' products)");
+    auto r = autoplan(timed, size_t((budget_ms - cm.rest_ms) * kUnitsPerMs), opts);
+    if (!r.ok()) return r.error();
+    // Bytes and bits per weight as the plan really stores them.
+    AutoplanResult out = uniform_autoplan(cands, Precision::INT4, opts);
+    size_t bytes = 0;
+    int64_t params = 0;
+    for (size_t i = 0; i < cands.size(); ++i) {
+        for (const Candidate& c : cands[i].options)
+            if (c.precision == r->choice[i]) bytes += c.bytes;
+        params += cands[i].params;
+    }
+    out.plan = r->plan;
+    out.choice = r->choice;
+    out.predicted = r->predicted;
+    out.bytes = bytes;
+    out.bits_per_weight = params > 0 ? 8.0 * double(bytes) / double(params) : 0.0;
+    out.unit = r->unit;
+    out.slack = r->slack;
+    auto t = predict_tpot_ms(m, out.plan, cm);
+    if (!t.ok()) return t.error();
+    out.predicted_tpot_ms = *t;
+    return out;
 }
 
 AutoplanResult uniform_autoplan(const std::vector<LayerCandidates>& cands, Precision p, const AutoplanOptions& opts) {

@@ -11,6 +11,7 @@
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
 #include "engine/quant/plan.h"
+#include "engine/runtime/cost_model.h"
 
 namespace edge::analysis {
 
@@ -49,12 +50,25 @@ struct AutoplanResult {
     double predicted = 0.0;                // sum of the chosen costs
     size_t unit = 1;                       // knapsack byte unit (docs/analysis.md)
     size_t slack = 0;                      // optimal among plans within budget - slack
+    double predicted_tpot_ms = 0.0;        // autoplan_for_board: the board's predicted time per token
 };
 
 // The minimum-predicted-cost plan whose layers take at most `budget_bytes`. A budget below the
 // all-INT4 size is an error giving that size.
 Result<AutoplanResult> autoplan(const std::vector<LayerCandidates>& cands, size_t budget_bytes,
                                 const AutoplanOptions& opts = {});
+
+// Predicted time per output token of `plan` on the board `cm` describes (engine/runtime/cost_model.h):
+// the rest of a decode step plus each layer's product at the precision the plan gives it (FP32
+// where it leaves a layer). An error names a layer whose shape or precision the model lacks.
+Result<double> predict_tpot_ms(const model::Model& m, const quant::QuantPlan& plan, const runtime::BoardCostModel& cm);
+
+// The minimum-predicted-loss plan whose predicted time per token on the board is at most
+// `budget_ms` (the same knapsack, over the layers' measured product times instead of bytes).
+// A budget below the fastest plan's predicted time is an error giving that time.
+Result<AutoplanResult> autoplan_for_board(const std::vector<LayerCandidates>& cands, const model::Model& m,
+                                          const runtime::BoardCostModel& cm, double budget_ms,
+                                          const AutoplanOptions& opts = {});
 
 // A plan with every candidate layer at precision p (for comparisons), with its bytes and cost.
 AutoplanResult uniform_autoplan(const std::vector<LayerCandidates>& cands, quant::Precision p,

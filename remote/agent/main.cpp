@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string>
 
+#include "engine/runtime/cost_model.h"
+#include "engine/telemetry/system_info.h"
 #include "remote/agent/session.h"
 #include "remote/protocol/handshake.h"
 
@@ -16,7 +18,11 @@ void usage() {
     std::fprintf(stderr,
                  "usage: edge-agent [--root DIR] [--threads N] [--max-seq N] [--backend auto|cpu|cuda] [--lock FILE]\n"
                  "                  [--kv-budget BLOCKS|MiB] [--max-frame BYTES] [--sys DIR] [--proc DIR] [--version]\n"
+                 "       edge-agent --micro-profile ENGINE [--threads N]\n"
                  "Speaks the EdgeStudio protocol (version %u) on stdin/stdout.\n"
+                 "--micro-profile: measure this board's decode cost model on ENGINE (its time per token,\n"
+                 "and one token's product with each of its linear shapes at fp32/fp16/int8/int4), print\n"
+                 "it as JSON on stdout and exit (what deploy --cost-models runs; docs/remote.md).\n"
                  "--backend: what runs compiled engines (.edge); auto (default) = CUDA when a device\n"
                  "answers, else the CPU. Other model files run on the FP32 CPU executor.\n"
                  "--kv-budget: the KV pool serve-workload requests run in (\"4096\" blocks or \"512MiB\");\n"
@@ -39,6 +45,7 @@ int main(int argc, char** argv) {
     std::signal(SIGPIPE, SIG_IGN);  // a vanished client is a write error, not a kill
     edge::agent::SessionOptions opts;
     opts.lock_path = "/tmp/edge-agent-" + std::to_string(::getuid()) + ".lock";
+    std::string micro_profile;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         auto value = [&]() -> const char* {
@@ -57,6 +64,8 @@ int main(int argc, char** argv) {
             return 0;
         } else if (a == "--root") {
             opts.worker.root = value();
+        } else if (a == "--micro-profile") {
+            micro_profile = value();
         } else if (a == "--lock") {
             opts.lock_path = value();
         } else if (a == "--sys") {
@@ -89,6 +98,18 @@ int main(int argc, char** argv) {
             usage();
             return 64;
         }
+    }
+    if (!micro_profile.empty()) {
+        edge::runtime::MicroProfileOptions mo;
+        mo.threads = opts.worker.threads;
+        auto cm = edge::runtime::micro_profile(micro_profile, mo);
+        if (!cm.ok()) {
+            std::fprintf(stderr, "edge-agent: micro-profile: %s\n", cm.message().c_str());
+            return 1;
+        }
+        cm->cpu = edge::telemetry::cpu_model();
+        std::fputs(edge::runtime::cost_model_to_json(*cm).c_str(), stdout);
+        return 0;
     }
     // The protocol gets a private copy of stdout; fd 1 then points at stderr, so a stray printf
     // anywhere in the engine can never corrupt the frame stream.

@@ -147,8 +147,13 @@ Result<std::pair<std::string, Digest>> live_engine(SshSession& s, const std::str
 std::string agent_command_line(const AgentCommand& c) {
     const std::string cur = c.root + "/current";
     std::string cmd = c.launcher.empty() ? std::string() : c.launcher + " ";
-    cmd += shell_quote(cur + "/edge-agent") + " --root " + shell_quote(cur) + " --lock " +
-           shell_quote(c.root + "/agent.lock");
+    cmd += shell_quote(cur + "/edge-agent");
+    if (!c.micro_profile_engine.empty()) {
+        cmd += " --micro-profile " + shell_quote(cur + "/" + c.micro_profile_engine);
+        if (c.threads > 0) cmd += " --threads " + std::to_string(c.threads);
+        return cmd;
+    }
+    cmd += " --root " + shell_quote(cur) + " --lock " + shell_quote(c.root + "/agent.lock");
     if (c.threads > 0) cmd += " --threads " + std::to_string(c.threads);
     if (!c.backend.empty()) cmd += " --backend " + shell_quote(c.backend);
     if (!c.kv_budget.empty()) cmd += " --kv-budget " + shell_quote(c.kv_budget);

@@ -61,6 +61,10 @@ struct AgentCommand {
     std::string launcher;  // a shell prefix (the board's launcher=), "" for none
     int threads = 0;       // 0: the agent's default
     std::string backend, kv_budget;
+    // Set: the agent measures the board's cost model on this engine of the live version and
+    // prints it as JSON (edge-agent --micro-profile, engine/runtime/cost_model.h) instead of
+    // speaking the protocol.
+    std::string micro_profile_engine;
 };
 // The shell command line that starts the agent of the live version.
 std::string agent_command_line(const AgentCommand& c);

@@ -225,3 +225,79 @@ TEST(Analysis, Stories260KEndToEnd) {
 }
 
 }  // namespace
+
+namespace {
+
+// A board where a product costs its weight's bytes at `gbps` plus 1 us, and 0.5 ms is outside them.
+runtime::BoardCostModel byte_board(const model::Model& m, double gbps) {
+    runtime::BoardCostModel cm;
+    cm.engine = "e.edge";
+    cm.rest_ms = 0.5;
+    const std::pair<const char*, double> bytes_per_weight[] = {
+        {"fp32", 4}, {"fp16", 2}, {"int8", 1.125}, {"int4", 0.5625}};
+    for (const model::LayerInfo& li : list_layers(m))
+        for (const auto& [p, b] : bytes_per_weight)
+            cm.linears.push_back({li.shape[0], li.shape[1], p, 1.0 + double(li.params) * b / (gbps * 1e3)});
+    return cm;
+}
+
+}  // namespace
+
+TEST(BoardAutoplan, PredictsTheRestPlusEachLayersProductAndKeepsToTheTimeBudget) {
+    const std::string path = test::shared("models/stories260K/stories260K.gguf");
+    EDGE_REQUIRE_SHARED(path);
+    auto m = load_model(path);
+    ASSERT_TRUE(m.ok()) << m.message();
+    const runtime::BoardCostModel cm = byte_board(*m, 0.05);
+    double int4_ms = cm.rest_ms, fp32_ms = cm.rest_ms;
+    for (const model::LayerInfo& li : list_layers(*m)) {
+        int4_ms += (1.0 + double(li.params) * 0.5625 / 50.0) / 1000.0;
+        fp32_ms += (1.0 + double(li.params) * 4.0 / 50.0) / 1000.0;
+    }
+    auto t4 = predict_tpot_ms(*m, quant::uniform_plan(Precision::INT4), cm);
+    ASSERT_TRUE(t4.ok()) << t4.message();
+    EXPECT_NEAR(*t4, int4_ms, 1e-9);
+    auto t32 = predict_tpot_ms(*m, quant::QuantPlan{}, cm);  // an empty plan leaves every layer FP32
+    ASSERT_TRUE(t32.ok()) << t32.message();
+    EXPECT_NEAR(*t32, fp32_ms, 1e-9);
+
+    // Every layer equally sensitive (Hessian predictor): the plan spends the time where it buys the
+    // most error, and never goes over the budget.
+    AnalysisReport rep;
+    for (const model::LayerInfo& li : list_layers(*m)) {
+        LayerAnalysis L;
+        L.layer = li.name;
+        L.eigenvalues = {1.0};
+        rep.layers.push_back(L);
+    }
+    fuse_importance(rep.layers, 0.6);
+    AutoplanOptions ao;
+    ao.predictor = Predictor::Hessian;
+    auto cands = plan_candidates(*m, rep, ao);
+    ASSERT_TRUE(cands.ok()) << cands.message();
+    auto t16 = predict_tpot_ms(*m, quant::uniform_plan(Precision::FP16), cm);
+    ASSERT_TRUE(t16.ok());
+    double last_error = std::numeric_limits<double>::infinity();
+    for (double f : {0.0, 0.3, 0.6, 1.0}) {
+        const double budget = *t4 + f * (*t16 - *t4) + 1e-6;
+        auto p = autoplan_for_board(*cands, *m, cm, budget, ao);
+        ASSERT_TRUE(p.ok()) << p.message();
+        EXPECT_LE(p->predicted_tpot_ms, budget) << f;
+        auto again = predict_tpot_ms(*m, p->plan, cm);
+        ASSERT_TRUE(again.ok());
+        EXPECT_NEAR(*again, p->predicted_tpot_ms, 1e-12);
+        EXPECT_LE(p->predicted, last_error + 1e-12) << "more time buys no worse a plan";
+        last_error = p->predicted;
+        if (f == 0.0) {
+            EXPECT_EQ(p->bytes, uniform_autoplan(*cands, Precision::INT4, ao).bytes);
+        } else if (f == 1.0) {
+            EXPECT_EQ(p->bytes, uniform_autoplan(*cands, Precision::FP16, ao).bytes);
+        }
+    }
+    EXPECT_TRUE(test::fails_with(autoplan_for_board(*cands, *m, cm, *t4 * 0.9, ao),
+                                 {"below the fastest plan's predicted", "ms on this board", "0.5 ms of it outside"}));
+    runtime::BoardCostModel other = cm;
+    other.linears.resize(2);
+    EXPECT_TRUE(test::fails_with(predict_tpot_ms(*m, quant::uniform_plan(Precision::INT4), other),
+                                 {"e.edge", "has no timing for a", "at int4"}));
+}

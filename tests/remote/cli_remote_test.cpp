@@ -284,6 +284,72 @@ TEST_F(CliRemoteTest, TheStudiosLoopThroughTheCliOnOneProjectFile) {
 // Acceptance 2 (issue 20): `profile --workload mixed.workload --concurrency 8` against the
 // loopback board serves every request through the agent's scheduler and prints the per-request
 // and aggregate table; with a virtual clock its counts equal serve-bench's run here.
+// Issue 18 acceptance 3's pieces: deploy --cost-models has the agent just deployed measure the
+// board (edge-agent --micro-profile on the engine just deployed) into a per-board file; predict-tpot
+// gives back the engine's own measured time for its own plan; autoplan --board keeps to a time
+// budget and refuses one below the fastest plan.
+TEST_F(CliRemoteTest, ADeployMeasuresTheBoardsCostModelAndAutoplanKeepsToItsTime) {
+#ifndef EDGE_CLI_HAS_ANALYSIS
+    GTEST_SKIP() << "edgestudio-cli was built without LibTorch (analyze, autoplan, predict-tpot)";
+#endif
+    const std::string text = test::shared("data/tinystories_sample.txt");
+    EDGE_REQUIRE_SHARED(text);
+    const std::string plan = (dir_ / "int4.plan.json").string(), engine = (dir_ / "int4.edge").string();
+    const std::string costs = (dir_ / "costs.json").string();
+    std::ofstream(plan) << R"({"version": 1, "default": {"precision": "int4", "method": "rtn", "group_size": 32}})";
+    auto c = cli({"compile", model_, "--plan", plan, "--out", engine}, dir_);
+    ASSERT_EQ(c.rc, 0) << c.err;
+    auto d = cli(alias({"deploy", engine, "--agent", EDGE_AGENT_PATH, "--version", "v1", "--cost-models", costs,
+                        "--threads", "1"}),
+                 dir_);
+    ASSERT_EQ(d.rc, 0) << d.err;
+    EXPECT_NE(d.out.find("jetson-test: cost model in " + costs), std::string::npos) << d.out;
+    std::ifstream f(costs);
+    const auto file = nlohmann::json::parse(f, nullptr, false);
+    ASSERT_TRUE(file.is_object()) << costs;
+    const auto& cm = file["boards"]["jetson-test"];
+    EXPECT_EQ(cm["engine"], "int4.edge");
+    EXPECT_EQ(cm["threads"], 1);
+    EXPECT_EQ(cm["linears"].size(), 5u * 4u);  // q and o, k and v, gate and up, down, output; 4 precisions
+    const double tpot = cm["engine_tpot_ms"].get<double>(), linear = cm["engine_linear_ms"].get<double>();
+    EXPECT_GT(tpot, 0.0);
+
+    auto p =
+        cli({"predict-tpot", model_, "--plan", plan, "--cost-models", costs, "--board", "jetson-test", "--json"}, dir_);
+    ASSERT_EQ(p.rc, 0) << p.err;
+    EXPECT_NEAR(p.json()[0]["predicted_tpot_ms"].get<double>(), std::max(tpot, linear), 1e-9 * tpot) << p.out;
+
+    const std::string sens = (dir_ / "sens.json").string(), chosen = (dir_ / "chosen.plan.json").string();
+    auto a = cli(
+        {"analyze", model_,      "--calib", text,           "--no-quant", "--calib-sequences",   "2", "--seq-len",
+         "16",      "--batches", "2",       "--batch-size", "1",          "--hessian-sequences", "1", "--lanczos-steps",
+         "2",       "--topk",    "1",       "--out",        sens},
+        dir_);
+    ASSERT_EQ(a.rc, 0) << a.err;
+    const double budget = 1.2 * std::max(tpot, linear);
+    auto ap = cli(
+        {"autoplan", model_, "--calib", text, "--sensitivity", sens, "--predictor", "hessian", "--cost-models", costs,
+         "--board", "jetson-test", "--budget-ms-per-token", std::to_string(budget), "--out", chosen, "--json"},
+        dir_);
+    ASSERT_EQ(ap.rc, 0) << ap.err;
+    const double predicted = ap.json()["plan"]["predicted_tpot_ms"].get<double>();
+    EXPECT_LE(predicted, budget);
+    auto again = cli(
+        {"predict-tpot", model_, "--plan", chosen, "--cost-models", costs, "--board", "jetson-test", "--json"}, dir_);
+    ASSERT_EQ(again.rc, 0) << again.err;
+    EXPECT_NEAR(again.json()[0]["predicted_tpot_ms"].get<double>(), predicted, 1e-9 * predicted);
+
+    auto tight =
+        cli({"autoplan", model_, "--calib", text, "--sensitivity", sens, "--predictor", "hessian", "--cost-models",
+             costs, "--board", "jetson-test", "--budget-ms-per-token", "0.000001", "--out", chosen},
+            dir_);
+    EXPECT_NE(tight.rc, 0);
+    EXPECT_NE(tight.err.find("below the fastest plan's predicted"), std::string::npos) << tight.err;
+    auto unknown = cli({"predict-tpot", model_, "--plan", plan, "--cost-models", costs, "--board", "nano"}, dir_);
+    EXPECT_NE(unknown.rc, 0);
+    EXPECT_NE(unknown.err.find("no cost model for board 'nano' (has jetson-test)"), std::string::npos) << unknown.err;
+}
+
 TEST_F(CliRemoteTest, ProfileAWorkloadCountsWhatServeBenchCounts) {
     auto d = cli(alias({"deploy", model_, "--agent", EDGE_AGENT_PATH, "--version", "v1"}), dir_);
     ASSERT_EQ(d.rc, 0) << d.err;
