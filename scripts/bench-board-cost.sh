@@ -26,6 +26,7 @@ while [ $# -gt 0 ]; do
     *) work="$1"; shift ;;
   esac
 done
+rm -rf "$work/board"  # the loopback board starts empty: its versions are this run's
 mkdir -p "$work/ssh" "$work/plans" "$work/engines" "$work/board"
 model="$work/$shape-f16.gguf"
 calib="$root/../shared/data/tinystories_sample.txt"
@@ -64,7 +65,9 @@ costs="$work/cost-models.json"
 rm -f "$costs"
 
 # ---- the cost model: deploy an INT4 engine with the micro-profile -----------------------------
-rtn() { echo "{\"precision\": \"$1\", \"method\": \"rtn\", \"group_size\": 32}"; }
+rtn() {  # a layer rule: FP16 as it is, INT8 / INT4 by RTN in groups of 32
+  if [ "$1" = fp16 ]; then echo '{"precision": "fp16"}'; else echo "{\"precision\": \"$1\", \"method\": \"rtn\", \"group_size\": 32}"; fi
+}
 plan() {  # plan NAME DEFAULT [PATTERN PRECISION]...
   local out="$work/plans/$1.plan.json" d="$2"; shift 2
   local layers=""
