@@ -735,8 +735,9 @@ Result<std::vector<LayerCurvature>> streamed_curvature(const Model& m, const std
             auto hk = detached(hs[size_t(k)]);
             auto y = block_forward(c, bs.rope(), b->L, hk);
             auto gh = vjp(y, {hk}, delta[size_t(k) + 1], true)[0];  // J^T delta, as a function of hk
-            auto second = vjp((gh * dh[size_t(k)]).sum(), {hk}, torch::ones({}), false)[0];
-            ddelta = second + vjp(y, {hk}, ddelta, false)[0];
+            // d/dhk of <J^T delta, dh> (the second-order term) plus J^T ddelta, in one backward pass
+            auto s = (gh * dh[size_t(k)]).sum() + (y * ddelta).sum();
+            ddelta = vjp(s, {hk}, torch::ones({}), false)[0];
         }
         return ddelta;
     };
@@ -790,7 +791,7 @@ Result<std::vector<LayerCurvature>> streamed_curvature(const Model& m, const std
                 auto w = b->leaf(li.tensor);
                 auto y = block_forward(c, bs.rope(), b->L, hs[size_t(b0)]);
                 auto gw = vjp(y, {w}, delta[size_t(b0) + 1], true)[0];
-                return vjp((gw * v).sum(), {w}, torch::ones({}), false)[0] + vjp(y, {w}, *dd, false)[0];
+                return vjp((gw * v).sum() + (y * *dd).sum(), {w}, torch::ones({}), false)[0];
             }
             if (!bs.tied()) {  // an own head: nothing before it depends on its weight
                 head_part(torch::zeros_like(hs[size_t(L)]), v, true, ddelta, hv);
