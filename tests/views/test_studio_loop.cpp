@@ -4,10 +4,12 @@
 // aarch64 (a `uname` first on its PATH) and runs what it receives under qemu-user, profiled there;
 // the measurements come back to their configurations (matched by the engine's SHA-256) and the
 // Pareto page draws them on the board's time per token; saved, closed and reopened, all of it is there.
+// Each step is photographed in English and Simplified Chinese (shootStep).
 #include <gtest/gtest.h>
 
 #include <qcustomplot.h>
 #include <QApplication>
+#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QMessageBox>
@@ -51,6 +53,24 @@ namespace {
 std::string sha256(const QString& path) {
     auto d = edge::client::sha256_of_file(path.toStdString());
     return d.ok() ? edge::client::digest_hex(d.value()) : std::string();
+}
+
+// Acceptance 1's pictures: page `page` of the window as the user sees it at this step of the loop,
+// in every language the studio ships, as ${build}/screenshots/loop/<lang>/<step>.png (the README's
+// screenshots are copies from this run). The language is English again afterwards.
+void shootStep(MainWindow& w, Language& language, int page, const QString& step) {
+    const QString root = QString::fromStdString(edge::test::build_dir()) + QStringLiteral("/screenshots/loop");
+    w.showPage(page);
+    for (const QString& lang : Language::available()) {
+        ASSERT_TRUE(language.setLanguage(lang));
+        QTest::qWait(50);
+        const QString dir = root + QLatin1Char('/') + lang;
+        ASSERT_TRUE(QDir().mkpath(dir));
+        const QString file = dir + QLatin1Char('/') + step + QStringLiteral(".png");
+        EXPECT_TRUE(w.grab().toImage().save(file)) << file.toStdString();
+    }
+    ASSERT_TRUE(language.setLanguage(QStringLiteral("en")));
+    QTest::qWait(20);
 }
 
 // Validates the current Layers plan; returns the new configuration's row (-1 on failure).
@@ -182,6 +202,7 @@ TEST(StudioLoop, TwoConfigurationsCompiledDeployedToAnAarch64BoardProfiledAndOnP
     QSignalSpy changed(window->document(), &ModelDocument::modelChanged);
     window->openPath(model);
     ASSERT_TRUE(waitUntil([&] { return changed.size() == 1; }, 60000));
+    shootStep(*window, language, MainWindow::ModelPageIndex, QStringLiteral("01-model"));
     // Saved first, so engines go next to the project (loop.engines/).
     const QString project = dir + QStringLiteral("/loop.edgeproj");
     ASSERT_TRUE(window->saveProject(project));
@@ -197,6 +218,7 @@ TEST(StudioLoop, TwoConfigurationsCompiledDeployedToAnAarch64BoardProfiledAndOnP
     int8.precision = Precision::INT8;
     int8.method = PlanMethod::RTN;
     ASSERT_TRUE(plan->applyToRows(all, int8)) << plan->lastError().toStdString();
+    shootStep(*window, language, MainWindow::LayersPageIndex, QStringLiteral("02-layers-int8"));
     const int c1 = validate(*window);
     ASSERT_EQ(c1, 0);
     SettingPatch int4;
@@ -206,6 +228,7 @@ TEST(StudioLoop, TwoConfigurationsCompiledDeployedToAnAarch64BoardProfiledAndOnP
     ASSERT_TRUE(plan->applyToRows(all, int4)) << plan->lastError().toStdString();
     const int c2 = validate(*window);
     ASSERT_EQ(c2, 1);
+    shootStep(*window, language, MainWindow::ValidationPageIndex, QStringLiteral("03-validation-int4-awq"));
     ConfigurationModel* configs = window->configurations();
     // AWQ calibrated on the sample minus the stories validation scored, and says so.
     EXPECT_TRUE(configs->at(c2).calibration.contains(QStringLiteral("also in the evaluation text were removed")))
@@ -226,6 +249,7 @@ TEST(StudioLoop, TwoConfigurationsCompiledDeployedToAnAarch64BoardProfiledAndOnP
     }
     EXPECT_NE(configs->at(c1).engine(QStringLiteral("cpu"))->sha256,
               configs->at(c2).engine(QStringLiteral("cpu"))->sha256);
+    shootStep(*window, language, MainWindow::ParetoPageIndex, QStringLiteral("04-pareto-compiled"));
 
     // Deploy each to the board from the Boards page, then profile it there.
     BoardsPage* boards = window->boardsPage();
@@ -264,6 +288,7 @@ TEST(StudioLoop, TwoConfigurationsCompiledDeployedToAnAarch64BoardProfiledAndOnP
         EXPECT_GT(m.peakRssMiB, 0.0);
     }
 
+    shootStep(*window, language, MainWindow::BoardsPageIndex, QStringLiteral("05-boards-profiled"));
     // Pareto on the board's time per token: both points, named with their board.
     pareto->setCost(ConfigurationModel::BoardTpot);
     EXPECT_EQ(pareto->pointCount(), 2);
@@ -272,6 +297,8 @@ TEST(StudioLoop, TwoConfigurationsCompiledDeployedToAnAarch64BoardProfiledAndOnP
     pareto->plot()->replot();
     QTest::mouseMove(pareto->plot(), pareto->pointPosition(c2).toPoint());
     EXPECT_TRUE(pareto->hoverText().contains(QStringLiteral("on emulated-orin"))) << pareto->hoverText().toStdString();
+    shootStep(*window, language, MainWindow::ParetoPageIndex, QStringLiteral("06-pareto-board-tpot"));
+    QTest::mouseMove(pareto->plot(), pareto->pointPosition(c2).toPoint());
     // A point opens its configuration's plan in the Layers page.
     QTest::mouseClick(pareto->plot(), Qt::LeftButton, {}, pareto->pointPosition(c1).toPoint());
     EXPECT_EQ(window->currentPage(), int(MainWindow::LayersPageIndex));
@@ -282,6 +309,7 @@ TEST(StudioLoop, TwoConfigurationsCompiledDeployedToAnAarch64BoardProfiledAndOnP
     EXPECT_TRUE(window->close());
     window.reset();
     auto reopened = std::make_unique<MainWindow>(&language, nullptr, dir + QStringLiteral("/autosave.edgeproj"));
+    reopened->resize(1600, 1000);
     reopened->show();
     QSignalSpy applied(reopened->project(), &edge::studio::ProjectController::applied);
     ASSERT_TRUE(reopened->openProject(project));
@@ -296,6 +324,7 @@ TEST(StudioLoop, TwoConfigurationsCompiledDeployedToAnAarch64BoardProfiledAndOnP
     EXPECT_FALSE(again->at(c2).calibration.isEmpty());
     reopened->paretoPage()->setCost(ConfigurationModel::BoardTpot);
     EXPECT_EQ(reopened->paretoPage()->pointCount(), 2);
+    shootStep(*reopened, language, MainWindow::ParetoPageIndex, QStringLiteral("07-reopened"));
     EXPECT_TRUE(reopened->close());
     QSettings().remove(QStringLiteral("boards/user"));
 }
