@@ -627,13 +627,7 @@ Result<std::vector<LayerCurvature>> streamed_curvature(const Model& m, const std
         // What the pass holds: one block and the head as F32, the batch's saved states (block
         // inputs, their gradients, a tangent per block), one block's double-backward graph and the
         // head's logits with their gradients.
-        uint64_t block_f32 = 0;
-        for (int b = 0; b < L; ++b) {
-            uint64_t n = 0;
-            for (const Tensor& t : m.tensors)
-                if (model::block_of(t.name) == b) n += uint64_t(t.numel()) * sizeof(float);
-            block_f32 = std::max(block_f32, n);
-        }
+        const uint64_t block_f32 = model::largest_block_f32_bytes(m);
         const uint64_t rows = uint64_t(std::max(o.batch_size, o.hessian_sequences)) * uint64_t(o.seq_len);
         const uint64_t state = rows * uint64_t(c.dim) * sizeof(float);
         const uint64_t graph =

@@ -1,6 +1,7 @@
 #include "ir.h"
 
 #include <cstdlib>
+#include <map>
 #include <set>
 
 #include "engine/model/rope.h"
@@ -180,6 +181,15 @@ int block_of(const std::string& name) {
     char* end = nullptr;
     const long l = std::strtol(name.c_str() + 4, &end, 10);
     return end && *end == '.' ? int(l) : -1;
+}
+
+uint64_t largest_block_f32_bytes(const Model& m) {
+    std::map<int, uint64_t> per_block;
+    for (const Tensor& t : m.tensors)
+        if (const int b = block_of(t.name); b >= 0) per_block[b] += uint64_t(t.numel()) * sizeof(float);
+    uint64_t most = 0;
+    for (const auto& [b, bytes] : per_block) most = std::max(most, bytes);
+    return most;
 }
 
 std::vector<LayerInfo> list_layers(const Model& m) {

@@ -156,5 +156,8 @@ std::vector<LayerInfo> list_layers(const Model& m);
 
 // The decoder block a tensor or op name belongs to ("blk.3.attn_q.weight" -> 3), -1 outside blocks.
 int block_of(const std::string& name);
+// The F32 bytes of the largest decoder block (every tensor named blk.N.*, counted as F32 whatever
+// it is held as): what a block-by-block pass holds of the weights at once, beside the head.
+uint64_t largest_block_f32_bytes(const Model& m);
 
 }  // namespace edge::model

@@ -207,13 +207,8 @@ Result<std::vector<LayerSensitivity>> streamed_sensitivity(const Model& m,
     {
         // What the pass holds: one block and the head as F32, the states before every block and
         // the variants carried together, the reference log-probabilities, the block runner's scratch.
-        uint64_t block_f32 = 0, tokens = 0, positions = 0, longest = 0;
-        for (int b = 0; b < c.n_layers; ++b) {
-            uint64_t n = 0;
-            for (const Tensor& t : m.tensors)
-                if (block_of(t.name) == b) n += uint64_t(t.numel()) * sizeof(float);
-            block_f32 = std::max(block_f32, n);
-        }
+        const uint64_t block_f32 = model::largest_block_f32_bytes(m);
+        uint64_t tokens = 0, positions = 0, longest = 0;
         for (const auto& q : seqs) {
             tokens += q.size();
             positions += q.size() - 1;

@@ -11,7 +11,6 @@
 #include "engine/analysis/torch_llama.h"
 #include "engine/core/memory_budget.h"
 #include "engine/model/ir.h"
-#include "engine/model/synth.h"
 #include "engine/model/weights.h"
 #include "tests/common/model_loading.h"
 #include "tests/common/test_support.h"
@@ -19,11 +18,7 @@
 using edge::analysis::CurvatureOptions;
 using edge::analysis::LayerCurvature;
 using edge::analysis::torch_layer_curvature;
-using edge::model::block_of;
-using edge::model::find_synth_shape;
 using edge::model::Model;
-using edge::model::SynthOptions;
-using edge::model::write_synth_model;
 
 namespace edge {
 namespace {
@@ -83,24 +78,12 @@ TEST(StreamedCurvature, ALazyModelHoldsOneBlockAndTheHeadAtMost) {
     const auto dir = test::temp_dir("streamed-curvature");
     for (bool tied : {false, true}) {
         SCOPED_TRACE(tied ? "tied head" : "own head");
-        SynthOptions so;
-        so.config = find_synth_shape("stories260k")->config;
-        so.config->n_layers = 4;
-        so.tied_embeddings = tied;
-        so.path = (dir / (tied ? "tied.gguf" : "own.gguf")).string();
-        so.type = DType::F16;
-        so.threads = 2;
-        ASSERT_TRUE(write_synth_model(so).ok());
-        const Model eager = test::load_or_die(so.path, false);
+        const std::string path = test::four_block_f16_gguf(dir, tied);
+        ASSERT_FALSE(path.empty());
+        const Model eager = test::load_or_die(path, false);
         const auto seqs = test::val_calibration(eager, 3, 25).sequences;
         ASSERT_FALSE(seqs.empty());
-        size_t one_block = 0;
-        for (int b = 0; b < eager.config.n_layers; ++b) {
-            size_t n = 0;
-            for (const Tensor& t : eager.tensors)
-                if (block_of(t.name) == b) n += size_t(t.numel()) * 4;
-            one_block = std::max(one_block, n);
-        }
+        const size_t one_block = model::largest_block_f32_bytes(eager);
         const size_t head = size_t(eager.output_head()->numel()) * 4;
         CurvatureOptions o = small_options();
         o.whole_model_reference = true;
@@ -108,7 +91,7 @@ TEST(StreamedCurvature, ALazyModelHoldsOneBlockAndTheHeadAtMost) {
         ASSERT_TRUE(want.ok()) << want.message();
         ASSERT_EQ(want->size(), 4u * 7u + 1u);
 
-        const Model lazy = test::load_or_die(so.path, true);
+        const Model lazy = test::load_or_die(path, true);
         model::reset_f32_weight_peak();
         const size_t base = model::f32_weight_stats().live_bytes;
         o.whole_model_reference = false;

@@ -2,11 +2,13 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <utility>
 
 #include "engine/core/mapped_file.h"
 #include "engine/model/loader.h"
+#include "engine/model/synth.h"
 #include "engine/quant/calib.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "test_support.h"
@@ -34,6 +36,22 @@ inline quant::CalibSet val_calibration(const model::Model& m, int n_seq, int seq
     auto c = quant::calib_from_text(**tok, std::string_view(*text).substr(text->size() / 2), n_seq, seq_len);
     EXPECT_TRUE(c.ok()) << c.message();
     return c.ok() ? std::move(c).value() : quant::CalibSet{};
+}
+
+// A stories260K-shaped model of 4 blocks with seeded random F16 weights and an own or a tied head,
+// written as `dir`/own.gguf or tied.gguf: what the block-by-block tests open lazily to count the
+// FP32 weights alive. Its path ("" and a test failure when it cannot be written).
+inline std::string four_block_f16_gguf(const std::filesystem::path& dir, bool tied) {
+    model::SynthOptions so;
+    so.config = model::find_synth_shape("stories260k")->config;
+    so.config->n_layers = 4;
+    so.tied_embeddings = tied;
+    so.path = (dir / (tied ? "tied.gguf" : "own.gguf")).string();
+    so.type = DType::F16;
+    so.threads = 2;
+    auto st = model::write_synth_model(so);
+    EXPECT_TRUE(st.ok()) << st.message();
+    return st.ok() ? so.path : std::string();
 }
 
 }  // namespace edge::test

@@ -39,12 +39,7 @@ Opened openSynth(const std::filesystem::path& dir) {
     EXPECT_TRUE(m.ok()) << m.message();
     Opened out;
     if (!m.ok()) return out;
-    for (int b = 0; b < m->config.n_layers; ++b) {
-        size_t n = 0;
-        for (const edge::Tensor& t : m->tensors)
-            if (edge::model::block_of(t.name) == b) n += size_t(t.numel()) * 4;
-        out.one_block = std::max(out.one_block, n);
-    }
+    out.one_block = edge::model::largest_block_f32_bytes(*m);
     out.head = size_t(m->output_head()->numel()) * 4;
     auto l = std::make_shared<LoadedModel>();
     l->model = std::move(m).value();

@@ -20,12 +20,9 @@
 
 using edge::model::block_of;
 using edge::model::EdgeqWriter;
-using edge::model::find_synth_shape;
 using edge::model::load_edgeq_model;
 using edge::model::Model;
 using edge::model::save_edgeq;
-using edge::model::SynthOptions;
-using edge::model::write_synth_model;
 using edge::tokenizer::make_tokenizer;
 
 namespace edge {
@@ -93,32 +90,19 @@ TEST(StreamedCalibration, AwqAndGptqEqualTheWholeModelPathOnStories260K) {
     }
 }
 
-// F32 bytes of the tensors of block `b` (-1: outside the blocks).
-size_t block_f32(const Model& m, int b) {
-    size_t n = 0;
-    for (const Tensor& t : m.tensors)
-        if (block_of(t.name) == b) n += size_t(t.numel()) * 4;
-    return n;
-}
-
 // The FP32 weights alive at any moment of a streamed AWQ / GPTQ quantize of a lazily opened F16
 // file never exceed one block plus the largest tensor outside the blocks (embedding or head), and
 // the .edgeq written through the sink equals the whole-model result.
 TEST(StreamedCalibration, ALazyModelHoldsOneBlockAsF32AndStreamsIntoTheEdgeq) {
     EDGE_REQUIRE_SHARED(test::shared("data/tinystories_val.txt"));
     const auto dir = test::temp_dir("streamed-calib");
-    SynthOptions so;
-    so.config = find_synth_shape("stories260k")->config;
-    so.config->n_layers = 4;
-    so.path = (dir / "model.gguf").string();
-    so.type = DType::F16;
-    so.threads = 2;
-    ASSERT_TRUE(write_synth_model(so).ok());
-    const Model eager = test::load_or_die(so.path, false);
+    const std::string path = test::four_block_f16_gguf(dir, false);
+    ASSERT_FALSE(path.empty());
+    const Model eager = test::load_or_die(path, false);
     const quant::CalibSet calib = test::val_calibration(eager, 4, 48);
     ASSERT_FALSE(calib.sequences.empty());
-    size_t one_block = 0, outside = 0;
-    for (int b = 0; b < eager.config.n_layers; ++b) one_block = std::max(one_block, block_f32(eager, b));
+    const size_t one_block = model::largest_block_f32_bytes(eager);
+    size_t outside = 0;
     for (const Tensor& t : eager.tensors)
         if (block_of(t.name) < 0) outside = std::max(outside, size_t(t.numel()) * 4);
     int plan_index = 0;
@@ -131,7 +115,7 @@ TEST(StreamedCalibration, ALazyModelHoldsOneBlockAsF32AndStreamsIntoTheEdgeq) {
         const std::string whole_path = (dir / ("whole" + std::to_string(plan_index) + ".edgeq")).string();
         ASSERT_TRUE(save_edgeq(whole->model, whole_path).ok());
 
-        const Model lazy = test::load_or_die(so.path, true);
+        const Model lazy = test::load_or_die(path, true);
         const std::string sunk_path = (dir / ("sunk" + std::to_string(plan_index++) + ".edgeq")).string();
         auto w = EdgeqWriter::create(sunk_path);
         ASSERT_TRUE(w.ok()) << w.message();
