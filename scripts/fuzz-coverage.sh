@@ -54,6 +54,7 @@ declare -A readers=(
   [llama2c_tokenizer]="engine/tokenizer/llama2c_loader.cpp"
   [kv_trace]="engine/kv/trace.cpp"
   [boards]="remote/client/boards.cpp"
+  [cost_model]="engine/runtime/cost_model_json.cpp@!cost_model_to_json"
   [known_hosts]="remote/client/known_hosts.cpp@!known_fingerprints|key_fingerprint"
   [project]="views/models/project_file.cpp views/models/configuration_json.cpp engine/quant/sensitivity_json.cpp"
   [chat_template]="engine/tokenizer/chat_template.cpp engine/tokenizer/chat_template_lex.cpp engine/tokenizer/chat_template_parse.cpp engine/tokenizer/chat_template_eval.cpp engine/tokenizer/chat_template_filters.cpp engine/tokenizer/chat_template_methods.cpp engine/tokenizer/chat_template_value.cpp"

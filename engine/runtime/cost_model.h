@@ -16,6 +16,9 @@
 
 namespace edge::runtime {
 
+// The precisions a cost model prices, as LinearTiming::precision names them.
+inline constexpr const char* kCostPrecisions[] = {"fp32", "fp16", "int8", "int4"};
+
 // One measured product: a [rows, cols] weight at `precision` ("fp32", "fp16", "int8", "int4")
 // times one token's activations, microseconds (median of the repetitions).
 struct LinearTiming {

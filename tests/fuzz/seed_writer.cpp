@@ -19,6 +19,7 @@
 //                      minimal one
 //   <out>/kv_trace/    the first lines of tests/data/kv_traces/*.trace, a trace with frees
 //   <out>/boards/      boards files (destinations, IPv6, options, quotes, aliases) and an ssh config
+//   <out>/cost_model/  boards' cost-model files (one and two boards) and one board's model
 //   <out>/known_hosts/ known_hosts with plain, [host]:port, hashed and marker lines
 //   <out>/generation_config/ generation_config.json of Llama 3.x Instruct, Llama 2, Qwen2.5 shapes
 //   <out>/chat_template/ the chat-template fixtures of tests/data/chat (*.jinja)
@@ -43,6 +44,7 @@
 #include "engine/model/safetensors.h"
 #include "engine/model/synth.h"
 #include "engine/quant/apply.h"
+#include "engine/runtime/cost_model.h"
 #include "engine/tokenizer/regex_split.h"
 #include "engine/tokenizer/text_util.h"
 #include "hf_fixture.h"
@@ -429,6 +431,36 @@ Status write_texts(const std::string& dir, const std::vector<std::pair<const cha
     return {};
 }
 
+// Boards' cost-model files as deploy --cost-models writes them: one board, two boards (the second
+// with every precision of two shapes), and one board's model alone.
+Status write_cost_models(const std::string& dir) {
+    edge::runtime::BoardCostModel a;
+    a.cpu = "AMD EPYC";
+    a.kernels = "avx512-vnni-gfni kernels, 2 threads";
+    a.threads = 2;
+    a.engine = "int4.edge";
+    a.engine_tpot_ms = 1.966;
+    a.engine_linear_ms = 1.817;
+    a.rest_ms = 0.149;
+    a.linears = {{768, 768, "int4", 38.5}, {2048, 768, "int8", 151.25}};
+    edge::runtime::BoardCostModel b = a;
+    b.cpu = "ARMv8 Processor rev 1 (v8l)";
+    b.kernels = "neon-dotprod kernels, 6 threads";
+    b.threads = 6;
+    b.linears.clear();
+    for (const char* p : edge::runtime::kCostPrecisions) {
+        b.linears.push_back({64, 64, p, 1.5});
+        b.linears.push_back({512, 64, p, 9.25});
+    }
+    auto one = edge::runtime::with_board_cost_model("", "seed", "orin", a);
+    if (!one.ok()) return one.error();
+    auto two = edge::runtime::with_board_cost_model(*one, "seed", "b", b);
+    if (!two.ok()) return two.error();
+    const std::string model = edge::runtime::cost_model_to_json(b);
+    return write_texts(
+        dir, {{"one-board.json", one->c_str()}, {"two-boards.json", two->c_str()}, {"model.json", model.c_str()}});
+}
+
 Status write_boards(const std::string& dir) {
     return write_texts(dir, {{"fleet.boards",
                               "# name      destination              options (all optional)\n"
@@ -598,21 +630,22 @@ int main(int argc, char** argv) {
                           "llama2c_tokenizer",
                           "kv_trace",
                           "boards",
+                          "cost_model",
                           "known_hosts",
                           "generation_config",
                           "chat_template",
                           "tokenizer_config",
                           "project"})
         std::filesystem::create_directories(out + "/" + d, ec);
-    for (Status s :
-         {write_models(out + "/gguf"), write_metadata(out + "/gguf", 2), write_metadata(out + "/gguf", 3),
-          write_blocks(out + "/gguf"), write_safetensors(out + "/safetensors"), write_plans(out + "/plan"),
-          write_workloads(out + "/workload", source), write_protocol(out + "/protocol"), write_llama2c(out),
-          write_llama2c_tokenizers(out + "/llama2c_tokenizer"), write_kv_traces(out + "/kv_trace", source),
-          write_boards(out + "/boards"), write_known_hosts(out + "/known_hosts"),
-          write_generation_configs(out + "/generation_config"), write_chat_templates(out + "/chat_template", source),
-          write_tokenizer_configs(out + "/tokenizer_config", source), write_tokenizer_jsons(out + "/tokenizer_json"),
-          write_projects(out + "/project")}) {
+    for (Status s : {write_models(out + "/gguf"), write_metadata(out + "/gguf", 2), write_metadata(out + "/gguf", 3),
+                     write_blocks(out + "/gguf"), write_safetensors(out + "/safetensors"), write_plans(out + "/plan"),
+                     write_workloads(out + "/workload", source), write_protocol(out + "/protocol"), write_llama2c(out),
+                     write_llama2c_tokenizers(out + "/llama2c_tokenizer"), write_kv_traces(out + "/kv_trace", source),
+                     write_boards(out + "/boards"), write_cost_models(out + "/cost_model"),
+                     write_known_hosts(out + "/known_hosts"), write_generation_configs(out + "/generation_config"),
+                     write_chat_templates(out + "/chat_template", source),
+                     write_tokenizer_configs(out + "/tokenizer_config", source),
+                     write_tokenizer_jsons(out + "/tokenizer_json"), write_projects(out + "/project")}) {
         if (!s.ok()) {
             std::fprintf(stderr, "seed writer: %s\n", s.message().c_str());
             return 1;
