@@ -390,6 +390,15 @@ void quantize_acts(const float* x, int64_t n, QActs& out) {
                                 &out.scale[size_t(b)], &out.sum[size_t(b)]);
 }
 
+namespace detail {
+void group_act_sums(const QuantInfo& q, const float* scale, const int32_t* sum, int64_t blocks, float* cg) {
+    const int64_t bpg = q.grouping == QGrouping::PerChannel ? blocks : q.group_size / kQBlock;
+    std::fill(cg, cg + q.groups_per_row, 0.0f);
+    for (int64_t g = 0, b = 0; b < blocks; ++g)  // (an integer division per block cost ~1 µs per 2048 inputs)
+        for (int64_t k = 0; k < bpg && b < blocks; ++k, ++b) cg[g] += scale[b] * float(sum[b]);
+}
+}  // namespace detail
+
 namespace {
 
 #if defined(__x86_64__)
@@ -414,16 +423,55 @@ void prepare_vnni(const float* x, int64_t n, const QuantInfo& qi, VnniBuffers& b
     std::fill(buf.q.begin() + (qi.bits == 4 ? B / 4 * 4 : B) * kQBlock, buf.q.end(), int8_t(0));
     std::fill(buf.scale.begin() + B, buf.scale.end(), 0.0f);
     quantize_acts_avx512(x, n, buf.q.data(), buf.scale.data(), buf.sum.data(), qi.bits == 4);
-    const int64_t bpg = qi.grouping == QGrouping::PerChannel ? B : qi.group_size / kQBlock;
-    buf.cg.assign(size_t(qi.groups_per_row), 0.0f);
-    for (int64_t g = 0, b = 0; b < B; ++g)  // (an integer division per block cost ~1 µs per 2048 inputs)
-        for (int64_t k = 0; k < bpg && b < B; ++k, ++b)
-            buf.cg[size_t(g)] += buf.scale[size_t(b)] * float(buf.sum[size_t(b)]);
+    buf.cg.resize(size_t(qi.groups_per_row));
+    group_act_sums(qi, buf.scale.data(), buf.sum.data(), B, buf.cg.data());
     const int64_t chunks = (B + (qi.bits == 4 ? 3 : 1)) / (qi.bits == 4 ? 4 : 2);
     buf.lane_off.resize(size_t(chunks * 16));
     vnni_lanes_avx512(qi.bits, buf.q.data(), chunks, buf.lane_off.data());
 }
+
+// n tokens' activations in the TileActs layout (qkernels_impl.h), quantized in parallel over the
+// tokens (a serial quantization of 128 tokens × 8192 inputs before each down projection was a gap
+// in which one core waited).
+struct TileBuffers {
+    std::vector<int8_t> q;
+    std::vector<float> scale, cg;
+    std::vector<int32_t> off, sum;
+    TileActs acts{};
+};
+
+void prepare_tile(const float* in, int64_t in_dim, int n, const QuantInfo& qi, TileBuffers& buf, ThreadPool& pool) {
+    const int64_t B = (in_dim + kQBlock - 1) / kQBlock, per_chunk = qi.bits == 4 ? 4 : 2;
+    const int64_t padded = (B + per_chunk - 1) / per_chunk * per_chunk, G = qi.groups_per_row;
+    buf.q.resize(size_t(n * padded * kQBlock));
+    buf.scale.resize(size_t(n * padded));
+    buf.off.resize(size_t(n * padded));
+    buf.sum.resize(size_t(n * padded));
+    buf.cg.resize(qi.symmetric ? 0 : size_t(n * G));
+    // The codes' fixed offset, removed inside the integer sums (rows_pass: lane_off).
+    const int32_t offset = qi.bits == 8 ? 128 : qi.symmetric ? 8 : 0;
+    pool.parallel_for(n, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) {
+            int8_t* q = buf.q.data() + t * padded * kQBlock;
+            float* scale = buf.scale.data() + t * padded;
+            int32_t* sum = buf.sum.data() + t * padded;
+            int32_t* off = buf.off.data() + t * padded;
+            quantize_acts_avx512(in + t * in_dim, in_dim, q, scale, sum, false);
+            std::fill(q + B * kQBlock, q + padded * kQBlock, int8_t(0));
+            std::fill(scale + B, scale + padded, 0.0f);
+            std::fill(sum + B, sum + padded, 0);
+            for (int64_t b = 0; b < padded; ++b) off[b] = -offset * sum[b];
+            if (!qi.symmetric) group_act_sums(qi, scale, sum, B, buf.cg.data() + t * G);
+        }
+    });
+    buf.acts = TileActs{buf.q.data(), buf.scale.data(), buf.off.data(), buf.cg.data(), padded, G};
+}
 #endif
+
+// From this many tokens on, VNNI weights are multiplied by the tile kernel (rows in lanes, a panel
+// of 16 rows repacked once for all the tokens); fewer go one token at a time through the row kernel.
+// Both give the same bits.
+constexpr int kTileMinTokens = 4;
 
 // How a weight is multiplied: AVX-512 VNNI tiles, the AVX2/portable integer row dots, or floats
 // (F32, F16, BF16 and the dequantize-a-row fallback).
@@ -457,11 +505,23 @@ struct Slot {
 #endif
     std::vector<ActsView> views;
 
-    void prepare(Path p, const Tensor& w, const float* in, int n) {
+    // Vnni with kTileMinTokens tokens or more: the tile kernel (tile), else one token at a time.
+    bool tiled = false;
+#if defined(__x86_64__)
+    TileBuffers tile;
+#endif
+
+    void prepare(Path p, const Tensor& w, const float* in, int n, ThreadPool& pool) {
         path = p;
+        tiled = false;
         if (p == Path::Float) return;
         const int64_t in_dim = w.cols();
 #if defined(__x86_64__)
+        if (p == Path::Vnni && n >= kTileMinTokens) {
+            tiled = true;
+            prepare_tile(in, in_dim, n, *w.quant, tile, pool);
+            return;
+        }
         if (p == Path::Vnni) {
             if (bufs.size() < size_t(n)) bufs.resize(size_t(n));
             vnni.resize(size_t(n));
@@ -475,7 +535,10 @@ struct Slot {
         }
 #endif
         if (acts.size() < size_t(n)) acts.resize(size_t(n));
-        for (int t = 0; t < n; ++t) quantize_acts(in + int64_t(t) * in_dim, in_dim, acts[size_t(t)]);
+        // (In parallel over the tokens: serial, it left a core idle before each batched product.)
+        pool.parallel_for(n, [&](int64_t t0, int64_t t1) {
+            for (int64_t t = t0; t < t1; ++t) quantize_acts(in + t * in_dim, in_dim, acts[size_t(t)]);
+        });
         views.resize(size_t(n));
         for (int t = 0; t < n; ++t)
             views[size_t(t)] = ActsView{acts[size_t(t)].q.data(), acts[size_t(t)].scale.data(),
@@ -490,28 +553,15 @@ void rows(const Slot& s, const Tensor& w, const float* in, int n, float* out, in
     const int64_t out_dim = w.rows(), in_dim = w.cols();
 #if defined(__x86_64__)
     if (s.path == Path::Vnni) {
+        if (s.tiled) {
+            tile_vnni512(*w.quant, w.data.get(), b, e, s.tile.acts, n, out, out_dim);
+            return;
+        }
         const bool gfni = best_level() >= KernelLevel::Avx512VnniGfni;
         const RowPrefetch pf = row_prefetch();
         const int lead = pf == RowPrefetch::SequentialL1 ? prefetch_lead(w.quant->bits) : 1;
-        constexpr int64_t kRows = 16;
-        // Whole tiles of tokens in blocks whose activations stay in L2 (~256 KiB: 64 tokens of
-        // 2048 inputs, 16 of 8192; 512 tokens of 8192 inputs at once streamed 6.6 MB per 16 rows
-        // and ran at 0.75x of 128 tokens' speed), each block swept over all the rows.
-        const int tiled = n / kTileTokens * kTileTokens;
-        const int64_t act_bytes = in_dim * (w.quant->bits == 4 ? 3 : 2) / 2 + in_dim / 8;
-        const int block = int(std::max<int64_t>(kTileTokens, (256 << 10) / act_bytes / kTileTokens * kTileTokens));
-        for (int t0 = 0; t0 < tiled; t0 += block) {
-            const int tn = std::min(block, tiled - t0);
-            for (int64_t r0 = b; r0 < e; r0 += kRows)
-                tile_vnni512(*w.quant, w.data.get(), r0, std::min(e, r0 + kRows), s.vnni.data() + t0, tn,
-                             out + int64_t(t0) * out_dim, out_dim, gfni);
-        }
-        for (int64_t r0 = b; r0 < e; r0 += kRows) {
-            const int64_t r1 = std::min(e, r0 + kRows);
-            for (int t = tiled; t < n; ++t)
-                rows_vnni512(*w.quant, w.data.get(), r0, r1, s.vnni[size_t(t)], out + int64_t(t) * out_dim, gfni, pf,
-                             lead);
-        }
+        for (int t = 0; t < n; ++t)
+            rows_vnni512(*w.quant, w.data.get(), b, e, s.vnni[size_t(t)], out + int64_t(t) * out_dim, gfni, pf, lead);
         return;
     }
 #endif
@@ -604,7 +654,7 @@ void run_products(const MatmulJob* jobs, int count, const float* in, int n, Thre
             if (slots[size_t(slot_of[k])].path == p && same_acts(p, *jobs[k].w, w)) found = slot_of[k];
         if (found < 0) {
             found = n_slots++;
-            slots[size_t(found)].prepare(p, w, in, n);
+            slots[size_t(found)].prepare(p, w, in, n, pool);
         }
         slot_of[j] = found;
         starts[j + 1] = starts[j] + w.rows();
@@ -612,7 +662,7 @@ void run_products(const MatmulJob* jobs, int count, const float* in, int n, Thre
     const int64_t total = paired ? jobs[0].w->rows() : starts[count];
     const int64_t per_row = paired ? count : 1;  // products a row of the region stands for
     int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, in_dim * per_row));
-    if (any_vnni) grain = std::max<int64_t>(grain, 4);
+    if (any_vnni) grain = std::max<int64_t>(grain, n >= kTileMinTokens ? 16 : 4);  // (tiles: whole panels of 16 rows)
     // (The slots are this thread's: the workers must read them through a pointer, not by the
     // thread_local's name.)
     const Slot* prepared = slots.data();

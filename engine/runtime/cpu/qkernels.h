@@ -53,8 +53,9 @@ void matmul_gate_up_swiglu(float* out, float* up_scratch, const float* in, const
 // Kernel families, in increasing order. The dispatcher uses the best one the processor has,
 // capped by force_kernels (tests and A/B benches); Auto removes the cap.
 //   Avx512Vnni: row-mode QI4/QI8 (groups of 32·k, k dividing 16 or a multiple of 16; per
-//               channel) with vpdpbusd, 4 rows per pass; other layouts and F16 fall back to
-//               the AVX2 kernels.
+//               channel) with vpdpbusd: one token 4 rows per pass, 4 tokens and more in
+//               panels of 16 rows with the rows in the lanes (qkernels_avx512_tile.cpp), the
+//               same bits either way; other layouts and F16 fall back to the AVX2 kernels.
 // On aarch64 the same ladder is Portable < Neon < NeonDotprod (qkernels_neon.cpp): the aarch64
 // names share the x86 levels' numbers, one ladder per architecture.
 //   Avx512VnniGfni: the same, with GFNI for the INT4 high nibbles (one instruction less per 128

@@ -2,13 +2,20 @@
 // attributes and only called when the processor has the features (qkernels.cpp checks at run
 // time). See qkernels_impl.h (VnniActs) for the activation layout they expect.
 //
-// Instruction budget per 128 INT4 weights and row (4 blocks of 32, one 64-byte load of codes):
-// and + GFNI affine (or shift + 2 ands) for the nibbles, 2 vpdpbusd, 1 convert, 1 permute of the
-// row's scale products s_w·s_x, 1 FMA; the scale products themselves cost one load, convert and
-// multiply per row and window of 16 blocks. No horizontal reduction per block: each int32 lane of
-// the vpdpbusd accumulator belongs to exactly one block (4 lanes per block for INT4, 8 for INT8),
-// so the block scales are applied lane-wise and the lanes are summed once per row. Four rows are
-// processed per pass so the activation vectors are loaded once for four rows.
+// One token (decode) against rows in memory order; the tile kernel for several tokens is
+// qkernels_avx512_tile.cpp, and both follow the per-row arithmetic written out at rows_math below,
+// so a row's result is the same bits whatever the batch.
+//
+// Instruction budget per 128 INT4 weights and pair of rows (4 blocks of 32, one 64-byte load of
+// codes per row): and + GFNI affine (or shift + 2 ands) per row for the nibbles, 2 vpdpbusd per
+// row, then for the pair: 2 unpacks, 2 adds and a shuffle that finish each block's integer sum
+// (each int32 lane of a vpdpbusd accumulator belongs to one block: 4 lanes per block for INT4, 8
+// for INT8), 1 convert, 1 two-source permute of the rows' scale products s_w·s_x, 1 FMA; the scale
+// products themselves cost one load, convert and multiply per row and window of 16 blocks. Until
+// 2026-12-06 the lanes were converted and scaled one by one (a convert, a permute and an FMA per
+// row), 22 operations per pair instead of 15: decode of a 2048 × 8192 INT4 matrix on one thread of
+// the AMD EPYC went from 41 to 58-63 G multiply-adds/s. Four rows (eight with RowsL2) are processed
+// per pass so the activation vectors are loaded once for them.
 // The codes' fixed offset (INT4 symmetric: 8; INT8: the +128 that makes them unsigned) is removed
 // inside the integer sums by starting each lane's accumulator at −offset·(its activation sum,
 // made once per matmul: VnniActs::lane_off), so
@@ -129,24 +136,74 @@ inline WindowGroups window_groups(const QuantInfo& q) {
                                         _mm_cvtsi32_si128(__builtin_ctzll(uint64_t(bpg))))};
 }
 
-// One chunk (4 INT4 / 2 INT8 blocks) of R rows: acc[k] += (Σ codes·x − offset·Σx) · s_w · s_x per
-// lane. The codes load under a mask (all ones but in a partial last chunk).
+// One chunk (4 INT4 / 2 INT8 blocks) of R rows. Each block's integer sum is made whole before it
+// is converted (rows_math below): the lanes of a block are added in the integer unit, two rows at
+// a time (an unpack of the two rows' lanes, adds and one shuffle: the rows' block sums end up in
+// alternate lanes), so one convert, one permute of the two rows' scale products and one FMA serve
+// two rows. The codes load under a mask (all ones but in a partial last chunk).
 // (The accumulators travel by value so they stay in registers once inlined.)
 template <int R>
 struct Acc {
-    __m512 v[R];
+    static constexpr int kVecs = (R + 1) / 2;  // a vector per pair of rows
+    __m512 v[kVecs];
 };
+
+// The per-row arithmetic every AVX-512 VNNI kernel shares (this one-token kernel and the tiles of
+// qkernels_avx512_tile.cpp), so that a row's result does not depend on the batch:
+//   isum_b = Σ code·xq − offset·Σxq over block b (exact, in int32)
+//   acc_p  = fma(float(isum_b), s_w[g(b)]·s_x[b] (rounded once), acc_p), b = p, p + P, p + 2P, ...
+//   row    = (acc_0 + acc_1) + (acc_2 + acc_3)  (INT4, P = 4)   or   acc_0 + acc_1  (INT8, P = 2)
+//            − the float zero-point correction of asymmetric weights (zero_correction)
+// Here the P partial sums sit in the lanes of the block they come from (INT4: the block of a chunk
+// is its 128-bit lane, so lane 4p (row A) / 4p+1 (row B) holds acc_p; INT8: a block is two 128-bit
+// lanes, acc_p in lane 8p / 8p+1).
+template <int Bits>
+inline __m512i block_sums_pair(__m512i a, __m512i b) {
+    // Per 128-bit lane: [a0+a2, b0+b2, a1+a3, b1+b3], then + its halves swapped: A's sum in lanes
+    // 0 and 2, B's in 1 and 3.
+    const __m512i t = _mm512_add_epi32(_mm512_unpacklo_epi32(a, b), _mm512_unpackhi_epi32(a, b));
+    const __m512i u = _mm512_add_epi32(t, _mm512_shuffle_epi32(t, _MM_PERM_BADC));
+    if constexpr (Bits == 4) return u;
+    // INT8: a block is two 128-bit lanes; add each to its neighbour.
+    return _mm512_add_epi32(u, _mm512_shuffle_i32x4(u, u, 0xB1));
+}
+template <int Bits>
+inline __m512i block_sums_one(__m512i a) {
+    const __m512i t = _mm512_add_epi32(a, _mm512_shuffle_epi32(a, _MM_PERM_BADC));
+    const __m512i u = _mm512_add_epi32(t, _mm512_shuffle_epi32(t, _MM_PERM_CDAB));
+    if constexpr (Bits == 4) return u;
+    return _mm512_add_epi32(u, _mm512_shuffle_i32x4(u, u, 0xB1));
+}
+// A row's result from its partial sums as rows_math orders them; lane: 0 (row A of a pair or a
+// single row) or 1 (row B).
+template <int Bits>
+inline float row_total(const float* f, int lane) {
+    if constexpr (Bits == 4) return (f[lane] + f[4 + lane]) + (f[8 + lane] + f[12 + lane]);
+    return f[lane] + f[8 + lane];
+}
 
 // ws[k]: row k's s_w·s_x of the 16 blocks of the window; idx: lane -> the lane's block among them.
 template <int Bits, int R, bool Gfni>
 inline __attribute__((always_inline)) Acc<R> chunk_rows(const uint8_t* const* codes, const __m512* ws, int64_t code_off,
                                                         __m512i idx, __mmask64 m, __m512i init, __m512i x0, __m512i x1,
                                                         __m512i cmask, Acc<R> acc) {
+    if constexpr (R == 1) {
+        const auto c = Codes<Bits, Gfni>::load(codes[0] + code_off, m, cmask);
+        acc.v[0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(block_sums_one<Bits>(c.dot(init, x0, x1))),
+                                   _mm512_permutexvar_ps(idx, ws[0]), acc.v[0]);
+    } else {
+        static_assert(R % 2 == 0, "rows come in pairs");
+        // Odd lanes take the second row's scale product (permutex2var: index bit 4 = second source).
+        const __m512i idx2 =
+            _mm512_or_si512(idx, _mm512_set_epi32(16, 0, 16, 0, 16, 0, 16, 0, 16, 0, 16, 0, 16, 0, 16, 0));
 #pragma GCC unroll 8
-    for (int k = 0; k < R; ++k) {
-        const auto c = Codes<Bits, Gfni>::load(codes[k] + code_off, m, cmask);
-        acc.v[k] =
-            _mm512_fmadd_ps(_mm512_cvtepi32_ps(c.dot(init, x0, x1)), _mm512_permutexvar_ps(idx, ws[k]), acc.v[k]);
+        for (int k = 0; k < R; k += 2) {
+            const auto ca = Codes<Bits, Gfni>::load(codes[k] + code_off, m, cmask);
+            const auto cb = Codes<Bits, Gfni>::load(codes[k + 1] + code_off, m, cmask);
+            const __m512i s = block_sums_pair<Bits>(ca.dot(init, x0, x1), cb.dot(init, x0, x1));
+            acc.v[k / 2] =
+                _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_permutex2var_ps(ws[k], idx2, ws[k + 1]), acc.v[k / 2]);
+        }
     }
     return acc;
 }
@@ -186,8 +243,8 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
     for (int k = 0; k < R; ++k) {
         codes[k] = base + (r + k) * q.row_bytes;
         sw[k] = row_scales<S>(q, base, r + k);
-        acc.v[k] = _mm512_setzero_ps();
     }
+    for (int k = 0; k < Acc<R>::kVecs; ++k) acc.v[k] = _mm512_setzero_ps();
     // The codes' fixed offset is removed inside the integer sums (VnniActs::lane_off): INT4
     // symmetric codes carry +8, INT8 codes +128 (the sign flip that makes them unsigned).
     // Asymmetric INT4 codes carry none; their zero points, and INT8's, are the float correction
@@ -255,127 +312,23 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
     // were kept in memory and stored every chunk.
     float sums[R];
 #pragma GCC unroll 8
-    for (int k = 0; k < R; ++k) sums[k] = _mm512_reduce_add_ps(acc.v[k]);
+    for (int k = 0; k < R; k += 2) {
+        alignas(64) float f[16];
+        _mm512_store_ps(f, acc.v[k / 2]);
+        sums[k] = row_total<Bits>(f, 0);
+        if (k + 1 < R) sums[k + 1] = row_total<Bits>(f, 1);
+    }
     const int8_t* zbase = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset);
     for (int k = 0; k < R; ++k)
         out[k] = sums[k] - (zbase ? zero_correction(q, sw[k], zbase + (r + k) * gpr, x.cg) : 0.0f);
 }
 
-// The row scales of rows [r, r + R) spread over the lanes of each chunk (lane i of chunk c: the
-// scale of the group of block c·K + i/kLanesPerBlock), R × chunks × 16 floats. rows_pass makes
-// the same values per window and permutes them per chunk; a tile of several tokens reads them
-// from here instead, once per row and chunk instead of once per row, chunk and token.
-template <int Bits, class S>
-void spread_row_scales(const QuantInfo& q, const uint8_t* base, int64_t r, int rows, int64_t chunks, float* outp) {
-    constexpr int K = Chunk<Bits>::kBlocks;
-    const WindowGroups wg = window_groups(q);
-    const int64_t bpg = wg.bpg;
-    const bool window_in_group = wg.in_group;
-    const __m512i blk_idx = lane_block_index<Bits>();
-    const __m512i grp_of_blk = wg.grp_of_blk;
-    for (int k = 0; k < rows; ++k) {
-        const S* sw = row_scales<S>(q, base, r + k);
-        __m512 wsw = _mm512_setzero_ps();
-        for (int64_t c = 0; c < chunks; ++c) {
-            const int64_t b0 = c * K, w0 = b0 & ~int64_t(15);
-            if (b0 == w0) {
-                const int64_t g0 = bpg ? w0 / bpg : 0;
-                const __mmask16 gm = first_n16(window_in_group ? 1 : q.groups_per_row - g0);
-                wsw = _mm512_permutexvar_ps(grp_of_blk, load_scales(gm, sw + g0));
-            }
-            const __m512i idx = _mm512_add_epi32(blk_idx, _mm512_set1_epi32(int32_t(b0 - w0)));
-            _mm512_storeu_ps(outp + (k * chunks + c) * 16, _mm512_permutexvar_ps(idx, wsw));
-        }
-    }
-}
-
-// R rows × T tokens: the codes of a chunk are loaded and split into nibbles once for T tokens,
-// and each token's activations once for R rows. Per lane and chunk the arithmetic is rows_pass's
-// (the integer sum started at lane_off, the same product s_w·s_x rounded once, one FMA, the
-// lanes summed by the same reduction), so every output is bit-identical to the one-token kernel:
-// a row's result does not depend on the batch or the tile.
-template <int Bits, int R, int T, bool Gfni, bool FoldOffset, class S>
-void tile_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const float* swl, int64_t chunks, const VnniActs* x,
-               float* out, int64_t out_stride) {
-    constexpr int K = Chunk<Bits>::kBlocks;
-    constexpr int64_t kActBytes = Bits == 4 ? 128 : 64;
-    const __m512i blk_idx = lane_block_index<Bits>();
-    const __m512i cmask = Bits == 4 ? _mm512_set1_epi8(0x0f) : _mm512_set1_epi8(char(0x80));
-    const int64_t full_chunks = x[0].blocks / K;
-    const __mmask64 tail = first_n64((x[0].blocks - full_chunks * K) * kQBlock * Bits / 8);
-    const uint8_t* codes[R];
-    for (int k = 0; k < R; ++k) codes[k] = base + (r + k) * q.row_bytes;
-    __m512 acc[R][T];
-#pragma GCC unroll 8
-    for (int k = 0; k < R; ++k)
-#pragma GCC unroll 8
-        for (int t = 0; t < T; ++t) acc[k][t] = _mm512_setzero_ps();
-    for (int64_t c = 0; c < chunks; ++c) {
-        const __mmask64 m = c < full_chunks ? ~__mmask64(0) : tail;
-        Codes<Bits, Gfni> w[R];
-#pragma GCC unroll 8
-        for (int k = 0; k < R; ++k) w[k] = Codes<Bits, Gfni>::load(codes[k] + c * 64, m, cmask);
-#pragma GCC unroll 8
-        for (int t = 0; t < T; ++t) {
-            const int8_t* xq = x[t].q + c * kActBytes;
-            const __m512i x0 = _mm512_loadu_si512(xq);
-            const __m512i x1 = Bits == 4 ? _mm512_loadu_si512(xq + 64) : x0;
-            const __m512i init = FoldOffset ? _mm512_loadu_si512(x[t].lane_off + c * 16) : _mm512_setzero_si512();
-            const __m512 sxl = _mm512_permutexvar_ps(blk_idx, _mm512_loadu_ps(x[t].scale + c * K));
-#pragma GCC unroll 8
-            for (int k = 0; k < R; ++k)
-                acc[k][t] =
-                    _mm512_fmadd_ps(_mm512_cvtepi32_ps(w[k].dot(init, x0, x1)),
-                                    _mm512_mul_ps(_mm512_loadu_ps(swl + (k * chunks + c) * 16), sxl), acc[k][t]);
-        }
-    }
-    float sums[R][T];
-#pragma GCC unroll 8
-    for (int k = 0; k < R; ++k)
-#pragma GCC unroll 8
-        for (int t = 0; t < T; ++t) sums[k][t] = _mm512_reduce_add_ps(acc[k][t]);
-    const int8_t* zbase = q.symmetric ? nullptr : reinterpret_cast<const int8_t*>(base + q.zeros_offset);
-    for (int k = 0; k < R; ++k) {
-        const S* sw = row_scales<S>(q, base, r + k);
-        for (int t = 0; t < T; ++t)
-            out[t * out_stride + k] =
-                sums[k][t] - (zbase ? zero_correction(q, sw, zbase + (r + k) * q.groups_per_row, x[t].cg) : 0.0f);
-    }
-}
-
-template <int Bits, bool Gfni, class S>
-void tile_vnni512_impl(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs* x, int n,
-                       float* out, int64_t out_stride) {
-    constexpr int K = Chunk<Bits>::kBlocks;
-    constexpr int R = kTileRows, T = kTileTokens;
-    const int64_t chunks = (x[0].blocks + K - 1) / K;
-    // The rows' spread scales are made once for all the tokens (made per group of T tokens they
-    // took a third of the time of the tiles themselves).
-    thread_local std::vector<float> swl;
-    swl.resize(size_t((r1 - r0) * chunks * 16));
-    spread_row_scales<Bits, S>(q, base, r0, int(r1 - r0), chunks, swl.data());
-    // The codes' fixed offset (rows_pass: fold_offset) is removed inside the integer sums for INT8
-    // and symmetric INT4; a compile-time choice here, as a branch per token it cost a register.
-    auto run = [&](auto fold) {
-        constexpr bool Fold = decltype(fold)::value;
-        for (int t = 0; t + T <= n; t += T) {
-            float* o = out + int64_t(t) * out_stride;
-            int64_t r = r0;
-            for (; r + R <= r1; r += R)
-                tile_pass<Bits, R, T, Gfni, Fold, S>(q, base, r, swl.data() + (r - r0) * chunks * 16, chunks, x + t,
-                                                     o + r, out_stride);
-            for (; r < r1; ++r)
-                tile_pass<Bits, 1, T, Gfni, Fold, S>(q, base, r, swl.data() + (r - r0) * chunks * 16, chunks, x + t,
-                                                     o + r, out_stride);
-        }
-    };
-    if (Bits == 8 || q.symmetric)
-        run(std::true_type{});
-    else
-        run(std::false_type{});
-}
-
 }  // namespace
+
+float zero_correction_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r, const float* cg) {
+    const int8_t* zw = reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
+    return with_scale_type(q, [&](auto s) { return zero_correction(q, row_scales<decltype(s)>(q, base, r), zw, cg); });
+}
 
 bool vnni512_layout_ok(const QuantInfo& q) {
     if (!q.row_mode()) return false;
@@ -415,18 +368,6 @@ void rows_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r
         else
             gfni ? rows_vnni512_impl<true, RowPrefetch::RowsL2, S>(q, base, r0, r1, x, out, lead)
                  : rows_vnni512_impl<false, RowPrefetch::RowsL2, S>(q, base, r0, r1, x, out, lead);
-    });
-}
-
-void tile_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs* x, int n, float* out,
-                  int64_t out_stride, bool gfni) {
-    with_scale_type(q, [&](auto s) {
-        using S = decltype(s);
-        if (q.bits == 4)
-            gfni ? tile_vnni512_impl<4, true, S>(q, base, r0, r1, x, n, out, out_stride)
-                 : tile_vnni512_impl<4, false, S>(q, base, r0, r1, x, n, out, out_stride);
-        else
-            tile_vnni512_impl<8, false, S>(q, base, r0, r1, x, n, out, out_stride);
     });
 }
 

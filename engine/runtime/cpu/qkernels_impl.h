@@ -82,13 +82,28 @@ bool vnni512_layout_ok(const QuantInfo& q);
 // RowsL2 or SequentialL1, lead: passes ahead (qkernels.h).
 void rows_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs& x, float* out,
                   bool gfni, RowPrefetch pf, int lead);
-// Tiles of kTileRows rows × kTileTokens tokens (prefill, batched steps): out[t·out_stride + r] for
-// r in [r0, r1) and the first n / kTileTokens · kTileTokens tokens of x, each value bit-identical
-// to rows_vnni512's for that token (the codes are split into nibbles once per tile instead of once
-// per token, and the row scales spread over the lanes once for all the tokens).
-constexpr int kTileRows = 4, kTileTokens = 4;
-void tile_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const VnniActs* x, int n, float* out,
-                  int64_t out_stride, bool gfni);
+// The activations of n tokens as the tile kernel reads them (qkernels_avx512_tile.cpp): token t's
+// codes in natural order at q + t·padded·32, its block scales at scale + t·padded, off + t·padded
+// the integer start of each block's sum (−offset·Σxq: offset 8 for symmetric INT4, 128 for INT8,
+// 0 for asymmetric INT4), and for asymmetric weights its VnniActs::cg at cg + t·cg_stride. The
+// blocks are zero padded to `padded`, a whole number of the weights' chunks (4 INT4 blocks, 2
+// INT8), so the tile sums exactly the blocks the one-token kernel sums.
+struct TileActs {
+    const int8_t* q;
+    const float* scale;
+    const int32_t* off;
+    const float* cg;
+    int64_t padded;
+    int64_t cg_stride;
+};
+// Rows [r0, r1) × n tokens: out[t·out_stride + r]. Each value is bit-identical to rows_vnni512's
+// for that token (both follow the per-row arithmetic in qkernels_avx512.cpp's rows_math).
+void tile_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const TileActs& x, int n, float* out,
+                  int64_t out_stride);
+// The float zero-point term of an asymmetric row, Σ_g s_w[g]·z_g·cg[g] (both kernels subtract it).
+float zero_correction_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r, const float* cg);
+// cg[g] = Σ_{b in g} scale[b]·sum[b] for the groups of q's rows, in block order (VnniActs::cg).
+void group_act_sums(const QuantInfo& q, const float* scale, const int32_t* sum, int64_t blocks, float* cg);
 // Activations quantized in blocks of 32 (quantize_block_portable's arithmetic); int4_layout: the
 // codes in VnniActs' INT4 order instead of the natural one.
 void quantize_acts_avx512(const float* x, int64_t n, int8_t* q, float* scale, int32_t* sum, bool int4_layout = false);

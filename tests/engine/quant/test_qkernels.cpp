@@ -200,9 +200,11 @@ TEST(QuantKernels, KQuantQuantizersWriteBlocksTheReaderGivesBack) {
     }
 }
 
-// Tokens are multiplied four at a time by the AVX-512 tile kernel (and the rest one by one): each
-// token's outputs must be the bits the one-token kernel gives it, whatever the batch, for 37 rows
-// (tiles of 4 rows and a remainder), widths with partial chunks and windows, every row layout.
+// From 4 tokens on, the AVX-512 tile kernel multiplies (panels of 16 rows repacked with the rows in
+// the lanes, 4 tokens per pass and a remainder of 1-3); fewer go one by one through the row kernel.
+// Each token's outputs must be the bits the one-token kernel gives it, whatever the batch, for 37
+// rows (two whole panels and a ragged one; row passes of 8, 4 and 1), widths with partial chunks
+// and windows and groups that do not divide the width, every row layout, 13 and 513 tokens.
 TEST(QuantKernels, TokenTilesGiveEachTokenTheOneTokenKernelsBits) {
     if (!runtime::qkernels::kernel_available(runtime::qkernels::KernelLevel::Avx512Vnni))
         GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
@@ -211,7 +213,7 @@ TEST(QuantKernels, TokenTilesGiveEachTokenTheOneTokenKernelsBits) {
     std::normal_distribution<float> nd(0.0f, 1.0f);
     for (int64_t cols : {96, 300, 1100}) {
         const Tensor w = random_f32("w", 37, cols, uint32_t(cols) + 1);
-        const int n = 13;
+        const int n = cols == 300 ? 513 : 13;
         std::vector<float> x(size_t(n * cols));
         for (auto& v : x) v = nd(rng);
         for (int bits : {8, 4})
@@ -233,6 +235,54 @@ TEST(QuantKernels, TokenTilesGiveEachTokenTheOneTokenKernelsBits) {
                             << spec_name(spec) << " cols " << cols;
                     }
     }
+}
+
+// The AVX-512 VNNI kernels' per-row arithmetic, written out once in scalar code (qkernels_avx512.cpp,
+// rows_math): whole-block integer sums isum_b = Σ code·xq − offset·Σxq, then
+// acc_p = fma(isum_b, s_w·s_x, acc_p) for b ≡ p (mod P), P = 4 (INT4) or 2 (INT8), and the partials
+// added as (acc_0 + acc_1) + (acc_2 + acc_3). Both the one-token kernel and the tiles must give
+// exactly these bits (symmetric weights, float and half scales, 1, 5 and 70 tokens).
+TEST(QuantKernels, VnniKernelsFollowTheirWrittenArithmeticToTheBit) {
+    if (!runtime::qkernels::kernel_available(runtime::qkernels::KernelLevel::Avx512Vnni))
+        GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+    ThreadPool pool(2);
+    std::mt19937 rng(21);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    const int64_t rows = 21, cols = 200;  // 7 blocks: partial chunks for both widths
+    const Tensor w = random_f32("w", rows, cols, 77);
+    for (int bits : {4, 8})
+        for (auto scales : {QuantSpec::Scales::F32, QuantSpec::Scales::F16}) {
+            const QuantSpec spec{bits, true, QGrouping::Group, 64, QMethod::RTN, false, scales};
+            auto q = quantize_rtn(w, spec);
+            ASSERT_TRUE(q.ok()) << q.message();
+            const QuantInfo& qi = *q->quant;
+            const uint8_t* base = q->data.get();
+            for (int n : {1, 5, 70}) {
+                std::vector<float> x(size_t(n * cols));
+                for (auto& v : x) v = nd(rng);
+                std::vector<float> got(size_t(n * rows)), want(size_t(n * rows));
+                runtime::qkernels::matmul(got.data(), x.data(), *q, n, pool);
+                const int P = bits == 4 ? 4 : 2, offset = bits == 4 ? 8 : 0;
+                for (int t = 0; t < n; ++t) {
+                    runtime::qkernels::QActs a;
+                    runtime::qkernels::quantize_acts(x.data() + t * cols, cols, a);
+                    for (int64_t r = 0; r < rows; ++r) {
+                        float acc[4] = {0, 0, 0, 0};
+                        for (int64_t b = 0; b < a.blocks; ++b) {
+                            int32_t isum = 0;
+                            for (int64_t c = b * kQBlock; c < std::min(cols, (b + 1) * kQBlock); ++c)
+                                isum += quant_code(qi, base, r, c) * int32_t(a.q[size_t(c)]);
+                            isum -= offset * a.sum[size_t(b)];
+                            const float prod = quant_scale(qi, base, qi.group_of(r, b * kQBlock)) * a.scale[size_t(b)];
+                            acc[b % P] = std::fma(float(isum), prod, acc[b % P]);
+                        }
+                        want[size_t(t * rows + r)] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+                    }
+                }
+                EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)))
+                    << spec_name(spec) << ", " << n << " tokens";
+            }
+        }
 }
 
 // The AVX-512 row kernels' two prefetch plans (8 INT4 rows per pass into L2, or 4 rows in address

@@ -1,0 +1,239 @@
+// The AVX-512 VNNI tile kernel for several tokens at once (prefill, batched decode steps, every
+// batched forward of the studio: perplexity, calibration, validation) on row-mode QI4 / QI8
+// weights. It computes each row exactly as the one-token kernel does (qkernels_avx512.cpp,
+// rows_math: whole-block integer sums, one FMA per block into P partial sums, the partials added
+// in a fixed order), so a row's result does not depend on the batch or the tile; only the layout
+// in the registers differs:
+//
+//   rows in lanes  A panel of 16 rows is repacked once per call into a small buffer, 8 vectors
+//                  per block of 32 columns (vector v: elements 4v..4v+3 of each of the 16 rows,
+//                  as unsigned bytes; INT4 nibbles split, INT8 codes +128), plus one vector of the
+//                  16 rows' scales per block. Each token's activations then meet a block with 8
+//                  vpdpbusd whose activation operand is 4 bytes broadcast from memory, and one
+//                  convert, one multiply and one FMA make the block's contribution to 16 rows.
+//
+// Per 16 rows × 32 columns × token that is 8 vpdpbusd and 3 float operations (512 multiply-adds),
+// where the row-major tile of before needed 8 vpdpbusd and 12 (its ceiling was the float work per
+// block, docs/benchmarks.md). The repacking (a 16 × 16 transpose of 32-bit words per 64 bytes of
+// codes) is paid once per panel for all the tokens.
+#include "qkernels_impl.h"
+
+#if defined(__x86_64__)
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,fma,f16c")
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace edge::runtime::qkernels::detail {
+
+namespace {
+
+constexpr int kPanelRows = 16;
+constexpr int kTokens = 4;  // tokens per pass: 4 × P partial-sum registers, 4 integer sums
+
+inline __mmask16 first_n16(int64_t n) {
+    return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << unsigned(n)) - 1u);
+}
+inline __mmask64 first_n64(int64_t n) {
+    return n >= 64 ? ~__mmask64(0) : n <= 0 ? __mmask64(0) : ((__mmask64(1) << unsigned(n)) - 1);
+}
+
+// r[j] (row j, 16 words) -> r[d] (word d of each of the 16 rows, row j in lane j).
+inline void transpose16(__m512i r[16]) {
+    __m512i t[16], u[16];
+    for (int i = 0; i < 8; ++i) {
+        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    // Per 128-bit lane L of u[4i + j]: rows 4i..4i+3 of word 4L + j.
+    for (int i = 0; i < 4; ++i) {
+        u[4 * i + 0] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+        u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    // A 4 × 4 transpose of 128-bit lanes per j.
+    for (int j = 0; j < 4; ++j) {
+        const __m512i x0 = _mm512_shuffle_i32x4(u[j], u[4 + j], 0x44), x1 = _mm512_shuffle_i32x4(u[j], u[4 + j], 0xEE);
+        const __m512i y0 = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], 0x44),
+                      y1 = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], 0xEE);
+        r[j] = _mm512_shuffle_i32x4(x0, y0, 0x88);
+        r[4 + j] = _mm512_shuffle_i32x4(x0, y0, 0xDD);
+        r[8 + j] = _mm512_shuffle_i32x4(x1, y1, 0x88);
+        r[12 + j] = _mm512_shuffle_i32x4(x1, y1, 0xDD);
+    }
+}
+
+inline __m512 load_scales(__mmask16 m, const float* s) { return _mm512_maskz_loadu_ps(m, s); }
+inline __m512 load_scales(__mmask16 m, const uint16_t* s) { return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, s)); }
+
+// Rows [r0, r0 + rows) repacked: codes[b·8 + v] and scales[b] for blocks b < padded (zero past
+// the rows and past the row's blocks). groups: scratch of groups_per_row vectors.
+template <int Bits, class S>
+void pack_panel(const QuantInfo& q, const uint8_t* base, int64_t r0, int rows, int64_t padded, __m512i* codes,
+                __m512* scales, __m512* groups) {
+    constexpr int kBlocksPerLoad = Bits == 4 ? 4 : 2;  // 64 bytes of a row
+    const __m512i low4 = _mm512_set1_epi8(0x0f), sign = _mm512_set1_epi8(char(0x80));
+    for (int64_t c = 0; c * kBlocksPerLoad < padded; ++c) {
+        const __mmask64 m = first_n64(q.row_bytes - c * 64);
+        __m512i r[16];
+        for (int j = 0; j < 16; ++j)
+            r[j] = j < rows ? _mm512_maskz_loadu_epi8(m, base + (r0 + j) * q.row_bytes + c * 64) : _mm512_setzero_si512();
+        transpose16(r);
+        for (int d = 0; d < 16; ++d) {
+            if constexpr (Bits == 4) {
+                // Word d: bytes 4k..4k+3 (k = d % 4) of block d / 4: elements 4k.. in the low
+                // nibbles (vector k), 16 + 4k.. in the high ones (vector 4 + k).
+                __m512i* blk = codes + (c * 4 + d / 4) * 8;
+                if (c * 4 + d / 4 >= padded) break;
+                blk[d % 4] = _mm512_and_si512(r[d], low4);
+                blk[4 + d % 4] = _mm512_and_si512(_mm512_srli_epi16(r[d], 4), low4);
+            } else {
+                if (c * 2 + d / 8 >= padded) break;
+                codes[(c * 2 + d / 8) * 8 + d % 8] = _mm512_xor_si512(r[d], sign);
+            }
+        }
+    }
+    // The rows' scales, 16 groups at a time through the same transpose, then one vector per block.
+    const int64_t G = q.groups_per_row;
+    for (int64_t g0 = 0; g0 < G; g0 += 16) {
+        const __mmask16 m = first_n16(G - g0);
+        __m512i r[16];
+        for (int j = 0; j < 16; ++j)
+            r[j] = j < rows ? _mm512_castps_si512(load_scales(m, row_scales<S>(q, base, r0 + j) + g0))
+                            : _mm512_setzero_si512();
+        transpose16(r);
+        for (int i = 0; i < 16 && g0 + i < G; ++i) groups[g0 + i] = _mm512_castsi512_ps(r[i]);
+    }
+    const int64_t blocks = (q.cols + kQBlock - 1) / kQBlock;
+    for (int64_t b = 0; b < padded; ++b) scales[b] = b < blocks ? groups[block_group(q, b)] : _mm512_setzero_ps();
+}
+
+inline __m512i bcast4(const int8_t* p) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return _mm512_set1_epi32(v);
+}
+
+// T tokens (x's tokens t0..t0+T) against a packed panel: out[t·out_stride + j] for the panel's
+// rows j (lanes under `rows`).
+template <int Bits, int T>
+void panel_tokens(const __m512i* codes, const __m512* scales, const TileActs& x, int t0, __mmask16 rows, float* out,
+                  int64_t out_stride) {
+    constexpr int P = Bits == 4 ? 4 : 2;
+    const int64_t padded = x.padded;
+    const int8_t* xq[T];
+    const float* sx[T];
+    const int32_t* off[T];
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+        xq[t] = x.q + (t0 + t) * padded * kQBlock;
+        sx[t] = x.scale + (t0 + t) * padded;
+        off[t] = x.off + (t0 + t) * padded;
+    }
+    __m512 acc[T][P];
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t)
+#pragma GCC unroll 4
+        for (int p = 0; p < P; ++p) acc[t][p] = _mm512_setzero_ps();
+    for (int64_t b0 = 0; b0 < padded; b0 += P) {
+#pragma GCC unroll 4
+        for (int p = 0; p < P; ++p) {
+            const int64_t b = b0 + p;
+            const __m512i* w = codes + b * 8;
+            __m512i s[T];
+#pragma GCC unroll 8
+            for (int t = 0; t < T; ++t) s[t] = _mm512_set1_epi32(off[t][b]);
+            // Half the block's vectors at a time: 4 code registers, not 8.
+#pragma GCC unroll 2
+            for (int h = 0; h < 2; ++h) {
+                const __m512i w0 = _mm512_load_si512(w + 4 * h), w1 = _mm512_load_si512(w + 4 * h + 1),
+                              w2 = _mm512_load_si512(w + 4 * h + 2), w3 = _mm512_load_si512(w + 4 * h + 3);
+#pragma GCC unroll 8
+                for (int t = 0; t < T; ++t) {
+                    const int8_t* a = xq[t] + b * kQBlock + 16 * h;
+                    s[t] = _mm512_dpbusd_epi32(s[t], w0, bcast4(a));
+                    s[t] = _mm512_dpbusd_epi32(s[t], w1, bcast4(a + 4));
+                    s[t] = _mm512_dpbusd_epi32(s[t], w2, bcast4(a + 8));
+                    s[t] = _mm512_dpbusd_epi32(s[t], w3, bcast4(a + 12));
+                }
+            }
+            const __m512 sw = scales[b];
+#pragma GCC unroll 8
+            for (int t = 0; t < T; ++t)
+                acc[t][p] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[t]), _mm512_mul_ps(sw, _mm512_set1_ps(sx[t][b])),
+                                            acc[t][p]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+        const __m512 total = P == 4 ? _mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]),
+                                                    _mm512_add_ps(acc[t][2 % P], acc[t][3 % P]))
+                                    : _mm512_add_ps(acc[t][0], acc[t][1]);
+        _mm512_mask_storeu_ps(out + int64_t(t0 + t) * out_stride, rows, total);
+    }
+}
+
+template <int Bits, class S>
+void tile_impl(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const TileActs& x, int n, float* out,
+               int64_t out_stride) {
+    const int64_t padded = x.padded, G = q.groups_per_row;
+    struct alignas(64) Line {
+        uint8_t bytes[64];
+    };
+    thread_local std::vector<Line> buf;
+    buf.resize(size_t(padded * 8 + padded + G));
+    __m512i* codes = reinterpret_cast<__m512i*>(buf.data());
+    __m512* scales = reinterpret_cast<__m512*>(buf.data() + padded * 8);
+    __m512* groups = scales + padded;
+    for (int64_t r = r0; r < r1; r += kPanelRows) {
+        const int rows = int(std::min<int64_t>(kPanelRows, r1 - r));
+        pack_panel<Bits, S>(q, base, r, rows, padded, codes, scales, groups);
+        const __mmask16 m = first_n16(rows);
+        float* o = out + r;
+        // The next panel's codes (16 consecutive rows) are prefetched into L2 a slice per pass of
+        // tokens, so that its repacking does not wait on memory: in a 1B prefill the weights come
+        // from DRAM once per chunk of tokens, and the repacking's loads of 16 rows had stalled.
+        const char* next = reinterpret_cast<const char*>(base + (r + kPanelRows) * q.row_bytes);
+        const int64_t next_lines = r + kPanelRows < r1 ? (std::min<int64_t>(kPanelRows, r1 - r - kPanelRows) * q.row_bytes + 63) / 64 : 0;
+        const int passes = std::max(1, n / kTokens);
+        const int64_t per_pass = (next_lines + passes - 1) / passes;
+        int t = 0;
+        for (int pass = 0; t + kTokens <= n; t += kTokens, ++pass) {
+            for (int64_t l = pass * per_pass; l < std::min(next_lines, (pass + 1) * per_pass); ++l)
+                _mm_prefetch(next + l * 64, _MM_HINT_T1);
+            panel_tokens<Bits, kTokens>(codes, scales, x, t, m, o, out_stride);
+        }
+        switch (n - t) {
+            case 3: panel_tokens<Bits, 3>(codes, scales, x, t, m, o, out_stride); break;
+            case 2: panel_tokens<Bits, 2>(codes, scales, x, t, m, o, out_stride); break;
+            case 1: panel_tokens<Bits, 1>(codes, scales, x, t, m, o, out_stride); break;
+            default: break;
+        }
+        if (!q.symmetric)
+            for (int j = 0; j < rows; ++j)
+                for (int tt = 0; tt < n; ++tt)
+                    o[int64_t(tt) * out_stride + j] -= zero_correction_vnni512(q, base, r + j, x.cg + tt * x.cg_stride);
+    }
+}
+
+}  // namespace
+
+void tile_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const TileActs& x, int n, float* out,
+                  int64_t out_stride) {
+    with_scale_type(q, [&](auto s) {
+        using S = decltype(s);
+        if (q.bits == 4)
+            tile_impl<4, S>(q, base, r0, r1, x, n, out, out_stride);
+        else
+            tile_impl<8, S>(q, base, r0, r1, x, n, out, out_stride);
+    });
+}
+
+}  // namespace edge::runtime::qkernels::detail
+
+#endif
