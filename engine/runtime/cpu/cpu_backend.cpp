@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "attention.h"
 #include "engine/kv/paged_kv.h"
 #include "engine/model/rope.h"
 #include "kernels.h"
@@ -165,7 +166,6 @@ Status CpuBackend::run_rows(const Rows& r, PagedAccess& kvs) {
     auto P = [&](const ValueRef& v) { return reinterpret_cast<float*>(base + v.off[size_t(k)]); };
     ThreadPool& pool = *pool_;
     const int HD = c.head_dim, QD = c.q_dim(), KV = c.kv_dim(), half = c.rope_dim / 2;
-    const int kv_mul = c.n_heads / c.n_kv_heads;
     const float inv_sqrt = 1.0f / std::sqrt(float(HD));
     // The first row whose logits anyone needs (n: none in this pass).
     int logit_r0 = n;
@@ -259,27 +259,18 @@ Status CpuBackend::run_rows(const Rows& r, PagedAccess& kvs) {
                 EDGE_TRY(kvs.write(s.layer, n, r.pos, kr, v));
                 float* out = P(s.out[0]);
                 float* scores = P(s.scores);
-                const int layer = s.layer;
-                const int B = kvs.block_tokens();
-                pool.parallel_for(int64_t(n) * c.n_heads, [&](int64_t b, int64_t e) {
-                    for (int64_t job = b; job < e; ++job) {
-                        const int t = int(job / c.n_heads), h = int(job % c.n_heads);
-                        const int len = r.pos[t] + 1;
-                        const float* qh = q + size_t(t) * QD + size_t(h) * HD;
-                        float* att = scores + (size_t(t) * c.n_heads + h) * size_t(max_seq_);
-                        const size_t kvo = size_t(h / kv_mul) * HD;
-                        // Rows are contiguous within a KV block: one lookup and one kernel call
-                        // per block, the per-position sums unchanged.
-                        for (int p = 0; p < len; p += B)
-                            kernels::dot_rows(att + p, qh, kvs.key(t, layer, p) + kvo, KV, std::min(B, len - p), HD,
-                                              inv_sqrt);
-                        kernels::softmax(att, len);
-                        float* o = out + size_t(t) * QD + size_t(h) * HD;
-                        std::fill(o, o + HD, 0.0f);
-                        for (int p = 0; p < len; p += B)
-                            kernels::axpy_rows(o, att + p, kvs.value(t, layer, p) + kvo, KV, std::min(B, len - p), HD);
-                    }
-                });
+                struct Ctx {
+                    PagedAccess* kvs;
+                    int layer, B;
+                } ctx{&kvs, s.layer, kvs.block_tokens()};
+                const kernels::KvBlocks blocks{&ctx, [](const void* p, int t, int block, bool values) {
+                                                   const Ctx& x = *static_cast<const Ctx*>(p);
+                                                   return x.kvs->at(t, x.layer, block * x.B, values);
+                                               }};
+                const kernels::AttentionShape shape{c.n_heads, c.n_kv_heads,      HD,      kvs.block_tokens(),
+                                                    KV,        int64_t(max_seq_), inv_sqrt};
+                kernels::causal_attention(out, q, n, r.pos, kvs.L.row_item.data() + kvs.row0, shape, blocks, scores,
+                                          pool);
                 break;
             }
             case StepKind::Swiglu: {

@@ -322,6 +322,62 @@ void softmax(float* x, int n) {
     for (int i = 0; i < n; ++i) x[i] *= inv;
 }
 
+namespace {
+// (Loops over one pointer, which the compiler vectorizes; written inline over x[j] they stayed scalar.)
+void subtract(float* x, float m, int n) {
+    for (int i = 0; i < n; ++i) x[i] -= m;
+}
+void scale(float* x, float s, int n) {
+    for (int i = 0; i < n; ++i) x[i] *= s;
+}
+}  // namespace
+
+void softmax_rows(float* const* rows, const int* lens, int count) {
+    // softmax's two sequential loops (the running max and the running sum, each waiting on the
+    // previous element) run for 4 rows side by side; each row's operations and order are softmax's.
+    for (int r0 = 0; r0 < count; r0 += 4) {
+        const int m = std::min(4, count - r0);
+        float* x[4];
+        int len[4], common = 1 << 30;
+        for (int j = 0; j < 4; ++j) {
+            x[j] = rows[r0 + std::min(j, m - 1)];
+            len[j] = lens[r0 + std::min(j, m - 1)];
+            common = std::min(common, len[j]);
+        }
+        // (Four named chains: as arrays indexed in a loop they were kept in memory.)
+        const float *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3];
+        float m0 = x0[0], m1 = x1[0], m2 = x2[0], m3 = x3[0];
+        for (int i = 1; i < common; ++i) {
+            m0 = x0[i] > m0 ? x0[i] : m0;
+            m1 = x1[i] > m1 ? x1[i] : m1;
+            m2 = x2[i] > m2 ? x2[i] : m2;
+            m3 = x3[i] > m3 ? x3[i] : m3;
+        }
+        const float mx[4] = {m0, m1, m2, m3};
+        for (int j = 0; j < m; ++j) {
+            float* row = x[j];
+            float top = mx[j];
+            for (int i = common; i < len[j]; ++i) top = row[i] > top ? row[i] : top;
+            subtract(row, top, len[j]);
+            dispatch().exp(row, row, len[j]);
+        }
+        float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+        for (int i = 0; i < common; ++i) {
+            s0 += x0[i];
+            s1 += x1[i];
+            s2 += x2[i];
+            s3 += x3[i];
+        }
+        const float sum[4] = {s0, s1, s2, s3};
+        for (int j = 0; j < m; ++j) {
+            const float* row = x[j];
+            float total = sum[j];
+            for (int i = common; i < len[j]; ++i) total += row[i];
+            scale(x[j], 1.0f / total, len[j]);
+        }
+    }
+}
+
 void log_softmax(const float* x, int n, std::vector<double>& out) {
     out.resize(size_t(n));
     double mx = x[0];

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "attention.h"
 #include "engine/kv/paged_kv.h"
 #include "engine/model/rope.h"
 #include "engine/runtime/one_sequence.h"
@@ -184,7 +185,6 @@ Result<const float*> LlamaCpu::forward_paged(kv::PagedKv& kv, std::span<const Pa
 
     ensure_batch(n);
     const int D = c.dim, KV = c.kv_dim(), QD = c.q_dim(), HD = c.head_dim;
-    const int kv_mul = c.n_heads / c.n_kv_heads;
     const int half = c.rope_dim / 2;
     const int B = sh.block_tokens;
     const float inv_sqrt = 1.0f / std::sqrt(float(HD));
@@ -232,28 +232,20 @@ Result<const float*> LlamaCpu::forward_paged(kv::PagedKv& kv, std::span<const Pa
         }
 
         // Attention through the block tables: token t attends to positions 0..pos of its own sequence.
-        pool_.parallel_for(int64_t(n) * c.n_heads, [&](int64_t b, int64_t e) {
-            for (int64_t job = b; job < e; ++job) {
-                const int t = int(job / c.n_heads), h = int(job % c.n_heads);
-                const std::span<const kv::BlockId> table = tables[size_t(tok_item[size_t(t)])];
-                const int len = tok_pos[size_t(t)] + 1;
-                const float* qh = &q_[size_t(t) * QD + size_t(h) * HD];
-                float* att = &att_[(size_t(t) * c.n_heads + h) * max_seq_];
-                const size_t hoff = size_t(h / kv_mul) * HD;
-                // One block-table lookup per block of positions, not per position (at head_dim 8
-                // the lookups took 11% of a stories260K perplexity run); the same sums in the
-                // same order.
-                for (int s0 = 0; s0 < len; s0 += B)
-                    kernels::dot_rows(att + s0, qh, kv.keys(table[size_t(s0 / B)], l) + hoff, KV, std::min(B, len - s0),
-                                      HD, inv_sqrt);
-                kernels::softmax(att, len);
-                float* out = &xb_[size_t(t) * QD + size_t(h) * HD];
-                std::fill(out, out + HD, 0.0f);
-                for (int s0 = 0; s0 < len; s0 += B)
-                    kernels::axpy_rows(out, att + s0, kv.values(table[size_t(s0 / B)], l) + hoff, KV,
-                                       std::min(B, len - s0), HD);
-            }
-        });
+        struct Ctx {
+            const kv::PagedKv* kv;
+            const std::vector<std::span<const kv::BlockId>>* tables;
+            const int* item;
+            int layer;
+        } ctx{&kv, &tables, tok_item.data(), l};
+        const kernels::KvBlocks blocks{&ctx, [](const void* p, int t, int block, bool values) {
+                                           const Ctx& x = *static_cast<const Ctx*>(p);
+                                           const kv::BlockId b = (*x.tables)[size_t(x.item[t])][size_t(block)];
+                                           return values ? x.kv->values(b, x.layer) : x.kv->keys(b, x.layer);
+                                       }};
+        const kernels::AttentionShape shape{c.n_heads, c.n_kv_heads, HD, B, KV, int64_t(max_seq_), inv_sqrt};
+        kernels::causal_attention(xb_.data(), q_.data(), n, tok_pos.data(), tok_item.data(), shape, blocks, att_.data(),
+                                  pool_);
         finish_block(l, n);
     }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <functional>
 
+#include "dot_lanes.h"
 #include "engine/core/half.h"
 #include "engine/model/ggml_dequant.h"
 #include "kernels.h"
@@ -548,6 +549,50 @@ struct Slot {
 
 constexpr int kTile = 8;  // tokens that meet one weight row while it is in cache
 
+#if defined(__x86_64__)
+// FP32 weights against several tokens: panels of 8 rows transposed once, each token's 8 outputs
+// from one kernels::lanes::dot8, which keeps kernels::dot's sum order lane by lane, so every output
+// is the bits the per-row kernels::dot gives (QuantKernels.F32RowsInLanesGiveThePerRowDotsBits).
+// Only where kernels::dot itself is the AVX2+FMA kernel, for widths of whole 8s.
+bool f32_lanes_apply(int64_t in_dim) {
+    static const bool avx2 = std::strcmp(kernels::dot_kernel_name(), "avx2-fma") == 0;
+    return avx2 && in_dim % 8 == 0;
+}
+
+struct alignas(32) Vec8 {
+    float v[8];
+};
+
+template <int N>
+__attribute__((target("avx2,fma"))) void f32_panels(const float* w, const float* in, int n, float* out, int64_t out_dim,
+                                                    int64_t in_dim, int64_t b, int64_t e) {
+    thread_local std::vector<Vec8> buf;
+    buf.resize(size_t(in_dim));
+    __m256* rt = reinterpret_cast<__m256*>(buf.data());
+    for (int64_t o = b; o < e; o += 8) {
+        const int count = int(std::min<int64_t>(8, e - o));
+        kernels::lanes::transpose_rows(w + o * in_dim, in_dim, count, int(in_dim), rt);
+        for (int t = 0; t < n; ++t) {
+            alignas(32) float r[8];
+            _mm256_store_ps(r, kernels::lanes::dot8<N>(in + int64_t(t) * in_dim, rt, int(in_dim)));
+            std::memcpy(out + int64_t(t) * out_dim + o, r, sizeof(float) * size_t(count));
+        }
+    }
+}
+
+void f32_rows_lanes(const float* w, const float* in, int n, float* out, int64_t out_dim, int64_t in_dim, int64_t b,
+                    int64_t e) {
+    switch (in_dim) {
+        case 64: return f32_panels<64>(w, in, n, out, out_dim, in_dim, b, e);
+        case 128: return f32_panels<128>(w, in, n, out, out_dim, in_dim, b, e);
+        case 256: return f32_panels<256>(w, in, n, out, out_dim, in_dim, b, e);
+        case 288: return f32_panels<288>(w, in, n, out, out_dim, in_dim, b, e);
+        case 512: return f32_panels<512>(w, in, n, out, out_dim, in_dim, b, e);
+        default: return f32_panels<0>(w, in, n, out, out_dim, in_dim, b, e);
+    }
+}
+#endif
+
 // Output rows [b, e) of out = in · wᵀ for all n tokens.
 void rows(const Slot& s, const Tensor& w, const float* in, int n, float* out, int64_t b, int64_t e, bool avx2) {
     const int64_t out_dim = w.rows(), in_dim = w.cols();
@@ -584,6 +629,12 @@ void rows(const Slot& s, const Tensor& w, const float* in, int n, float* out, in
         }
         return;
     }
+#if defined(__x86_64__)
+    if (w.type == DType::F32 && n >= kTileMinTokens && f32_lanes_apply(in_dim)) {
+        f32_rows_lanes(w.f32(), in, n, out, out_dim, in_dim, b, e);
+        return;
+    }
+#endif
     thread_local std::vector<float> row;
 #if defined(__x86_64__)
     const bool f16_512 = w.type == DType::F16 && best_level() >= KernelLevel::Avx512Vnni;

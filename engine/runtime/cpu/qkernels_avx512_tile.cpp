@@ -82,7 +82,8 @@ void pack_panel(const QuantInfo& q, const uint8_t* base, int64_t r0, int rows, i
         const __mmask64 m = first_n64(q.row_bytes - c * 64);
         __m512i r[16];
         for (int j = 0; j < 16; ++j)
-            r[j] = j < rows ? _mm512_maskz_loadu_epi8(m, base + (r0 + j) * q.row_bytes + c * 64) : _mm512_setzero_si512();
+            r[j] =
+                j < rows ? _mm512_maskz_loadu_epi8(m, base + (r0 + j) * q.row_bytes + c * 64) : _mm512_setzero_si512();
         transpose16(r);
         for (int d = 0; d < 16; ++d) {
             if constexpr (Bits == 4) {
@@ -148,7 +149,7 @@ void panel_tokens(const __m512i* codes, const __m512* scales, const TileActs& x,
             __m512i s[T];
 #pragma GCC unroll 8
             for (int t = 0; t < T; ++t) s[t] = _mm512_set1_epi32(off[t][b]);
-            // Half the block's vectors at a time: 4 code registers, not 8.
+                // Half the block's vectors at a time: 4 code registers, not 8.
 #pragma GCC unroll 2
             for (int h = 0; h < 2; ++h) {
                 const __m512i w0 = _mm512_load_si512(w + 4 * h), w1 = _mm512_load_si512(w + 4 * h + 1),
@@ -165,15 +166,15 @@ void panel_tokens(const __m512i* codes, const __m512* scales, const TileActs& x,
             const __m512 sw = scales[b];
 #pragma GCC unroll 8
             for (int t = 0; t < T; ++t)
-                acc[t][p] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[t]), _mm512_mul_ps(sw, _mm512_set1_ps(sx[t][b])),
-                                            acc[t][p]);
+                acc[t][p] =
+                    _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[t]), _mm512_mul_ps(sw, _mm512_set1_ps(sx[t][b])), acc[t][p]);
         }
     }
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
-        const __m512 total = P == 4 ? _mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]),
-                                                    _mm512_add_ps(acc[t][2 % P], acc[t][3 % P]))
-                                    : _mm512_add_ps(acc[t][0], acc[t][1]);
+        const __m512 total =
+            P == 4 ? _mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]), _mm512_add_ps(acc[t][2 % P], acc[t][3 % P]))
+                   : _mm512_add_ps(acc[t][0], acc[t][1]);
         _mm512_mask_storeu_ps(out + int64_t(t0 + t) * out_stride, rows, total);
     }
 }
@@ -199,7 +200,8 @@ void tile_impl(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, 
         // tokens, so that its repacking does not wait on memory: in a 1B prefill the weights come
         // from DRAM once per chunk of tokens, and the repacking's loads of 16 rows had stalled.
         const char* next = reinterpret_cast<const char*>(base + (r + kPanelRows) * q.row_bytes);
-        const int64_t next_lines = r + kPanelRows < r1 ? (std::min<int64_t>(kPanelRows, r1 - r - kPanelRows) * q.row_bytes + 63) / 64 : 0;
+        const int64_t next_lines =
+            r + kPanelRows < r1 ? (std::min<int64_t>(kPanelRows, r1 - r - kPanelRows) * q.row_bytes + 63) / 64 : 0;
         const int passes = std::max(1, n / kTokens);
         const int64_t per_pass = (next_lines + passes - 1) / passes;
         int t = 0;

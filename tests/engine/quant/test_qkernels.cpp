@@ -285,6 +285,29 @@ TEST(QuantKernels, VnniKernelsFollowTheirWrittenArithmeticToTheBit) {
         }
 }
 
+// FP32 weights against several tokens go through panels of 8 rows transposed into the lanes
+// (qkernels.cpp, f32_rows_lanes): each output must be the bits kernels::dot gives for that row and
+// token, for widths with and without unrolled instantiations, ragged panels, 4 to 33 tokens.
+TEST(QuantKernels, F32RowsInLanesGiveThePerRowDotsBits) {
+    ThreadPool pool(2);
+    std::mt19937 rng(8);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    for (int64_t cols : {64, 72, 172, 512})
+        for (int n : {4, 33}) {
+            const int64_t rows = 29;
+            const Tensor w = random_f32("w", rows, cols, uint32_t(cols));
+            std::vector<float> x(size_t(n * cols));
+            for (auto& v : x) v = nd(rng);
+            std::vector<float> got(size_t(n * rows)), want(size_t(n * rows));
+            runtime::qkernels::matmul(got.data(), x.data(), w, n, pool);
+            for (int t = 0; t < n; ++t)
+                for (int64_t r = 0; r < rows; ++r)
+                    want[size_t(t * rows + r)] = runtime::kernels::dot(w.f32() + r * cols, x.data() + t * cols, cols);
+            EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)))
+                << cols << " columns, " << n << " tokens";
+        }
+}
+
 // The AVX-512 row kernels' two prefetch plans (8 INT4 rows per pass into L2, or 4 rows in address
 // order into L1, 1 to 3 passes ahead) fetch the same lines and compute each row alike:
 // bit-identical outputs, for row counts that exercise 8-, 4- and 1-row passes and widths with
