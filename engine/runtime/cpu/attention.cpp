@@ -52,7 +52,8 @@ bool fast_layout_available() {
 // intrinsics too), which rounds once instead of twice.
 template <int C>
 __attribute__((target("avx"), noinline)) void weighted_values(float* out, const float* att, int len, int B, int HD,
-                                                         int64_t kv_width, int64_t kvo, const KvBlocks& kv, int t) {
+                                                              int64_t kv_width, int64_t kvo, const KvBlocks& kv,
+                                                              int t) {
     const int chunks = C > 0 ? C : HD / 8;
     __m256 acc[C > 0 ? C : 1];
     thread_local std::vector<Vec8> wide;

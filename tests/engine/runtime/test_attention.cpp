@@ -74,15 +74,15 @@ TEST(Attention, KeysInLanesGiveThePerHeadLoopsBits) {
             const int QD = c.heads * c.head_dim;
             std::vector<float> q(size_t(n) * QD);
             for (auto& x : q) x = nd(rng);
-            const AttentionShape shape{c.heads, c.kv_heads, c.head_dim, c.block, pg.width, 96,
-                                       1.0f / std::sqrt(float(c.head_dim))};
+            const AttentionShape shape{
+                c.heads, c.kv_heads, c.head_dim, c.block, pg.width, 96, 1.0f / std::sqrt(float(c.head_dim))};
             const KvBlocks kv{&pg, &Pages::rows};
             std::vector<float> fast(size_t(n) * QD, -1.0f), ref(size_t(n) * QD, -2.0f);
             std::vector<float> s1(size_t(n) * c.heads * 96), s2(s1.size());
             causal_attention(fast.data(), q.data(), n, pos.data(), seq.data(), shape, kv, s1.data(), pool);
             causal_attention_rows(ref.data(), q.data(), n, pos.data(), shape, kv, s2.data(), pool);
             EXPECT_EQ(0, std::memcmp(fast.data(), ref.data(), fast.size() * sizeof(float)))
-                << c.heads << " heads, " << c.kv_heads << " kv heads, head_dim " << c.head_dim << ", block "
-                << c.block << ", mode " << mode;
+                << c.heads << " heads, " << c.kv_heads << " kv heads, head_dim " << c.head_dim << ", block " << c.block
+                << ", mode " << mode;
         }
 }
