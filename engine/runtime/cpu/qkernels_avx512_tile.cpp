@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 namespace edge::runtime::qkernels::detail {
@@ -223,6 +224,47 @@ void tile_impl(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, 
     }
 }
 
+// FP16 weights × T tokens (x[t], out[t]), 16 rows in the lanes: wt[d] holds column d of the panel
+// as floats. dot_f16_avx512 keeps four 16-lane FMA chains a0..a3 (column d in a_{(d%64)/16}, lane
+// d%16, in steps of 64; the columns past the last 64 into a0, 16 at a time), adds them as
+// (a0 + a1) + (a2 + a3) and reduces the 16 lanes as _mm512_reduce_add_ps does: ((l_j + l_{8+j})
+// pairwise down to 4, then (t0 + t2) + (t1 + t3)). Here lane e of every row is one vector, so the
+// same operations in the same order give each row's dot product. (Masked-off lanes of the last
+// chunk add fma(0, 0, a) = a: a sum that starts at +0 never becomes −0, so skipping them is exact.)
+template <int T>
+void f16_panel_tokens(const __m512* wt, int64_t n, const float* const* x, float* const* out, __mmask16 rows) {
+    const int64_t n64 = n / 64 * 64;
+    __m512 A[T][16];
+    for (int e = 0; e < 16; ++e) {
+        __m512 s[T][4];
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t)
+#pragma GCC unroll 4
+            for (int k = 0; k < 4; ++k) s[t][k] = _mm512_setzero_ps();
+        for (int64_t i = 0; i < n64; i += 64)
+#pragma GCC unroll 4
+            for (int k = 0; k < 4; ++k) {
+                const __m512 w = wt[i + 16 * k + e];
+#pragma GCC unroll 4
+                for (int t = 0; t < T; ++t) s[t][k] = _mm512_fmadd_ps(_mm512_set1_ps(x[t][i + 16 * k + e]), w, s[t][k]);
+            }
+        for (int64_t i = n64; i + e < n; i += 16)
+#pragma GCC unroll 4
+            for (int t = 0; t < T; ++t) s[t][0] = _mm512_fmadd_ps(_mm512_set1_ps(x[t][i + e]), wt[i + e], s[t][0]);
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t)
+            A[t][e] = _mm512_add_ps(_mm512_add_ps(s[t][0], s[t][1]), _mm512_add_ps(s[t][2], s[t][3]));
+    }
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) {
+        __m512 t3[8], t6[4];
+        for (int j = 0; j < 8; ++j) t3[j] = _mm512_add_ps(A[t][8 + j], A[t][j]);
+        for (int j = 0; j < 4; ++j) t6[j] = _mm512_add_ps(t3[4 + j], t3[j]);
+        const __m512 r = _mm512_add_ps(_mm512_add_ps(t6[0], t6[2]), _mm512_add_ps(t6[1], t6[3]));
+        _mm512_mask_storeu_ps(out[t], rows, r);
+    }
+}
+
 }  // namespace
 
 void tile_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const TileActs& x, int n, float* out,
@@ -234,6 +276,48 @@ void tile_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r
         else
             tile_impl<8, S>(q, base, r0, r1, x, n, out, out_stride);
     });
+}
+
+void f16_tokens_avx512(const uint16_t* w, int64_t in_dim, int64_t r0, int64_t r1, const float* in, int n, float* out,
+                       int64_t out_dim) {
+    struct alignas(64) Line {
+        float v[16];
+    };
+    thread_local std::vector<Line> buf;
+    const int64_t cols = (in_dim + 15) / 16 * 16;
+    buf.resize(size_t(cols));
+    __m512* wt = reinterpret_cast<__m512*>(buf.data());
+    for (int64_t r = r0; r < r1; r += kPanelRows) {
+        const int rows = int(std::min<int64_t>(kPanelRows, r1 - r));
+        for (int64_t c0 = 0; c0 < in_dim; c0 += 16) {
+            const __mmask16 m = first_n16(in_dim - c0);
+            __m512i v[16];
+            for (int j = 0; j < 16; ++j)
+                v[j] =
+                    j < rows
+                        ? _mm512_castps_si512(_mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, w + (r + j) * in_dim + c0)))
+                        : _mm512_setzero_si512();
+            transpose16(v);
+            for (int i = 0; i < 16; ++i) wt[c0 + i] = _mm512_castsi512_ps(v[i]);
+        }
+        const __mmask16 m = first_n16(rows);
+        int t = 0;
+        auto run = [&](auto count) {
+            constexpr int T = decltype(count)::value;
+            const float* x[T];
+            float* o[T];
+            for (int k = 0; k < T; ++k) {
+                x[k] = in + int64_t(t + k) * in_dim;
+                o[k] = out + int64_t(t + k) * out_dim + r;
+            }
+            f16_panel_tokens<T>(wt, in_dim, x, o, m);
+            t += T;
+        };
+        while (t + 4 <= n) run(std::integral_constant<int, 4>{});
+        if (n - t == 3) run(std::integral_constant<int, 3>{});
+        if (n - t == 2) run(std::integral_constant<int, 2>{});
+        if (n - t == 1) run(std::integral_constant<int, 1>{});
+    }
 }
 
 }  // namespace edge::runtime::qkernels::detail

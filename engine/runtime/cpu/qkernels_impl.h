@@ -111,6 +111,10 @@ void quantize_acts_avx512(const float* x, int64_t n, int8_t* q, float* scale, in
 // weights of `bits` bits.
 void vnni_lanes_avx512(int bits, const int8_t* q, int64_t chunks, int32_t* lane_off);
 float dot_f16_avx512(const uint16_t* w, const float* x, int64_t n);
+// FP16 rows [r0, r1) × n tokens (out[t·out_dim + r]), 16 rows in the lanes, each value the bits
+// dot_f16_avx512 gives (qkernels_avx512_tile.cpp).
+void f16_tokens_avx512(const uint16_t* w, int64_t in_dim, int64_t r0, int64_t r1, const float* in, int n, float* out,
+                       int64_t out_dim);
 
 float row_dot_q8_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x);
 float row_dot_q4_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x);

@@ -503,6 +503,33 @@ TEST(QuantKernels, F16WeightsMatchFp32) {
     runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
 }
 
+// FP16 weights against 4+ tokens on AVX-512 go through panels of 16 rows transposed into the lanes
+// (f16_tokens_avx512): each output must be the bits the one-token dot_f16_avx512 gives, for widths
+// with a masked tail and without, ragged panels, 4 to 37 tokens.
+TEST(QuantKernels, F16RowsInLanesGiveTheOneTokenBits) {
+    if (!runtime::qkernels::kernel_available(runtime::qkernels::KernelLevel::Avx512Vnni))
+        GTEST_SKIP() << "no AVX-512 on this CPU";
+    ThreadPool pool(2);
+    std::mt19937 rng(12);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    for (int64_t cols : {64, 172, 200, 2048})
+        for (int n : {4, 7, 37}) {
+            const int64_t rows = 35;
+            const Tensor w = random_f32("w", rows, cols, uint32_t(cols + n));
+            Tensor h = Tensor::alloc("w", DType::F16, {rows, cols});
+            auto* hp = reinterpret_cast<uint16_t*>(h.data.get());
+            for (int64_t i = 0; i < w.numel(); ++i) hp[i] = f32_to_f16(w.f32()[i]);
+            std::vector<float> x(size_t(n * cols));
+            for (auto& v : x) v = nd(rng);
+            std::vector<float> got(size_t(n * rows)), want(size_t(n * rows));
+            runtime::qkernels::matmul(got.data(), x.data(), h, n, pool);
+            for (int t = 0; t < n; ++t)
+                runtime::qkernels::matmul(want.data() + t * rows, x.data() + t * cols, h, 1, pool);
+            EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)))
+                << cols << " columns, " << n << " tokens";
+        }
+}
+
 TEST(QuantKernels, ActivationQuantizationRoundsHalfToEvenInBlocksOf32) {
     std::vector<float> x(40, 0.0f);
     x[0] = 127.0f;
