@@ -10,8 +10,9 @@
 //           INT8: one int8 per element. INT4: 16 bytes per 32 elements; in block-local order,
 //           byte j holds element j in its low nibble and element j+16 in its high nibble.
 //   scales  one per group: [rows][groups_per_row] (row modes) or [n_groups] (flat), stored as
-//           float32 or as IEEE half (QuantInfo::scale_type; INT4's default is half: 0.5625
-//           instead of 0.625 byte per weight at groups of 32).
+//           float32 or as IEEE half (QuantInfo::scale_type; the default is half where every
+//           scale fits one: INT4 g32 0.5625 instead of 0.625 byte per weight, INT8 g32 1.0625
+//           instead of 1.125).
 //   zeros   asymmetric only: one int8 per group, same order as the scales.
 // Value of an element with code c (INT8: the signed byte; INT4: the nibble u in 0..15):
 //   INT8 symmetric  w = s * c            INT8 asymmetric  w = s * (c - z)

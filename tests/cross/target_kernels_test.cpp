@@ -105,27 +105,30 @@ TEST(CrossKernels, ExtremeValuesGiveTheIntegerSums) {
         for (size_t i = 0; i < x.size(); ++i) x[i] = (i % 3 == 0) ? -5.0f : (i % 3 == 1 ? 5.0f : 0.25f);
         for (int bits : {8, 4})
             for (bool sym : {true, false})
-                for (int64_t gs : {int64_t(32), cols}) {
-                    const quant::QuantSpec spec{bits, sym, gs == cols ? QGrouping::PerChannel : QGrouping::Group, gs,
-                                                QMethod::RTN};
-                    auto q = quant::quantize_rtn(w, spec);
-                    ASSERT_TRUE(q.ok()) << q.message();
-                    const auto ref = integer_reference(*q, x, 3);
-                    std::vector<float> ref_f(ref.begin(), ref.end());
-                    runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Portable);
-                    std::vector<float> port(size_t(3 * 9));
-                    runtime::qkernels::matmul(port.data(), x.data(), *q, 3, pool);
-                    EXPECT_LT(norm_err(port, ref_f), 1e-5) << "portable bits " << bits << " cols " << cols;
-                    for (auto level : simd_levels()) {
-                        runtime::qkernels::force_kernels(level);
-                        std::vector<float> simd(size_t(3 * 9));
-                        runtime::qkernels::matmul(simd.data(), x.data(), *q, 3, pool);
-                        EXPECT_LT(norm_err(simd, ref_f), 1e-5)
-                            << runtime::qkernels::kernel_name() << " bits " << bits << (sym ? " sym" : " asym")
-                            << " gs " << gs << " cols " << cols;
+                for (int64_t gs : {int64_t(32), cols})
+                    for (auto scales : {quant::QuantSpec::Scales::F32, quant::QuantSpec::Scales::F16}) {
+                        const quant::QuantSpec spec{
+                            bits,  sym,   gs == cols ? QGrouping::PerChannel : QGrouping::Group, gs, QMethod::RTN,
+                            false, scales};
+                        auto q = quant::quantize_rtn(w, spec);
+                        ASSERT_TRUE(q.ok()) << q.message();
+                        const auto ref = integer_reference(*q, x, 3);
+                        std::vector<float> ref_f(ref.begin(), ref.end());
+                        runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Portable);
+                        std::vector<float> port(size_t(3 * 9));
+                        runtime::qkernels::matmul(port.data(), x.data(), *q, 3, pool);
+                        EXPECT_LT(norm_err(port, ref_f), 1e-5) << "portable bits " << bits << " cols " << cols;
+                        for (auto level : simd_levels()) {
+                            runtime::qkernels::force_kernels(level);
+                            std::vector<float> simd(size_t(3 * 9));
+                            runtime::qkernels::matmul(simd.data(), x.data(), *q, 3, pool);
+                            EXPECT_LT(norm_err(simd, ref_f), 1e-5)
+                                << runtime::qkernels::kernel_name() << " bits " << bits << (sym ? " sym" : " asym")
+                                << " gs " << gs << " cols " << cols
+                                << (scales == quant::QuantSpec::Scales::F16 ? " half scales" : " float scales");
+                        }
+                        runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
                     }
-                    runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
-                }
     }
 }
 
@@ -208,9 +211,13 @@ TEST(CrossKernels, RandomMatricesMatchTheReference) {
     }
 }
 
-// Whole model: stories260K with every linear weight RTN INT4 / INT8 (groups of 32; the 172-wide
-// ffn_down has a ragged group), 24 tokens prefilled; the logits of every token on each kernel
-// family against the portable kernels.
+// Whole model: stories260K with every linear weight RTN INT4 / INT8 (groups of 32, the default
+// half scales; the 172-wide ffn_down has a ragged group), 24 tokens prefilled. Each weight's
+// product on every kernel family agrees with the portable one to float rounding (< 1e-6); the
+// logits of every token agree to 5e-3: the activations are quantized to int8 again before each
+// product, so a 1e-7 difference that moves a value across a rounding boundary flips one code by
+// one step, and a few such flips through 5 layers left INT8 with half scales at 1.2e-3 (float
+// scales happened to stay under 1e-4). A wrong kernel is off by 1e-1 or more.
 TEST(CrossKernels, WholeModelLogitsAgreeAcrossKernelFamilies) {
     const std::string path = edge::test::shared("models/stories260K/stories260K.gguf");
     EDGE_REQUIRE_SHARED(path);
@@ -225,6 +232,18 @@ TEST(CrossKernels, WholeModelLogitsAgreeAcrossKernelFamilies) {
             if (t.shape.size() != 2 || t.type != DType::F32 || t.name == "token_embd.weight") continue;
             auto q = quant::quantize_rtn(t, quant::QuantSpec{bits, true, QGrouping::Group, 32, QMethod::RTN});
             ASSERT_TRUE(q.ok()) << t.name << ": " << q.message();
+            const int64_t C = (*q).cols(), R = (*q).rows();
+            std::vector<float> x(static_cast<size_t>(C)), port(static_cast<size_t>(R)), simd(port.size());
+            for (int64_t c = 0; c < C; ++c) x[static_cast<size_t>(c)] = std::cos(float(c) * 0.37f);
+            ThreadPool one(1);
+            runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Portable);
+            runtime::qkernels::matmul(port.data(), x.data(), *q, 1, one);
+            for (auto level : simd_levels()) {
+                runtime::qkernels::force_kernels(level);
+                runtime::qkernels::matmul(simd.data(), x.data(), *q, 1, one);
+                EXPECT_LT(norm_err(simd, port), 1e-6) << t.name << " INT" << bits << " level " << int(level);
+            }
+            runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
             t = std::move(*q);
             ++quantized;
         }
@@ -243,7 +262,7 @@ TEST(CrossKernels, WholeModelLogitsAgreeAcrossKernelFamilies) {
         const auto port = logits(runtime::qkernels::KernelLevel::Portable);
         for (auto level : simd_levels()) {
             const auto simd = logits(level);
-            EXPECT_LT(norm_err(simd, port), 1e-4) << "INT" << bits << " level " << int(level);
+            EXPECT_LT(norm_err(simd, port), 5e-3) << "INT" << bits << " level " << int(level);
         }
     }
 }

@@ -148,8 +148,8 @@ struct Acc {
     __m512 v[kVecs];
 };
 
-// The per-row arithmetic every AVX-512 VNNI kernel shares (this one-token kernel and the tiles of
-// qkernels_avx512_tile.cpp), so that a row's result does not depend on the batch:
+// rows_math: the per-row arithmetic every AVX-512 VNNI kernel shares (this one-token kernel and
+// the tiles of qkernels_avx512_tile.cpp), so that a row's result does not depend on the batch:
 //   isum_b = Σ code·xq − offset·Σxq over block b (exact, in int32)
 //   acc_p  = fma(float(isum_b), s_w[g(b)]·s_x[b] (rounded once), acc_p), b = p, p + P, p + 2P, ...
 //   row    = (acc_0 + acc_1) + (acc_2 + acc_3)  (INT4, P = 4)   or   acc_0 + acc_1  (INT8, P = 2)

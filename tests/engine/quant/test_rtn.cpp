@@ -71,11 +71,11 @@ TEST(QuantRtn, ReproducesLlama2cQ80Exactly) {
     int64_t codes = 0, scales = 0;
     for (size_t i = 0; i < fp32.size(); ++i) {
         const Tensor& g = golden->weights[i];
-        QuantSpec spec{8, true, QGrouping::Flat, 32, QMethod::RTN};
+        QuantSpec spec{8, true, QGrouping::Flat, 32, QMethod::RTN, false, QuantSpec::Scales::F32};  // q80's
         auto q = quantize_rtn(g.name, fp32[i].data(), g.shape, spec);
         ASSERT_TRUE(q.ok()) << q.message();
         const QuantInfo& qi = *q->quant;
-        ASSERT_EQ(qi.scale_type, QScale::F32) << g.name;  // INT8 keeps float32 scales (q80's)
+        ASSERT_EQ(qi.scale_type, QScale::F32) << g.name;
         ASSERT_EQ(qi.total_bytes, g.quant->total_bytes) << g.name;
         const size_t n = size_t(qi.rows * qi.cols);
         EXPECT_EQ(std::memcmp(q->data.get(), g.data.get(), n), 0) << g.name << ": int8 codes differ";
@@ -167,7 +167,7 @@ TEST(QuantRtn, Int4SymmetricUsesDeltaOf2MaxOver15) {
 // INT4 stores its group scales as IEEE half by default (0.5625 instead of 0.625 byte per weight
 // at groups of 32); the codes are chosen against the rounded scale, so the error bound holds, and
 // a tensor whose scales half cannot hold keeps float32 (auto) or is refused (fp16 asked for).
-TEST(QuantRtn, Int4DefaultsToHalfScalesWhereTheyFit) {
+TEST(QuantRtn, IntegerCodesDefaultToHalfScalesWhereTheyFit) {
     const auto w = random_matrix(64, 2048, 11);
     auto q = quantize_rtn("blk.0.attn_q.weight", w.data(), {64, 2048},
                           QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN});
@@ -192,10 +192,15 @@ TEST(QuantRtn, Int4DefaultsToHalfScalesWhereTheyFit) {
         const float s = get_group(*q, g).scale;
         EXPECT_EQ(f16_to_f32(f32_to_f16(s)), s);
     }
-    // INT8 keeps float32 unless asked.
+    // INT8 takes half scales where they fit too (8.5 bits per weight at g32, Q8_0's size), float32
+    // when asked.
     auto i8 = quantize_rtn("x", w.data(), {64, 2048}, QuantSpec{8, true, QGrouping::Group, 32, QMethod::RTN});
     ASSERT_TRUE(i8.ok());
-    EXPECT_EQ(i8->quant->scale_type, QScale::F32);
+    EXPECT_EQ(i8->quant->scale_type, QScale::F16);
+    auto i8f = quantize_rtn("x", w.data(), {64, 2048},
+                            QuantSpec{8, true, QGrouping::Group, 32, QMethod::RTN, false, QuantSpec::Scales::F32});
+    ASSERT_TRUE(i8f.ok());
+    EXPECT_EQ(i8f->quant->scale_type, QScale::F32);
     auto i8h = quantize_rtn("x", w.data(), {64, 2048},
                             QuantSpec{8, true, QGrouping::Group, 32, QMethod::RTN, false, QuantSpec::Scales::F16});
     ASSERT_TRUE(i8h.ok());
