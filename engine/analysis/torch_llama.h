@@ -1,7 +1,6 @@
 // A differentiable Llama forward built from an IR Model with LibTorch (autograd), and a small
 // trainer that updates the IR weights in place. Plain C++ interface: LibTorch stays inside
-// torch_llama.cpp and torch_llama_blocks.cpp (and torch_llama_graph.h, the internal header only
-// those two include; DESIGN.md: no torch header in any interface).
+// torch_llama.cpp (DESIGN.md: no torch header in any interface).
 //
 // The forward follows build_llama_graph() and the IR conventions in ir.h exactly: RMSNorm
 // (x * 1/sqrt(mean(x^2) + eps) * w), interleaved-pair RoPE on the first rope_dim dimensions of
