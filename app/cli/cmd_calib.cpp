@@ -21,6 +21,7 @@
 #include "engine/calib/image_sets.h"
 #include "engine/calib/pseudo_label.h"
 #include "engine/calib/select.h"
+#include "engine/calib/select_text.h"
 #include "engine/calib/weighting.h"
 #include "engine/core/mapped_file.h"
 #include "engine/model/cnn_ir.h"
@@ -119,46 +120,31 @@ int run_text(const CalibArgs& a, std::shared_ptr<const Model> model, const Token
     auto text = read_text_file(a.pool);
     if (!text) return fail(text.error());
     const auto pool = calib::split_paragraphs(text.value());
-    if (pool.empty()) return fail(err(a.pool, ": the calibration pool is empty (no non-blank paragraph)"));
-    if (a.n > int64_t(pool.size()))
-        return fail(err(a.pool, ": ", a.n, " samples asked for, but the pool holds only ", pool.size(),
-                        " paragraphs (ask for at most ", pool.size(), " or give a larger pool)"));
     ProgressBar bar(!a.json);
-    calib::LlmEmbedOptions eo;
-    eo.max_tokens = a.max_tokens;
-    eo.threads = a.threads;
-    auto emb = calib::llm_embeddings(model, tok, pool, eo, bar.progress());
+    calib::TextSelectOptions to;
+    to.select = so.value();
+    to.embed.max_tokens = a.max_tokens;
+    to.embed.threads = a.threads;
+    to.hardware_weights = !a.no_hw;
+    to.hardware = hardware_profile(a);
+    auto picked = calib::select_paragraphs(model, tok, pool, to, a.pool, bar.progress());
     bar.finish();
-    if (!emb) return fail(err(a.pool, ": ", emb.message()));
-    const calib::HardwareProfile hw = hardware_profile(a);
-    std::vector<calib::SampleShape> shapes(pool.size());
-    for (size_t i = 0; i < pool.size(); ++i) shapes[i].tokens = emb->tokens[i];
-    if (!a.no_hw) {
-        auto w = calib::hardware_weights(shapes, hw);
-        if (!w) return fail(w.error());
-        so->weights = w->weight;
-    }
-    auto sel = calib::select_samples(emb->emb, so.value(), bar.progress());
-    if (!sel) return fail(err(a.pool, ": ", sel.message()));
-    std::vector<std::string> chosen;
-    int64_t stream = 0;  // tokens quantize will see (no BOS per paragraph)
-    std::vector<int> tokens;
-    for (int64_t i : sel->indices) {
-        chosen.push_back(pool[size_t(i)]);
-        stream += emb->tokens[size_t(i)] - 1;
-        tokens.push_back(emb->tokens[size_t(i)]);
-    }
-    if (auto s = write_text_file(a.out, calib::join_paragraphs(chosen)); !s) return fail(s.error());
+    if (!picked) return fail(picked.error());
+    const calib::HardwareProfile& hw = to.hardware;
+    const calib::Selection* sel = &picked->selection;
+    const int64_t stream = picked->stream_tokens;  // tokens quantize will see (no BOS per paragraph)
+    if (auto s = write_text_file(a.out, picked->text()); !s) return fail(s.error());
     const int64_t seqs = std::max<int64_t>(1, stream / (a.calib_len - 1));
-    nlohmann::json j = selection_json(sel.value());
+    nlohmann::json j = selection_json(*sel);
     j["model"] = a.model;
     j["pool"] = a.pool;
     j["pool_kind"] = "text";
     j["pool_size"] = pool.size();
     j["out"] = a.out;
-    j["tokens"] = tokens;
+    j["tokens"] = picked->tokens;
     j["stream_tokens"] = stream;
-    j["embedding"] = {{"kind", "mean-pooled final hidden state"}, {"dim", emb->emb.dim}, {"max_tokens", a.max_tokens}};
+    j["embedding"] = {
+        {"kind", "mean-pooled final hidden state"}, {"dim", picked->embed_dim}, {"max_tokens", a.max_tokens}};
     j["hardware"] = hardware_json(a, hw);
     j["quantize"] = {{"calib", a.out}, {"calib_sequences", seqs}, {"calib_len", a.calib_len}};
     if (auto s = write_report(a, j); !s) return fail(s.error());
@@ -278,7 +264,7 @@ int run_images(const CalibArgs& a, const Model& model) {
     std::vector<int64_t> chosen;  // pool indices
     for (int64_t k : sel->indices) chosen.push_back(candidates[size_t(k)]);
     if (auto s = calib::write_idx_images(a.out, images.value(), chosen); !s) return fail(s.error());
-    nlohmann::json j = selection_json(sel.value());
+    nlohmann::json j = selection_json(*sel);
     j["indices"] = chosen;
     j["model"] = a.model;
     j["pool"] = a.pool;

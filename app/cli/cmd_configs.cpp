@@ -34,7 +34,9 @@ namespace {
 
 struct ConfigsArgs {
     std::string project, plan, model, text, calib, name, a, b, target = "cpu", out, tokenizer;
-    int parts = 6;
+    std::string calib_select = "all";
+    int parts = 6, calib_samples = 16, calib_sequences = 8, calib_len = 64;
+    uint64_t seed = 1;
     bool json = false;
 };
 
@@ -134,6 +136,11 @@ int run_add(const ConfigsArgs& a) {
     vs.calibPath = a.calib.empty() ? QString() : QFileInfo(qs(a.calib)).absoluteFilePath();
     vs.maxParts = a.parts;
     vs.thresholds = p.thresholds;
+    vs.calibSelect = qs(a.calib_select);
+    vs.calibSamples = a.calib_samples;
+    vs.calibSeed = a.seed;
+    vs.calibSequences = a.calib_sequences;
+    vs.calibLength = a.calib_len;
     ProgressBar bar(!a.json);
     auto outcome = edge::views::runValidation(*m, settings, vs, bar.progress());
     bar.finish();
@@ -191,6 +198,7 @@ int run_show(const ConfigsArgs& a) {
     }
     print_header();
     print_summary_line(c);
+    if (!c.calibration.isEmpty()) std::printf("calibration: %s\n", ss(c.calibration).c_str());
     std::printf("plan (%zu layers):\n", c.settings.size());
     for (size_t l = 0; l < c.settings.size() && l < c.layers.size(); ++l)
         std::printf("  %-22s %s\n", ss(c.layers[l]).c_str(), ss(PlanDiffModel::settingText(c.settings[l])).c_str());
@@ -326,6 +334,21 @@ void add_configs_commands(CLI::App& app, int& rc) {
     add->add_option("--text", a->text, "Evaluation text (default: the project's)");
     add->add_option("--calib", a->calib,
                     "Calibration text for AWQ/GPTQ layers (default: the evaluation text's unscored paragraphs)");
+    add->add_option("--calib-select", a->calib_select,
+                    "Which calibration paragraphs: all (in order), kmeans (representatives of the model's "
+                    "embeddings, as calib-select) or random")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"all", "kmeans", "random"}));
+    add->add_option("--calib-samples", a->calib_samples, "Paragraphs --calib-select kmeans|random chooses")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    add->add_option("--seed", a->seed, "Seed of the calibration selection")->capture_default_str();
+    add->add_option("--calib-sequences", a->calib_sequences, "Calibration sequences")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    add->add_option("--calib-len", a->calib_len, "Tokens per calibration sequence")
+        ->capture_default_str()
+        ->check(CLI::Range(8, 8192));
     add->add_option("--parts", a->parts, "Stories scored")->capture_default_str()->check(CLI::PositiveNumber);
     add->add_option("--name", a->name, "Configuration name (default: the next C<n>)");
     add->add_flag("--json", a->json, "Print JSON");

@@ -64,10 +64,11 @@ MainWindow::MainWindow(views::Language* language, QWidget* parent, const QString
       pruningPage_(new views::PruningPage(document_, this)),
       boardsPage_(new views::BoardsPage(document_, this)),
       statusModel_(new QLabel(this)) {
-    project_ = new ProjectController(ProjectParts{document_, layersPage_->planModel(), configurations_, validationPage_,
-                                                  sensitivityPage_, [this] { return pageKey(currentPage()); },
-                                                  [this](const QString& key) { showPage(pageIndex(key)); }},
-                                     autosavePath, this);
+    project_ = new ProjectController(
+        ProjectParts{document_, layersPage_->planModel(), configurations_, validationPage_, sensitivityPage_,
+                     boardsPage_->workloads(), [this] { return pageKey(currentPage()); },
+                     [this](const QString& key) { showPage(pageIndex(key)); }},
+        autosavePath, this);
     nav_->setObjectName(QStringLiteral("pageList"));
     nav_->setFixedWidth(190);
     nav_->setFrameShape(QFrame::NoFrame);

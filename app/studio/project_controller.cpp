@@ -9,6 +9,7 @@
 #include "views/models/layer_plan_model.h"
 #include "views/models/model_document.h"
 #include "views/models/validation_report_model.h"
+#include "views/models/workload_list_model.h"
 #include "views/pages/sensitivity_page.h"
 #include "views/pages/validation_page.h"
 
@@ -29,6 +30,7 @@ ProjectController::ProjectController(ProjectParts parts, const QString& autosave
     connect(parts_.configurations, &QAbstractItemModel::modelReset, this, dirty);
     connect(parts_.validation->reportModel(), &views::ValidationReportModel::thresholdsChanged, this, dirty);
     connect(parts_.sensitivity->model(), &views::SensitivityModel::metricsChanged, this, dirty);
+    connect(parts_.workloads, &views::WorkloadListModel::workloadsChanged, this, dirty);
     connect(parts_.document, &views::ModelDocument::modelChanged, this, [this] {
         if (!pending_) return;
         const views::ProjectData p = std::move(*pending_);
@@ -51,6 +53,7 @@ views::ProjectData ProjectController::snapshot() const {
     p.thresholds = parts_.validation->reportModel()->thresholds();
     p.configurations = parts_.configurations->configurations();
     p.sensitivity = parts_.sensitivity->model()->empirical();
+    p.workloads = parts_.workloads->workloads();
     p.page = parts_.currentPage ? parts_.currentPage() : QString();
     return p;
 }
@@ -118,6 +121,7 @@ void ProjectController::applyRest(const views::ProjectData& p) {
     parts_.validation->reportModel()->setThresholds(p.thresholds);
     parts_.configurations->setConfigurations(p.configurations);
     if (!p.sensitivity.empty()) parts_.sensitivity->model()->setEmpirical(p.sensitivity);
+    parts_.workloads->setWorkloads(p.workloads);
     if (!p.page.isEmpty() && parts_.showPage) parts_.showPage(p.page);
     quiet_ = false;
     setModified(modifiedAfterApply_);

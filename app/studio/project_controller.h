@@ -20,6 +20,7 @@ class ModelDocument;
 class ConfigurationModel;
 class SensitivityPage;
 class ValidationPage;
+class WorkloadListModel;
 }  // namespace edge::views
 
 namespace edge::studio {
@@ -30,6 +31,7 @@ struct ProjectParts {
     views::ConfigurationModel* configurations;
     views::ValidationPage* validation;
     views::SensitivityPage* sensitivity;
+    views::WorkloadListModel* workloads;  // the Boards page's named profile workloads
     std::function<QString()> currentPage;
     std::function<void(const QString&)> showPage;
 };

@@ -108,6 +108,66 @@ TEST(CliCalib, Stories260KKMeansSelectionFeedsQuantize) {
     EXPECT_EQ(q.err.find("warning"), std::string::npos) << q.err;  // enough text for every sequence asked
 }
 
+// Issue 18: a configuration's calibration set is chosen as calib-select chooses it (one engine
+// function, engine/calib select_paragraphs). `configs add --calib-select kmeans` records the choice
+// and quantizes exactly as a plain `configs add` on the file calib-select writes for the same pool,
+// size, seed and length; asking for more paragraphs than the pool holds is refused by name.
+TEST(CliCalib, AConfigurationCalibratesOnWhatCalibSelectChooses) {
+#ifndef EDGE_CLI_HAS_CONFIGS
+    GTEST_SKIP() << "edgestudio-cli was built without the studio's item models (configs)";
+#endif
+    const std::string model = shared("models/stories260K/stories260K.gguf");
+    const std::string val = shared("data/tinystories_val.txt");
+    const std::string text = shared("data/tinystories_sample.txt");
+    EDGE_REQUIRE_SHARED(model);
+    EDGE_REQUIRE_SHARED(val);
+    EDGE_REQUIRE_SHARED(text);
+    const auto dir = temp_dir("cli-calib-config");
+    const std::string pool_file = (dir / "pool.txt").string();
+    std::ofstream(pool_file) << join(paragraphs(slurp(val), 120));
+    const std::string plan = (dir / "awq.plan.json").string();
+    std::ofstream(plan) << R"({"default": {"precision": "int4", "method": "awq", "group_size": 32}})";
+    const std::string project = (dir / "p.edgeproj").string();
+
+    CliRun picked =
+        run_cli({"configs", "add",         project,   "--model",        model,    "--plan",          plan, "--text",
+                 text,      "--calib",     pool_file, "--calib-select", "kmeans", "--calib-samples", "12", "--seed",
+                 "7",       "--calib-len", "64",      "--parts",        "2",      "--json"});
+    ASSERT_EQ(picked.rc, 0) << picked.err;
+    CliRun show = run_cli({"configs", "show", project, "C1", "--json"});
+    ASSERT_EQ(show.rc, 0) << show.err;
+    const auto calib = show.json()["configuration"]["calibration"];
+    EXPECT_EQ(calib["select"], "kmeans");
+    EXPECT_EQ(calib["samples"], 12);
+    EXPECT_EQ(calib["seed"], 7);
+    EXPECT_NE(calib["note"].get<std::string>().find("k-means chose 12 of 120 paragraphs (seed 7)"), std::string::npos)
+        << calib.dump();
+
+    const std::string sel = (dir / "sel.txt").string();
+    CliRun select = run_cli({"calib-select", model, "--pool", pool_file, "--n", "12", "--method", "kmeans", "--seed",
+                             "7", "--max-tokens", "64", "--out", sel});
+    ASSERT_EQ(select.rc, 0) << select.err;
+    CliRun plain = run_cli(
+        {"configs", "add", project, "--plan", plan, "--calib", sel, "--calib-len", "64", "--parts", "2", "--json"});
+    ASSERT_EQ(plain.rc, 0) << plain.err;
+    EXPECT_EQ(plain.json()["kl_mean"], picked.json()["kl_mean"]);
+    EXPECT_EQ(plain.json()["ppl"], picked.json()["ppl"]);
+    CliRun random = run_cli({"configs", "add", project, "--plan", plan, "--calib", pool_file, "--calib-select",
+                             "random", "--calib-samples", "12", "--seed", "7", "--parts", "2", "--json"});
+    ASSERT_EQ(random.rc, 0) << random.err;
+    EXPECT_NE(random.json()["kl_mean"], picked.json()["kl_mean"]);
+
+    CliRun big = run_cli({"configs", "add", project, "--plan", plan, "--calib", pool_file, "--calib-select", "random",
+                          "--calib-samples", "500", "--parts", "2"});
+    EXPECT_EQ(big.rc, 1);
+    EXPECT_NE(big.err.find("pool.txt: 500 samples asked for, but the pool holds only 120 paragraphs"),
+              std::string::npos)
+        << big.err;
+    CliRun list = run_cli({"configs", "list", project, "--json"});
+    ASSERT_EQ(list.rc, 0) << list.err;
+    EXPECT_EQ(list.json()["configurations"].size(), 3u) << "the refused run added nothing";
+}
+
 TEST(CliCalib, BadInputIsNamed) {
     const std::string model = shared("models/stories260K/stories260K.gguf");
     const std::string val = shared("data/tinystories_val.txt");

@@ -478,7 +478,8 @@ Status write_boards(const std::string& dir) {
 
 // The studio's project files (views/models/project.h) as projectToJson writes them: a plan with
 // pruning, two configurations (one with an engine and a board measurement, one failed), the
-// thresholds and a sensitivity list; and the smallest document the reader accepts.
+// thresholds, a sensitivity list and two profile workloads (prompts, a serving workload); and the
+// smallest document the reader accepts.
 Status write_projects(const std::string& dir) {
     const std::string layer = R"({"group": 32, "layer": "blk.0.attn_q", "method": "rtn", "precision": "int4",
                                   "pruning": 0.25, "symmetric": true})";
@@ -496,19 +497,24 @@ Status write_projects(const std::string& dir) {
            "when": "2026-12-06T09:21:48Z", "plan": )" +
                              plan + R"(,
            "calibration": {"file": "", "note": "kept 40 of 46 paragraphs", "evaluation": "/d/t.txt",
-                           "protocol": "story", "parts": 2, "tokens": 128, "sequences": 8, "length": 64},
+                           "protocol": "story", "parts": 2, "tokens": 128, "sequences": 8, "length": 64,
+                           "select": "kmeans", "samples": 16, "seed": 7},
            "engines": [{"target": "cpu", "path": "/p/C1-cpu.edge", "bytes": 311296, "when": "2026-12-06T09:21:48Z",
                         "sha256": "a92520f0556aebc2307d7823a1706d4f2bab027790dfe915d8d46c520021016d"}],
            "measurements": [{"board": "orin", "machine": "orin · cpu · cpu", "engine_sha256":
                 "a92520f0556aebc2307d7823a1706d4f2bab027790dfe915d8d46c520021016d", "prompts": 1, "tokens": 24,
                 "tpot_p50_ms": 0.8, "tpot_p99_ms": 1.9, "ttft_ms": 2.5, "tokens_per_s": 900, "peak_rss_mib": 12,
-                "kv_hit_rate": -1, "when": "2026-12-06T09:22:00Z"}]},
+                "kv_hit_rate": -1, "workload": "two stories", "when": "2026-12-06T09:22:00Z"}]},
           {"name": "C2", "ppl": 24.0, "ppl_ref": 3.64, "kl_mean": 1.8, "top1": 0.4, "bytes": 256000,
            "fp32_bytes": 1171200, "passed": false, "failures": ["mean KL 1.8098 ≥ 0.0800"], "plan": )" +
                              plan + R"(}],
         "sensitivity": [{"layer": "blk.0.attn_q", "kind": "attn_q", "block": 0, "shape": [64, 64],
                          "kl_mean": 0.01, "kl_max": 0.2, "nll_delta": 0.003, "bytes": 2304}],
-        "boards": ["orin"]})";
+        "boards": ["orin"],
+        "workloads": [{"name": "two stories", "prompts": ["Once upon a time", "Lily"], "max_tokens": 24,
+                       "chat": false},
+                      {"name": "mixed", "serve": "edge-workload 1\nprefix sys 48\nreq 0 - 96 64\nreq 1 sys 20 48\n",
+                       "source": "mixed.workload", "concurrency": 8}]})";
     return write_texts(dir, {{"full.edgeproj", full.c_str()},
                              {"minimal.edgeproj", R"({"format": "edgeproj", "version": 1, "model": "m.gguf"})"}});
 }

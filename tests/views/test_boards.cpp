@@ -21,6 +21,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "engine/sched/workload.h"
 #include "remote/protocol/messages.h"
 #include "test_helpers.h"
 #include "test_support.h"
@@ -28,6 +29,7 @@
 #include "views/models/board_list_model.h"
 #include "views/models/job.h"
 #include "views/models/telemetry_store.h"
+#include "views/models/workload_list_model.h"
 #include "views/pages/boards_page.h"
 #include "views/telemetry_chart.h"
 
@@ -431,6 +433,78 @@ TEST_F(BoardsPageSsh, ChangedOrRejectedHostKeyIsRefused) {
     ASSERT_NE(b, nullptr);
     EXPECT_EQ(b->icon(), QMessageBox::Warning);
     EXPECT_FALSE(fs::exists(sshd_->dir / "board" / "current"));
+}
+
+// Issue 18: named profile workloads saved with the project - a serving workload (edge-workload
+// text replayed through the board's scheduler at a concurrency) and saved prompts - each run from
+// the Boards page, its figures named after it; bad workloads are refused naming the line.
+TEST_F(BoardsPageSsh, NamedWorkloadsRunAndNameTheirMeasurements) {
+    {  // the board's host key is already known
+        std::ifstream pub(sshd_->dir / "host_key.pub");
+        std::string type, key;
+        pub >> type >> key;
+        std::ofstream(knownHosts_) << "[127.0.0.1]:" << sshd_->port << " " << type << " " << key << "\n";
+    }
+    BoardController* c = page_->controller();
+    QSignalSpy deployed(c, &BoardController::deployed);
+    QSignalSpy profiled(c, &BoardController::profiled);
+    QSignalSpy failed(c, &BoardController::failed);
+    page_->deploy();
+    ASSERT_TRUE(waitUntil([&] { return deployed.size() + failed.size() > 0; }, 120000));
+    ASSERT_EQ(failed.size(), 0) << failed.front().at(2).toString().toStdString();
+
+    WorkloadListModel* list = page_->workloads();
+    QAbstractItemModelTester tester(list, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    const QString mixed = QStringLiteral(EDGE_SOURCE_DIR "/tests/data/workloads/mixed.workload");
+    ASSERT_TRUE(succeeded(page_->addServeWorkload(mixed, QStringLiteral("mixed"), 4)));
+    EXPECT_EQ(page_->selectedWorkload(), QStringLiteral("mixed"));
+    page_->profile();
+    ASSERT_TRUE(waitUntil([&] { return profiled.size() + failed.size() > 0; }, 180000));
+    ASSERT_EQ(failed.size(), 0) << failed.front().at(2).toString().toStdString();
+    const ProfileOutcome served = c->lastProfile();
+    EXPECT_EQ(served.workload, QStringLiteral("mixed"));
+    auto parsed = edge::sched::read_workload(mixed.toStdString());
+    ASSERT_TRUE(parsed.ok()) << parsed.message();
+    int outputs = 0;
+    for (const auto& r : parsed->requests) outputs += r.output_tokens;
+    EXPECT_EQ(served.prompts, int(parsed->requests.size()));
+    EXPECT_EQ(served.tokens, outputs);
+    EXPECT_GT(served.p50Ms, 0.0);
+    EXPECT_GE(served.p99Ms, served.p50Ms);
+    EXPECT_GT(served.tokensPerS, 0.0);
+    EXPECT_GT(served.kvHitRate, 0.0) << "a third of the requests share a system prompt";
+    EXPECT_EQ(boardMeasurement(QStringLiteral("b"), served).workload, QStringLiteral("mixed"));
+
+    page_->selectWorkload(QString());
+    page_->setPrompts({QStringLiteral("Once upon a time"), QStringLiteral("Lily")});
+    page_->setMaxTokens(12);
+    ASSERT_TRUE(succeeded(page_->savePromptsAs(QStringLiteral("two stories"))));
+    page_->setPrompts({QStringLiteral("changed after saving")});  // the named workload runs as saved
+    ASSERT_TRUE(page_->selectWorkload(QStringLiteral("two stories")));
+    page_->profile();
+    ASSERT_TRUE(waitUntil([&] { return profiled.size() + failed.size() > 1; }, 180000));
+    ASSERT_EQ(failed.size(), 0) << failed.front().at(2).toString().toStdString();
+    EXPECT_EQ(c->lastProfile().workload, QStringLiteral("two stories"));
+    EXPECT_EQ(c->lastProfile().prompts, 2);
+    EXPECT_EQ(c->lastProfile().tokens, 24);
+
+    // Saved and read back as the project stores them.
+    ASSERT_EQ(list->rowCount(), 2);
+    for (const ProfileWorkload& w : list->workloads()) {
+        ProfileWorkload back;
+        ASSERT_TRUE(succeeded(workloadFromJson(workloadToJson(w), &back)));
+        EXPECT_TRUE(back == w) << w.name.toStdString();
+    }
+    // Refused by name and line; nothing replaced.
+    const fs::path bad = sshd_->dir / "bad.workload";
+    std::ofstream(bad) << "edge-workload 1\nreq 0 - 10\n";
+    const Result r = page_->addServeWorkload(qs(bad), QStringLiteral("mixed"), 4);
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(r.message().contains(QStringLiteral("mixed:2"))) << r.message().toStdString();
+    EXPECT_FALSE(page_->addServeWorkload(qs(sshd_->dir / "none.workload"), QStringLiteral("x"), 4).ok());
+    EXPECT_FALSE(page_->savePromptsAs(QStringLiteral("  ")).ok());
+    EXPECT_EQ(list->rowCount(), 2);
+    EXPECT_EQ(list->at(list->rowOfName(QStringLiteral("mixed"))).concurrency, 4);
 }
 
 TEST_F(BoardsPageSsh, CancelStopsARunningProfile) {

@@ -28,6 +28,7 @@
 #include "views/models/language.h"
 #include "views/models/layer_plan_model.h"
 #include "views/models/model_document.h"
+#include "views/models/workload_list_model.h"
 #include "views/pages/boards_page.h"
 #include "views/pages/layers_page.h"
 #include "views/pages/pareto_page.h"
@@ -226,6 +227,8 @@ TEST(StudioLoop, TwoConfigurationsCompiledDeployedToAnAarch64BoardProfiledAndOnP
     int4.method = PlanMethod::AWQ;
     int4.group = 32;
     ASSERT_TRUE(plan->applyToRows(all, int4)) << plan->lastError().toStdString();
+    // Calibrated on k-means representatives of what is left of the sample (as calib-select chooses).
+    validation->setCalibrationSelection(QStringLiteral("kmeans"), 2, 3);
     const int c2 = validate(*window);
     ASSERT_EQ(c2, 1);
     shootStep(*window, language, MainWindow::ValidationPageIndex, QStringLiteral("03-validation-int4-awq"));
@@ -233,6 +236,9 @@ TEST(StudioLoop, TwoConfigurationsCompiledDeployedToAnAarch64BoardProfiledAndOnP
     // AWQ calibrated on the sample minus the stories validation scored, and says so.
     EXPECT_TRUE(configs->at(c2).calibration.contains(QStringLiteral("also in the evaluation text were removed")))
         << configs->at(c2).calibration.toStdString();
+    EXPECT_TRUE(configs->at(c2).calibration.contains(QStringLiteral("k-means chose 2 of 3 paragraphs (seed 3)")))
+        << configs->at(c2).calibration.toStdString();
+    EXPECT_EQ(configs->at(c2).calibSelect, QStringLiteral("kmeans"));
     EXPECT_TRUE(configs->at(c1).calibration.isEmpty());  // RTN needs no calibration
 
     // Compile both from the Pareto page.
@@ -259,6 +265,7 @@ TEST(StudioLoop, TwoConfigurationsCompiledDeployedToAnAarch64BoardProfiledAndOnP
     ASSERT_TRUE(added.isEmpty()) << added.toStdString();
     boards->setPrompts({QStringLiteral("Once upon a time"), QStringLiteral("Lily wanted")});
     boards->setMaxTokens(24);
+    ASSERT_TRUE(boards->savePromptsAs(QStringLiteral("two stories")).ok());  // a named, saved workload
     for (int row : {c1, c2}) {
         const EngineArtifact e = *configs->at(row).engine(QStringLiteral("cpu"));
         boards->setEnginePath(e.path);
@@ -282,6 +289,7 @@ TEST(StudioLoop, TwoConfigurationsCompiledDeployedToAnAarch64BoardProfiledAndOnP
         const BoardMeasurement& m = configs->at(row).measurements.back();
         EXPECT_EQ(m.board, QStringLiteral("emulated-orin"));
         EXPECT_EQ(m.engineSha256, e.sha256);
+        EXPECT_EQ(m.workload, QStringLiteral("two stories"));
         EXPECT_GT(m.tpotP50Ms, 0.0);
         EXPECT_GE(m.tpotP99Ms, m.tpotP50Ms);
         EXPECT_GT(m.tokensPerS, 0.0);
@@ -322,6 +330,11 @@ TEST(StudioLoop, TwoConfigurationsCompiledDeployedToAnAarch64BoardProfiledAndOnP
         EXPECT_EQ(again->at(row).measurements[0].board, QStringLiteral("emulated-orin"));
     }
     EXPECT_FALSE(again->at(c2).calibration.isEmpty());
+    EXPECT_EQ(again->at(c2).calibSelect, QStringLiteral("kmeans"));
+    EXPECT_EQ(again->at(c2).calibSamples, 2);
+    EXPECT_EQ(again->at(c2).measurements[0].workload, QStringLiteral("two stories"));
+    ASSERT_EQ(reopened->boardsPage()->workloads()->rowCount(), 1);
+    EXPECT_EQ(reopened->boardsPage()->workloads()->at(0).prompts.size(), 2);
     reopened->paretoPage()->setCost(ConfigurationModel::BoardTpot);
     EXPECT_EQ(reopened->paretoPage()->pointCount(), 2);
     shootStep(*reopened, language, MainWindow::ParetoPageIndex, QStringLiteral("07-reopened"));

@@ -5,6 +5,7 @@
 #include <QFileInfo>
 #include <QPointer>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -210,13 +211,28 @@ bool BoardController::deploy(const edge::client::Board& board, const QString& en
 
 bool BoardController::profile(const edge::client::Board& board, const QString& folder, const QStringList& prompts,
                               int maxTokens, bool chat) {
+    ProfileWorkload w;
+    w.prompts = prompts;
+    w.maxTokens = maxTokens;
+    w.chat = chat;
+    return profile(board, folder, w);
+}
+
+bool BoardController::profile(const edge::client::Board& board, const QString& folder,
+                              const ProfileWorkload& workload) {
     const QString name = q(board.name);
     if (busy()) {
         emit failed(name, tr("Profile"), tr("Another deployment or profile is running; cancel it first."));
         return false;
     }
-    if (prompts.isEmpty()) {
+    if (!workload.isServe() && workload.prompts.isEmpty()) {
         emit failed(name, tr("Profile"), tr("Give at least one prompt to run."));
+        return false;
+    }
+    ProfileWorkload checked = workload;
+    if (checked.name.isEmpty()) checked.name = QStringLiteral("-");  // ad hoc prompts: checked as any workload
+    if (auto r = checkWorkload(checked); !r) {
+        emit failed(name, tr("Profile"), r.message());
         return false;
     }
     const quint64 run = ++run_;
@@ -224,9 +240,19 @@ bool BoardController::profile(const edge::client::Board& board, const QString& f
     const QPointer<BoardController> guard(this);
     const std::string root = folder.toStdString();
     std::vector<std::string> texts;
-    for (const QString& s : prompts) texts.push_back(s.toStdString());
+    for (const QString& s : workload.prompts) texts.push_back(s.toStdString());
+    const bool chat = workload.chat;
+    std::optional<edge::protocol::ServeWorkload> serve;
+    if (workload.isServe()) {
+        edge::protocol::ServeWorkload sw;
+        sw.workload = workload.serveText.toStdString();
+        sw.concurrency = uint32_t(workload.concurrency);
+        serve = std::move(sw);
+        texts.clear();
+    }
+    const QString workloadName = workload.name;
     const QString knownHosts = knownHosts_, sshConfig = sshConfig_;
-    const uint32_t tokens = uint32_t(std::max(1, maxTokens));
+    const uint32_t tokens = uint32_t(std::max(1, workload.maxTokens));
     auto engineSha = std::make_shared<std::string>();  // written by the worker, read once it is done
     profileJob_->start<edge::client::ProfileReport>(
         [=](edge::Progress* p) -> edge::Result<edge::client::ProfileReport> {
@@ -249,6 +275,7 @@ bool BoardController::profile(const edge::client::Board& board, const QString& f
             req.chat = chat;
             req.max_tokens = tokens;
             req.telemetry_hz = 20;
+            req.serve = serve;
             {
                 auto s = connect();
                 if (!s.ok()) return s.error();
@@ -270,7 +297,9 @@ bool BoardController::profile(const edge::client::Board& board, const QString& f
             };
             const size_t promptCount = texts.size();
             o.on_telemetry = [guard, run, p, promptCount, tokens](const edge::protocol::TelemetryBatch& b) {
-                if (!b.samples.empty()) {
+                if (!b.samples.empty() && promptCount == 0) {
+                    edge::report(p, 0.5, tr("Serving: %1 tokens").arg(b.samples.back().tokens_generated).toStdString());
+                } else if (!b.samples.empty()) {
                     const auto& s = b.samples.back();
                     const double f = (double(s.prompt_index) + std::min(1.0, double(s.tokens_generated) / tokens)) /
                                      double(promptCount);
@@ -286,12 +315,13 @@ bool BoardController::profile(const edge::client::Board& board, const QString& f
             };
             return edge::client::run_profile(edge::client::ssh_agent_starter(connect, cmd), req, o);
         },
-        [this, name, engineSha](edge::Result<edge::client::ProfileReport> r) {
+        [this, name, engineSha, workloadName](edge::Result<edge::client::ProfileReport> r) {
             if (!r.ok()) {
                 emit failed(name, tr("Profile"), userErrorText(tr("Profiling on %1 failed.").arg(name), r.error()));
                 return;
             }
-            const ProfileOutcome o = profileOutcome(r.value(), *engineSha);
+            ProfileOutcome o = profileOutcome(r.value(), *engineSha);
+            o.workload = workloadName;
             lastProfile_ = o;
             emit profiled(name, o);
         });
@@ -314,6 +344,22 @@ ProfileOutcome profileOutcome(const edge::client::ProfileReport& r, const std::s
     o.tokensPerS = s.tokens_per_s.value_or(0.0);
     o.rssMiB = double(s.rss_max_bytes.value_or(0)) / (1024.0 * 1024.0);
     for (const auto& x : r.results) o.texts << q(x.text);
+    if (r.serve_report) {
+        // A served workload: the scheduler's own per-request figures (times on its clock).
+        const edge::protocol::ServeReport& sr = *r.serve_report;
+        std::vector<double> tpot;
+        for (const auto& req : sr.requests)
+            if (req.output_tokens > 1) tpot.push_back(req.tpot_ms);
+        std::sort(tpot.begin(), tpot.end());
+        auto at = [&](double f) { return tpot.empty() ? 0.0 : tpot[size_t(f * double(tpot.size() - 1) + 0.5)]; };
+        o.prompts = int(sr.requests.size());
+        o.tokens = int(sr.output_tokens);
+        o.p50Ms = at(0.5);
+        o.p99Ms = at(0.99);
+        o.ttftMs = sr.ttft_mean_ms;
+        o.tokensPerS = sr.tokens_per_s;
+        o.kvHitRate = sr.kv_hit_rate;
+    }
     return o;
 }
 
@@ -330,6 +376,7 @@ BoardMeasurement boardMeasurement(const QString& board, const ProfileOutcome& o)
     m.tokensPerS = o.tokensPerS;
     m.peakRssMiB = o.rssMiB;
     m.kvHitRate = o.kvHitRate;
+    m.workload = o.workload;
     m.when = QDateTime::currentDateTimeUtc();
     return m;
 }

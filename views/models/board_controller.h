@@ -17,6 +17,7 @@
 #include "remote/client/boards.h"
 #include "remote/client/profile.h"
 #include "views/models/configuration_model.h"
+#include "views/models/workload_list_model.h"
 
 namespace edge::protocol {
 struct TelemetryBatch;
@@ -43,6 +44,7 @@ struct ProfileOutcome {
     double p50Ms = 0, p99Ms = 0, tokensPerS = 0, rssMiB = 0;  // per output token (TPOT) p50 / p99
     double ttftMs = 0;                                        // time to first token, p50
     double kvHitRate = -1;                                    // < 0: not reported
+    QString workload;                                         // its name ("": ad hoc prompts)
     QStringList texts;
 };
 
@@ -82,6 +84,9 @@ public:
     // (cleared when the first batch of the new run arrives, so a failure keeps the old charts).
     bool profile(const edge::client::Board& board, const QString& folder, const QStringList& prompts, int maxTokens,
                  bool chat = false);
+    // The same with a workload: its prompts, or its serving workload replayed through the board's
+    // scheduler at its concurrency (figures from the scheduler's report); the outcome names it.
+    bool profile(const edge::client::Board& board, const QString& folder, const ProfileWorkload& workload);
     void cancel();
     // The UI's answer to hostKeyQuestion().
     void answerHostKey(bool accept);

@@ -128,6 +128,7 @@ QJsonObject measurementToJson(const BoardMeasurement& m) {
             {QStringLiteral("tokens_per_s"), m.tokensPerS},
             {QStringLiteral("peak_rss_mib"), m.peakRssMiB},
             {QStringLiteral("kv_hit_rate"), m.kvHitRate},
+            {QStringLiteral("workload"), m.workload},
             {QStringLiteral("when"), m.when.toString(Qt::ISODate)}};
 }
 
@@ -144,6 +145,7 @@ BoardMeasurement measurementFromJson(const QJsonObject& o) {
     m.tokensPerS = o.value(QStringLiteral("tokens_per_s")).toDouble();
     m.peakRssMiB = o.value(QStringLiteral("peak_rss_mib")).toDouble();
     m.kvHitRate = o.value(QStringLiteral("kv_hit_rate")).toDouble(-1);
+    m.workload = o.value(QStringLiteral("workload")).toString();
     m.when = QDateTime::fromString(o.value(QStringLiteral("when")).toString(), Qt::ISODate);
     return m;
 }
@@ -172,7 +174,10 @@ QJsonObject configurationToJson(const Configuration& c) {
                                                             {QStringLiteral("parts"), c.scoredParts},
                                                             {QStringLiteral("tokens"), c.scoredTokens},
                                                             {QStringLiteral("sequences"), c.calibSequences},
-                                                            {QStringLiteral("length"), c.calibLength}});
+                                                            {QStringLiteral("length"), c.calibLength},
+                                                            {QStringLiteral("select"), c.calibSelect},
+                                                            {QStringLiteral("samples"), c.calibSamples},
+                                                            {QStringLiteral("seed"), double(c.calibSeed)}});
     QJsonArray engines, measurements;
     for (const auto& e : c.engines) engines.append(engineToJson(e));
     for (const auto& m : c.measurements) measurements.append(measurementToJson(m));
@@ -209,13 +214,24 @@ Result configurationFromJson(const QJsonObject& o, Configuration* c) {
     for (const auto& [key, out] :
          {std::pair{QStringLiteral("parts"), &r.scoredParts}, std::pair{QStringLiteral("tokens"), &r.scoredTokens},
           std::pair{QStringLiteral("sequences"), &r.calibSequences},
-          std::pair{QStringLiteral("length"), &r.calibLength}}) {
+          std::pair{QStringLiteral("length"), &r.calibLength}, std::pair{QStringLiteral("samples"), &r.calibSamples}}) {
         const double v = calib.value(key).toDouble(0);
         if (!(v >= 0.0 && v <= double(INT32_MAX)) || v != std::floor(v))
             return Result::failure(
                 ConfigurationText::tr("configuration %1: calibration \"%2\" is not a count").arg(r.name, key));
         *out = int(v);
     }
+    r.calibSelect = calib.value(QStringLiteral("select")).toString();
+    if (!r.calibSelect.isEmpty() && r.calibSelect != QLatin1String("all") && r.calibSelect != QLatin1String("random") &&
+        r.calibSelect != QLatin1String("kmeans"))
+        return Result::failure(ConfigurationText::tr("configuration %1: calibration selection \"%2\" is not all, "
+                                                     "random or kmeans")
+                                   .arg(r.name, r.calibSelect.left(32)));
+    const double seed = calib.value(QStringLiteral("seed")).toDouble(1);
+    if (!(seed >= 0.0 && seed <= 9007199254740992.0) || seed != std::floor(seed))
+        return Result::failure(
+            ConfigurationText::tr("configuration %1: calibration \"seed\" is not a seed").arg(r.name));
+    r.calibSeed = quint64(seed);
     for (const QJsonValue& e : o.value(QStringLiteral("engines")).toArray()) {
         EngineArtifact engine;
         if (!engineFromJson(e.toObject(), &engine))

@@ -35,6 +35,7 @@ struct BoardMeasurement {
     int prompts = 0, tokens = 0;
     double tpotP50Ms = 0, tpotP99Ms = 0, ttftMs = 0, tokensPerS = 0, peakRssMiB = 0;
     double kvHitRate = -1;  // < 0: not reported
+    QString workload;       // the named profile workload it ran ("": prompts typed for that run)
     QDateTime when;
 };
 
@@ -50,6 +51,12 @@ struct Configuration {
     // part, calibration sequences and their length. 0 / "": not recorded (older projects).
     QString scoredProtocol;
     int scoredParts = 0, scoredTokens = 0, calibSequences = 0, calibLength = 0;
+    // How the calibration paragraphs were chosen out of that text: "" / "all" (every paragraph,
+    // in order), "random" or "kmeans" (calibSamples of them, seeded by calibSeed: engine/calib
+    // select_paragraphs, what `calib-select` does).
+    QString calibSelect;
+    int calibSamples = 0;
+    quint64 calibSeed = 1;
     double pplRef = 0, ppl = 0, klMean = 0, top1 = 0;
     double decodeMs = 0, tokensPerS = 0;  // mean per-token decode latency of the quantized model
     quint64 bytes = 0, fp32Bytes = 0;

@@ -23,6 +23,7 @@
 #include "engine/validate/consistency.h"
 #include "views/models/configuration_model.h"
 #include "views/models/result.h"
+#include "views/models/workload.h"
 
 class QTimer;
 
@@ -37,6 +38,7 @@ struct ProjectData {
     std::vector<Configuration> configurations;
     std::vector<edge::quant::LayerSensitivity> sensitivity;
     QStringList boards;
+    std::vector<ProfileWorkload> workloads;  // the Boards page's named profile workloads
     QString page;
 };
 

@@ -40,6 +40,9 @@ QByteArray projectToJson(const ProjectData& p) {
     const QByteArray sens = QByteArray::fromStdString(edge::quant::sensitivity_to_json(p.sensitivity));
     o.insert(QStringLiteral("sensitivity"), QJsonDocument::fromJson(sens).array());
     o.insert(QStringLiteral("boards"), QJsonArray::fromStringList(p.boards));
+    QJsonArray workloads;
+    for (const auto& w : p.workloads) workloads.append(workloadToJson(w));
+    if (!workloads.isEmpty()) o.insert(QStringLiteral("workloads"), workloads);
     return QJsonDocument(o).toJson(QJsonDocument::Indented);
 }
 
@@ -94,6 +97,12 @@ Result projectFromJson(const QByteArray& json, const QString& source, ProjectDat
         p.sensitivity = std::move(s).value();
     }
     for (const QJsonValue& v : o.value(QStringLiteral("boards")).toArray()) p.boards << v.toString();
+    for (const QJsonValue& v : o.value(QStringLiteral("workloads")).toArray()) {
+        ProfileWorkload w;
+        if (const auto r = workloadFromJson(v.toObject(), &w); !r)
+            return Result::failure(QStringLiteral("%1: %2").arg(source, r.message()));
+        p.workloads.push_back(std::move(w));
+    }
     *out = std::move(p);
     return {};
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "engine/calib/select_text.h"
 #include "engine/compile/compile.h"
 #include "engine/model/weights.h"
 #include "engine/prune/structured.h"
@@ -115,6 +116,9 @@ Configuration configurationFrom(const ValidationOutcome& outcome, const LoadedMo
     c.scoredTokens = options.maxTokens;
     c.calibSequences = options.calibSequences;
     c.calibLength = options.calibLength;
+    c.calibSelect = options.calibSelect;
+    c.calibSamples = options.calibSelect == QLatin1String("all") ? 0 : options.calibSamples;
+    c.calibSeed = options.calibSeed;
     c.failures = validationFailures(outcome.report, options.thresholds);
     c.passed = c.failures.isEmpty();
     c.when = QDateTime::currentDateTimeUtc();
@@ -129,15 +133,17 @@ ValidationSettings validatedSettings(const Configuration& c, ValidationSettings 
     if (c.scoredTokens > 0) base.maxTokens = c.scoredTokens;
     if (c.calibSequences > 0) base.calibSequences = c.calibSequences;
     if (c.calibLength > 0) base.calibLength = c.calibLength;
+    base.calibSelect = c.calibSelect.isEmpty() ? QStringLiteral("all") : c.calibSelect;
+    if (c.calibSamples > 0) base.calibSamples = c.calibSamples;
+    base.calibSeed = c.calibSeed;
     return base;
 }
 
 int workerThreads() { return std::max(1, QThread::idealThreadCount() - 1); }
 
-namespace {}  // namespace
-
 edge::Result<Calibration> prepareCalibration(const LoadedModel& model, const std::vector<LayerSetting>& settings,
-                                             const ValidationSettings& options, const std::string& text) {
+                                             const ValidationSettings& options, const std::string& text,
+                                             edge::Progress* progress) {
     Calibration out;
     if (!needsCalibration(settings)) return out;
     auto tok = edge::tokenizer::make_tokenizer(model.model.tokenizer);
@@ -159,12 +165,43 @@ edge::Result<Calibration> prepareCalibration(const LoadedModel& model, const std
     auto evalText = edge::validate::ppl_scored_text(**tok, text, scored);
     if (!evalText.ok()) return evalText.error();
     const edge::quant::DisjointCalib d = edge::quant::remove_evaluation_paragraphs(source, evalText.value());
-    const QString what = QString::fromStdString(edge::quant::describe(d));
-    out.note = QStringLiteral("%1: %2").arg(QFileInfo(sourcePath).fileName(), what);
-    auto set = edge::quant::calib_from_text(**tok, d.text, options.calibSequences, options.calibLength);
+    QString what = QString::fromStdString(edge::quant::describe(d));
+    const QString fileName = QFileInfo(sourcePath).fileName();
+    std::string calibText = d.text;
+    if (options.calibSelect != QLatin1String("all")) {
+        // The configuration's selection among what is left: k-means representatives of the
+        // model's embeddings, or a seeded random draw.
+        auto method = edge::calib::parse_select_method(options.calibSelect.toStdString());
+        if (!method.ok())
+            return error(ValidationText::tr("Calibration: %1").arg(QString::fromStdString(method.message())));
+        auto stored = model.asStored();
+        if (!stored.ok()) return stored.error();
+        edge::calib::TextSelectOptions to;
+        to.select.n = options.calibSamples;
+        to.select.method = method.value();
+        to.select.seed = options.calibSeed;
+        to.select.threads = workerThreads();
+        to.embed.max_tokens = options.calibLength;
+        to.embed.threads = workerThreads();
+        StageProgress stage(progress, 0.0, 0.1);
+        auto picked = edge::calib::select_paragraphs(stored.value(), **tok, edge::calib::split_paragraphs(d.text), to,
+                                                     fileName.toStdString(), stage.get());
+        if (!picked.ok())
+            return error(QString::fromStdString(picked.message()) + QStringLiteral(" (") + what + QStringLiteral(")"));
+        if (edge::is_cancelled(progress)) return error(ValidationText::tr("Calibration cancelled"));
+        calibText = picked->text();
+        what += ValidationText::tr("; %1 chose %2 of %3 paragraphs (seed %4)")
+                    .arg(options.calibSelect == QLatin1String("kmeans") ? ValidationText::tr("k-means")
+                                                                        : ValidationText::tr("a random draw"))
+                    .arg(picked->chosen.size())
+                    .arg(picked->pool_size)
+                    .arg(options.calibSeed);
+    }
+    out.note = QStringLiteral("%1: %2").arg(fileName, what);
+    auto set = edge::quant::calib_from_text(**tok, calibText, options.calibSequences, options.calibLength);
     if (!set.ok())
-        return error(QFileInfo(sourcePath).fileName() + QStringLiteral(": ") + QString::fromStdString(set.message()) +
-                     QStringLiteral(" (") + what + QStringLiteral(")"));
+        return error(fileName + QStringLiteral(": ") + QString::fromStdString(set.message()) + QStringLiteral(" (") +
+                     what + QStringLiteral(")"));
     out.set = std::make_unique<edge::quant::CalibSet>(std::move(set).value());
     return out;
 }
@@ -187,7 +224,7 @@ edge::Result<ValidationOutcome> runValidation(std::shared_ptr<const LoadedModel>
     if (text.empty())
         return error(ValidationText::tr("Validation: the evaluation text %1 is empty").arg(options.textPath));
 
-    auto calibration = prepareCalibration(*model, settings, options, text);
+    auto calibration = prepareCalibration(*model, settings, options, text, progress);
     if (!calibration.ok()) return calibration.error();
     const std::unique_ptr<edge::quant::CalibSet>& calib = calibration->set;
     const QString calibNote = calibration->note;
@@ -242,7 +279,7 @@ edge::Result<EngineArtifact> buildEngine(std::shared_ptr<const LoadedModel> mode
             return error(ValidationText::tr("Compile: cannot read the evaluation text %1").arg(options.textPath));
         text = file.readAll().toStdString();
     }
-    auto calibration = prepareCalibration(*model, settings, options, text);
+    auto calibration = prepareCalibration(*model, settings, options, text, progress);
     if (!calibration.ok()) return calibration.error();
     // Quantized block by block from the file straight into the engine (compile's streamed path).
     edge::compile::CompileOptions co;

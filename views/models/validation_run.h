@@ -29,6 +29,12 @@ struct ValidationSettings {
     bool bitflip = true;
     int jitterTokens = 64, jitterRuns = 5;  // the engine's defaults
     int calibSequences = 8, calibLength = 64;
+    // Which of the calibration text's paragraphs calibrate: "all" of them in order, or
+    // `calibSamples` chosen "random"ly or as "kmeans" representatives of the model's embeddings
+    // (seeded; engine/calib select_paragraphs).
+    QString calibSelect = QStringLiteral("all");
+    int calibSamples = 16;
+    quint64 calibSeed = 1;
     edge::validate::Thresholds thresholds;
 };
 
@@ -52,7 +58,8 @@ struct Calibration {
     QString note;  // "tinystories_sample.txt: kept 40 of 46 paragraphs; ..."
 };
 edge::Result<Calibration> prepareCalibration(const LoadedModel& model, const std::vector<LayerSetting>& settings,
-                                             const ValidationSettings& options, const std::string& evaluation);
+                                             const ValidationSettings& options, const std::string& evaluation,
+                                             edge::Progress* progress = nullptr);
 
 // A plan with no quantized layer is refused (there is nothing to compare).
 edge::Result<ValidationOutcome> runValidation(std::shared_ptr<const LoadedModel> model,

@@ -6,12 +6,14 @@
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QEvent>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QInputDialog>
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
@@ -19,6 +21,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTableView>
@@ -33,6 +36,7 @@
 #include "views/models/job.h"
 #include "views/models/model_document.h"
 #include "views/models/telemetry_store.h"
+#include "views/models/workload_list_model.h"
 #include "views/style.h"
 #include "views/telemetry_chart.h"
 
@@ -69,6 +73,12 @@ BoardsPage::BoardsPage(ModelDocument* document, QWidget* parent)
       chat_(new QCheckBox(this)),
       tokensLabel_(new QLabel(this)),
       tokens_(new QSpinBox(this)),
+      workloads_(new WorkloadListModel(this)),
+      workloadLabel_(new QLabel(this)),
+      workload_(new QComboBox(this)),
+      saveWorkload_(new QPushButton(this)),
+      serveWorkload_(new QPushButton(this)),
+      removeWorkload_(new QPushButton(this)),
       deploy_(new QPushButton(this)),
       profile_(new QPushButton(this)),
       cancel_(new QPushButton(this)),
@@ -154,13 +164,20 @@ BoardsPage::BoardsPage(ModelDocument* document, QWidget* parent)
     form->addLayout(engineRow, 0, 1, 1, 3);
     form->addWidget(folderLabel_, 1, 0);
     form->addWidget(folder_, 1, 1, 1, 3);
-    form->addWidget(promptLabel_, 2, 0);
+    form->addWidget(workloadLabel_, 2, 0);
+    auto* workloadRow = new QHBoxLayout;
+    workloadRow->addWidget(workload_, 1);
+    workloadRow->addWidget(saveWorkload_);
+    workloadRow->addWidget(serveWorkload_);
+    workloadRow->addWidget(removeWorkload_);
+    form->addLayout(workloadRow, 2, 1, 1, 3);
+    form->addWidget(promptLabel_, 3, 0);
     auto* promptRow = new QHBoxLayout;
     promptRow->addWidget(prompts_, 1);
     promptRow->addWidget(chat_);
-    form->addLayout(promptRow, 2, 1);
-    form->addWidget(tokensLabel_, 2, 2);
-    form->addWidget(tokens_, 2, 3);
+    form->addLayout(promptRow, 3, 1);
+    form->addWidget(tokensLabel_, 3, 2);
+    form->addWidget(tokens_, 3, 3);
     form->setColumnStretch(1, 1);
     auto* runRow = new QHBoxLayout;
     runRow->addWidget(deploy_);
@@ -241,6 +258,30 @@ BoardsPage::BoardsPage(ModelDocument* document, QWidget* parent)
     connect(add_, &QPushButton::clicked, this, &BoardsPage::addBoardDialog);
     connect(remove_, &QPushButton::clicked, this, [this] { boards_->removeUserBoard(selectedBoard()); });
     connect(reload_, &QPushButton::clicked, this, [this] { reloadBoards(boards_->sshConfigPath()); });
+    connect(workloads_, &WorkloadListModel::workloadsChanged, this, &BoardsPage::rebuildWorkloads);
+    connect(workload_, &QComboBox::currentIndexChanged, this, &BoardsPage::workloadChosen);
+    connect(saveWorkload_, &QPushButton::clicked, this, [this] {
+        bool ok = false;
+        const QString name = QInputDialog::getText(this, tr("Save workload"), tr("Name"), QLineEdit::Normal,
+                                                   tr("workload %1").arg(workloads_->rowCount() + 1), &ok);
+        if (!ok) return;
+        if (auto r = savePromptsAs(name); !r) showError(tr("Save workload"), r.message());
+    });
+    connect(serveWorkload_, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Serving workload"), QString(),
+                                                          tr("Workloads (*.workload);;All files (*)"));
+        if (path.isEmpty()) return;
+        bool ok = false;
+        const QString name = QInputDialog::getText(this, tr("Serving workload"), tr("Name"), QLineEdit::Normal,
+                                                   QFileInfo(path).completeBaseName(), &ok);
+        if (!ok) return;
+        const int concurrency =
+            QInputDialog::getInt(this, tr("Serving workload"), tr("Requests at once"), 8, 1, 4096, 1, &ok);
+        if (!ok) return;
+        if (auto r = addServeWorkload(path, name, concurrency); !r) showError(tr("Serving workload"), r.message());
+    });
+    connect(removeWorkload_, &QPushButton::clicked, this,
+            [this] { workloads_->remove(workloads_->rowOfName(selectedWorkload())); });
     connect(browse_, &QPushButton::clicked, this, [this] {
         const QString path = QFileDialog::getOpenFileName(
             this, tr("Engine or model to deploy"), QFileInfo(engine_->text()).absolutePath(),
@@ -359,10 +400,85 @@ void BoardsPage::deploy() {
 void BoardsPage::profile() {
     const int row = selectedBoard();
     if (row < 0) return showError(tr("Profile"), tr("Select a board first."));
+    const int w = workloads_->rowOfName(selectedWorkload());
+    if (w >= 0) {
+        controller_->profile(boards_->board(row), folder_->text().trimmed(), workloads_->at(w));
+        return;
+    }
     QStringList prompts;
     for (const QString& p : prompts_->text().split(QLatin1Char('|')))
         if (!p.trimmed().isEmpty()) prompts << p.trimmed();
     controller_->profile(boards_->board(row), folder_->text().trimmed(), prompts, tokens_->value(), chat_->isChecked());
+}
+
+Result BoardsPage::saveWorkload(const ProfileWorkload& workload) {
+    if (auto r = workloads_->save(workload); !r) return r;
+    selectWorkload(workload.name);
+    return {};
+}
+
+Result BoardsPage::savePromptsAs(const QString& name) {
+    ProfileWorkload w;
+    w.name = name.trimmed();
+    for (const QString& p : prompts_->text().split(QLatin1Char('|')))
+        if (!p.trimmed().isEmpty()) w.prompts << p.trimmed();
+    w.maxTokens = tokens_->value();
+    w.chat = chat_->isChecked();
+    return saveWorkload(w);
+}
+
+Result BoardsPage::addServeWorkload(const QString& path, const QString& name, int concurrency) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return Result::failure(tr("%1: cannot read the workload file").arg(path));
+    ProfileWorkload w;
+    w.name = name.trimmed();
+    w.serveText = QString::fromUtf8(f.readAll());
+    w.serveSource = QFileInfo(path).fileName();
+    w.concurrency = concurrency;
+    if (w.serveText.isEmpty()) return Result::failure(tr("%1: the workload file is empty").arg(path));
+    return saveWorkload(w);
+}
+
+bool BoardsPage::selectWorkload(const QString& name) {
+    const int i = name.isEmpty() ? 0 : workload_->findData(name);
+    if (i < 0) return false;
+    workload_->setCurrentIndex(i);
+    return true;
+}
+
+QString BoardsPage::selectedWorkload() const { return workload_->currentData().toString(); }
+
+void BoardsPage::rebuildWorkloads() {
+    const QString keep = selectedWorkload();
+    const QSignalBlocker block(workload_);
+    workload_->clear();
+    workload_->addItem(tr("The prompts below (not saved)"), QString());
+    for (const ProfileWorkload& w : workloads_->workloads())
+        workload_->addItem(w.isServe()
+                               ? tr("%1 — serving %2 at concurrency %3").arg(w.name, w.serveSource).arg(w.concurrency)
+                               : tr("%1 — %n prompt(s)", nullptr, int(w.prompts.size())).arg(w.name),
+                           w.name);
+    const int i = workload_->findData(keep);
+    workload_->setCurrentIndex(i < 0 ? 0 : i);
+    workloadChosen();
+}
+
+void BoardsPage::workloadChosen() {
+    const int row = workloads_->rowOfName(selectedWorkload());
+    const bool named = row >= 0;
+    if (named) {
+        const ProfileWorkload& w = workloads_->at(row);
+        if (!w.isServe()) {
+            prompts_->setText(w.prompts.join(QStringLiteral(" | ")));
+            tokens_->setValue(w.maxTokens);
+            chat_->setChecked(w.chat);
+        }
+    }
+    // A named workload runs as saved: its prompts are shown, edited by saving the page's under a name.
+    prompts_->setEnabled(!named);
+    tokens_->setEnabled(!named);
+    chat_->setEnabled(!named);
+    removeWorkload_->setEnabled(named);
 }
 
 void BoardsPage::cancel() { controller_->cancel(); }
@@ -560,6 +676,14 @@ void BoardsPage::retranslate() {
     browse_->setText(tr("Browse…"));
     folderLabel_->setText(tr("Folder on board"));
     promptLabel_->setText(tr("Prompts (separate with |)"));
+    workloadLabel_->setText(tr("Workload"));
+    saveWorkload_->setText(tr("Save prompts as…"));
+    serveWorkload_->setText(tr("Serving workload…"));
+    serveWorkload_->setToolTip(
+        tr("An edge-workload file (as serve-bench reads) replayed through the board's "
+           "scheduler: requests arriving over time, at most N at once"));
+    removeWorkload_->setText(tr("Remove"));
+    rebuildWorkloads();
     tokensLabel_->setText(tr("Tokens"));
     chat_->setText(tr("Chat template"));
     chat_->setToolTip(

@@ -32,6 +32,8 @@ class BoardListModel;
 class ModelDocument;
 class TelemetryChart;
 class TelemetryStore;
+class WorkloadListModel;
+struct ProfileWorkload;
 struct DeployOutcome;
 struct ProfileOutcome;
 
@@ -62,6 +64,16 @@ public:
     bool isChat() const;
     void setPrompts(const QStringList& prompts);
     void setMaxTokens(int tokens);
+    // The project's named profile workloads (saved with it); the one chosen runs on Profile and
+    // names the measurement ("" = the prompts typed on the page).
+    WorkloadListModel* workloads() const { return workloads_; }
+    Result saveWorkload(const ProfileWorkload& workload);
+    // Saves the page's prompts, tokens and chat setting as a workload named `name`.
+    Result savePromptsAs(const QString& name);
+    // A serving workload (edge-workload file) replayed at `concurrency` through the board's scheduler.
+    Result addServeWorkload(const QString& path, const QString& name, int concurrency);
+    bool selectWorkload(const QString& name);
+    QString selectedWorkload() const;
     // Seconds of telemetry the charts show (0: everything kept).
     void setWindowSeconds(double seconds);
     double windowSeconds() const;
@@ -97,6 +109,8 @@ private:
     QString deployText() const;
     QString profileText() const;
     void setAutoEngine(const QString& path);
+    void rebuildWorkloads();
+    void workloadChosen();
 
     ModelDocument* document_;
     BoardListModel* boards_;
@@ -118,6 +132,12 @@ private:
     QCheckBox* chat_;  // prompts rendered with the engine's chat template
     QLabel* tokensLabel_;
     QSpinBox* tokens_;
+    WorkloadListModel* workloads_;
+    QLabel* workloadLabel_;
+    QComboBox* workload_;  // 0: the prompts below; then the project's workloads by name
+    QPushButton* saveWorkload_;
+    QPushButton* serveWorkload_;
+    QPushButton* removeWorkload_;
     QPushButton* deploy_;
     QPushButton* profile_;
     QPushButton* cancel_;

@@ -20,6 +20,9 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <initializer_list>
+
 #include "views/models/configuration_model.h"
 #include "views/models/job.h"
 #include "views/models/layer_plan_model.h"
@@ -46,6 +49,16 @@ ValidationPage::ValidationPage(ModelDocument* document, LayerPlanModel* plan, Co
       calib_(new QLineEdit(this)),
       calibBrowse_(new QPushButton(this)),
       calibNote_(new QLabel(this)),
+      selectLabel_(new QLabel(this)),
+      select_(new QComboBox(this)),
+      samplesLabel_(new QLabel(this)),
+      samples_(new QSpinBox(this)),
+      seedLabel_(new QLabel(this)),
+      seed_(new QSpinBox(this)),
+      sizeLabel_(new QLabel(this)),
+      sequences_(new QSpinBox(this)),
+      timesLabel_(new QLabel(this)),
+      length_(new QSpinBox(this)),
       protocolLabel_(new QLabel(this)),
       protocol_(new QComboBox(this)),
       partsLabel_(new QLabel(this)),
@@ -71,6 +84,18 @@ ValidationPage::ValidationPage(ModelDocument* document, LayerPlanModel* plan, Co
     protocol_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     parts_->setRange(1, 1000);
     parts_->setValue(6);
+    for (const char* key : {"all", "kmeans", "random"}) select_->addItem(QString(), QString::fromLatin1(key));
+    select_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    select_->setObjectName(QStringLiteral("calibSelect"));
+    const ValidationSettings defaults;
+    samples_->setRange(1, 100000);
+    samples_->setValue(defaults.calibSamples);
+    seed_->setRange(0, INT32_MAX);
+    seed_->setValue(int(defaults.calibSeed));
+    sequences_->setRange(1, 4096);
+    sequences_->setValue(defaults.calibSequences);
+    length_->setRange(8, 8192);
+    length_->setValue(defaults.calibLength);
     bitflip_->setChecked(true);
     run_->setObjectName(QStringLiteral("primary"));
     progress_->setRange(0, 1000);
@@ -125,12 +150,19 @@ ValidationPage::ValidationPage(ModelDocument* document, LayerPlanModel* plan, Co
     calibRow->addWidget(calib_, 1);
     calibRow->addWidget(calibBrowse_);
     form->addLayout(calibRow, 1, 1, 1, 5);
-    form->addWidget(calibNote_, 2, 1, 1, 5);
-    form->addWidget(protocolLabel_, 3, 0);
-    form->addWidget(protocol_, 3, 1);
-    form->addWidget(partsLabel_, 3, 2);
-    form->addWidget(parts_, 3, 3);
-    form->addWidget(bitflip_, 3, 4);
+    auto* selectRow = new QHBoxLayout;
+    for (QWidget* w : std::initializer_list<QWidget*>{select_, samplesLabel_, samples_, seedLabel_, seed_, sizeLabel_,
+                                                      sequences_, timesLabel_, length_})
+        selectRow->addWidget(w);
+    selectRow->addStretch(1);
+    form->addWidget(selectLabel_, 2, 0);
+    form->addLayout(selectRow, 2, 1, 1, 5);
+    form->addWidget(calibNote_, 3, 1, 1, 5);
+    form->addWidget(protocolLabel_, 4, 0);
+    form->addWidget(protocol_, 4, 1);
+    form->addWidget(partsLabel_, 4, 2);
+    form->addWidget(parts_, 4, 3);
+    form->addWidget(bitflip_, 4, 4);
     form->setColumnStretch(5, 1);
 
     auto* runRow = new QHBoxLayout;
@@ -172,6 +204,13 @@ ValidationPage::ValidationPage(ModelDocument* document, LayerPlanModel* plan, Co
             QFileDialog::getOpenFileName(this, tr("Calibration text"), start, tr("Text (*.txt);;All files (*)"));
         if (!path.isEmpty()) setCalibrationPath(path);
     });
+    auto updateSelect = [this] {
+        const bool picks = select_->currentData().toString() != QLatin1String("all");
+        samples_->setEnabled(picks);
+        seed_->setEnabled(picks);
+    };
+    connect(select_, &QComboBox::currentIndexChanged, this, updateSelect);
+    updateSelect();
     connect(run_, &QPushButton::clicked, this, &ValidationPage::run);
     connect(cancel_, &QPushButton::clicked, this, &ValidationPage::cancel);
     connect(job_, &JobSlot::progress, this, [this](double f, const QString& stage) {
@@ -226,7 +265,24 @@ ValidationSettings ValidationPage::settings() const {
     s.maxParts = parts_->value();
     s.bitflip = bitflip_->isChecked();
     s.thresholds = report_->thresholds();
+    s.calibSelect = select_->currentData().toString();
+    s.calibSamples = samples_->value();
+    s.calibSeed = quint64(seed_->value());
+    s.calibSequences = sequences_->value();
+    s.calibLength = length_->value();
     return s;
+}
+
+void ValidationPage::setCalibrationSelection(const QString& method, int samples, quint64 seed) {
+    const int i = select_->findData(method);
+    if (i >= 0) select_->setCurrentIndex(i);
+    samples_->setValue(samples);
+    seed_->setValue(int(std::min<quint64>(seed, quint64(INT32_MAX))));
+}
+
+void ValidationPage::setCalibrationSize(int sequences, int tokens) {
+    sequences_->setValue(sequences);
+    length_->setValue(tokens);
 }
 
 void ValidationPage::setTextPath(const QString& path) {
@@ -314,6 +370,18 @@ void ValidationPage::retranslate() {
     calibLabel_->setText(tr("Calibration text"));
     calib_->setPlaceholderText(tr("AWQ/GPTQ: empty = the evaluation text without the parts it scores"));
     calibBrowse_->setText(tr("Browse…"));
+    selectLabel_->setText(tr("Calibrate on"));
+    select_->setItemText(0, tr("every paragraph, in order"));
+    select_->setItemText(1, tr("k-means representatives"));
+    select_->setItemText(2, tr("a random draw"));
+    select_->setToolTip(
+        tr("k-means: the paragraphs nearest the centres of clusters of the model's own embeddings (what "
+           "calib-select does); random: a seeded uniform draw. Either chooses among the paragraphs left "
+           "after those the evaluation scores are removed."));
+    samplesLabel_->setText(tr("paragraphs"));
+    seedLabel_->setText(tr("seed"));
+    sizeLabel_->setText(tr("  sequences"));
+    timesLabel_->setText(tr("× tokens"));
     protocolLabel_->setText(tr("Split into"));
     protocol_->setItemText(0, tr("stories (<|endoftext|>)"));
     protocol_->setItemText(1, tr("paragraphs (blank lines)"));

@@ -41,6 +41,10 @@ public:
     void setTextPath(const QString& path);
     // The calibration text of AWQ/GPTQ layers ("": the evaluation text minus what it scores).
     void setCalibrationPath(const QString& path);
+    // How the calibration paragraphs are chosen: "all", "random" or "kmeans" (`samples` of them,
+    // seeded), and how much of them calibrates (sequences x tokens).
+    void setCalibrationSelection(const QString& method, int samples, quint64 seed = 1);
+    void setCalibrationSize(int sequences, int tokens);
     void setParts(int parts);
     // Where the last run's calibration came from and what was removed from it.
     QString calibrationNote() const;
@@ -76,6 +80,16 @@ private:
     QLineEdit* calib_;
     QPushButton* calibBrowse_;
     QLabel* calibNote_;
+    QLabel* selectLabel_;
+    QComboBox* select_;  // all / kmeans / random
+    QLabel* samplesLabel_;
+    QSpinBox* samples_;
+    QLabel* seedLabel_;
+    QSpinBox* seed_;
+    QLabel* sizeLabel_;
+    QSpinBox* sequences_;
+    QLabel* timesLabel_;
+    QSpinBox* length_;
     QLabel* protocolLabel_;
     QComboBox* protocol_;
     QLabel* partsLabel_;
