@@ -12,12 +12,12 @@
 #include <fstream>
 
 #include "app/cli/common.h"
-#include "engine/analysis/autoplan.h"
 #include "engine/analysis/cnn_sensitivity.h"
 #include "engine/analysis/sensitivity.h"
 #include "engine/analysis/torchscript_cnn.h"
 #include "engine/core/mapped_file.h"
 #include "engine/quant/apply.h"
+#include "engine/quant/autoplan.h"
 #include "engine/quant/calib.h"
 #include "engine/runtime/cpu/llama_cpu.h"
 #include "engine/validate/perplexity.h"
@@ -228,7 +228,7 @@ const char* short_name(quant::Precision p) {
     }
 }
 
-std::string choice_string(const analysis::AutoplanResult& p) {
+std::string choice_string(const quant::AutoplanResult& p) {
     std::string s;
     for (auto c : p.choice) s += short_name(c);
     return s;
@@ -244,7 +244,7 @@ Result<runtime::BoardCostModel> read_board_cost_model(const std::string& file, c
 }
 
 int run_autoplan(const AutoplanArgs& a) {
-    auto pred = analysis::parse_predictor(a.predictor);
+    auto pred = quant::parse_predictor(a.predictor);
     if (!pred.ok()) return fail(pred.error());
     if (a.budget.empty() && a.frontier <= 0 && a.budget_ms <= 0)
         return fail("autoplan needs --budget, --budget-ms-per-token (with --board) or --frontier N");
@@ -273,19 +273,19 @@ int run_autoplan(const AutoplanArgs& a) {
         if (!r.ok()) return fail(r.error());
         report = std::move(r).value();
     }
-    analysis::AutoplanOptions ao;
+    quant::AutoplanOptions ao;
     ao.predictor = *pred;
-    auto cands = analysis::plan_candidates(model, report, ao);
+    auto cands = quant::plan_candidates(model, analysis::autoplan_scores(report), ao);
     if (!cands.ok()) return fail(cands.error());
     int64_t params = 0;
     for (const auto& c : *cands) params += c.params;
 
     nlohmann::json out;
-    out["predictor"] = analysis::predictor_name(*pred);
+    out["predictor"] = quant::predictor_name(*pred);
     out["layers"] = cands->size();
     out["params"] = params;
     if (board) {
-        auto p = analysis::autoplan_for_board(*cands, model, *board, a.budget_ms, ao);
+        auto p = quant::autoplan_for_board(*cands, model, *board, a.budget_ms, ao);
         if (!p.ok()) return fail(p.error());
         if (auto s = write_file(a.an.out, quant::plan_to_json(p->plan)); !s.ok()) return fail(s.error());
         nlohmann::json layers = nlohmann::json::object();
@@ -307,9 +307,9 @@ int run_autoplan(const AutoplanArgs& a) {
                 p->bits_per_weight, p->predicted, choice_string(*p).c_str());
     }
     if (!a.budget.empty()) {
-        auto b = analysis::parse_budget(a.budget, params);
+        auto b = quant::parse_budget(a.budget, params);
         if (!b.ok()) return fail(b.error());
-        auto p = analysis::autoplan(*cands, *b, ao);
+        auto p = quant::autoplan(*cands, *b, ao);
         if (!p.ok()) return fail(p.error());
         if (auto s = write_file(a.an.out, quant::plan_to_json(p->plan)); !s.ok()) return fail(s.error());
         nlohmann::json layers = nlohmann::json::object();
@@ -331,11 +331,11 @@ int run_autoplan(const AutoplanArgs& a) {
         const Tokenizer& tok = *lc->first.tokenizer;
         using quant::Precision;
         const Precision uni[] = {Precision::INT4, Precision::INT8, Precision::FP16};
-        std::vector<analysis::AutoplanResult> uniform;
+        std::vector<quant::AutoplanResult> uniform;
         std::vector<double> uniform_ppl;
         nlohmann::json uj = nlohmann::json::array();
         for (Precision p : uni) {
-            uniform.push_back(analysis::uniform_autoplan(*cands, p, ao));
+            uniform.push_back(quant::uniform_autoplan(*cands, p, ao));
             auto ppl = measure_ppl(model, tok, *text, uniform.back().plan, a.eval_parts, a.an.o.threads);
             if (!ppl.ok()) return fail(ppl.error());
             uniform_ppl.push_back(*ppl);
@@ -362,7 +362,7 @@ int run_autoplan(const AutoplanArgs& a) {
             std::printf("%10s %8s %12s %10s %10s %10s  %s\n", "bytes", "bits/w", "predicted", "ppl", "uniform",
                         "uni ppl", "precisions (F fp16, 8 int8, 4 int4)");
         for (size_t bud : budgets) {
-            auto p = analysis::autoplan(*cands, bud, ao);
+            auto p = quant::autoplan(*cands, bud, ao);
             if (!p.ok()) return fail(p.error());
             auto ppl = measure_ppl(model, tok, *text, p->plan, a.eval_parts, a.an.o.threads);
             if (!ppl.ok()) return fail(ppl.error());
@@ -388,7 +388,7 @@ int run_autoplan(const AutoplanArgs& a) {
                             *ppl, u < 0 ? "-" : quant::precision_name(uni[u]), u < 0 ? 0.0 : uniform_ppl[size_t(u)],
                             choice_string(*p).c_str(), ok ? "" : "  WORSE than uniform");
         }
-        const double rho = analysis::spearman(predicted, measured);
+        const double rho = quant::spearman(predicted, measured);
         out["fp32_perplexity"] = *fp32;
         out["uniform"] = uj;
         out["frontier"] = fj;
@@ -425,7 +425,7 @@ int run_predict(const PredictArgs& a) {
     for (const std::string& path : a.plans) {
         auto plan = quant::load_plan(path);
         if (!plan.ok()) return fail(plan.error());
-        auto t = analysis::predict_tpot_ms(*loaded->model, *plan, *cm);
+        auto t = quant::predict_tpot_ms(*loaded->model, *plan, *cm);
         if (!t.ok()) return fail(err(path, ": ", t.message()));
         out.push_back({{"plan", path}, {"predicted_tpot_ms", *t}});
         if (!a.json) std::printf("%-40s %8.3f ms per token on %s\n", path.c_str(), *t, a.board.c_str());

@@ -217,4 +217,10 @@ Result<AnalysisReport> analysis_from_json(std::string_view text, const std::stri
     return r;
 }
 
+std::vector<quant::LayerScore> autoplan_scores(const AnalysisReport& report) {
+    std::vector<quant::LayerScore> out;
+    for (const LayerAnalysis& l : report.layers) out.push_back({l.layer, l.int4_kl, l.eig_mean_abs});
+    return out;
+}
+
 }  // namespace edge::analysis

@@ -11,6 +11,7 @@
 #include "engine/core/progress.h"
 #include "engine/core/result.h"
 #include "engine/model/ir.h"
+#include "engine/quant/autoplan.h"
 
 namespace edge::analysis {
 
@@ -50,6 +51,9 @@ struct AnalysisReport {
     double seconds = 0.0;
     std::vector<LayerAnalysis> layers;
 };
+
+// What autoplan reads of a report: each layer's INT4 KL and mean absolute eigenvalue.
+std::vector<quant::LayerScore> autoplan_scores(const AnalysisReport& report);
 
 // Runs the LibTorch pass (every layer) then, unless opts.quant is off, the empirical INT4 pass.
 // `seqs` are calibration token sequences (each starting with BOS). Progress covers both passes;

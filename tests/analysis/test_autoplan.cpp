@@ -5,11 +5,11 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/analysis/autoplan.h"
 #include "engine/analysis/sensitivity.h"
 #include "engine/core/mapped_file.h"
 #include "engine/model/loader.h"
 #include "engine/quant/apply.h"
+#include "engine/quant/autoplan.h"
 #include "engine/quant/calib.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "test_support.h"
@@ -20,6 +20,7 @@ using edge::tokenizer::make_tokenizer;
 
 using namespace edge;
 using namespace edge::analysis;
+using namespace edge::quant;
 using quant::Precision;
 
 namespace {
@@ -193,7 +194,7 @@ TEST(Analysis, Stories260KEndToEnd) {
     }
     EXPECT_EQ(top, 1);
 
-    auto cands = plan_candidates(*m, *r);
+    auto cands = plan_candidates(*m, autoplan_scores(*r));
     ASSERT_TRUE(cands.ok()) << cands.message();
     for (const auto& c : *cands) {
         ASSERT_EQ(c.options.size(), 3u);
@@ -273,7 +274,7 @@ TEST(BoardAutoplan, PredictsTheRestPlusEachLayersProductAndKeepsToTheTimeBudget)
     fuse_importance(rep.layers, 0.6);
     AutoplanOptions ao;
     ao.predictor = Predictor::Hessian;
-    auto cands = plan_candidates(*m, rep, ao);
+    auto cands = plan_candidates(*m, autoplan_scores(rep), ao);
     ASSERT_TRUE(cands.ok()) << cands.message();
     auto t16 = predict_tpot_ms(*m, quant::uniform_plan(Precision::FP16), cm);
     ASSERT_TRUE(t16.ok());

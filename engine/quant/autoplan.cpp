@@ -1,4 +1,5 @@
-#include "engine/analysis/autoplan.h"
+#include "engine/quant/autoplan.h"
+
 #include "engine/model/weights.h"
 
 #include <algorithm>
@@ -14,9 +15,7 @@ using edge::model::LayerInfo;
 using edge::model::list_layers;
 using edge::model::Model;
 
-namespace edge::analysis {
-
-using quant::Precision;
+namespace edge::quant {
 
 Result<Predictor> parse_predictor(std::string_view name) {
     if (name == "kl") return Predictor::KL;
@@ -28,8 +27,8 @@ const char* predictor_name(Predictor p) { return p == Predictor::KL ? "kl" : "he
 
 namespace {
 
-quant::QuantSpec spec_for(int bits, int64_t group) {
-    quant::QuantSpec s;
+QuantSpec spec_for(int bits, int64_t group) {
+    QuantSpec s;
     s.bits = bits;
     s.symmetric = true;
     s.grouping = QGrouping::Group;
@@ -38,8 +37,8 @@ quant::QuantSpec spec_for(int bits, int64_t group) {
     return s;
 }
 
-quant::LayerRule rule_for(const std::string& layer, Precision p, int64_t group) {
-    quant::LayerRule r;
+LayerRule rule_for(const std::string& layer, Precision p, int64_t group) {
+    LayerRule r;
     r.pattern = layer;
     r.precision = p;
     if (p == Precision::INT8 || p == Precision::INT4) {
@@ -69,11 +68,11 @@ AutoplanResult make_plan(const std::vector<LayerCandidates>& cands, const std::v
 
 }  // namespace
 
-Result<std::vector<LayerCandidates>> plan_candidates(const Model& m, const AnalysisReport& report,
+Result<std::vector<LayerCandidates>> plan_candidates(const Model& m, const std::vector<LayerScore>& scores,
                                                      const AutoplanOptions& opts) {
     std::vector<LayerCandidates> out;
     const std::vector<LayerInfo> infos = list_layers(m);
-    for (const LayerAnalysis& L : report.layers) {
+    for (const LayerScore& L : scores) {
         auto it = std::find_if(infos.begin(), infos.end(), [&](const LayerInfo& li) { return li.name == L.layer; });
         if (it == infos.end())
             return err(m.source_path, ": the sensitivity report names layer '", L.layer, "', which the model lacks");
@@ -93,9 +92,9 @@ Result<std::vector<LayerCandidates>> plan_candidates(const Model& m, const Analy
             }
             lc.options.push_back(fp16);
             for (int bits : {8, 4}) {
-                auto q = quant::quantize_rtn(w, spec_for(bits, opts.group_size));
+                auto q = quantize_rtn(w, spec_for(bits, opts.group_size));
                 if (!q.ok()) return err(L.layer, ": ", q.message());
-                const quant::ErrorReport e = quant::error_report(w, *q);
+                const ErrorReport e = error_report(w, *q);
                 lc.options.push_back(
                     {bits == 8 ? Precision::INT8 : Precision::INT4, q->nbytes, e.frobenius * e.frobenius, 0.0});
             }
@@ -199,12 +198,12 @@ Result<std::vector<int64_t>> layer_shape(const std::vector<LayerInfo>& infos, co
 
 }  // namespace
 
-Result<double> predict_tpot_ms(const Model& m, const quant::QuantPlan& plan, const runtime::BoardCostModel& cm) {
-    auto choices = quant::resolve_plan(m, plan);
+Result<double> predict_tpot_ms(const Model& m, const QuantPlan& plan, const runtime::BoardCostModel& cm) {
+    auto choices = resolve_plan(m, plan);
     if (!choices.ok()) return choices.error();
     const std::vector<LayerInfo> infos = list_layers(m);
     double ms = cm.rest_ms;
-    for (const quant::LayerChoice& c : *choices) {
+    for (const LayerChoice& c : *choices) {
         auto shape = layer_shape(infos, c.layer, m);
         if (!shape.ok()) return shape.error();
         auto us = runtime::linear_us(cm, (*shape)[0], (*shape)[1], cost_precision(c.precision));
@@ -344,4 +343,4 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b) {
     return sab / std::sqrt(saa * sbb);
 }
 
-}  // namespace edge::analysis
+}  // namespace edge::quant
