@@ -148,10 +148,7 @@ Result<runtime::BoardCostModel> measure_cost_model(const DeployArgs& a, const Bo
     c.root = root_of(a.b, b);
     c.launcher = b.launcher;
     c.threads = a.threads;
-    c.micro_profile_engine = fs::path(a.engine).filename().string();
-    auto out = (*s)->exec_checked(client::agent_command_line(c), "micro-profile", 600000);
-    if (!out.ok()) return out.error();
-    return runtime::cost_model_from_json(*out, "the micro-profile of " + b.name);
+    return client::measure_cost_model(**s, c, fs::path(a.engine).filename().string(), b.name);
 }
 
 int run_deploy(const DeployArgs& given) {

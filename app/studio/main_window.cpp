@@ -26,8 +26,10 @@
 
 #include <algorithm>
 
+#include "app/studio/board_autoplan.h"
 #include "app/studio/project_controller.h"
 #include "views/models/board_controller.h"
+#include "views/models/board_costs.h"
 #include "views/models/configuration_model.h"
 #include "views/models/format.h"
 #include "views/models/language.h"
@@ -66,7 +68,7 @@ MainWindow::MainWindow(views::Language* language, QWidget* parent, const QString
       statusModel_(new QLabel(this)) {
     project_ = new ProjectController(
         ProjectParts{document_, layersPage_->planModel(), configurations_, validationPage_, sensitivityPage_,
-                     boardsPage_->workloads(), [this] { return pageKey(currentPage()); },
+                     boardsPage_->workloads(), boardsPage_->costModels(), [this] { return pageKey(currentPage()); },
                      [this](const QString& key) { showPage(pageIndex(key)); }},
         autosavePath, this);
     nav_->setObjectName(QStringLiteral("pageList"));
@@ -132,6 +134,28 @@ MainWindow::MainWindow(views::Language* language, QWidget* parent, const QString
                                  5000);
         showPage(LayersPageIndex);
     });
+    // Each configuration's predicted time per token on every board with a cost model (shown
+    // against what the board measures on the Pareto page).
+    auto predict = [this] {
+        auto model = document_->current();
+        if (!model) return;
+        for (int r = 0; r < configurations_->rowCount(); ++r) {
+            const views::Configuration& c = configurations_->at(r);
+            if (c.layers.size() != model->layers.size()) continue;  // another model's configuration
+            const auto settings = views::settingsByName(model->layers, c.layers, c.settings);
+            configurations_->setPredictions(r, views::predictTpot(boardsPage_->costModels()->all(), *model, settings));
+        }
+    };
+    connect(boardsPage_->costModels(), &views::BoardCostModels::changed, this, predict);
+    autoplan_ = new BoardAutoplan(document_, layersPage_->planModel(), sensitivityPage_->model(),
+                                  boardsPage_->costModels(), this);
+    connect(layersPage_, &views::LayersPage::autoplanRequested, this, [this] { autoplan_->ask(this); });
+    connect(autoplan_, &BoardAutoplan::finished, this, [this](bool ok, const QString& message) {
+        if (!ok) return showError(tr("Autoplan for a board"), message);
+        showPage(LayersPageIndex);
+        statusBar()->showMessage(tr("Autoplan: %1. Validate it to add the configuration.").arg(message), 10000);
+    });
+    connect(configurations_, &QAbstractItemModel::rowsInserted, this, predict);
     connect(validationPage_, &views::ValidationPage::configurationAdded, this, [this](int row) {
         statusBar()->showMessage(tr("Configuration %1 added to the Pareto page").arg(configurations_->at(row).name),
                                  5000);

@@ -30,6 +30,7 @@ class RecentFilesModel;
 namespace edge::studio {
 
 class ProjectController;
+class BoardAutoplan;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -60,6 +61,8 @@ public:
     views::PruningPage* pruningPage() const { return pruningPage_; }
     views::ConfigurationModel* configurations() const { return configurations_; }
     ProjectController* project() const { return project_; }
+    // The Layers page's "Autoplan for a board…".
+    BoardAutoplan* boardAutoplan() const { return autoplan_; }
     views::RecentFilesModel* recentFiles() const { return recent_; }
     // Stable, untranslated page keys for files and tests: "home", "model", "layers", ...
     static QString pageKey(int page);
@@ -117,6 +120,7 @@ private:
     views::ParetoPage* paretoPage_;
     views::PruningPage* pruningPage_;
     views::BoardsPage* boardsPage_;
+    BoardAutoplan* autoplan_ = nullptr;
     ProjectController* project_;
     QLabel* statusModel_;
     QMenu* fileMenu_ = nullptr;

@@ -5,6 +5,7 @@
 #include <QTemporaryDir>
 #include <QUndoStack>
 
+#include "views/models/board_costs.h"
 #include "views/models/configuration_model.h"
 #include "views/models/layer_plan_model.h"
 #include "views/models/model_document.h"
@@ -31,6 +32,7 @@ ProjectController::ProjectController(ProjectParts parts, const QString& autosave
     connect(parts_.validation->reportModel(), &views::ValidationReportModel::thresholdsChanged, this, dirty);
     connect(parts_.sensitivity->model(), &views::SensitivityModel::metricsChanged, this, dirty);
     connect(parts_.workloads, &views::WorkloadListModel::workloadsChanged, this, dirty);
+    connect(parts_.costModels, &views::BoardCostModels::changed, this, dirty);
     connect(parts_.document, &views::ModelDocument::modelChanged, this, [this] {
         if (!pending_) return;
         const views::ProjectData p = std::move(*pending_);
@@ -54,6 +56,7 @@ views::ProjectData ProjectController::snapshot() const {
     p.configurations = parts_.configurations->configurations();
     p.sensitivity = parts_.sensitivity->model()->empirical();
     p.workloads = parts_.workloads->workloads();
+    p.costModels = parts_.costModels->all();
     p.page = parts_.currentPage ? parts_.currentPage() : QString();
     return p;
 }
@@ -122,6 +125,7 @@ void ProjectController::applyRest(const views::ProjectData& p) {
     parts_.configurations->setConfigurations(p.configurations);
     if (!p.sensitivity.empty()) parts_.sensitivity->model()->setEmpirical(p.sensitivity);
     parts_.workloads->setWorkloads(p.workloads);
+    parts_.costModels->setAll(p.costModels);
     if (!p.page.isEmpty() && parts_.showPage) parts_.showPage(p.page);
     quiet_ = false;
     setModified(modifiedAfterApply_);

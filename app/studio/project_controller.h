@@ -21,6 +21,7 @@ class ConfigurationModel;
 class SensitivityPage;
 class ValidationPage;
 class WorkloadListModel;
+class BoardCostModels;
 }  // namespace edge::views
 
 namespace edge::studio {
@@ -32,6 +33,7 @@ struct ProjectParts {
     views::ValidationPage* validation;
     views::SensitivityPage* sensitivity;
     views::WorkloadListModel* workloads;  // the Boards page's named profile workloads
+    views::BoardCostModels* costModels;   // the boards' cost models
     std::function<QString()> currentPage;
     std::function<void(const QString&)> showPage;
 };

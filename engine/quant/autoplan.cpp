@@ -213,6 +213,24 @@ Result<double> predict_tpot_ms(const Model& m, const QuantPlan& plan, const runt
     return ms;
 }
 
+Result<double> fastest_tpot_ms(const std::vector<LayerCandidates>& cands, const Model& m,
+                               const runtime::BoardCostModel& cm) {
+    const std::vector<LayerInfo> infos = list_layers(m);
+    double fastest = cm.rest_ms;
+    for (const LayerCandidates& lc : cands) {
+        auto shape = layer_shape(infos, lc.layer, m);
+        if (!shape.ok()) return shape.error();
+        double least = std::numeric_limits<double>::infinity();
+        for (const Candidate& c : lc.options) {
+            auto us = runtime::linear_us(cm, (*shape)[0], (*shape)[1], cost_precision(c.precision));
+            if (!us.ok()) return err(lc.layer, ": ", us.message());
+            least = std::min(least, *us / 1000.0);
+        }
+        fastest += least;
+    }
+    return fastest;
+}
+
 Result<AutoplanResult> autoplan_for_board(const std::vector<LayerCandidates>& cands, const Model& m,
                                           const runtime::BoardCostModel& cm, double budget_ms,
                                           const AutoplanOptions& opts) {
@@ -229,7 +247,8 @@ Result<AutoplanResult> autoplan_for_board(const std::vector<LayerCandidates>& ca
         for (Candidate& c : lc.options) {
             auto us = runtime::linear_us(cm, (*shape)[0], (*shape)[1], cost_precision(c.precision));
             if (!us.ok()) return err(lc.layer, ": ", us.message());
-            c.bytes = size_t(std::llround(*us / 1000.0 * kUnitsPerMs));
+            // Rounded up, so a plan the knapsack keeps within budget units is within the budget.
+            c.bytes = size_t(std::ceil(*us / 1000.0 * kUnitsPerMs));
             least = std::min(least, *us / 1000.0);
         }
         fastest += least;

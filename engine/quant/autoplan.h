@@ -73,6 +73,12 @@ Result<AutoplanResult> autoplan(const std::vector<LayerCandidates>& cands, size_
 // where it leaves a layer). An error names a layer whose shape or precision the model lacks.
 Result<double> predict_tpot_ms(const model::Model& m, const QuantPlan& plan, const runtime::BoardCostModel& cm);
 
+// The least predicted time per token on the board any plan of `cands` can have: the rest of a
+// step plus each layer at its fastest precision there (not always INT4: tiny products are
+// dominated by their overheads).
+Result<double> fastest_tpot_ms(const std::vector<LayerCandidates>& cands, const model::Model& m,
+                               const runtime::BoardCostModel& cm);
+
 // The minimum-predicted-loss plan whose predicted time per token on the board is at most
 // `budget_ms` (the same knapsack, over the layers' measured product times instead of bytes).
 // A budget below the fastest plan's predicted time is an error giving that time.

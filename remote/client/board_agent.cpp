@@ -160,4 +160,12 @@ std::string agent_command_line(const AgentCommand& c) {
     return cmd;
 }
 
+Result<runtime::BoardCostModel> measure_cost_model(SshSession& s, AgentCommand c, const std::string& engine_name,
+                                                   const std::string& board) {
+    c.micro_profile_engine = engine_name;
+    auto out = s.exec_checked(agent_command_line(c), "micro-profile", 600000);
+    if (!out.ok()) return out.error();
+    return runtime::cost_model_from_json(*out, "the micro-profile of " + board);
+}
+
 }  // namespace edge::client

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/core/result.h"
+#include "engine/runtime/cost_model.h"
 #include "remote/client/deploy.h"
 #include "remote/client/sha256_file.h"
 
@@ -68,5 +69,11 @@ struct AgentCommand {
 };
 // The shell command line that starts the agent of the live version.
 std::string agent_command_line(const AgentCommand& c);
+
+// The board's decode cost model (engine/runtime/cost_model.h), measured by the live version's agent
+// on its engine `engine_name` (c.micro_profile_engine is set to it): `edge-agent --micro-profile`
+// through the board's launcher, its JSON read back. Errors name `board` and the step.
+Result<runtime::BoardCostModel> measure_cost_model(SshSession& s, AgentCommand c, const std::string& engine_name,
+                                                   const std::string& board);
 
 }  // namespace edge::client

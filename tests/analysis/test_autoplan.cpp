@@ -278,6 +278,9 @@ TEST(BoardAutoplan, PredictsTheRestPlusEachLayersProductAndKeepsToTheTimeBudget)
     ASSERT_TRUE(cands.ok()) << cands.message();
     auto t16 = predict_tpot_ms(*m, quant::uniform_plan(Precision::FP16), cm);
     ASSERT_TRUE(t16.ok());
+    auto fastest = fastest_tpot_ms(*cands, *m, cm);  // INT4 is every layer's fastest here
+    ASSERT_TRUE(fastest.ok()) << fastest.message();
+    EXPECT_NEAR(*fastest, *t4, 1e-9);
     double last_error = std::numeric_limits<double>::infinity();
     for (double f : {0.0, 0.3, 0.6, 1.0}) {
         const double budget = *t4 + f * (*t16 - *t4) + 1e-6;

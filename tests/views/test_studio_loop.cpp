@@ -21,20 +21,25 @@
 
 #include "test_helpers.h"
 #include "test_support.h"
+#include "views/models/autoplan_run.h"
 #include "views/models/board_controller.h"
+#include "views/models/board_costs.h"
 #include "views/models/board_list_model.h"
 #include "views/models/configuration_model.h"
 #include "views/models/job.h"
 #include "views/models/language.h"
 #include "views/models/layer_plan_model.h"
 #include "views/models/model_document.h"
+#include "views/models/project.h"
 #include "views/models/workload_list_model.h"
 #include "views/pages/boards_page.h"
 #include "views/pages/layers_page.h"
 #include "views/pages/pareto_page.h"
+#include "views/pages/sensitivity_page.h"
 #include "views/pages/validation_page.h"
 
 #if defined(EDGE_HAVE_STUDIO_WINDOW) && defined(EDGE_HAVE_SSHD_FIXTURE)
+#include "app/studio/board_autoplan.h"
 #include "app/studio/main_window.h"
 #include "app/studio/project_controller.h"
 #include "remote/client/board_agent.h"
@@ -422,6 +427,114 @@ TEST(StudioLoop, ADeployInterruptedMidUploadIsADialogAndKeepsTheLiveVersionAndMe
     EXPECT_NE(window->configurations()->at(0).engine(QStringLiteral("cpu")), nullptr);
     EXPECT_FALSE(controller->busy());
     window->project()->discardChanges();
+    EXPECT_TRUE(window->close());
+}
+
+// Issue 18: autoplan against a board in the studio. A deployment with "Measure cost model" has the
+// agent time the board (its cost model, saved with the project); every configuration gets its
+// predicted time per token there; the Layers page's autoplan chooses FP16/INT8/INT4 per layer from
+// the Sensitivity page's measurements within a time budget on the board; validated, compiled,
+// deployed and profiled, its measured time stands beside the prediction on the Pareto page.
+TEST(StudioLoop, AutoplanAgainstABoardsCostModelAndThePredictionBesideTheMeasurement) {
+    EDGE_REQUIRE_SHARED(edge::views::test::stories260kPath().toStdString());
+    MeasuredStudio studio("studio-loop-autoplan");
+    ASSERT_EQ(studio.error, "");
+    MainWindow* window = studio.window.get();
+    BoardsPage* boards = window->boardsPage();
+    BoardController* controller = boards->controller();
+    ConfigurationModel* configs = window->configurations();
+    const QString board = QStringLiteral("lab-board");
+    QSignalSpy deployed(controller, &BoardController::deployed);
+    QSignalSpy profiled(controller, &BoardController::profiled);
+    QSignalSpy failed(controller, &BoardController::failed);
+    QSignalSpy measuredCost(controller, &BoardController::costModelMeasured);
+
+    // Deployed again with the cost model measured: C1 (INT8) gets its prediction on the board.
+    boards->setMeasureCostModel(true);
+    boards->deploy();
+    ASSERT_TRUE(waitUntil([&] { return deployed.size() + failed.size() > 0; }, 180000));
+    ASSERT_EQ(failed.size(), 0) << failed.front().at(2).toString().toStdString();
+    ASSERT_EQ(measuredCost.size(), 1);
+    const edge::runtime::BoardCostModel* cm = boards->costModels()->find(board);
+    ASSERT_NE(cm, nullptr);
+    EXPECT_GT(cm->engine_tpot_ms, 0.0);
+    EXPECT_FALSE(cm->linears.empty());
+    ASSERT_EQ(configs->at(0).predictedTpotMs.count(board), 1u);
+    EXPECT_GT(configs->at(0).predictedTpotMs.at(board), 0.0);
+    boards->setMeasureCostModel(false);
+
+    // Autoplan needs the layers' sensitivity and a board that has a cost model.
+    edge::studio::BoardAutoplan* autoplan = window->boardAutoplan();
+    QSignalSpy planned(autoplan, &edge::studio::BoardAutoplan::finished);
+    EXPECT_FALSE(autoplan->start(board, 1.0));
+    ASSERT_EQ(planned.size(), 1);
+    EXPECT_TRUE(planned.back().at(1).toString().contains(QStringLiteral("run the Sensitivity page first")));
+    EXPECT_FALSE(autoplan->start(QStringLiteral("elsewhere"), 1.0));
+    EXPECT_TRUE(planned.back().at(1).toString().contains(QStringLiteral("elsewhere has no cost model yet")));
+    window->sensitivityPage()->run();
+    ASSERT_TRUE(waitUntil([&] { return !window->sensitivityPage()->job()->isRunning(); }, 180000));
+    ASSERT_FALSE(window->sensitivityPage()->model()->empirical().empty());
+
+    // The budget: halfway between the fastest plan and the least-loss one (what a loose budget gives).
+    auto loaded = window->document()->current();
+    auto loose = autoplanForBoard(loaded, window->sensitivityPage()->model()->empirical(), *cm, 1e6);
+    ASSERT_TRUE(loose.ok()) << loose.message();
+    const double budget = 0.5 * (loose->fastestMs + loose->predictedTpotMs);
+    ASSERT_LT(loose->fastestMs, loose->predictedTpotMs);
+    EXPECT_TRUE(autoplan->start(board, 0.5 * loose->fastestMs));
+    ASSERT_TRUE(waitUntil([&] { return planned.size() == 3; }, 60000));
+    EXPECT_FALSE(planned.back().at(0).toBool());
+    EXPECT_TRUE(planned.back().at(1).toString().contains(QStringLiteral("below the fastest plan")))
+        << planned.back().at(1).toString().toStdString();
+    for (QMessageBox* box : window->findChildren<QMessageBox*>()) box->done(0);  // the refusals' dialogs
+    ASSERT_TRUE(autoplan->start(board, budget));
+    ASSERT_TRUE(waitUntil([&] { return planned.size() == 4; }, 60000));
+    ASSERT_TRUE(planned.back().at(0).toBool()) << planned.back().at(1).toString().toStdString();
+    const std::vector<LayerSetting> chosen = window->layersPage()->planModel()->settings();
+    const auto predicted = predictTpot(boards->costModels()->all(), *loaded, chosen);
+    ASSERT_EQ(predicted.count(board), 1u);
+    EXPECT_LE(predicted.at(board), budget) << planned.back().at(1).toString().toStdString();
+    EXPECT_NE(chosen, loose->settings) << "the least-loss plan is over the budget";
+
+    // Validated, compiled, deployed and profiled: the prediction and the measurement side by side.
+    const int c2 = validate(*window);
+    ASSERT_EQ(c2, 1);
+    EXPECT_NEAR(configs->at(c2).predictedTpotMs.at(board), predicted.at(board), 1e-9);
+    QSignalSpy compiled(window->paretoPage(), &ParetoPage::engineCompiled);
+    ASSERT_TRUE(window->paretoPage()->compileConfiguration(c2, QStringLiteral("cpu")));
+    ASSERT_TRUE(
+        waitUntil([&] { return compiled.size() == 1 || !window->paretoPage()->compileJob()->isRunning(); }, 180000));
+    ASSERT_EQ(compiled.size(), 1) << window->paretoPage()->compileMessage().toStdString();
+    boards->setEnginePath(configs->at(c2).engine(QStringLiteral("cpu"))->path);
+    boards->deploy();
+    ASSERT_TRUE(waitUntil([&] { return deployed.size() + failed.size() > 1; }, 180000));
+    ASSERT_EQ(failed.size(), 0) << failed.front().at(2).toString().toStdString();
+    EXPECT_EQ(measuredCost.size(), 1) << "measured only when asked";
+    boards->profile();
+    ASSERT_TRUE(waitUntil([&] { return profiled.size() + failed.size() > 0; }, 180000));
+    ASSERT_EQ(failed.size(), 0) << failed.front().at(2).toString().toStdString();
+    QCoreApplication::processEvents();
+    ASSERT_EQ(configs->at(c2).measurements.size(), 1u);
+    ParetoPage* pareto = window->paretoPage();
+    pareto->setCost(ConfigurationModel::BoardTpot);
+    window->showPage(MainWindow::ParetoPageIndex);
+    QTest::qWait(50);
+    pareto->plot()->replot();
+    EXPECT_EQ(pareto->pointCount(), 2);
+    EXPECT_EQ(pareto->predictedCount(), 2);
+    QTest::mouseMove(pareto->plot(), QPoint(2, 2));
+    QTest::mouseMove(pareto->plot(), pareto->pointPosition(c2).toPoint());
+    EXPECT_TRUE(pareto->hoverText().contains(QStringLiteral("predicted"))) << pareto->hoverText().toStdString();
+    shootStep(*window, studio.language, MainWindow::ParetoPageIndex, QStringLiteral("08-pareto-predicted"));
+
+    // Saved and reopened: the board's cost model and the predictions are in the project.
+    const QString project = studio.dir + QStringLiteral("/autoplan.edgeproj");
+    ASSERT_TRUE(window->saveProject(project));
+    ProjectData saved;
+    ASSERT_TRUE(succeeded(loadProjectFile(project, &saved)));
+    ASSERT_EQ(saved.costModels.count(board), 1u);
+    EXPECT_EQ(saved.costModels.at(board).linears.size(), cm->linears.size());
+    EXPECT_NEAR(saved.configurations[size_t(c2)].predictedTpotMs.at(board), predicted.at(board), 1e-9);
     EXPECT_TRUE(window->close());
 }
 #endif

@@ -129,8 +129,15 @@ bool BoardController::deploy(const edge::client::Board& board, const QString& en
     const std::string root = folder.toStdString();
     const uint64_t engineBytes = uint64_t(fi.size());
     const QString knownHosts = knownHosts_, sshConfig = sshConfig_;
-    deployJob_->start<edge::client::DeployReport>(
-        [=](edge::Progress* p) -> edge::Result<edge::client::DeployReport> {
+    const bool measureCost = measureCostModel_;
+    const std::string engineName = fi.fileName().toStdString();
+    struct Deployed {
+        edge::client::DeployReport report;
+        std::optional<edge::runtime::BoardCostModel> cost;
+        std::string costError;
+    };
+    deployJob_->start<Deployed>(
+        [=](edge::Progress* p) -> edge::Result<Deployed> {
             // A declined host key ends the deployment: no retry asks again.
             auto declined = std::make_shared<std::atomic<bool>>(false);
             auto confirm = [guard, p, declined](const std::string& fp, const std::string& where) {
@@ -179,14 +186,32 @@ bool BoardController::deploy(const edge::client::Board& board, const QString& en
                     emit c->event(name, tr("Attempt %1 failed: %2; retrying in %3 ms").arg(attempt).arg(q(e)).arg(ms));
                 });
             };
-            return edge::client::deploy_with_retry([opts] { return edge::client::SshSession::connect(opts); }, d,
-                                                   policy);
+            auto report =
+                edge::client::deploy_with_retry([opts] { return edge::client::SshSession::connect(opts); }, d, policy);
+            if (!report.ok()) return report.error();
+            Deployed out{std::move(report).value(), std::nullopt, std::string()};
+            if (measureCost && !edge::is_cancelled(p)) {
+                // The agent just deployed times the board on the engine just deployed (its cost
+                // model, engine/runtime/cost_model.h); a failure here leaves the deployment live.
+                edge::report(p, 1.0, tr("Measuring %1's cost model").arg(name).toStdString());
+                auto s = edge::client::SshSession::connect(opts);
+                auto cm = s.ok() ? edge::client::measure_cost_model(*s.value(), {root, board.launcher}, engineName,
+                                                                    board.name)
+                                 : edge::Result<edge::runtime::BoardCostModel>(s.error());
+                if (cm.ok())
+                    out.cost = std::move(cm).value();
+                else
+                    out.costError = cm.message();
+            }
+            return out;
         },
-        [this, name](edge::Result<edge::client::DeployReport> r) {
-            if (!r.ok()) {
-                emit failed(name, tr("Deploy"), userErrorText(tr("Deploying to %1 failed.").arg(name), r.error()));
+        [this, name](edge::Result<Deployed> deployed) {
+            if (!deployed.ok()) {
+                emit failed(name, tr("Deploy"),
+                            userErrorText(tr("Deploying to %1 failed.").arg(name), deployed.error()));
                 return;
             }
+            const edge::client::DeployReport* r = &deployed->report;
             DeployOutcome o;
             o.version = q(r->version);
             o.previousVersion = q(r->previous_version);
@@ -204,7 +229,12 @@ bool BoardController::deploy(const edge::client::Board& board, const QString& en
             o.attempts = r->attempts;
             o.seconds = r->seconds;
             lastDeploy_ = o;
-            emit deployed(name, o);
+            emit this->deployed(name, o);
+            if (deployed->cost) emit costModelMeasured(name, *deployed->cost);
+            if (!deployed->costError.empty())
+                emit failed(name, tr("Cost model"),
+                            tr("Deployed %1, but measuring the board's cost model failed: %2")
+                                .arg(o.version, q(deployed->costError)));
         });
     return true;
 }

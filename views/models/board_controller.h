@@ -14,6 +14,7 @@
 
 #include <memory>
 
+#include "engine/runtime/cost_model.h"
 #include "remote/client/boards.h"
 #include "remote/client/profile.h"
 #include "views/models/configuration_model.h"
@@ -72,6 +73,10 @@ public:
     QString lastAgent() const { return lastAgent_; }
     // The folder agents are looked for from (default: the studio's own; remote/client/board_agent.h).
     void setAgentSearchDir(const QString& dir) { agentSearchDir_ = dir; }
+    // After each deployment the agent just sent measures the board's decode cost model on the
+    // engine just sent (edge-agent --micro-profile; costModelMeasured()).
+    void setMeasureCostModel(bool on) { measureCostModel_ = on; }
+    bool measuresCostModel() const { return measureCostModel_; }
 
     JobSlot* deployJob() const { return deployJob_; }
     JobSlot* profileJob() const { return profileJob_; }
@@ -98,6 +103,7 @@ signals:
     void hostKeyQuestion(const QString& where, const QString& fingerprint);
     void deployed(const QString& board, const DeployOutcome& outcome);
     void profiled(const QString& board, const ProfileOutcome& outcome);
+    void costModelMeasured(const QString& board, const edge::runtime::BoardCostModel& model);
     // What went wrong (title: which action), the board's state and the charts unchanged.
     void failed(const QString& board, const QString& title, const QString& message);
     // Retries, agent restarts, the agent's log lines.
@@ -111,6 +117,7 @@ private:
     JobSlot* deployJob_;
     JobSlot* profileJob_;
     QString knownHosts_, sshConfig_, agentPath_, lastAgent_, agentSearchDir_;
+    bool measureCostModel_ = false;
     std::shared_ptr<HostKeyWait> pendingHostKey_;
     quint64 run_ = 0;
     bool runHasData_ = false;

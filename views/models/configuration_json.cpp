@@ -182,6 +182,9 @@ QJsonObject configurationToJson(const Configuration& c) {
     for (const auto& e : c.engines) engines.append(engineToJson(e));
     for (const auto& m : c.measurements) measurements.append(measurementToJson(m));
     if (!engines.isEmpty()) o.insert(QStringLiteral("engines"), engines);
+    QJsonObject predicted;
+    for (const auto& [board, ms] : c.predictedTpotMs) predicted.insert(board, ms);
+    if (!predicted.isEmpty()) o.insert(QStringLiteral("predicted_tpot_ms"), predicted);
     if (!measurements.isEmpty()) o.insert(QStringLiteral("measurements"), measurements);
     return o;
 }
@@ -242,6 +245,14 @@ Result configurationFromJson(const QJsonObject& o, Configuration* c) {
     }
     for (const QJsonValue& m : o.value(QStringLiteral("measurements")).toArray())
         r.measurements.push_back(measurementFromJson(m.toObject()));
+    const QJsonObject predicted = o.value(QStringLiteral("predicted_tpot_ms")).toObject();
+    for (auto it = predicted.begin(); it != predicted.end(); ++it) {
+        const double ms = it.value().toDouble(-1);
+        if (!(ms >= 0.0 && ms < 1e12))
+            return Result::failure(ConfigurationText::tr("configuration %1: the predicted time on %2 is not a time")
+                                       .arg(r.name, it.key().left(64)));
+        r.predictedTpotMs[it.key()] = ms;
+    }
     if (auto plan = settingsFromJson(o.value(QStringLiteral("plan")).toObject(), &r.layers, &r.settings); !plan)
         return plan;
     *c = std::move(r);

@@ -82,6 +82,12 @@ int ConfigurationModel::addMeasurement(const BoardMeasurement& m) {
     return row;
 }
 
+void ConfigurationModel::setPredictions(int row, std::map<QString, double> predictedTpotMs) {
+    if (row < 0 || row >= rowCount() || list_[size_t(row)].predictedTpotMs == predictedTpotMs) return;
+    list_[size_t(row)].predictedTpotMs = std::move(predictedTpotMs);
+    emit artifactsChanged(row);
+}
+
 QString ConfigurationModel::nextName() const { return QStringLiteral("C%1").arg(list_.size() + 1); }
 
 double ConfigurationModel::cost(const Configuration& c, Cost cost) {

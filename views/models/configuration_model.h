@@ -10,6 +10,7 @@
 #include <QJsonObject>
 #include <QStringList>
 
+#include <map>
 #include <vector>
 
 #include "views/models/layer_plan.h"
@@ -65,6 +66,9 @@ struct Configuration {
     QDateTime when;
     std::vector<EngineArtifact> engines;         // per target, newest last
     std::vector<BoardMeasurement> measurements;  // per board run, newest last
+    // Predicted time per output token (ms) per board, from the board's cost model (what the
+    // measurement on that board checks; views/models/board_costs.h).
+    std::map<QString, double> predictedTpotMs;
     const EngineArtifact* engine(const QString& target) const;
     // The newest measurement (of `board`, or of any board when empty); null when none.
     const BoardMeasurement* measurement(const QString& board = QString()) const;
@@ -98,6 +102,7 @@ public:
     // Attaches a board's measurement to the configuration whose engine has `m.engineSha256`;
     // returns its row, or -1 when no configuration compiled that engine.
     int addMeasurement(const BoardMeasurement& m);
+    void setPredictions(int row, std::map<QString, double> predictedTpotMs);
     // The row whose engine (any target) has this SHA-256, or -1.
     int rowOfEngine(const QString& sha256) const;
     const std::vector<Configuration>& configurations() const { return list_; }

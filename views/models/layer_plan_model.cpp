@@ -200,6 +200,18 @@ bool LayerPlanModel::loadPlan(const QString& path) {
     return true;
 }
 
+bool LayerPlanModel::setSettings(const std::vector<LayerSetting>& settings, const QString& description) {
+    if (!model_) return refuse(tr("No model is loaded"));
+    if (settings.size() != settings_.size())
+        return refuse(tr("The plan has %1 layers; the open model %2").arg(settings.size()).arg(settings_.size()));
+    lastError_.clear();
+    if (settings == settings_) return true;
+    std::vector<int> rows;
+    for (int i = 0; i < rowCount(); ++i) rows.push_back(i);
+    undo_->push(new SetSettingsCommand(this, std::move(rows), settings_, settings, description));
+    return true;
+}
+
 void LayerPlanModel::retranslate() {
     if (rowCount() > 0) emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
     emit headerDataChanged(Qt::Horizontal, 0, ColumnCount - 1);

@@ -68,6 +68,9 @@ public:
     // Plan files (see layer_plan.h). Loading is one undoable step; a failed load changes nothing.
     bool savePlan(const QString& path);
     bool loadPlan(const QString& path);
+    // Every layer's setting at once (one per row, in order: what autoplan chose), as one undoable
+    // step named `description`; refused (false, lastError()) when the count does not match.
+    bool setSettings(const std::vector<LayerSetting>& settings, const QString& description);
 
     uint64_t estimatedBytes() const { return estimated_; }
     uint64_t fp32Bytes() const { return uint64_t(params_) * 4u; }

@@ -17,9 +17,11 @@
 #include <QStringList>
 
 #include <functional>
+#include <map>
 #include <vector>
 
 #include "engine/quant/sensitivity.h"
+#include "engine/runtime/cost_model.h"
 #include "engine/validate/consistency.h"
 #include "views/models/configuration_model.h"
 #include "views/models/result.h"
@@ -38,7 +40,8 @@ struct ProjectData {
     std::vector<Configuration> configurations;
     std::vector<edge::quant::LayerSensitivity> sensitivity;
     QStringList boards;
-    std::vector<ProfileWorkload> workloads;  // the Boards page's named profile workloads
+    std::vector<ProfileWorkload> workloads;                       // the Boards page's named profile workloads
+    std::map<QString, edge::runtime::BoardCostModel> costModels;  // per board, measured on deploy
     QString page;
 };
 

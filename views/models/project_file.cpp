@@ -43,6 +43,14 @@ QByteArray projectToJson(const ProjectData& p) {
     QJsonArray workloads;
     for (const auto& w : p.workloads) workloads.append(workloadToJson(w));
     if (!workloads.isEmpty()) o.insert(QStringLiteral("workloads"), workloads);
+    // The boards' cost models, as the cost-models file of `deploy --cost-models` holds them.
+    std::string costs;
+    for (const auto& [board, cm] : p.costModels) {
+        auto next = edge::runtime::with_board_cost_model(costs, "the project", board.toStdString(), cm);
+        if (next.ok()) costs = std::move(next).value();
+    }
+    if (!costs.empty())
+        o.insert(QStringLiteral("cost_models"), QJsonDocument::fromJson(QByteArray::fromStdString(costs)).object());
     return QJsonDocument(o).toJson(QJsonDocument::Indented);
 }
 
@@ -102,6 +110,15 @@ Result projectFromJson(const QByteArray& json, const QString& source, ProjectDat
         if (const auto r = workloadFromJson(v.toObject(), &w); !r)
             return Result::failure(QStringLiteral("%1: %2").arg(source, r.message()));
         p.workloads.push_back(std::move(w));
+    }
+    const QJsonObject costs = o.value(QStringLiteral("cost_models")).toObject();
+    if (!costs.isEmpty()) {
+        const std::string text = QJsonDocument(costs).toJson(QJsonDocument::Compact).toStdString();
+        for (const QString& board : costs.value(QStringLiteral("boards")).toObject().keys()) {
+            auto cm = edge::runtime::board_cost_model(text, source.toStdString(), board.toStdString());
+            if (!cm.ok()) return Result::failure(QString::fromStdString(cm.message()));
+            p.costModels[board] = std::move(cm).value();
+        }
     }
     *out = std::move(p);
     return {};

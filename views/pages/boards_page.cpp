@@ -21,6 +21,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSettings>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QSplitter>
@@ -32,6 +33,7 @@
 #include <cmath>
 
 #include "views/models/board_controller.h"
+#include "views/models/board_costs.h"
 #include "views/models/board_list_model.h"
 #include "views/models/job.h"
 #include "views/models/model_document.h"
@@ -74,6 +76,8 @@ BoardsPage::BoardsPage(ModelDocument* document, QWidget* parent)
       tokensLabel_(new QLabel(this)),
       tokens_(new QSpinBox(this)),
       workloads_(new WorkloadListModel(this)),
+      costModels_(new BoardCostModels(this)),
+      measureCost_(new QCheckBox(this)),
       workloadLabel_(new QLabel(this)),
       workload_(new QComboBox(this)),
       saveWorkload_(new QPushButton(this)),
@@ -181,6 +185,7 @@ BoardsPage::BoardsPage(ModelDocument* document, QWidget* parent)
     form->setColumnStretch(1, 1);
     auto* runRow = new QHBoxLayout;
     runRow->addWidget(deploy_);
+    runRow->addWidget(measureCost_);
     runRow->addWidget(profile_);
     runRow->addWidget(cancel_);
     runRow->addSpacing(12);
@@ -289,6 +294,19 @@ BoardsPage::BoardsPage(ModelDocument* document, QWidget* parent)
         if (!path.isEmpty()) setEnginePath(path);
     });
     connect(deploy_, &QPushButton::clicked, this, &BoardsPage::deploy);
+    measureCost_->setChecked(QSettings().value(QStringLiteral("boards/measure_cost_model"), false).toBool());
+    controller_->setMeasureCostModel(measureCost_->isChecked());
+    connect(measureCost_, &QCheckBox::toggled, this, [this](bool on) {
+        controller_->setMeasureCostModel(on);
+        QSettings().setValue(QStringLiteral("boards/measure_cost_model"), on);
+    });
+    connect(controller_, &BoardController::costModelMeasured, this,
+            [this](const QString& board, const edge::runtime::BoardCostModel& cm) {
+                costModels_->set(board, cm);
+                logEvent(board, tr("Cost model measured: %1 ms per token on %2 (%3)")
+                                    .arg(cm.engine_tpot_ms, 0, 'f', 3)
+                                    .arg(QString::fromStdString(cm.engine), QString::fromStdString(cm.kernels)));
+            });
     connect(profile_, &QPushButton::clicked, this, &BoardsPage::profile);
     connect(cancel_, &QPushButton::clicked, this, &BoardsPage::cancel);
     connect(exportCsv_, &QPushButton::clicked, this, [this] {
@@ -410,6 +428,8 @@ void BoardsPage::profile() {
         if (!p.trimmed().isEmpty()) prompts << p.trimmed();
     controller_->profile(boards_->board(row), folder_->text().trimmed(), prompts, tokens_->value(), chat_->isChecked());
 }
+
+void BoardsPage::setMeasureCostModel(bool on) { measureCost_->setChecked(on); }
 
 Result BoardsPage::saveWorkload(const ProfileWorkload& workload) {
     if (auto r = workloads_->save(workload); !r) return r;
@@ -690,6 +710,11 @@ void BoardsPage::retranslate() {
         tr("Send each prompt as a user message in the engine's own chat template (instruct "
            "models); generation stops at any end-of-turn token"));
     deploy_->setText(tr("Deploy"));
+    measureCost_->setText(tr("Measure cost model"));
+    measureCost_->setToolTip(
+        tr("After deploying, the agent times every layer shape of the engine at FP32, FP16, "
+           "INT8 and INT4 on the board (edge-agent --micro-profile): the board's cost model, "
+           "which predicts each configuration's time per token and guides Autoplan"));
     profile_->setText(tr("Profile"));
     cancel_->setText(tr("Cancel"));
     windowLabel_->setText(tr("Window"));

@@ -33,6 +33,7 @@ class ModelDocument;
 class TelemetryChart;
 class TelemetryStore;
 class WorkloadListModel;
+class BoardCostModels;
 struct ProfileWorkload;
 struct DeployOutcome;
 struct ProfileOutcome;
@@ -67,6 +68,10 @@ public:
     // The project's named profile workloads (saved with it); the one chosen runs on Profile and
     // names the measurement ("" = the prompts typed on the page).
     WorkloadListModel* workloads() const { return workloads_; }
+    // The boards' cost models (saved with the project): with *Measure cost model* ticked, each
+    // deployment ends with the agent timing the board on the engine just sent.
+    BoardCostModels* costModels() const { return costModels_; }
+    void setMeasureCostModel(bool on);
     Result saveWorkload(const ProfileWorkload& workload);
     // Saves the page's prompts, tokens and chat setting as a workload named `name`.
     Result savePromptsAs(const QString& name);
@@ -133,6 +138,8 @@ private:
     QLabel* tokensLabel_;
     QSpinBox* tokens_;
     WorkloadListModel* workloads_;
+    BoardCostModels* costModels_;
+    QCheckBox* measureCost_;
     QLabel* workloadLabel_;
     QComboBox* workload_;  // 0: the prompts below; then the project's workloads by name
     QPushButton* saveWorkload_;

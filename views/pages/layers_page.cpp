@@ -115,6 +115,8 @@ QWidget* LayersPage::buildToolbar() {
     redoButton_->setToolButtonStyle(Qt::ToolButtonTextOnly);
     openPlan_ = new QPushButton(bar);
     savePlan_ = new QPushButton(bar);
+    autoplan_ = new QPushButton(bar);
+    autoplan_->setObjectName(QStringLiteral("autoplan"));
     connect(filter_, &QLineEdit::textChanged, proxy_, &LayerFilterModel::setFilterText);
     connect(kind_, &QComboBox::currentIndexChanged, this,
             [this] { proxy_->setKindFilter(kind_->currentData().toString()); });
@@ -124,6 +126,7 @@ QWidget* LayersPage::buildToolbar() {
     });
     connect(openPlan_, &QPushButton::clicked, this, &LayersPage::openPlanDialog);
     connect(savePlan_, &QPushButton::clicked, this, &LayersPage::savePlanDialog);
+    connect(autoplan_, &QPushButton::clicked, this, &LayersPage::autoplanRequested);
     auto* row = new QHBoxLayout(bar);
     row->setContentsMargins(0, 4, 0, 0);
     row->addWidget(filter_);
@@ -135,6 +138,7 @@ QWidget* LayersPage::buildToolbar() {
     row->addSpacing(12);
     row->addWidget(openPlan_);
     row->addWidget(savePlan_);
+    row->addWidget(autoplan_);
     return bar;
 }
 
@@ -266,6 +270,7 @@ void LayersPage::showModel() {
     stack_->setCurrentIndex(loaded ? 1 : 0);
     openPlan_->setEnabled(bool(loaded));
     savePlan_->setEnabled(bool(loaded));
+    autoplan_->setEnabled(bool(loaded));
     updateSelection();
     updateTotals();
 }
@@ -319,6 +324,10 @@ void LayersPage::retranslate() {
     redo_->setText(tr("Redo"));
     openPlan_->setText(tr("Open plan…"));
     savePlan_->setText(tr("Save plan…"));
+    autoplan_->setText(tr("Autoplan for a board…"));
+    autoplan_->setToolTip(
+        tr("FP16 / INT8 / INT4 per layer: the least quality loss (the Sensitivity page's "
+           "measurements) within a time per token on a board (its measured cost model)"));
     bulkGroup_->setItemText(bulkGroup_->findData(qint64(0)), tr("channel"));
     bulkApply_->setText(tr("Apply to selected"));
     sizeCaption_->setText(tr("Estimated size:"));

@@ -45,6 +45,10 @@ public slots:
     void openPlanDialog();
     void savePlanDialog();
 
+signals:
+    // "Autoplan for a board…": the window asks for the board and the time budget.
+    void autoplanRequested();
+
 protected:
     void changeEvent(QEvent* event) override;
 
@@ -76,6 +80,7 @@ private:
     QToolButton* redoButton_ = nullptr;
     QPushButton* openPlan_ = nullptr;
     QPushButton* savePlan_ = nullptr;
+    QPushButton* autoplan_ = nullptr;
     QLabel* bulkLabel_ = nullptr;
     QComboBox* bulkPrecision_ = nullptr;
     QComboBox* bulkMethod_ = nullptr;

@@ -292,6 +292,17 @@ int ParetoPage::pointCount() const {
     return int(std::count_if(points_.begin(), points_.end(), [](const QPointF& p) { return !std::isnan(p.x()); }));
 }
 
+int ParetoPage::predictedCount() const {
+    return int(
+        std::count_if(predicted_.begin(), predicted_.end(), [](const QPointF& p) { return !std::isnan(p.x()); }));
+}
+
+QPointF ParetoPage::predictedPosition(int row) const {
+    if (row < 0 || row >= int(predicted_.size()) || std::isnan(predicted_[size_t(row)].x())) return {};
+    return {plot_->xAxis->coordToPixel(predicted_[size_t(row)].x()),
+            plot_->yAxis->coordToPixel(predicted_[size_t(row)].y())};
+}
+
 QPointF ParetoPage::pointPosition(int row) const {
     if (row < 0 || row >= int(points_.size())) return {};
     return {plot_->xAxis->coordToPixel(points_[size_t(row)].x()), plot_->yAxis->coordToPixel(points_[size_t(row)].y())};
@@ -301,11 +312,13 @@ int ParetoPage::rowAt(const QPointF& pos) const {
     int best = -1;
     double bestD = 14.0 * 14.0;
     for (int r = 0; r < int(points_.size()); ++r) {
-        const QPointF p = pointPosition(r);
-        const double d = (p.x() - pos.x()) * (p.x() - pos.x()) + (p.y() - pos.y()) * (p.y() - pos.y());
-        if (d < bestD) {
-            bestD = d;
-            best = r;
+        for (const QPointF& p : {pointPosition(r), predictedPosition(r)}) {
+            if (p.isNull()) continue;
+            const double d = (p.x() - pos.x()) * (p.x() - pos.x()) + (p.y() - pos.y()) * (p.y() - pos.y());
+            if (d < bestD) {
+                bestD = d;
+                best = r;
+            }
         }
     }
     return best;
@@ -321,13 +334,30 @@ void ParetoPage::hover(const QPointF& pos) {
     }
     const Configuration& c = configurations_->at(row);
     if (cost_ == ConfigurationModel::BoardTpot) {
+        const QString board = predictedBoard_[size_t(row)];
+        const auto p = c.predictedTpotMs.find(board);
+        const bool predicted = !board.isEmpty() && p != c.predictedTpotMs.end();
         if (const BoardMeasurement* m = c.measurement()) {
-            hover_->setText(tr("%1 on %2 · perplexity %3 · TPOT p50 %4 ms, p99 %5 ms · TTFT %6 ms · %7 tokens/s · "
-                               "peak %8 MiB")
-                                .arg(c.name, m->board, QString::number(c.ppl, 'f', 4),
-                                     QString::number(m->tpotP50Ms, 'f', 3), QString::number(m->tpotP99Ms, 'f', 3),
-                                     QString::number(m->ttftMs, 'f', 1), QString::number(m->tokensPerS, 'f', 1),
-                                     QString::number(m->peakRssMiB, 'f', 1)));
+            QString text =
+                tr("%1 on %2 · perplexity %3 · TPOT p50 %4 ms, p99 %5 ms · TTFT %6 ms · %7 tokens/s · "
+                   "peak %8 MiB")
+                    .arg(c.name, m->board, QString::number(c.ppl, 'f', 4), QString::number(m->tpotP50Ms, 'f', 3),
+                         QString::number(m->tpotP99Ms, 'f', 3), QString::number(m->ttftMs, 'f', 1),
+                         QString::number(m->tokensPerS, 'f', 1), QString::number(m->peakRssMiB, 'f', 1));
+            if (predicted && p->second > 0)
+                text += tr(" · predicted %1 ms (measured %2%3 %)")
+                            .arg(QString::number(p->second, 'f', 3),
+                                 m->tpotP50Ms >= p->second ? QStringLiteral("+") : QString())
+                            .arg(100.0 * (m->tpotP50Ms - p->second) / p->second, 0, 'f', 1);
+            if (!m->workload.isEmpty()) text += tr(" · workload %1").arg(m->workload);
+            hover_->setText(text);
+            return;
+        }
+        if (predicted) {
+            hover_->setText(
+                tr("%1 · perplexity %2 · predicted %3 ms per token on %4 (its cost model); not measured "
+                   "there yet: compile, deploy and profile it")
+                    .arg(c.name, QString::number(c.ppl, 'f', 4), QString::number(p->second, 'f', 3), board));
             return;
         }
     }
@@ -342,6 +372,8 @@ void ParetoPage::rebuild() {
     plot_->clearGraphs();
     plot_->clearItems();
     points_.clear();
+    predicted_.assign(configurations_->configurations().size(), QPointF(qQNaN(), qQNaN()));
+    predictedBoard_.assign(configurations_->configurations().size(), QString());
     const auto& list = configurations_->configurations();
     const double scale = cost_ == ConfigurationModel::Size ? 1024.0 : 1.0;
     quint64 minB = ~quint64(0), maxB = 0;
@@ -356,6 +388,35 @@ void ParetoPage::rebuild() {
         const Configuration& c = list[size_t(r)];
         const double x = ConfigurationModel::cost(c, cost_) / scale, y = c.ppl;
         points_.emplace_back(x, y);
+        if (cost_ == ConfigurationModel::BoardTpot) {
+            // The prediction for the board it was measured on (or, not measured yet, its first board).
+            const BoardMeasurement* m = c.measurement();
+            const auto p = m ? c.predictedTpotMs.find(m->board) : c.predictedTpotMs.begin();
+            if (p != c.predictedTpotMs.end()) {
+                predicted_[size_t(r)] = QPointF(p->second, y);
+                predictedBoard_[size_t(r)] = p->first;
+                x0 = std::min(x0, p->second), x1 = std::max(x1, p->second), y0 = std::min(y0, y), y1 = std::max(y1, y);
+                ++drawn;
+                QCPGraph* g = plot_->addGraph();
+                g->setLineStyle(QCPGraph::lsNone);
+                g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(accentColor(), 1.5), QBrush(), 12));
+                g->addData(p->second, y);
+                g->removeFromLegend();
+                if (m) {  // predicted -> measured
+                    auto* line = new QCPItemLine(plot_);
+                    line->start->setCoords(p->second, y);
+                    line->end->setCoords(x, y);
+                    line->setPen(QPen(accentColor(), 1, Qt::DotLine));
+                } else {
+                    auto* label = new QCPItemText(plot_);
+                    label->position->setCoords(p->second, y);
+                    label->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+                    label->setPadding(QMargins(10, 0, 0, 8));
+                    label->setText(tr("%1 · %2 (predicted)").arg(c.name, p->first));
+                    label->setFont(monoFont());
+                }
+            }
+        }
         if (std::isnan(x)) continue;  // never measured on a board
         ++drawn;
         x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);

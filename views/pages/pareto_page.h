@@ -36,6 +36,10 @@ public:
     void setCost(ConfigurationModel::Cost cost);
     // Points drawn (tests) and the rows on the frontier line.
     int pointCount() const;
+    // On the board axis: configurations with a predicted time on the board (its cost model) get a
+    // hollow marker there, joined to the measured point when there is one.
+    int predictedCount() const;
+    QPointF predictedPosition(int row) const;
     std::vector<int> frontRows() const { return front_; }
     // Pixel position of a configuration's point (tests drive hover / click with it).
     QPointF pointPosition(int row) const;
@@ -95,7 +99,9 @@ private:
     JobSlot* compileJob_;
     CompileContext context_;
     QLabel* empty_;
-    std::vector<QPointF> points_;  // per row, in plot coordinates
+    std::vector<QPointF> points_;     // per row, in plot coordinates
+    std::vector<QPointF> predicted_;  // per row: (predicted ms, perplexity) on the board axis, or NaN
+    std::vector<QString> predictedBoard_;
     std::vector<int> front_;
 };
 
