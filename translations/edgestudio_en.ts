@@ -2,6 +2,33 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="en">
 <context>
+    <name>Autoplan</name>
+    <message>
+        <source>Autoplan: no model is open</source>
+        <translation>Autoplan: no model is open</translation>
+    </message>
+    <message>
+        <source>Autoplan needs each layer&apos;s sensitivity: run the Sensitivity page first</source>
+        <translation>Autoplan needs each layer&apos;s sensitivity: run the Sensitivity page first</translation>
+    </message>
+    <message>
+        <source>Each layer&apos;s error at FP16, INT8 and INT4</source>
+        <translation>Each layer&apos;s error at FP16, INT8 and INT4</translation>
+    </message>
+    <message>
+        <source>Autoplan cancelled</source>
+        <translation>Autoplan cancelled</translation>
+    </message>
+    <message>
+        <source>Choosing precisions within the budget</source>
+        <translation>Choosing precisions within the budget</translation>
+    </message>
+    <message>
+        <source>Done</source>
+        <translation>Done</translation>
+    </message>
+</context>
+<context>
     <name>LayerPlan</name>
     <message>
         <source>%1: a pruning ratio must be between 0 and %2 %</source>
@@ -155,6 +182,73 @@
     <message>
         <source>the plan&apos;s pruning</source>
         <translation>the plan&apos;s pruning</translation>
+    </message>
+    <message>
+        <source>Calibration: %1</source>
+        <translation>Calibration: %1</translation>
+    </message>
+    <message>
+        <source>Calibration cancelled</source>
+        <translation>Calibration cancelled</translation>
+    </message>
+    <message>
+        <source>; %1 chose %2 of %3 paragraphs (seed %4)</source>
+        <translation>; %1 chose %2 of %3 paragraphs (seed %4)</translation>
+    </message>
+    <message>
+        <source>k-means</source>
+        <translation>k-means</translation>
+    </message>
+    <message>
+        <source>a random draw</source>
+        <translation>a random draw</translation>
+    </message>
+</context>
+<context>
+    <name>edge::studio::BoardAutoplan</name>
+    <message>
+        <source>Open a model first.</source>
+        <translation>Open a model first.</translation>
+    </message>
+    <message>
+        <source>%1 has no cost model yet: deploy to it with &quot;Measure cost model&quot; ticked on the Boards page.</source>
+        <translation>%1 has no cost model yet: deploy to it with &quot;Measure cost model&quot; ticked on the Boards page.</translation>
+    </message>
+    <message>
+        <source>Autoplan needs each layer&apos;s sensitivity: run the Sensitivity page first.</source>
+        <translation>Autoplan needs each layer&apos;s sensitivity: run the Sensitivity page first.</translation>
+    </message>
+    <message>
+        <source>predicted %1 ms per token on %2: %3 INT4, %4 INT8, %5 FP16 layers, %6 bits per weight</source>
+        <translation>predicted %1 ms per token on %2: %3 INT4, %4 INT8, %5 FP16 layers, %6 bits per weight</translation>
+    </message>
+    <message>
+        <source>Autoplan for %1</source>
+        <translation>Autoplan for %1</translation>
+    </message>
+    <message>
+        <source>Autoplan for a board</source>
+        <translation>Autoplan for a board</translation>
+    </message>
+    <message>
+        <source>No board has a cost model yet. On the Boards page, tick &quot;Measure cost model&quot; and deploy: the agent times the board on the engine it receives.</source>
+        <translation>No board has a cost model yet. On the Boards page, tick &quot;Measure cost model&quot; and deploy: the agent times the board on the engine it receives.</translation>
+    </message>
+    <message>
+        <source> ms</source>
+        <translation> ms</translation>
+    </message>
+    <message>
+        <source>%1 ran its engine (%2) at %3 ms per token; %4 of it outside the layers&apos; products.</source>
+        <translation>%1 ran its engine (%2) at %3 ms per token; %4 of it outside the layers&apos; products.</translation>
+    </message>
+    <message>
+        <source>Board</source>
+        <translation>Board</translation>
+    </message>
+    <message>
+        <source>Time per token at most</source>
+        <translation>Time per token at most</translation>
     </message>
 </context>
 <context>
@@ -362,6 +456,14 @@
             <numerusform>The plan now prunes %n groups</numerusform>
         </translation>
     </message>
+    <message>
+        <source>Autoplan for a board</source>
+        <translation>Autoplan for a board</translation>
+    </message>
+    <message>
+        <source>Autoplan: %1. Validate it to add the configuration.</source>
+        <translation>Autoplan: %1. Validate it to add the configuration.</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::BoardController</name>
@@ -416,6 +518,22 @@
     <message>
         <source>The board is %1: sending %2</source>
         <translation>The board is %1: sending %2</translation>
+    </message>
+    <message>
+        <source>Measuring %1&apos;s cost model</source>
+        <translation>Measuring %1&apos;s cost model</translation>
+    </message>
+    <message>
+        <source>Cost model</source>
+        <translation>Cost model</translation>
+    </message>
+    <message>
+        <source>Deployed %1, but measuring the board&apos;s cost model failed: %2</source>
+        <translation>Deployed %1, but measuring the board&apos;s cost model failed: %2</translation>
+    </message>
+    <message>
+        <source>Serving: %1 tokens</source>
+        <translation>Serving: %1 tokens</translation>
     </message>
 </context>
 <context>
@@ -771,6 +889,77 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <source>Send each prompt as a user message in the engine&apos;s own chat template (instruct models); generation stops at any end-of-turn token</source>
         <translation>Send each prompt as a user message in the engine&apos;s own chat template (instruct models); generation stops at any end-of-turn token</translation>
     </message>
+    <message>
+        <source>Save workload</source>
+        <translation>Save workload</translation>
+    </message>
+    <message>
+        <source>workload %1</source>
+        <translation>workload %1</translation>
+    </message>
+    <message>
+        <source>Serving workload</source>
+        <translation>Serving workload</translation>
+    </message>
+    <message>
+        <source>Workloads (*.workload);;All files (*)</source>
+        <translation>Workloads (*.workload);;All files (*)</translation>
+    </message>
+    <message>
+        <source>Requests at once</source>
+        <translation>Requests at once</translation>
+    </message>
+    <message>
+        <source>Cost model measured: %1 ms per token on %2 (%3)</source>
+        <translation>Cost model measured: %1 ms per token on %2 (%3)</translation>
+    </message>
+    <message>
+        <source>%1: cannot read the workload file</source>
+        <translation>%1: cannot read the workload file</translation>
+    </message>
+    <message>
+        <source>%1: the workload file is empty</source>
+        <translation>%1: the workload file is empty</translation>
+    </message>
+    <message>
+        <source>The prompts below (not saved)</source>
+        <translation>The prompts below (not saved)</translation>
+    </message>
+    <message>
+        <source>%1 — serving %2 at concurrency %3</source>
+        <translation>%1 — serving %2 at concurrency %3</translation>
+    </message>
+    <message numerus="yes">
+        <source>%1 — %n prompt(s)</source>
+        <translation>
+            <numerusform>%1 — %n prompt</numerusform>
+            <numerusform>%1 — %n prompts</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Workload</source>
+        <translation>Workload</translation>
+    </message>
+    <message>
+        <source>Save prompts as…</source>
+        <translation>Save prompts as…</translation>
+    </message>
+    <message>
+        <source>Serving workload…</source>
+        <translation>Serving workload…</translation>
+    </message>
+    <message>
+        <source>An edge-workload file (as serve-bench reads) replayed through the board&apos;s scheduler: requests arriving over time, at most N at once</source>
+        <translation>An edge-workload file (as serve-bench reads) replayed through the board&apos;s scheduler: requests arriving over time, at most N at once</translation>
+    </message>
+    <message>
+        <source>Measure cost model</source>
+        <translation>Measure cost model</translation>
+    </message>
+    <message>
+        <source>After deploying, the agent times every layer shape of the engine at FP32, FP16, INT8 and INT4 on the board (edge-agent --micro-profile): the board&apos;s cost model, which predicts each configuration&apos;s time per token and guides Autoplan</source>
+        <translation>After deploying, the agent times every layer shape of the engine at FP32, FP16, INT8 and INT4 on the board (edge-agent --micro-profile): the board&apos;s cost model, which predicts each configuration&apos;s time per token and guides Autoplan</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::ConfigurationModel</name>
@@ -841,6 +1030,18 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
     <message>
         <source>configuration %1: calibration &quot;%2&quot; is not a count</source>
         <translation>configuration %1: calibration &quot;%2&quot; is not a count</translation>
+    </message>
+    <message>
+        <source>configuration %1: calibration selection &quot;%2&quot; is not all, random or kmeans</source>
+        <translation>configuration %1: calibration selection &quot;%2&quot; is not all, random or kmeans</translation>
+    </message>
+    <message>
+        <source>configuration %1: calibration &quot;seed&quot; is not a seed</source>
+        <translation>configuration %1: calibration &quot;seed&quot; is not a seed</translation>
+    </message>
+    <message>
+        <source>configuration %1: the predicted time on %2 is not a time</source>
+        <translation>configuration %1: the predicted time on %2 is not a time</translation>
     </message>
 </context>
 <context>
@@ -1083,6 +1284,10 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <source>Pruning from the Pruning page</source>
         <translation>Pruning from the Pruning page</translation>
     </message>
+    <message>
+        <source>The plan has %1 layers; the open model %2</source>
+        <translation>The plan has %1 layers; the open model %2</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::LayerTreeModel</name>
@@ -1237,6 +1442,14 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
     <message>
         <source>Average bits per weight:</source>
         <translation>Average bits per weight:</translation>
+    </message>
+    <message>
+        <source>Autoplan for a board…</source>
+        <translation>Autoplan for a board…</translation>
+    </message>
+    <message>
+        <source>FP16 / INT8 / INT4 per layer: the least quality loss (the Sensitivity page&apos;s measurements) within a time per token on a board (its measured cost model)</source>
+        <translation>FP16 / INT8 / INT4 per layer: the least quality loss (the Sensitivity page&apos;s measurements) within a time per token on a board (its measured cost model)</translation>
     </message>
 </context>
 <context>
@@ -1460,6 +1673,22 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
     <message>
         <source>No configuration measured on a board yet: compile one, deploy it on the Boards page and profile it.</source>
         <translation>No configuration measured on a board yet: compile one, deploy it on the Boards page and profile it.</translation>
+    </message>
+    <message>
+        <source> · predicted %1 ms (measured %2%3 %)</source>
+        <translation> · predicted %1 ms (measured %2%3 %)</translation>
+    </message>
+    <message>
+        <source> · workload %1</source>
+        <translation> · workload %1</translation>
+    </message>
+    <message>
+        <source>%1 · perplexity %2 · predicted %3 ms per token on %4 (its cost model); not measured there yet: compile, deploy and profile it</source>
+        <translation>%1 · perplexity %2 · predicted %3 ms per token on %4 (its cost model); not measured there yet: compile, deploy and profile it</translation>
+    </message>
+    <message>
+        <source>%1 · %2 (predicted)</source>
+        <translation>%1 · %2 (predicted)</translation>
     </message>
 </context>
 <context>
@@ -2035,6 +2264,42 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <source>AWQ/GPTQ: empty = the evaluation text without the parts it scores</source>
         <translation>AWQ/GPTQ: empty = the evaluation text without the parts it scores</translation>
     </message>
+    <message>
+        <source>Calibrate on</source>
+        <translation>Calibrate on</translation>
+    </message>
+    <message>
+        <source>every paragraph, in order</source>
+        <translation>every paragraph, in order</translation>
+    </message>
+    <message>
+        <source>k-means representatives</source>
+        <translation>k-means representatives</translation>
+    </message>
+    <message>
+        <source>a random draw</source>
+        <translation>a random draw</translation>
+    </message>
+    <message>
+        <source>k-means: the paragraphs nearest the centres of clusters of the model&apos;s own embeddings (what calib-select does); random: a seeded uniform draw. Either chooses among the paragraphs left after those the evaluation scores are removed.</source>
+        <translation>k-means: the paragraphs nearest the centres of clusters of the model&apos;s own embeddings (what calib-select does); random: a seeded uniform draw. Either chooses among the paragraphs left after those the evaluation scores are removed.</translation>
+    </message>
+    <message>
+        <source>paragraphs</source>
+        <translation>paragraphs</translation>
+    </message>
+    <message>
+        <source>seed</source>
+        <translation>seed</translation>
+    </message>
+    <message>
+        <source>  sequences</source>
+        <translation>  sequences</translation>
+    </message>
+    <message>
+        <source>× tokens</source>
+        <translation>× tokens</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::ValidationReportModel</name>
@@ -2149,6 +2414,40 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
     <message>
         <source>Result</source>
         <translation>Result</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::WorkloadListModel</name>
+    <message>
+        <source>a workload needs a name</source>
+        <translation>a workload needs a name</translation>
+    </message>
+    <message>
+        <source>workload %1: the serving workload has no request</source>
+        <translation>workload %1: the serving workload has no request</translation>
+    </message>
+    <message>
+        <source>workload %1: concurrency %2 is not a count of requests</source>
+        <translation>workload %1: concurrency %2 is not a count of requests</translation>
+    </message>
+    <message>
+        <source>workload %1 has no prompt</source>
+        <translation>workload %1 has no prompt</translation>
+    </message>
+    <message>
+        <source>workload %1: %2 is not a count of tokens</source>
+        <translation>workload %1: %2 is not a count of tokens</translation>
+    </message>
+    <message>
+        <source>Serving workload %1 at concurrency %2</source>
+        <translation>Serving workload %1 at concurrency %2</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n prompt(s), %1 tokens each</source>
+        <translation>
+            <numerusform>%n prompt, %1 tokens each</numerusform>
+            <numerusform>%n prompts, %1 tokens each</numerusform>
+        </translation>
     </message>
 </context>
 </TS>

@@ -2,6 +2,33 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>Autoplan</name>
+    <message>
+        <source>Autoplan: no model is open</source>
+        <translation>自动方案：未打开模型</translation>
+    </message>
+    <message>
+        <source>Autoplan needs each layer&apos;s sensitivity: run the Sensitivity page first</source>
+        <translation>自动方案需要每一层的敏感度：请先运行“敏感度”页面</translation>
+    </message>
+    <message>
+        <source>Each layer&apos;s error at FP16, INT8 and INT4</source>
+        <translation>每一层在 FP16、INT8 和 INT4 下的误差</translation>
+    </message>
+    <message>
+        <source>Autoplan cancelled</source>
+        <translation>自动方案已取消</translation>
+    </message>
+    <message>
+        <source>Choosing precisions within the budget</source>
+        <translation>在预算内选择精度</translation>
+    </message>
+    <message>
+        <source>Done</source>
+        <translation>完成</translation>
+    </message>
+</context>
+<context>
     <name>LayerPlan</name>
     <message>
         <source>%1: a pruning ratio must be between 0 and %2 %</source>
@@ -155,6 +182,73 @@
     <message>
         <source>the plan&apos;s pruning</source>
         <translation>方案中的剪枝</translation>
+    </message>
+    <message>
+        <source>Calibration: %1</source>
+        <translation>校准：%1</translation>
+    </message>
+    <message>
+        <source>Calibration cancelled</source>
+        <translation>校准已取消</translation>
+    </message>
+    <message>
+        <source>; %1 chose %2 of %3 paragraphs (seed %4)</source>
+        <translation>；%1 从 %3 个段落中选出 %2 个（种子 %4）</translation>
+    </message>
+    <message>
+        <source>k-means</source>
+        <translation>k-means</translation>
+    </message>
+    <message>
+        <source>a random draw</source>
+        <translation>随机抽取</translation>
+    </message>
+</context>
+<context>
+    <name>edge::studio::BoardAutoplan</name>
+    <message>
+        <source>Open a model first.</source>
+        <translation>请先打开模型。</translation>
+    </message>
+    <message>
+        <source>%1 has no cost model yet: deploy to it with &quot;Measure cost model&quot; ticked on the Boards page.</source>
+        <translation>%1 尚无成本模型：请在“开发板”页面勾选“测量成本模型”后部署到该开发板。</translation>
+    </message>
+    <message>
+        <source>Autoplan needs each layer&apos;s sensitivity: run the Sensitivity page first.</source>
+        <translation>自动方案需要每一层的敏感度：请先运行“敏感度”页面。</translation>
+    </message>
+    <message>
+        <source>predicted %1 ms per token on %2: %3 INT4, %4 INT8, %5 FP16 layers, %6 bits per weight</source>
+        <translation>预计在 %2 上每词元 %1 ms：%3 层 INT4、%4 层 INT8、%5 层 FP16，平均每权重 %6 位</translation>
+    </message>
+    <message>
+        <source>Autoplan for %1</source>
+        <translation>为 %1 自动生成方案</translation>
+    </message>
+    <message>
+        <source>Autoplan for a board</source>
+        <translation>为开发板自动生成方案</translation>
+    </message>
+    <message>
+        <source>No board has a cost model yet. On the Boards page, tick &quot;Measure cost model&quot; and deploy: the agent times the board on the engine it receives.</source>
+        <translation>还没有任何开发板具有成本模型。请在“开发板”页面勾选“测量成本模型”并部署：代理会用收到的引擎对开发板计时。</translation>
+    </message>
+    <message>
+        <source> ms</source>
+        <translation> ms</translation>
+    </message>
+    <message>
+        <source>%1 ran its engine (%2) at %3 ms per token; %4 of it outside the layers&apos; products.</source>
+        <translation>%1 运行其引擎（%2）每词元 %3 ms；其中 %4 ms 在各层矩阵乘之外。</translation>
+    </message>
+    <message>
+        <source>Board</source>
+        <translation>开发板</translation>
+    </message>
+    <message>
+        <source>Time per token at most</source>
+        <translation>每词元时间上限</translation>
     </message>
 </context>
 <context>
@@ -361,6 +455,14 @@
             <numerusform>方案现在剪枝 %n 个组</numerusform>
         </translation>
     </message>
+    <message>
+        <source>Autoplan for a board</source>
+        <translation>为开发板自动生成方案</translation>
+    </message>
+    <message>
+        <source>Autoplan: %1. Validate it to add the configuration.</source>
+        <translation>自动方案：%1。请验证它以添加该配置。</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::BoardController</name>
@@ -415,6 +517,22 @@
     <message>
         <source>The board is %1: sending %2</source>
         <translation>开发板架构为 %1：发送 %2</translation>
+    </message>
+    <message>
+        <source>Measuring %1&apos;s cost model</source>
+        <translation>正在测量 %1 的成本模型</translation>
+    </message>
+    <message>
+        <source>Cost model</source>
+        <translation>成本模型</translation>
+    </message>
+    <message>
+        <source>Deployed %1, but measuring the board&apos;s cost model failed: %2</source>
+        <translation>已部署 %1，但测量开发板的成本模型失败：%2</translation>
+    </message>
+    <message>
+        <source>Serving: %1 tokens</source>
+        <translation>服务中：%1 个词元</translation>
     </message>
 </context>
 <context>
@@ -770,6 +888,76 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <source>Send each prompt as a user message in the engine&apos;s own chat template (instruct models); generation stops at any end-of-turn token</source>
         <translation>把每条提示词作为用户消息，套用引擎自带的对话模板（指令模型）；生成在任一轮次结束符处停止</translation>
     </message>
+    <message>
+        <source>Save workload</source>
+        <translation>保存负载</translation>
+    </message>
+    <message>
+        <source>workload %1</source>
+        <translation>负载 %1</translation>
+    </message>
+    <message>
+        <source>Serving workload</source>
+        <translation>服务负载</translation>
+    </message>
+    <message>
+        <source>Workloads (*.workload);;All files (*)</source>
+        <translation>负载 (*.workload);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Requests at once</source>
+        <translation>同时处理的请求数</translation>
+    </message>
+    <message>
+        <source>Cost model measured: %1 ms per token on %2 (%3)</source>
+        <translation>成本模型已测量：在 %2 上每词元 %1 ms（%3）</translation>
+    </message>
+    <message>
+        <source>%1: cannot read the workload file</source>
+        <translation>%1：无法读取负载文件</translation>
+    </message>
+    <message>
+        <source>%1: the workload file is empty</source>
+        <translation>%1：负载文件为空</translation>
+    </message>
+    <message>
+        <source>The prompts below (not saved)</source>
+        <translation>下方的提示词（未保存）</translation>
+    </message>
+    <message>
+        <source>%1 — serving %2 at concurrency %3</source>
+        <translation>%1 — 以并发 %3 服务 %2</translation>
+    </message>
+    <message numerus="yes">
+        <source>%1 — %n prompt(s)</source>
+        <translation>
+            <numerusform>%1 — %n 个提示词</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Workload</source>
+        <translation>负载</translation>
+    </message>
+    <message>
+        <source>Save prompts as…</source>
+        <translation>将提示词另存为…</translation>
+    </message>
+    <message>
+        <source>Serving workload…</source>
+        <translation>服务负载…</translation>
+    </message>
+    <message>
+        <source>An edge-workload file (as serve-bench reads) replayed through the board&apos;s scheduler: requests arriving over time, at most N at once</source>
+        <translation>通过开发板调度器重放的 edge-workload 文件（serve-bench 读取的格式）：请求随时间到达，最多同时处理 N 个</translation>
+    </message>
+    <message>
+        <source>Measure cost model</source>
+        <translation>测量成本模型</translation>
+    </message>
+    <message>
+        <source>After deploying, the agent times every layer shape of the engine at FP32, FP16, INT8 and INT4 on the board (edge-agent --micro-profile): the board&apos;s cost model, which predicts each configuration&apos;s time per token and guides Autoplan</source>
+        <translation>部署后，代理在开发板上以 FP32、FP16、INT8 和 INT4 对引擎的每种层形状计时（edge-agent --micro-profile）：即开发板的成本模型，用于预测每个配置的每词元时间并指导自动方案</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::ConfigurationModel</name>
@@ -840,6 +1028,18 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
     <message>
         <source>configuration %1: calibration &quot;%2&quot; is not a count</source>
         <translation>配置 %1：校准 &quot;%2&quot; 不是计数</translation>
+    </message>
+    <message>
+        <source>configuration %1: calibration selection &quot;%2&quot; is not all, random or kmeans</source>
+        <translation>配置 %1：校准选择“%2”不是 all、random 或 kmeans</translation>
+    </message>
+    <message>
+        <source>configuration %1: calibration &quot;seed&quot; is not a seed</source>
+        <translation>配置 %1：校准的“seed”不是有效的种子</translation>
+    </message>
+    <message>
+        <source>configuration %1: the predicted time on %2 is not a time</source>
+        <translation>配置 %1：在 %2 上的预测时间不是有效的时间</translation>
     </message>
 </context>
 <context>
@@ -1081,6 +1281,10 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <source>Pruning from the Pruning page</source>
         <translation>来自剪枝页面的剪枝</translation>
     </message>
+    <message>
+        <source>The plan has %1 layers; the open model %2</source>
+        <translation>方案有 %1 层；打开的模型有 %2 层</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::LayerTreeModel</name>
@@ -1232,6 +1436,14 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
     <message>
         <source>Average bits per weight:</source>
         <translation>平均每权重位数：</translation>
+    </message>
+    <message>
+        <source>Autoplan for a board…</source>
+        <translation>为开发板自动生成方案…</translation>
+    </message>
+    <message>
+        <source>FP16 / INT8 / INT4 per layer: the least quality loss (the Sensitivity page&apos;s measurements) within a time per token on a board (its measured cost model)</source>
+        <translation>逐层选择 FP16 / INT8 / INT4：在开发板的每词元时间预算内（依据其测得的成本模型）使质量损失最小（依据“敏感度”页面的测量）</translation>
     </message>
 </context>
 <context>
@@ -1454,6 +1666,22 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
     <message>
         <source>No configuration measured on a board yet: compile one, deploy it on the Boards page and profile it.</source>
         <translation>尚无在开发板上测量过的配置：请先编译一个配置，在“开发板”页面部署并进行性能分析。</translation>
+    </message>
+    <message>
+        <source> · predicted %1 ms (measured %2%3 %)</source>
+        <translation> · 预测 %1 ms（实测 %2%3 %）</translation>
+    </message>
+    <message>
+        <source> · workload %1</source>
+        <translation> · 负载 %1</translation>
+    </message>
+    <message>
+        <source>%1 · perplexity %2 · predicted %3 ms per token on %4 (its cost model); not measured there yet: compile, deploy and profile it</source>
+        <translation>%1 · 困惑度 %2 · 预计在 %4 上每词元 %3 ms（依据其成本模型）；尚未在该开发板上测量：请编译、部署并进行性能分析</translation>
+    </message>
+    <message>
+        <source>%1 · %2 (predicted)</source>
+        <translation>%1 · %2（预测）</translation>
     </message>
 </context>
 <context>
@@ -2029,6 +2257,42 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <source>AWQ/GPTQ: empty = the evaluation text without the parts it scores</source>
         <translation>AWQ/GPTQ：留空 = 使用评估文本中不参与评分的部分</translation>
     </message>
+    <message>
+        <source>Calibrate on</source>
+        <translation>校准数据</translation>
+    </message>
+    <message>
+        <source>every paragraph, in order</source>
+        <translation>全部段落（按顺序）</translation>
+    </message>
+    <message>
+        <source>k-means representatives</source>
+        <translation>k-means 代表样本</translation>
+    </message>
+    <message>
+        <source>a random draw</source>
+        <translation>随机抽取</translation>
+    </message>
+    <message>
+        <source>k-means: the paragraphs nearest the centres of clusters of the model&apos;s own embeddings (what calib-select does); random: a seeded uniform draw. Either chooses among the paragraphs left after those the evaluation scores are removed.</source>
+        <translation>k-means：模型自身嵌入聚类中距各簇中心最近的段落（与 calib-select 相同）；随机：带种子的均匀抽取。两者都只在移除评估所用段落后剩下的段落中选择。</translation>
+    </message>
+    <message>
+        <source>paragraphs</source>
+        <translation>个段落</translation>
+    </message>
+    <message>
+        <source>seed</source>
+        <translation>种子</translation>
+    </message>
+    <message>
+        <source>  sequences</source>
+        <translation>  序列数</translation>
+    </message>
+    <message>
+        <source>× tokens</source>
+        <translation>× 词元数</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::ValidationReportModel</name>
@@ -2143,6 +2407,39 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
     <message>
         <source>Result</source>
         <translation>结果</translation>
+    </message>
+</context>
+<context>
+    <name>edge::views::WorkloadListModel</name>
+    <message>
+        <source>a workload needs a name</source>
+        <translation>负载需要一个名称</translation>
+    </message>
+    <message>
+        <source>workload %1: the serving workload has no request</source>
+        <translation>负载 %1：服务负载中没有请求</translation>
+    </message>
+    <message>
+        <source>workload %1: concurrency %2 is not a count of requests</source>
+        <translation>负载 %1：并发数 %2 不是有效的请求数</translation>
+    </message>
+    <message>
+        <source>workload %1 has no prompt</source>
+        <translation>负载 %1 没有提示词</translation>
+    </message>
+    <message>
+        <source>workload %1: %2 is not a count of tokens</source>
+        <translation>负载 %1：%2 不是有效的词元数</translation>
+    </message>
+    <message>
+        <source>Serving workload %1 at concurrency %2</source>
+        <translation>以并发 %2 运行服务负载 %1</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n prompt(s), %1 tokens each</source>
+        <translation>
+            <numerusform>%n 个提示词，每个 %1 个词元</numerusform>
+        </translation>
     </message>
 </context>
 </TS>

@@ -498,11 +498,10 @@ TEST_F(BoardsPageSsh, NamedWorkloadsRunAndNameTheirMeasurements) {
     // Refused by name and line; nothing replaced.
     const fs::path bad = sshd_->dir / "bad.workload";
     std::ofstream(bad) << "edge-workload 1\nreq 0 - 10\n";
-    const Result r = page_->addServeWorkload(qs(bad), QStringLiteral("mixed"), 4);
-    ASSERT_FALSE(r.ok());
-    EXPECT_TRUE(r.message().contains(QStringLiteral("mixed:2"))) << r.message().toStdString();
-    EXPECT_FALSE(page_->addServeWorkload(qs(sshd_->dir / "none.workload"), QStringLiteral("x"), 4).ok());
-    EXPECT_FALSE(page_->savePromptsAs(QStringLiteral("  ")).ok());
+    EXPECT_TRUE(failsWith(page_->addServeWorkload(qs(bad), QStringLiteral("mixed"), 4), {QStringLiteral("mixed:2")}));
+    EXPECT_TRUE(failsWith(page_->addServeWorkload(qs(sshd_->dir / "none.workload"), QStringLiteral("x"), 4),
+                          {QStringLiteral("none.workload"), QStringLiteral("cannot read")}));
+    EXPECT_TRUE(failsWith(page_->savePromptsAs(QStringLiteral("  ")), {QStringLiteral("needs a name")}));
     EXPECT_EQ(list->rowCount(), 2);
     EXPECT_EQ(list->at(list->rowOfName(QStringLiteral("mixed"))).concurrency, 4);
 }
