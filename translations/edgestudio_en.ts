@@ -1579,10 +1579,6 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <translation>Pareto</translation>
     </message>
     <message>
-        <source>Each validated configuration is a point: lower perplexity and lower cost are better; the point&apos;s size and colour grow with its weights (green small, red large). The dashed line is the frontier no other configuration beats on both.</source>
-        <translation>Each validated configuration is a point: lower perplexity and lower cost are better; the point&apos;s size and colour grow with its weights (green small, red large). The dashed line is the frontier no other configuration beats on both.</translation>
-    </message>
-    <message>
         <source>Cost axis</source>
         <translation>Cost axis</translation>
     </message>
@@ -1690,6 +1686,58 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <source>%1 · %2 (predicted)</source>
         <translation>%1 · %2 (predicted)</translation>
     </message>
+    <message>
+        <source>Board time to first token (ms)</source>
+        <translation>Board time to first token (ms)</translation>
+    </message>
+    <message>
+        <source>Board tokens/s (higher is better)</source>
+        <translation>Board tokens/s (higher is better)</translation>
+    </message>
+    <message>
+        <source>Board peak memory (MiB)</source>
+        <translation>Board peak memory (MiB)</translation>
+    </message>
+    <message>
+        <source>Quality axis</source>
+        <translation>Quality axis</translation>
+    </message>
+    <message>
+        <source>Perplexity</source>
+        <translation>Perplexity</translation>
+    </message>
+    <message>
+        <source>Mean KL divergence</source>
+        <translation>Mean KL divergence</translation>
+    </message>
+    <message>
+        <source>Top-1 agreement (%, higher is better)</source>
+        <translation>Top-1 agreement (%, higher is better)</translation>
+    </message>
+    <message>
+        <source>Time to first token on the board, ms</source>
+        <translation>Time to first token on the board, ms</translation>
+    </message>
+    <message>
+        <source>Tokens per second on the board</source>
+        <translation>Tokens per second on the board</translation>
+    </message>
+    <message>
+        <source>Peak memory on the board (agent RSS), MiB</source>
+        <translation>Peak memory on the board (agent RSS), MiB</translation>
+    </message>
+    <message>
+        <source>Mean KL divergence from FP32</source>
+        <translation>Mean KL divergence from FP32</translation>
+    </message>
+    <message>
+        <source>Top-1 agreement with FP32, %</source>
+        <translation>Top-1 agreement with FP32, %</translation>
+    </message>
+    <message>
+        <source>Each validated configuration is a point: better quality and lower cost (more tokens/s) win; the point&apos;s size and colour grow with its weights (green small, red large). The dashed line is the frontier no other configuration beats on both. On a board&apos;s time per token, hollow markers are the times its cost model predicts.</source>
+        <translation>Each validated configuration is a point: better quality and lower cost (more tokens/s) win; the point&apos;s size and colour grow with its weights (green small, red large). The dashed line is the frontier no other configuration beats on both. On a board&apos;s time per token, hollow markers are the times its cost model predicts.</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::PlanDiffModel</name>
@@ -1704,6 +1752,50 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
     <message>
         <source>B</source>
         <translation>B</translation>
+    </message>
+    <message>
+        <source>perplexity</source>
+        <translation>perplexity</translation>
+    </message>
+    <message>
+        <source>mean KL</source>
+        <translation>mean KL</translation>
+    </message>
+    <message>
+        <source>top-1 agreement</source>
+        <translation>top-1 agreement</translation>
+    </message>
+    <message>
+        <source>weights</source>
+        <translation>weights</translation>
+    </message>
+    <message>
+        <source>host ms/token</source>
+        <translation>host ms/token</translation>
+    </message>
+    <message>
+        <source>calibration</source>
+        <translation>calibration</translation>
+    </message>
+    <message>
+        <source>%1: TPOT p50, ms</source>
+        <translation>%1: TPOT p50, ms</translation>
+    </message>
+    <message>
+        <source>%1: predicted TPOT, ms</source>
+        <translation>%1: predicted TPOT, ms</translation>
+    </message>
+    <message>
+        <source>%1: TTFT, ms</source>
+        <translation>%1: TTFT, ms</translation>
+    </message>
+    <message>
+        <source>%1: tokens/s</source>
+        <translation>%1: tokens/s</translation>
+    </message>
+    <message>
+        <source>%1: peak memory, MiB</source>
+        <translation>%1: peak memory, MiB</translation>
     </message>
 </context>
 <context>

@@ -1572,10 +1572,6 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <translation>帕累托</translation>
     </message>
     <message>
-        <source>Each validated configuration is a point: lower perplexity and lower cost are better; the point&apos;s size and colour grow with its weights (green small, red large). The dashed line is the frontier no other configuration beats on both.</source>
-        <translation>每个已验证的配置是一个点：困惑度和代价越低越好；点的大小和颜色随权重大小增长（绿色小，红色大）。虚线是两项指标均无其他配置能超越的前沿。</translation>
-    </message>
-    <message>
         <source>Cost axis</source>
         <translation>代价轴</translation>
     </message>
@@ -1683,6 +1679,58 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
         <source>%1 · %2 (predicted)</source>
         <translation>%1 · %2（预测）</translation>
     </message>
+    <message>
+        <source>Board time to first token (ms)</source>
+        <translation>开发板首词元时间（ms）</translation>
+    </message>
+    <message>
+        <source>Board tokens/s (higher is better)</source>
+        <translation>开发板词元/秒（越高越好）</translation>
+    </message>
+    <message>
+        <source>Board peak memory (MiB)</source>
+        <translation>开发板峰值内存（MiB）</translation>
+    </message>
+    <message>
+        <source>Quality axis</source>
+        <translation>质量轴</translation>
+    </message>
+    <message>
+        <source>Perplexity</source>
+        <translation>困惑度</translation>
+    </message>
+    <message>
+        <source>Mean KL divergence</source>
+        <translation>平均 KL 散度</translation>
+    </message>
+    <message>
+        <source>Top-1 agreement (%, higher is better)</source>
+        <translation>Top-1 一致率（%，越高越好）</translation>
+    </message>
+    <message>
+        <source>Time to first token on the board, ms</source>
+        <translation>开发板上的首词元时间，ms</translation>
+    </message>
+    <message>
+        <source>Tokens per second on the board</source>
+        <translation>开发板上每秒词元数</translation>
+    </message>
+    <message>
+        <source>Peak memory on the board (agent RSS), MiB</source>
+        <translation>开发板上的峰值内存（代理 RSS），MiB</translation>
+    </message>
+    <message>
+        <source>Mean KL divergence from FP32</source>
+        <translation>与 FP32 的平均 KL 散度</translation>
+    </message>
+    <message>
+        <source>Top-1 agreement with FP32, %</source>
+        <translation>与 FP32 的 Top-1 一致率，%</translation>
+    </message>
+    <message>
+        <source>Each validated configuration is a point: better quality and lower cost (more tokens/s) win; the point&apos;s size and colour grow with its weights (green small, red large). The dashed line is the frontier no other configuration beats on both. On a board&apos;s time per token, hollow markers are the times its cost model predicts.</source>
+        <translation>每个已验证的配置是一个点：质量更好、成本更低（每秒词元更多）者胜出；点的大小和颜色随权重增大（绿色小，红色大）。虚线是没有其他配置能在两方面都胜过的前沿。在开发板每词元时间轴上，空心标记是其成本模型预测的时间。</translation>
+    </message>
 </context>
 <context>
     <name>edge::views::PlanDiffModel</name>
@@ -1697,6 +1745,50 @@ Compare it with the board&apos;s own fingerprint (ssh-keygen -lf /etc/ssh/ssh_ho
     <message>
         <source>B</source>
         <translation>B</translation>
+    </message>
+    <message>
+        <source>perplexity</source>
+        <translation>困惑度</translation>
+    </message>
+    <message>
+        <source>mean KL</source>
+        <translation>平均 KL</translation>
+    </message>
+    <message>
+        <source>top-1 agreement</source>
+        <translation>top-1 一致率</translation>
+    </message>
+    <message>
+        <source>weights</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>host ms/token</source>
+        <translation>主机 ms/词元</translation>
+    </message>
+    <message>
+        <source>calibration</source>
+        <translation>校准</translation>
+    </message>
+    <message>
+        <source>%1: TPOT p50, ms</source>
+        <translation>%1：TPOT p50，ms</translation>
+    </message>
+    <message>
+        <source>%1: predicted TPOT, ms</source>
+        <translation>%1：预测 TPOT，ms</translation>
+    </message>
+    <message>
+        <source>%1: TTFT, ms</source>
+        <translation>%1：TTFT，ms</translation>
+    </message>
+    <message>
+        <source>%1: tokens/s</source>
+        <translation>%1：词元/秒</translation>
+    </message>
+    <message>
+        <source>%1: peak memory, MiB</source>
+        <translation>%1：峰值内存，MiB</translation>
     </message>
 </context>
 <context>

@@ -335,6 +335,7 @@ void add_calib_commands(CLI::App& app, int& rc) {
     auto a = std::make_shared<CalibArgs>();
     CLI::App* c = app.add_subcommand("calib-select",
                                      "Choose a calibration set from a pool (k-means on model embeddings, or random)");
+    c->alias("calibrate");  // the loop's step name (docs/studio.md): the same command
     c->add_option("model", a->model, "Model (LLM, or .onnx / ResNet-20 .safetensors CNN)")->required();
     c->add_option("--pool", a->pool, "Pool: text (paragraphs) for an LLM, IDX images for a CNN")->required();
     c->add_option("--n", a->n, "Samples to choose")->capture_default_str();

@@ -222,7 +222,9 @@ int run_diff(const ConfigsArgs& a) {
     diff.setPair(&ca, &cb);
     nlohmann::json layers = nlohmann::json::array();
     for (int r = 0; r < diff.rowCount(); ++r) {
-        if (!diff.index(r, 0).data(PlanDiffModel::DiffRole).toBool()) continue;
+        if (!diff.index(r, 0).data(PlanDiffModel::DiffRole).toBool() ||
+            diff.index(r, 0).data(PlanDiffModel::FigureRole).toBool())
+            continue;  // the figures are compared below
         layers.push_back({{"layer", ss(diff.index(r, PlanDiffModel::LayerColumn).data().toString())},
                           {"a", ss(diff.index(r, PlanDiffModel::AColumn).data().toString())},
                           {"b", ss(diff.index(r, PlanDiffModel::BColumn).data().toString())}});
@@ -310,7 +312,8 @@ Result<std::vector<std::string>> record_profiles(const std::string& project, con
     list.setConfigurations(p->configurations);
     std::vector<std::string> lines;
     for (const BoardProfile& r : runs) {
-        const auto o = edge::views::profileOutcome(*r.report, r.engine_sha256);
+        auto o = edge::views::profileOutcome(*r.report, r.engine_sha256);
+        o.workload = qs(r.workload);
         const int row = list.addMeasurement(edge::views::boardMeasurement(qs(r.board), o));
         lines.push_back(row < 0 ? r.board + ": its engine (sha256 " + r.engine_sha256 +
                                       ") was not compiled from a configuration of " + project + "; not recorded"
@@ -321,6 +324,26 @@ Result<std::vector<std::string>> record_profiles(const std::string& project, con
     return lines;
 }
 #endif
+
+Result<NamedWorkload> project_workload(const std::string& project, const std::string& name) {
+    auto p = read_project(project);
+    if (!p.ok()) return p.error();
+    std::string known;
+    for (const auto& w : p->workloads) {
+        if (ss(w.name) == name) {
+            NamedWorkload out;
+            for (const QString& t : w.prompts) out.prompts.push_back(ss(t));
+            out.max_tokens = w.maxTokens;
+            out.chat = w.chat;
+            out.serve = ss(w.serveText);
+            out.concurrency = w.concurrency;
+            return out;
+        }
+        known += (known.empty() ? "" : ", ") + ss(w.name);
+    }
+    return err(name, ": no such workload file, and ", project, " has no workload of that name",
+               known.empty() ? " (it has none)" : " (it has " + known + ")");
+}
 
 void add_configs_commands(CLI::App& app, int& rc) {
     auto a = std::make_shared<ConfigsArgs>();

@@ -382,7 +382,27 @@ nlohmann::json summary_json(const client::ProfileSummary& s) {
             {"temperature_max_c", opt_json(s.temperature_max_c)}};
 }
 
-int run_profile_cmd(const ProfileArgs& a) {
+int run_profile_cmd(const ProfileArgs& given) {
+    ProfileArgs a = given;
+    // The workload's name in the measurement: a project's named workload, or the file's name.
+    std::string workload_name, serve_text;
+#ifdef EDGE_CLI_CONFIGS
+    if (!a.workload.empty() && !a.project.empty() && !fs::exists(a.workload)) {
+        auto w = project_workload(a.project, a.workload);
+        if (!w.ok()) return fail(w.error());
+        if (!a.prompts.empty()) return fail("profile: give --workload or --prompt, not both");
+        workload_name = a.workload;
+        if (w->serve.empty()) {
+            a.prompts = w->prompts;
+            a.max_tokens = uint32_t(w->max_tokens);
+            a.chat = w->chat;
+            a.workload.clear();
+        } else {
+            serve_text = w->serve;
+            a.concurrency = uint32_t(w->concurrency);
+        }
+    }
+#endif
     if (!a.traceparent.empty())
         if (auto t = protocol::parse_traceparent(a.traceparent); !t.ok()) return fail("--traceparent: " + t.message());
     auto boards = target_boards(a.b);
@@ -392,9 +412,13 @@ int run_profile_cmd(const ProfileArgs& a) {
     if (!a.workload.empty()) {
         if (!a.prompts.empty()) return fail("profile: give --workload or --prompt, not both");
         if (a.chat) return fail("profile: --chat applies to --prompt texts, not to a --workload");
-        std::ifstream f(a.workload, std::ios::binary);
-        if (!f) return fail(a.workload + ": cannot open the workload file");
-        std::string text((std::istreambuf_iterator<char>(f)), {});
+        std::string text = serve_text;
+        if (workload_name.empty()) {
+            std::ifstream f(a.workload, std::ios::binary);
+            if (!f) return fail(a.workload + ": cannot open the workload file");
+            text.assign(std::istreambuf_iterator<char>(f), {});
+            workload_name = fs::path(a.workload).filename().string();
+        }
         // Checked here too, so a bad line is reported before any board is touched.
         if (auto w = sched::parse_workload(text, a.workload); !w.ok()) return fail(w.error());
         protocol::ServeWorkload sw;
@@ -548,10 +572,11 @@ int run_profile_cmd(const ProfileArgs& a) {
         }
     }
 #ifdef EDGE_CLI_CONFIGS
-    if (!a.project.empty() && !serve) {
+    if (!a.project.empty()) {
         std::vector<BoardProfile> runs;
         for (size_t i = 0; i < results.size(); ++i)
-            if (results[i].ok()) runs.push_back({boards.value()[i].name, &results[i].value(), engine_sha[i]});
+            if (results[i].ok())
+                runs.push_back({boards.value()[i].name, &results[i].value(), engine_sha[i], workload_name});
         auto lines = record_profiles(a.project, runs);
         if (!lines.ok()) return fail(lines.error());
         for (const std::string& l : *lines) std::fprintf(stderr, "edgestudio-cli: %s\n", l.c_str());

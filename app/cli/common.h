@@ -116,8 +116,19 @@ struct BoardProfile {
     std::string board;
     const client::ProfileReport* report = nullptr;
     std::string engine_sha256;  // hex, of the live engine the run used
+    std::string workload;       // the workload's name ("": prompts given on the command line)
 };
 Result<std::vector<std::string>> record_profiles(const std::string& project, const std::vector<BoardProfile>& runs);
+// A named profile workload of the project (the studio's Boards page saves them): prompts with
+// their token count and chat setting, or a serving workload's text and concurrency.
+struct NamedWorkload {
+    std::vector<std::string> prompts;
+    int max_tokens = 64;
+    bool chat = false;
+    std::string serve;
+    int concurrency = 8;
+};
+Result<NamedWorkload> project_workload(const std::string& project, const std::string& name);
 
 // Subcommand registration (one file per command group). Each sets `rc` when it runs.
 void add_info_command(CLI::App& app, int& rc);

@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
             std::string known;
             bool found = false;
             for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-                found = found || sub->get_name() == argv[1];
+                found = found || sub->check_name(argv[1]);  // its name or an alias
                 known += (known.empty() ? "" : ", ") + sub->get_name();
             }
             if (!found) {

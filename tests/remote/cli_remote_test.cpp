@@ -279,6 +279,41 @@ TEST_F(CliRemoteTest, TheStudiosLoopThroughTheCliOnOneProjectFile) {
     auto missing = cli({"configs", "show", project, "C9"}, dir_);
     EXPECT_EQ(missing.rc, 1);
     EXPECT_NE(missing.err.find("no configuration named C9 (it has C1, C2)"), std::string::npos) << missing.err;
+
+    // Named workloads the studio saved in the project run by name; a serving workload file's run is
+    // recorded too; each measurement names its workload. (C2's engine is the live one.)
+    {
+        std::ifstream in(project);
+        nlohmann::json pj = nlohmann::json::parse(in);
+        pj["workloads"] = {
+            {{"name", "two stories"}, {"prompts", {"Once upon a time", "Lily"}}, {"max_tokens", 12}, {"chat", false}}};
+        std::ofstream(project) << pj.dump(2);
+    }
+    auto named = cli(alias({"profile", "--project", project, "--workload", "two stories", "--threads", "1"}), dir_);
+    ASSERT_EQ(named.rc, 0) << named.err;
+    EXPECT_NE(named.err.find("jetson-test: recorded for C2"), std::string::npos) << named.err;
+    const std::string wl = std::string(EDGE_SOURCE_DIR) + "/tests/data/workloads/mixed.workload";
+    auto served =
+        cli(alias({"profile", "--project", project, "--workload", wl, "--concurrency", "4", "--threads", "1"}), dir_);
+    ASSERT_EQ(served.rc, 0) << served.err;
+    auto shown = cli({"configs", "show", project, "C2", "--json"}, dir_);
+    ASSERT_EQ(shown.rc, 0) << shown.err;
+    const auto ms = shown.json()["configuration"]["measurements"];
+    ASSERT_EQ(ms.size(), 3u) << ms.dump();
+    EXPECT_EQ(ms[1]["workload"], "two stories");
+    EXPECT_EQ(ms[1]["prompts"], 2);
+    EXPECT_EQ(ms[1]["tokens"], 24);
+    EXPECT_EQ(ms[2]["workload"], "mixed.workload");
+    EXPECT_EQ(ms[2]["prompts"], 24);
+    EXPECT_GT(ms[2]["kv_hit_rate"].get<double>(), 0.0);
+    auto unknown = cli(alias({"profile", "--project", project, "--workload", "nightly"}), dir_);
+    EXPECT_EQ(unknown.rc, 1);
+    EXPECT_NE(unknown.err.find("nightly: no such workload file, and " + project +
+                               " has no workload of that name (it has two stories)"),
+              std::string::npos)
+        << unknown.err;
+    auto alias_of = cli({"calibrate", "--help"}, dir_);
+    EXPECT_EQ(alias_of.rc, 0) << "calibrate is calib-select's other name";
 }
 
 // Acceptance 2 (issue 20): `profile --workload mixed.workload --concurrency 8` against the

@@ -180,14 +180,45 @@ TEST(ConfigurationModel, FrontierDiffAndJsonRoundTrip) {
     EXPECT_EQ(model.front(ConfigurationModel::Size), (std::vector<int>{0, 1}));
     EXPECT_TRUE(model.index(0, 0).data(ConfigurationModel::FrontRole).toBool());
     EXPECT_FALSE(model.index(2, 0).data(ConfigurationModel::FrontRole).toBool());
+    // The board axes come from the newest measurement; tokens/s and top-1 are maximised.
+    BoardMeasurement m1, m2;
+    m1.board = m2.board = QStringLiteral("orin");
+    m1.tpotP50Ms = 2.0, m1.ttftMs = 30, m1.tokensPerS = 500, m1.peakRssMiB = 90;
+    m2.tpotP50Ms = 3.0, m2.ttftMs = 20, m2.tokensPerS = 330, m2.peakRssMiB = 120;
+    Configuration c1 = model.at(0), c2 = model.at(1), c3 = model.at(2);
+    c1.measurements = {m1};
+    c2.measurements = {m2};
+    c1.top1 = 0.90, c2.top1 = 0.95, c3.top1 = 0.80;
+    ConfigurationModel boards;
+    boards.setConfigurations({c1, c2, c3});
+    EXPECT_EQ(boards.front(ConfigurationModel::BoardTpot), (std::vector<int>{0, 1}));
+    EXPECT_EQ(boards.front(ConfigurationModel::BoardTtft), (std::vector<int>{1}));  // C2 beats C1 on both
+    EXPECT_EQ(boards.front(ConfigurationModel::BoardTokensPerS, ConfigurationModel::Top1), (std::vector<int>{0, 1}));
+    EXPECT_EQ(boards.front(ConfigurationModel::BoardPeakMemory, ConfigurationModel::KlMean), (std::vector<int>{0}));
+    EXPECT_TRUE(std::isnan(ConfigurationModel::cost(c3, ConfigurationModel::BoardTokensPerS)));
+    EXPECT_DOUBLE_EQ(ConfigurationModel::quality(c2, ConfigurationModel::Top1), 95.0);
+    c1.predictedTpotMs[QStringLiteral("orin")] = 1.9;
+    PlanDiffModel boardDiff;
+    QAbstractItemModelTester boardDiffTester(&boardDiff, kFatal);
+    boardDiff.setPair(&c1, &c2);
+    EXPECT_EQ(boardDiff.figureRows(), 6 + 5);  // and per board: TPOT, predicted, TTFT, tokens/s, peak memory
+    EXPECT_EQ(boardDiff.index(2 + 6, 0).data().toString(), QStringLiteral("orin: TPOT p50, ms"));
+    EXPECT_EQ(boardDiff.index(2 + 7, PlanDiffModel::AColumn).data().toString(), QStringLiteral("1.900"));
+    EXPECT_EQ(boardDiff.index(2 + 7, PlanDiffModel::BColumn).data().toString(), QStringLiteral("—"));
+
     model.removeLast();
     EXPECT_EQ(model.rowCount(), 2);
 
     PlanDiffModel diff;
     QAbstractItemModelTester diffTester(&diff, kFatal);
     diff.setPair(&model.at(0), &model.at(1));
-    ASSERT_EQ(diff.rowCount(), 2);
+    // Two layers, then the figures: perplexity, mean KL, top-1, weights, host ms/token, calibration.
+    ASSERT_EQ(diff.rowCount(), 2 + 6);
+    EXPECT_EQ(diff.figureRows(), 6);
     EXPECT_EQ(diff.differences(), 1);
+    EXPECT_TRUE(diff.index(2, 0).data(PlanDiffModel::FigureRole).toBool());
+    EXPECT_EQ(diff.index(2, 0).data().toString(), QStringLiteral("perplexity"));
+    EXPECT_TRUE(diff.index(2, 0).data(PlanDiffModel::DiffRole).toBool());  // 3.9 vs 3.6
     EXPECT_TRUE(diff.index(0, 0).data(PlanDiffModel::DiffRole).toBool());
     EXPECT_EQ(diff.index(0, PlanDiffModel::AColumn).data().toString(), QStringLiteral("INT4 RTN g32"));
     EXPECT_EQ(diff.index(0, PlanDiffModel::BColumn).data().toString(), QStringLiteral("INT8 RTN g32"));

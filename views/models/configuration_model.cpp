@@ -94,22 +94,39 @@ double ConfigurationModel::cost(const Configuration& c, Cost cost) {
     switch (cost) {
         case Latency: return c.decodeMs;
         case Size: return double(c.bytes);
-        case BoardTpot: {
+        case BoardTpot:
+        case BoardTtft:
+        case BoardTokensPerS:
+        case BoardPeakMemory: {
             const BoardMeasurement* m = c.measurement();
-            return m ? m->tpotP50Ms : std::numeric_limits<double>::quiet_NaN();
+            if (!m) return std::numeric_limits<double>::quiet_NaN();
+            return cost == BoardTpot         ? m->tpotP50Ms
+                   : cost == BoardTtft       ? m->ttftMs
+                   : cost == BoardTokensPerS ? m->tokensPerS
+                                             : m->peakRssMiB;
         }
     }
     return 0;
 }
 
-std::vector<int> ConfigurationModel::front(Cost which) const {
+double ConfigurationModel::quality(const Configuration& c, Quality quality) {
+    switch (quality) {
+        case Perplexity: return c.ppl;
+        case KlMean: return c.klMean;
+        case Top1: return 100.0 * c.top1;
+    }
+    return c.ppl;
+}
+
+std::vector<int> ConfigurationModel::front(Cost which, Quality q) const {
     std::vector<double> x, y;
     std::vector<int> rows;  // configurations that have this cost
     for (int r = 0; r < rowCount(); ++r) {
         const double v = cost(list_[size_t(r)], which);
         if (std::isnan(v)) continue;
-        x.push_back(v);
-        y.push_back(list_[size_t(r)].ppl);
+        // Both minimised: what is better higher enters negated.
+        x.push_back(higherIsBetter(which) ? -v : v);
+        y.push_back(higherIsBetter(q) ? -quality(list_[size_t(r)], q) : quality(list_[size_t(r)], q));
         rows.push_back(r);
     }
     std::vector<int> f = paretoFront(x, y);
@@ -202,12 +219,59 @@ void PlanDiffModel::setPair(const Configuration* a, const Configuration* b) {
             r.differs = r.a != r.b;
             rows_.push_back(r);
         }
+        auto figure = [this](const QString& what, const QString& va, const QString& vb) {
+            rows_.push_back(Row{what, va, vb, va != vb, true});
+        };
+        const QString none = QStringLiteral("—");
+        figure(tr("perplexity"), QString::number(a->ppl, 'f', 4), QString::number(b->ppl, 'f', 4));
+        figure(tr("mean KL"), QString::number(a->klMean, 'f', 5), QString::number(b->klMean, 'f', 5));
+        figure(tr("top-1 agreement"), QString::number(100 * a->top1, 'f', 2) + QStringLiteral(" %"),
+               QString::number(100 * b->top1, 'f', 2) + QStringLiteral(" %"));
+        figure(tr("weights"), humanBytes(a->bytes), humanBytes(b->bytes));
+        figure(tr("host ms/token"), QString::number(a->decodeMs, 'f', 3), QString::number(b->decodeMs, 'f', 3));
+        auto calib = [&](const Configuration& c) {
+            return c.calibration.isEmpty()
+                       ? none
+                       : (c.calibSelect.isEmpty() ? QStringLiteral("all") : c.calibSelect) +
+                             (c.calibSamples > 0 ? QStringLiteral(" %1").arg(c.calibSamples) : QString());
+        };
+        figure(tr("calibration"), calib(*a), calib(*b));
+        QStringList boards;
+        for (const Configuration* c : {a, b}) {
+            for (const auto& m : c->measurements)
+                if (!boards.contains(m.board)) boards << m.board;
+            for (const auto& [board, ms] : c->predictedTpotMs)
+                if (!boards.contains(board)) boards << board;
+        }
+        for (const QString& board : boards) {
+            auto measured = [&](const Configuration& c, auto field, int digits) {
+                const BoardMeasurement* m = c.measurement(board);
+                return m ? QString::number(field(*m), 'f', digits) : none;
+            };
+            auto predicted = [&](const Configuration& c) {
+                auto it = c.predictedTpotMs.find(board);
+                return it == c.predictedTpotMs.end() ? none : QString::number(it->second, 'f', 3);
+            };
+            const auto tpot = [](const BoardMeasurement& m) { return m.tpotP50Ms; };
+            const auto ttft = [](const BoardMeasurement& m) { return m.ttftMs; };
+            const auto tps = [](const BoardMeasurement& m) { return m.tokensPerS; };
+            const auto rss = [](const BoardMeasurement& m) { return m.peakRssMiB; };
+            figure(tr("%1: TPOT p50, ms").arg(board), measured(*a, tpot, 3), measured(*b, tpot, 3));
+            figure(tr("%1: predicted TPOT, ms").arg(board), predicted(*a), predicted(*b));
+            figure(tr("%1: TTFT, ms").arg(board), measured(*a, ttft, 1), measured(*b, ttft, 1));
+            figure(tr("%1: tokens/s").arg(board), measured(*a, tps, 1), measured(*b, tps, 1));
+            figure(tr("%1: peak memory, MiB").arg(board), measured(*a, rss, 1), measured(*b, rss, 1));
+        }
     }
     endResetModel();
 }
 
 int PlanDiffModel::differences() const {
-    return int(std::count_if(rows_.begin(), rows_.end(), [](const Row& r) { return r.differs; }));
+    return int(std::count_if(rows_.begin(), rows_.end(), [](const Row& r) { return r.differs && !r.figure; }));
+}
+
+int PlanDiffModel::figureRows() const {
+    return int(std::count_if(rows_.begin(), rows_.end(), [](const Row& r) { return r.figure; }));
 }
 
 int PlanDiffModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(rows_.size()); }
@@ -217,6 +281,9 @@ QVariant PlanDiffModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid() || index.row() >= rowCount()) return {};
     const Row& r = rows_[size_t(index.row())];
     if (role == DiffRole) return r.differs;
+    if (role == FigureRole) return r.figure;
+    if (role == Qt::ForegroundRole && r.figure && index.column() == LayerColumn)
+        return QBrush(QColor(0x5a, 0x61, 0x6b));
     if (role == Qt::DisplayRole) {
         switch (index.column()) {
             case LayerColumn: return r.layer;

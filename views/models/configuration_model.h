@@ -87,9 +87,12 @@ class ConfigurationModel : public QAbstractTableModel {
     Q_OBJECT
 public:
     enum Column { NameColumn, PerplexityColumn, KlColumn, LatencyColumn, SizeColumn, VerdictColumn, ColumnCount };
-    // Latency: the host's decode timing from validation; BoardTpot: the newest board measurement's
-    // time per output token (p50); configurations never measured on a board have no such cost.
-    enum Cost { Latency, Size, BoardTpot };
+    // Latency: the host's decode timing from validation; the Board* costs come from the newest
+    // board measurement (time per output token p50, time to first token, tokens/s, peak memory);
+    // configurations never measured on a board have no such cost.
+    enum Cost { Latency, Size, BoardTpot, BoardTtft, BoardTokensPerS, BoardPeakMemory };
+    // The quality axis: perplexity of the quantized model, mean KL from the FP32 model, top-1 agreement.
+    enum Quality { Perplexity, KlMean, Top1 };
     enum Role { FrontRole = Qt::UserRole, SortRole };
 
     explicit ConfigurationModel(QObject* parent = nullptr);
@@ -109,8 +112,13 @@ public:
     const Configuration& at(int row) const { return list_.at(size_t(row)); }
     QString nextName() const;
     static double cost(const Configuration& c, Cost cost);
-    // Rows on the frontier for `cost`.
-    std::vector<int> front(Cost cost) const;
+    static double quality(const Configuration& c, Quality quality);
+    static bool isBoardCost(Cost c) { return c >= BoardTpot; }
+    // Tokens/s and top-1 agreement are better higher: the frontier maximises them.
+    static bool higherIsBetter(Cost c) { return c == BoardTokensPerS; }
+    static bool higherIsBetter(Quality q) { return q == Top1; }
+    // Rows on the frontier for `cost` against `quality`.
+    std::vector<int> front(Cost cost, Quality quality = Perplexity) const;
     void retranslate();
 
     int rowCount(const QModelIndex& parent = QModelIndex()) const override;
@@ -126,15 +134,18 @@ private:
     std::vector<Configuration> list_;
 };
 
-// Layer × {A, B}: the settings of two configurations; DiffRole is true where they differ.
+// Layer × {A, B}: the settings of two configurations, then their figures (quality, size, host
+// latency, calibration, and per board the measured and predicted times); DiffRole is true where
+// they differ, FigureRole on the figure rows.
 class PlanDiffModel : public QAbstractTableModel {
     Q_OBJECT
 public:
     enum Column { LayerColumn, AColumn, BColumn, ColumnCount };
-    enum Role { DiffRole = Qt::UserRole };
+    enum Role { DiffRole = Qt::UserRole, FigureRole };
     explicit PlanDiffModel(QObject* parent = nullptr);
     void setPair(const Configuration* a, const Configuration* b);
-    int differences() const;
+    int differences() const;  // layers whose settings differ
+    int figureRows() const;
     static QString settingText(const LayerSetting& s);
 
     int rowCount(const QModelIndex& parent = QModelIndex()) const override;
@@ -147,6 +158,7 @@ private:
         QString layer;
         QString a, b;
         bool differs = false;
+        bool figure = false;
     };
     std::vector<Row> rows_;
     QString nameA_, nameB_;

@@ -66,6 +66,13 @@ ParetoPage::ParetoPage(ConfigurationModel* configurations, QWidget* parent)
       compileStage_(new QLabel(this)),
       compileJob_(new JobSlot(this)),
       empty_(new QLabel(this)) {
+    qualityLabel_ = new QLabel(this);
+    qualityAxis_ = new QComboBox(this);
+    for (auto q : {ConfigurationModel::Perplexity, ConfigurationModel::KlMean, ConfigurationModel::Top1})
+        qualityAxis_->addItem(QString(), int(q));
+    qualityAxis_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    connect(qualityAxis_, &QComboBox::currentIndexChanged, this,
+            [this](int i) { setQuality(ConfigurationModel::Quality(qualityAxis_->itemData(i).toInt())); });
     target_->addItem(QStringLiteral("CPU"), QStringLiteral("cpu"));
     target_->addItem(QStringLiteral("CUDA sm_87 (Orin)"), QStringLiteral("cuda-sm87"));
     target_->addItem(QStringLiteral("CUDA sm_90"), QStringLiteral("cuda-sm90"));
@@ -101,7 +108,9 @@ ParetoPage::ParetoPage(ConfigurationModel* configurations, QWidget* parent)
     diffTitle_->setObjectName(QStringLiteral("sectionTitle"));
     axis_->addItem(QString(), int(ConfigurationModel::Latency));
     axis_->addItem(QString(), int(ConfigurationModel::Size));
-    axis_->addItem(QString(), int(ConfigurationModel::BoardTpot));
+    for (auto c : {ConfigurationModel::BoardTpot, ConfigurationModel::BoardTtft, ConfigurationModel::BoardTokensPerS,
+                   ConfigurationModel::BoardPeakMemory})
+        axis_->addItem(QString(), int(c));
     axis_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     connect(axis_, &QComboBox::currentIndexChanged, this,
             [this](int i) { setCost(ConfigurationModel::Cost(axis_->itemData(i).toInt())); });
@@ -144,6 +153,9 @@ ParetoPage::ParetoPage(ConfigurationModel* configurations, QWidget* parent)
     auto* header = new QHBoxLayout;
     header->addWidget(axisLabel_);
     header->addWidget(axis_);
+    header->addSpacing(12);
+    header->addWidget(qualityLabel_);
+    header->addWidget(qualityAxis_);
     header->addSpacing(16);
     header->addWidget(hover_, 1);
     auto* left = new QWidget(this);
@@ -288,6 +300,13 @@ void ParetoPage::setCost(ConfigurationModel::Cost cost) {
     rebuild();
 }
 
+void ParetoPage::setQuality(ConfigurationModel::Quality quality) {
+    if (quality_ == quality) return;
+    quality_ = quality;
+    qualityAxis_->setCurrentIndex(qualityAxis_->findData(int(quality)));
+    rebuild();
+}
+
 int ParetoPage::pointCount() const {
     return int(std::count_if(points_.begin(), points_.end(), [](const QPointF& p) { return !std::isnan(p.x()); }));
 }
@@ -333,7 +352,7 @@ void ParetoPage::hover(const QPointF& pos) {
         return;
     }
     const Configuration& c = configurations_->at(row);
-    if (cost_ == ConfigurationModel::BoardTpot) {
+    if (ConfigurationModel::isBoardCost(cost_)) {
         const QString board = predictedBoard_[size_t(row)];
         const auto p = c.predictedTpotMs.find(board);
         const bool predicted = !board.isEmpty() && p != c.predictedTpotMs.end();
@@ -386,7 +405,7 @@ void ParetoPage::rebuild() {
     int drawn = 0;
     for (int r = 0; r < int(list.size()); ++r) {
         const Configuration& c = list[size_t(r)];
-        const double x = ConfigurationModel::cost(c, cost_) / scale, y = c.ppl;
+        const double x = ConfigurationModel::cost(c, cost_) / scale, y = ConfigurationModel::quality(c, quality_);
         points_.emplace_back(x, y);
         if (cost_ == ConfigurationModel::BoardTpot) {
             // The prediction for the board it was measured on (or, not measured yet, its first board).
@@ -422,7 +441,7 @@ void ParetoPage::rebuild() {
         x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
         QCPScatterStyle::ScatterShape shape = QCPScatterStyle::ssCircle;
         QString name = c.name;
-        if (cost_ == ConfigurationModel::BoardTpot) {
+        if (ConfigurationModel::isBoardCost(cost_)) {
             const QString board = c.measurement()->board;
             if (!boards.contains(board)) boards << board;
             static const QCPScatterStyle::ScatterShape shapes[] = {
@@ -445,7 +464,7 @@ void ParetoPage::rebuild() {
         label->setText(name);
         label->setFont(monoFont());
     }
-    front_ = configurations_->front(cost_);
+    front_ = configurations_->front(cost_, quality_);
     if (!front_.empty()) {
         QCPGraph* f = plot_->addGraph();
         f->setName(tr("Pareto frontier"));
@@ -456,7 +475,7 @@ void ParetoPage::rebuild() {
             fx << points_[size_t(r)].x();
             fy << points_[size_t(r)].y();
         }
-        f->setData(fx, fy, true);
+        f->setData(fx, fy);  // sorted by cost (a maximised axis lists the frontier the other way)
     }
     if (drawn > 0) {
         const double dx = std::max((x1 - x0) * 0.15, std::abs(x1) * 0.05 + 1e-6);
@@ -472,17 +491,38 @@ void ParetoPage::rebuild() {
 void ParetoPage::retranslate() {
     title_->setText(tr("Pareto"));
     subtitle_->setText(
-        tr("Each validated configuration is a point: lower perplexity and lower cost are better; the "
-           "point's size and colour grow with its weights (green small, red large). The dashed line is "
-           "the frontier no other configuration beats on both."));
+        tr("Each validated configuration is a point: better quality and lower cost (more tokens/s) win; "
+           "the point's size and colour grow with its weights (green small, red large). The dashed line "
+           "is the frontier no other configuration beats on both. On a board's time per token, hollow "
+           "markers are the times its cost model predicts."));
     axisLabel_->setText(tr("Cost axis"));
     axis_->setItemText(0, tr("Decode latency (ms / token)"));
     axis_->setItemText(1, tr("Weight size (KiB)"));
     axis_->setItemText(2, tr("Board time per token (ms, p50)"));
-    plot_->xAxis->setLabel(cost_ == ConfigurationModel::Latency ? tr("Decode latency on this host, ms per token (mean)")
-                           : cost_ == ConfigurationModel::Size  ? tr("Weights, KiB")
-                                                                : tr("Time per output token on the board, ms (p50)"));
-    plot_->yAxis->setLabel(tr("Perplexity (quantized)"));
+    axis_->setItemText(3, tr("Board time to first token (ms)"));
+    axis_->setItemText(4, tr("Board tokens/s (higher is better)"));
+    axis_->setItemText(5, tr("Board peak memory (MiB)"));
+    qualityLabel_->setText(tr("Quality axis"));
+    qualityAxis_->setItemText(0, tr("Perplexity"));
+    qualityAxis_->setItemText(1, tr("Mean KL divergence"));
+    qualityAxis_->setItemText(2, tr("Top-1 agreement (%, higher is better)"));
+    switch (cost_) {
+        case ConfigurationModel::Latency:
+            plot_->xAxis->setLabel(tr("Decode latency on this host, ms per token (mean)"));
+            break;
+        case ConfigurationModel::Size: plot_->xAxis->setLabel(tr("Weights, KiB")); break;
+        case ConfigurationModel::BoardTpot:
+            plot_->xAxis->setLabel(tr("Time per output token on the board, ms (p50)"));
+            break;
+        case ConfigurationModel::BoardTtft: plot_->xAxis->setLabel(tr("Time to first token on the board, ms")); break;
+        case ConfigurationModel::BoardTokensPerS: plot_->xAxis->setLabel(tr("Tokens per second on the board")); break;
+        case ConfigurationModel::BoardPeakMemory:
+            plot_->xAxis->setLabel(tr("Peak memory on the board (agent RSS), MiB"));
+            break;
+    }
+    plot_->yAxis->setLabel(quality_ == ConfigurationModel::Perplexity ? tr("Perplexity (quantized)")
+                           : quality_ == ConfigurationModel::KlMean   ? tr("Mean KL divergence from FP32")
+                                                                      : tr("Top-1 agreement with FP32, %"));
     if (plot_->graphCount() > 0 && !front_.empty())
         plot_->graph(plot_->graphCount() - 1)->setName(tr("Pareto frontier"));
     open_->setText(tr("Open in Layers"));
@@ -491,7 +531,7 @@ void ParetoPage::retranslate() {
         tr("Quantize the selected configuration's plan (calibrated as it was validated) and "
            "compile it into a .edge engine for the chosen target"));
     cancelCompile_->setText(tr("Cancel"));
-    empty_->setText(cost_ == ConfigurationModel::BoardTpot && !configurations_->configurations().empty()
+    empty_->setText(ConfigurationModel::isBoardCost(cost_) && !configurations_->configurations().empty()
                         ? tr("No configuration measured on a board yet: compile one, deploy it on the Boards "
                              "page and profile it.")
                         : tr("No configuration yet: run a validation — each run adds a point here."));

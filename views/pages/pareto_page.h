@@ -34,6 +34,8 @@ public:
     PlanDiffModel* diffModel() const { return diff_; }
     ConfigurationModel::Cost cost() const { return cost_; }
     void setCost(ConfigurationModel::Cost cost);
+    ConfigurationModel::Quality quality() const { return quality_; }
+    void setQuality(ConfigurationModel::Quality quality);
     // Points drawn (tests) and the rows on the frontier line.
     int pointCount() const;
     // On the board axis: configurations with a predicted time on the board (its cost model) get a
@@ -81,6 +83,9 @@ private:
     ConfigurationModel* configurations_;
     PlanDiffModel* diff_;
     ConfigurationModel::Cost cost_ = ConfigurationModel::Latency;
+    ConfigurationModel::Quality quality_ = ConfigurationModel::Perplexity;
+    QLabel* qualityLabel_;
+    QComboBox* qualityAxis_;
     QLabel* title_;
     QLabel* subtitle_;
     QLabel* axisLabel_;
