@@ -349,6 +349,7 @@ int run_autoplan(const AutoplanArgs& a) {
         if (!fp32.ok()) return fail(fp32.error());
         // budgets: evenly spaced from all-INT4 to all-INT8 (where the trade-off is), plus all-FP16
         std::vector<size_t> budgets;
+        budgets.reserve(size_t(std::max(0, a.frontier)) + 1);
         const size_t lo = uniform[0].bytes, hi = uniform[1].bytes;
         for (int i = 0; i < a.frontier; ++i)
             budgets.push_back(lo + size_t(double(hi - lo) * double(i) / double(std::max(1, a.frontier - 1))));

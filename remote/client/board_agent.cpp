@@ -25,7 +25,7 @@ std::string trim(const std::string& s) {
 }  // namespace
 
 std::string normalize_arch(const std::string& uname_m) {
-    const std::string a = trim(uname_m);
+    std::string a = trim(uname_m);
     if (a == "amd64" || a == "x86-64") return "x86_64";
     if (a == "arm64" || a == "armv8" || a == "aarch64_be") return "aarch64";
     return a;
@@ -85,6 +85,7 @@ std::vector<std::string> agent_candidates(const std::string& arch, const std::st
     c.push_back(s / ("../../" + arch + "/remote/edge-agent"));
     c.push_back(s / ("../lib/edgestudio/" + arch + "/edge-agent"));
     std::vector<std::string> out;
+    out.reserve(c.size());
     for (const auto& p : c) out.push_back(p.lexically_normal().string());
     return out;
 }

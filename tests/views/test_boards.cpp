@@ -136,8 +136,8 @@ TEST(TelemetryStore, BoundedRingPercentilesDecimationAndCsv) {
     // p50 / p99 over the last 64 token latencies, against a sort.
     std::vector<double> last(all.end() - TelemetryStore::kPercentileWindow, all.end());
     std::sort(last.begin(), last.end());
-    EXPECT_DOUBLE_EQ(store.latest(TelemetryColumn::LatencyP50), last[size_t(0.5 * 63 + 0.5)]);
-    EXPECT_DOUBLE_EQ(store.latest(TelemetryColumn::LatencyP99), last[size_t(0.99 * 63 + 0.5)]);
+    EXPECT_DOUBLE_EQ(store.latest(TelemetryColumn::LatencyP50), last[size_t(std::lround(0.5 * 63))]);
+    EXPECT_DOUBLE_EQ(store.latest(TelemetryColumn::LatencyP99), last[size_t(std::lround(0.99 * 63))]);
     EXPECT_DOUBLE_EQ(store.latest(TelemetryColumn::KvUsedPct), 100.0 * (249 % 16) / 16.0);
     EXPECT_TRUE(store.has(TelemetryColumn::RssMiB));
     EXPECT_FALSE(store.has(TelemetryColumn::KvHitPct));

@@ -83,7 +83,7 @@ TEST_F(LayerPlanTest, ModelAndProxyPassTheTester) {
     model.undoStack()->redo();
     proxy.setFilterText(QString());
     proxy.setKindFilter(QString());
-    proxy.setBlockFilter(LayerFilterModel::AllBlocks);
+    proxy.setBlockFilter(LayerFilterModel::kAllBlocks);
     model.setModel(nullptr);
     model.setModel(stories());
     EXPECT_EQ(proxy.rowCount(), model.rowCount());
@@ -231,7 +231,7 @@ TEST_F(LayerPlanTest, ProxyFiltersAndSortsNumerically) {
     EXPECT_EQ(proxy.rowCount(), 7);
     proxy.setBlockFilter(-1);
     EXPECT_EQ(proxy.index(0, 0).data().toString(), QStringLiteral("output"));
-    proxy.setBlockFilter(LayerFilterModel::AllBlocks);
+    proxy.setBlockFilter(LayerFilterModel::kAllBlocks);
 
     for (int column : {int(LayerPlanModel::ParamsColumn), int(LayerPlanModel::BytesColumn)}) {
         proxy.sort(column, Qt::DescendingOrder);

@@ -13,7 +13,7 @@ class AutoplanText {
 edge::Error error(const QString& text) { return edge::Error{text.toStdString()}; }
 }  // namespace
 
-edge::Result<AutoplanOutcome> autoplanForBoard(std::shared_ptr<const LoadedModel> model,
+edge::Result<AutoplanOutcome> autoplanForBoard(const std::shared_ptr<const LoadedModel>& model,
                                                const std::vector<edge::quant::LayerSensitivity>& sensitivity,
                                                const edge::runtime::BoardCostModel& board, double budgetMs,
                                                edge::Progress* progress) {
@@ -21,6 +21,7 @@ edge::Result<AutoplanOutcome> autoplanForBoard(std::shared_ptr<const LoadedModel
     if (sensitivity.empty())
         return error(AutoplanText::tr("Autoplan needs each layer's sensitivity: run the Sensitivity page first"));
     std::vector<edge::quant::LayerScore> scores;
+    scores.reserve(sensitivity.size());
     for (const auto& s : sensitivity) scores.push_back({s.layer, s.kl_mean, 0.0});
     edge::report(progress, 0.0, AutoplanText::tr("Each layer's error at FP16, INT8 and INT4").toStdString());
     auto cands = edge::quant::plan_candidates(model->model, scores);

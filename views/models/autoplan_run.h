@@ -29,7 +29,7 @@ struct AutoplanOutcome {
 
 // Errors: no sensitivity (run the Sensitivity page first; it must be INT4's), a layer the cost
 // model cannot price, a budget below the fastest plan (giving its time).
-edge::Result<AutoplanOutcome> autoplanForBoard(std::shared_ptr<const LoadedModel> model,
+edge::Result<AutoplanOutcome> autoplanForBoard(const std::shared_ptr<const LoadedModel>& model,
                                                const std::vector<edge::quant::LayerSensitivity>& sensitivity,
                                                const edge::runtime::BoardCostModel& board, double budgetMs,
                                                edge::Progress* progress = nullptr);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <filesystem>
 #include <map>
@@ -381,7 +382,7 @@ ProfileOutcome profileOutcome(const edge::client::ProfileReport& r, const std::s
         for (const auto& req : sr.requests)
             if (req.output_tokens > 1) tpot.push_back(req.tpot_ms);
         std::sort(tpot.begin(), tpot.end());
-        auto at = [&](double f) { return tpot.empty() ? 0.0 : tpot[size_t(f * double(tpot.size() - 1) + 0.5)]; };
+        auto at = [&](double f) { return tpot.empty() ? 0.0 : tpot[size_t(std::lround(f * double(tpot.size() - 1)))]; };
         o.prompts = int(sr.requests.size());
         o.tokens = int(sr.output_tokens);
         o.p50Ms = at(0.5);

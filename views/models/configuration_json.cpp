@@ -39,7 +39,7 @@ Result settingsFromJson(const QJsonObject& o, std::vector<QString>* layers, std:
     }
     std::vector<QString> names;
     std::vector<LayerSetting> out;
-    for (const QJsonValue& e : v.toArray()) {
+    for (const auto& e : v.toArray()) {
         const QJsonObject l = e.toObject();
         const QString name = l.value(QStringLiteral("layer")).toString();
         const auto p = precisionFromKey(l.value(QStringLiteral("precision")).toString());
@@ -207,7 +207,7 @@ Result configurationFromJson(const QJsonObject& o, Configuration* c) {
             return Result::failure(
                 ConfigurationText::tr("configuration %1: \"%2\" is not a byte count").arg(r.name, key));
     r.passed = o.value(QStringLiteral("passed")).toBool();
-    for (const QJsonValue& f : o.value(QStringLiteral("failures")).toArray()) r.failures << f.toString();
+    for (const auto& f : o.value(QStringLiteral("failures")).toArray()) r.failures << f.toString();
     r.when = QDateTime::fromString(o.value(QStringLiteral("when")).toString(), Qt::ISODate);
     const QJsonObject calib = o.value(QStringLiteral("calibration")).toObject();
     r.calibPath = calib.value(QStringLiteral("file")).toString();
@@ -235,7 +235,7 @@ Result configurationFromJson(const QJsonObject& o, Configuration* c) {
         return Result::failure(
             ConfigurationText::tr("configuration %1: calibration \"seed\" is not a seed").arg(r.name));
     r.calibSeed = quint64(seed);
-    for (const QJsonValue& e : o.value(QStringLiteral("engines")).toArray()) {
+    for (const auto& e : o.value(QStringLiteral("engines")).toArray()) {
         EngineArtifact engine;
         if (!engineFromJson(e.toObject(), &engine))
             return Result::failure(ConfigurationText::tr("configuration %1: engine %2: \"bytes\" is not a byte count")
@@ -243,7 +243,7 @@ Result configurationFromJson(const QJsonObject& o, Configuration* c) {
                                        .arg(r.engines.size()));
         r.engines.push_back(std::move(engine));
     }
-    for (const QJsonValue& m : o.value(QStringLiteral("measurements")).toArray())
+    for (const auto& m : o.value(QStringLiteral("measurements")).toArray())
         r.measurements.push_back(measurementFromJson(m.toObject()));
     const QJsonObject predicted = o.value(QStringLiteral("predicted_tpot_ms")).toObject();
     for (auto it = predicted.begin(); it != predicted.end(); ++it) {

@@ -30,7 +30,7 @@ bool LayerFilterModel::filterAcceptsRow(int sourceRow, const QModelIndex& source
     const QModelIndex idx = sourceModel()->index(sourceRow, 0, sourceParent);
     const QString kind = idx.data(LayerPlanModel::KindRole).toString();
     if (!kind_.isEmpty() && kind != kind_) return false;
-    if (block_ != AllBlocks && idx.data(LayerPlanModel::BlockRole).toInt() != block_) return false;
+    if (block_ != kAllBlocks && idx.data(LayerPlanModel::BlockRole).toInt() != block_) return false;
     if (text_.isEmpty()) return true;
     return idx.data(LayerPlanModel::LayerNameRole).toString().contains(text_, Qt::CaseInsensitive) ||
            kind.contains(text_, Qt::CaseInsensitive);

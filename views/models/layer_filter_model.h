@@ -1,5 +1,5 @@
 // Filter and sort for the Layers table (QtCore only): text (matches the layer name or kind, case
-// insensitive), kind (exact, empty = all) and block (-1 = layers outside blocks, AllBlocks = all).
+// insensitive), kind (exact, empty = all) and block (-1 = layers outside blocks, kAllBlocks = all).
 // Sorting reads LayerPlanModel::SortRole, so parameters and bytes sort as numbers and names in
 // model order.
 #pragma once
@@ -10,7 +10,7 @@ namespace edge::views {
 class LayerFilterModel : public QSortFilterProxyModel {
     Q_OBJECT
 public:
-    static constexpr int AllBlocks = -2;
+    static constexpr int kAllBlocks = -2;
 
     explicit LayerFilterModel(QObject* parent = nullptr);
 
@@ -28,7 +28,7 @@ protected:
 private:
     QString text_;
     QString kind_;
-    int block_ = AllBlocks;
+    int block_ = kAllBlocks;
 };
 
 }  // namespace edge::views

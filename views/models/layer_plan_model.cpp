@@ -262,8 +262,8 @@ QVariant LayerPlanModel::sortValue(int row, int column) const {
     const LayerSetting& s = settings_[size_t(row)];
     switch (column) {
         case NameColumn: return qlonglong(row);  // model order: blk.2 before blk.10
-        case ParamsColumn: return qlonglong(l.params);
-        case ShapeColumn: return qlonglong(l.params);
+        case ParamsColumn:
+        case ShapeColumn: return qlonglong(l.params);  // a shape sorts by its size
         case PrecisionColumn: return int(s.precision);
         case GroupColumn: return s.quantized() ? qlonglong(s.group) : qlonglong(-1);
         case PruningColumn: return s.pruning;

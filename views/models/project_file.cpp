@@ -90,7 +90,7 @@ Result projectFromJson(const QByteArray& json, const QString& source, ProjectDat
         th.value(QStringLiteral("bitflip_conf_drop_max")).toDouble(p.thresholds.bitflip_conf_drop_max);
     p.thresholds.scale_ratio_warn =
         th.value(QStringLiteral("scale_ratio_warn")).toDouble(p.thresholds.scale_ratio_warn);
-    for (const QJsonValue& v : o.value(QStringLiteral("configurations")).toArray()) {
+    for (const auto& v : o.value(QStringLiteral("configurations")).toArray()) {
         Configuration c;
         if (const auto r = configurationFromJson(v.toObject(), &c); !r)
             return Result::failure(QStringLiteral("%1: %2").arg(source, r.message()));
@@ -104,8 +104,8 @@ Result projectFromJson(const QByteArray& json, const QString& source, ProjectDat
         }
         p.sensitivity = std::move(s).value();
     }
-    for (const QJsonValue& v : o.value(QStringLiteral("boards")).toArray()) p.boards << v.toString();
-    for (const QJsonValue& v : o.value(QStringLiteral("workloads")).toArray()) {
+    for (const auto& v : o.value(QStringLiteral("boards")).toArray()) p.boards << v.toString();
+    for (const auto& v : o.value(QStringLiteral("workloads")).toArray()) {
         ProfileWorkload w;
         if (const auto r = workloadFromJson(v.toObject(), &w); !r)
             return Result::failure(QStringLiteral("%1: %2").arg(source, r.message()));

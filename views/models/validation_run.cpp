@@ -206,7 +206,7 @@ edge::Result<Calibration> prepareCalibration(const LoadedModel& model, const std
     return out;
 }
 
-edge::Result<ValidationOutcome> runValidation(std::shared_ptr<const LoadedModel> model,
+edge::Result<ValidationOutcome> runValidation(const std::shared_ptr<const LoadedModel>& model,
                                               const std::vector<LayerSetting>& settings,
                                               const ValidationSettings& options, edge::Progress* progress) {
     if (!model) return error(ValidationText::tr("Validation: no model is open"));
@@ -337,10 +337,10 @@ QStringList validationFailures(const edge::validate::ValidationReport& r, const 
 namespace edge::views {
 
 QString defaultEvaluationText() {
-    const QString saved = QSettings().value(QStringLiteral("evaluation/text")).toString();
+    QString saved = QSettings().value(QStringLiteral("evaluation/text")).toString();
     if (!saved.isEmpty() && QFileInfo::exists(saved)) return saved;
     const QString rel = QStringLiteral("shared/data/tinystories_sample.txt");
-    for (QString start : {QCoreApplication::applicationDirPath(), QDir::currentPath()}) {
+    for (const QString& start : {QCoreApplication::applicationDirPath(), QDir::currentPath()}) {
         QDir d(start);
         for (int up = 0; up < 6; ++up) {
             const QString candidate = d.absoluteFilePath(QStringLiteral("../") + rel);

@@ -62,7 +62,7 @@ edge::Result<Calibration> prepareCalibration(const LoadedModel& model, const std
                                              edge::Progress* progress = nullptr);
 
 // A plan with no quantized layer is refused (there is nothing to compare).
-edge::Result<ValidationOutcome> runValidation(std::shared_ptr<const LoadedModel> model,
+edge::Result<ValidationOutcome> runValidation(const std::shared_ptr<const LoadedModel>& model,
                                               const std::vector<LayerSetting>& settings,
                                               const ValidationSettings& options, edge::Progress* progress);
 

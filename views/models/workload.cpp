@@ -55,7 +55,7 @@ Result workloadFromJson(const QJsonObject& o, ProfileWorkload* out) {
     w.serveText = o.value(QStringLiteral("serve")).toString();
     w.serveSource = o.value(QStringLiteral("source")).toString();
     w.concurrency = o.value(QStringLiteral("concurrency")).toInt(8);
-    for (const QJsonValue& p : o.value(QStringLiteral("prompts")).toArray()) w.prompts << p.toString();
+    for (const auto& p : o.value(QStringLiteral("prompts")).toArray()) w.prompts << p.toString();
     w.maxTokens = o.value(QStringLiteral("max_tokens")).toInt(64);
     w.chat = o.value(QStringLiteral("chat")).toBool(false);
     if (auto r = checkWorkload(w); !r) return r;

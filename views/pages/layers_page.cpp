@@ -122,7 +122,7 @@ QWidget* LayersPage::buildToolbar() {
             [this] { proxy_->setKindFilter(kind_->currentData().toString()); });
     connect(block_, &QComboBox::currentIndexChanged, this, [this] {
         proxy_->setBlockFilter(block_->currentData().isValid() ? block_->currentData().toInt()
-                                                               : LayerFilterModel::AllBlocks);
+                                                               : LayerFilterModel::kAllBlocks);
     });
     connect(openPlan_, &QPushButton::clicked, this, &LayersPage::openPlanDialog);
     connect(savePlan_, &QPushButton::clicked, this, &LayersPage::savePlanDialog);
@@ -283,7 +283,7 @@ void LayersPage::refillFilters() {
     block_->addItem(tr("All blocks"));
     block_->addItem(tr("Outside blocks"), -1);
     proxy_->setKindFilter(QString());
-    proxy_->setBlockFilter(LayerFilterModel::AllBlocks);
+    proxy_->setBlockFilter(LayerFilterModel::kAllBlocks);
     auto loaded = document_->current();
     if (!loaded) return;
     std::set<int> blocks;
