@@ -213,46 +213,58 @@ Result<double> predict_tpot_ms(const Model& m, const QuantPlan& plan, const runt
     return ms;
 }
 
-Result<double> fastest_tpot_ms(const std::vector<LayerCandidates>& cands, const Model& m,
-                               const runtime::BoardCostModel& cm) {
+namespace {
+
+// Each candidate option's product time on the board, ms: [layer][option].
+Result<std::vector<std::vector<double>>> option_ms(const std::vector<LayerCandidates>& cands, const Model& m,
+                                                   const runtime::BoardCostModel& cm) {
     const std::vector<LayerInfo> infos = list_layers(m);
-    double fastest = cm.rest_ms;
+    std::vector<std::vector<double>> out;
+    out.reserve(cands.size());
     for (const LayerCandidates& lc : cands) {
         auto shape = layer_shape(infos, lc.layer, m);
         if (!shape.ok()) return shape.error();
-        double least = std::numeric_limits<double>::infinity();
+        std::vector<double> ms;
+        ms.reserve(lc.options.size());
         for (const Candidate& c : lc.options) {
             auto us = runtime::linear_us(cm, (*shape)[0], (*shape)[1], cost_precision(c.precision));
             if (!us.ok()) return err(lc.layer, ": ", us.message());
-            least = std::min(least, *us / 1000.0);
+            ms.push_back(*us / 1000.0);
         }
-        fastest += least;
+        out.push_back(std::move(ms));
     }
+    return out;
+}
+
+double fastest_of(const std::vector<std::vector<double>>& ms, const runtime::BoardCostModel& cm) {
+    double fastest = cm.rest_ms;
+    for (const auto& layer : ms) fastest += *std::min_element(layer.begin(), layer.end());
     return fastest;
+}
+
+}  // namespace
+
+Result<double> fastest_tpot_ms(const std::vector<LayerCandidates>& cands, const Model& m,
+                               const runtime::BoardCostModel& cm) {
+    auto ms = option_ms(cands, m, cm);
+    if (!ms.ok()) return ms.error();
+    return fastest_of(*ms, cm);
 }
 
 Result<AutoplanResult> autoplan_for_board(const std::vector<LayerCandidates>& cands, const Model& m,
                                           const runtime::BoardCostModel& cm, double budget_ms,
                                           const AutoplanOptions& opts) {
     if (cands.empty()) return err("autoplan: no layer to plan");
-    // The same knapsack with each option's "bytes" replaced by its product time in 10 ns units.
+    // The same knapsack with each option's "bytes" replaced by its product time in 10 ns units,
+    // rounded up, so a plan the knapsack keeps within budget units is within the budget.
     constexpr double kUnitsPerMs = 1e5;
-    const std::vector<LayerInfo> infos = list_layers(m);
+    auto ms = option_ms(cands, m, cm);
+    if (!ms.ok()) return ms.error();
     std::vector<LayerCandidates> timed = cands;
-    double fastest = cm.rest_ms;
-    for (LayerCandidates& lc : timed) {
-        auto shape = layer_shape(infos, lc.layer, m);
-        if (!shape.ok()) return shape.error();
-        double least = std::numeric_limits<double>::infinity();
-        for (Candidate& c : lc.options) {
-            auto us = runtime::linear_us(cm, (*shape)[0], (*shape)[1], cost_precision(c.precision));
-            if (!us.ok()) return err(lc.layer, ": ", us.message());
-            // Rounded up, so a plan the knapsack keeps within budget units is within the budget.
-            c.bytes = size_t(std::ceil(*us / 1000.0 * kUnitsPerMs));
-            least = std::min(least, *us / 1000.0);
-        }
-        fastest += least;
-    }
+    for (size_t l = 0; l < timed.size(); ++l)
+        for (size_t o = 0; o < timed[l].options.size(); ++o)
+            timed[l].options[o].bytes = size_t(std::ceil((*ms)[l][o] * kUnitsPerMs));
+    const double fastest = fastest_of(*ms, cm);
     if (!(budget_ms >= fastest))
         return err("a budget of ", budget_ms, " ms per token is below the fastest plan's predicted ", fastest,
                    " ms on this board (", cm.rest_ms, " ms of it outside the layers' products)");
