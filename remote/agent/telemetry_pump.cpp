@@ -33,7 +33,7 @@ void TelemetryPump::push(protocol::TelemetrySample s) {
         ++dropped_;
         ++dropped_total_;
     }
-    pending_.push_back(std::move(s));
+    pending_.push_back(s);  // trivially copyable
 }
 
 uint64_t TelemetryPump::batches_sent() const {

@@ -286,7 +286,7 @@ void Worker::serve(const protocol::ServeWorkload& r) {
             stats_.context_tokens = context_base + uint64_t(st.context_tokens);
             stats_.shared_tokens = shared_base + uint64_t(st.shared_tokens);
         }
-        pump_.push(std::move(s));
+        pump_.push(s);
     };
     auto res = sched::serve(*ex, reqs, cfg, hooks);
     pump_.flush();
@@ -533,7 +533,7 @@ void Worker::run(const protocol::RunWorkload& r) {
                 stats_.kv_blocks_used = s.kv_blocks_used;
                 stats_.kv_blocks_free = s.kv_blocks_free;
             }
-            pump_.push(std::move(s));
+            pump_.push(s);
             last = now;
             if (gen < r.max_tokens) {
                 auto out = step(std::span(&next, 1));

@@ -111,6 +111,7 @@ Result<std::unique_ptr<Transport>> start_local_agent(const std::vector<std::stri
     if (::pipe2(in, O_CLOEXEC) || ::pipe2(out, O_CLOEXEC) || ::pipe2(er, O_CLOEXEC))
         return err("local agent: pipe: ", std::strerror(errno));
     std::vector<char*> args;
+    args.reserve(argv.size() + 1);
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     pid_t pid = ::fork();

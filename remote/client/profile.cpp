@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include "remote/client/agent_link.h"
@@ -57,7 +58,7 @@ AgentStarter ssh_agent_starter(Connector connect, std::string command) {
 }
 
 AgentStarter local_agent_starter(std::vector<std::string> argv) {
-    return [argv]() { return start_local_agent(argv); };
+    return [argv = std::move(argv)]() { return start_local_agent(argv); };
 }
 
 Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileRequest& req, const SupervisorOptions& o) {
@@ -159,8 +160,10 @@ Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileReques
                 last_frame = Clock::now();
                 if (!m.value()) {
                     std::string status = std::to_string(l.transport().close(1000));
-                    return Failure{false, where + ": no frame for " + std::to_string(o.silence_timeout_ms) +
-                                              " ms mid-run: the agent is hung (closed it; exit status " + status + ")"};
+                    std::string why = where;
+                    why += ": no frame for " + std::to_string(o.silence_timeout_ms);
+                    why += " ms mid-run: the agent is hung (closed it; exit status " + status + ")";
+                    return Failure{false, why};
                 }
                 protocol::Message& msg = *m.value();
                 if (auto* b = std::get_if<protocol::TelemetryBatch>(&msg)) {
@@ -238,7 +241,7 @@ Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileReques
 namespace {
 double percentile(std::vector<double> v, double p) {
     std::sort(v.begin(), v.end());
-    size_t i = static_cast<size_t>(p * double(v.size() - 1) + 0.5);
+    size_t i = static_cast<size_t>(std::lround(p * double(v.size() - 1)));
     return v[std::min(i, v.size() - 1)];
 }
 }  // namespace

@@ -183,8 +183,8 @@ json otlp_metrics(const std::vector<BoardRun>& runs) {
                                                           {"timeUnixNano", u64s(rep.end_unix_ns)},
                                                           {"asInt", u64s(tokens)}}})}}}});
         // The token latency distribution over the whole run.
-        constexpr size_t nb = std::size(kLatencyBounds);
-        std::vector<uint64_t> buckets(nb + 1, 0);
+        constexpr size_t kBuckets = std::size(kLatencyBounds);
+        std::vector<uint64_t> buckets(kBuckets + 1, 0);
         uint64_t count = 0;
         double sum = 0, mn = 0, mx = 0;
         for (const auto& s : rep.samples) {
