@@ -238,13 +238,12 @@ Result<ProfileReport> run_profile(const AgentStarter& start, const ProfileReques
     return rep;
 }
 
-namespace {
 double percentile(std::vector<double> v, double p) {
-    std::sort(v.begin(), v.end());
-    size_t i = static_cast<size_t>(std::lround(p * double(v.size() - 1)));
-    return v[std::min(i, v.size() - 1)];
+    if (v.empty()) return 0.0;
+    const size_t i = std::min(v.size() - 1, static_cast<size_t>(std::lround(p * double(v.size() - 1))));
+    std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(i), v.end());
+    return v[i];
 }
-}  // namespace
 
 ProfileSummary summarize(const ProfileReport& r) {
     ProfileSummary s;

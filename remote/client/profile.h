@@ -94,4 +94,7 @@ struct ProfileSummary {
 };
 ProfileSummary summarize(const ProfileReport& r);
 
+// The p-quantile (0..1) of v by the nearest rank (index round(p * (n - 1)) of v sorted); 0 when empty.
+double percentile(std::vector<double> v, double p);
+
 }  // namespace edge::client

@@ -260,9 +260,7 @@ bool BoardController::profile(const edge::client::Board& board, const QString& f
         emit failed(name, tr("Profile"), tr("Give at least one prompt to run."));
         return false;
     }
-    ProfileWorkload checked = workload;
-    if (checked.name.isEmpty()) checked.name = QStringLiteral("-");  // ad hoc prompts: checked as any workload
-    if (auto r = checkWorkload(checked); !r) {
+    if (auto r = checkWorkload(workload); !r) {
         emit failed(name, tr("Profile"), r.message());
         return false;
     }
@@ -381,12 +379,10 @@ ProfileOutcome profileOutcome(const edge::client::ProfileReport& r, const std::s
         std::vector<double> tpot;
         for (const auto& req : sr.requests)
             if (req.output_tokens > 1) tpot.push_back(req.tpot_ms);
-        std::sort(tpot.begin(), tpot.end());
-        auto at = [&](double f) { return tpot.empty() ? 0.0 : tpot[size_t(std::lround(f * double(tpot.size() - 1)))]; };
         o.prompts = int(sr.requests.size());
         o.tokens = int(sr.output_tokens);
-        o.p50Ms = at(0.5);
-        o.p99Ms = at(0.99);
+        o.p50Ms = edge::client::percentile(tpot, 0.5);
+        o.p99Ms = edge::client::percentile(tpot, 0.99);
         o.ttftMs = sr.ttft_mean_ms;
         o.tokensPerS = sr.tokens_per_s;
         o.kvHitRate = sr.kv_hit_rate;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "remote/client/profile.h"
 #include "remote/protocol/messages.h"
 
 namespace edge::views {
@@ -12,11 +13,6 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kMiB = 1024.0 * 1024.0;
 
-double percentileOf(std::vector<double> v, double p) {
-    const size_t i = std::min(v.size() - 1, size_t(p * double(v.size() - 1) + 0.5));
-    std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(i), v.end());
-    return v[i];
-}
 }  // namespace
 
 QString telemetryColumnKey(TelemetryColumn c) {
@@ -144,8 +140,8 @@ void TelemetryStore::addBatch(const edge::protocol::TelemetryBatch& batch) {
             else
                 window_[size_t(windowNext_)] = *s.token_latency_ms;
             windowNext_ = (windowNext_ + 1) % kPercentileWindow;
-            set(TelemetryColumn::LatencyP50, percentileOf(window_, 0.50));
-            set(TelemetryColumn::LatencyP99, percentileOf(window_, 0.99));
+            set(TelemetryColumn::LatencyP50, edge::client::percentile(window_, 0.50));
+            set(TelemetryColumn::LatencyP99, edge::client::percentile(window_, 0.99));
         }
         if (s.tokens_per_s) set(TelemetryColumn::TokensPerS, *s.tokens_per_s);
         if (s.rss_bytes) set(TelemetryColumn::RssMiB, double(*s.rss_bytes) / kMiB);

@@ -15,8 +15,12 @@ class WorkloadText {
 };
 }  // namespace
 
-Result checkWorkload(const ProfileWorkload& w) {
+Result checkNamedWorkload(const ProfileWorkload& w) {
     if (w.name.trimmed().isEmpty()) return Result::failure(WorkloadText::tr("a workload needs a name"));
+    return checkWorkload(w);
+}
+
+Result checkWorkload(const ProfileWorkload& w) {
     if (w.isServe()) {
         auto parsed = edge::sched::parse_workload(w.serveText.toStdString(), w.name.toStdString());
         if (!parsed.ok()) return Result::failure(QString::fromStdString(parsed.message()));
@@ -58,7 +62,7 @@ Result workloadFromJson(const QJsonObject& o, ProfileWorkload* out) {
     for (const auto& p : o.value(QStringLiteral("prompts")).toArray()) w.prompts << p.toString();
     w.maxTokens = o.value(QStringLiteral("max_tokens")).toInt(64);
     w.chat = o.value(QStringLiteral("chat")).toBool(false);
-    if (auto r = checkWorkload(w); !r) return r;
+    if (auto r = checkNamedWorkload(w); !r) return r;
     *out = std::move(w);
     return {};
 }

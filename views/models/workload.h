@@ -26,9 +26,10 @@ struct ProfileWorkload {
     bool operator==(const ProfileWorkload&) const = default;
 };
 
-// Checks a workload before it is saved or run: a name, prompts or a serving workload that parses
-// (its error names the workload and the line).
+// Checks a workload before it is run: prompts, or a serving workload that parses (its error names
+// the workload and the line). Saving one (the list, the project file) also needs a name.
 Result checkWorkload(const ProfileWorkload& w);
+Result checkNamedWorkload(const ProfileWorkload& w);
 QJsonObject workloadToJson(const ProfileWorkload& w);
 Result workloadFromJson(const QJsonObject& o, ProfileWorkload* w);
 

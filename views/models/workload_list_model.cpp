@@ -21,7 +21,7 @@ QVariant WorkloadListModel::data(const QModelIndex& index, int role) const {
 }
 
 Result WorkloadListModel::save(const ProfileWorkload& w) {
-    if (auto r = checkWorkload(w); !r) return r;
+    if (auto r = checkNamedWorkload(w); !r) return r;
     const int existing = rowOfName(w.name);
     if (existing >= 0) {
         list_[size_t(existing)] = w;

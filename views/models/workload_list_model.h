@@ -18,7 +18,7 @@ public:
     int rowCount(const QModelIndex& parent = QModelIndex()) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
 
-    // Adds `w`, or replaces the workload of the same name (rowOfName finds it); checkWorkload's
+    // Adds `w`, or replaces the workload of the same name (rowOfName finds it); checkNamedWorkload's
     // error when it is refused.
     Result save(const ProfileWorkload& w);
     bool remove(int row);
