@@ -5,8 +5,8 @@
 // --calib-seqs runs (default 32) after a warm-up (--only 2048x8192 picks one shape), the useful
 // multiply-adds per second (rows · cols · tokens / median time), and that as a share of two peaks
 // this command measures itself on this processor, per thread times the threads:
-//   dot peak   independent vpdpbusd (AVX-512 VNNI, 64 int8 multiply-adds each) or vpmaddubsw +
-//              vpmaddwd pairs (AVX2, 32) per second: what the integer units can do;
+//   dot peak   independent vpdpbusd (AVX-512 VNNI, 64 int8 multiply-adds each) or vpmaddubsw
+//              (AVX2, 32; also printed: vpmaddubsw + vpmaddwd pairs) per second: what the integer units can do;
 //   FMA peak   independent 16-lane (AVX-512) or 8-lane (AVX2) float FMAs per second.
 #include <algorithm>
 #include <chrono>
@@ -86,26 +86,38 @@ __attribute__((target("avx512f"), noinline)) double fma512_per_s() {
     return double(iters) * 12 * 16 / s;  // float multiply-adds per second
 }
 
+// AVX2 integer products, two ways, 6 independent chains (all in the 16 registers) whose operands pass through an empty asm
+// each iteration (distinct per chain, so the products can be neither hoisted out of the loop nor
+// shared between chains; before 2026-12-06 they were both, and the "peak" was mostly adds):
+//   pairs=false  vpmaddubsw alone into int16 sums: what the multiply units can do, 32 int8
+//                multiply-adds each (the instruction tables' peak; the INT4 tile adds 8 of these
+//                in int16 before widening)
+//   pairs=true   vpmaddubsw + vpmaddwd + vpaddd: the widening at every product that INT8 and the
+//                row kernels need
+template <bool Pairs>
 __attribute__((target("avx2,fma"), noinline)) double avx2_dots_per_s() {
-    __m256i a0 = _mm256_set1_epi32(1), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-    const __m256i x = _mm256_set1_epi8(1), y = _mm256_set1_epi8(2), ones = _mm256_set1_epi16(1);
+    __m256i a0 = _mm256_set1_epi32(1), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0;
+    __m256i x0 = _mm256_set1_epi8(1), x1 = _mm256_set1_epi8(2), x2 = _mm256_set1_epi8(3), x3 = _mm256_set1_epi8(4),
+            x4 = _mm256_set1_epi8(5), x5 = _mm256_set1_epi8(6);
+    const __m256i y = _mm256_set1_epi8(2), ones = _mm256_set1_epi16(1);
     const long iters = 20'000'000;
     const auto t0 = Clock::now();
     for (long i = 0; i < iters; ++i) {
-#define EDGE_DP(a) a = _mm256_add_epi32(a, _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), ones))
-        EDGE_DP(a0);
-        EDGE_DP(a1);
-        EDGE_DP(a2);
-        EDGE_DP(a3);
-        EDGE_DP(a4);
-        EDGE_DP(a5);
-        EDGE_DP(a6);
-        EDGE_DP(a7);
+        asm volatile("" : "+v"(x0), "+v"(x1), "+v"(x2), "+v"(x3), "+v"(x4), "+v"(x5));
+#define EDGE_DP(a, x)                                                                    \
+    a = Pairs ? _mm256_add_epi32(a, _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), ones)) \
+              : _mm256_add_epi16(a, _mm256_maddubs_epi16(x, y))
+        EDGE_DP(a0, x0);
+        EDGE_DP(a1, x1);
+        EDGE_DP(a2, x2);
+        EDGE_DP(a3, x3);
+        EDGE_DP(a4, x4);
+        EDGE_DP(a5, x5);
 #undef EDGE_DP
-        asm volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5), "+v"(a6), "+v"(a7));
+        asm volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5));
     }
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    return double(iters) * 8 * 32 / s;
+    return double(iters) * 6 * 32 / s;
 }
 
 __attribute__((target("avx2,fma"), noinline)) double fma256_per_s() {
@@ -136,6 +148,7 @@ __attribute__((target("avx2,fma"), noinline)) double fma256_per_s() {
 
 struct Peaks {
     double dot = 0, fma = 0;  // multiply-adds per second and thread
+    double pairs = 0;         // AVX2: vpmaddubsw + vpmaddwd pairs (0 elsewhere)
     const char* dot_name = "none";
 };
 
@@ -144,18 +157,22 @@ struct Peaks {
 Peaks measure_peaks() {
     Peaks p;
 #if defined(__x86_64__)
-    const bool v512 = runtime::qkernels::kernel_available(runtime::qkernels::KernelLevel::Avx512Vnni);
-    const bool avx2 = runtime::qkernels::kernel_available(runtime::qkernels::KernelLevel::Avx2);
+    // The family the products run on (EDGE_KERNELS=avx2 measures the AVX2 units on a processor
+    // that also has AVX-512).
+    const auto level = runtime::qkernels::kernel_level();
+    const bool v512 = level >= runtime::qkernels::KernelLevel::Avx512Vnni;
+    const bool avx2 = level >= runtime::qkernels::KernelLevel::Avx2;
     for (int i = 0; i < 3; ++i) {
         if (v512) {
             p.dot = std::max(p.dot, vnni512_dots_per_s());
             p.fma = std::max(p.fma, fma512_per_s());
         } else if (avx2) {
-            p.dot = std::max(p.dot, avx2_dots_per_s());
+            p.dot = std::max(p.dot, avx2_dots_per_s<false>());
+            p.pairs = std::max(p.pairs, avx2_dots_per_s<true>());
             p.fma = std::max(p.fma, fma256_per_s());
         }
     }
-    p.dot_name = v512 ? "vpdpbusd zmm" : avx2 ? "vpmaddubsw+vpmaddwd ymm" : "none";
+    p.dot_name = v512 ? "vpdpbusd zmm" : avx2 ? "vpmaddubsw ymm" : "none";
 #endif
     return p;
 }
@@ -165,8 +182,10 @@ Peaks measure_peaks() {
 int run_gemm_bench(const BenchArgs& a) {
     const Peaks peak = measure_peaks();
     std::printf("CPU: %s; kernels %s\n", cpu_model().c_str(), runtime::qkernels::kernel_name());
-    std::printf("measured peak per thread: %s %.1f G int8 multiply-adds/s, FMA %.1f G float multiply-adds/s\n\n",
+    std::printf("measured peak per thread: %s %.1f G int8 multiply-adds/s, FMA %.1f G float multiply-adds/s",
                 peak.dot_name, peak.dot / 1e9, peak.fma / 1e9);
+    if (peak.pairs > 0) std::printf(" (vpmaddubsw + vpmaddwd pairs: %.1f G int8 multiply-adds/s)", peak.pairs / 1e9);
+    std::printf("\n\n");
     std::printf(
         "| shape (out x in) | type | tokens | threads | median ms | best ms | G MAC/s (median) | of dot peak | of FMA "
         "peak |\n");

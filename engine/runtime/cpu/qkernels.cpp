@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <string>
+#include <utility>
 
 #include "dot_lanes.h"
 #include "engine/core/half.h"
@@ -20,7 +24,34 @@ using namespace detail;
 
 namespace {
 
-std::atomic<int> g_cap{int(KernelLevel::Auto)};
+// The cap on the kernel family: force_kernels, or at start the environment's EDGE_KERNELS (a
+// family's name as kernel_name() gives it, or "auto"), which lets a processor with AVX-512 run
+// the AVX2 kernels of an AVX2-only host, say, in any command (docs/benchmarks.md).
+int initial_cap() {
+    const char* e = std::getenv("EDGE_KERNELS");
+    if (!e || !*e) return int(KernelLevel::Auto);
+    const std::pair<const char*, KernelLevel> names[] = {
+        {"auto", KernelLevel::Auto},
+        {"portable", KernelLevel::Portable},
+#if defined(__aarch64__)
+        {"neon", KernelLevel::Neon},
+        {"neon-dotprod", KernelLevel::NeonDotprod},
+#else
+        {"avx2", KernelLevel::Avx2},
+        {"avx512-vnni", KernelLevel::Avx512Vnni},
+        {"avx512-vnni-gfni", KernelLevel::Avx512VnniGfni},
+#endif
+    };
+    std::string known;
+    for (const auto& [name, level] : names) {
+        if (std::strcmp(e, name) == 0) return int(level);
+        known += known.empty() ? name : std::string(", ") + name;
+    }
+    std::fprintf(stderr, "EDGE_KERNELS=%s: not a kernel family here (%s); using auto\n", e, known.c_str());
+    return int(KernelLevel::Auto);
+}
+
+std::atomic<int> g_cap{initial_cap()};
 
 [[maybe_unused]] bool cpu_has_avx2() {
 #if defined(__x86_64__)
@@ -277,15 +308,16 @@ float row_dot_kquant_portable(DType t, const uint8_t* row, const ActsView& x) {
 
 bool kernel_available(KernelLevel level) { return level == KernelLevel::Auto || int(level) <= int(hw_level()); }
 void force_kernels(KernelLevel cap) { g_cap.store(int(cap), std::memory_order_relaxed); }
+KernelLevel kernel_level() { return best_level(); }
 const char* kernel_name() {
     const KernelLevel l = best_level();
 #if defined(__aarch64__)
     return l == KernelLevel::NeonDotprod ? "neon-dotprod" : l == KernelLevel::Neon ? "neon" : "portable";
 #else
     return l == KernelLevel::Avx512VnniGfni ? "avx512-vnni-gfni"
-           : l == KernelLevel::Avx512Vnni   ? "avx512-vnni"
-           : l == KernelLevel::Avx2         ? "avx2"
-                                            : "portable";
+           : l == KernelLevel::Avx512Vnni ? "avx512-vnni"
+           : l == KernelLevel::Avx2 ? "avx2"
+                                    : "portable";
 #endif
 }
 void force_row_prefetch(RowPrefetch p) { g_prefetch.store(int(p), std::memory_order_relaxed); }
@@ -487,12 +519,15 @@ Path path_of(const Tensor& w) {
 }
 
 // Whether two weights read the same prepared activations (the VNNI layout depends on the bits
-// and the groups; the integer row dots and the float path read the input as it is).
+// and the groups, the group sums of asymmetric weights on the groups; the float path reads the
+// input as it is).
 bool same_acts(Path p, const Tensor& a, const Tensor& b) {
-    if (p != Path::Vnni) return true;
+    if (p == Path::Float) return true;
+    if (!a.quant || !b.quant) return !a.quant && !b.quant;  // (K-quants: the plain blocks)
     const QuantInfo &x = *a.quant, &y = *b.quant;
-    return x.bits == y.bits && x.grouping == y.grouping && x.group_size == y.group_size &&
-           x.groups_per_row == y.groups_per_row;
+    // Int: the AVX2 kernels' group sums (ActsView::cg) and tile choice depend on the groups too.
+    return (p == Path::Int || x.bits == y.bits) && x.symmetric == y.symmetric && x.grouping == y.grouping &&
+           x.group_size == y.group_size && x.groups_per_row == y.groups_per_row && row_layout_ok(x) == row_layout_ok(y);
 }
 
 // The activations of n tokens prepared for one weight layout. Buffers are reused across calls
@@ -505,8 +540,10 @@ struct Slot {
     std::vector<VnniActs> vnni;
 #endif
     std::vector<ActsView> views;
+    std::vector<std::vector<float>> cgs;  // asymmetric weights on the AVX2 path: ActsView::cg
 
-    // Vnni with kTileMinTokens tokens or more: the tile kernel (tile), else one token at a time.
+    // kTileMinTokens tokens or more: the tile kernel (Vnni: tile_vnni512 on `tile`; Int on the
+    // AVX2 level: tile_avx2 on `views`), else one token at a time.
     bool tiled = false;
 #if defined(__x86_64__)
     TileBuffers tile;
@@ -544,6 +581,24 @@ struct Slot {
         for (int t = 0; t < n; ++t)
             views[size_t(t)] = ActsView{acts[size_t(t)].q.data(), acts[size_t(t)].scale.data(),
                                         acts[size_t(t)].sum.data(), acts[size_t(t)].blocks};
+#if defined(__x86_64__)
+        // The AVX2 kernels' rows_math: asymmetric weights need each token's group sums, and from
+        // kTileMinTokens tokens on the tile kernel multiplies (the same bits as one at a time).
+        if (w.quant && use_avx2() && row_layout_ok(*w.quant)) {
+            const QuantInfo& qi = *w.quant;
+            if (!qi.symmetric) {
+                if (cgs.size() < size_t(n)) cgs.resize(size_t(n));
+                for (int t = 0; t < n; ++t) {
+                    std::vector<float>& cg = cgs[size_t(t)];
+                    cg.resize(size_t(qi.groups_per_row));
+                    group_act_sums(qi, views[size_t(t)].scale, views[size_t(t)].sum, views[size_t(t)].blocks,
+                                   cg.data());
+                    views[size_t(t)].cg = cg.data();
+                }
+            }
+            tiled = n >= kTileMinTokens;
+        }
+#endif
     }
 };
 
@@ -612,6 +667,10 @@ void rows(const Slot& s, const Tensor& w, const float* in, int n, float* out, in
 #endif
     if (s.path == Path::Int) {
 #if defined(__x86_64__)
+        if (s.tiled) {
+            tile_avx2(*w.quant, w.data.get(), b, e, s.views.data(), n, out, out_dim);
+            return;
+        }
         if (kquant_integer(w.type) && avx2 && best_level() >= KernelLevel::Avx512Vnni) {
             // Each row meets all the tokens while it is in L1, tiles of tokens sharing its unpacking.
             const size_t row_bytes = dtype_bytes(w.type, in_dim);

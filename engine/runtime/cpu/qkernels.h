@@ -52,6 +52,10 @@ void matmul_gate_up_swiglu(float* out, float* up_scratch, const float* in, const
 
 // Kernel families, in increasing order. The dispatcher uses the best one the processor has,
 // capped by force_kernels (tests and A/B benches); Auto removes the cap.
+//   Avx2:       row-mode QI4/QI8 with vpmaddubsw; the layouts rows_math takes (row_layout_ok)
+//               with the AVX-512 kernels' per-row arithmetic, 4 tokens and more in panels of 8
+//               rows with the rows in the lanes (qkernels_avx2_tile.cpp), the same bits either
+//               way; K-quants, F16 and the rest token by token.
 //   Avx512Vnni: row-mode QI4/QI8 (groups of 32·k, k dividing 16 or a multiple of 16; per
 //               channel) with vpdpbusd: one token 4 rows per pass, 4 tokens and more in
 //               panels of 16 rows with the rows in the lanes (qkernels_avx512_tile.cpp), the
@@ -70,7 +74,11 @@ enum class KernelLevel {
     NeonDotprod = Avx512Vnni
 };
 bool kernel_available(KernelLevel level);
+// Caps the family (tests and A/B benches; Auto removes the cap). At start the cap is the
+// environment's EDGE_KERNELS when set: "avx2", "avx512-vnni", "portable", ... (kernel_name's
+// names) or "auto".
 void force_kernels(KernelLevel cap);
+KernelLevel kernel_level();  // the family in use now: the best the processor has, capped
 // Which kernel family the quantized matmul uses now ("avx512-vnni-gfni", "avx512-vnni", "avx2",
 // "neon-dotprod", "neon" or "portable").
 const char* kernel_name();

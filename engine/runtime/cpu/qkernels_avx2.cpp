@@ -8,6 +8,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace edge::runtime::qkernels::detail {
@@ -177,11 +178,143 @@ static float row_dot_q4_avx2_t(const QuantInfo& q, const uint8_t* base, int64_t 
     return hsum(_mm256_add_ps(acc0, acc1));
 }
 
+// rows_math (qkernels_avx512.cpp) on AVX2, for row_layout_ok layouts: each block's integer sum
+// made whole (isum_b = Σ code·xq − offset·Σxq, offset 8 for symmetric INT4, none for INT8's signed
+// codes: the integer rows_math's +128 offset gives), then acc_p = fma(float(isum_b), s_w·s_x,
+// acc_p) for b ≡ p (mod P), P = 4 (INT4) or 2 (INT8), row = (acc_0 + acc_1) + (acc_2 + acc_3) or
+// acc_0 + acc_1, minus zero_correction_avx2 for asymmetric weights. Eight blocks at a time: their
+// sums as one vector (reduce8), one convert and one multiply of the scale products, then 128-bit
+// FMAs into the P partial sums in block order. tile_avx2 (qkernels_avx2_tile.cpp) computes the
+// same, so a row's result does not depend on the batch; the AVX-512 kernels too, so symmetric
+// weights give the same bits on both families.
+namespace {
+
+// The scale products' s_w of blocks b..b+7 (b a multiple of 8): bpg blocks per group (0: per
+// channel, one scale). bpg is 1, 2, 4 or a multiple of 8 (row_layout_ok).
+template <class S>
+inline __m256 scales_of8(const S* sw, int64_t b, int64_t bpg) {
+    if (bpg == 1) return scale8(sw + b);
+    if (bpg == 0) return _mm256_set1_ps(scale1(sw[0]));
+    if (bpg >= 8) return _mm256_set1_ps(scale1(sw[b / bpg]));
+    const int64_t g = b / bpg;
+    alignas(32) float s[4];
+    for (int k = 0; k < 8 / int(bpg); ++k) s[k] = scale1(sw[g + k]);
+    const __m256 v = _mm256_castps128_ps256(_mm_load_ps(s));
+    return bpg == 2 ? _mm256_permutevar8x32_ps(v, _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3))
+                    : _mm256_permutevar8x32_ps(v, _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
+}
+template <class S>
+inline float scale_of(const S* sw, int64_t b, int64_t bpg) {
+    return scale1(sw[bpg == 0 ? 0 : b / bpg]);
+}
+
+// Block b's int32 lanes (summing to its Σ code·xq).
+inline __m256i block_lanes4(const uint8_t* codes, const int8_t* xq, int64_t b) {
+    const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + b * (kQBlock / 2)));
+    const __m256i w = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw), _mm256_set1_epi8(0x0f));
+    const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + b * kQBlock));
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(w, xv), _mm256_set1_epi16(1));
+}
+inline __m256i block_lanes8(const uint8_t* codes, const int8_t* xq, int64_t b) {
+    const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + b * kQBlock));
+    const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + b * kQBlock));
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(xv, w)), _mm256_set1_epi16(1));
+}
+inline int32_t hsum_epi32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+    return _mm_cvtsi128_si32(s);
+}
+
+template <class S>
+float zero_correction_t(const QuantInfo& q, const S* sw, const int8_t* zw, const float* cg) {
+    const int64_t G = q.groups_per_row;
+    __m256 acc = _mm256_setzero_ps();
+    int64_t g = 0;
+    for (; g + 8 <= G; g += 8) {
+        const __m256 z =
+            _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(zw + g))));
+        acc = _mm256_fmadd_ps(_mm256_mul_ps(scale8(sw + g), z), _mm256_loadu_ps(cg + g), acc);
+    }
+    float s = hsum(acc);
+    for (; g < G; ++g) s = std::fma(scale1(sw[g]) * float(zw[g]), cg[g], s);
+    return s;
+}
+
+template <int Bits, class S>
+float row_math_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
+    const uint8_t* codes = base + r * q.row_bytes;
+    const S* sw = row_scales<S>(q, base, r);
+    const int64_t bpg = q.grouping == QGrouping::PerChannel ? 0 : q.group_size / kQBlock;
+    const int32_t offset = Bits == 4 && q.symmetric ? 8 : 0;
+    constexpr int P = Bits == 4 ? 4 : 2;
+    const int8_t* xq = x.q;
+    __m128 acc = _mm_setzero_ps();  // lane p: acc_p
+    int64_t b = 0;
+    for (; b + 8 <= x.blocks; b += 8) {
+        prefetch_ahead(codes + b * (kQBlock * Bits / 8), q.row_bytes, Bits / 2);
+        if (bpg == 1 && (b & 15) == 0) prefetch_ahead(sw + b, q.groups_per_row * int64_t(sizeof(S)), 1);
+        __m256i s;
+        if constexpr (Bits == 4)
+            s = reduce8(block_lanes4(codes, xq, b), block_lanes4(codes, xq, b + 1), block_lanes4(codes, xq, b + 2),
+                        block_lanes4(codes, xq, b + 3), block_lanes4(codes, xq, b + 4), block_lanes4(codes, xq, b + 5),
+                        block_lanes4(codes, xq, b + 6), block_lanes4(codes, xq, b + 7));
+        else
+            s = reduce8(block_lanes8(codes, xq, b), block_lanes8(codes, xq, b + 1), block_lanes8(codes, xq, b + 2),
+                        block_lanes8(codes, xq, b + 3), block_lanes8(codes, xq, b + 4), block_lanes8(codes, xq, b + 5),
+                        block_lanes8(codes, xq, b + 6), block_lanes8(codes, xq, b + 7));
+        if (offset)
+            s = _mm256_sub_epi32(s,
+                                 _mm256_slli_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.sum + b)), 3));
+        const __m256 f = _mm256_cvtepi32_ps(s);
+        const __m256 pr = _mm256_mul_ps(scales_of8(sw, b, bpg), _mm256_loadu_ps(x.scale + b));
+        const __m128 flo = _mm256_castps256_ps128(f), fhi = _mm256_extractf128_ps(f, 1);
+        const __m128 plo = _mm256_castps256_ps128(pr), phi = _mm256_extractf128_ps(pr, 1);
+        if constexpr (P == 4) {
+            acc = _mm_fmadd_ps(flo, plo, acc);
+            acc = _mm_fmadd_ps(fhi, phi, acc);
+        } else {  // lanes 0 and 1 carry acc_0 and acc_1; blocks b..b+7 two at a time
+            acc = _mm_fmadd_ps(flo, plo, acc);
+            acc = _mm_fmadd_ps(_mm_movehl_ps(flo, flo), _mm_movehl_ps(plo, plo), acc);
+            acc = _mm_fmadd_ps(fhi, phi, acc);
+            acc = _mm_fmadd_ps(_mm_movehl_ps(fhi, fhi), _mm_movehl_ps(phi, phi), acc);
+        }
+    }
+    alignas(16) float a[4];
+    _mm_store_ps(a, acc);
+    for (; b < x.blocks; ++b) {
+        const int32_t isum =
+            hsum_epi32(Bits == 4 ? block_lanes4(codes, xq, b) : block_lanes8(codes, xq, b)) - offset * x.sum[b];
+        a[b % P] = std::fma(float(isum), scale_of(sw, b, bpg) * x.scale[b], a[b % P]);
+    }
+    const float row = P == 4 ? (a[0] + a[1]) + (a[2] + a[3]) : a[0] + a[1];
+    if (q.symmetric) return row;
+    return row - zero_correction_t(q, sw, reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row,
+                                   x.cg);
+}
+
+}  // namespace
+
+float zero_correction_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const float* cg) {
+    const int8_t* zw = reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row;
+    return with_scale_type(q,
+                           [&](auto s) { return zero_correction_t(q, row_scales<decltype(s)>(q, base, r), zw, cg); });
+}
+
 float row_dot_q8_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
-    return with_scale_type(q, [&](auto s) { return row_dot_q8_avx2_t<decltype(s)>(q, base, r, x); });
+    return with_scale_type(q, [&](auto s) {
+        using S = decltype(s);
+        return row_layout_ok(q) && (q.symmetric || x.cg) ? row_math_avx2<8, S>(q, base, r, x)
+                                                         : row_dot_q8_avx2_t<S>(q, base, r, x);
+    });
 }
 float row_dot_q4_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
-    return with_scale_type(q, [&](auto s) { return row_dot_q4_avx2_t<decltype(s)>(q, base, r, x); });
+    return with_scale_type(q, [&](auto s) {
+        using S = decltype(s);
+        return row_layout_ok(q) && (q.symmetric || x.cg) ? row_math_avx2<4, S>(q, base, r, x)
+                                                         : row_dot_q4_avx2_t<S>(q, base, r, x);
+    });
 }
 
 // K-quant super-blocks (qkernels_impl.h): eight 32-blocks per super-block, each an integer dot

@@ -331,13 +331,9 @@ float zero_correction_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r
 }
 
 bool vnni512_layout_ok(const QuantInfo& q) {
-    if (!q.row_mode()) return false;
-    if (q.grouping == QGrouping::PerChannel) return true;
-    if (q.group_size % kQBlock != 0) return false;
     // rows_pass makes the scale products per window of 16 blocks: whole groups in a window, or a
     // window inside one group.
-    const int64_t bpg = q.group_size / kQBlock;
-    return 16 % bpg == 0 || bpg % 16 == 0;
+    return row_layout_ok(q);
 }
 
 // Rows per pass: 8 for INT4 with RowsL2 (Intel: the activations are loaded once for more rows,

@@ -14,7 +14,21 @@ struct ActsView {
     const float* scale;
     const int32_t* sum;
     int64_t blocks;
+    // Asymmetric weights under rows_math (row_layout_ok, AVX2 family): per weight group
+    // Σ_{b in g} scale[b]·sum[b] (group_act_sums), else null.
+    const float* cg = nullptr;
 };
+
+// The row layouts the x86 kernels multiply with the per-row arithmetic rows_math
+// (qkernels_avx512.cpp; the AVX2 kernels follow it too, qkernels_avx2.cpp): row mode, per
+// channel or groups of 32·k with k dividing 16 or a multiple of 16.
+inline bool row_layout_ok(const QuantInfo& q) {
+    if (!q.row_mode()) return false;
+    if (q.grouping == QGrouping::PerChannel) return true;
+    if (q.group_size % kQBlock != 0) return false;
+    const int64_t bpg = q.group_size / kQBlock;
+    return 16 % bpg == 0 || bpg % 16 == 0;
+}
 
 // Σ_i W[r][i]·x[i] for a row-mode QI8/QI4 tensor whose groups are whole 32-blocks.
 float row_dot_q8_portable(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x);
@@ -116,8 +130,18 @@ float dot_f16_avx512(const uint16_t* w, const float* x, int64_t n);
 void f16_tokens_avx512(const uint16_t* w, int64_t in_dim, int64_t r0, int64_t r1, const float* in, int n, float* out,
                        int64_t out_dim);
 
+// Row r of a row-mode QI8/QI4 tensor against one token. For row_layout_ok layouts the result is
+// rows_math's (qkernels_avx512.cpp; x.cg set for asymmetric weights), the bits tile_avx2 gives;
+// other group sizes (a multiple of 32 that rows_math does not take) sum in their own order.
 float row_dot_q8_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x);
 float row_dot_q4_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x);
+// Rows [r0, r1) of a row_layout_ok QI8/QI4 tensor × n tokens (x[0..n), x[t].cg set for
+// asymmetric weights): out[t·out_stride + r], 8 rows in the lanes of a vector, panels repacked
+// once per call (qkernels_avx2_tile.cpp). Each value is the bits row_dot_q*_avx2 gives.
+void tile_avx2(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const ActsView* x, int n, float* out,
+               int64_t out_stride);
+// Σ_g s_w[g]·z_g·cg[g] over row r's groups in one fixed order (both AVX2 kernels subtract it).
+float zero_correction_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const float* cg);
 float dot_f16_avx2(const uint16_t* w, const float* x, int64_t n);
 #endif
 

@@ -200,14 +200,26 @@ TEST(QuantKernels, KQuantQuantizersWriteBlocksTheReaderGivesBack) {
     }
 }
 
-// From 4 tokens on, the AVX-512 tile kernel multiplies (panels of 16 rows repacked with the rows in
-// the lanes, 4 tokens per pass and a remainder of 1-3); fewer go one by one through the row kernel.
-// Each token's outputs must be the bits the one-token kernel gives it, whatever the batch, for 37
-// rows (two whole panels and a ragged one; row passes of 8, 4 and 1), widths with partial chunks
-// and windows and groups that do not divide the width, every row layout, 13 and 513 tokens.
+// The x86 kernel families with a tile kernel (AVX2: qkernels_avx2_tile.cpp, AVX-512 VNNI:
+// qkernels_avx512_tile.cpp) that this processor has.
+std::vector<runtime::qkernels::KernelLevel> tile_levels() {
+    std::vector<runtime::qkernels::KernelLevel> levels;
+#if defined(__x86_64__)
+    for (auto level : {runtime::qkernels::KernelLevel::Avx2, runtime::qkernels::KernelLevel::Avx512Vnni})
+        if (runtime::qkernels::kernel_available(level)) levels.push_back(level);
+#endif
+    return levels;
+}
+
+// From 4 tokens on, the tile kernels multiply (AVX-512: panels of 16 rows repacked with the rows in
+// the lanes, 4 tokens per pass and a remainder of 1-3; AVX2: two panels of 8 rows); fewer go one by
+// one through the row kernel. Each token's outputs must be the bits the one-token kernel gives it,
+// whatever the batch, for 37 rows (whole panels and a ragged one; row passes of 8, 4 and 1), widths
+// with partial chunks and windows and groups that do not divide the width, every row layout, 13
+// and 513 tokens, on each family.
 TEST(QuantKernels, TokenTilesGiveEachTokenTheOneTokenKernelsBits) {
-    if (!runtime::qkernels::kernel_available(runtime::qkernels::KernelLevel::Avx512Vnni))
-        GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+    const auto levels = tile_levels();
+    if (levels.empty()) GTEST_SKIP() << "no AVX2 on this CPU";
     ThreadPool pool(2);
     std::mt19937 rng(11);
     std::normal_distribution<float> nd(0.0f, 1.0f);
@@ -227,62 +239,74 @@ TEST(QuantKernels, TokenTilesGiveEachTokenTheOneTokenKernelsBits) {
                         const QuantSpec spec{bits, sym, g, gs, QMethod::RTN, false, scales};
                         auto q = quantize_rtn(w, spec);
                         ASSERT_TRUE(q.ok()) << q.message();
-                        std::vector<float> batched(size_t(n * 37)), single(size_t(n * 37));
-                        runtime::qkernels::matmul(batched.data(), x.data(), *q, n, pool);
-                        for (int t = 0; t < n; ++t)
-                            runtime::qkernels::matmul(single.data() + t * 37, x.data() + t * cols, *q, 1, pool);
-                        EXPECT_EQ(0, std::memcmp(batched.data(), single.data(), batched.size() * sizeof(float)))
-                            << spec_name(spec) << " cols " << cols;
+                        for (auto level : levels) {
+                            runtime::qkernels::force_kernels(level);
+                            std::vector<float> batched(size_t(n * 37)), single(size_t(n * 37));
+                            runtime::qkernels::matmul(batched.data(), x.data(), *q, n, pool);
+                            for (int t = 0; t < n; ++t)
+                                runtime::qkernels::matmul(single.data() + t * 37, x.data() + t * cols, *q, 1, pool);
+                            EXPECT_EQ(0, std::memcmp(batched.data(), single.data(), batched.size() * sizeof(float)))
+                                << runtime::qkernels::kernel_name() << " " << spec_name(spec) << " cols " << cols;
+                        }
+                        runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
                     }
     }
 }
 
-// The AVX-512 VNNI kernels' per-row arithmetic, written out once in scalar code (qkernels_avx512.cpp,
-// rows_math): whole-block integer sums isum_b = Σ code·xq − offset·Σxq, then
-// acc_p = fma(isum_b, s_w·s_x, acc_p) for b ≡ p (mod P), P = 4 (INT4) or 2 (INT8), and the partials
-// added as (acc_0 + acc_1) + (acc_2 + acc_3). Both the one-token kernel and the tiles must give
-// exactly these bits (symmetric weights, float and half scales, 1, 5 and 70 tokens).
-TEST(QuantKernels, VnniKernelsFollowTheirWrittenArithmeticToTheBit) {
-    if (!runtime::qkernels::kernel_available(runtime::qkernels::KernelLevel::Avx512Vnni))
-        GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+// The x86 kernels' per-row arithmetic, written out once in scalar code (qkernels_avx512.cpp,
+// rows_math; the AVX2 kernels follow it too): whole-block integer sums isum_b = Σ code·xq −
+// offset·Σxq, then acc_p = fma(isum_b, s_w·s_x, acc_p) for b ≡ p (mod P), P = 4 (INT4) or 2
+// (INT8), and the partials added as (acc_0 + acc_1) + (acc_2 + acc_3). The one-token kernels and
+// the tiles of both families must give exactly these bits (symmetric weights, groups of 32, 64 and
+// 128, float and half scales, 1, 5 and 70 tokens), so the two families agree to the bit.
+TEST(QuantKernels, X86KernelsFollowTheirWrittenArithmeticToTheBit) {
+    const auto levels = tile_levels();
+    if (levels.empty()) GTEST_SKIP() << "no AVX2 on this CPU";
     ThreadPool pool(2);
     std::mt19937 rng(21);
     std::normal_distribution<float> nd(0.0f, 1.0f);
     const int64_t rows = 21, cols = 200;  // 7 blocks: partial chunks for both widths
     const Tensor w = random_f32("w", rows, cols, 77);
     for (int bits : {4, 8})
-        for (auto scales : {QuantSpec::Scales::F32, QuantSpec::Scales::F16}) {
-            const QuantSpec spec{bits, true, QGrouping::Group, 64, QMethod::RTN, false, scales};
-            auto q = quantize_rtn(w, spec);
-            ASSERT_TRUE(q.ok()) << q.message();
-            const QuantInfo& qi = *q->quant;
-            const uint8_t* base = q->data.get();
-            for (int n : {1, 5, 70}) {
-                std::vector<float> x(size_t(n * cols));
-                for (auto& v : x) v = nd(rng);
-                std::vector<float> got(size_t(n * rows)), want(size_t(n * rows));
-                runtime::qkernels::matmul(got.data(), x.data(), *q, n, pool);
-                const int P = bits == 4 ? 4 : 2, offset = bits == 4 ? 8 : 0;
-                for (int t = 0; t < n; ++t) {
-                    runtime::qkernels::QActs a;
-                    runtime::qkernels::quantize_acts(x.data() + t * cols, cols, a);
-                    for (int64_t r = 0; r < rows; ++r) {
-                        float acc[4] = {0, 0, 0, 0};
-                        for (int64_t b = 0; b < a.blocks; ++b) {
-                            int32_t isum = 0;
-                            for (int64_t c = b * kQBlock; c < std::min(cols, (b + 1) * kQBlock); ++c)
-                                isum += quant_code(qi, base, r, c) * int32_t(a.q[size_t(c)]);
-                            isum -= offset * a.sum[size_t(b)];
-                            const float prod = quant_scale(qi, base, qi.group_of(r, b * kQBlock)) * a.scale[size_t(b)];
-                            acc[b % P] = std::fma(float(isum), prod, acc[b % P]);
+        for (int64_t gs : {32, 64, 128})
+            for (auto scales : {QuantSpec::Scales::F32, QuantSpec::Scales::F16}) {
+                const QuantSpec spec{bits, true, QGrouping::Group, gs, QMethod::RTN, false, scales};
+                auto q = quantize_rtn(w, spec);
+                ASSERT_TRUE(q.ok()) << q.message();
+                const QuantInfo& qi = *q->quant;
+                const uint8_t* base = q->data.get();
+                for (int n : {1, 5, 70}) {
+                    std::vector<float> x(size_t(n * cols));
+                    for (auto& v : x) v = nd(rng);
+                    std::vector<float> want(size_t(n * rows));
+                    const int P = bits == 4 ? 4 : 2, offset = bits == 4 ? 8 : 0;
+                    for (int t = 0; t < n; ++t) {
+                        runtime::qkernels::QActs a;
+                        runtime::qkernels::quantize_acts(x.data() + t * cols, cols, a);
+                        for (int64_t r = 0; r < rows; ++r) {
+                            float acc[4] = {0, 0, 0, 0};
+                            for (int64_t b = 0; b < a.blocks; ++b) {
+                                int32_t isum = 0;
+                                for (int64_t c = b * kQBlock; c < std::min(cols, (b + 1) * kQBlock); ++c)
+                                    isum += quant_code(qi, base, r, c) * int32_t(a.q[size_t(c)]);
+                                isum -= offset * a.sum[size_t(b)];
+                                const float prod =
+                                    quant_scale(qi, base, qi.group_of(r, b * kQBlock)) * a.scale[size_t(b)];
+                                acc[b % P] = std::fma(float(isum), prod, acc[b % P]);
+                            }
+                            want[size_t(t * rows + r)] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
                         }
-                        want[size_t(t * rows + r)] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
                     }
+                    for (auto level : levels) {
+                        runtime::qkernels::force_kernels(level);
+                        std::vector<float> got(size_t(n * rows));
+                        runtime::qkernels::matmul(got.data(), x.data(), *q, n, pool);
+                        EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)))
+                            << runtime::qkernels::kernel_name() << " " << spec_name(spec) << ", " << n << " tokens";
+                    }
+                    runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
                 }
-                EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)))
-                    << spec_name(spec) << ", " << n << " tokens";
             }
-        }
 }
 
 // FP32 weights against several tokens go through panels of 8 rows transposed into the lanes

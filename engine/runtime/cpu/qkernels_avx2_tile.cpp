@@ -1,0 +1,290 @@
+// The AVX2 tile kernel for several tokens at once (prefill and every batched forward pass on a
+// processor without AVX-512 VNNI, such as AMD Zen 3) on row-mode QI4 / QI8 weights whose layout
+// rows_math takes (row_layout_ok). Each row is computed exactly as the one-token kernel computes it
+// (qkernels_avx2.cpp, row_math_avx2: whole-block integer sums, one FMA per block into P partial
+// sums in block order, the partials added in a fixed order), so a row's result does not depend on
+// the batch or the tile; only the layout in the registers differs:
+//
+//   rows in lanes  A panel of 8 rows is repacked once per call, 8 vectors per block of 32 columns
+//                  (vector k: elements 4k..4k+3 of each of the 8 rows in its 32-bit lane; INT4
+//                  nibbles split, INT8 codes as |code| with the signed codes beside them), plus
+//                  one vector of the 8 rows' scales per block. A token's activations meet a block
+//                  through 8 vpmaddubsw whose activation operand is 4 bytes broadcast to every
+//                  lane. INT4: the 8 products are added as int16 (each is at most 2·15·127, so 8
+//                  of them stay below 2^15) and widened once per block by one vpmaddwd; INT8
+//                  (products up to 2·128·127) is widened at every step, after the activations
+//                  take the codes' signs (vpsignb).
+//
+// Per 8 rows × 32 columns × token (256 multiply-adds): INT4 8 vpmaddubsw, 7 int16 adds, then one
+// vpmaddwd, an add of −8·Σxq, a convert, a multiply of the scale products and an FMA; the
+// one-token kernel needs ~30 operations for the same work (a nibble split per row and block, a
+// vpmaddwd per block, the reduction of each block's lanes). Two panels (16 rows) and 4 tokens
+// share each step: 2 code loads and 4 broadcasts per 8 vpmaddubsw.
+#include "qkernels_impl.h"
+
+#if defined(__x86_64__)
+#pragma GCC target("avx2,fma,f16c")
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace edge::runtime::qkernels::detail {
+
+namespace {
+
+constexpr int kPanel = 8;    // rows per panel: one per 32-bit lane
+constexpr int kTokens = 4;   // tokens per pass
+constexpr int kPanels = 2;   // panels per pass
+
+// r[j] (row j, 8 words) -> r[k] (word k of each of the 8 rows, row j in lane j).
+inline void transpose8(__m256i r[8]) {
+    __m256i t[8], u[8];
+    for (int i = 0; i < 4; ++i) {
+        t[2 * i] = _mm256_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    // Per 128-bit lane L of u[4i + j]: rows 4i..4i+3 of word 4L + j.
+    for (int i = 0; i < 2; ++i) {
+        u[4 * i + 0] = _mm256_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 1] = _mm256_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 2] = _mm256_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+        u[4 * i + 3] = _mm256_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    for (int j = 0; j < 4; ++j) {
+        r[j] = _mm256_permute2x128_si256(u[j], u[4 + j], 0x20);
+        r[4 + j] = _mm256_permute2x128_si256(u[j], u[4 + j], 0x31);
+    }
+}
+
+inline float scale1(float s) { return s; }
+inline float scale1(uint16_t h) { return _cvtsh_ss(h); }
+
+// One panel repacked: codes[b·8 + k] (INT8: |codes|, signs[b·8 + k] the signed codes) and
+// scales[b] for the B blocks of the row; rows past `rows` are zero.
+struct Panel {
+    __m256i* codes;
+    __m256i* signs;
+    __m256* scales;
+};
+
+template <int Bits, class S>
+void pack_panel(const QuantInfo& q, const uint8_t* base, int64_t r0, int rows, int64_t B, const Panel& p,
+                std::vector<float>& group_scales) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    for (int64_t b = 0; b < B; ++b) {
+        __m256i r[8];
+        for (int j = 0; j < kPanel; ++j) {
+            if (j >= rows) {
+                r[j] = _mm256_setzero_si256();
+                continue;
+            }
+            const uint8_t* row = base + (r0 + j) * q.row_bytes;
+            if constexpr (Bits == 4) {
+                const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + b * (kQBlock / 2)));
+                r[j] = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw), low4);
+            } else {
+                r[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + b * kQBlock));
+            }
+        }
+        transpose8(r);
+        for (int k = 0; k < 8; ++k) {
+            if constexpr (Bits == 4) {
+                _mm256_store_si256(p.codes + b * 8 + k, r[k]);
+            } else {
+                _mm256_store_si256(p.codes + b * 8 + k, _mm256_abs_epi8(r[k]));
+                _mm256_store_si256(p.signs + b * 8 + k, r[k]);
+            }
+        }
+    }
+    // The rows' scales per group (rows by 8), then one vector per block.
+    const int64_t G = q.groups_per_row;
+    group_scales.assign(size_t(G * kPanel), 0.0f);
+    for (int j = 0; j < rows; ++j) {
+        const S* s = row_scales<S>(q, base, r0 + j);
+        for (int64_t g = 0; g < G; ++g) group_scales[size_t(g * kPanel + j)] = scale1(s[g]);
+    }
+    for (int64_t b = 0; b < B; ++b) p.scales[b] = _mm256_loadu_ps(group_scales.data() + block_group(q, b) * kPanel);
+}
+
+inline __m256i bcast4(const int8_t* a) {
+    int32_t v;
+    std::memcpy(&v, a, 4);
+    return _mm256_set1_epi32(v);
+}
+
+// NP panels × T tokens (x[0..T), off[t]: −offset·Σxq per block): out[t·out_stride + np·8 + j]
+// for lanes j < rows[np].
+template <int Bits, int NP, int T>
+void panels_tokens(const Panel* panels, const ActsView* x, const int32_t* const* off, int64_t B, const int* rows,
+                   float* out, int64_t out_stride) {
+    constexpr int P = Bits == 4 ? 4 : 2;
+    const __m256i ones = _mm256_set1_epi16(1);
+    // The P partial sums of each panel and token live in L1, indexed by the block (b mod P): in
+    // registers beside the NP·T integer sums, the codes and the broadcast they did not fit, and
+    // the compiler's spills cost more than one load and store per block.
+    alignas(32) float acc[NP][T][P][8] = {};
+    const int8_t* xq[T];
+    const float* sx[T];
+    for (int t = 0; t < T; ++t) {
+        xq[t] = x[t].q;
+        sx[t] = x[t].scale;
+    }
+    const __m256i* codes[NP];
+    const __m256i* signs[NP];
+    const __m256* scales[NP];
+    for (int np = 0; np < NP; ++np) {
+        codes[np] = panels[np].codes;
+        signs[np] = panels[np].signs;
+        scales[np] = panels[np].scales;
+    }
+    for (int64_t b = 0; b < B; ++b) {
+        const int p = int(b % P);
+        __m256i s[NP][T];
+        if constexpr (Bits == 4) {
+#pragma GCC unroll 8
+            for (int k = 0; k < 8; ++k) {
+                __m256i w[NP];
+#pragma GCC unroll 2
+                for (int np = 0; np < NP; ++np) w[np] = _mm256_load_si256(codes[np] + b * 8 + k);
+#pragma GCC unroll 4
+                for (int t = 0; t < T; ++t) {
+                    const __m256i xv = bcast4(xq[t] + b * kQBlock + 4 * k);
+#pragma GCC unroll 2
+                    for (int np = 0; np < NP; ++np) {
+                        const __m256i m = _mm256_maddubs_epi16(w[np], xv);
+                        s[np][t] = k == 0 ? m : _mm256_add_epi16(s[np][t], m);
+                        // (Keeps the sums a chain in a register: GCC otherwise reassociates the
+                        // adds into a tree over all 64 products and spills most of them.)
+                        asm("" : "+x"(s[np][t]));
+                    }
+                }
+            }
+#pragma GCC unroll 2
+            for (int np = 0; np < NP; ++np)
+#pragma GCC unroll 4
+                for (int t = 0; t < T; ++t)
+                    s[np][t] = _mm256_add_epi32(_mm256_madd_epi16(s[np][t], ones), _mm256_set1_epi32(off[t][b]));
+        } else {
+#pragma GCC unroll 2
+            for (int np = 0; np < NP; ++np)
+#pragma GCC unroll 4
+                for (int t = 0; t < T; ++t) s[np][t] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+            for (int k = 0; k < 8; ++k) {
+                __m256i w[NP], sg[NP];
+#pragma GCC unroll 2
+                for (int np = 0; np < NP; ++np) {
+                    w[np] = _mm256_load_si256(codes[np] + b * 8 + k);
+                    sg[np] = _mm256_load_si256(signs[np] + b * 8 + k);
+                }
+#pragma GCC unroll 4
+                for (int t = 0; t < T; ++t) {
+                    const __m256i xv = bcast4(xq[t] + b * kQBlock + 4 * k);
+#pragma GCC unroll 2
+                    for (int np = 0; np < NP; ++np)
+                        s[np][t] = _mm256_add_epi32(
+                            s[np][t], _mm256_madd_epi16(_mm256_maddubs_epi16(w[np], _mm256_sign_epi8(xv, sg[np])), ones));
+                }
+            }
+        }
+#pragma GCC unroll 2
+        for (int np = 0; np < NP; ++np) {
+            const __m256 sw = scales[np][b];
+#pragma GCC unroll 4
+            for (int t = 0; t < T; ++t) {
+                float* a = acc[np][t][p];
+                _mm256_store_ps(a, _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[np][t]),
+                                                   _mm256_mul_ps(sw, _mm256_set1_ps(sx[t][b])), _mm256_load_ps(a)));
+            }
+        }
+    }
+    for (int np = 0; np < NP; ++np)
+        for (int t = 0; t < T; ++t) {
+            const auto v = [&](int p) { return _mm256_load_ps(acc[np][t][p % P]); };
+            const __m256 total = P == 4 ? _mm256_add_ps(_mm256_add_ps(v(0), v(1)), _mm256_add_ps(v(2), v(3)))
+                                        : _mm256_add_ps(v(0), v(1));
+            alignas(32) float r[8];
+            _mm256_store_ps(r, total);
+            std::memcpy(out + int64_t(t) * out_stride + np * kPanel, r, sizeof(float) * size_t(rows[np]));
+        }
+}
+
+template <int Bits, int NP>
+void panels_all_tokens(const Panel* panels, const ActsView* x, const int32_t* off, int64_t B, const int* rows, int n,
+                       float* out, int64_t out_stride) {
+    int t = 0;
+    const int32_t* o[kTokens];
+    auto offs = [&](int count) {
+        for (int k = 0; k < count; ++k) o[k] = off + int64_t(t + k) * B;
+    };
+    for (; t + kTokens <= n; t += kTokens) {
+        offs(kTokens);
+        panels_tokens<Bits, NP, kTokens>(panels, x + t, o, B, rows, out + int64_t(t) * out_stride, out_stride);
+    }
+    offs(n - t);
+    switch (n - t) {
+        case 3: panels_tokens<Bits, NP, 3>(panels, x + t, o, B, rows, out + int64_t(t) * out_stride, out_stride); break;
+        case 2: panels_tokens<Bits, NP, 2>(panels, x + t, o, B, rows, out + int64_t(t) * out_stride, out_stride); break;
+        case 1: panels_tokens<Bits, NP, 1>(panels, x + t, o, B, rows, out + int64_t(t) * out_stride, out_stride); break;
+        default: break;
+    }
+}
+
+template <int Bits, class S>
+void tile_impl(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const ActsView* x, int n, float* out,
+               int64_t out_stride) {
+    const int64_t B = x[0].blocks;
+    constexpr int kVecsPerBlock = Bits == 4 ? 8 : 16;  // codes (and INT8's signed codes)
+    struct alignas(32) Vec {
+        uint8_t bytes[32];
+    };
+    thread_local std::vector<Vec> buf;
+    thread_local std::vector<float> group_scales;
+    thread_local std::vector<int32_t> off;
+    buf.resize(size_t(kPanels * B * (kVecsPerBlock + 1)));
+    Panel panels[kPanels];
+    for (int i = 0; i < kPanels; ++i) {
+        __m256i* at = reinterpret_cast<__m256i*>(buf.data() + i * B * (kVecsPerBlock + 1));
+        panels[i] = Panel{at, Bits == 8 ? at + B * 8 : nullptr, reinterpret_cast<__m256*>(at + B * kVecsPerBlock)};
+    }
+    // −offset·Σxq per token and block: INT4 symmetric codes are stored +8 (INT8 codes are signed,
+    // asymmetric INT4's zero points are the float correction below).
+    const int32_t offset = Bits == 4 && q.symmetric ? 8 : 0;
+    off.resize(size_t(int64_t(n) * B));
+    for (int t = 0; t < n; ++t)
+        for (int64_t b = 0; b < B; ++b) off[size_t(t * B + b)] = -offset * x[t].sum[b];
+    for (int64_t r = r0; r < r1; r += kPanels * kPanel) {
+        int rows[kPanels];
+        int np = 0;
+        for (; np < kPanels && r + np * kPanel < r1; ++np) {
+            rows[np] = int(std::min<int64_t>(kPanel, r1 - r - np * kPanel));
+            pack_panel<Bits, S>(q, base, r + np * kPanel, rows[np], B, panels[np], group_scales);
+        }
+        if (np == 2)
+            panels_all_tokens<Bits, 2>(panels, x, off.data(), B, rows, n, out + r, out_stride);
+        else
+            panels_all_tokens<Bits, 1>(panels, x, off.data(), B, rows, n, out + r, out_stride);
+        if (!q.symmetric)
+            for (int64_t j = r; j < std::min(r1, r + kPanels * kPanel); ++j)
+                for (int t = 0; t < n; ++t) out[int64_t(t) * out_stride + j] -= zero_correction_avx2(q, base, j, x[t].cg);
+    }
+}
+
+}  // namespace
+
+void tile_avx2(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const ActsView* x, int n, float* out,
+               int64_t out_stride) {
+    with_scale_type(q, [&](auto s) {
+        using S = decltype(s);
+        if (q.bits == 4)
+            tile_impl<4, S>(q, base, r0, r1, x, n, out, out_stride);
+        else
+            tile_impl<8, S>(q, base, r0, r1, x, n, out, out_stride);
+    });
+}
+
+}  // namespace edge::runtime::qkernels::detail
+
+#endif
