@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "engine/core/thread_pool.h"
 #include "engine/runtime/cpu/kernels.h"
 #include "engine/runtime/one_sequence.h"
 
@@ -44,9 +45,18 @@ Result<ConsistencyResult> compare_models(runtime::Executor& ref, runtime::Execut
     if (!seqs.ok()) return seqs.error();
     if (seqs->empty()) return err("the evaluation text has nothing to score");
     const int V = ref.config().vocab_size;
-    std::vector<double> pa, pb, kls;
+    std::vector<double> kls;
     ConsistencyResult r;
     double nll_a = 0, nll_b = 0, agree = 0, conf_a = 0, conf_b = 0;
+    // Each position's figures (two log-softmaxes and the KL over the vocabulary: ~3 ms per
+    // position at 128K words) are computed in parallel, then summed in position order as before,
+    // so the results are the same bits; serial, they left a core idle for ~8% of a 1B validation.
+    struct Position {
+        double kl, conf_a, conf_b, nll_a, nll_b;
+        bool agree;
+    };
+    std::vector<Position> at;
+    ThreadPool pool(0);
     for (size_t si = 0; si < seqs->size(); ++si) {
         if (is_cancelled(progress)) return err("comparison cancelled");
         const auto& s = (*seqs)[si];
@@ -61,18 +71,30 @@ Result<ConsistencyResult> compare_models(runtime::Executor& ref, runtime::Execut
         auto rb = sb->score(s);
         if (!rb) return err("test: ", rb.message());
         const float* lb = *rb;
-        for (int i = 0; i + 1 < n; ++i) {
-            runtime::kernels::log_softmax(&la[size_t(i) * V], V, pa);
-            runtime::kernels::log_softmax(&lb[size_t(i) * V], V, pb);
-            double kl = 0;
-            for (int v = 0; v < V; ++v) kl += std::exp(pa[size_t(v)]) * (pa[size_t(v)] - pb[size_t(v)]);
-            kls.push_back(std::max(0.0, kl));
-            const int32_t ta = argmax(&la[size_t(i) * V], V), tb = argmax(&lb[size_t(i) * V], V);
-            agree += ta == tb;
-            conf_a += std::exp(pa[size_t(ta)]);
-            conf_b += std::exp(pb[size_t(ta)]);
-            nll_a -= pa[size_t(s[size_t(i) + 1])];
-            nll_b -= pb[size_t(s[size_t(i) + 1])];
+        at.resize(size_t(std::max(0, n - 1)));
+        pool.parallel_for(int64_t(at.size()), [&](int64_t i0, int64_t i1) {
+            std::vector<double> pa, pb;
+            for (int64_t i = i0; i < i1; ++i) {
+                runtime::kernels::log_softmax(&la[size_t(i) * V], V, pa);
+                runtime::kernels::log_softmax(&lb[size_t(i) * V], V, pb);
+                double kl = 0;
+                for (int v = 0; v < V; ++v) kl += std::exp(pa[size_t(v)]) * (pa[size_t(v)] - pb[size_t(v)]);
+                const int32_t ta = argmax(&la[size_t(i) * V], V), tb = argmax(&lb[size_t(i) * V], V);
+                at[size_t(i)] = Position{kl,
+                                         std::exp(pa[size_t(ta)]),
+                                         std::exp(pb[size_t(ta)]),
+                                         pa[size_t(s[size_t(i) + 1])],
+                                         pb[size_t(s[size_t(i) + 1])],
+                                         ta == tb};
+            }
+        });
+        for (const Position& p : at) {
+            kls.push_back(std::max(0.0, p.kl));
+            agree += p.agree;
+            conf_a += p.conf_a;
+            conf_b += p.conf_b;
+            nll_a -= p.nll_a;
+            nll_b -= p.nll_b;
         }
         report(progress, double(si + 1) / double(seqs->size()), "comparing");
     }

@@ -1,5 +1,6 @@
 // edgestudio-cli on real models: the figures of ../shared/ASSETS.md through the command line.
 #include <gtest/gtest.h>
+#include <cstdlib>
 
 #include <cmath>
 #include <fstream>
@@ -158,6 +159,32 @@ TEST(Cli, BenchReportsThroughputAndMemory) {
         run_cli({"bench", stories("stories260K.gguf"), "--runs", "1", "--prompt-tokens", "8", "--gen-tokens", "4"});
     EXPECT_EQ(table.rc, 0);
     EXPECT_NE(table.out.find("| threads |"), std::string::npos);
+}
+
+// EDGE_KERNELS caps the kernel family for any command (how the AVX2 benchmarks run the AVX2
+// kernels on an AVX-512 processor); a value that names no family is reported and ignored.
+TEST(Cli, EdgeKernelsCapsTheKernelFamily) {
+    const std::vector<std::string> args{
+        "bench", stories("stories260K.gguf"), "--runs", "1", "--prompt-tokens", "8", "--gen-tokens", "4"};
+    const auto executor_line = [](const std::string& out) {
+        const size_t at = out.find("executor: ");
+        return at == std::string::npos ? std::string() : out.substr(at, out.find('\n', at) - at);
+    };
+    ::unsetenv("EDGE_KERNELS");
+    const CliRun plain = run_cli(args);
+    ::setenv("EDGE_KERNELS", "portable", 1);
+    const CliRun capped = run_cli(args);
+    ::setenv("EDGE_KERNELS", "bogus", 1);
+    const CliRun bad = run_cli(args);
+    ::unsetenv("EDGE_KERNELS");
+    ASSERT_EQ(plain.rc, 0) << plain.err;
+    EXPECT_EQ(capped.rc, 0) << capped.err;
+    EXPECT_NE(executor_line(capped.out).find("portable kernels"), std::string::npos) << capped.out;
+    EXPECT_EQ(bad.rc, 0) << bad.err;
+    EXPECT_NE(bad.err.find("EDGE_KERNELS=bogus: not a kernel family here (auto, portable"), std::string::npos)
+        << bad.err;
+    EXPECT_EQ(executor_line(bad.out), executor_line(plain.out));
+    EXPECT_FALSE(executor_line(plain.out).empty()) << plain.out;
 }
 
 TEST(Cli, SynthWritesALoadableModel) {

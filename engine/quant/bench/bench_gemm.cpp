@@ -1,6 +1,7 @@
 // edge-quant-bench --mode gemm: the batched products of prefill, calibration and validation, one
 // weight matrix at a time, on the Llama-3.2-1B shapes (Q/O 2048 -> 2048, gate/up 2048 -> 8192,
-// down 8192 -> 2048), INT4 and INT8 g32 RTN symmetric with half scales (what `compile` writes),
+// down 8192 -> 2048), INT4 and INT8 g32 RTN symmetric with half scales (what `compile` writes) and
+// FP16 (a reference model's weights, multiplied in floats),
 // for 1, 16, 128 and 512 tokens at 1 and 2 threads. Each cell: the median and the best of
 // --calib-seqs runs (default 32) after a warm-up (--only 2048x8192 picks one shape), the useful
 // multiply-adds per second (rows · cols · tokens / median time), and that as a share of two peaks
@@ -12,9 +13,11 @@
 #include <chrono>
 #include <cstdio>
 #include <random>
+#include <string>
 #include <thread>
 
 #include "bench_common.h"
+#include "engine/core/half.h"
 #include "engine/runtime/cpu/qkernels.h"
 
 #if defined(__x86_64__)
@@ -200,10 +203,18 @@ int run_gemm_bench(const BenchArgs& a) {
         char shape[64];
         std::snprintf(shape, sizeof shape, "%lldx%lld", (long long)rows, (long long)cols);
         if (!a.only.empty() && a.only != shape) continue;
-        for (int bits : {4, 8}) {
-            auto q = quantize_rtn(
-                w, QuantSpec{bits, true, QGrouping::Group, 32, QMethod::RTN, false, QuantSpec::Scales::F16});
+        for (int bits : {4, 8, 16}) {
+            // 16: the FP16 weights of a reference (validation's FP16 side), against the FMA peak.
+            Result<Tensor> q = Tensor::alloc("w", DType::F16, {rows, cols});
+            if (bits == 16) {
+                auto* h = reinterpret_cast<uint16_t*>(q->data.get());
+                for (int64_t i = 0; i < rows * cols; ++i) h[i] = f32_to_f16(w.f32()[i]);
+            } else {
+                q = quantize_rtn(
+                    w, QuantSpec{bits, true, QGrouping::Group, 32, QMethod::RTN, false, QuantSpec::Scales::F16});
+            }
             if (!q.ok()) return std::fprintf(stderr, "%s\n", q.message().c_str()), 1;
+            const std::string type = bits == 16 ? "FP16" : "INT" + std::to_string(bits) + " g32";
             for (int n : {1, 16, 128, 512}) {
                 std::vector<float> x(size_t(n * cols)), out(size_t(n * rows));
                 for (auto& v : x) v = nd(rng) * 50.0f;
@@ -217,8 +228,8 @@ int run_gemm_bench(const BenchArgs& a) {
                     }
                     const double med = median(ms), best = *std::min_element(ms.begin(), ms.end());
                     const double macs = double(rows) * double(cols) * n / (med / 1e3);
-                    std::printf("| %lld x %lld | INT%d g32 | %d | %d | %.3f | %.3f | %.1f | %.0f%% | %.0f%% |\n",
-                                (long long)rows, (long long)cols, bits, n, threads, med, best, macs / 1e9,
+                    std::printf("| %lld x %lld | %s | %d | %d | %.3f | %.3f | %.1f | %.0f%% | %.0f%% |\n",
+                                (long long)rows, (long long)cols, type.c_str(), n, threads, med, best, macs / 1e9,
                                 peak.dot > 0 ? 100 * macs / (peak.dot * threads) : 0.0,
                                 peak.fma > 0 ? 100 * macs / (peak.fma * threads) : 0.0);
                 }
