@@ -697,8 +697,10 @@ void rows(const Slot& s, const Tensor& w, const float* in, int n, float* out, in
     thread_local std::vector<float> row;
 #if defined(__x86_64__)
     const bool f16_512 = w.type == DType::F16 && best_level() >= KernelLevel::Avx512Vnni;
-    if (f16_512 && n >= kTileMinTokens) {
-        f16_tokens_avx512(reinterpret_cast<const uint16_t*>(w.data.get()), in_dim, b, e, in, n, out, out_dim);
+    if (w.type == DType::F16 && avx2 && n >= kTileMinTokens) {
+        const auto* h = reinterpret_cast<const uint16_t*>(w.data.get());
+        f16_512 ? f16_tokens_avx512(h, in_dim, b, e, in, n, out, out_dim)
+                : f16_tokens_avx2(h, in_dim, b, e, in, n, out, out_dim);
         return;
     }
 #endif

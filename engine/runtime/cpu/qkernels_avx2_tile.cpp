@@ -28,15 +28,16 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 namespace edge::runtime::qkernels::detail {
 
 namespace {
 
-constexpr int kPanel = 8;    // rows per panel: one per 32-bit lane
-constexpr int kTokens = 4;   // tokens per pass
-constexpr int kPanels = 2;   // panels per pass
+constexpr int kPanel = 8;   // rows per panel: one per 32-bit lane
+constexpr int kTokens = 4;  // tokens per pass
+constexpr int kPanels = 2;  // panels per pass
 
 // r[j] (row j, 8 words) -> r[k] (word k of each of the 8 rows, row j in lane j).
 inline void transpose8(__m256i r[8]) {
@@ -185,7 +186,8 @@ void panels_tokens(const Panel* panels, const ActsView* x, const int32_t* const*
 #pragma GCC unroll 2
                     for (int np = 0; np < NP; ++np)
                         s[np][t] = _mm256_add_epi32(
-                            s[np][t], _mm256_madd_epi16(_mm256_maddubs_epi16(w[np], _mm256_sign_epi8(xv, sg[np])), ones));
+                            s[np][t],
+                            _mm256_madd_epi16(_mm256_maddubs_epi16(w[np], _mm256_sign_epi8(xv, sg[np])), ones));
                 }
             }
         }
@@ -268,7 +270,48 @@ void tile_impl(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, 
             panels_all_tokens<Bits, 1>(panels, x, off.data(), B, rows, n, out + r, out_stride);
         if (!q.symmetric)
             for (int64_t j = r; j < std::min(r1, r + kPanels * kPanel); ++j)
-                for (int t = 0; t < n; ++t) out[int64_t(t) * out_stride + j] -= zero_correction_avx2(q, base, j, x[t].cg);
+                for (int t = 0; t < n; ++t)
+                    out[int64_t(t) * out_stride + j] -= zero_correction_avx2(q, base, j, x[t].cg);
+    }
+}
+
+// FP16 weights × T tokens, 8 rows in the lanes: wt[d] holds column d of the panel as floats.
+// dot_f16_avx2 keeps two 8-lane FMA chains a0, a1 (column d in a_{(d%16)/8}, lane d%8, in steps of
+// 16; one last whole 8 into a0), adds them, reduces the 8 lanes as its hsum does (((l0 + l4) +
+// (l2 + l6)) + ((l1 + l5) + (l3 + l7))) and adds the portable dot of the last n % 8 columns. Here
+// lane e of every row is one vector, so the same operations in the same order give each row's
+// dot product.
+template <int T>
+void f16_panel_tokens(const __m256* wt, const uint16_t* w, int64_t in_dim, int rows, const float* const* x,
+                      float* const* out) {
+    const int64_t n16 = in_dim / 16 * 16, n8 = in_dim / 8 * 8;
+    __m256 A[T][8];
+    for (int e = 0; e < 8; ++e) {
+        __m256 s0[T], s1[T];
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t) s0[t] = s1[t] = _mm256_setzero_ps();
+        for (int64_t i = 0; i < n16; i += 16) {
+            const __m256 w0 = wt[i + e], w1 = wt[i + 8 + e];
+#pragma GCC unroll 4
+            for (int t = 0; t < T; ++t) {
+                s0[t] = _mm256_fmadd_ps(_mm256_broadcast_ss(x[t] + i + e), w0, s0[t]);
+                s1[t] = _mm256_fmadd_ps(_mm256_broadcast_ss(x[t] + i + 8 + e), w1, s1[t]);
+            }
+        }
+        if (n8 > n16)
+#pragma GCC unroll 4
+            for (int t = 0; t < T; ++t)
+                s0[t] = _mm256_fmadd_ps(_mm256_broadcast_ss(x[t] + n16 + e), wt[n16 + e], s0[t]);
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t) A[t][e] = _mm256_add_ps(s0[t], s1[t]);
+    }
+    for (int t = 0; t < T; ++t) {
+        const __m256 r = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(A[t][0], A[t][4]), _mm256_add_ps(A[t][2], A[t][6])),
+                                       _mm256_add_ps(_mm256_add_ps(A[t][1], A[t][5]), _mm256_add_ps(A[t][3], A[t][7])));
+        alignas(32) float v[8];
+        _mm256_store_ps(v, r);
+        for (int j = 0; j < rows; ++j)
+            out[t][j] = n8 < in_dim ? v[j] + dot_f16_portable(w + j * in_dim + n8, x[t] + n8, in_dim - n8) : v[j];
     }
 }
 
@@ -283,6 +326,45 @@ void tile_avx2(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, 
         else
             tile_impl<8, S>(q, base, r0, r1, x, n, out, out_stride);
     });
+}
+
+void f16_tokens_avx2(const uint16_t* w, int64_t in_dim, int64_t r0, int64_t r1, const float* in, int n, float* out,
+                     int64_t out_dim) {
+    struct alignas(32) Vec {
+        float v[8];
+    };
+    thread_local std::vector<Vec> buf;
+    const int64_t n8 = in_dim / 8 * 8;
+    buf.resize(size_t(std::max<int64_t>(n8, 8)));
+    __m256* wt = reinterpret_cast<__m256*>(buf.data());
+    for (int64_t r = r0; r < r1; r += kPanel) {
+        const int rows = int(std::min<int64_t>(kPanel, r1 - r));
+        for (int64_t c0 = 0; c0 < n8; c0 += 8) {
+            __m256i v[8];
+            for (int j = 0; j < kPanel; ++j)
+                v[j] = j < rows ? _mm256_castps_si256(_mm256_cvtph_ps(
+                                      _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + (r + j) * in_dim + c0))))
+                                : _mm256_setzero_si256();
+            transpose8(v);
+            for (int i = 0; i < 8; ++i) wt[c0 + i] = _mm256_castsi256_ps(v[i]);
+        }
+        int t = 0;
+        auto run = [&](auto count) {
+            constexpr int T = decltype(count)::value;
+            const float* x[T];
+            float* o[T];
+            for (int k = 0; k < T; ++k) {
+                x[k] = in + int64_t(t + k) * in_dim;
+                o[k] = out + int64_t(t + k) * out_dim + r;
+            }
+            f16_panel_tokens<T>(wt, w + r * in_dim, in_dim, rows, x, o);
+            t += T;
+        };
+        while (t + 4 <= n) run(std::integral_constant<int, 4>{});
+        if (n - t == 3) run(std::integral_constant<int, 3>{});
+        if (n - t == 2) run(std::integral_constant<int, 2>{});
+        if (n - t == 1) run(std::integral_constant<int, 1>{});
+    }
 }
 
 }  // namespace edge::runtime::qkernels::detail

@@ -143,6 +143,10 @@ void tile_avx2(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, 
 // Σ_g s_w[g]·z_g·cg[g] over row r's groups in one fixed order (both AVX2 kernels subtract it).
 float zero_correction_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const float* cg);
 float dot_f16_avx2(const uint16_t* w, const float* x, int64_t n);
+// FP16 rows [r0, r1) × n tokens (out[t·out_dim + r]), 8 rows in the lanes, each value the bits
+// dot_f16_avx2 gives (qkernels_avx2_tile.cpp).
+void f16_tokens_avx2(const uint16_t* w, int64_t in_dim, int64_t r0, int64_t r1, const float* in, int n, float* out,
+                     int64_t out_dim);
 #endif
 
 #if defined(__aarch64__)

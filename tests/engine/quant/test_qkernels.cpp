@@ -527,16 +527,17 @@ TEST(QuantKernels, F16WeightsMatchFp32) {
     runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
 }
 
-// FP16 weights against 4+ tokens on AVX-512 go through panels of 16 rows transposed into the lanes
-// (f16_tokens_avx512): each output must be the bits the one-token dot_f16_avx512 gives, for widths
-// with a masked tail and without, ragged panels, 4 to 37 tokens.
+// FP16 weights against 4+ tokens go through panels of rows transposed into the lanes (AVX-512:
+// f16_tokens_avx512, 16 rows; AVX2: f16_tokens_avx2, 8): each output must be the bits the
+// one-token dot_f16_avx512 / dot_f16_avx2 gives, for widths with a tail and without (13: the
+// portable tail alone), ragged panels, 4 to 37 tokens, on each family.
 TEST(QuantKernels, F16RowsInLanesGiveTheOneTokenBits) {
-    if (!runtime::qkernels::kernel_available(runtime::qkernels::KernelLevel::Avx512Vnni))
-        GTEST_SKIP() << "no AVX-512 on this CPU";
+    const auto levels = tile_levels();
+    if (levels.empty()) GTEST_SKIP() << "no AVX2 on this CPU";
     ThreadPool pool(2);
     std::mt19937 rng(12);
     std::normal_distribution<float> nd(0.0f, 1.0f);
-    for (int64_t cols : {64, 172, 200, 2048})
+    for (int64_t cols : {64, 172, 200, 2048, 13})
         for (int n : {4, 7, 37}) {
             const int64_t rows = 35;
             const Tensor w = random_f32("w", rows, cols, uint32_t(cols + n));
@@ -545,12 +546,16 @@ TEST(QuantKernels, F16RowsInLanesGiveTheOneTokenBits) {
             for (int64_t i = 0; i < w.numel(); ++i) hp[i] = f32_to_f16(w.f32()[i]);
             std::vector<float> x(size_t(n * cols));
             for (auto& v : x) v = nd(rng);
-            std::vector<float> got(size_t(n * rows)), want(size_t(n * rows));
-            runtime::qkernels::matmul(got.data(), x.data(), h, n, pool);
-            for (int t = 0; t < n; ++t)
-                runtime::qkernels::matmul(want.data() + t * rows, x.data() + t * cols, h, 1, pool);
-            EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)))
-                << cols << " columns, " << n << " tokens";
+            for (auto level : levels) {
+                runtime::qkernels::force_kernels(level);
+                std::vector<float> got(size_t(n * rows)), want(size_t(n * rows));
+                runtime::qkernels::matmul(got.data(), x.data(), h, n, pool);
+                for (int t = 0; t < n; ++t)
+                    runtime::qkernels::matmul(want.data() + t * rows, x.data() + t * cols, h, 1, pool);
+                EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)))
+                    << runtime::qkernels::kernel_name() << " " << cols << " columns, " << n << " tokens";
+            }
+            runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
         }
 }
 
