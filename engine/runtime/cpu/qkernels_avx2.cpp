@@ -248,7 +248,7 @@ float row_math_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const Ac
     const S* sw = row_scales<S>(q, base, r);
     const int64_t bpg = q.grouping == QGrouping::PerChannel ? 0 : q.group_size / kQBlock;
     const int32_t offset = Bits == 4 && q.symmetric ? 8 : 0;
-    constexpr int P = Bits == 4 ? 4 : 2;
+    constexpr int kP = Bits == 4 ? 4 : 2;
     const int8_t* xq = x.q;
     __m128 acc = _mm_setzero_ps();  // lane p: acc_p
     int64_t b = 0;
@@ -271,7 +271,7 @@ float row_math_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const Ac
         const __m256 pr = _mm256_mul_ps(scales_of8(sw, b, bpg), _mm256_loadu_ps(x.scale + b));
         const __m128 flo = _mm256_castps256_ps128(f), fhi = _mm256_extractf128_ps(f, 1);
         const __m128 plo = _mm256_castps256_ps128(pr), phi = _mm256_extractf128_ps(pr, 1);
-        if constexpr (P == 4) {
+        if constexpr (kP == 4) {
             acc = _mm_fmadd_ps(flo, plo, acc);
             acc = _mm_fmadd_ps(fhi, phi, acc);
         } else {  // lanes 0 and 1 carry acc_0 and acc_1; blocks b..b+7 two at a time
@@ -286,9 +286,9 @@ float row_math_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const Ac
     for (; b < x.blocks; ++b) {
         const int32_t isum =
             hsum_epi32(Bits == 4 ? block_lanes4(codes, xq, b) : block_lanes8(codes, xq, b)) - offset * x.sum[b];
-        a[b % P] = std::fma(float(isum), scale_of(sw, b, bpg) * x.scale[b], a[b % P]);
+        a[b % kP] = std::fma(float(isum), scale_of(sw, b, bpg) * x.scale[b], a[b % kP]);
     }
-    const float row = P == 4 ? (a[0] + a[1]) + (a[2] + a[3]) : a[0] + a[1];
+    const float row = kP == 4 ? (a[0] + a[1]) + (a[2] + a[3]) : a[0] + a[1];
     if (q.symmetric) return row;
     return row - zero_correction_t(q, sw, reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row,
                                    x.cg);

@@ -24,6 +24,9 @@
 
 #if defined(__x86_64__)
 #pragma GCC target("avx2,fma,f16c")
+#if defined(__clang__)  // (clang-tidy parses this file: the same target for its functions)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#endif
 #include <immintrin.h>
 
 #include <algorithm>
@@ -120,12 +123,12 @@ inline __m256i bcast4(const int8_t* a) {
 template <int Bits, int NP, int T>
 void panels_tokens(const Panel* panels, const ActsView* x, const int32_t* const* off, int64_t B, const int* rows,
                    float* out, int64_t out_stride) {
-    constexpr int P = Bits == 4 ? 4 : 2;
+    constexpr int kP = Bits == 4 ? 4 : 2;
     const __m256i ones = _mm256_set1_epi16(1);
     // The P partial sums of each panel and token live in L1, indexed by the block (b mod P): in
     // registers beside the NP·T integer sums, the codes and the broadcast they did not fit, and
     // the compiler's spills cost more than one load and store per block.
-    alignas(32) float acc[NP][T][P][8] = {};
+    alignas(32) float acc[NP][T][kP][8] = {};
     const int8_t* xq[T];
     const float* sx[T];
     for (int t = 0; t < T; ++t) {
@@ -141,7 +144,7 @@ void panels_tokens(const Panel* panels, const ActsView* x, const int32_t* const*
         scales[np] = panels[np].scales;
     }
     for (int64_t b = 0; b < B; ++b) {
-        const int p = int(b % P);
+        const int p = int(b % kP);
         __m256i s[NP][T];
         if constexpr (Bits == 4) {
 #pragma GCC unroll 8
@@ -204,9 +207,9 @@ void panels_tokens(const Panel* panels, const ActsView* x, const int32_t* const*
     }
     for (int np = 0; np < NP; ++np)
         for (int t = 0; t < T; ++t) {
-            const auto v = [&](int p) { return _mm256_load_ps(acc[np][t][p % P]); };
-            const __m256 total = P == 4 ? _mm256_add_ps(_mm256_add_ps(v(0), v(1)), _mm256_add_ps(v(2), v(3)))
-                                        : _mm256_add_ps(v(0), v(1));
+            const auto v = [&](int p) { return _mm256_load_ps(acc[np][t][p % kP]); };
+            const __m256 total = kP == 4 ? _mm256_add_ps(_mm256_add_ps(v(0), v(1)), _mm256_add_ps(v(2), v(3)))
+                                         : _mm256_add_ps(v(0), v(1));
             alignas(32) float r[8];
             _mm256_store_ps(r, total);
             std::memcpy(out + int64_t(t) * out_stride + np * kPanel, r, sizeof(float) * size_t(rows[np]));
@@ -350,15 +353,15 @@ void f16_tokens_avx2(const uint16_t* w, int64_t in_dim, int64_t r0, int64_t r1, 
         }
         int t = 0;
         auto run = [&](auto count) {
-            constexpr int T = decltype(count)::value;
-            const float* x[T];
-            float* o[T];
-            for (int k = 0; k < T; ++k) {
+            constexpr int kT = decltype(count)::value;
+            const float* x[kT];
+            float* o[kT];
+            for (int k = 0; k < kT; ++k) {
                 x[k] = in + int64_t(t + k) * in_dim;
                 o[k] = out + int64_t(t + k) * out_dim + r;
             }
-            f16_panel_tokens<T>(wt, w + r * in_dim, in_dim, rows, x, o);
-            t += T;
+            f16_panel_tokens<kT>(wt, w + r * in_dim, in_dim, rows, x, o);
+            t += kT;
         };
         while (t + 4 <= n) run(std::integral_constant<int, 4>{});
         if (n - t == 3) run(std::integral_constant<int, 3>{});
@@ -368,5 +371,9 @@ void f16_tokens_avx2(const uint16_t* w, int64_t in_dim, int64_t r0, int64_t r1, 
 }
 
 }  // namespace edge::runtime::qkernels::detail
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
 
 #endif

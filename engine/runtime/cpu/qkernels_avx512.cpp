@@ -210,7 +210,7 @@ inline __attribute__((always_inline)) Acc<R> chunk_rows(const uint8_t* const* co
 
 template <int Bits, int R, bool Gfni, RowPrefetch Pf, class S>
 void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniActs& x, float* out, int64_t lead) {
-    constexpr int K = Chunk<Bits>::kBlocks;
+    constexpr int kK = Chunk<Bits>::kBlocks;
     constexpr int64_t kCodeBytes = 64;                   // codes per chunk and row
     constexpr int64_t kActBytes = Bits == 4 ? 128 : 64;  // activation bytes per chunk
     // Software prefetch of the pass `lead` passes on (lead·R rows further): the hardware
@@ -250,7 +250,7 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
     // Asymmetric INT4 codes carry none; their zero points, and INT8's, are the float correction
     // below.
     const bool fold_offset = Bits == 8 || q.symmetric;
-    const int64_t chunks = (x.blocks + K - 1) / K, full_chunks = x.blocks / K;
+    const int64_t chunks = (x.blocks + kK - 1) / kK, full_chunks = x.blocks / kK;
     // Everything one chunk needs from the activations, the window's scale products when the chunk
     // starts one, and the prefetches of a later pass.
     // (Inlined by force: as a call, the accumulators are spilled around it each chunk.)
@@ -260,7 +260,7 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
         x0 = _mm512_loadu_si512(xq);
         x1 = Bits == 4 ? _mm512_loadu_si512(xq + 64) : x0;
         init = fold_offset ? _mm512_loadu_si512(x.lane_off + c * 16) : _mm512_setzero_si512();
-        const int64_t b0 = c * K, w0 = b0 & ~int64_t(15);  // the chunk's first block, its window's
+        const int64_t b0 = c * kK, w0 = b0 & ~int64_t(15);  // the chunk's first block, its window's
         if (b0 == w0) {
             const int64_t g0 = bpg ? w0 / bpg : 0;  // the window's first group
             const __mmask16 gm = first_n16(window_in_group ? 1 : gpr - g0);
@@ -302,7 +302,7 @@ void rows_pass(const QuantInfo& q, const uint8_t* base, int64_t r, const VnniAct
     };
     __m512i x0, x1, init, idx;
     // One loop for all chunks, the last one masked when partial.
-    const __mmask64 tail = first_n64((x.blocks - full_chunks * K) * kQBlock * Bits / 8);
+    const __mmask64 tail = first_n64((x.blocks - full_chunks * kK) * kQBlock * Bits / 8);
     for (int64_t c = 0; c < chunks; ++c) {
         setup(c, x0, x1, init, idx);
         acc = chunk_rows<Bits, R, Gfni>(codes, ws, c * kCodeBytes, idx, c < full_chunks ? ~__mmask64(0) : tail, init,

@@ -126,7 +126,7 @@ inline __m512i bcast4(const int8_t* p) {
 template <int Bits, int T>
 void panel_tokens(const __m512i* codes, const __m512* scales, const TileActs& x, int t0, __mmask16 rows, float* out,
                   int64_t out_stride) {
-    constexpr int P = Bits == 4 ? 4 : 2;
+    constexpr int kP = Bits == 4 ? 4 : 2;
     const int64_t padded = x.padded;
     const int8_t* xq[T];
     const float* sx[T];
@@ -137,14 +137,14 @@ void panel_tokens(const __m512i* codes, const __m512* scales, const TileActs& x,
         sx[t] = x.scale + (t0 + t) * padded;
         off[t] = x.off + (t0 + t) * padded;
     }
-    __m512 acc[T][P];
+    __m512 acc[T][kP];
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t)
 #pragma GCC unroll 4
-        for (int p = 0; p < P; ++p) acc[t][p] = _mm512_setzero_ps();
-    for (int64_t b0 = 0; b0 < padded; b0 += P) {
+        for (int p = 0; p < kP; ++p) acc[t][p] = _mm512_setzero_ps();
+    for (int64_t b0 = 0; b0 < padded; b0 += kP) {
 #pragma GCC unroll 4
-        for (int p = 0; p < P; ++p) {
+        for (int p = 0; p < kP; ++p) {
             const int64_t b = b0 + p;
             const __m512i* w = codes + b * 8;
             __m512i s[T];
@@ -174,8 +174,8 @@ void panel_tokens(const __m512i* codes, const __m512* scales, const TileActs& x,
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
         const __m512 total =
-            P == 4 ? _mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]), _mm512_add_ps(acc[t][2 % P], acc[t][3 % P]))
-                   : _mm512_add_ps(acc[t][0], acc[t][1]);
+            kP == 4 ? _mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]), _mm512_add_ps(acc[t][2 % kP], acc[t][3 % kP]))
+                    : _mm512_add_ps(acc[t][0], acc[t][1]);
         _mm512_mask_storeu_ps(out + int64_t(t0 + t) * out_stride, rows, total);
     }
 }
@@ -303,15 +303,15 @@ void f16_tokens_avx512(const uint16_t* w, int64_t in_dim, int64_t r0, int64_t r1
         const __mmask16 m = first_n16(rows);
         int t = 0;
         auto run = [&](auto count) {
-            constexpr int T = decltype(count)::value;
-            const float* x[T];
-            float* o[T];
-            for (int k = 0; k < T; ++k) {
+            constexpr int kT = decltype(count)::value;
+            const float* x[kT];
+            float* o[kT];
+            for (int k = 0; k < kT; ++k) {
                 x[k] = in + int64_t(t + k) * in_dim;
                 o[k] = out + int64_t(t + k) * out_dim + r;
             }
-            f16_panel_tokens<T>(wt, in_dim, x, o, m);
-            t += T;
+            f16_panel_tokens<kT>(wt, in_dim, x, o, m);
+            t += kT;
         };
         while (t + 4 <= n) run(std::integral_constant<int, 4>{});
         if (n - t == 3) run(std::integral_constant<int, 3>{});

@@ -128,12 +128,12 @@ TEST(QuantKernels, KQuantBlocksMultiplyInPlaceWithExactIntegerSums) {
     ThreadPool pool(2);
     std::mt19937 rng(21);
     std::normal_distribution<float> nd(0.0f, 1.0f);
-    constexpr int64_t R = 37;
+    constexpr int64_t kR = 37;
     for (DType type : {DType::Q4_K, DType::Q5_K, DType::Q6_K})
         for (bool random_bytes : {false, true})
             for (int64_t cols : {256, 768}) {
                 if (type == DType::Q5_K && !random_bytes) continue;  // no Q5_K quantizer: random blocks only
-                Tensor w = Tensor::alloc("w", type, {R, cols});
+                Tensor w = Tensor::alloc("w", type, {kR, cols});
                 const size_t row_bytes = dtype_bytes(type, cols), block = size_t(dtype_block_bytes(type));
                 if (random_bytes) {
                     for (size_t i = 0; i < w.nbytes; ++i) w.data.get()[i] = uint8_t(rng());
@@ -144,8 +144,8 @@ TEST(QuantKernels, KQuantBlocksMultiplyInPlaceWithExactIntegerSums) {
                             std::memcpy(w.data.get() + off + f, &h, 2);
                         }
                 } else {
-                    const Tensor f = random_f32("w", R, cols, uint32_t(cols) + 5);
-                    for (int64_t r = 0; r < R; ++r)
+                    const Tensor f = random_f32("w", kR, cols, uint32_t(cols) + 5);
+                    for (int64_t r = 0; r < kR; ++r)
                         (type == DType::Q4_K ? model::quantize_row_q4_k : model::quantize_row_q6_k)(
                             f.f32() + r * cols, cols, w.data.get() + size_t(r) * row_bytes);
                 }
@@ -164,20 +164,21 @@ TEST(QuantKernels, KQuantBlocksMultiplyInPlaceWithExactIntegerSums) {
                             xq[size_t(t * cols + c)] = float(a.q[size_t(c)]) * a.scale[size_t(c / 32)];
                     }
                     const auto exact = reference(w, xq, n), ref = reference(w, x, n);
-                    std::vector<float> port(size_t(n * R));
+                    std::vector<float> port(size_t(n * kR));
                     runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Portable);
                     runtime::qkernels::matmul(port.data(), x.data(), w, n, pool);
                     runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
-                    std::vector<float> best(size_t(n * R));
+                    std::vector<float> best(size_t(n * kR));
                     runtime::qkernels::matmul(best.data(), x.data(), w, n, pool);
                     EXPECT_LT(norm_err(port, exact), 1e-6) << what << " n " << n;
                     EXPECT_LT(norm_err(best, exact), 1e-6)
                         << runtime::qkernels::kernel_name() << " " << what << " n " << n;
                     EXPECT_LT(norm_err(best, ref), 0.01) << what << " n " << n;
                     for (int t = 0; t < n; ++t) {
-                        std::vector<float> one(static_cast<size_t>(R));
+                        std::vector<float> one(static_cast<size_t>(kR));
                         runtime::qkernels::matmul(one.data(), x.data() + t * cols, w, 1, pool);
-                        EXPECT_EQ(0, std::memcmp(one.data(), best.data() + t * R, sizeof(float) * size_t(R)))
+                        // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison): the bits are the point
+                        EXPECT_EQ(0, std::memcmp(one.data(), best.data() + t * kR, sizeof(float) * size_t(kR)))
                             << what << " token " << t << " of " << n;
                     }
                 }
@@ -390,15 +391,15 @@ TEST(QuantKernels, RowPrefetchPlansGiveIdenticalResults) {
 // matmul_multi of {gate, up} followed by kernels::swiglu, for every weight type, kernel family and
 // thread count; the up product is left in the scratch.
 TEST(QuantKernels, GateUpSwigluEqualsProductsThenSwiglu) {
-    constexpr int64_t rows = 75, cols = 300;
+    constexpr int64_t kRows = 75, kCols = 300;
     std::vector<std::pair<Tensor, Tensor>> pairs;
-    pairs.emplace_back(random_f32("g", rows, cols, 1), random_f32("u", rows, cols, 2));
+    pairs.emplace_back(random_f32("g", kRows, kCols, 1), random_f32("u", kRows, kCols, 2));
     for (const QuantSpec& spec : {QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN},
                                   QuantSpec{4, false, QGrouping::Group, 64, QMethod::RTN},
                                   QuantSpec{8, true, QGrouping::Group, 32, QMethod::RTN},
                                   QuantSpec{8, true, QGrouping::Flat, 32, QMethod::RTN}}) {
-        auto g = quantize_rtn(random_f32("g", rows, cols, 3), spec);
-        auto u = quantize_rtn(random_f32("u", rows, cols, 4), spec);
+        auto g = quantize_rtn(random_f32("g", kRows, kCols, 3), spec);
+        auto u = quantize_rtn(random_f32("u", kRows, kCols, 4), spec);
         ASSERT_TRUE(g.ok() && u.ok());
         pairs.emplace_back(std::move(g).value(), std::move(u).value());
     }
@@ -411,18 +412,18 @@ TEST(QuantKernels, GateUpSwigluEqualsProductsThenSwiglu) {
     for (int threads : {1, 2, 3})
         for (int n : {1, 4}) {
             ThreadPool pool(threads);
-            std::vector<float> x(size_t(n * cols));
+            std::vector<float> x(size_t(n * kCols));
             for (auto& v : x) v = nd(rng);
             for (auto level : levels) {
                 runtime::qkernels::force_kernels(level);
                 for (size_t p = 0; p < pairs.size(); ++p) {
                     const auto& [gate, up] = pairs[p];
-                    std::vector<float> a(size_t(n * rows)), b(size_t(n * rows)), fused(size_t(n * rows), -1.0f),
-                        scratch(size_t(n * rows));
+                    std::vector<float> a(size_t(n * kRows)), b(size_t(n * kRows)), fused(size_t(n * kRows), -1.0f),
+                        scratch(size_t(n * kRows));
                     const runtime::qkernels::MatmulJob jobs[2] = {{a.data(), &gate}, {b.data(), &up}};
                     runtime::qkernels::matmul_multi(jobs, 2, x.data(), n, pool);
                     for (int t = 0; t < n; ++t)
-                        runtime::kernels::swiglu(a.data() + t * rows, b.data() + t * rows, int(rows));
+                        runtime::kernels::swiglu(a.data() + t * kRows, b.data() + t * kRows, int(kRows));
                     runtime::qkernels::matmul_gate_up_swiglu(fused.data(), scratch.data(), x.data(), gate, up, n, pool);
                     ASSERT_EQ(std::memcmp(fused.data(), a.data(), a.size() * sizeof(float)), 0)
                         << runtime::qkernels::kernel_name() << " pair " << p << " threads " << threads << " n " << n;
@@ -438,10 +439,10 @@ TEST(QuantKernels, GateUpSwigluEqualsProductsThenSwiglu) {
 // gives what separate matmul calls give, for weights of mixed types and layouts sharing an input,
 // on every kernel family and thread count.
 TEST(QuantKernels, MatmulMultiEqualsSeparateProducts) {
-    constexpr int64_t cols = 256;
+    constexpr int64_t kCols = 256;
     std::vector<Tensor> ws;
     auto add_q = [&](int64_t rows, QuantSpec spec, uint32_t seed) {
-        auto q = quantize_rtn(random_f32("w" + std::to_string(seed), rows, cols, seed), spec);
+        auto q = quantize_rtn(random_f32("w" + std::to_string(seed), rows, kCols, seed), spec);
         ASSERT_TRUE(q.ok()) << q.message();
         ws.push_back(std::move(q).value());
     };
@@ -450,7 +451,7 @@ TEST(QuantKernels, MatmulMultiEqualsSeparateProducts) {
     add_q(11, QuantSpec{4, true, QGrouping::Group, 32, QMethod::RTN}, 3);  // shares the first one's
     add_q(9, QuantSpec{8, true, QGrouping::Group, 32, QMethod::RTN}, 4);
     add_q(6, QuantSpec{8, true, QGrouping::Flat, 32, QMethod::RTN}, 5);  // dequantize-a-row path
-    ws.push_back(random_f32("f32", 7, cols, 6));
+    ws.push_back(random_f32("f32", 7, kCols, 6));
     std::mt19937 rng(11);
     std::normal_distribution<float> nd(0.0f, 1.0f);
     std::vector<runtime::qkernels::KernelLevel> levels{runtime::qkernels::KernelLevel::Portable};
@@ -460,7 +461,7 @@ TEST(QuantKernels, MatmulMultiEqualsSeparateProducts) {
     for (int threads : {1, 2, 3})
         for (int n : {1, 3, 9}) {
             ThreadPool pool(threads);
-            std::vector<float> x(size_t(n * cols));
+            std::vector<float> x(size_t(n * kCols));
             for (auto& v : x) v = nd(rng);
             for (auto level : levels) {
                 runtime::qkernels::force_kernels(level);
