@@ -678,12 +678,15 @@ void rows(const Slot& s, const Tensor& w, const float* in, int n, float* out, in
             tile_avx2(*w.quant, w.data.get(), b, e, s.views.data(), n, out, out_dim);
             return;
         }
-        if (kquant_integer(w.type) && avx2 && best_level() >= KernelLevel::Avx512Vnni) {
+        if (kquant_integer(w.type) && avx2) {
             // Each row meets all the tokens while it is in L1, tiles of tokens sharing its unpacking.
             const size_t row_bytes = dtype_bytes(w.type, in_dim);
-            for (int64_t o = b; o < e; ++o)
-                tokens_kquant_vnni512(w.type, w.data.get() + size_t(o) * row_bytes, s.views.data(), n, out + o,
-                                      out_dim);
+            const bool vnni = best_level() >= KernelLevel::Avx512Vnni;
+            for (int64_t o = b; o < e; ++o) {
+                const uint8_t* row = w.data.get() + size_t(o) * row_bytes;
+                vnni ? tokens_kquant_vnni512(w.type, row, s.views.data(), n, out + o, out_dim)
+                     : tokens_kquant_avx2(w.type, row, s.views.data(), n, out + o, out_dim);
+            }
             return;
         }
 #endif

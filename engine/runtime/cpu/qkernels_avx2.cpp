@@ -333,19 +333,24 @@ inline __m256i xq_block(const ActsView& x, int64_t b) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + b * kQBlock));
 }
 
-template <bool Five>
-float row_q45_k_avx2(const uint8_t* row, const ActsView& x) {
+// T tokens against one row: the codes (and Q5_K's high bits) of a super-block are unpacked once
+// for all of them; each token's integer sums are exact whatever the reduction's order, and its
+// float work is the one-token kernel's, so each result is the bits T = 1 gives.
+template <bool Five, int T>
+void row_q45_k_avx2(const uint8_t* row, const ActsView* x, float* out, int64_t out_stride) {
     constexpr int64_t kBytes = Five ? 176 : 144;
     const __m256i low4 = _mm256_set1_epi8(0x0f), one8 = _mm256_set1_epi8(1), ones = _mm256_set1_epi16(1);
-    __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
-    for (int64_t sb = 0; sb < x.blocks / 8; ++sb) {
+    __m256 acc[T], accm[T];
+    for (int t = 0; t < T; ++t) acc[t] = accm[t] = _mm256_setzero_ps();
+    const int64_t blocks = x[0].blocks;
+    for (int64_t sb = 0; sb < blocks / 8; ++sb) {
         const uint8_t* blk = row + sb * kBytes;
         for (int l = 0; l < int(kBytes + 63) / 64; ++l)
             _mm_prefetch(reinterpret_cast<const char*>(blk + kKQuantPrefetchLead + 64 * l), _MM_HINT_T0);
         const uint8_t* qs = blk + (Five ? 48 : 16);
         const __m256i hb =
             Five ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16)) : _mm256_setzero_si256();
-        __m256i p[8];
+        __m256i h[T][2];  // per token: hadd pairs of the 8 blocks' lanes, blocks 0-3 and 4-7
         for (int g = 0; g < 4; ++g) {
             const __m256i qb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * g));
             __m256i lo = _mm256_and_si256(qb, low4), hi = _mm256_and_si256(_mm256_srli_epi16(qb, 4), low4);
@@ -355,20 +360,29 @@ float row_q45_k_avx2(const uint8_t* row, const ActsView& x) {
                     _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2 * g + 1), one8), 4));
             }
             const int64_t b = sb * 8 + 2 * g;
-            p[2 * g] = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, xq_block(x, b)), ones);
-            p[2 * g + 1] = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, xq_block(x, b + 1)), ones);
+            for (int t = 0; t < T; ++t) {
+                const __m256i pair =
+                    _mm256_hadd_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(lo, xq_block(x[t], b)), ones),
+                                      _mm256_madd_epi16(_mm256_maddubs_epi16(hi, xq_block(x[t], b + 1)), ones));
+                h[t][g / 2] = g % 2 == 0 ? pair : _mm256_hadd_epi32(h[t][g / 2], pair);
+            }
         }
         uint64_t sc, mn;
         kquant_scales_mins(blk + 4, sc, mn);
-        const __m256 xs = _mm256_loadu_ps(x.scale + sb * 8);
-        const __m256 xsum = _mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.sum + sb * 8)));
         const __m256 sc8 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(int64_t(sc))));
         const __m256 m8 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(int64_t(mn))));
-        const __m256 sums = _mm256_cvtepi32_ps(reduce8(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]));
-        acc = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(half_at(blk)), _mm256_mul_ps(sc8, xs)), sums, acc);
-        accm = _mm256_fmadd_ps(_mm256_set1_ps(half_at(blk + 2)), _mm256_mul_ps(m8, _mm256_mul_ps(xs, xsum)), accm);
+        const __m256 d = _mm256_set1_ps(half_at(blk)), dmin = _mm256_set1_ps(half_at(blk + 2));
+        for (int t = 0; t < T; ++t) {
+            const __m256 xs = _mm256_loadu_ps(x[t].scale + sb * 8);
+            const __m256 xsum =
+                _mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t].sum + sb * 8)));
+            const __m256 sums = _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_permute2x128_si256(h[t][0], h[t][1], 0x20),
+                                                                    _mm256_permute2x128_si256(h[t][0], h[t][1], 0x31)));
+            acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_mul_ps(sc8, xs)), sums, acc[t]);
+            accm[t] = _mm256_fmadd_ps(dmin, _mm256_mul_ps(m8, _mm256_mul_ps(xs, xsum)), accm[t]);
+        }
     }
-    return hsum(_mm256_sub_ps(acc, accm));
+    for (int t = 0; t < T; ++t) out[t * out_stride] = hsum(_mm256_sub_ps(acc[t], accm[t]));
 }
 
 // A byte shuffle taking int16 scale 2r into the low lane's eight words and 2r+1 into the high's.
@@ -383,16 +397,19 @@ inline __m256i scale_pair(int r) {
 // elements, exact in int16; the madd against a vector holding the two 16-sub-blocks' scales
 // (lanes 0..7 / 8..15, picked by one in-lane byte shuffle from a half's eight scales) gives the
 // block's scaled int32 sums.
-float row_q6_k_avx2(const uint8_t* row, const ActsView& x) {
+template <int T>
+void row_q6_k_avx2(const uint8_t* row, const ActsView* x, float* out, int64_t out_stride) {
     const __m256i low4 = _mm256_set1_epi8(0x0f), three8 = _mm256_set1_epi8(3), k32 = _mm256_set1_epi8(32);
     const __m256i picks[4] = {scale_pair(0), scale_pair(1), scale_pair(2), scale_pair(3)};
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t sb = 0; sb < x.blocks / 8; ++sb) {
+    __m256 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+    const int64_t blocks = x[0].blocks;
+    for (int64_t sb = 0; sb < blocks / 8; ++sb) {
         const uint8_t* blk = row + sb * 210;
         for (int l = 0; l < 4; ++l) {
             _mm_prefetch(reinterpret_cast<const char*>(blk + kKQuantPrefetchLead + 64 * l), _MM_HINT_T0);
         }
-        __m256i p[8];
+        __m256i h[T][2];  // per token: hadd pairs of the 8 blocks' lanes, blocks 0-3 and 4-7
         for (int half = 0; half < 2; ++half) {
             const __m256i ql0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * half));
             const __m256i ql1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * half + 32));
@@ -407,25 +424,50 @@ float row_q6_k_avx2(const uint8_t* row, const ActsView& x) {
                                 _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), three8), 4)),
                 _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
                                 _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), three8), 4))};
-            for (int run = 0; run < 4; ++run) {
-                const __m256i xv = xq_block(x, sb * 8 + 4 * half + run);
-                const __m256i p16 = _mm256_sub_epi16(_mm256_maddubs_epi16(q[run], xv), _mm256_maddubs_epi16(k32, xv));
-                p[4 * half + run] = _mm256_madd_epi16(p16, _mm256_shuffle_epi8(s16, picks[run]));
+            const __m256i sp[4] = {_mm256_shuffle_epi8(s16, picks[0]), _mm256_shuffle_epi8(s16, picks[1]),
+                                   _mm256_shuffle_epi8(s16, picks[2]), _mm256_shuffle_epi8(s16, picks[3])};
+            for (int t = 0; t < T; ++t) {
+                __m256i p[4];
+                for (int run = 0; run < 4; ++run) {
+                    const __m256i xv = xq_block(x[t], sb * 8 + 4 * half + run);
+                    const __m256i p16 =
+                        _mm256_sub_epi16(_mm256_maddubs_epi16(q[run], xv), _mm256_maddubs_epi16(k32, xv));
+                    p[run] = _mm256_madd_epi16(p16, sp[run]);
+                }
+                h[t][half] = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
             }
         }
-        const __m256i sums = reduce8(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]);
-        const __m256 xs = _mm256_loadu_ps(x.scale + sb * 8);
-        acc = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(half_at(blk + 208)), xs), _mm256_cvtepi32_ps(sums), acc);
+        const __m256 d = _mm256_set1_ps(half_at(blk + 208));
+        for (int t = 0; t < T; ++t) {
+            const __m256i sums = _mm256_add_epi32(_mm256_permute2x128_si256(h[t][0], h[t][1], 0x20),
+                                                  _mm256_permute2x128_si256(h[t][0], h[t][1], 0x31));
+            const __m256 xs = _mm256_loadu_ps(x[t].scale + sb * 8);
+            acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(d, xs), _mm256_cvtepi32_ps(sums), acc[t]);
+        }
     }
-    return hsum(acc);
+    for (int t = 0; t < T; ++t) out[t * out_stride] = hsum(acc[t]);
+}
+
+template <int T>
+void kquant_avx2_tokens(DType t, const uint8_t* row, const ActsView* x, float* out, int64_t out_stride) {
+    if (t == DType::Q6_K) return row_q6_k_avx2<T>(row, x, out, out_stride);
+    if (t == DType::Q5_K) return row_q45_k_avx2<true, T>(row, x, out, out_stride);
+    row_q45_k_avx2<false, T>(row, x, out, out_stride);
 }
 
 }  // namespace
 
 float row_dot_kquant_avx2(DType t, const uint8_t* row, const ActsView& x) {
-    return t == DType::Q6_K   ? row_q6_k_avx2(row, x)
-           : t == DType::Q5_K ? row_q45_k_avx2<true>(row, x)
-                              : row_q45_k_avx2<false>(row, x);
+    float out;
+    kquant_avx2_tokens<1>(t, row, &x, &out, 1);
+    return out;
+}
+
+void tokens_kquant_avx2(DType t, const uint8_t* row, const ActsView* x, int n, float* out, int64_t out_stride) {
+    int i = 0;
+    for (; i + kKQuantTileTokens <= n; i += kKQuantTileTokens)
+        kquant_avx2_tokens<kKQuantTileTokens>(t, row, x + i, out + i * out_stride, out_stride);
+    for (; i < n; ++i) kquant_avx2_tokens<1>(t, row, x + i, out + i * out_stride, out_stride);
 }
 
 float dot_f16_avx2(const uint16_t* w, const float* x, int64_t n) {

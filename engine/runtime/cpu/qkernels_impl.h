@@ -84,6 +84,9 @@ inline void kquant_scales_mins(const uint8_t packed[12], uint64_t& sc, uint64_t&
 
 #if defined(__x86_64__)
 float row_dot_kquant_avx2(DType t, const uint8_t* row, const ActsView& x);
+// The same row against n tokens (out[i·out_stride]), kKQuantTileTokens at a time sharing the
+// unpacking of the codes; each value bit-identical to row_dot_kquant_avx2's.
+void tokens_kquant_avx2(DType t, const uint8_t* row, const ActsView* x, int n, float* out, int64_t out_stride);
 // Row `row` against n tokens (x[0..n)): out[i·out_stride] for token i, tiles of kKQuantTileTokens
 // sharing one unpacking of the codes and scales; each value bit-identical to what n = 1 gives.
 constexpr int kKQuantTileTokens = 4;

@@ -59,6 +59,17 @@ std::vector<float> reference(const Tensor& w, const std::vector<float>& x, int n
     return out;
 }
 
+// The x86 kernel families with a tile kernel (AVX2: qkernels_avx2_tile.cpp, AVX-512 VNNI:
+// qkernels_avx512_tile.cpp) that this processor has.
+std::vector<runtime::qkernels::KernelLevel> tile_levels() {
+    std::vector<runtime::qkernels::KernelLevel> levels;
+#if defined(__x86_64__)
+    for (auto level : {runtime::qkernels::KernelLevel::Avx2, runtime::qkernels::KernelLevel::Avx512Vnni})
+        if (runtime::qkernels::kernel_available(level)) levels.push_back(level);
+#endif
+    return levels;
+}
+
 }  // namespace
 
 // Every kernel family the processor has (portable, AVX2, AVX-512 VNNI) against the FP32
@@ -167,20 +178,23 @@ TEST(QuantKernels, KQuantBlocksMultiplyInPlaceWithExactIntegerSums) {
                     std::vector<float> port(size_t(n * kR));
                     runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Portable);
                     runtime::qkernels::matmul(port.data(), x.data(), w, n, pool);
-                    runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
-                    std::vector<float> best(size_t(n * kR));
-                    runtime::qkernels::matmul(best.data(), x.data(), w, n, pool);
                     EXPECT_LT(norm_err(port, exact), 1e-6) << what << " n " << n;
-                    EXPECT_LT(norm_err(best, exact), 1e-6)
-                        << runtime::qkernels::kernel_name() << " " << what << " n " << n;
-                    EXPECT_LT(norm_err(best, ref), 0.01) << what << " n " << n;
-                    for (int t = 0; t < n; ++t) {
-                        std::vector<float> one(static_cast<size_t>(kR));
-                        runtime::qkernels::matmul(one.data(), x.data() + t * cols, w, 1, pool);
-                        // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison): the bits are the point
-                        EXPECT_EQ(0, std::memcmp(one.data(), best.data() + t * kR, sizeof(float) * size_t(kR)))
-                            << what << " token " << t << " of " << n;
+                    for (auto level : tile_levels()) {
+                        runtime::qkernels::force_kernels(level);
+                        std::vector<float> best(size_t(n * kR));
+                        runtime::qkernels::matmul(best.data(), x.data(), w, n, pool);
+                        EXPECT_LT(norm_err(best, exact), 1e-6)
+                            << runtime::qkernels::kernel_name() << " " << what << " n " << n;
+                        EXPECT_LT(norm_err(best, ref), 0.01) << what << " n " << n;
+                        for (int t = 0; t < n; ++t) {
+                            std::vector<float> one(static_cast<size_t>(kR));
+                            runtime::qkernels::matmul(one.data(), x.data() + t * cols, w, 1, pool);
+                            // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison): the bits are the point
+                            EXPECT_EQ(0, std::memcmp(one.data(), best.data() + t * kR, sizeof(float) * size_t(kR)))
+                                << runtime::qkernels::kernel_name() << " " << what << " token " << t << " of " << n;
+                        }
                     }
+                    runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
                 }
             }
 }
@@ -199,17 +213,6 @@ TEST(QuantKernels, KQuantQuantizersWriteBlocksTheReaderGivesBack) {
         EXPECT_LT(norm_err(back, ref), type == DType::Q4_K ? 0.1 : 0.03) << dtype_name(type);
         EXPECT_GT(norm_err(back, ref), 0.0) << dtype_name(type);
     }
-}
-
-// The x86 kernel families with a tile kernel (AVX2: qkernels_avx2_tile.cpp, AVX-512 VNNI:
-// qkernels_avx512_tile.cpp) that this processor has.
-std::vector<runtime::qkernels::KernelLevel> tile_levels() {
-    std::vector<runtime::qkernels::KernelLevel> levels;
-#if defined(__x86_64__)
-    for (auto level : {runtime::qkernels::KernelLevel::Avx2, runtime::qkernels::KernelLevel::Avx512Vnni})
-        if (runtime::qkernels::kernel_available(level)) levels.push_back(level);
-#endif
-    return levels;
 }
 
 // From 4 tokens on, the tile kernels multiply (AVX-512: panels of 16 rows repacked with the rows in
