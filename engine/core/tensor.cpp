@@ -73,7 +73,7 @@ int64_t dtype_block_elems(DType t) {
 int64_t dtype_block_bytes(DType t) {
     switch (t) {
         case DType::F32: return 4;
-        case DType::F16: return 2;
+        case DType::F16:
         case DType::BF16: return 2;
         case DType::Q8_0: return 34;
         case DType::Q4_0: return 18;
@@ -99,7 +99,7 @@ int64_t dtype_block_bytes(DType t) {
         case DType::TQ2_0: return 66;
         case DType::I8: return 1;
         case DType::I32: return 4;
-        case DType::QI8: return 1;  // nominal: the real size comes from Tensor::quant
+        case DType::QI8:  // nominal: the real size comes from Tensor::quant
         case DType::QI4: return 1;
     }
     return 0;

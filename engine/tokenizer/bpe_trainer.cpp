@@ -173,6 +173,7 @@ Result<TokenizerSpec> train_sentencepiece(std::string_view text, const BpeTrainO
             i += n;
         }
     std::vector<std::pair<int64_t, std::string>> order;
+    order.reserve(chars.size());
     for (auto& [ch, f] : chars) order.emplace_back(-f, ch);
     std::sort(order.begin(), order.end());
     const size_t budget = static_cast<size_t>(o.vocab_size - kFixed);

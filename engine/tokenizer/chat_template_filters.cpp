@@ -406,6 +406,7 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& v, const A
             return rev ? c > 0 : c < 0;
         });
         std::vector<Value> out;
+        out.reserve(items.size());
         for (auto& [k, x] : items) out.push_back(make_tuple2(k, x));
         return make_list(std::move(out));
     }
@@ -471,6 +472,7 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& v, const A
             return rev ? c > 0 : c < 0;
         });
         std::vector<Value> out;
+        out.reserve(keyed.size());
         for (auto& kv : keyed) out.push_back(items[kv.second]);
         return make_list(std::move(out));
     }

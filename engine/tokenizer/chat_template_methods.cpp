@@ -18,8 +18,12 @@ std::vector<std::optional<Value>> bind_args(const Args& a, std::initializer_list
     for (const auto& [key, v] : a.kw) {
         size_t k = 0;
         while (k < n.size() && key != n[k]) ++k;
-        if (k == n.size()) fail(fn + "() got an unexpected keyword argument '" + key + "'");
-        if (out[k]) fail(fn + "() got multiple values for argument '" + key + "'");
+        if (k == n.size() || out[k]) {
+            std::string why = fn;
+            why += k == n.size() ? "() got an unexpected keyword argument '" : "() got multiple values for argument '";
+            why += key + "'";
+            fail(std::move(why));
+        }
         out[k] = v;
     }
     return out;

@@ -91,18 +91,17 @@ Value make_list(std::vector<Value> items, bool tuple) {
 Value make_dict(std::vector<std::pair<Value, Value>> items) {
     auto m = std::make_shared<DictObj>();
     int d = 0;
-    for (auto& [k, x] : items) {
+    for (auto& item : items) {
+        const Value& k = item.first;
         if (k.type == Type::List && !k.list().tuple) fail("unhashable type: 'list'");
         if (k.type == Type::Dict) fail("unhashable type: 'dict'");
-        d = std::max(d, child_depth(x));
-        bool found = false;
-        for (auto& kv : m->items)
-            if (py_eq(kv.first, k)) {
-                kv.second = std::move(x);
-                found = true;
-                break;
-            }
-        if (!found) m->items.emplace_back(std::move(k), std::move(x));
+        d = std::max(d, child_depth(item.second));
+        const auto same =
+            std::find_if(m->items.begin(), m->items.end(), [&](const auto& kv) { return py_eq(kv.first, k); });
+        if (same != m->items.end())
+            same->second = std::move(item.second);
+        else
+            m->items.push_back(std::move(item));
     }
     if (d + 1 > kMaxValueDepth) fail("lists and dicts nested more than " + std::to_string(kMaxValueDepth) + " deep");
     m->depth = d + 1;

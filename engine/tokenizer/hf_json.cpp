@@ -355,9 +355,14 @@ std::unique_ptr<Tokenizer> build(const json& j, const TokenizerSpec& spec, const
                 bad(path, "expected \"a b\" or [\"a\", \"b\"]");
             }
             auto li = b.model_vocab.find(l), ri = b.model_vocab.find(rt);
-            if (li == b.model_vocab.end() || ri == b.model_vocab.end())
-                bad(path, "\"" + l + "\" + \"" + rt + "\" names a token not in model.vocab");
-            if (!b.model_vocab.count(l + rt)) bad(path, "\"" + l + rt + "\" (the merged token) is not in model.vocab");
+            if (li == b.model_vocab.end() || ri == b.model_vocab.end()) {
+                std::string pair = l;
+                pair += "\" + \"";
+                pair += rt;
+                bad(path, "\"" + pair + "\" names a token not in model.vocab");
+            }
+            const std::string merged = l + rt;
+            if (!b.model_vocab.count(merged)) bad(path, "\"" + merged + "\" (the merged token) is not in model.vocab");
             c.merges.emplace_back(li->second, ri->second);
         }
 

@@ -11,7 +11,7 @@ namespace edge::tokenizer {
 namespace {
 
 struct SvHash {
-    using is_transparent = void;
+    using is_transparent = void;  // NOLINT(readability-identifier-naming): the name std::unordered_map looks up
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 using PieceMap = std::unordered_map<std::string, int32_t, SvHash, std::equal_to<>>;
