@@ -43,7 +43,7 @@ Result<std::vector<int64_t>> cnn_input_shape(const Model& m) {
     return err(m.source_path, ": the model declares no CNN input shape");
 }
 
-std::vector<double> op_attr(const Op& op, const std::string& key, std::vector<double> fallback) {
+std::vector<double> op_attr(const Op& op, const std::string& key, const std::vector<double>& fallback) {
     auto it = op.attrs.find(key);
     return it == op.attrs.end() ? fallback : it->second;
 }
@@ -172,7 +172,8 @@ Result<Model> build_resnet20_cifar(const std::string& path) {
                 const std::string s1 = sub.outputs[0];
                 m.graph.ops.push_back(std::move(sub));
                 Op pad{OpType::Pad, prefix + "shortcut.pad", {s1}, {b.fresh(prefix + "shortcut")}, {}, {}};
-                const double p = double(planes / 4);
+                const int64_t pad_channels = planes / 4;  // whole channels of zeros on each side
+                const double p = pad_channels;
                 pad.attrs["pads"] = {0, p, 0, 0, 0, p, 0, 0};
                 pad.attrs["value"] = {0};
                 shortcut = pad.outputs[0];

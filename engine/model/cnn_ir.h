@@ -45,7 +45,7 @@ void set_cnn_input_shape(Model& m, const std::vector<int64_t>& shape);
 std::string shape_text(const std::vector<int64_t>& shape);  // "1x1x28x28"
 
 // An attribute of an op, or `fallback` when it is absent.
-std::vector<double> op_attr(const Op& op, const std::string& key, std::vector<double> fallback = {});
+std::vector<double> op_attr(const Op& op, const std::string& key, const std::vector<double>& fallback = {});
 double op_attr1(const Op& op, const std::string& key, double fallback);
 
 // Node counts by op type ("Conv2d": 20, ...) and in total, for reports.

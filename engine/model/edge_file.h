@@ -80,7 +80,7 @@ struct EdgeFile {
 bool is_edge_file(const uint8_t* head, size_t n);
 // Validates the whole mapping (header, table, every checksum, bounds, overlaps) before trusting
 // any of it; errors name the file and the section.
-Result<EdgeFile> read_edge_file(std::shared_ptr<MappedFile> map, Progress* progress = nullptr);
+Result<EdgeFile> read_edge_file(const std::shared_ptr<MappedFile>& map, Progress* progress = nullptr);
 Result<EdgeFile> read_edge_file(const std::string& path, Progress* progress = nullptr);
 Result<Model> load_edge_model(const std::string& path, Progress* progress = nullptr);
 

@@ -209,7 +209,7 @@ const char* edge_section_name(EdgeSectionKind k) {
 
 bool is_edge_file(const uint8_t* head, size_t n) { return n >= 8 && std::memcmp(head, kEdgeMagic, 8) == 0; }
 
-Result<EdgeFile> read_edge_file(std::shared_ptr<MappedFile> map, Progress* progress) {
+Result<EdgeFile> read_edge_file(const std::shared_ptr<MappedFile>& map, Progress* progress) {
     if (!map) return err("no engine file given");
     const Reader r{map->path(), map->data(), map->size(), *map};
     EdgeFileHeader h{};

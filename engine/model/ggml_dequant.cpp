@@ -9,106 +9,106 @@
 namespace edge::model {
 namespace {
 
-constexpr int QK = 32;     // elements per block of the legacy types
-constexpr int QK_K = 256;  // elements per K-type super-block
+constexpr int kBlock = 32;        // elements per block of the legacy types
+constexpr int kSuperBlock = 256;  // elements per K-type super-block
 
 // Q8_0: scale d, then 32 signed bytes; x = q * d.
-struct BlockQ8_0 {
+struct BlockQ80 {
     uint16_t d;
-    int8_t qs[QK];
+    int8_t qs[kBlock];
 };
-static_assert(sizeof(BlockQ8_0) == 34);
+static_assert(sizeof(BlockQ80) == 34);
 
 // Q4_0: scale d, 16 bytes of nibbles. Element j (j < 16) is the low nibble of byte j, element
 // j + 16 the high nibble; x = (q - 8) * d.
-struct BlockQ4_0 {
+struct BlockQ40 {
     uint16_t d;
-    uint8_t qs[QK / 2];
+    uint8_t qs[kBlock / 2];
 };
-static_assert(sizeof(BlockQ4_0) == 18);
+static_assert(sizeof(BlockQ40) == 18);
 
 // Q4_1: like Q4_0 with a minimum m and unsigned nibbles: x = q * d + m.
-struct BlockQ4_1 {
+struct BlockQ41 {
     uint16_t d;
     uint16_t m;
-    uint8_t qs[QK / 2];
+    uint8_t qs[kBlock / 2];
 };
-static_assert(sizeof(BlockQ4_1) == 20);
+static_assert(sizeof(BlockQ41) == 20);
 
 // Q5_0: Q4_0's nibbles plus a fifth bit per element in the 32-bit qh (bit j for element j);
 // x = (q - 16) * d.
-struct BlockQ5_0 {
+struct BlockQ50 {
     uint16_t d;
     uint8_t qh[4];
-    uint8_t qs[QK / 2];
+    uint8_t qs[kBlock / 2];
 };
-static_assert(sizeof(BlockQ5_0) == 22);
+static_assert(sizeof(BlockQ50) == 22);
 
 // Q5_1: Q5_0 with a minimum: x = q * d + m.
-struct BlockQ5_1 {
+struct BlockQ51 {
     uint16_t d;
     uint16_t m;
     uint8_t qh[4];
-    uint8_t qs[QK / 2];
+    uint8_t qs[kBlock / 2];
 };
-static_assert(sizeof(BlockQ5_1) == 24);
+static_assert(sizeof(BlockQ51) == 24);
 
 // Q2_K: 16 sub-blocks of 16. scales[i] holds the sub-block scale (low nibble, times d) and min
 // (high nibble, times dmin). qs packs 2-bit values: byte l of each 32-byte group carries four
 // values at bit shifts 0, 2, 4, 6 for four consecutive 32-element runs. x = d*sc*q - dmin*m.
-struct BlockQ2_K {
-    uint8_t scales[QK_K / 16];
-    uint8_t qs[QK_K / 4];
+struct BlockQ2K {
+    uint8_t scales[kSuperBlock / 16];
+    uint8_t qs[kSuperBlock / 4];
     uint16_t d;
     uint16_t dmin;
 };
-static_assert(sizeof(BlockQ2_K) == 84);
+static_assert(sizeof(BlockQ2K) == 84);
 
 // Q3_K: 2 low bits in qs (packed like Q2_K), the third bit in hmask (bit k of byte l for run k),
 // 16 six-bit signed scales (offset 32) packed into 12 bytes: the low 4 bits of scale j are the
 // low (j < 8) or high (j >= 8) nibble of byte j % 8, its top 2 bits are bits 2*(j/4) of byte
 // 8 + j % 4. x = d * (scale - 32) * (q - (hbit ? 0 : 4)).
-struct BlockQ3_K {
-    uint8_t hmask[QK_K / 8];
-    uint8_t qs[QK_K / 4];
+struct BlockQ3K {
+    uint8_t hmask[kSuperBlock / 8];
+    uint8_t qs[kSuperBlock / 4];
     uint8_t scales[12];
     uint16_t d;
 };
-static_assert(sizeof(BlockQ3_K) == 110);
+static_assert(sizeof(BlockQ3K) == 110);
 
 // Q4_K: 8 sub-blocks of 32 with six-bit scales and mins packed into 12 bytes (see scale_min_k4);
 // qs: per 64 elements, 32 bytes whose low nibbles are the first 32 and high nibbles the next 32.
 // x = d*sc*q - dmin*m.
-struct BlockQ4_K {
+struct BlockQ4K {
     uint16_t d;
     uint16_t dmin;
     uint8_t scales[12];
-    uint8_t qs[QK_K / 2];
+    uint8_t qs[kSuperBlock / 2];
 };
-static_assert(sizeof(BlockQ4_K) == 144);
+static_assert(sizeof(BlockQ4K) == 144);
 
 // Q5_K: Q4_K plus a fifth bit per element: bit 2k (low-nibble run) / 2k+1 (high-nibble run) of
 // qh[l] for element l of the k-th 64-element group.
-struct BlockQ5_K {
+struct BlockQ5K {
     uint16_t d;
     uint16_t dmin;
     uint8_t scales[12];
-    uint8_t qh[QK_K / 8];
-    uint8_t qs[QK_K / 2];
+    uint8_t qh[kSuperBlock / 8];
+    uint8_t qs[kSuperBlock / 2];
 };
-static_assert(sizeof(BlockQ5_K) == 176);
+static_assert(sizeof(BlockQ5K) == 176);
 
 // Q6_K: 16 sub-blocks of 16 with signed 8-bit scales. Per 128 elements: 64 bytes of ql (low
 // nibbles for elements 0..31 / 32..63 in the low nibbles of bytes 0..31 / 32..63, elements
 // 64..95 / 96..127 in their high nibbles) and 32 bytes of qh (2 bits each, shifts 0/2/4/6 for the
 // same four runs). x = d * scale * (q - 32).
-struct BlockQ6_K {
-    uint8_t ql[QK_K / 2];
-    uint8_t qh[QK_K / 4];
-    int8_t scales[QK_K / 16];
+struct BlockQ6K {
+    uint8_t ql[kSuperBlock / 2];
+    uint8_t qh[kSuperBlock / 4];
+    int8_t scales[kSuperBlock / 16];
     uint16_t d;
 };
-static_assert(sizeof(BlockQ6_K) == 210);
+static_assert(sizeof(BlockQ6K) == 210);
 
 template <class B>
 B block_at(const uint8_t* src, int64_t b) {
@@ -120,31 +120,31 @@ B block_at(const uint8_t* src, int64_t b) {
 float h(uint16_t x) { return f16_to_f32(x); }
 
 void deq_q8_0(const uint8_t* src, float* y, int64_t nb) {
-    for (int64_t b = 0; b < nb; ++b, y += QK) {
-        const auto x = block_at<BlockQ8_0>(src, b);
+    for (int64_t b = 0; b < nb; ++b, y += kBlock) {
+        const auto x = block_at<BlockQ80>(src, b);
         const float d = h(x.d);
-        for (int j = 0; j < QK; ++j) y[j] = float(x.qs[j]) * d;
+        for (int j = 0; j < kBlock; ++j) y[j] = float(x.qs[j]) * d;
     }
 }
 
 void deq_q4_0(const uint8_t* src, float* y, int64_t nb) {
-    for (int64_t b = 0; b < nb; ++b, y += QK) {
-        const auto x = block_at<BlockQ4_0>(src, b);
+    for (int64_t b = 0; b < nb; ++b, y += kBlock) {
+        const auto x = block_at<BlockQ40>(src, b);
         const float d = h(x.d);
-        for (int j = 0; j < QK / 2; ++j) {
+        for (int j = 0; j < kBlock / 2; ++j) {
             y[j] = float(int(x.qs[j] & 0x0f) - 8) * d;
-            y[j + QK / 2] = float(int(x.qs[j] >> 4) - 8) * d;
+            y[j + kBlock / 2] = float(int(x.qs[j] >> 4) - 8) * d;
         }
     }
 }
 
 void deq_q4_1(const uint8_t* src, float* y, int64_t nb) {
-    for (int64_t b = 0; b < nb; ++b, y += QK) {
-        const auto x = block_at<BlockQ4_1>(src, b);
+    for (int64_t b = 0; b < nb; ++b, y += kBlock) {
+        const auto x = block_at<BlockQ41>(src, b);
         const float d = h(x.d), m = h(x.m);
-        for (int j = 0; j < QK / 2; ++j) {
+        for (int j = 0; j < kBlock / 2; ++j) {
             y[j] = float(x.qs[j] & 0x0f) * d + m;
-            y[j + QK / 2] = float(x.qs[j] >> 4) * d + m;
+            y[j + kBlock / 2] = float(x.qs[j] >> 4) * d + m;
         }
     }
 }
@@ -155,36 +155,36 @@ uint32_t high_bits(const uint8_t qh[4]) {
 }
 
 void deq_q5_0(const uint8_t* src, float* y, int64_t nb) {
-    for (int64_t b = 0; b < nb; ++b, y += QK) {
-        const auto x = block_at<BlockQ5_0>(src, b);
+    for (int64_t b = 0; b < nb; ++b, y += kBlock) {
+        const auto x = block_at<BlockQ50>(src, b);
         const float d = h(x.d);
         const uint32_t qh = high_bits(x.qh);
-        for (int j = 0; j < QK / 2; ++j) {
+        for (int j = 0; j < kBlock / 2; ++j) {
             const int lo = int(x.qs[j] & 0x0f) | int((qh >> j) & 1u) << 4;
             const int hi = int(x.qs[j] >> 4) | int((qh >> (j + 16)) & 1u) << 4;
             y[j] = float(lo - 16) * d;
-            y[j + QK / 2] = float(hi - 16) * d;
+            y[j + kBlock / 2] = float(hi - 16) * d;
         }
     }
 }
 
 void deq_q5_1(const uint8_t* src, float* y, int64_t nb) {
-    for (int64_t b = 0; b < nb; ++b, y += QK) {
-        const auto x = block_at<BlockQ5_1>(src, b);
+    for (int64_t b = 0; b < nb; ++b, y += kBlock) {
+        const auto x = block_at<BlockQ51>(src, b);
         const float d = h(x.d), m = h(x.m);
         const uint32_t qh = high_bits(x.qh);
-        for (int j = 0; j < QK / 2; ++j) {
+        for (int j = 0; j < kBlock / 2; ++j) {
             const int lo = int(x.qs[j] & 0x0f) | int((qh >> j) & 1u) << 4;
             const int hi = int(x.qs[j] >> 4) | int((qh >> (j + 16)) & 1u) << 4;
             y[j] = float(lo) * d + m;
-            y[j + QK / 2] = float(hi) * d + m;
+            y[j + kBlock / 2] = float(hi) * d + m;
         }
     }
 }
 
 void deq_q2_k(const uint8_t* src, float* y, int64_t nb) {
     for (int64_t b = 0; b < nb; ++b) {
-        const auto x = block_at<BlockQ2_K>(src, b);
+        const auto x = block_at<BlockQ2K>(src, b);
         const float d = h(x.d), dmin = h(x.dmin);
         int s = 0;
         // Two halves of 128 elements, each using 32 bytes of qs.
@@ -202,7 +202,7 @@ void deq_q2_k(const uint8_t* src, float* y, int64_t nb) {
     }
 }
 
-// Unpacks Q3_K's 16 six-bit scales (see BlockQ3_K).
+// Unpacks Q3_K's 16 six-bit scales (see BlockQ3K).
 void q3_scales(const uint8_t in[12], int out[16]) {
     for (int j = 0; j < 16; ++j) {
         const int low = j < 8 ? (in[j] & 0x0f) : (in[j - 8] >> 4);
@@ -213,7 +213,7 @@ void q3_scales(const uint8_t in[12], int out[16]) {
 
 void deq_q3_k(const uint8_t* src, float* y, int64_t nb) {
     for (int64_t b = 0; b < nb; ++b) {
-        const auto x = block_at<BlockQ3_K>(src, b);
+        const auto x = block_at<BlockQ3K>(src, b);
         const float d = h(x.d);
         int sc[16];
         q3_scales(x.scales, sc);
@@ -250,7 +250,7 @@ void scale_min_k4(int j, const uint8_t q[12], int& sc, int& m) {
 
 void deq_q4_k(const uint8_t* src, float* y, int64_t nb) {
     for (int64_t b = 0; b < nb; ++b) {
-        const auto x = block_at<BlockQ4_K>(src, b);
+        const auto x = block_at<BlockQ4K>(src, b);
         const float d = h(x.d), dmin = h(x.dmin);
         for (int g = 0; g < 4; ++g) {  // 64 elements per group: two sub-blocks
             int sc0, m0, sc1, m1;
@@ -267,7 +267,7 @@ void deq_q4_k(const uint8_t* src, float* y, int64_t nb) {
 
 void deq_q5_k(const uint8_t* src, float* y, int64_t nb) {
     for (int64_t b = 0; b < nb; ++b) {
-        const auto x = block_at<BlockQ5_K>(src, b);
+        const auto x = block_at<BlockQ5K>(src, b);
         const float d = h(x.d), dmin = h(x.dmin);
         for (int g = 0; g < 4; ++g) {
             int sc0, m0, sc1, m1;
@@ -285,7 +285,7 @@ void deq_q5_k(const uint8_t* src, float* y, int64_t nb) {
 
 void deq_q6_k(const uint8_t* src, float* y, int64_t nb) {
     for (int64_t b = 0; b < nb; ++b) {
-        const auto x = block_at<BlockQ6_K>(src, b);
+        const auto x = block_at<BlockQ6K>(src, b);
         const float d = h(x.d);
         for (int half = 0; half < 2; ++half, y += 128) {
             const uint8_t* ql = x.ql + 64 * half;

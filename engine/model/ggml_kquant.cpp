@@ -86,11 +86,11 @@ void q6_k_block(const float* x, uint8_t* out) {
 }  // namespace
 
 void quantize_row_q4_k(const float* x, int64_t n, uint8_t* out) {
-    for (int64_t b = 0; b < n / kGgmlSuperBlock; ++b) q4_k_block(x + b * kGgmlSuperBlock, out + b * kQ4_KBytes);
+    for (int64_t b = 0; b < n / kGgmlSuperBlock; ++b) q4_k_block(x + b * kGgmlSuperBlock, out + b * kQ4KBytes);
 }
 
 void quantize_row_q6_k(const float* x, int64_t n, uint8_t* out) {
-    for (int64_t b = 0; b < n / kGgmlSuperBlock; ++b) q6_k_block(x + b * kGgmlSuperBlock, out + b * kQ6_KBytes);
+    for (int64_t b = 0; b < n / kGgmlSuperBlock; ++b) q6_k_block(x + b * kGgmlSuperBlock, out + b * kQ6KBytes);
 }
 
 }  // namespace edge::model

@@ -17,7 +17,7 @@
 namespace edge::model {
 
 inline constexpr int kGgmlSuperBlock = 256;
-inline constexpr int kQ4_KBytes = 144, kQ6_KBytes = 210;
+inline constexpr int kQ4KBytes = 144, kQ6KBytes = 210;
 
 // n (a multiple of 256) values into n / 256 blocks at out.
 void quantize_row_q4_k(const float* x, int64_t n, uint8_t* out);

@@ -120,7 +120,7 @@ Result<Value> read_value(Cursor& c, ValueType type, int depth, const std::string
         if constexpr (std::is_floating_point_v<T>)
             v.f = double(*r);
         else
-            v.i = int64_t(*r);
+            v.i = int64_t(*r);  // NOLINT(bugprone-signed-char-misuse): GGUF's INT8 is signed, sign extension intended
         return {};
     };
     switch (type) {

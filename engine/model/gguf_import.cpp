@@ -420,7 +420,7 @@ Result<Model> import_shared(std::shared_ptr<const File> fp, bool lazy, Progress*
         // tokenizer and metadata, for the commands that read no weights.
         const Status config = read_config(f, file_arch, m);  // hyperparameters are optional for inspection
         if (!lazy) {
-            EDGE_TRY(config);
+            if (!config.ok()) return config.error();
             return err(f.path,
                        ": the file holds no tensors (a vocabulary-only GGUF): it can be inspected and "
                        "tokenized, not run or converted");

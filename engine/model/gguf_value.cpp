@@ -133,12 +133,21 @@ std::string Value::to_string(size_t max_items) const {
     return out + "]";
 }
 
+namespace {
+uint64_t bits_of(double x) {
+    static_assert(sizeof x == sizeof(uint64_t));
+    uint64_t b = 0;
+    std::memcpy(&b, &x, sizeof b);
+    return b;
+}
+}  // namespace
+
 bool Value::operator==(const Value& o) const {
     if (type != o.type) return false;
     switch (type) {
         case ValueType::String: return s == o.s;
         case ValueType::F32:
-        case ValueType::F64: return std::memcmp(&f, &o.f, sizeof f) == 0;
+        case ValueType::F64: return bits_of(f) == bits_of(o.f);  // bit patterns: NaN == NaN, -0 != +0
         case ValueType::Array: return elem == o.elem && raw == o.raw && strings == o.strings && items == o.items;
         default: return i == o.i;
     }

@@ -114,7 +114,7 @@ Status validate_llama(const Model& m) {
     if (c.dim > (1 << 20) || c.hidden_dim > (1 << 22) || c.n_layers > 4096 || c.vocab_size > (1 << 24))
         return err(src, ": configuration sizes are implausible (dim ", c.dim, ", ffn ", c.hidden_dim, ", layers ",
                    c.n_layers, ", vocab ", c.vocab_size, ")");
-    auto need = [&](const std::string& name, std::vector<int64_t> shape) -> Status {
+    auto need = [&](const std::string& name, const std::vector<int64_t>& shape) -> Status {
         const Tensor* t = m.find(name);
         if (!t) return err(src, ": tensor '", name, "' is missing");
         if (t->shape != shape) {

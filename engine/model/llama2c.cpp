@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 #include "engine/core/mapped_file.h"
 #include "engine/model/loader.h"
@@ -74,7 +75,9 @@ std::vector<Part> layout(const Header& h) {
     const int64_t Q = int64_t(h.heads) * hs, KV = int64_t(h.kv_heads) * hs;
     const int n = int(L);
     std::vector<Part> p;
-    auto add = [&](const char* name, std::vector<int64_t> shape, int count) { p.push_back({name, shape, count}); };
+    auto add = [&](const char* name, std::vector<int64_t> shape, int count) {
+        p.push_back({name, std::move(shape), count});
+    };
     if (h.version == 0) {
         add("token_embd.weight", {V, D}, 1);
         add("blk.%.attn_norm.weight", {D}, n);

@@ -333,7 +333,8 @@ TokenizerSpec synth_bpe_tokenizer(int vocab_size) {
         seen.insert(t.tokens.back());
     }
     // One merge makes `prefix` + `ch` (both tokens); false when the vocabulary is full.
-    auto grow = [&](const std::string prefix, const std::string& ch) {  // a copy: tokens may reallocate
+    // NOLINTNEXTLINE(performance-unnecessary-value-param): a copy: a caller passes t.tokens[i], which push_back may move
+    auto grow = [&](const std::string prefix, const std::string& ch) {
         const std::string p = prefix + ch;
         if (seen.count(p)) return true;
         if (t.tokens.size() >= n_pieces) return false;
