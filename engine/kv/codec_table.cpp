@@ -38,26 +38,26 @@ Result<std::vector<CodecRow>> measure_codecs(const std::vector<float>& blocks, c
     const size_t slab = size_t(s.block_tokens) * size_t(s.kv_dim());
     std::vector<CodecRow> rows;
     std::vector<float> back(bf);
-    using clock = std::chrono::steady_clock;
+    using Clock = std::chrono::steady_clock;
     for (Codec c : {Codec::Lz4, Codec::Int8Lz4, Codec::Int8DeltaLz4}) {
         CodecRow r{c};
         std::vector<std::vector<uint8_t>> enc(nb);
         double t_enc = 0, t_dec = 0;
         size_t comp = 0;
         for (int rep = 0; rep < repeats; ++rep) {
-            auto t0 = clock::now();
+            auto t0 = Clock::now();
             for (size_t b = 0; b < nb; ++b) {
                 auto e = compress(blocks.data() + b * bf, ss, c);
                 if (!e) return e.error();
                 enc[b] = std::move(e.value());
             }
-            t_enc += std::chrono::duration<double>(clock::now() - t0).count();
+            t_enc += std::chrono::duration<double>(Clock::now() - t0).count();
         }
         for (auto& e : enc) comp += e.size();
         for (int rep = 0; rep < repeats; ++rep) {
-            auto t0 = clock::now();
+            auto t0 = Clock::now();
             for (size_t b = 0; b < nb; ++b) EDGE_TRY(decompress(enc[b], ss, back.data()));
-            t_dec += std::chrono::duration<double>(clock::now() - t0).count();
+            t_dec += std::chrono::duration<double>(Clock::now() - t0).count();
             if (rep > 0) continue;
             for (size_t b = 0; b < nb; ++b) {  // errors (decode each block again: `back` holds the last)
                 EDGE_TRY(decompress(enc[b], ss, back.data()));
@@ -158,7 +158,8 @@ KvCapture synthetic_capture(const KvShape& s, int n_tokens, uint64_t seed) {
             float* v = c.v.data() + (size_t(l) * size_t(n_tokens) + size_t(t)) * kvd;
             for (size_t j = 0; j < kvd; ++j) {
                 const size_t i = j % size_t(s.head_dim);
-                const double freq = std::pow(10000.0, -2.0 * double(i / 2) / double(s.head_dim));
+                const size_t pair = i / 2;  // dimensions 2p and 2p + 1 share a frequency
+                const double freq = std::pow(10000.0, -2.0 * double(pair) / double(s.head_dim));
                 const double ph = double(t) * freq;
                 k[j] = off[j] + amp[j] * float((i % 2) ? std::sin(ph) : std::cos(ph)) + 0.1f * g(rng);
                 vs[j] = 0.8f * vs[j] + 0.2f * g(rng);

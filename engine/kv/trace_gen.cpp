@@ -10,10 +10,10 @@ namespace edge::kv {
 
 namespace {
 
-constexpr int B = 16;                    // tokens per block
+constexpr int kBlockTokens = 16;         // tokens per block
 constexpr uint64_t kSeqStride = 100000;  // block ids of sequence s: s * kSeqStride + i
 
-uint64_t blocks_of(uint64_t tokens) { return (tokens + B - 1) / B; }
+uint64_t blocks_of(uint64_t tokens) { return (tokens + kBlockTokens - 1) / kBlockTokens; }
 
 // One running request turn: `prefix` blocks it reads but does not own (a shared system prompt
 // or document), then its own blocks base .. base + n - 1.
@@ -53,7 +53,7 @@ private:
     void round() {  // every running turn decodes up to one block's worth of tokens
         for (size_t i = 0; i < running_.size();) {
             Turn& turn = running_[i];
-            const int r = std::min(turn.out_left, B);
+            const int r = std::min(turn.out_left, kBlockTokens);
             turn.own_tokens += uint64_t(r);
             turn.out_left -= r;
             step(turn, uint32_t(std::max(r, 1)));
@@ -99,7 +99,7 @@ int uni(std::mt19937_64& rng, int lo, int hi) { return std::uniform_int_distribu
 Trace start(const char* name) {
     Trace t;
     t.name = name;
-    t.block_tokens = B;
+    t.block_tokens = kBlockTokens;
     return t;
 }
 

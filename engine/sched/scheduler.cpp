@@ -164,7 +164,7 @@ struct Sched {
 double percentile(std::vector<double> v, double q) {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
-    return v[std::min(v.size() - 1, size_t(q * double(v.size() - 1) + 0.5))];
+    return v[std::min(v.size() - 1, size_t(std::lround(q * double(v.size() - 1))))];
 }
 
 }  // namespace

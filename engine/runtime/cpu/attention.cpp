@@ -55,7 +55,7 @@ __attribute__((target("avx"), noinline)) void weighted_values(float* out, const 
                                                               int64_t kv_width, int64_t kvo, const KvBlocks& kv,
                                                               int t) {
     const int chunks = C > 0 ? C : HD / 8;
-    __m256 acc[C > 0 ? C : 1];
+    __m256 acc[std::max(C, 1)];
     thread_local std::vector<Vec8> wide;
     __m256* o = acc;
     if constexpr (C == 0) {

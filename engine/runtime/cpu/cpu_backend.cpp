@@ -94,10 +94,10 @@ struct CpuBackend::PagedAccess {
     Status write(int layer, int n, const int*, const float* k, const float* v) {
         const int KV = kv.shape().kv_dim();
         for (int t = 0; t < n;) {
-            const int item = L.row_item[size_t(row0 + t)];
+            const int item = L.row_item[size_t(row0) + size_t(t)];
             int m = 1;
-            while (t + m < n && L.row_item[size_t(row0 + t + m)] == item) ++m;
-            EDGE_TRY(kv.apply(kv::op::Write{batch[size_t(item)].seq, layer, L.row_pos[size_t(row0 + t)], m,
+            while (t + m < n && L.row_item[size_t(row0) + size_t(t) + size_t(m)] == item) ++m;
+            EDGE_TRY(kv.apply(kv::op::Write{batch[size_t(item)].seq, layer, L.row_pos[size_t(row0) + size_t(t)], m,
                                             k + size_t(t) * KV, v + size_t(t) * KV}));
             tables[size_t(item)] = kv.block_table(batch[size_t(item)].seq);
             t += m;
@@ -109,7 +109,7 @@ struct CpuBackend::PagedAccess {
     const float* value(int row, int layer, int p) { return at(row, layer, p, true); }
     const float* at(int row, int layer, int p, bool values) const {
         const int B = kv.shape().block_tokens;
-        const kv::BlockId b = tables[size_t(L.row_item[size_t(row0 + row)])][size_t(p / B)];
+        const kv::BlockId b = tables[size_t(L.row_item[size_t(row0) + size_t(row)])][size_t(p / B)];
         return (values ? kv.values(b, layer) : kv.keys(b, layer)) + size_t(p % B) * size_t(kv.shape().kv_dim());
     }
 };

@@ -41,7 +41,8 @@ runtime::ExecutorCaps LlamaCpu::capabilities() const {
     return c;
 }
 
-Result<std::unique_ptr<LlamaCpu>> LlamaCpu::create(std::shared_ptr<const Model> model, const RuntimeOptions& opts) {
+Result<std::unique_ptr<LlamaCpu>> LlamaCpu::create(const std::shared_ptr<const Model>& model,
+                                                   const RuntimeOptions& opts) {
     if (!model) return err("no model given to the CPU executor");
     EDGE_TRY(validate_llama(*model));
     std::unique_ptr<LlamaCpu> rt(new LlamaCpu(model, opts));

@@ -36,7 +36,7 @@ struct RuntimeOptions {
 class LlamaCpu final : public runtime::Executor {
 public:
     // The model must stay alive as long as the executor (it reads weights in place).
-    static Result<std::unique_ptr<LlamaCpu>> create(std::shared_ptr<const model::Model> model,
+    static Result<std::unique_ptr<LlamaCpu>> create(const std::shared_ptr<const model::Model>& model,
                                                     const RuntimeOptions& opts);
 
     // Runs one token at position pos (0-based) and returns the logits [vocab] (valid until the

@@ -61,6 +61,7 @@ __device__ __forceinline__ float wval(const DevWeight& w, int r, int c) {
         case kWF16: return __half2float(static_cast<const __half*>(w.data)[(long long)r * w.cols + c]);
         case kWQI8: {
             const int g = r * w.groups_per_row + c / w.group_size;
+            // NOLINTNEXTLINE(bugprone-signed-char-misuse): QI8 codes are signed bytes, sign extension intended
             const int code = static_cast<const int8_t*>(w.data)[(long long)r * w.row_bytes + c];
             const int z = w.zeros ? w.zeros[g] : 0;
             return wscale(w, g) * float(code - z);

@@ -29,7 +29,7 @@ Result<Numerics> parse_numerics(std::string_view s) {
 namespace ggml_compat {
 namespace {
 
-constexpr int QK = 32;  // elements per block of every type handled here
+constexpr int kBlock = 32;  // elements per block of every type handled here
 
 inline float h2f(const uint8_t* p) {
     uint16_t v;
@@ -58,7 +58,7 @@ bool supported(DType t) { return t == DType::F32 || t == DType::F16 || t == DTyp
 
 // One stored weight block as integer codes in element order, its scale d and min m (0 when none).
 struct WBlock {
-    int8_t q[QK];
+    int8_t q[kBlock];
     float d;
     float m;
 };
@@ -67,7 +67,7 @@ void unpack(DType t, const uint8_t* b, WBlock& w) {
     w.m = 0.0f;
     w.d = h2f(b);
     switch (t) {
-        case DType::Q8_0: std::memcpy(w.q, b + 2, QK); break;
+        case DType::Q8_0: std::memcpy(w.q, b + 2, kBlock); break;
         case DType::Q4_0:
             for (int j = 0; j < 16; ++j) {
                 w.q[j] = int8_t((b[2 + j] & 15) - 8);
@@ -105,7 +105,7 @@ void unpack(DType t, const uint8_t* b, WBlock& w) {
 // An activation block (block_q8_0 / block_q8_1) as the dot kernels read it: codes, d, and for
 // Q8_1 s = d * sum(codes).
 struct ABlock {
-    int8_t q[QK];
+    int8_t q[kBlock];
     float d;
     float s;
 };
@@ -113,14 +113,14 @@ struct ABlock {
 // quantize_row_q8_0 / quantize_row_q8_1 as the AVX2 build runs them: d = amax/127, codes
 // x * (127/amax) rounded half to even, d and s stored as FP16.
 void quantize_q8(const float* x, int n, bool fp16_scales, ABlock* out) {
-    for (int ib = 0; ib < n / QK; ++ib) {
-        const float* v = x + ib * QK;
+    for (int ib = 0; ib < n / kBlock; ++ib) {
+        const float* v = x + ib * kBlock;
         float amax = 0.0f;
-        for (int j = 0; j < QK; ++j) amax = std::max(amax, std::fabs(v[j]));
+        for (int j = 0; j < kBlock; ++j) amax = std::max(amax, std::fabs(v[j]));
         const float d = amax / 127.f;
         const float id = amax != 0.0f ? 127.f / amax : 0.0f;
         int sum = 0;
-        for (int j = 0; j < QK; ++j) {
+        for (int j = 0; j < kBlock; ++j) {
             const int q = int(std::nearbyint(v[j] * id));  // default rounding mode: half to even
             out[ib].q[j] = int8_t(q);
             sum += q;
@@ -162,7 +162,7 @@ float dot_blocks(DType t, const uint8_t* row, size_t bb, const ABlock* a, int nb
         unpack(t, row + size_t(ib) * bb, w);
         const ABlock& y = a[ib];
         int s = 0;
-        for (int e = 0; e < QK; ++e) s += int(w.q[e]) * int(y.q[e]);
+        for (int e = 0; e < kBlock; ++e) s += int(w.q[e]) * int(y.q[e]);
         if (has_min(t))
             sumf += (w.d * y.d) * float(s) + w.m * y.s;
         else
@@ -263,11 +263,11 @@ void dequantize_row(const Weight& w, int64_t r, float* out) {
     } else {
         const size_t bb = size_t(dtype_block_bytes(w.type));
         WBlock b;
-        for (int64_t ib = 0; ib < w.cols / QK; ++ib) {
+        for (int64_t ib = 0; ib < w.cols / kBlock; ++ib) {
             unpack(w.type, row + size_t(ib) * bb, b);
-            for (int j = 0; j < QK; ++j) {
+            for (int j = 0; j < kBlock; ++j) {
                 const float p = float(b.q[j]) * b.d;
-                out[ib * QK + j] = has_min(w.type) ? p + b.m : p;
+                out[ib * kBlock + j] = has_min(w.type) ? p + b.m : p;
             }
         }
     }
@@ -466,7 +466,7 @@ void Executor::Impl::matmul(const Weight& w, const float* in, int n, float* out,
         return;
     }
     if (is_block_type(w.type)) {
-        const int nb = int(K / QK);
+        const int nb = int(K / kBlock);
         std::vector<ABlock> act(size_t(n) * size_t(nb));
         for (int t = 0; t < n; ++t) quantize_q8(in + int64_t(t) * K, int(K), ing.fp16_act_scales, &act[size_t(t) * nb]);
         const size_t bb = size_t(dtype_block_bytes(w.type));
