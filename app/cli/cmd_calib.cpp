@@ -127,7 +127,7 @@ int run_text(const CalibArgs& a, std::shared_ptr<const Model> model, const Token
     to.embed.threads = a.threads;
     to.hardware_weights = !a.no_hw;
     to.hardware = hardware_profile(a);
-    auto picked = calib::select_paragraphs(std::move(model), tok, pool, to, a.pool, bar.progress());
+    auto picked = calib::select_paragraphs(model, tok, pool, to, a.pool, bar.progress());
     bar.finish();
     if (!picked) return fail(picked.error());
     const calib::HardwareProfile& hw = to.hardware;

@@ -478,7 +478,9 @@ struct Importer {
                     }
                     if (!obj.isObject())
                         return err(path, ": prim::GetAttr '", name, "' of a non-module attribute '", p, "'");
-                    attrs[n->output()] = {obj.toObject()->getAttr(name), p.empty() ? name : p + "." + name};
+                    if (!p.empty()) p += '.';
+                    p += name;
+                    attrs[n->output()] = {obj.toObject()->getAttr(name), p};
                     continue;
                 }
                 EDGE_TRY(convert(n, unsupported));
@@ -574,7 +576,15 @@ Status save_torchscript_cnn(const Model& m, const std::string& path) {
                 size_t dot = p.find('.', start);
                 if (dot == std::string::npos) dot = p.size();
                 const std::string seg = p.substr(start, dot - start);
-                e = identifier(seg) ? e + "." + seg : "getattr(" + e + ", \"" + seg + "\")";
+                if (identifier(seg)) {
+                    e += '.';
+                    e += seg;
+                } else {
+                    e.insert(0, "getattr(");
+                    e += ", \"";
+                    e += seg;
+                    e += "\")";
+                }
                 start = dot + 1;
             }
             return e;
@@ -587,21 +597,9 @@ Status save_torchscript_cnn(const Model& m, const std::string& path) {
         var[m.graph.inputs.at(0)] = "x";
         std::string body;
         int nv = 0;
-        for (const Op& op : m.graph.ops) {
-            for (const std::string& w : op.weights) {
-                const Tensor* t = m.find(w);
-                if (!t || t->type != DType::F32 || !t->data)
-                    return err(m.name, ": op '", op.name, "': tensor '", w, "' is missing or not F32");
-            }
-            if (!identifier(op.name.substr(0, op.name.find('.'))) && !op.weights.empty())
-                return err(m.name, ": layer name '", op.name, "' cannot be a TorchScript attribute path");
-            std::vector<std::string> in;
-            for (const std::string& v : op.inputs) {
-                if (!var.count(v)) return err(m.name, ": op '", op.name, "' reads '", v, "' before it is computed");
-                in.push_back(var[v]);
-            }
-            const std::string self = access(op.name);
-            const std::string out = "v" + std::to_string(nv++);
+        // The TorchScript expression of one op; registers its parameters and buffers under `self`.
+        const auto op_expr = [&](const Op& op, const std::vector<std::string>& in,
+                                 const std::string& self) -> Result<std::string> {
             std::string expr;
             auto symmetric = [&](const std::vector<double>& p) {
                 return p.size() == 4 && p[0] == p[2] && p[1] == p[3];
@@ -715,7 +713,26 @@ Status save_torchscript_cnn(const Model& m, const std::string& path) {
                 case OpType::Softmax: expr = "torch.softmax(" + in[0] + ", -1)"; break;
                 default: return err(m.name, ": op '", op.name, "' (", op_type_name(op.type), ") is not exported");
             }
-            body += "    " + out + " = " + expr + "\n";
+            return expr;
+        };
+        for (const Op& op : m.graph.ops) {
+            for (const std::string& w : op.weights) {
+                const Tensor* t = m.find(w);
+                if (!t || t->type != DType::F32 || !t->data)
+                    return err(m.name, ": op '", op.name, "': tensor '", w, "' is missing or not F32");
+            }
+            if (!identifier(op.name.substr(0, op.name.find('.'))) && !op.weights.empty())
+                return err(m.name, ": layer name '", op.name, "' cannot be a TorchScript attribute path");
+            std::vector<std::string> in;
+            for (const std::string& v : op.inputs) {
+                if (!var.count(v)) return err(m.name, ": op '", op.name, "' reads '", v, "' before it is computed");
+                in.push_back(var[v]);
+            }
+            const std::string self = access(op.name);
+            const std::string out = "v" + std::to_string(nv++);
+            auto expr = op_expr(op, in, self);
+            if (!expr) return expr.error();
+            body += "    " + out + " = " + *expr + "\n";
             var[op.outputs.at(0)] = out;
         }
         root.register_attribute("input_shape", c10::ListType::ofInts(), c10::IValue(shape.value()));

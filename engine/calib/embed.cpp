@@ -45,7 +45,7 @@ std::string join_paragraphs(const std::vector<std::string>& samples) {
     return out;
 }
 
-Result<LlmPoolEmbeddings> llm_embeddings(std::shared_ptr<const Model> model, const Tokenizer& tok,
+Result<LlmPoolEmbeddings> llm_embeddings(const std::shared_ptr<const Model>& model, const Tokenizer& tok,
                                          const std::vector<std::string>& samples, const LlmEmbedOptions& opts,
                                          const Progress* progress) {
     if (samples.empty()) return err("the calibration pool is empty: no paragraph to embed");

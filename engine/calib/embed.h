@@ -36,9 +36,9 @@ struct LlmPoolEmbeddings {
 };
 
 // Errors: an empty pool, a sample that encodes to no token (names its index).
-Result<LlmPoolEmbeddings> llm_embeddings(std::shared_ptr<const model::Model> model, const tokenizer::Tokenizer& tok,
-                                         const std::vector<std::string>& samples, const LlmEmbedOptions& opts = {},
-                                         const Progress* progress = nullptr);
+Result<LlmPoolEmbeddings> llm_embeddings(const std::shared_ptr<const model::Model>& model,
+                                         const tokenizer::Tokenizer& tok, const std::vector<std::string>& samples,
+                                         const LlmEmbedOptions& opts = {}, const Progress* progress = nullptr);
 
 // The model cut after its penultimate features (the graph's output becomes the input of the last
 // weighted op). Weights are shared, not copied. Errors name the model when it has no weighted op

@@ -2,15 +2,16 @@
 
 namespace edge::calib {
 
-Result<TextSelection> select_paragraphs(std::shared_ptr<const model::Model> model, const tokenizer::Tokenizer& tok,
-                                        const std::vector<std::string>& pool, const TextSelectOptions& opts,
-                                        const std::string& where, const Progress* progress) {
+Result<TextSelection> select_paragraphs(const std::shared_ptr<const model::Model>& model,
+                                        const tokenizer::Tokenizer& tok, const std::vector<std::string>& pool,
+                                        const TextSelectOptions& opts, const std::string& where,
+                                        const Progress* progress) {
     if (pool.empty()) return Error{where + ": the calibration pool is empty (no non-blank paragraph)"};
     if (opts.select.n > int64_t(pool.size()))
         return Error{where + ": " + std::to_string(opts.select.n) + " samples asked for, but the pool holds only " +
                      std::to_string(pool.size()) + " paragraphs (ask for at most " + std::to_string(pool.size()) +
                      " or give a larger pool)"};
-    auto emb = llm_embeddings(std::move(model), tok, pool, opts.embed, progress);
+    auto emb = llm_embeddings(model, tok, pool, opts.embed, progress);
     if (!emb) return Error{where + ": " + emb.message()};
     SelectOptions so = opts.select;
     if (opts.hardware_weights) {

@@ -41,8 +41,9 @@ struct TextSelection {
 
 // Errors: an empty pool, more samples asked for than the pool holds (both counts named), a
 // paragraph that encodes to nothing. `where` names the pool in messages (a file name).
-Result<TextSelection> select_paragraphs(std::shared_ptr<const model::Model> model, const tokenizer::Tokenizer& tok,
-                                        const std::vector<std::string>& pool, const TextSelectOptions& opts,
-                                        const std::string& where, const Progress* progress = nullptr);
+Result<TextSelection> select_paragraphs(const std::shared_ptr<const model::Model>& model,
+                                        const tokenizer::Tokenizer& tok, const std::vector<std::string>& pool,
+                                        const TextSelectOptions& opts, const std::string& where,
+                                        const Progress* progress = nullptr);
 
 }  // namespace edge::calib

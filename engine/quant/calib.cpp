@@ -51,8 +51,8 @@ std::string capture_key(std::string_view kind) {
     return std::string(kind);
 }
 
-Result<BlockInputs> capture_block_inputs(std::shared_ptr<const Model> m, const CalibSet& calib, int block, int threads,
-                                         const Progress* progress) {
+Result<BlockInputs> capture_block_inputs(const std::shared_ptr<const Model>& m, const CalibSet& calib, int block,
+                                         int threads, const Progress* progress) {
     if (calib.sequences.empty()) return err("no calibration sequences");
     int longest = 0;
     for (const auto& s : calib.sequences) longest = std::max(longest, int(s.size()));

@@ -48,7 +48,7 @@ struct Captured {
 using BlockInputs = std::map<std::string, Captured>;
 std::string capture_key(std::string_view kind);  // attn_q -> "attn", ffn_up -> "ffn", ...
 
-Result<BlockInputs> capture_block_inputs(std::shared_ptr<const model::Model> m, const CalibSet& calib, int block,
+Result<BlockInputs> capture_block_inputs(const std::shared_ptr<const model::Model>& m, const CalibSet& calib, int block,
                                          int threads = 0, const Progress* progress = nullptr);
 
 }  // namespace edge::quant

@@ -125,6 +125,7 @@ Result<LayerwiseStats> gptq_layerwise(const Model& model, const CalibSet& calib,
             for (size_t i = 0; i < kinds.size(); ++i) {
                 const char* kind = kinds[i];
                 auto q = gptq(*f32(p + kind + ".weight"),
+                              // NOLINTNEXTLINE(bugprone-use-after-move): moved only for the last kind
                               i + 1 < kinds.size() ? std::vector<double>(hess) : std::move(hess));
                 if (!q.ok()) return err(p, kind, ": ", q.message());
                 qt.emplace(kind, std::move(q).value());

@@ -48,7 +48,8 @@ Result<LayerRule> parse_rule(const ojson& j, const std::string& pattern, const s
     LayerRule r;
     r.pattern = pattern;
     for (const auto& [key, v] : j.items()) {
-        const std::string w = where + ": \"" + key + "\"";
+        std::string w = where;
+        w += ": \"" + key + "\"";
         if (key == "precision") {
             if (!v.is_string()) return err(w, " must be a string");
             auto p = parse_precision(v.get<std::string>(), where);
@@ -180,6 +181,7 @@ Result<QuantPlan> parse_plan(std::string_view text, const std::string& source) {
         if (!j.is_object()) return err(source, ": a plan is a JSON object");
         QuantPlan p;
         p.source = source;
+        const auto rule_where = [&](const std::string& pat) { return source + ": layer rule '" + pat + "'"; };
         for (const auto& [key, v] : j.items()) {
             if (key == "version") {
                 if (v != 1) return err(source, ": plan version ", json_excerpt(v), " is not supported (expected 1)");
@@ -190,7 +192,7 @@ Result<QuantPlan> parse_plan(std::string_view text, const std::string& source) {
             } else if (key == "layers") {
                 if (v.is_object()) {
                     for (const auto& [pat, rv] : v.items()) {
-                        auto r = parse_rule(rv, pat, source + ": layer rule '" + pat + "'");
+                        auto r = parse_rule(rv, pat, rule_where(pat));
                         if (!r.ok()) return r.error();
                         p.rules.push_back(*r);
                     }
@@ -201,7 +203,7 @@ Result<QuantPlan> parse_plan(std::string_view text, const std::string& source) {
                         ojson settings = rv;
                         settings.erase("match");
                         const std::string pat = rv["match"].get<std::string>();
-                        auto r = parse_rule(settings, pat, source + ": layer rule '" + pat + "'");
+                        auto r = parse_rule(settings, pat, rule_where(pat));
                         if (!r.ok()) return r.error();
                         p.rules.push_back(*r);
                     }

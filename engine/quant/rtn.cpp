@@ -238,7 +238,9 @@ Result<Tensor> quantize_ggml(Tensor t, const float* w, const QuantSpec& spec) {
             if (q.bits == 8) {
                 int8_t c[kGgmlBlock];
                 p.scale = ggml_q8_0_codes(x, c);
-                for (int j = 0; j < kGgmlBlock; ++j) codes[j] = c[j];
+                for (int j = 0; j < kGgmlBlock; ++j)
+                    codes[j] =
+                        c[j];  // NOLINT(bugprone-signed-char-misuse): Q8_0 codes are signed, sign extension intended
             } else {
                 uint8_t c[kGgmlBlock];
                 p.scale = ggml_q4_0_codes(x, c);

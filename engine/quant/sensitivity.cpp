@@ -84,7 +84,7 @@ std::vector<int32_t> next_tokens(const std::vector<std::vector<int32_t>>& seqs) 
 // ---- the whole-model path (tests' oracle) ---------------------------------------------------------
 
 // Log-probabilities of every scored position of every sequence.
-Result<std::vector<std::vector<double>>> run_logprobs(std::shared_ptr<const Model> m,
+Result<std::vector<std::vector<double>>> run_logprobs(const std::shared_ptr<const Model>& m,
                                                       const std::vector<std::vector<int32_t>>& seqs, int threads) {
     int longest = 0;
     for (const auto& s : seqs) longest = std::max(longest, int(s.size()));
@@ -159,7 +159,7 @@ public:
                 work_.tensors[i] = m_.tensors[i];
     }
     // Runs block `block` over every state set (held for the call).
-    Status run(int block, BlockRunner& runner, std::vector<CalibStates*> states) {
+    Status run(int block, BlockRunner& runner, const std::vector<CalibStates*>& states) {
         EDGE_TRY(hold(block));
         auto w = block_weights(work_, block);
         if (!w.ok()) return w.error();

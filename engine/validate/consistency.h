@@ -96,8 +96,8 @@ struct ValidateOptions {
     int threads = 0;
 };
 // The whole suite: `test` (quantized) against `ref` (FP32) on `text`.
-Result<ValidationReport> validate_quantized(std::shared_ptr<const model::Model> ref,
-                                            std::shared_ptr<const model::Model> test, std::string_view text,
+Result<ValidationReport> validate_quantized(const std::shared_ptr<const model::Model>& ref,
+                                            const std::shared_ptr<const model::Model>& test, std::string_view text,
                                             const ValidateOptions& o, Progress* progress = nullptr);
 
 }  // namespace edge::validate

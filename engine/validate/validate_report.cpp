@@ -21,8 +21,9 @@ std::string fmt(const char* f, double v) {
 
 }  // namespace
 
-Result<ValidationReport> validate_quantized(std::shared_ptr<const Model> ref, std::shared_ptr<const Model> test,
-                                            std::string_view text, const ValidateOptions& o, Progress* progress) {
+Result<ValidationReport> validate_quantized(const std::shared_ptr<const Model>& ref,
+                                            const std::shared_ptr<const Model>& test, std::string_view text,
+                                            const ValidateOptions& o, Progress* progress) {
     if (!ref || !test) return err("validation needs a reference and a test model");
     auto tok = make_tokenizer(test->tokenizer);
     if (!tok.ok()) return err("test model tokenizer: ", tok.message());

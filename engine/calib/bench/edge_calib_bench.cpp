@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
     PplOptions ppl;
     ppl.protocol = PplProtocol::Para;
     ppl.max_parts = a.eval;
-    const auto perplexity = [&](std::shared_ptr<const Model> m) -> Result<PplResult> {
+    const auto perplexity = [&](const std::shared_ptr<const Model>& m) -> Result<PplResult> {
         auto rt = LlamaCpu::create(m, RuntimeOptions{a.threads, 512});
         if (!rt) return rt.error();
         return evaluate_perplexity(**rt, *tok.value(), eval_text, ppl);
