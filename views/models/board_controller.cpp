@@ -167,7 +167,7 @@ bool BoardController::deploy(const edge::client::Board& board, const QString& en
                     agentBytes->store(uint64_t(std::filesystem::file_size(agent, ec)));
                     post(guard, [=](BoardController* c) {
                         c->lastAgent_ = q(agent);
-                        emit c->event(name, tr("The board is %1: sending %2").arg(q(arch), q(agent)));
+                        emit c->boardEvent(name, tr("The board is %1: sending %2").arg(q(arch), q(agent)));
                     });
                 });
             auto done = std::make_shared<std::map<std::string, uint64_t>>();
@@ -184,7 +184,8 @@ bool BoardController::deploy(const edge::client::Board& board, const QString& en
             policy.attempts = 3;
             policy.on_retry = [guard, name](int attempt, const std::string& e, int ms) {
                 post(guard, [=](BoardController* c) {
-                    emit c->event(name, tr("Attempt %1 failed: %2; retrying in %3 ms").arg(attempt).arg(q(e)).arg(ms));
+                    emit c->boardEvent(name,
+                                       tr("Attempt %1 failed: %2; retrying in %3 ms").arg(attempt).arg(q(e)).arg(ms));
                 });
             };
             auto report =
@@ -319,10 +320,10 @@ bool BoardController::profile(const edge::client::Board& board, const QString& f
             edge::client::SupervisorOptions o;
             o.cancelled = [p] { return edge::is_cancelled(p); };
             o.on_event = [guard, name](const std::string& e) {
-                post(guard, [=](BoardController* c) { emit c->event(name, q(e)); });
+                post(guard, [=](BoardController* c) { emit c->boardEvent(name, q(e)); });
             };
             o.on_log = [guard, name](const edge::protocol::LogLine& l) {
-                post(guard, [=, text = l.text](BoardController* c) { emit c->event(name, q(text)); });
+                post(guard, [=, text = l.text](BoardController* c) { emit c->boardEvent(name, q(text)); });
             };
             const size_t promptCount = texts.size();
             o.on_telemetry = [guard, run, p, promptCount, tokens](const edge::protocol::TelemetryBatch& b) {

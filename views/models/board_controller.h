@@ -107,7 +107,7 @@ signals:
     // What went wrong (title: which action), the board's state and the charts unchanged.
     void failed(const QString& board, const QString& title, const QString& message);
     // Retries, agent restarts, the agent's log lines.
-    void event(const QString& board, const QString& text);
+    void boardEvent(const QString& board, const QString& text);
 
 private:
     struct HostKeyWait;

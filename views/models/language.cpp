@@ -24,7 +24,7 @@ QString Language::nativeName(const QString& code) {
 }
 
 QString Language::preferred() {
-    const QString saved = QSettings().value(kKey).toString();
+    QString saved = QSettings().value(kKey).toString();
     if (available().contains(saved)) return saved;
     const QString system = QLocale::system().name();
     return available().contains(system) ? system : QStringLiteral("en");

@@ -20,7 +20,7 @@ namespace {
 constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
 }
 
-edge::Result<std::vector<edge::quant::LayerSensitivity>> runSensitivity(std::shared_ptr<const LoadedModel> model,
+edge::Result<std::vector<edge::quant::LayerSensitivity>> runSensitivity(const std::shared_ptr<const LoadedModel>& model,
                                                                         const SensitivitySettings& s,
                                                                         edge::Progress* progress) {
     if (!model) return edge::Error{SensitivityModel::tr("Sensitivity: no model is open").toStdString()};
@@ -45,7 +45,7 @@ edge::Result<std::vector<edge::quant::LayerSensitivity>> runSensitivity(std::sha
 
 SensitivityModel::SensitivityModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void SensitivityModel::setModel(std::shared_ptr<const LoadedModel> model) {
+void SensitivityModel::setModel(const std::shared_ptr<const LoadedModel>& model) {
     beginResetModel();
     layers_.clear();
     metrics_.clear();
@@ -95,7 +95,7 @@ Result SensitivityModel::loadAnalysisJson(const QByteArray& json, const QString&
     const QJsonValue layersValue = doc.object().value(QStringLiteral("layers"));
     std::vector<std::pair<QString, QJsonObject>> entries;
     if (layersValue.isArray()) {
-        for (const QJsonValue& v : layersValue.toArray()) {
+        for (const auto& v : layersValue.toArray()) {
             const QJsonObject o = v.toObject();
             entries.emplace_back(o.value(QStringLiteral("layer")).toString(), o);
         }
@@ -126,7 +126,7 @@ Result SensitivityModel::loadAnalysisJson(const QByteArray& json, const QString&
             } else if (it.value().isArray() &&
                        (it.key() == QStringLiteral("spectrum") || it.key() == QStringLiteral("eigenvalues"))) {
                 std::vector<double> s;
-                for (const QJsonValue& x : it.value().toArray()) s.push_back(x.toDouble());
+                for (const auto& x : it.value().toArray()) s.push_back(x.toDouble());
                 spectra[name] = std::move(s);
             }
         }
@@ -148,7 +148,7 @@ int SensitivityModel::rowOfLayer(const QString& name) const {
 }
 
 QString SensitivityModel::metricLabel(int metric) const {
-    const QString key = metricKey(metric);
+    QString key = metricKey(metric);
     if (key == QStringLiteral("kl_mean")) return tr("INT4 KL, mean");
     if (key == QStringLiteral("kl_max")) return tr("INT4 KL, max");
     if (key == QStringLiteral("nll_delta")) return tr("INT4 ΔNLL");

@@ -33,7 +33,7 @@ struct SensitivitySettings {
 };
 
 // layer_sensitivity over the first parts of the text (story protocol), INT4 RTN group 32.
-edge::Result<std::vector<edge::quant::LayerSensitivity>> runSensitivity(std::shared_ptr<const LoadedModel> model,
+edge::Result<std::vector<edge::quant::LayerSensitivity>> runSensitivity(const std::shared_ptr<const LoadedModel>& model,
                                                                         const SensitivitySettings& s,
                                                                         edge::Progress* progress);
 
@@ -49,7 +49,7 @@ public:
     explicit SensitivityModel(QObject* parent = nullptr);
 
     // Clears every metric and lists the model's layers.
-    void setModel(std::shared_ptr<const LoadedModel> model);
+    void setModel(const std::shared_ptr<const LoadedModel>& model);
     void setEmpirical(const std::vector<edge::quant::LayerSensitivity>& s);
     const std::vector<edge::quant::LayerSensitivity>& empirical() const { return empirical_; }
     Result loadAnalysisJson(const QByteArray& json, const QString& source);

@@ -316,7 +316,7 @@ BoardsPage::BoardsPage(ModelDocument* document, QWidget* parent)
     });
     for (auto [button, ext] :
          {std::pair{exportPng_, QStringLiteral("png")}, std::pair{exportPdf_, QStringLiteral("pdf")}}) {
-        connect(button, &QPushButton::clicked, this, [this, ext] {
+        connect(button, &QPushButton::clicked, this, [this, ext = ext] {
             QString base = QFileDialog::getSaveFileName(
                 this, tr("Export charts"), QString(),
                 ext == QLatin1String("png") ? tr("PNG images (*.png)") : tr("PDF (*.pdf)"));
@@ -344,7 +344,7 @@ BoardsPage::BoardsPage(ModelDocument* document, QWidget* parent)
                 stage_->setText(tr("Failed"));
                 showError(title, message);
             });
-    connect(controller_, &BoardController::event, this, &BoardsPage::logEvent);
+    connect(controller_, &BoardController::boardEvent, this, &BoardsPage::logEvent);
     connect(controller_, &BoardController::deployed, this, &BoardsPage::onDeployed);
     connect(controller_, &BoardController::profiled, this, &BoardsPage::onProfiled);
     if (document_) {

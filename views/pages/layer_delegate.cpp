@@ -2,6 +2,7 @@
 
 #include <QComboBox>
 #include <QSpinBox>
+#include <cmath>
 
 #include "views/models/layer_plan_model.h"
 
@@ -11,7 +12,7 @@ QWidget* LayerDelegate::createEditor(QWidget* parent, const QStyleOptionViewItem
                                      const QModelIndex& index) const {
     if (index.column() == LayerPlanModel::PruningColumn) {
         auto* spin = new QSpinBox(parent);
-        spin->setRange(0, int(kMaxPruning * 100.0 + 0.5));
+        spin->setRange(0, int(std::lround(kMaxPruning * 100.0)));
         spin->setSingleStep(5);
         spin->setSuffix(QStringLiteral(" %"));
         spin->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
@@ -34,7 +35,7 @@ QWidget* LayerDelegate::createEditor(QWidget* parent, const QStyleOptionViewItem
 
 void LayerDelegate::setEditorData(QWidget* editor, const QModelIndex& index) const {
     if (auto* spin = qobject_cast<QSpinBox*>(editor)) {
-        spin->setValue(int(index.data(Qt::EditRole).toDouble() * 100.0 + 0.5));
+        spin->setValue(int(std::lround(index.data(Qt::EditRole).toDouble() * 100.0)));
         return;
     }
     if (auto* combo = qobject_cast<QComboBox*>(editor)) {

@@ -55,6 +55,7 @@ signals:
     void layerClicked(const QString& layer);
 
 protected:
+    using QWidget::metric;  // metric() overloads QWidget::metric(PaintDeviceMetric) instead of hiding it
     void changeEvent(QEvent* event) override;
 
 private:
