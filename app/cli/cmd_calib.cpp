@@ -114,7 +114,7 @@ calib::HardwareProfile hardware_profile(const CalibArgs& a) {
     return hw;
 }
 
-int run_text(const CalibArgs& a, std::shared_ptr<const Model> model, const Tokenizer& tok) {
+int run_text(const CalibArgs& a, const std::shared_ptr<const Model>& model, const Tokenizer& tok) {
     auto so = select_options(a);
     if (!so) return fail(so.error());
     auto text = read_text_file(a.pool);

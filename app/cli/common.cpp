@@ -37,7 +37,7 @@ void print_json(const nlohmann::json& j) {
     std::cout.flush();
 }
 
-std::string human_bytes(double b) { return format_memory_size(b > 0 ? uint64_t(b + 0.5) : 0); }
+std::string human_bytes(double b) { return format_memory_size(b > 0 ? uint64_t(std::round(b)) : 0); }
 
 std::string group_digits(int64_t n) {
     std::string s = std::to_string(n < 0 ? -n : n), out;

@@ -19,7 +19,7 @@ namespace edge::client {
 struct ProfileReport;
 }  // namespace edge::client
 
-namespace CLI {
+namespace CLI {  // NOLINT(readability-identifier-naming): CLI11's namespace
 class App;
 }
 namespace edge::runtime {

@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
             s.kv_blocks_used = token % 256 / 16 + 1;
             s.kv_blocks_free = 16 - s.kv_blocks_used.value_or(0) + 1;
             s.kv_hit_rate = 0.85 + 0.1 * std::sin(token / 900.0);
-            batch.samples.push_back(std::move(s));
+            batch.samples.push_back(s);  // trivially copyable
         }
         store->addBatch(batch);
     };
