@@ -81,7 +81,8 @@ double max_rel_err(const std::vector<float>& a, const std::vector<float>& b) {
     return e / scale;
 }
 
-std::vector<float> runtime_logits(std::shared_ptr<const Model> m, const std::vector<int32_t>& toks, bool batched) {
+std::vector<float> runtime_logits(const std::shared_ptr<const Model>& m, const std::vector<int32_t>& toks,
+                                  bool batched) {
     RuntimeOptions o;
     o.threads = 2;
     o.max_seq = int(toks.size());

@@ -49,6 +49,37 @@ void conv_bn(const edge::model::Model& src, torch::jit::Module& parent, const st
     b.register_buffer("running_var", copy_of(src, prefix + bn + ".var"));
 }
 
+// torch.batch_norm of `x` by BatchNorm module `name` of block `blk`.
+std::string batch_norm(const std::string& x, const std::string& blk, const std::string& name) {
+    return "torch.batch_norm(" + x + ", " + blk + "." + name + ".weight, " + blk + "." + name + ".bias, " + blk + "." +
+           name + ".running_mean, " + blk + "." + name + ".running_var, False, 0.1, 1e-05, False)";
+}
+
+// The forward lines of basic block `b` of stage `s` (0-based) with `planes` channels: two conv + bn,
+// and the shortcut (option A: subsample and zero channels where the block downsamples).
+std::string block_forward(int s, int b, int planes) {
+    const std::string blk = "getattr(self.layer" + std::to_string(s + 1) + ", \"" + std::to_string(b) + "\")";
+    const std::string stride = s > 0 && b == 0 ? "2" : "1";
+    std::string fwd = "    h = torch.relu(" +
+                      batch_norm("torch.conv2d(out, " + blk + ".conv1.weight, None, [" + stride + ", " + stride +
+                                     "], [1, 1], [1, 1], 1)",
+                                 blk, "bn1") +
+                      ")\n";
+    fwd += "    h = " +
+           batch_norm("torch.conv2d(h, " + blk + ".conv2.weight, None, [1, 1], [1, 1], [1, 1], 1)", blk, "bn2") + "\n";
+    if (s > 0 && b == 0) {
+        const std::string p = std::to_string(planes / 4);
+        fwd +=
+            "    sc = torch.constant_pad_nd(torch.max_pool2d(out, [1, 1], [2, 2], [0, 0], [1, 1], False), [0, "
+            "0, 0, 0, " +
+            p + ", " + p + "], 0.0)\n";
+    } else {
+        fwd += "    sc = out\n";
+    }
+    fwd += "    out = torch.relu(h + sc)\n";
+    return fwd;
+}
+
 // The ResNet-20 TorchScript module, saved to `path`.
 void write_resnet20_pt(const edge::model::Model& src, const std::string& path) {
     auto cu = std::make_shared<torch::jit::CompilationUnit>();
@@ -66,31 +97,7 @@ void write_resnet20_pt(const edge::model::Model& src, const std::string& path) {
             auto block = child(layer, std::to_string(b), cu);
             conv_bn(src, block, prefix, "conv1", "bn1", cu);
             conv_bn(src, block, prefix, "conv2", "bn2", cu);
-            const std::string blk = "getattr(self.layer" + std::to_string(s + 1) + ", \"" + std::to_string(b) + "\")";
-            const std::string stride = s > 0 && b == 0 ? "2" : "1";
-            auto bn = [&](const std::string& x, const std::string& name) {
-                return "torch.batch_norm(" + x + ", " + blk + "." + name + ".weight, " + blk + "." + name + ".bias, " +
-                       blk + "." + name + ".running_mean, " + blk + "." + name +
-                       ".running_var, False, 0.1, 1e-05, False)";
-            };
-            fwd += "    h = torch.relu(" +
-                   bn("torch.conv2d(out, " + blk + ".conv1.weight, None, [" + stride + ", " + stride +
-                          "], [1, 1], [1, 1], 1)",
-                      "bn1") +
-                   ")\n";
-            fwd +=
-                "    h = " + bn("torch.conv2d(h, " + blk + ".conv2.weight, None, [1, 1], [1, 1], [1, 1], 1)", "bn2") +
-                "\n";
-            if (s > 0 && b == 0) {
-                const std::string p = std::to_string(planes[s] / 4);
-                fwd +=
-                    "    sc = torch.constant_pad_nd(torch.max_pool2d(out, [1, 1], [2, 2], [0, 0], [1, 1], False), [0, "
-                    "0, 0, 0, " +
-                    p + ", " + p + "], 0.0)\n";
-            } else {
-                fwd += "    sc = out\n";
-            }
-            fwd += "    out = torch.relu(h + sc)\n";
+            fwd += block_forward(s, b, planes[s]);
         }
     }
     auto fc = child(root, "linear", cu);

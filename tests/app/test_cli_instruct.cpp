@@ -75,7 +75,7 @@ std::string gguf_with_template(const std::string& chat_template) {
     EXPECT_TRUE(m.ok()) << m.message();
     if (!m.ok()) return "";
     m->tokenizer.chat_template = chat_template;
-    const std::string out = (temp_dir("chat") / "chat.gguf").string();
+    std::string out = (temp_dir("chat") / "chat.gguf").string();
     auto st = edge::model::write_gguf_model(*m, out);
     EXPECT_TRUE(st.ok()) << st.message();
     return out;

@@ -233,11 +233,11 @@ Status write_real(const std::string& out, const std::string& shared) {
 Status write_plans(const std::string& dir) {
     const char* plans[] = {
         R"({"version": 1, "default": {"precision": "int4", "method": "rtn", "group_size": 32}})",
-        R"({"version": 1, "default": {"precision": "int8", "grouping": "channel"},)"
-        R"( "layers": {"blk.*.ffn_down": {"precision": "fp16"}, "blk.0.attn_q": {"precision": "int4",)"
-        R"( "method": "gptq", "group_size": 64, "symmetric": false}}, "keep": ["output"], "keep_precision": "fp16"})",
-        R"({"version": 1, "default": {"precision": "int4", "method": "awq", "scales": "fp16"}, "awq": {"grid": 20},)"
-        R"( "gptq": {"damp": 0.01, "block": 128, "act_order": true}, "prune": {"blk.*.ffn": 0.25}})",
+        (R"({"version": 1, "default": {"precision": "int8", "grouping": "channel"},)"
+         R"( "layers": {"blk.*.ffn_down": {"precision": "fp16"}, "blk.0.attn_q": {"precision": "int4",)"
+         R"( "method": "gptq", "group_size": 64, "symmetric": false}}, "keep": ["output"], "keep_precision": "fp16"})"),
+        (R"({"version": 1, "default": {"precision": "int4", "method": "awq", "scales": "fp16"}, "awq": {"grid": 20},)"
+         R"( "gptq": {"damp": 0.01, "block": 128, "act_order": true}, "prune": {"blk.*.ffn": 0.25}})"),
     };
     int i = 0;
     for (const char* p : plans) EDGE_TRY(write_bytes(dir + "/plan-" + std::to_string(i++) + ".plan.json", p));
@@ -399,9 +399,7 @@ Status write_llama2c_tokenizers(const std::string& dir) {
     }
     float score = -1;
     for (const char* piece : {"\xe2\x96\x81", "e", "t", "h", "th", "\xe2\x96\x81t", "he", "\xe2\x96\x81the", "on", "ce",
-                              "\xe2\x96\x81"
-                              "a",
-                              "\xe2\x96\x81time", "\xe2\x96\x81up", "\xe2\x96\x81upon"})
+                              "\xe2\x96\x81\x61" /* ▁a */, "\xe2\x96\x81time", "\xe2\x96\x81up", "\xe2\x96\x81upon"})
         t.emplace_back(piece, score--);
     EDGE_TRY(write_bytes(dir + "/byte-fallback.bin", llama2c_tokenizer(t)));
     t.resize(3);
@@ -643,15 +641,16 @@ int main(int argc, char** argv) {
                           "tokenizer_config",
                           "project"})
         std::filesystem::create_directories(out + "/" + d, ec);
-    for (Status s : {write_models(out + "/gguf"), write_metadata(out + "/gguf", 2), write_metadata(out + "/gguf", 3),
-                     write_blocks(out + "/gguf"), write_safetensors(out + "/safetensors"), write_plans(out + "/plan"),
-                     write_workloads(out + "/workload", source), write_protocol(out + "/protocol"), write_llama2c(out),
-                     write_llama2c_tokenizers(out + "/llama2c_tokenizer"), write_kv_traces(out + "/kv_trace", source),
-                     write_boards(out + "/boards"), write_cost_models(out + "/cost_model"),
-                     write_known_hosts(out + "/known_hosts"), write_generation_configs(out + "/generation_config"),
-                     write_chat_templates(out + "/chat_template", source),
-                     write_tokenizer_configs(out + "/tokenizer_config", source),
-                     write_tokenizer_jsons(out + "/tokenizer_json"), write_projects(out + "/project")}) {
+    for (const Status& s :
+         {write_models(out + "/gguf"), write_metadata(out + "/gguf", 2), write_metadata(out + "/gguf", 3),
+          write_blocks(out + "/gguf"), write_safetensors(out + "/safetensors"), write_plans(out + "/plan"),
+          write_workloads(out + "/workload", source), write_protocol(out + "/protocol"), write_llama2c(out),
+          write_llama2c_tokenizers(out + "/llama2c_tokenizer"), write_kv_traces(out + "/kv_trace", source),
+          write_boards(out + "/boards"), write_cost_models(out + "/cost_model"),
+          write_known_hosts(out + "/known_hosts"), write_generation_configs(out + "/generation_config"),
+          write_chat_templates(out + "/chat_template", source),
+          write_tokenizer_configs(out + "/tokenizer_config", source), write_tokenizer_jsons(out + "/tokenizer_json"),
+          write_projects(out + "/project")}) {
         if (!s.ok()) {
             std::fprintf(stderr, "seed writer: %s\n", s.message().c_str());
             return 1;

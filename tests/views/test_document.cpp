@@ -20,7 +20,7 @@ using edge::views::test::waitUntil;
 
 namespace {
 QString writeFile(const QString& name, const QByteArray& bytes) {
-    const QString path = QString::fromStdString((edge::test::temp_dir("views-doc") / name.toStdString()).string());
+    QString path = QString::fromStdString((edge::test::temp_dir("views-doc") / name.toStdString()).string());
     QFile f(path);
     EXPECT_TRUE(f.open(QIODevice::WriteOnly));
     f.write(bytes);

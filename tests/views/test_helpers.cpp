@@ -45,7 +45,7 @@ QString stories260kPath() { return QString::fromStdString(edge::test::shared("mo
 
 QString realModelPath() {
 #ifdef EDGE_HAVE_DEMO_MODEL
-    const QString demo = QString::fromStdString(edge::test::build_dir() + "/resources/demo/demo.gguf");
+    QString demo = QString::fromStdString(edge::test::build_dir() + "/resources/demo/demo.gguf");
     if (QFileInfo::exists(demo)) return demo;
 #endif
     return stories260kPath();

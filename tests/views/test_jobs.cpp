@@ -52,7 +52,7 @@ TEST(JobSlot, DeliversProgressAndResultOnTheUiThread) {
             }
             return 42;
         },
-        [&](edge::Result<int> r) {
+        [&](const edge::Result<int>& r) {
             doneThread = QThread::currentThread();
             ASSERT_TRUE(r.ok());
             result = r.value();
@@ -78,7 +78,7 @@ TEST(JobSlot, CancelStopsTheWorkAndDropsItsResult) {
     QSignalSpy cancelled(&slot, &JobSlot::cancelled);
     QSignalSpy running(&slot, &JobSlot::runningChanged);
     slot.start<int>([&](edge::Progress* p) { return spinUntilCancelled(p, &returned); },
-                    [&](edge::Result<int>) { delivered = true; });
+                    [&](const edge::Result<int>&) { delivered = true; });
     waitUntil([] { return false; }, 50);
     slot.cancel();
     EXPECT_FALSE(slot.isRunning());
@@ -101,9 +101,9 @@ TEST(JobSlot, SupersededJobsResultIsDropped) {
             firstReturned = true;
             return 1;
         },
-        [&](edge::Result<int> r) { delivered << r.value(); });
+        [&](const edge::Result<int>& r) { delivered << r.value(); });
     const quint64 g2 = slot.start<int>([](edge::Progress*) -> edge::Result<int> { return 2; },
-                                       [&](edge::Result<int> r) { delivered << r.value(); });
+                                       [&](const edge::Result<int>& r) { delivered << r.value(); });
     EXPECT_GT(g2, g1);
     ASSERT_TRUE(waitUntil([&] { return firstReturned.load() && !delivered.isEmpty(); }));
     slot.waitForWorkers();
@@ -114,7 +114,8 @@ TEST(JobSlot, SupersededJobsResultIsDropped) {
 TEST(JobSlot, StaleProgressIsNotEmitted) {
     JobSlot slot;
     std::atomic<bool> returned{false};
-    slot.start<int>([&](edge::Progress* p) { return spinUntilCancelled(p, &returned); }, [](edge::Result<int>) {});
+    slot.start<int>([&](edge::Progress* p) { return spinUntilCancelled(p, &returned); },
+                    [](const edge::Result<int>&) {});
     QSignalSpy progress(&slot, &JobSlot::progress);
     slot.cancel();
     waitUntil([&] { return returned.load(); }, 3000);
@@ -129,7 +130,7 @@ TEST(JobSlot, DestroyingTheSlotWithAJobRunningIsSafe) {
     {
         JobSlot slot;
         slot.start<int>([&](edge::Progress* p) { return spinUntilCancelled(p, &returned); },
-                        [&](edge::Result<int>) { delivered = true; });
+                        [&](const edge::Result<int>&) { delivered = true; });
     }  // cancels and waits
     EXPECT_TRUE(returned.load());
     waitUntil([] { return false; }, 50);
@@ -141,7 +142,7 @@ TEST(JobSlot, ErrorsBecomeUserText) {
     QString shown;
     slot.start<int>(
         [](edge::Progress*) -> edge::Result<int> { return edge::err("model.gguf: tensor count ", 9, " is absurd"); },
-        [&](edge::Result<int> r) {
+        [&](const edge::Result<int>& r) {
             ASSERT_TRUE(edge::test::fails_with(r, {"model.gguf", "tensor count 9 is absurd"}));
             shown = userErrorText(QStringLiteral("Could not open model.gguf."), r.error());
         });

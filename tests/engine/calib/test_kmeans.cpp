@@ -32,7 +32,8 @@ Blobs make_blobs(int blobs, int per, int dim, uint32_t seed) {
     std::normal_distribution<float> noise(0.0f, 0.3f);
     for (int c = 0; c < blobs; ++c) {
         std::vector<float> center(static_cast<size_t>(dim), 0.0f);
-        center[size_t(c % dim)] = 10.0f * float(1 + c / dim);
+        const int pass = c / dim;  // each pass over the dimensions puts the centers further out
+        center[size_t(c % dim)] = 10.0f * float(1 + pass);
         b.centers.push_back(center);
     }
     b.e.n = int64_t(blobs) * per;

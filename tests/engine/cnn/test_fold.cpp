@@ -62,7 +62,7 @@ TEST(Fold, ResNet20BatchNormFoldIsExact) {
     EXPECT_LT(rel, 1e-5);
     // And the logits are not degenerate: different images give different classes' scores.
     double spread = 0;
-    for (int k = 0; k < 10; ++k) spread += std::fabs(a->data[size_t(k)] - a->data[size_t(10 + k)]);
+    for (int k = 0; k < 10; ++k) spread += std::fabs(a->data[size_t(k)] - a->data[10 + size_t(k)]);
     EXPECT_GT(spread, 1e-3);
     std::printf("resnet20: %s -> %s; max relative difference %.3g\n", rep->before.text().c_str(),
                 rep->after.text().c_str(), rel);
@@ -77,7 +77,7 @@ TEST(Fold, AdjacentLinearsMergeAndFoldingRefusesSharedOutputs) {
     std::mt19937 rng(3);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
     auto add = [&](const std::string& name, std::vector<int64_t> shape) {
-        edge::Tensor t = edge::Tensor::zeros_f32(name, shape);
+        edge::Tensor t = edge::Tensor::zeros_f32(name, std::move(shape));
         for (int64_t i = 0; i < t.numel(); ++i) t.f32_mut()[i] = u(rng);
         m.tensors.push_back(std::move(t));
     };

@@ -50,7 +50,7 @@ struct Pb {
     }
 };
 
-Pb tensor(const std::string& name, std::vector<int64_t> dims, const std::vector<float>& v) {
+Pb tensor(const std::string& name, const std::vector<int64_t>& dims, const std::vector<float>& v) {
     Pb t;
     for (int64_t d : dims) t.i(1, d);
     t.i(2, 1);
@@ -59,7 +59,7 @@ Pb tensor(const std::string& name, std::vector<int64_t> dims, const std::vector<
     t.s(8, name).s(9, raw);
     return t;
 }
-Pb int_tensor(const std::string& name, std::vector<int64_t> dims, const std::vector<int64_t>& v) {
+Pb int_tensor(const std::string& name, const std::vector<int64_t>& dims, const std::vector<int64_t>& v) {
     Pb t;
     for (int64_t d : dims) t.i(1, d);
     t.i(2, 7);
@@ -213,12 +213,13 @@ TEST(Onnx, GemmBatchNormPadPoolFlattenComputeWhatTheyShould) {
     std::vector<double> feat(8);
     for (int c = 0; c < 2; ++c)
         for (int k = 0; k < 4; ++k)
-            feat[size_t(c * 4 + k)] =
-                scale[size_t(c)] * (in.data[size_t(c * 4 + k)] - mean[size_t(c)]) / std::sqrt(double(var[size_t(c)])) +
-                bias[size_t(c)];
+            feat[size_t(c) * 4 + size_t(k)] = scale[size_t(c)] *
+                                                  (in.data[size_t(c) * 4 + size_t(k)] - mean[size_t(c)]) /
+                                                  std::sqrt(double(var[size_t(c)])) +
+                                              bias[size_t(c)];
     for (int o = 0; o < 2; ++o) {
         double acc = 0.5 * gemm_c[size_t(o)];
-        for (int k = 0; k < 8; ++k) acc += 2.0 * gemm_w[size_t(o * 8 + k)] * feat[size_t(k)];
+        for (int k = 0; k < 8; ++k) acc += 2.0 * gemm_w[size_t(o) * 8 + size_t(k)] * feat[size_t(k)];
         EXPECT_NEAR(out->data[size_t(o)], std::max(acc, 0.0), 1e-5) << "output " << o;
     }
 }

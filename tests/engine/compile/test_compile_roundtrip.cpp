@@ -27,7 +27,7 @@ const std::vector<int32_t> kPrompt{1, 403, 407, 261, 378};
 std::string stories_path() { return edge::test::shared("models/stories260K/stories260K.gguf"); }
 
 // Logits of the prompt (prefill, every position) then 8 greedy decode steps, concatenated.
-std::vector<float> run(std::shared_ptr<const Model> m) {
+std::vector<float> run(const std::shared_ptr<const Model>& m) {
     auto rt = LlamaCpu::create(m, RuntimeOptions{2, 64});
     EXPECT_TRUE(rt.ok()) << rt.message();
     if (!rt.ok()) return {};

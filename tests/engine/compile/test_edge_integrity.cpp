@@ -47,7 +47,7 @@ std::vector<uint8_t> read_all(const std::string& p) {
 
 std::string write_tmp(const std::vector<uint8_t>& bytes, const std::string& name) {
     const auto dir = edge::test::temp_dir("edge_bad");
-    const std::string p = (dir / name).string();
+    std::string p = (dir / name).string();
     std::ofstream f(p, std::ios::binary);
     f.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
     return p;

@@ -123,6 +123,7 @@ TEST(PagedAttention, SharedPrefixBatchEqualsEachSequenceAlone) {
     EXPECT_EQ(kv.refcount(kv.block_table(0)[2]), 2);  // the partial block: seq 0 and its fork
     // one batch: the rest of every prompt (seq 3 writes into the forked partial block: copy on write)
     std::vector<PagedStep> batch;
+    batch.reserve(4);
     for (kv::SeqId s = 0; s < 4; ++s)
         batch.push_back({s, std::span(prompts[size_t(s)]).subspan(size_t(kv.seq_len(s)))});
     auto l = paged->forward_paged(kv, batch);
@@ -132,6 +133,7 @@ TEST(PagedAttention, SharedPrefixBatchEqualsEachSequenceAlone) {
     EXPECT_TRUE(kv.check().ok());
 
     std::vector<std::vector<std::vector<float>>> ref;
+    ref.reserve(prompts.size());
     for (const auto& p : prompts) ref.push_back(alone(p, kSteps));
     std::vector<int32_t> next(4);
     for (int step = 0; step < kSteps; ++step) {

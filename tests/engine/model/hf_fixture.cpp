@@ -152,12 +152,17 @@ std::string compare_models(const Model& want, const Model& got, DType round) {
         if (round == DType::BF16) return bf16_to_f32(f32_to_bf16(v));
         return v;
     };
+    auto bits = [](float v) {
+        uint32_t b = 0;
+        std::memcpy(&b, &v, sizeof b);
+        return b;
+    };
     auto same = [&](const Tensor& a, const Tensor& b) -> std::string {
         if (a.shape != b.shape) return a.name + ": shape " + a.shape_str() + " vs " + b.shape_str();
         if (a.type != DType::F32 || b.type != DType::F32) return a.name + ": not F32";
         for (int64_t i = 0; i < a.numel(); ++i) {
             const float x = rounded(a.f32()[i]), y = b.f32()[i];
-            if (std::memcmp(&x, &y, 4) != 0)
+            if (bits(x) != bits(y))  // bit for bit
                 return a.name + "[" + std::to_string(i) + "]: " + std::to_string(x) + " vs " + std::to_string(y);
         }
         return {};

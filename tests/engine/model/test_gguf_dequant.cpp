@@ -43,7 +43,7 @@ TEST(GgufDequant, MatchesReferenceForEveryTensorOfEveryFile) {
         EXPECT_EQ(f->version, 3u);
         EXPECT_EQ(f->tensors.size(), tensors.size()) << file;
         for (const auto& [name, r] : tensors.items()) {
-            SCOPED_TRACE(file + ": " + name);
+            SCOPED_TRACE(std::string(file).append(": ").append(name));
             const model::gguf::TensorInfo* t = f->find_tensor(name);
             ASSERT_NE(t, nullptr);
             const model::gguf::GgmlType* gt = model::gguf::ggml_type(t->type_id);

@@ -41,7 +41,7 @@ struct Bytes {
         return u64(n_kv);
     }
     // A tensor info: name, ggml dims (innermost first), type id, offset.
-    Bytes& tensor(const std::string& name, std::vector<uint64_t> ne, uint32_t type, uint64_t offset) {
+    Bytes& tensor(const std::string& name, const std::vector<uint64_t>& ne, uint32_t type, uint64_t offset) {
         str(name);
         u32(uint32_t(ne.size()));
         for (uint64_t e : ne) u64(e);
@@ -55,14 +55,14 @@ struct Bytes {
 };
 
 std::string write_file(const std::string& name, const std::vector<uint8_t>& bytes) {
-    const std::string path = (test::temp_dir("gguf-bad") / name).string();
+    std::string path = (test::temp_dir("gguf-bad") / name).string();
     std::ofstream(path, std::ios::binary)
         .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
     return path;
 }
 
 // Opens `bytes` as a file and expects an error mentioning the path and every one of `needles`.
-void expect_error(const std::string& name, const std::vector<uint8_t>& bytes, std::vector<std::string> needles) {
+void expect_error(const std::string& name, const std::vector<uint8_t>& bytes, const std::vector<std::string>& needles) {
     const std::string path = write_file(name, bytes);
     auto f = model::gguf::open(path);
     ASSERT_FALSE(f.ok()) << name << " parsed";
@@ -199,7 +199,7 @@ TEST(GgufHostile, UnknownArchitectureAndMissingKeys) {
         model::gguf::Writer w;
         w.set("general.architecture", model::gguf::Value::of_string(arch));
         if (with_dim) w.set("llama.embedding_length", model::gguf::Value::of_string("wide"));
-        const std::string p = (dir / name).string();
+        std::string p = (dir / name).string();
         EXPECT_TRUE(w.open(p).ok());
         EXPECT_TRUE(w.finish().ok());
         return p;

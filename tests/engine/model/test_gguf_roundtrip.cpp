@@ -104,7 +104,7 @@ TEST_P(GgufMetadataRoundTrip, EveryValueTypeAndTensorData) {
     EXPECT_EQ(f->tensors[0].ne, (std::vector<uint64_t>{5, 3}));
     EXPECT_EQ(f->tensors[2].shape(), (std::vector<int64_t>{2, 1, 1, 4}));
     for (const auto& t : f->tensors) EXPECT_EQ((t.data - f->bytes) % int64_t(f->alignment), 0) << t.name;
-    EXPECT_EQ(std::memcmp(f->tensors[0].data, a.data(), 60), 0);
+    EXPECT_EQ(std::memcmp(f->tensors[0].data, reinterpret_cast<const uint8_t*>(a.data()), 60), 0);  // bytes as written
     for (size_t k = 0; k < b.size(); ++k) {
         uint16_t hv;
         std::memcpy(&hv, f->tensors[1].data + 2 * k, 2);

@@ -57,7 +57,7 @@ const Model* gguf_model() {
     ASSERT_NE(ref, nullptr) << "stories260K.gguf does not load"
 
 fs::path write_fixture(const Model& m, const HfFixtureOptions& o, const std::string& tag) {
-    const fs::path dir = test::temp_dir("hf-" + tag);
+    fs::path dir = test::temp_dir("hf-" + tag);
     const std::string e = test::write_hf_folder(m, dir, o);
     EXPECT_EQ(e, "");
     return dir;
@@ -128,9 +128,10 @@ TEST(HfFixture, PermutedProjectionsGiveTheSameAttentionScores) {
                 const int kh = h / group;
                 double s_hf = 0, s_ir = 0, scale = 0;
                 for (int i = 0; i < hd; ++i) {
-                    s_hf += q_hf[size_t(h * hd + i)] * k_hf[size_t(kh * hd + i)];
-                    s_ir += q_ir[size_t(h * hd + i)] * k_ir[size_t(kh * hd + i)];
-                    scale += std::fabs(q_ir[size_t(h * hd + i)] * k_ir[size_t(kh * hd + i)]);
+                    s_hf += q_hf[size_t(h) * size_t(hd) + size_t(i)] * k_hf[size_t(kh) * size_t(hd) + size_t(i)];
+                    s_ir += q_ir[size_t(h) * size_t(hd) + size_t(i)] * k_ir[size_t(kh) * size_t(hd) + size_t(i)];
+                    scale +=
+                        std::fabs(q_ir[size_t(h) * size_t(hd) + size_t(i)] * k_ir[size_t(kh) * size_t(hd) + size_t(i)]);
                 }
                 EXPECT_NEAR(s_hf, s_ir, 1e-9 * (1 + scale)) << "layer " << l << " head " << h;
                 // Element-wise: HF dim c*d/2 + i is IR dim 2i + c.
@@ -238,7 +239,7 @@ void write_json(const fs::path& p, const nlohmann::json& j) {
     out << j.dump(2);
 }
 
-void expect_error(const std::string& path, std::vector<std::string> needles) {
+void expect_error(const std::string& path, const std::vector<std::string>& needles) {
     auto r = load_model(path);
     ASSERT_FALSE(r.ok()) << path << " loaded";
     for (const auto& n : needles) EXPECT_NE(r.message().find(n), std::string::npos) << r.message();
@@ -433,7 +434,7 @@ TEST(Loader, DispatchesAndExplainsWhatItCannotLoad) {
     expect_error((dir / "nothing-here.gguf").string(), {"nothing-here.gguf", "no such file"});
     std::ofstream(dir / "notes.txt") << "hello, I am not a model";
     expect_error((dir / "notes.txt").string(), {"notes.txt", "unrecognised model format", "GGUF", "llama2.c"});
-    std::ofstream(dir / "empty.bin");
+    std::ofstream(dir / "empty.bin").close();  // an empty file
     expect_error((dir / "empty.bin").string(), {"empty.bin", "empty"});
     auto g = load_model(test::shared("models/stories260K/stories260K.gguf"));
     ASSERT_TRUE(g.ok()) << g.message();

@@ -42,7 +42,7 @@ std::string bytes_of(const std::string& path) {
     return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-std::string synth_gguf(const std::string& tag, LlamaConfig cfg, DType type = DType::F16) {
+std::string synth_gguf(const std::string& tag, const LlamaConfig& cfg, DType type = DType::F16) {
     const auto dir = test::temp_dir(tag);
     SynthOptions o;
     o.config = cfg;

@@ -161,7 +161,8 @@ TEST(Llama2c, BadFilesGetClearErrors) {
     EDGE_REQUIRE_SHARED(bin);
     const auto dir = test::temp_dir("l2c");
     const std::vector<char> good = slurp(bin);
-    auto expect = [&](const std::string& name, std::vector<char> bytes, std::vector<std::string> needles) {
+    auto expect = [&](const std::string& name, const std::vector<char>& bytes,
+                      const std::vector<std::string>& needles) {
         const fs::path p = dir / name;
         spit(p, bytes);
         auto r = load_model(p.string());

@@ -83,7 +83,7 @@ const std::vector<int32_t>& tokens() {
 }
 
 fs::path qwen2_folder(const std::string& tag, const Model& m = qwen2_model()) {
-    const fs::path dir = test::temp_dir("qwen2_" + tag);
+    fs::path dir = test::temp_dir("qwen2_" + tag);
     const std::string e = test::write_hf_folder(m, dir, {});
     if (!e.empty()) ADD_FAILURE() << e;
     return dir;
@@ -108,7 +108,7 @@ std::string write_qwen2_gguf(const Model& m, const std::string& path, int64_t k_
     model::gguf::Writer w;
     model::gguf::set_architecture(w, "qwen2", c);
     std::vector<std::vector<float>> data;
-    auto put = [&](const std::string& name, std::vector<float> v, std::vector<int64_t> shape) {
+    auto put = [&](const std::string& name, std::vector<float> v, const std::vector<int64_t>& shape) {
         EXPECT_TRUE(w.add_tensor(name, shape.size() == 2 ? matrix_type : DType::F32, shape).ok()) << name;
         data.push_back(std::move(v));
     };

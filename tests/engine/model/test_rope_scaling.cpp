@@ -84,7 +84,7 @@ const Model& small_model() {
 
 fs::path folder(const std::string& tag, const std::string& rope_scaling, bool phi3 = false,
                 const std::string& extra_config = "") {
-    const fs::path dir = test::temp_dir("rope_" + tag);
+    fs::path dir = test::temp_dir("rope_" + tag);
     test::HfFixtureOptions o;
     o.rope_scaling = rope_scaling;
     o.phi3 = phi3;
@@ -287,7 +287,7 @@ std::string write_phi3_gguf(const Model& m, const std::string& path, bool longro
         w.set("phi3.rope.scaling.attn_factor", model::gguf::Value::of_f32(float(std::sqrt(1.6))));
     }
     std::vector<std::pair<std::string, std::vector<float>>> data;
-    auto put = [&](const std::string& name, std::vector<float> v, std::vector<int64_t> shape) {
+    auto put = [&](const std::string& name, std::vector<float> v, const std::vector<int64_t>& shape) {
         EXPECT_TRUE(w.add_tensor(name, DType::F32, shape).ok()) << name;
         data.emplace_back(name, std::move(v));
     };

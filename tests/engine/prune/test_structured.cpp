@@ -286,7 +286,7 @@ struct CnnBuilder {
     Model m;
     std::mt19937 rng{7};
     void tensor(const std::string& name, std::vector<int64_t> shape, float lo, float hi) {
-        Tensor t = Tensor::zeros_f32(name, shape);
+        Tensor t = Tensor::zeros_f32(name, std::move(shape));
         std::uniform_real_distribution<float> d(lo, hi);
         for (int64_t i = 0; i < t.numel(); ++i) t.f32_mut()[i] = d(rng);
         m.tensors.push_back(std::move(t));

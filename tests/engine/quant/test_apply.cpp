@@ -35,7 +35,7 @@ const std::vector<int32_t> kPrompt{1, 403, 407, 261, 378};
 const std::vector<int32_t> kGreedy{432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338, 401, 396, 267,
                                    337, 410, 408, 419, 292, 411, 322, 265, 282, 295, 433, 426, 385, 328, 432};
 
-std::vector<int32_t> greedy(std::shared_ptr<const Model> m, int n) {
+std::vector<int32_t> greedy(const std::shared_ptr<const Model>& m, int n) {
     auto rt = LlamaCpu::create(m, RuntimeOptions{2, 64});
     EXPECT_TRUE(rt.ok()) << rt.message();
     if (!rt.ok()) return {};

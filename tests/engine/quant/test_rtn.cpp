@@ -96,7 +96,7 @@ TEST(QuantRtn, Llama2cQ80HeadersThatCannotBeRightAreRefused) {
     auto write = [&](const char* name, Llama2cV2Header h, size_t extra) {
         std::string bytes(kLlama2cV2HeaderBytes + extra, '\0');
         std::memcpy(bytes.data(), &h, sizeof h);
-        const std::string path = (dir / name).string();
+        std::string path = (dir / name).string();
         std::ofstream(path, std::ios::binary) << bytes;
         return path;
     };

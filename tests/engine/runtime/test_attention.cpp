@@ -63,6 +63,7 @@ TEST(Attention, KeysInLanesGiveThePerHeadLoopsBits) {
             int next = 0;
             for (int s = 0; s < 3; ++s) {
                 std::vector<int> b;
+                b.reserve(size_t(per_seq));
                 for (int i = 0; i < per_seq; ++i) b.push_back((next++ * 7) % (3 * per_seq));  // scattered blocks
                 pg.blocks.push_back(b);
             }

@@ -51,15 +51,15 @@ struct Impl {
 };
 
 // The reference: the CPU executor over the model as imported.
-Result<std::unique_ptr<runtime::Executor>> make_reference(std::shared_ptr<const Model> m) {
-    auto r = LlamaCpu::create(std::move(m), RuntimeOptions{2, kMaxSeq});
+Result<std::unique_ptr<runtime::Executor>> make_reference(const std::shared_ptr<const Model>& m) {
+    auto r = LlamaCpu::create(m, RuntimeOptions{2, kMaxSeq});
     if (!r) return r.error();
     return std::unique_ptr<runtime::Executor>(std::move(r).value());
 }
 
 // The model compiled to an .edge file (fused program, one arena) on a backend, as the agent runs
 // it. A prefill batch of 16 makes a batch step run in several program passes.
-Result<std::unique_ptr<runtime::Executor>> make_compiled(std::shared_ptr<const Model> m, const char* backend) {
+Result<std::unique_ptr<runtime::Executor>> make_compiled(const std::shared_ptr<const Model>& m, const char* backend) {
     static int k = 0;
     const std::string out = (test::temp_dir("executor-table") / ("m" + std::to_string(k++) + ".edge")).string();
     compile::CompileOptions o;
@@ -81,10 +81,10 @@ Result<std::unique_ptr<runtime::Executor>> make_compiled(std::shared_ptr<const M
 std::vector<Impl> implementations() {
     std::vector<Impl> v = {{"cpu (FP32", make_reference, 0.0},
                            {"cpu (compiled program",
-                            [](std::shared_ptr<const Model> m) { return make_compiled(std::move(m), "cpu"); }, 1e-10}};
+                            [](const std::shared_ptr<const Model>& m) { return make_compiled(m, "cpu"); }, 1e-10}};
     if (probe_devices().cuda_usable)
-        v.push_back({"cuda (", [](std::shared_ptr<const Model> m) { return make_compiled(std::move(m), "cuda"); }, 1e-8,
-                     false});
+        v.push_back(
+            {"cuda (", [](const std::shared_ptr<const Model>& m) { return make_compiled(m, "cuda"); }, 1e-8, false});
     return v;
 }
 
@@ -166,6 +166,7 @@ std::vector<std::vector<float>> run_batched(runtime::Executor& ex, const std::ve
 std::vector<std::vector<float>> run_alone(runtime::Executor& ex, const std::vector<std::vector<int32_t>>& prompts, int,
                                           int decode) {
     std::vector<std::vector<float>> out;
+    out.reserve(prompts.size());
     for (const auto& p : prompts) out.push_back(run_batched(ex, {p}, int(p.size()), decode)[0]);
     return out;
 }

@@ -119,8 +119,8 @@ std::string write_block_gguf(const std::string& path, DType type, uint32_t seed)
     return st.ok() ? "" : st.message();
 }
 
-std::vector<float> prefill_logits(std::shared_ptr<const Model> m, const std::vector<int32_t>& tokens) {
-    auto rt = LlamaCpu::create(std::move(m), RuntimeOptions{2, 64});
+std::vector<float> prefill_logits(const std::shared_ptr<const Model>& m, const std::vector<int32_t>& tokens) {
+    auto rt = LlamaCpu::create(m, RuntimeOptions{2, 64});
     EXPECT_TRUE(rt.ok()) << rt.message();
     if (!rt.ok()) return {};
     std::vector<float> out(tokens.size() * size_t((*rt)->config().vocab_size));

@@ -220,7 +220,7 @@ TEST(Kernels, AddAndRopeAreTheLoopsBitForBit) {
         std::vector<float> want = v;
         for (int h = 0; h < heads; ++h)
             for (int i = 0; i < half; ++i) {
-                float* p = &want[size_t(h * head_dim + 2 * i)];
+                float* p = &want[size_t(h) * size_t(head_dim) + 2 * size_t(i)];
                 volatile float ac = p[0] * cs[size_t(i)], bs = p[1] * sn[size_t(i)], as = p[0] * sn[size_t(i)],
                                bc = p[1] * cs[size_t(i)];
                 p[0] = ac - bs;
