@@ -98,7 +98,9 @@ void check_and_convert(json& j, const std::string& where, std::vector<std::strin
     if (!j.is_object()) return;
     for (auto it = j.begin(); it != j.end(); ++it) {
         const std::string& k = it.key();
-        std::string at = where + "." + k;
+        std::string at = where;
+        at += '.';
+        at += k;
         if (k.find('_') != std::string::npos) bad.push_back(at + ": not lowerCamelCase");
         json& v = it.value();
         if (ids16.count(k) || ids8.count(k)) {

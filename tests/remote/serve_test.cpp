@@ -36,8 +36,8 @@ std::string read_text(const std::string& path) {
 
 std::string mixed() { return read_text(std::string(EDGE_SOURCE_DIR) + "/tests/data/workloads/mixed.workload"); }
 
-std::unique_ptr<client::AgentLink> open_agent(std::vector<std::string> argv) {
-    auto t = client::start_local_agent(std::move(argv));
+std::unique_ptr<client::AgentLink> open_agent(const std::vector<std::string>& argv) {
+    auto t = client::start_local_agent(argv);
     EXPECT_TRUE(t.ok()) << t.message();
     if (!t.ok()) return nullptr;
     auto l = client::AgentLink::open(std::move(t).value());

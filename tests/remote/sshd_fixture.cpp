@@ -186,7 +186,7 @@ void Sshd::kill_with_sessions() {
 std::string Sshd::known_hosts_line() const { return "[" + address + "]:" + std::to_string(port) + " " + host_pub; }
 
 std::string Sshd::write_known_hosts() const {
-    const std::string path = (dir / "known_hosts").string();
+    std::string path = (dir / "known_hosts").string();
     std::ofstream(path) << known_hosts_line() << "\n";
     return path;
 }

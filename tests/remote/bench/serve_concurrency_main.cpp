@@ -11,6 +11,7 @@
 //   edge-serve-bench-agent MODEL [--threads 2] [--requests 8] [--prompt 64] [--output 64]
 //                                [--concurrency 1,2,4,8] [--budget-blocks 0] [--rounds 3]
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -29,7 +30,7 @@ namespace {
 double pct(std::vector<double> v, double p) {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
-    return v[std::min(v.size() - 1, size_t(p * double(v.size() - 1) + 0.5))];
+    return v[std::min(v.size() - 1, size_t(std::lround(p * double(v.size() - 1))))];
 }
 
 int usage() {

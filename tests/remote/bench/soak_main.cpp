@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -40,7 +41,7 @@ double realtime_ms() {
 double pct(std::vector<double> v, double p) {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
-    size_t i = static_cast<size_t>(p * double(v.size() - 1) + 0.5);
+    size_t i = static_cast<size_t>(std::lround(p * double(v.size() - 1)));
     return v[std::min(i, v.size() - 1)];
 }
 
