@@ -238,9 +238,8 @@ Result<Tensor> quantize_ggml(Tensor t, const float* w, const QuantSpec& spec) {
             if (q.bits == 8) {
                 int8_t c[kGgmlBlock];
                 p.scale = ggml_q8_0_codes(x, c);
-                for (int j = 0; j < kGgmlBlock; ++j)
-                    codes[j] =
-                        c[j];  // NOLINT(bugprone-signed-char-misuse): Q8_0 codes are signed, sign extension intended
+                // NOLINTNEXTLINE(bugprone-signed-char-misuse): Q8_0 codes are signed, sign extension intended
+                for (int j = 0; j < kGgmlBlock; ++j) codes[j] = c[j];
             } else {
                 uint8_t c[kGgmlBlock];
                 p.scale = ggml_q4_0_codes(x, c);
