@@ -23,9 +23,9 @@
 
 namespace edge {
 
-inline constexpr int kGgmlBlock = 32;         // elements per Q8_0 / Q4_0 block
-inline constexpr size_t kQ8_0Bytes = 2 + 32;  // f16 scale + 32 int8
-inline constexpr size_t kQ4_0Bytes = 2 + 16;  // f16 scale + 16 bytes of nibbles
+inline constexpr int kGgmlBlock = 32;        // elements per Q8_0 / Q4_0 block
+inline constexpr size_t kQ80Bytes = 2 + 32;  // f16 scale + 32 int8
+inline constexpr size_t kQ40Bytes = 2 + 16;  // f16 scale + 16 bytes of nibbles
 
 // The scale (as float: the float d before it is stored as half) and codes of one block of 32
 // values. q8: codes[i] in -127..127. q4: codes[i] in 0..15 (element order, not packed).
@@ -53,14 +53,14 @@ inline float ggml_q4_0_codes(const float* x, uint8_t codes[kGgmlBlock]) {
     return d;
 }
 
-inline void ggml_q8_0_block(const float* x, uint8_t out[kQ8_0Bytes]) {
+inline void ggml_q8_0_block(const float* x, uint8_t out[kQ80Bytes]) {
     int8_t q[kGgmlBlock];
     const uint16_t d = f32_to_f16(ggml_q8_0_codes(x, q));
     std::memcpy(out, &d, 2);
     std::memcpy(out + 2, q, kGgmlBlock);
 }
 
-inline void ggml_q4_0_block(const float* x, uint8_t out[kQ4_0Bytes]) {
+inline void ggml_q4_0_block(const float* x, uint8_t out[kQ40Bytes]) {
     uint8_t q[kGgmlBlock];
     const uint16_t d = f32_to_f16(ggml_q4_0_codes(x, q));
     std::memcpy(out, &d, 2);

@@ -32,7 +32,7 @@ std::vector<uint8_t> ggml_blocks_of(const Tensor& t) {
     const QuantInfo& q = *t.quant;
     const uint8_t* base = t.data.get();
     const bool q8 = q.bits == 8;
-    const size_t block_bytes = q8 ? kQ8_0Bytes : kQ4_0Bytes, code_bytes = block_bytes - 2;
+    const size_t block_bytes = q8 ? kQ80Bytes : kQ40Bytes, code_bytes = block_bytes - 2;
     const int64_t per_row = q.cols / kGgmlBlock;
     std::vector<uint8_t> out(size_t(q.rows * per_row) * block_bytes);
     for (int64_t r = 0; r < q.rows; ++r)
@@ -45,7 +45,7 @@ std::vector<uint8_t> ggml_blocks_of(const Tensor& t) {
 }
 
 std::vector<uint8_t> ggml_blocks_from_f32(const float* x, int64_t n, DType type) {
-    const size_t block_bytes = type == DType::Q8_0 ? kQ8_0Bytes : kQ4_0Bytes;
+    const size_t block_bytes = type == DType::Q8_0 ? kQ80Bytes : kQ40Bytes;
     std::vector<uint8_t> out(size_t(n / kGgmlBlock) * block_bytes);
     for (int64_t b = 0; b < n / kGgmlBlock; ++b) {
         if (type == DType::Q8_0)

@@ -40,7 +40,7 @@ Result<BenchSetup> BenchSetup::create(const BenchArgs& a) {
     return s;
 }
 
-Result<BenchRow> BenchSetup::evaluate(std::shared_ptr<const Model> m, bool speed) {
+Result<BenchRow> BenchSetup::evaluate(const std::shared_ptr<const Model>& m, bool speed) {
     auto rt = LlamaCpu::create(m, RuntimeOptions{threads, 512});
     if (!rt.ok()) return rt.error();
     BenchRow r;

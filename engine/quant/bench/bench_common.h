@@ -38,7 +38,7 @@ struct BenchSetup {
 
     static edge::Result<BenchSetup> create(const BenchArgs& a);
     // Consistency of `m` against the FP32 reference; decode speed when `speed`.
-    edge::Result<BenchRow> evaluate(std::shared_ptr<const edge::model::Model> m, bool speed);
+    edge::Result<BenchRow> evaluate(const std::shared_ptr<const edge::model::Model>& m, bool speed);
 };
 
 int run_sensitivity_bench(BenchSetup& s);

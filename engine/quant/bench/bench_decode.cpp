@@ -138,7 +138,7 @@ double paired_ratio(const std::vector<double>& a, const std::vector<double>& b) 
 }
 
 // Prefill tokens/s: one 64-token prompt, median of 5 (after a warm-up).
-double prefill_tps(std::shared_ptr<const Model> m, int threads) {
+double prefill_tps(const std::shared_ptr<const Model>& m, int threads) {
     constexpr int kPrompt = 64;
     auto rt = LlamaCpu::create(m, RuntimeOptions{threads, kPrompt + 8});
     if (!rt.ok()) return 0.0;
@@ -204,6 +204,7 @@ double read_bandwidth(size_t bytes, int threads) {
     for (size_t ahead : {size_t(0), size_t(1024), size_t(4096)})
         for (int rep = 0; rep < 5; ++rep) {
             std::vector<std::thread> th;
+            th.reserve(size_t(threads));
             const auto t0 = Clock::now();
             for (int t = 0; t < threads; ++t)
                 th.emplace_back([&, t] {

@@ -44,16 +44,16 @@ struct Product {
     int first, count;  // weights [first, first+count) of the store
 };
 
-// bits: 16 (FP16), 8 / 4 (INT8 / INT4 g32), or kQ4_K / kQ6_K (ggml blocks).
-constexpr int kQ4_K = -4, kQ6_K = -6;
+// bits: 16 (FP16), 8 / 4 (INT8 / INT4 g32), or kQ4K / kQ6K (ggml blocks).
+constexpr int kQ4K = -4, kQ6K = -6;
 
 Tensor random_weight(const Shape& s, int bits, std::mt19937& rng) {
     Tensor w = Tensor::zeros_f32(s.kind, {s.rows, s.cols});
     std::normal_distribution<float> nd(0.0f, 0.02f);
     for (int64_t i = 0; i < s.rows * s.cols; ++i) w.f32_mut()[i] = nd(rng);
-    if (bits == kQ4_K || bits == kQ6_K) {
-        Tensor k = Tensor::alloc(s.kind, bits == kQ4_K ? DType::Q4_K : DType::Q6_K, {s.rows, s.cols});
-        (bits == kQ4_K ? model::quantize_row_q4_k : model::quantize_row_q6_k)(w.f32(), w.numel(), k.data.get());
+    if (bits == kQ4K || bits == kQ6K) {
+        Tensor k = Tensor::alloc(s.kind, bits == kQ4K ? DType::Q4_K : DType::Q6_K, {s.rows, s.cols});
+        (bits == kQ4K ? model::quantize_row_q4_k : model::quantize_row_q6_k)(w.f32(), w.numel(), k.data.get());
         return k;
     }
     if (bits == 16) {
@@ -117,8 +117,8 @@ int lead_ab(const BenchArgs& a, int rounds, size_t bytes, Step&& run_step) {
 int run_stream_bench(const BenchArgs& a) {
     const int bits = a.only == "f16"    ? 16
                      : a.only == "int8" ? 8
-                     : a.only == "q4_k" ? kQ4_K
-                     : a.only == "q6_k" ? kQ6_K
+                     : a.only == "q4_k" ? kQ4K
+                     : a.only == "q6_k" ? kQ6K
                                         : 4;
     const int blocks = 22;
     const Shape shapes[] = {{"attn_q", 2048, 2048},      {"attn_k", 256, 2048},    {"attn_v", 256, 2048},
@@ -154,11 +154,11 @@ int run_stream_bench(const BenchArgs& a) {
     std::printf("CPU: %s; kernels %s, prefetch %s; %s weights, %zu bytes per step (scales included)\n\n",
                 cpu_model().c_str(), runtime::qkernels::kernel_name(),
                 runtime::qkernels::row_prefetch_name(runtime::qkernels::row_prefetch()),
-                bits == 16      ? "FP16"
-                : bits == 8     ? "INT8 g32"
-                : bits == kQ4_K ? "ggml Q4_K"
-                : bits == kQ6_K ? "ggml Q6_K"
-                                : "INT4 g32",
+                bits == 16     ? "FP16"
+                : bits == 8    ? "INT8 g32"
+                : bits == kQ4K ? "ggml Q4_K"
+                : bits == kQ6K ? "ggml Q6_K"
+                               : "INT4 g32",
                 bytes);
     const int reps = a.parts > 0 && a.parts < 400 ? a.parts : 5;  // --parts: steps per thread count
     // One decode step's products on `pool`; per product kind's ms into `per` when given.
@@ -169,8 +169,8 @@ int run_stream_bench(const BenchArgs& a) {
             runtime::qkernels::MatmulJob jobs[3];
             int64_t off = 0;
             for (int j = 0; j < p.count; ++j) {
-                jobs[j] = {out.data() + off, &store[size_t(p.first + j)]};
-                off += store[size_t(p.first + j)].rows();
+                jobs[j] = {out.data() + off, &store[size_t(p.first) + size_t(j)]};
+                off += store[size_t(p.first) + size_t(j)].rows();
             }
             runtime::qkernels::matmul_multi(jobs, p.count, x.data(), 1, pool);
             if (per) (*per)[p.kind] += std::chrono::duration<double, std::milli>(Clock::now() - s0).count();
@@ -205,7 +205,7 @@ int run_stream_bench(const BenchArgs& a) {
         size_t kb = 0;
         for (const Product& p : step)
             if (kind == p.kind)
-                for (int j = 0; j < p.count; ++j) kb += store[size_t(p.first + j)].nbytes;
+                for (int j = 0; j < p.count; ++j) kb += store[size_t(p.first) + size_t(j)].nbytes;
         std::printf("| %s | %.2f | %.2f |\n", kind.c_str(), t, double(kb) / t / 1e6);
     }
     return 0;
