@@ -219,22 +219,12 @@ void panels_tokens(const Panel* panels, const ActsView* x, const int32_t* const*
 template <int Bits, int NP>
 void panels_all_tokens(const Panel* panels, const ActsView* x, const int32_t* off, int64_t B, const int* rows, int n,
                        float* out, int64_t out_stride) {
-    int t = 0;
-    const int32_t* o[kTokens];
-    auto offs = [&](int count) {
-        for (int k = 0; k < count; ++k) o[k] = off + int64_t(t + k) * B;
-    };
-    for (; t + kTokens <= n; t += kTokens) {
-        offs(kTokens);
-        panels_tokens<Bits, NP, kTokens>(panels, x + t, o, B, rows, out + int64_t(t) * out_stride, out_stride);
-    }
-    offs(n - t);
-    switch (n - t) {
-        case 3: panels_tokens<Bits, NP, 3>(panels, x + t, o, B, rows, out + int64_t(t) * out_stride, out_stride); break;
-        case 2: panels_tokens<Bits, NP, 2>(panels, x + t, o, B, rows, out + int64_t(t) * out_stride, out_stride); break;
-        case 1: panels_tokens<Bits, NP, 1>(panels, x + t, o, B, rows, out + int64_t(t) * out_stride, out_stride); break;
-        default: break;
-    }
+    for_token_tiles(n, [&](auto count, int t) {
+        constexpr int kT = decltype(count)::value;
+        const int32_t* o[kT];
+        for (int k = 0; k < kT; ++k) o[k] = off + int64_t(t + k) * B;
+        panels_tokens<Bits, NP, kT>(panels, x + t, o, B, rows, out + int64_t(t) * out_stride, out_stride);
+    });
 }
 
 template <int Bits, class S>
@@ -322,12 +312,8 @@ void f16_panel_tokens(const __m256* wt, const uint16_t* w, int64_t in_dim, int r
 
 void tile_avx2(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const ActsView* x, int n, float* out,
                int64_t out_stride) {
-    with_scale_type(q, [&](auto s) {
-        using S = decltype(s);
-        if (q.bits == 4)
-            tile_impl<4, S>(q, base, r0, r1, x, n, out, out_stride);
-        else
-            tile_impl<8, S>(q, base, r0, r1, x, n, out, out_stride);
+    with_bits_and_scale_type(q, [&](auto bits, auto s) {
+        tile_impl<decltype(bits)::value, decltype(s)>(q, base, r0, r1, x, n, out, out_stride);
     });
 }
 
@@ -351,8 +337,7 @@ void f16_tokens_avx2(const uint16_t* w, int64_t in_dim, int64_t r0, int64_t r1, 
             transpose8(v);
             for (int i = 0; i < 8; ++i) wt[c0 + i] = _mm256_castsi256_ps(v[i]);
         }
-        int t = 0;
-        auto run = [&](auto count) {
+        for_token_tiles(n, [&](auto count, int t) {
             constexpr int kT = decltype(count)::value;
             const float* x[kT];
             float* o[kT];
@@ -361,12 +346,7 @@ void f16_tokens_avx2(const uint16_t* w, int64_t in_dim, int64_t r0, int64_t r1, 
                 o[k] = out + int64_t(t + k) * out_dim + r;
             }
             f16_panel_tokens<kT>(wt, w + r * in_dim, in_dim, rows, x, o);
-            t += kT;
-        };
-        while (t + 4 <= n) run(std::integral_constant<int, 4>{});
-        if (n - t == 3) run(std::integral_constant<int, 3>{});
-        if (n - t == 2) run(std::integral_constant<int, 2>{});
-        if (n - t == 1) run(std::integral_constant<int, 1>{});
+        });
     }
 }
 

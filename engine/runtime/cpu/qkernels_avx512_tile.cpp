@@ -269,12 +269,8 @@ void f16_panel_tokens(const __m512* wt, int64_t n, const float* const* x, float*
 
 void tile_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const TileActs& x, int n, float* out,
                   int64_t out_stride) {
-    with_scale_type(q, [&](auto s) {
-        using S = decltype(s);
-        if (q.bits == 4)
-            tile_impl<4, S>(q, base, r0, r1, x, n, out, out_stride);
-        else
-            tile_impl<8, S>(q, base, r0, r1, x, n, out, out_stride);
+    with_bits_and_scale_type(q, [&](auto bits, auto s) {
+        tile_impl<decltype(bits)::value, decltype(s)>(q, base, r0, r1, x, n, out, out_stride);
     });
 }
 
@@ -301,8 +297,7 @@ void f16_tokens_avx512(const uint16_t* w, int64_t in_dim, int64_t r0, int64_t r1
             for (int i = 0; i < 16; ++i) wt[c0 + i] = _mm512_castsi512_ps(v[i]);
         }
         const __mmask16 m = first_n16(rows);
-        int t = 0;
-        auto run = [&](auto count) {
+        for_token_tiles(n, [&](auto count, int t) {
             constexpr int kT = decltype(count)::value;
             const float* x[kT];
             float* o[kT];
@@ -311,12 +306,7 @@ void f16_tokens_avx512(const uint16_t* w, int64_t in_dim, int64_t r0, int64_t r1
                 o[k] = out + int64_t(t + k) * out_dim + r;
             }
             f16_panel_tokens<kT>(wt, in_dim, x, o, m);
-            t += kT;
-        };
-        while (t + 4 <= n) run(std::integral_constant<int, 4>{});
-        if (n - t == 3) run(std::integral_constant<int, 3>{});
-        if (n - t == 2) run(std::integral_constant<int, 2>{});
-        if (n - t == 1) run(std::integral_constant<int, 1>{});
+        });
     }
 }
 

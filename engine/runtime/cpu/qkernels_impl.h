@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "engine/core/quant_format.h"
 #include "engine/runtime/cpu/qkernels.h"
@@ -174,6 +175,32 @@ inline const S* row_scales(const QuantInfo& q, const uint8_t* base, int64_t r) {
 template <class F>
 inline decltype(auto) with_scale_type(const QuantInfo& q, F&& f) {
     return q.scale_type == QScale::F16 ? f(uint16_t{}) : f(float{});
+}
+
+// f(Bits, S{}) with Bits = std::integral_constant<int, 4 or 8> (q.bits) and S as with_scale_type
+// picks it: how the tile kernels instantiate per layout.
+template <class F>
+inline void with_bits_and_scale_type(const QuantInfo& q, F&& f) {
+    with_scale_type(q, [&](auto s) {
+        if (q.bits == 4)
+            f(std::integral_constant<int, 4>{}, s);
+        else
+            f(std::integral_constant<int, 8>{}, s);
+    });
+}
+
+// f(T, t) over n tokens: tiles of T = std::integral_constant<int, 4> at t = 0, 4, 8, ..., then
+// one tile of the 1-3 left (the token loop of every tile kernel).
+template <class F>
+inline void for_token_tiles(int n, F&& f) {
+    int t = 0;
+    for (; t + 4 <= n; t += 4) f(std::integral_constant<int, 4>{}, t);
+    switch (n - t) {
+        case 3: f(std::integral_constant<int, 3>{}, t); break;
+        case 2: f(std::integral_constant<int, 2>{}, t); break;
+        case 1: f(std::integral_constant<int, 1>{}, t); break;
+        default: break;
+    }
 }
 
 // Blocks of 32 that make up group g's share of a row: the group of block b.
