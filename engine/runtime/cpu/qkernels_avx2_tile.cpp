@@ -39,7 +39,6 @@ namespace edge::runtime::qkernels::detail {
 namespace {
 
 constexpr int kPanel = 8;   // rows per panel: one per 32-bit lane
-constexpr int kTokens = 4;  // tokens per pass
 constexpr int kPanels = 2;  // panels per pass
 
 // r[j] (row j, 8 words) -> r[k] (word k of each of the 8 rows, row j in lane j).
