@@ -17,6 +17,7 @@ struct BenchArgs {
     std::string only, mode = "table", file;
     std::string kernels = "auto";   // cap on the quantized kernel family (A/B runs)
     std::string prefetch = "auto";  // the AVX-512 row kernels' prefetch (A/B runs)
+    std::string tokens;             // --mode gemm --tokens 1,128: these token counts only (default 1,16,128,512)
     std::string lead;               // --lead 1,2,...: passes the prefetch looks ahead; in --mode stream, an A/B
 };
 

@@ -146,6 +146,8 @@ int main(int argc, char** argv) {
             a.prefetch = v;
         else if (k == "--lead")
             a.lead = v;
+        else if (k == "--tokens")
+            a.tokens = v;
         else {
             std::fprintf(stderr, "unknown option %s\n", k.c_str());
             return 2;

@@ -468,7 +468,8 @@ struct Slot {
     std::vector<VnniActs> vnni;
 #endif
     std::vector<ActsView> views;
-    std::vector<std::vector<float>> cgs;  // asymmetric weights on the AVX2 path: ActsView::cg
+    std::vector<std::vector<float>> cgs;     // asymmetric weights on the AVX2 path: ActsView::cg
+    std::vector<std::vector<int8_t>> pairs;  // INT4 one token at a time on AVX2: ActsView::qp
 
     // kTileMinTokens tokens or more: the tile kernel (Vnni: tile_vnni512 on `tile`; Int on the
     // AVX2 level: tile_avx2 on `views`), else one token at a time.
@@ -525,6 +526,15 @@ struct Slot {
                 }
             }
             tiled = n >= kTileMinTokens;
+            if (!tiled && qi.bits == 4) {
+                if (pairs.size() < size_t(n)) pairs.resize(size_t(n));
+                for (int t = 0; t < n; ++t) {
+                    ActsView& v = views[size_t(t)];
+                    pairs[size_t(t)].resize(size_t(v.blocks * kQBlock));
+                    pair_acts_avx2(v.q, v.blocks, pairs[size_t(t)].data());
+                    v.qp = pairs[size_t(t)].data();
+                }
+            }
         }
 #endif
     }
@@ -597,6 +607,13 @@ void rows(const Slot& s, const Tensor& w, const float* in, int n, float* out, in
 #if defined(__x86_64__)
         if (s.tiled) {
             tile_avx2(*w.quant, w.data.get(), b, e, s.views.data(), n, out, out_dim);
+            return;
+        }
+        if (!kquant_integer(w.type) && avx2 && w.quant->bits == 4 && s.views[0].qp) {
+            const RowPrefetch pf = row_prefetch();
+            for (int t = 0; t < n; ++t)
+                rows_q4_avx2(*w.quant, w.data.get(), b, e, s.views[size_t(t)], out + int64_t(t) * out_dim, pf,
+                             prefetch_lead(4));
             return;
         }
         if (kquant_integer(w.type) && avx2) {

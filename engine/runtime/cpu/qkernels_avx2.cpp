@@ -242,13 +242,55 @@ float zero_correction_t(const QuantInfo& q, const S* sw, const int8_t* zw, const
     return s;
 }
 
+// Blocks b..b+7's whole integer sums (made exact: minus offset·Σxq) folded into the P partial
+// sums in block order: one convert, one multiply of the scale products, P/4 FMAs per 4 blocks.
+template <int Bits, class S>
+inline __m128 fold8(__m256i s, const S* sw, int64_t b, int64_t bpg, const ActsView& x, int32_t offset, __m128 acc) {
+    if (offset)
+        s = _mm256_sub_epi32(s, _mm256_slli_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.sum + b)), 3));
+    const __m256 f = _mm256_cvtepi32_ps(s);
+    const __m256 pr = _mm256_mul_ps(scales_of8(sw, b, bpg), _mm256_loadu_ps(x.scale + b));
+    const __m128 flo = _mm256_castps256_ps128(f), fhi = _mm256_extractf128_ps(f, 1);
+    const __m128 plo = _mm256_castps256_ps128(pr), phi = _mm256_extractf128_ps(pr, 1);
+    if constexpr (Bits == 4) {
+        acc = _mm_fmadd_ps(flo, plo, acc);
+        return _mm_fmadd_ps(fhi, phi, acc);
+    } else {  // lanes 0 and 1 carry acc_0 and acc_1; blocks b..b+7 two at a time
+        acc = _mm_fmadd_ps(flo, plo, acc);
+        acc = _mm_fmadd_ps(_mm_movehl_ps(flo, flo), _mm_movehl_ps(plo, plo), acc);
+        acc = _mm_fmadd_ps(fhi, phi, acc);
+        return _mm_fmadd_ps(_mm_movehl_ps(fhi, fhi), _mm_movehl_ps(phi, phi), acc);
+    }
+}
+
+// The blocks from b on one at a time, the partial sums added in rows_math's order, and the zero
+// points of asymmetric weights.
+template <int Bits, class S>
+float finish_row(const QuantInfo& q, const uint8_t* base, int64_t r, const S* sw, int64_t bpg, const ActsView& x,
+                 int64_t b, int32_t offset, __m128 acc) {
+    constexpr int kP = Bits == 4 ? 4 : 2;
+    const uint8_t* codes = base + r * q.row_bytes;
+    alignas(16) float a[4];
+    _mm_store_ps(a, acc);
+    for (; b < x.blocks; ++b) {
+        const int32_t isum =
+            hsum_epi32(Bits == 4 ? block_lanes4(codes, x.q, b) : block_lanes8(codes, x.q, b)) - offset * x.sum[b];
+        a[b % kP] = std::fma(float(isum), scale_of(sw, b, bpg) * x.scale[b], a[b % kP]);
+    }
+    const float row = kP == 4 ? (a[0] + a[1]) + (a[2] + a[3]) : a[0] + a[1];
+    if (q.symmetric) return row;
+    return row - zero_correction_t(q, sw, reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row,
+                                   x.cg);
+}
+
+inline int64_t bpg_of(const QuantInfo& q) { return q.grouping == QGrouping::PerChannel ? 0 : q.group_size / kQBlock; }
+
 template <int Bits, class S>
 float row_math_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x) {
     const uint8_t* codes = base + r * q.row_bytes;
     const S* sw = row_scales<S>(q, base, r);
-    const int64_t bpg = q.grouping == QGrouping::PerChannel ? 0 : q.group_size / kQBlock;
+    const int64_t bpg = bpg_of(q);
     const int32_t offset = Bits == 4 && q.symmetric ? 8 : 0;
-    constexpr int kP = Bits == 4 ? 4 : 2;
     const int8_t* xq = x.q;
     __m128 acc = _mm_setzero_ps();  // lane p: acc_p
     int64_t b = 0;
@@ -264,34 +306,76 @@ float row_math_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const Ac
             s = reduce8(block_lanes8(codes, xq, b), block_lanes8(codes, xq, b + 1), block_lanes8(codes, xq, b + 2),
                         block_lanes8(codes, xq, b + 3), block_lanes8(codes, xq, b + 4), block_lanes8(codes, xq, b + 5),
                         block_lanes8(codes, xq, b + 6), block_lanes8(codes, xq, b + 7));
-        if (offset)
-            s = _mm256_sub_epi32(s,
-                                 _mm256_slli_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.sum + b)), 3));
-        const __m256 f = _mm256_cvtepi32_ps(s);
-        const __m256 pr = _mm256_mul_ps(scales_of8(sw, b, bpg), _mm256_loadu_ps(x.scale + b));
-        const __m128 flo = _mm256_castps256_ps128(f), fhi = _mm256_extractf128_ps(f, 1);
-        const __m128 plo = _mm256_castps256_ps128(pr), phi = _mm256_extractf128_ps(pr, 1);
-        if constexpr (kP == 4) {
-            acc = _mm_fmadd_ps(flo, plo, acc);
-            acc = _mm_fmadd_ps(fhi, phi, acc);
-        } else {  // lanes 0 and 1 carry acc_0 and acc_1; blocks b..b+7 two at a time
-            acc = _mm_fmadd_ps(flo, plo, acc);
-            acc = _mm_fmadd_ps(_mm_movehl_ps(flo, flo), _mm_movehl_ps(plo, plo), acc);
-            acc = _mm_fmadd_ps(fhi, phi, acc);
-            acc = _mm_fmadd_ps(_mm_movehl_ps(fhi, fhi), _mm_movehl_ps(phi, phi), acc);
+        acc = fold8<Bits>(s, sw, b, bpg, x, offset, acc);
+    }
+    return finish_row<Bits>(q, base, r, sw, bpg, x, b, offset, acc);
+}
+
+// INT4 against paired activations (ActsView::qp): the integer sums of 8 blocks from 4 loads of
+// codes (two blocks each: their low nibbles, elements 0..15, are one vector, the high nibbles
+// the other, each meeting 32 paired activation bytes), the two vpmaddubsw of a pair added in
+// int16 (|each| <= 2·15·128, four products <= 7680), a vphaddw of two pairs (<= 15360), one
+// vpmaddwd, a vphaddd and one permute into block order: 30 vector operations besides the loads
+// where the one-block form takes 49 (it splits each block's codes and inserts the halves). The
+// sums are exact, so the result is row_math_avx2's bits.
+inline __m256i sums8_q4_paired(const uint8_t* codes, const int8_t* qp, int64_t b) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    auto pair = [&](int64_t bb) {
+        const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + bb * (kQBlock / 2)));
+        const int8_t* xp = qp + bb * kQBlock;
+        const __m256i lo =
+            _mm256_maddubs_epi16(_mm256_and_si256(raw, low4), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xp)));
+        const __m256i hi = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(raw, 4), low4),
+                                                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xp + 32)));
+        return _mm256_add_epi16(lo, hi);  // [block bb: 8 int16 | block bb+1: 8 int16]
+    };
+    const __m256i ones = _mm256_set1_epi16(1);
+    const __m256i m01 = _mm256_madd_epi16(_mm256_hadd_epi16(pair(b), pair(b + 2)), ones);      // [0 0 2 2 | 1 1 3 3]
+    const __m256i m23 = _mm256_madd_epi16(_mm256_hadd_epi16(pair(b + 4), pair(b + 6)), ones);  // [4 4 6 6 | 5 5 7 7]
+    return _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(m01, m23), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+// R consecutive rows against one token with paired activations: the rows' streams interleaved,
+// the activations' loads shared while in L1. Prefetch as the AVX-512 one-token kernel does
+// (qkernels.h, RowPrefetch): RowsL2, each row's lines kRowsAhead rows on into L2; SequentialL1,
+// the pass `lead` passes on in address order into L1 (its R rows are contiguous: 2R lines per 8
+// blocks) and one lead further into L2, the rows' scale lines with them.
+template <int R, RowPrefetch Pf, class S>
+void rows_pass_q4_paired(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x, float* out,
+                         int64_t lead) {
+    const int64_t bpg = bpg_of(q);
+    const int32_t offset = q.symmetric ? 8 : 0;
+    const uint8_t* codes[R];
+    const S* sw[R];
+    __m128 acc[R];
+    for (int k = 0; k < R; ++k) {
+        codes[k] = base + (r + k) * q.row_bytes;
+        sw[k] = row_scales<S>(q, base, r + k);
+        acc[k] = _mm_setzero_ps();
+    }
+    const int64_t pf_codes = lead * R * q.row_bytes, pf_scales = lead * R * q.groups_per_row;
+    constexpr int64_t kScaleEvery = 64 / int64_t(sizeof(S));  // blocks per scale line (groups of 32)
+    int64_t b = 0;
+    for (; b + 8 <= x.blocks; b += 8) {
+        if constexpr (Pf == RowPrefetch::SequentialL1) {
+            const char* next = reinterpret_cast<const char*>(codes[0] + pf_codes) + b * R * (kQBlock / 2);
+            for (int j = 0; j < 2 * R; ++j) {
+                _mm_prefetch(next + 64 * j, _MM_HINT_T0);
+                _mm_prefetch(next + 64 * j + pf_codes, _MM_HINT_T2);
+            }
+            if (bpg == 1 && b % kScaleEvery == 0)
+                for (int k = 0; k < R; ++k)
+                    _mm_prefetch(reinterpret_cast<const char*>(sw[k] + b + pf_scales), _MM_HINT_T0);
+        }
+        for (int k = 0; k < R; ++k) {
+            if constexpr (Pf != RowPrefetch::SequentialL1) {
+                prefetch_ahead(codes[k] + b * (kQBlock / 2), q.row_bytes, 2);
+                if (bpg == 1 && (b & 15) == 0) prefetch_ahead(sw[k] + b, q.groups_per_row * int64_t(sizeof(S)), 1);
+            }
+            acc[k] = fold8<4>(sums8_q4_paired(codes[k], x.qp, b), sw[k], b, bpg, x, offset, acc[k]);
         }
     }
-    alignas(16) float a[4];
-    _mm_store_ps(a, acc);
-    for (; b < x.blocks; ++b) {
-        const int32_t isum =
-            hsum_epi32(Bits == 4 ? block_lanes4(codes, xq, b) : block_lanes8(codes, xq, b)) - offset * x.sum[b];
-        a[b % kP] = std::fma(float(isum), scale_of(sw, b, bpg) * x.scale[b], a[b % kP]);
-    }
-    const float row = kP == 4 ? (a[0] + a[1]) + (a[2] + a[3]) : a[0] + a[1];
-    if (q.symmetric) return row;
-    return row - zero_correction_t(q, sw, reinterpret_cast<const int8_t*>(base + q.zeros_offset) + r * q.groups_per_row,
-                                   x.cg);
+    for (int k = 0; k < R; ++k) out[k] = finish_row<4>(q, base, r + k, sw[k], bpg, x, b, offset, acc[k]);
 }
 
 }  // namespace
@@ -314,6 +398,30 @@ float row_dot_q4_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const 
         using S = decltype(s);
         return row_layout_ok(q) && (q.symmetric || x.cg) ? row_math_avx2<4, S>(q, base, r, x)
                                                          : row_dot_q4_avx2_t<S>(q, base, r, x);
+    });
+}
+
+void pair_acts_avx2(const int8_t* q, int64_t blocks, int8_t* qp) {
+    for (int64_t b = 0; b < blocks / 8 * 8; b += 2) {
+        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + b * kQBlock));
+        const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + (b + 1) * kQBlock));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(qp + b * kQBlock), _mm256_permute2x128_si256(a, c, 0x20));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(qp + b * kQBlock + 32), _mm256_permute2x128_si256(a, c, 0x31));
+    }
+}
+
+void rows_q4_avx2(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const ActsView& x, float* out,
+                  RowPrefetch pf, int lead) {
+    with_scale_type(q, [&](auto s) {
+        using S = decltype(s);
+        int64_t r = r0;
+        if (pf == RowPrefetch::SequentialL1) {
+            for (; r + 2 <= r1; r += 2)
+                rows_pass_q4_paired<2, RowPrefetch::SequentialL1, S>(q, base, r, x, out + r, lead);
+        } else {
+            for (; r + 2 <= r1; r += 2) rows_pass_q4_paired<2, RowPrefetch::RowsL2, S>(q, base, r, x, out + r, lead);
+        }
+        if (r < r1) rows_pass_q4_paired<1, RowPrefetch::RowsL2, S>(q, base, r, x, out + r, lead);
     });
 }
 

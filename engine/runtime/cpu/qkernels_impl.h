@@ -18,6 +18,10 @@ struct ActsView {
     // Asymmetric weights under rows_math (row_layout_ok, AVX2 family): per weight group
     // Σ_{b in g} scale[b]·sum[b] (group_act_sums), else null.
     const float* cg = nullptr;
+    // The AVX2 one-token INT4 kernel's copy of q (pair_acts_avx2), or null: blocks b, b+1 (b even,
+    // below the last whole 8) as [b: 0..15, b+1: 0..15, b: 16..31, b+1: 16..31], the order of the
+    // two blocks' nibbles in one 32-byte load of their codes.
+    const int8_t* qp = nullptr;
 };
 
 // The row layouts the x86 kernels multiply with the per-row arithmetic rows_math
@@ -144,6 +148,14 @@ float row_dot_q4_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const 
 // once per call (qkernels_avx2_tile.cpp). Each value is the bits row_dot_q*_avx2 gives.
 void tile_avx2(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const ActsView* x, int n, float* out,
                int64_t out_stride);
+// ActsView::qp from q: the pairs of blocks below the last whole 8 of `blocks` (qp: that many
+// blocks' bytes).
+void pair_acts_avx2(const int8_t* q, int64_t blocks, int8_t* qp);
+// Rows [r0, r1) of a row_layout_ok QI4 tensor against one token whose x.qp is set (x.cg for
+// asymmetric weights): out[r], two rows per pass, the bits row_dot_q4_avx2 gives; pf and lead as
+// for the AVX-512 one-token kernel (qkernels.h).
+void rows_q4_avx2(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const ActsView& x, float* out,
+                  RowPrefetch pf, int lead);
 // Σ_g s_w[g]·z_g·cg[g] over row r's groups in one fixed order (both AVX2 kernels subtract it).
 float zero_correction_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const float* cg);
 float dot_f16_avx2(const uint16_t* w, const float* x, int64_t n);

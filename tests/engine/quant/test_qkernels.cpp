@@ -269,48 +269,53 @@ TEST(QuantKernels, X86KernelsFollowTheirWrittenArithmeticToTheBit) {
     ThreadPool pool(2);
     std::mt19937 rng(21);
     std::normal_distribution<float> nd(0.0f, 1.0f);
-    const int64_t rows = 21, cols = 200;  // 7 blocks: partial chunks for both widths
-    const Tensor w = random_f32("w", rows, cols, 77);
-    for (int bits : {4, 8})
-        for (int64_t gs : {32, 64, 128})
-            for (auto scales : {QuantSpec::Scales::F32, QuantSpec::Scales::F16}) {
-                const QuantSpec spec{bits, true, QGrouping::Group, gs, QMethod::RTN, false, scales};
-                auto q = quantize_rtn(w, spec);
-                ASSERT_TRUE(q.ok()) << q.message();
-                const QuantInfo& qi = *q->quant;
-                const uint8_t* base = q->data.get();
-                for (int n : {1, 5, 70}) {
-                    std::vector<float> x(size_t(n * cols));
-                    for (auto& v : x) v = nd(rng);
-                    std::vector<float> want(size_t(n * rows));
-                    const int P = bits == 4 ? 4 : 2, offset = bits == 4 ? 8 : 0;
-                    for (int t = 0; t < n; ++t) {
-                        runtime::qkernels::QActs a;
-                        runtime::qkernels::quantize_acts(x.data() + t * cols, cols, a);
-                        for (int64_t r = 0; r < rows; ++r) {
-                            float acc[4] = {0, 0, 0, 0};
-                            for (int64_t b = 0; b < a.blocks; ++b) {
-                                int32_t isum = 0;
-                                for (int64_t c = b * kQBlock; c < std::min(cols, (b + 1) * kQBlock); ++c)
-                                    isum += quant_code(qi, base, r, c) * int32_t(a.q[size_t(c)]);
-                                isum -= offset * a.sum[size_t(b)];
-                                const float prod =
-                                    quant_scale(qi, base, qi.group_of(r, b * kQBlock)) * a.scale[size_t(b)];
-                                acc[b % P] = std::fma(float(isum), prod, acc[b % P]);
+    // 7 blocks: partial chunks for both widths; 21 blocks: runs of 8 (the AVX2 one-token INT4
+    // kernel's paired blocks) and a tail.
+    const int64_t rows = 21;
+    for (int64_t cols : {200, 660}) {
+        const Tensor w = random_f32("w", rows, cols, 77);
+        for (int bits : {4, 8})
+            for (int64_t gs : {32, 64, 128})
+                for (auto scales : {QuantSpec::Scales::F32, QuantSpec::Scales::F16}) {
+                    const QuantSpec spec{bits, true, QGrouping::Group, gs, QMethod::RTN, false, scales};
+                    auto q = quantize_rtn(w, spec);
+                    ASSERT_TRUE(q.ok()) << q.message();
+                    const QuantInfo& qi = *q->quant;
+                    const uint8_t* base = q->data.get();
+                    for (int n : {1, 5, 70}) {
+                        std::vector<float> x(size_t(n * cols));
+                        for (auto& v : x) v = nd(rng);
+                        std::vector<float> want(size_t(n * rows));
+                        const int P = bits == 4 ? 4 : 2, offset = bits == 4 ? 8 : 0;
+                        for (int t = 0; t < n; ++t) {
+                            runtime::qkernels::QActs a;
+                            runtime::qkernels::quantize_acts(x.data() + t * cols, cols, a);
+                            for (int64_t r = 0; r < rows; ++r) {
+                                float acc[4] = {0, 0, 0, 0};
+                                for (int64_t b = 0; b < a.blocks; ++b) {
+                                    int32_t isum = 0;
+                                    for (int64_t c = b * kQBlock; c < std::min(cols, (b + 1) * kQBlock); ++c)
+                                        isum += quant_code(qi, base, r, c) * int32_t(a.q[size_t(c)]);
+                                    isum -= offset * a.sum[size_t(b)];
+                                    const float prod =
+                                        quant_scale(qi, base, qi.group_of(r, b * kQBlock)) * a.scale[size_t(b)];
+                                    acc[b % P] = std::fma(float(isum), prod, acc[b % P]);
+                                }
+                                want[size_t(t * rows + r)] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
                             }
-                            want[size_t(t * rows + r)] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
                         }
+                        for (auto level : levels) {
+                            runtime::qkernels::force_kernels(level);
+                            std::vector<float> got(size_t(n * rows));
+                            runtime::qkernels::matmul(got.data(), x.data(), *q, n, pool);
+                            EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)))
+                                << runtime::qkernels::kernel_name() << " " << spec_name(spec) << ", " << n
+                                << " tokens, " << cols << " columns";
+                        }
+                        runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
                     }
-                    for (auto level : levels) {
-                        runtime::qkernels::force_kernels(level);
-                        std::vector<float> got(size_t(n * rows));
-                        runtime::qkernels::matmul(got.data(), x.data(), *q, n, pool);
-                        EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)))
-                            << runtime::qkernels::kernel_name() << " " << spec_name(spec) << ", " << n << " tokens";
-                    }
-                    runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
                 }
-            }
+    }
 }
 
 // FP32 weights against several tokens go through panels of 8 rows transposed into the lanes
