@@ -345,6 +345,10 @@ void quantize_acts(const float* x, int64_t n, QActs& out) {
         quantize_acts_avx512(x, n, out.q.data(), out.scale.data(), out.sum.data());
         return;
     }
+    if (best_level() >= KernelLevel::Avx2) {
+        quantize_acts_avx2(x, n, out.q.data(), out.scale.data(), out.sum.data());
+        return;
+    }
 #endif
     for (int64_t b = 0; b < out.blocks; ++b)
         quantize_block_portable(x + b * kQBlock, std::min(kQBlock, n - b * kQBlock), &out.q[size_t(b * kQBlock)],

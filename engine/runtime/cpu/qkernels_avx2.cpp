@@ -401,6 +401,38 @@ float row_dot_q4_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const 
     });
 }
 
+// Same arithmetic as quantize_block_portable (IEEE max, divide, reciprocal, multiply, round half
+// to even by the default rounding mode), so both give identical codes, scales and sums; a last
+// partial block goes to the portable one.
+void quantize_acts_avx2(const float* x, int64_t n, int8_t* q, float* scale, int32_t* sum) {
+    const __m256 signbit = _mm256_set1_ps(-0.0f);
+    const __m256i lim = _mm256_set1_epi32(127), nlim = _mm256_set1_epi32(-127);
+    int64_t b = 0;
+    for (; (b + 1) * kQBlock <= n; ++b) {
+        const float* xb = x + b * kQBlock;
+        __m256 v[4];
+        for (int k = 0; k < 4; ++k) v[k] = _mm256_loadu_ps(xb + 8 * k);
+        __m256 m = _mm256_max_ps(_mm256_max_ps(_mm256_andnot_ps(signbit, v[0]), _mm256_andnot_ps(signbit, v[1])),
+                                 _mm256_max_ps(_mm256_andnot_ps(signbit, v[2]), _mm256_andnot_ps(signbit, v[3])));
+        __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+        h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
+        const float d = _mm_cvtss_f32(h) / 127.0f;
+        const float inv = d > 0.0f ? 1.0f / d : 0.0f;
+        const __m256 iv = _mm256_set1_ps(inv);
+        __m256i c[4];
+        for (int k = 0; k < 4; ++k)
+            c[k] = _mm256_max_epi32(nlim, _mm256_min_epi32(lim, _mm256_cvtps_epi32(_mm256_mul_ps(v[k], iv))));
+        // int32 -> int8 (no saturation: the codes are within ±127), the packs' lane order undone.
+        const __m256i packed = _mm256_packs_epi16(_mm256_packs_epi32(c[0], c[1]), _mm256_packs_epi32(c[2], c[3]));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * kQBlock),
+                            _mm256_permutevar8x32_epi32(packed, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+        scale[b] = d;
+        sum[b] = hsum_epi32(_mm256_add_epi32(_mm256_add_epi32(c[0], c[1]), _mm256_add_epi32(c[2], c[3])));
+    }
+    if (b * kQBlock < n) quantize_block_portable(x + b * kQBlock, n - b * kQBlock, q + b * kQBlock, scale + b, sum + b);
+}
+
 void pair_acts_avx2(const int8_t* q, int64_t blocks, int8_t* qp) {
     for (int64_t b = 0; b < blocks / 8 * 8; b += 2) {
         const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + b * kQBlock));

@@ -148,6 +148,8 @@ float row_dot_q4_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const 
 // once per call (qkernels_avx2_tile.cpp). Each value is the bits row_dot_q*_avx2 gives.
 void tile_avx2(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const ActsView* x, int n, float* out,
                int64_t out_stride);
+// quantize_block_portable's codes, scales and sums for the ceil(n/32) blocks of x.
+void quantize_acts_avx2(const float* x, int64_t n, int8_t* q, float* scale, int32_t* sum);
 // ActsView::qp from q: the pairs of blocks below the last whole 8 of `blocks` (qp: that many
 // blocks' bytes).
 void pair_acts_avx2(const int8_t* q, int64_t blocks, int8_t* qp);
