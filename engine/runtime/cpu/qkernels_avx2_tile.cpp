@@ -186,10 +186,14 @@ void panels_tokens(const Panel* panels, const ActsView* x, const int32_t* const*
                 for (int t = 0; t < T; ++t) {
                     const __m256i xv = bcast4(xq[t] + b * kQBlock + 4 * k);
 #pragma GCC unroll 2
-                    for (int np = 0; np < NP; ++np)
+                    for (int np = 0; np < NP; ++np) {
                         s[np][t] = _mm256_add_epi32(
                             s[np][t],
                             _mm256_madd_epi16(_mm256_maddubs_epi16(w[np], _mm256_sign_epi8(xv, sg[np])), ones));
+                        asm(""
+                            : "+x"(s[np][t]));  // (a chain in a register, as for INT4: without it
+                                                // GCC kept all 8 steps' products on the stack)
+                    }
                 }
             }
         }
