@@ -1,6 +1,5 @@
 #include "views/models/board_controller.h"
 
-#include <QCoreApplication>
 #include <QDateTime>
 #include <QFileInfo>
 #include <QPointer>
@@ -32,14 +31,9 @@ QString q(const std::string& s) { return QString::fromStdString(s); }
 // Runs `fn` on the UI thread later (dropped when the controller is gone).
 template <class Fn>
 void post(const QPointer<BoardController>& guard, Fn fn) {
-    QCoreApplication* app = QCoreApplication::instance();
-    if (!app) return;
-    QMetaObject::invokeMethod(
-        app,
-        [guard, fn = std::move(fn)]() mutable {
-            if (guard) fn(guard.data());
-        },
-        Qt::QueuedConnection);
+    postToUiThread([guard, fn = std::move(fn)]() mutable {
+        if (guard) fn(guard.data());
+    });
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 //       [path](edge::Progress* p) { return edge::load_model(path, {}, p); },
 //       [this](edge::Result<edge::Model> r) { ... runs on the UI thread, only if current ... });
 #pragma once
+#include <QCoreApplication>
 #include <QObject>
 #include <QString>
 #include <QThreadPool>
@@ -17,8 +18,45 @@
 
 #include "engine/core/progress.h"
 #include "engine/core/result.h"
+#include "engine/core/tsan.h"
 
 namespace edge::views {
+
+namespace detail {
+
+// A call queued to the UI thread. Qt documents that a queued call runs in the receiver's thread
+// after it was posted: what the posting thread did before posting happens before the call. Debian's
+// Qt is not built with ThreadSanitizer, which cannot see that edge inside the event queue; this
+// wrapper states it (engine/core/tsan.h) on its own address: release when Qt moves it into the slot
+// object it queues (the last write before posting), acquire before it runs or is destroyed there.
+template <class Fn>
+class QueuedCall {
+public:
+    explicit QueuedCall(Fn fn) : fn_(std::make_unique<Fn>(std::move(fn))) {}
+    QueuedCall(QueuedCall&& other) noexcept : fn_(std::move(other.fn_)) { edge::tsan::release(this); }
+    QueuedCall(const QueuedCall&) = delete;
+    QueuedCall& operator=(const QueuedCall&) = delete;
+    QueuedCall& operator=(QueuedCall&&) = delete;
+    ~QueuedCall() { edge::tsan::acquire(this); }  // also when dropped undelivered (the application quit)
+    void operator()() {
+        edge::tsan::acquire(this);
+        (*fn_)();
+    }
+
+private:
+    std::unique_ptr<Fn> fn_;  // on the heap, so that moving the call never throws
+};
+
+}  // namespace detail
+
+// Runs `fn()` later on the UI thread (the application's) through a queued call; dropped when
+// there is no application. Every hand-off from a worker to the UI thread goes through here.
+template <class Fn>
+void postToUiThread(Fn fn) {
+    QCoreApplication* app = QCoreApplication::instance();
+    if (!app) return;
+    QMetaObject::invokeMethod(app, detail::QueuedCall<Fn>(std::move(fn)), Qt::QueuedConnection);
+}
 
 class JobSlot : public QObject {
     Q_OBJECT
