@@ -27,13 +27,13 @@
 #include "engine/analysis/sensitivity.h"
 #include "engine/analysis/torch_llama.h"
 #include "engine/analysis/torchscript_cnn.h"
-#endif
 
 using edge::analysis::build_digits_cnn;
 using edge::analysis::CnnTrainOptions;
 using edge::analysis::save_torchscript_cnn;
 using edge::analysis::torch_cnn_classify;
 using edge::analysis::train_cnn;
+#endif
 using edge::model::build_resnet20_cifar;
 using edge::model::count_nodes;
 using edge::model::is_cnn;
