@@ -37,7 +37,9 @@ public:
     QueuedCall(const QueuedCall&) = delete;
     QueuedCall& operator=(const QueuedCall&) = delete;
     QueuedCall& operator=(QueuedCall&&) = delete;
-    ~QueuedCall() { edge::tsan::acquire(this); }  // also when dropped undelivered (the application quit)
+    ~QueuedCall() {
+        if (fn_) edge::tsan::acquire(this);  // also when dropped undelivered (the application quit)
+    }
     void operator()() {
         edge::tsan::acquire(this);
         (*fn_)();
