@@ -117,8 +117,13 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
     done_pieces_.store(0, std::memory_order_relaxed);
     {
         // Published under the mutex, so a worker between its last look and its wait cannot miss it.
+        // From the last run to the caller's: a worker spinning on plain loads starts as soon as it
+        // sees any run, so it must not see the caller's before its own. Under TSan a worker that
+        // started on the caller's run (from the back) lost all of its own to the caller meanwhile
+        // (ThreadPool.OwnPiecesInOrderAndSlowRunsAreTakenFromTheBack, 1 run in ~12). With more
+        // than two threads a worker may still take a piece of a later run first.
         std::lock_guard<std::mutex> lk(mu_);
-        for (int64_t t = 0; t < threads; ++t)
+        for (int64_t t = threads - 1; t >= 0; --t)
             runs_[size_t(t)].word.store(pack(pieces * t / threads, pieces * (t + 1) / threads),
                                         std::memory_order_release);
     }
