@@ -219,22 +219,13 @@ void panels_tokens(const Panel* panels, const ActsView* x, const int32_t* const*
         }
 }
 
-// A region of the weights to bring into L2 a slice per tile of tokens (next: the next pass's rows).
-struct Ahead {
-    const char* codes = nullptr;
-    int64_t lines = 0;
-};
-
 template <int Bits, int NP>
 void panels_all_tokens(const Panel* panels, const ActsView* x, const int32_t* off, int64_t B, const int* rows, int n,
-                       float* out, int64_t out_stride, Ahead next) {
+                       float* out, int64_t out_stride, const AheadLines& next) {
     const int tiles = std::max(1, n / 4);
-    const int64_t per_tile = (next.lines + tiles - 1) / tiles;
     for_token_tiles(n, [&](auto count, int t) {
         constexpr int kT = decltype(count)::value;
-        const int64_t l0 = int64_t(t / 4) * per_tile;
-        for (int64_t l = l0; l < std::min(next.lines, l0 + per_tile); ++l)
-            _mm_prefetch(next.codes + l * 64, _MM_HINT_T1);
+        next.prefetch_part(t / 4, tiles);
         const int32_t* o[kT];
         for (int k = 0; k < kT; ++k) o[k] = off + int64_t(t + k) * B;
         panels_tokens<Bits, NP, kT>(panels, x + t, o, B, rows, out + int64_t(t) * out_stride, out_stride);
@@ -275,8 +266,9 @@ void tile_impl(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, 
         // the AVX-512 tile, so that packing them does not wait on memory (without it, 16% of a
         // 512-token prefill of the 1B shape was the packing's loads stalled on DRAM).
         const int64_t next_r = r + kPanels * kPanel;
-        const Ahead next{reinterpret_cast<const char*>(base + next_r * q.row_bytes),
-                         next_r < r1 ? (std::min<int64_t>(kPanels * kPanel, r1 - next_r) * q.row_bytes + 63) / 64 : 0};
+        const AheadLines next{
+            reinterpret_cast<const char*>(base + next_r * q.row_bytes),
+            next_r < r1 ? (std::min<int64_t>(kPanels * kPanel, r1 - next_r) * q.row_bytes + 63) / 64 : 0};
         if (np == 2)
             panels_all_tokens<Bits, 2>(panels, x, off.data(), B, rows, n, out + r, out_stride, next);
         else

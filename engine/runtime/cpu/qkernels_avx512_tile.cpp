@@ -200,15 +200,13 @@ void tile_impl(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, 
         // The next panel's codes (16 consecutive rows) are prefetched into L2 a slice per pass of
         // tokens, so that its repacking does not wait on memory: in a 1B prefill the weights come
         // from DRAM once per chunk of tokens, and the repacking's loads of 16 rows had stalled.
-        const char* next = reinterpret_cast<const char*>(base + (r + kPanelRows) * q.row_bytes);
-        const int64_t next_lines =
-            r + kPanelRows < r1 ? (std::min<int64_t>(kPanelRows, r1 - r - kPanelRows) * q.row_bytes + 63) / 64 : 0;
+        const AheadLines next{
+            reinterpret_cast<const char*>(base + (r + kPanelRows) * q.row_bytes),
+            r + kPanelRows < r1 ? (std::min<int64_t>(kPanelRows, r1 - r - kPanelRows) * q.row_bytes + 63) / 64 : 0};
         const int passes = std::max(1, n / kTokens);
-        const int64_t per_pass = (next_lines + passes - 1) / passes;
         int t = 0;
         for (int pass = 0; t + kTokens <= n; t += kTokens, ++pass) {
-            for (int64_t l = pass * per_pass; l < std::min(next_lines, (pass + 1) * per_pass); ++l)
-                _mm_prefetch(next + l * 64, _MM_HINT_T1);
+            next.prefetch_part(pass, passes);
             panel_tokens<Bits, kTokens>(codes, scales, x, t, m, o, out_stride);
         }
         switch (n - t) {

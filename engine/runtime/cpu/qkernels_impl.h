@@ -1,5 +1,6 @@
 // Internal to engine/runtime/qkernels*.cpp: the per-row dot products of each kernel family.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -216,6 +217,18 @@ inline void for_token_tiles(int n, F&& f) {
         default: break;
     }
 }
+
+// The next panel of a tile kernel, brought into L2 while the current one is multiplied: `lines`
+// cache lines from `at`, a slice per pass of tokens (part of parts), so that packing the next
+// panel does not wait on memory (both x86 tiles).
+struct AheadLines {
+    const char* at = nullptr;
+    int64_t lines = 0;
+    void prefetch_part(int part, int parts) const {
+        const int64_t per = (lines + parts - 1) / parts, l0 = int64_t(part) * per;
+        for (int64_t l = l0; l < std::min(lines, l0 + per); ++l) __builtin_prefetch(at + l * 64, 0, 2);
+    }
+};
 
 // Blocks of 32 that make up group g's share of a row: the group of block b.
 inline int64_t block_group(const QuantInfo& q, int64_t b) {
