@@ -33,7 +33,7 @@ Result<Target> parse_target(const std::string& s) {
     return err("unknown target '", s, "' (expected cpu, cuda-sm87 or cuda-sm90)");
 }
 
-Result<ExecProgram> build_exec_program(const Model& m, int prefill_batch, int max_seq) {
+Result<ExecProgram> build_exec_program(const Model& m, int prefill_batch, int max_seq, int wide_rows) {
     const Graph g = m.graph.ops.empty() ? build_llama_graph(m.config) : m.graph;
     if (max_seq <= 0) max_seq = std::min(m.config.context_length > 0 ? m.config.context_length : 2048, 4096);
     ExecProgram p;
@@ -41,7 +41,7 @@ Result<ExecProgram> build_exec_program(const Model& m, int prefill_batch, int ma
     p.nodes = fuse(g);
     auto d = plan_memory(p.nodes, g, m.config, 1, max_seq);
     if (!d.ok()) return err(m.source_path, ": ", d.message());
-    auto pf = plan_memory(p.nodes, g, m.config, std::max(prefill_batch, 1), max_seq);
+    auto pf = plan_memory(p.nodes, g, m.config, std::max(prefill_batch, 1), max_seq, wide_rows);
     if (!pf.ok()) return err(m.source_path, ": ", pf.message());
     p.decode = std::move(d).value();
     p.prefill = std::move(pf).value();
@@ -53,7 +53,7 @@ Result<CompileReport> compile(const Model& model, const CompileOptions& opts, Pr
     EDGE_TRY(validate_llama(model));
     CompileReport rep;
     rep.out_path = opts.out_path;
-    auto plan = build_exec_program(model, opts.prefill_batch, opts.max_seq);
+    auto plan = build_exec_program(model, opts.prefill_batch, opts.max_seq, opts.wide_rows);
     if (!plan.ok()) return plan.error();
     rep.nodes_before = plan->ops_before;
     rep.nodes_after = int(plan->nodes.size());

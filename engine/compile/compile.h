@@ -25,6 +25,7 @@ struct CompileOptions {
     std::optional<quant::QuantPlan> plan;  // none: weights at their stored precision
     std::string out_path;                  // X.edge
     int prefill_batch = 64;                // batch of the prefill memory plan
+    int wide_rows = kWideRows;             // rows of its logits and score scratch (MemoryLayout)
     int max_seq = 0;                       // <= 0: the model's context length (capped at 4096)
     int threads = 0;                       // for apply_plan
     // Calibration for a plan with AWQ or GPTQ layers (block-streamed like the rest; null: such a
@@ -42,7 +43,8 @@ struct CompileReport {
 };
 
 // Builds the execution program of a model (fusion + memory layouts) without writing anything.
-Result<ExecProgram> build_exec_program(const model::Model& m, int prefill_batch, int max_seq);
+Result<ExecProgram> build_exec_program(const model::Model& m, int prefill_batch, int max_seq,
+                                       int wide_rows = kWideRows);
 
 Result<CompileReport> compile(const model::Model& m, const CompileOptions& opts, Progress* progress = nullptr);
 

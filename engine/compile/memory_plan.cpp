@@ -38,11 +38,14 @@ int64_t value_elems(const std::string& value, const LlamaConfig& c) {
 }  // namespace
 
 Result<MemoryLayout> plan_memory(const std::vector<FusedNode>& nodes, const Graph& g, const LlamaConfig& cfg, int batch,
-                                 int max_seq) {
-    if (batch <= 0 || max_seq <= 0)
-        return err("memory plan: batch ", batch, " and sequence length ", max_seq, " must be positive");
+                                 int max_seq, int wide_rows) {
+    if (batch <= 0 || max_seq <= 0 || wide_rows <= 0)
+        return err("memory plan: batch ", batch, ", sequence length ", max_seq, " and rows of the wide buffers ",
+                   wide_rows, " must be positive");
     MemoryLayout p;
     p.batch = batch;
+    p.wide_rows = std::min(batch, wide_rows);
+    const auto rows = [&](const std::string& value) { return size_t(value == "logits" ? p.wide_rows : batch); };
     std::map<std::string, size_t> index;
     const int end = int(nodes.size());
     for (int i = 0; i < end; ++i) {
@@ -51,12 +54,12 @@ Result<MemoryLayout> plan_memory(const std::vector<FusedNode>& nodes, const Grap
             const int64_t e = value_elems(o, cfg);
             if (e <= 0) return err("memory plan: the size of value '", o, "' (node ", n.name, ") is unknown");
             index[o] = p.buffers.size();
-            p.buffers.push_back(Buffer{o, align64(size_t(e) * size_t(batch) * sizeof(float)), i, i, 0});
+            p.buffers.push_back(Buffer{o, align64(size_t(e) * rows(o) * sizeof(float)), i, i, 0});
         }
         if (n.kind == "attention")  // score scratch, live during the node only
-            p.buffers.push_back(Buffer{n.name + ".scores",
-                                       align64(size_t(cfg.n_heads) * size_t(max_seq) * size_t(batch) * sizeof(float)),
-                                       i, i, 0});
+            p.buffers.push_back(
+                Buffer{n.name + ".scores",
+                       align64(size_t(cfg.n_heads) * size_t(max_seq) * size_t(p.wide_rows) * sizeof(float)), i, i, 0});
         std::vector<std::string> reads = n.inputs;
         if (!n.epilogue_input.empty()) reads.push_back(n.epilogue_input);
         for (const auto& r : reads) {

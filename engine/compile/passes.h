@@ -26,10 +26,15 @@ void fuse_residual_epilogues(std::vector<FusedNode>& nodes, const model::Graph& 
 void fuse_rmsnorm_prologues(std::vector<FusedNode>& nodes, const model::Graph& g);
 std::vector<FusedNode> fuse(const model::Graph& g);
 
+// Rows of the logits and of the attention score scratch in a prefill plan (MemoryLayout::wide_rows):
+// the backends run the head and attention in pieces of this many rows.
+inline constexpr int kWideRows = 64;
+
 // Liveness + greedy-by-size offset assignment (memory_plan.cpp). max_seq sizes the attention
-// score scratch. Errors name a value whose size the planner does not know.
+// score scratch; the logits and that scratch hold min(batch, wide_rows) rows. Errors name a
+// value whose size the planner does not know.
 Result<MemoryLayout> plan_memory(const std::vector<FusedNode>& nodes, const model::Graph& g,
-                                 const model::LlamaConfig& cfg, int batch, int max_seq);
+                                 const model::LlamaConfig& cfg, int batch, int max_seq, int wide_rows = kWideRows);
 // True when two buffers with overlapping lifetimes share arena bytes (used by tests).
 bool layout_has_overlap(const MemoryLayout& p, std::string* why = nullptr);
 

@@ -38,6 +38,12 @@ struct Buffer {
 
 struct MemoryLayout {
     int batch = 1;
+    // Rows of the two buffers that grow with both the batch and a model-wide length: the logits
+    // (vocab floats a row) and each attention node's score scratch (n_heads x max_seq floats a
+    // row). The backends run the output head and attention in pieces of this many rows, so a
+    // 512-token prefill plan does not hold 512 rows of logits. <= batch; files written before it
+    // existed read as batch.
+    int wide_rows = 1;
     std::vector<Buffer> buffers;
     size_t arena_bytes = 0;      // size of the one arena
     size_t naive_bytes = 0;      // every intermediate in its own allocation

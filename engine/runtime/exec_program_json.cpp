@@ -17,6 +17,7 @@ json memory_json(const MemoryLayout& m) {
         bufs.push_back(
             {{"name", b.name}, {"bytes", b.bytes}, {"first", b.first}, {"last", b.last}, {"offset", b.offset}});
     return {{"batch", m.batch},
+            {"wide_rows", m.wide_rows},
             {"arena_bytes", m.arena_bytes},
             {"naive_bytes", m.naive_bytes},
             {"peak_live_bytes", m.peak_live_bytes},
@@ -26,6 +27,7 @@ json memory_json(const MemoryLayout& m) {
 MemoryLayout memory_from(const json& j) {
     MemoryLayout m;
     m.batch = j.at("batch");
+    m.wide_rows = j.value("wide_rows", m.batch);
     m.arena_bytes = j.at("arena_bytes");
     m.naive_bytes = j.at("naive_bytes");
     m.peak_live_bytes = j.at("peak_live_bytes");

@@ -12,15 +12,14 @@ using edge::model::validate_llama;
 
 namespace edge::runtime {
 
-namespace {}  // namespace
-
 int plan_max_seq(const runtime::ExecProgram& plan, const LlamaConfig& cfg) {
     // The smallest score scratch of either memory plan, in positions per head and row.
     int best = -1;
     for (const MemoryLayout* mp : {&plan.decode, &plan.prefill})
         for (const runtime::Buffer& b : mp->buffers)
             if (b.name.size() > 7 && b.name.compare(b.name.size() - 7, 7, ".scores") == 0 && cfg.n_heads > 0) {
-                const int n = int(b.bytes / (sizeof(float) * size_t(cfg.n_heads) * size_t(std::max(1, mp->batch))));
+                const int n = int(
+                    b.bytes / (sizeof(float) * size_t(cfg.n_heads) * size_t(std::clamp(mp->wide_rows, 1, mp->batch))));
                 best = best < 0 ? n : std::min(best, n);
             }
     return std::max(best, 0);
@@ -33,7 +32,11 @@ Result<ResolvedProgram> resolve_program(const Model& m, const runtime::ExecProgr
     std::map<std::string, std::array<size_t, 2>> where;
     for (int k = 0; k < 2; ++k) {
         if (mp[k]->batch <= 0) return err("execution plan: memory plan ", k, " has batch ", mp[k]->batch);
+        if (mp[k]->wide_rows <= 0 || mp[k]->wide_rows > mp[k]->batch)
+            return err("execution plan: memory plan ", k, " has ", mp[k]->wide_rows,
+                       " rows of logits and scores, outside 1..", mp[k]->batch, " (its batch)");
         rp.batch[size_t(k)] = mp[k]->batch;
+        rp.wide_rows[size_t(k)] = mp[k]->wide_rows;
         rp.arena[size_t(k)] = mp[k]->arena_bytes;
         for (const runtime::Buffer& b : mp[k]->buffers) {
             if (b.offset + b.bytes > mp[k]->arena_bytes)
@@ -43,8 +46,9 @@ Result<ResolvedProgram> resolve_program(const Model& m, const runtime::ExecProgr
         }
     }
     rp.arena_bytes = std::max(rp.arena[0], rp.arena[1]);
-    // Both plans must know every buffer; a value's bytes must hold width * batch floats.
-    auto value = [&](const FusedNode& n, const std::string& v, int width) -> Result<ValueRef> {
+    // Both plans must know every buffer; a value's bytes must hold width * batch floats (width *
+    // wide_rows for the logits and the score scratch).
+    auto value = [&](const FusedNode& n, const std::string& v, int width, bool wide = false) -> Result<ValueRef> {
         auto it = where.find(v);
         if (it == where.end())
             return err("execution plan: node '", n.name, "' uses value '", v, "' that has no arena buffer");
@@ -53,9 +57,10 @@ Result<ResolvedProgram> resolve_program(const Model& m, const runtime::ExecProgr
             for (const runtime::Buffer& b : mp[k]->buffers)
                 if (b.name == v) {
                     found = true;
-                    if (b.bytes < size_t(width) * size_t(mp[k]->batch) * sizeof(float))
+                    const int rows = wide ? mp[k]->wide_rows : mp[k]->batch;
+                    if (b.bytes < size_t(width) * size_t(rows) * sizeof(float))
                         return err("execution plan: buffer '", v, "' of node '", n.name, "' holds ", b.bytes,
-                                   " bytes, fewer than ", width, " floats x batch ", mp[k]->batch);
+                                   " bytes, fewer than ", width, " floats x ", rows, wide ? " rows" : " (batch)");
                 }
             if (!found)
                 return err("execution plan: value '", v, "' of node '", n.name, "' is missing from a memory plan");
@@ -82,10 +87,11 @@ Result<ResolvedProgram> resolve_program(const Model& m, const runtime::ExecProgr
         };
         auto out = [&](size_t i, int width) -> Status {
             if (i >= n.outputs.size()) return err("execution plan: node '", n.name, "' has too few outputs");
-            auto r = value(n, n.outputs[i], width);
+            const bool logits = n.outputs[i] == "logits";
+            auto r = value(n, n.outputs[i], width, logits);
             if (!r.ok()) return r.error();
             s.out.push_back(*r);
-            if (n.outputs[i] == "logits") s.writes_logits = true;
+            if (logits) s.writes_logits = true;
             return {};
         };
         const bool matmul =
@@ -146,7 +152,12 @@ Result<ResolvedProgram> resolve_program(const Model& m, const runtime::ExecProgr
             } else if (!n.epilogue.empty()) {
                 return err("execution plan: node '", n.name, "' has an unknown epilogue '", n.epilogue, "'");
             }
-            if (s.writes_logits) rp.logits_width = s.out[0].width;
+            if (s.writes_logits) {
+                if (s.kind != StepKind::MatMul || s.weights.size() != 1 || s.epilogue_residual)
+                    return err("execution plan: node '", n.name,
+                               "' writes the logits; it must be one matmul without an epilogue");
+                rp.logits_width = s.out[0].width;
+            }
         } else if (n.kind == "embedding") {
             s.kind = StepKind::Embedding;
             if (n.weights.size() != 1) return err("execution plan: embedding node '", n.name, "' needs one weight");
@@ -177,7 +188,7 @@ Result<ResolvedProgram> resolve_program(const Model& m, const runtime::ExecProgr
             EDGE_TRY(in(1, c.kv_dim()));
             EDGE_TRY(in(2, c.kv_dim()));
             EDGE_TRY(out(0, c.q_dim()));
-            auto sc = value(n, n.name + ".scores", c.n_heads * max_seq);
+            auto sc = value(n, n.name + ".scores", c.n_heads * max_seq, true);
             if (!sc.ok()) return sc.error();
             s.scores = *sc;
         } else if (n.kind == "swiglu") {
@@ -194,7 +205,8 @@ Result<ResolvedProgram> resolve_program(const Model& m, const runtime::ExecProgr
             return err("execution plan: node '", n.name, "' of kind '", n.kind, "' has no kernel in the runtime");
         }
         if (s.kind != StepKind::MatMul && s.kind != StepKind::GateUpSwiglu && s.writes_logits)
-            rp.logits_width = s.out[0].width;
+            return err("execution plan: node '", n.name, "' of kind '", n.kind,
+                       "' writes the logits; only the output matmul may");
         rp.steps.push_back(std::move(s));
     }
     if (rp.steps.empty() || rp.steps.front().kind != StepKind::Embedding)

@@ -35,18 +35,21 @@ struct Step {
     bool prologue_rmsnorm = false;
     bool epilogue_residual = false;
     ValueRef residual;           // epilogue input
-    ValueRef scores;             // attention score scratch (width = the plan's max_seq)
-    bool writes_logits = false;  // produces the graph output (only the last row is needed
-                                 // when the caller wants the last logits only)
+    ValueRef scores;             // attention score scratch (width = n_heads x the plan's max_seq;
+                                 // wide_rows rows)
+    bool writes_logits = false;  // the output head: one weight, no epilogue, its output (the
+                                 // logits) holds wide_rows rows; the backends run it on the rows
+                                 // whose logits are wanted, wide_rows at a time
 };
 
 struct ResolvedProgram {
     std::vector<Step> steps;
-    std::array<int, 2> batch{1, 1};  // rows each memory plan was sized for
-    std::array<size_t, 2> arena{};   // arena bytes of each plan
-    size_t arena_bytes = 0;          // max of the two: the one arena
-    int max_in_width = 0;            // widest matmul input (prologue scratch)
-    int max_ffn = 0;                 // widest gate/up output (up scratch)
+    std::array<int, 2> batch{1, 1};      // rows each memory plan was sized for
+    std::array<int, 2> wide_rows{1, 1};  // rows of its logits and score scratch (<= batch)
+    std::array<size_t, 2> arena{};       // arena bytes of each plan
+    size_t arena_bytes = 0;              // max of the two: the one arena
+    int max_in_width = 0;                // widest matmul input (prologue scratch)
+    int max_ffn = 0;                     // widest gate/up output (up scratch)
     int logits_width = 0;
 };
 

@@ -155,6 +155,31 @@ Result<const float*> CpuBackend::step(kv::PagedKv& kv, std::span<const runtime::
     return static_cast<const float*>(step_logits_.data());
 }
 
+// The output head on the rows whose logits are wanted only, W at a time: their inputs gathered
+// (normalised when the head has the final norm as its prologue) into the prologue scratch, the
+// product into the logits buffer's first rows, each row copied out to its caller. A row's logits
+// do not depend on which rows run beside it (the kernels are batch-invariant).
+void CpuBackend::run_head(const Step& s, const float* in, float* logits, int W,
+                          std::span<const std::pair<int, float*>> want) {
+    const int in_w = s.in[0].width, V = s.out[0].width;
+    for (size_t w0 = 0; w0 < want.size(); w0 += size_t(W)) {
+        const int m = int(std::min(want.size() - w0, size_t(W)));
+        float* x = norm_scratch_.data();
+        for (int j = 0; j < m; ++j) {
+            const float* src = in + size_t(want[w0 + size_t(j)].first) * in_w;
+            if (s.prologue_rmsnorm)
+                kernels::rmsnorm(x + size_t(j) * in_w, src, s.norm->f32(), in_w, cfg_.norm_eps);
+            else
+                std::memcpy(x + size_t(j) * in_w, src, sizeof(float) * size_t(in_w));
+        }
+        const qkernels::MatmulJob job{logits, s.weights[0]};
+        qkernels::matmul_multi(&job, 1, x, m, *pool_);
+        if (s.biases[0]) kernels::add_rows(logits, s.biases[0]->f32(), m, s.biases[0]->numel());
+        for (int j = 0; j < m; ++j)
+            std::memcpy(want[w0 + size_t(j)].second, logits + size_t(j) * V, sizeof(float) * size_t(V));
+    }
+}
+
 Status CpuBackend::run_rows(const Rows& r, PagedAccess& kvs) {
     const LlamaConfig& c = cfg_;
     const int n = r.n;
@@ -167,9 +192,7 @@ Status CpuBackend::run_rows(const Rows& r, PagedAccess& kvs) {
     ThreadPool& pool = *pool_;
     const int HD = c.head_dim, QD = c.q_dim(), KV = c.kv_dim(), half = c.rope_dim / 2;
     const float inv_sqrt = 1.0f / std::sqrt(float(HD));
-    // The first row whose logits anyone needs (n: none in this pass).
-    int logit_r0 = n;
-    for (const auto& [row, dst] : r.logits) logit_r0 = std::min(logit_r0, row);
+    const int W = plan_.wide_rows[size_t(k)];  // rows of the logits and of the score scratch
 
     for (const Step& s : plan_.steps) {
         switch (s.kind) {
@@ -196,12 +219,13 @@ Status CpuBackend::run_rows(const Rows& r, PagedAccess& kvs) {
             }
             case StepKind::MatMul:
             case StepKind::GateUpSwiglu: {
-                // The logits head runs only the rows whose logits are wanted.
-                const int r0 = s.writes_logits ? logit_r0 : 0;
-                const int rows = n - r0;
-                if (rows <= 0) break;
+                if (s.writes_logits) {
+                    run_head(s, P(s.in[0]), P(s.out[0]), W, r.logits);
+                    break;
+                }
+                const int rows = n;
                 const int in_w = s.in[0].width;
-                const float* in = P(s.in[0]) + size_t(r0) * in_w;
+                const float* in = P(s.in[0]);
                 if (s.prologue_rmsnorm) {
                     for (int t = 0; t < rows; ++t)
                         kernels::rmsnorm(norm_scratch_.data() + size_t(t) * in_w, in + size_t(t) * in_w, s.norm->f32(),
@@ -209,31 +233,19 @@ Status CpuBackend::run_rows(const Rows& r, PagedAccess& kvs) {
                     in = norm_scratch_.data();
                 }
                 if (s.kind == StepKind::GateUpSwiglu) {
-                    const int F = s.out[0].width;
-                    float* a = P(s.out[0]) + size_t(r0) * F;
+                    float* a = P(s.out[0]);
                     qkernels::matmul_gate_up_swiglu(a, up_scratch_.data(), in, *s.weights[0], *s.weights[1], rows,
                                                     pool);
                 } else {
                     // Fused Q/K/V (several weights, one input): one parallel region.
                     std::vector<qkernels::MatmulJob> jobs;
                     jobs.reserve(s.weights.size());
-                    for (size_t j = 0; j < s.weights.size(); ++j)
-                        jobs.push_back({P(s.out[j]) + size_t(r0) * s.out[j].width, s.weights[j]});
+                    for (size_t j = 0; j < s.weights.size(); ++j) jobs.push_back({P(s.out[j]), s.weights[j]});
                     qkernels::matmul_multi(jobs.data(), int(jobs.size()), in, rows, pool);
                     for (size_t j = 0; j < s.biases.size(); ++j)
                         if (s.biases[j]) kernels::add_rows(jobs[j].out, s.biases[j]->f32(), rows, s.biases[j]->numel());
                 }
-                if (s.epilogue_residual) {
-                    const int W = s.out[0].width;
-                    float* y = P(s.out[0]) + size_t(r0) * W;
-                    const float* r = P(s.residual) + size_t(r0) * W;
-                    kernels::add(y, r, int64_t(rows) * W);
-                }
-                if (s.writes_logits) {
-                    const float* lg = P(s.out[0]);
-                    for (const auto& [row, dst] : r.logits)
-                        std::memcpy(dst, lg + size_t(row) * c.vocab_size, sizeof(float) * c.vocab_size);
-                }
+                if (s.epilogue_residual) kernels::add(P(s.out[0]), P(s.residual), int64_t(rows) * s.out[0].width);
                 break;
             }
             case StepKind::Rope: {
@@ -261,16 +273,22 @@ Status CpuBackend::run_rows(const Rows& r, PagedAccess& kvs) {
                 float* scores = P(s.scores);
                 struct Ctx {
                     PagedAccess* kvs;
-                    int layer, B;
-                } ctx{&kvs, s.layer, kvs.block_tokens()};
+                    int layer, B, t0;
+                } ctx{&kvs, s.layer, kvs.block_tokens(), 0};
                 const kernels::KvBlocks blocks{&ctx, [](const void* p, int t, int block, bool values) {
                                                    const Ctx& x = *static_cast<const Ctx*>(p);
-                                                   return x.kvs->at(t, x.layer, block * x.B, values);
+                                                   return x.kvs->at(x.t0 + t, x.layer, block * x.B, values);
                                                }};
                 const kernels::AttentionShape shape{c.n_heads, c.n_kv_heads,      HD,      kvs.block_tokens(),
                                                     KV,        int64_t(max_seq_), inv_sqrt};
-                kernels::causal_attention(out, q, n, r.pos, kvs.L.row_item.data() + kvs.row0, shape, blocks, scores,
-                                          pool);
+                // W rows at a time: the score scratch holds W rows (every row's arithmetic is its
+                // own, so the pieces give the bits of one pass).
+                for (int t0 = 0; t0 < n; t0 += W) {
+                    ctx.t0 = t0;
+                    kernels::causal_attention(out + size_t(t0) * QD, q + size_t(t0) * QD, std::min(W, n - t0),
+                                              r.pos + t0, kvs.L.row_item.data() + kvs.row0 + t0, shape, blocks, scores,
+                                              pool);
+                }
                 break;
             }
             case StepKind::Swiglu: {

@@ -66,6 +66,7 @@ private:
     };
     struct PagedAccess;  // a caller's PagedKv, through block tables (step)
     Status run_rows(const Rows& r, PagedAccess& kv);
+    void run_head(const Step& s, const float* in, float* logits, int W, std::span<const std::pair<int, float*>> want);
 };
 
 }  // namespace edge::runtime

@@ -380,9 +380,37 @@ private:
         return {};
     }
 
+    // The output head: the last row only, or every row W at a time when all_logits is asked
+    // for; the logits buffer holds W rows. last_logits_ points at the last row's.
+    Status run_head(const Step& s, const float* in_all, float* lg, int n, int W, float* all_logits) {
+        const LlamaConfig& c = cfg_;
+        const int in_w = s.in[0].width, V = s.out[0].width;
+        for (int r0 = all_logits ? 0 : n - 1; r0 < n; r0 += W) {
+            const int rows = std::min(W, n - r0);
+            const float* in = in_all + size_t(r0) * in_w;
+            if (s.prologue_rmsnorm) {
+                EDGE_CUDA_CHECK_LAUNCH(launch_rmsnorm(norm_, in, norms_.at(s.norm), rows, in_w, c.norm_eps, stream_));
+                in = norm_;
+            }
+            EDGE_TRY(matmul(lg, in, *s.weights[0], rows));
+            if (s.biases[0])
+                for (int r = 0; r < rows; ++r)
+                    EDGE_CUDA_CHECK_LAUNCH(
+                        launch_add(lg + size_t(r) * V, lg + size_t(r) * V, norms_.at(s.biases[0]), size_t(V), stream_));
+            if (all_logits)
+                EDGE_CUDA_CHECK(cudaMemcpyAsync(all_logits + size_t(r0) * V, lg, sizeof(float) * size_t(rows) * V,
+                                                cudaMemcpyDeviceToHost, stream_));
+            last_logits_ = lg + size_t(rows - 1) * V;
+        }
+        EDGE_CUDA_CHECK(
+            cudaMemcpyAsync(logits_.data(), last_logits_, sizeof(float) * V, cudaMemcpyDeviceToHost, stream_));
+        return {};
+    }
+
     Status run_chunk(const int32_t* tokens, int n, int pos, float* all_logits, const KvView& kvv) {
         const LlamaConfig& c = cfg_;
         const int k = n == 1 ? 0 : 1;
+        const int W = plan_.wide_rows[size_t(k)];  // rows of the logits and of the score scratch
         auto P = [&](const ValueRef& v) { return reinterpret_cast<float*>(arena_ + v.off[size_t(k)]); };
         EDGE_CUDA_CHECK(cudaMemcpyAsync(tokens_, tokens, sizeof(int32_t) * size_t(n), cudaMemcpyHostToDevice, stream_));
         for (const Step& s : plan_.steps) {
@@ -397,10 +425,13 @@ private:
                     break;
                 case StepKind::MatMul:
                 case StepKind::GateUpSwiglu: {
-                    const int r0 = s.writes_logits && !all_logits ? n - 1 : 0;
-                    const int rows = n - r0;
+                    if (s.writes_logits) {
+                        EDGE_TRY(run_head(s, P(s.in[0]), P(s.out[0]), n, W, all_logits));
+                        break;
+                    }
+                    const int rows = n;
                     const int in_w = s.in[0].width;
-                    const float* in = P(s.in[0]) + size_t(r0) * in_w;
+                    const float* in = P(s.in[0]);
                     if (s.prologue_rmsnorm) {
                         EDGE_CUDA_CHECK_LAUNCH(
                             launch_rmsnorm(norm_, in, norms_.at(s.norm), rows, in_w, c.norm_eps, stream_));
@@ -408,14 +439,14 @@ private:
                     }
                     if (s.kind == StepKind::GateUpSwiglu) {
                         const int F = s.out[0].width;
-                        float* a = P(s.out[0]) + size_t(r0) * F;
+                        float* a = P(s.out[0]);
                         EDGE_TRY(matmul(a, in, *s.weights[0], rows));
                         EDGE_TRY(matmul(up_, in, *s.weights[1], rows));
                         EDGE_CUDA_CHECK_LAUNCH(launch_swiglu(a, up_, size_t(rows) * F, stream_));
                     } else {
                         for (size_t j = 0; j < s.weights.size(); ++j) {
                             const int W = s.out[j].width;
-                            float* y = P(s.out[j]) + size_t(r0) * W;
+                            float* y = P(s.out[j]);
                             EDGE_TRY(matmul(y, in, *s.weights[j], rows));
                             // A bias, row by row through the element-wise add (the kernel the
                             // residual epilogue uses; no kernel of its own).
@@ -426,19 +457,9 @@ private:
                         }
                     }
                     if (s.epilogue_residual) {
-                        const int W = s.out[0].width;
-                        float* y = P(s.out[0]) + size_t(r0) * W;
-                        EDGE_CUDA_CHECK_LAUNCH(
-                            launch_add(y, y, P(s.residual) + size_t(r0) * W, size_t(rows) * W, stream_));
-                    }
-                    if (s.writes_logits) {
-                        const float* lg = P(s.out[0]);
-                        last_logits_ = lg + size_t(n - 1) * c.vocab_size;
-                        if (all_logits)
-                            EDGE_CUDA_CHECK(cudaMemcpyAsync(all_logits, lg, sizeof(float) * size_t(n) * c.vocab_size,
-                                                            cudaMemcpyDeviceToHost, stream_));
-                        EDGE_CUDA_CHECK(cudaMemcpyAsync(logits_.data(), last_logits_, sizeof(float) * c.vocab_size,
-                                                        cudaMemcpyDeviceToHost, stream_));
+                        const int Wd = s.out[0].width;
+                        float* y = P(s.out[0]);
+                        EDGE_CUDA_CHECK_LAUNCH(launch_add(y, y, P(s.residual), size_t(rows) * Wd, stream_));
                     }
                     break;
                 }
@@ -456,9 +477,12 @@ private:
                     float* vp = kvv.v + size_t(s.layer) * kvv.layer_stride;
                     EDGE_CUDA_CHECK_LAUNCH(
                         launch_kv_append(kp, vp, kvv.write, P(s.in[1]), P(s.in[2]), n, pos, c.kv_dim(), stream_));
-                    EDGE_CUDA_CHECK_LAUNCH(launch_attention(P(s.out[0]), P(s.in[0]), kp, vp, kvv.read, P(s.scores), n,
-                                                            pos, c.n_heads, c.n_kv_heads, c.head_dim, max_seq_,
-                                                            stream_));
+                    // W rows at a time: the score scratch holds W rows.
+                    for (int t0 = 0; t0 < n; t0 += W)
+                        EDGE_CUDA_CHECK_LAUNCH(launch_attention(P(s.out[0]) + size_t(t0) * c.q_dim(),
+                                                                P(s.in[0]) + size_t(t0) * c.q_dim(), kp, vp, kvv.read,
+                                                                P(s.scores), std::min(W, n - t0), pos + t0, c.n_heads,
+                                                                c.n_kv_heads, c.head_dim, max_seq_, stream_));
                     break;
                 }
                 case StepKind::Swiglu: {

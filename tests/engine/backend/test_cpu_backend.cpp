@@ -150,6 +150,13 @@ TEST(CpuBackend, RefusesBadPlansNamingTheNode) {
         ASSERT_FALSE(st.ok());
         EXPECT_NE(st.message().find("runs past the arena"), std::string::npos) << st.message();
     }
+    {  // more rows of logits and scores than the batch they serve
+        ExecProgram bad = *plan;
+        bad.prefill.wide_rows = bad.prefill.batch + 1;
+        CpuBackend be;
+        EXPECT_TRUE(test::fails_with(be.load(model, bad, {}),
+                                     {"memory plan 1 has 5 rows of logits and scores", "outside 1..4"}));
+    }
     {  // more positions than the plan was sized for
         CpuBackend be;
         auto st = be.load(model, *plan, BackendOptions{1, 128});

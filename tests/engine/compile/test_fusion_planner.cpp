@@ -1,11 +1,16 @@
 // Fusion passes (node counts, groups) and the memory planner's invariants.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
 #include <cstring>
 #include <set>
 
 #include "engine/compile/passes.h"
 #include "engine/model/xxh64.h"
+#include "engine/runtime/exec_program.h"
+#include "test_support.h"
 
 using edge::model::build_llama_graph;
 using edge::model::Graph;
@@ -133,4 +138,64 @@ TEST(Planner, PlanSurvivesJson) {
     EXPECT_EQ(back->nodes[1].prologue_weight, e.nodes[1].prologue_weight);
     EXPECT_EQ(back->prefill.arena_bytes, e.prefill.arena_bytes);
     EXPECT_EQ(back->decode.buffers.size(), e.decode.buffers.size());
+}
+
+// The logits and the score scratch hold wide_rows rows, not the batch: a 512-token prefill plan of
+// a 1B-class shape keeps the arena of a 64-token plan's wide buffers (the backends run attention
+// and the head in pieces; tests/engine/runtime/test_executor_table.cpp checks their bits).
+TEST(Planner, WideBuffersHoldWideRowsNotTheBatch) {
+    LlamaConfig c = tinyllama_cfg();
+    c.vocab_size = 128256;  // Llama 3's vocabulary: 513 KB of logits a row
+    const Graph g = build_llama_graph(c);
+    const auto nodes = fuse(g);
+    const int max_seq = 4096;
+    auto p = plan_memory(nodes, g, c, 512, max_seq);
+    ASSERT_TRUE(p.ok()) << p.message();
+    EXPECT_EQ(p->batch, 512);
+    EXPECT_EQ(p->wide_rows, kWideRows);
+    size_t biggest_narrow = 0;
+    for (const Buffer& b : p->buffers) {
+        if (b.name == "logits")
+            EXPECT_EQ(b.bytes, size_t(kWideRows) * size_t(c.vocab_size) * sizeof(float));
+        else if (b.name.ends_with(".scores"))
+            EXPECT_EQ(b.bytes, size_t(kWideRows) * size_t(c.n_heads) * max_seq * sizeof(float)) << b.name;
+        else
+            biggest_narrow = std::max(biggest_narrow, b.bytes);
+    }
+    EXPECT_EQ(biggest_narrow, size_t(512) * size_t(c.hidden_dim) * sizeof(float));  // gate/up/SwiGLU output
+    // The old layout (every row wide) needed 512 rows of scores: 268 MB at this shape.
+    auto old = plan_memory(nodes, g, c, 512, max_seq, 512);
+    ASSERT_TRUE(old.ok()) << old.message();
+    EXPECT_GT(old->arena_bytes, size_t(256) << 20);
+    EXPECT_LT(p->arena_bytes, size_t(64) << 20) << p->arena_bytes;
+    std::string why;
+    EXPECT_FALSE(layout_has_overlap(*p, &why)) << why;
+    // A batch below wide_rows: the wide buffers hold the batch.
+    auto small = plan_memory(nodes, g, c, 7, max_seq);
+    ASSERT_TRUE(small.ok());
+    EXPECT_EQ(small->wide_rows, 7);
+    EXPECT_TRUE(test::fails_with(plan_memory(nodes, g, c, 8, max_seq, 0),
+                                 {"memory plan:", "rows of the wide buffers 0", "must be positive"}));
+}
+
+// wide_rows survives the plan's JSON; a file from before the field reads as wide_rows = batch.
+TEST(Planner, WideRowsSurviveJsonAndOldFilesReadAsTheBatch) {
+    const LlamaConfig c = stories_cfg();
+    const Graph g = build_llama_graph(c);
+    ExecProgram e;
+    e.ops_before = int(g.ops.size());
+    e.nodes = fuse(g);
+    e.decode = plan_memory(e.nodes, g, c, 1, 64).value();
+    e.prefill = plan_memory(e.nodes, g, c, 32, 64, 5).value();
+    const std::string text = exec_program_to_json(e);
+    auto back = exec_program_from_json(text, "mem");
+    ASSERT_TRUE(back.ok()) << back.message();
+    EXPECT_EQ(back->prefill.wide_rows, 5);
+    EXPECT_EQ(back->decode.wide_rows, 1);
+    nlohmann::json old = nlohmann::json::parse(text);
+    for (const char* plan : {"decode", "prefill"}) old["memory"][plan].erase("wide_rows");
+    ASSERT_EQ(old.dump().find("wide_rows"), std::string::npos);
+    auto before = exec_program_from_json(old.dump(), "old");
+    ASSERT_TRUE(before.ok()) << before.message();
+    EXPECT_EQ(before->prefill.wide_rows, 32);
 }

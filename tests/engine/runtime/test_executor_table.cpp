@@ -58,7 +58,9 @@ Result<std::unique_ptr<runtime::Executor>> make_reference(const std::shared_ptr<
 }
 
 // The model compiled to an .edge file (fused program, one arena) on a backend, as the agent runs
-// it. A prefill batch of 16 makes a batch step run in several program passes.
+// it. A prefill batch of 16 makes a batch step run in several program passes; 5 rows of logits
+// and score scratch make each pass run attention and the output head in pieces that do not
+// divide it (and the 8 sequences' last rows in two groups of the head).
 Result<std::unique_ptr<runtime::Executor>> make_compiled(const std::shared_ptr<const Model>& m, const char* backend) {
     static int k = 0;
     const std::string out = (test::temp_dir("executor-table") / ("m" + std::to_string(k++) + ".edge")).string();
@@ -66,6 +68,7 @@ Result<std::unique_ptr<runtime::Executor>> make_compiled(const std::shared_ptr<c
     o.out_path = out;
     o.max_seq = kMaxSeq;
     o.prefill_batch = 16;
+    o.wide_rows = 5;
     if (auto rep = compile::compile(*m, o); !rep) return rep.error();
     auto eng = compile::load_engine(out);
     if (!eng) return eng.error();
