@@ -121,12 +121,16 @@ inline __m512i bcast4(const int8_t* p) {
     return _mm512_set1_epi32(v);
 }
 
-// T tokens (x's tokens t0..t0+T) against a packed panel: out[t·out_stride + j] for the panel's
-// rows j (lanes under `rows`).
-template <int Bits, int T>
-void panel_tokens(const __m512i* codes, const __m512* scales, const TileActs& x, int t0, __mmask16 rows, float* out,
-                  int64_t out_stride) {
+// T tokens (x's tokens t0..t0+T) against NP packed panels (np: codes[np], scales[np], rows[np]
+// lanes): out[t·out_stride + np·16 + j] for panel np's rows j. With two panels each broadcast
+// activation feeds two vpdpbusd (on Zen 5, with two vpdpbusd a cycle, one load per vpdpbusd had
+// been the limit); the partial sums then live in L1 (NP·T·P vectors do not fit the registers
+// beside the sums), which changes no row's arithmetic.
+template <int Bits, int NP, int T>
+void panel_tokens(const __m512i* const* codes, const __m512* const* scales, const TileActs& x, int t0,
+                  const __mmask16* rows, float* out, int64_t out_stride) {
     constexpr int kP = Bits == 4 ? 4 : 2;
+    constexpr bool kInRegs = NP == 1;  // one panel: the partial sums fit in registers
     const int64_t padded = x.padded;
     const int8_t* xq[T];
     const float* sx[T];
@@ -137,47 +141,88 @@ void panel_tokens(const __m512i* codes, const __m512* scales, const TileActs& x,
         sx[t] = x.scale + (t0 + t) * padded;
         off[t] = x.off + (t0 + t) * padded;
     }
-    __m512 acc[T][kP];
+    constexpr int kRegTokens = std::max(1, int(kInRegs) * T), kMemPanels = std::max(1, int(!kInRegs) * NP);
+    __m512 acc[kRegTokens][kP];
+    alignas(64) float mem[kMemPanels][T][kP][16];
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t)
 #pragma GCC unroll 4
-        for (int p = 0; p < kP; ++p) acc[t][p] = _mm512_setzero_ps();
+        for (int p = 0; p < kP; ++p) {
+            if constexpr (kInRegs)
+                acc[t][p] = _mm512_setzero_ps();
+            else
+                for (int np = 0; np < NP; ++np) _mm512_store_ps(mem[np][t][p], _mm512_setzero_ps());
+        }
     for (int64_t b0 = 0; b0 < padded; b0 += kP) {
 #pragma GCC unroll 4
         for (int p = 0; p < kP; ++p) {
             const int64_t b = b0 + p;
-            const __m512i* w = codes + b * 8;
-            __m512i s[T];
+            __m512i s[NP][T];
 #pragma GCC unroll 8
-            for (int t = 0; t < T; ++t) s[t] = _mm512_set1_epi32(off[t][b]);
+            for (int t = 0; t < T; ++t) {
+                const __m512i o = _mm512_set1_epi32(off[t][b]);
+#pragma GCC unroll 2
+                for (int np = 0; np < NP; ++np) s[np][t] = o;
+            }
+            if constexpr (NP == 1) {
+                const __m512i* w = codes[0] + b * 8;
                 // Half the block's vectors at a time: 4 code registers, not 8.
 #pragma GCC unroll 2
-            for (int h = 0; h < 2; ++h) {
-                const __m512i w0 = _mm512_load_si512(w + 4 * h), w1 = _mm512_load_si512(w + 4 * h + 1),
-                              w2 = _mm512_load_si512(w + 4 * h + 2), w3 = _mm512_load_si512(w + 4 * h + 3);
+                for (int h = 0; h < 2; ++h) {
+                    const __m512i w0 = _mm512_load_si512(w + 4 * h), w1 = _mm512_load_si512(w + 4 * h + 1),
+                                  w2 = _mm512_load_si512(w + 4 * h + 2), w3 = _mm512_load_si512(w + 4 * h + 3);
 #pragma GCC unroll 8
-                for (int t = 0; t < T; ++t) {
-                    const int8_t* a = xq[t] + b * kQBlock + 16 * h;
-                    s[t] = _mm512_dpbusd_epi32(s[t], w0, bcast4(a));
-                    s[t] = _mm512_dpbusd_epi32(s[t], w1, bcast4(a + 4));
-                    s[t] = _mm512_dpbusd_epi32(s[t], w2, bcast4(a + 8));
-                    s[t] = _mm512_dpbusd_epi32(s[t], w3, bcast4(a + 12));
+                    for (int t = 0; t < T; ++t) {
+                        const int8_t* a = xq[t] + b * kQBlock + 16 * h;
+                        s[0][t] = _mm512_dpbusd_epi32(s[0][t], w0, bcast4(a));
+                        s[0][t] = _mm512_dpbusd_epi32(s[0][t], w1, bcast4(a + 4));
+                        s[0][t] = _mm512_dpbusd_epi32(s[0][t], w2, bcast4(a + 8));
+                        s[0][t] = _mm512_dpbusd_epi32(s[0][t], w3, bcast4(a + 12));
+                    }
+                }
+            } else {
+#pragma GCC unroll 8
+                for (int v = 0; v < 8; ++v) {
+                    __m512i w[NP];
+#pragma GCC unroll 2
+                    for (int np = 0; np < NP; ++np) w[np] = _mm512_load_si512(codes[np] + b * 8 + v);
+#pragma GCC unroll 8
+                    for (int t = 0; t < T; ++t) {
+                        const __m512i a = bcast4(xq[t] + b * kQBlock + 4 * v);
+#pragma GCC unroll 2
+                        for (int np = 0; np < NP; ++np) s[np][t] = _mm512_dpbusd_epi32(s[np][t], w[np], a);
+                    }
                 }
             }
-            const __m512 sw = scales[b];
+#pragma GCC unroll 2
+            for (int np = 0; np < NP; ++np) {
+                const __m512 sw = scales[np][b];
 #pragma GCC unroll 8
-            for (int t = 0; t < T; ++t)
-                acc[t][p] =
-                    _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[t]), _mm512_mul_ps(sw, _mm512_set1_ps(sx[t][b])), acc[t][p]);
+                for (int t = 0; t < T; ++t) {
+                    const __m512 f = _mm512_mul_ps(sw, _mm512_set1_ps(sx[t][b]));
+                    if constexpr (kInRegs)
+                        acc[t][p] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[np][t]), f, acc[t][p]);
+                    else
+                        _mm512_store_ps(mem[np][t][p], _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[np][t]), f,
+                                                                       _mm512_load_ps(mem[np][t][p])));
+                }
+            }
         }
     }
+#pragma GCC unroll 2
+    for (int np = 0; np < NP; ++np)
 #pragma GCC unroll 8
-    for (int t = 0; t < T; ++t) {
-        const __m512 total =
-            kP == 4 ? _mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]), _mm512_add_ps(acc[t][2 % kP], acc[t][3 % kP]))
-                    : _mm512_add_ps(acc[t][0], acc[t][1]);
-        _mm512_mask_storeu_ps(out + int64_t(t0 + t) * out_stride, rows, total);
-    }
+        for (int t = 0; t < T; ++t) {
+            const auto a = [&](int p) {
+                if constexpr (kInRegs)
+                    return acc[t][p % kP];
+                else
+                    return _mm512_load_ps(mem[np][t][p % kP]);
+            };
+            const __m512 total = kP == 4 ? _mm512_add_ps(_mm512_add_ps(a(0), a(1)), _mm512_add_ps(a(2), a(3)))
+                                         : _mm512_add_ps(a(0), a(1));
+            _mm512_mask_storeu_ps(out + int64_t(t0 + t) * out_stride + np * kPanelRows, rows[np], total);
+        }
 }
 
 template <int Bits, class S>
@@ -187,38 +232,61 @@ void tile_impl(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, 
     struct alignas(64) Line {
         uint8_t bytes[64];
     };
+    // Two panels' buffers (codes, scales), then the groups' scratch.
+    const int64_t per_panel = padded * 8 + padded;
     thread_local std::vector<Line> buf;
-    buf.resize(size_t(padded * 8 + padded + G));
-    __m512i* codes = reinterpret_cast<__m512i*>(buf.data());
-    __m512* scales = reinterpret_cast<__m512*>(buf.data() + padded * 8);
-    __m512* groups = scales + padded;
-    for (int64_t r = r0; r < r1; r += kPanelRows) {
-        const int rows = int(std::min<int64_t>(kPanelRows, r1 - r));
-        pack_panel<Bits, S>(q, base, r, rows, padded, codes, scales, groups);
-        const __mmask16 m = first_n16(rows);
+    buf.resize(size_t(2 * per_panel + G));
+    __m512i* codes_of[2];
+    __m512* scales_of[2];
+    for (int k = 0; k < 2; ++k) {
+        codes_of[k] = reinterpret_cast<__m512i*>(buf.data() + k * per_panel);
+        scales_of[k] = reinterpret_cast<__m512*>(buf.data() + k * per_panel + padded * 8);
+    }
+    __m512* groups = reinterpret_cast<__m512*>(buf.data() + 2 * per_panel);
+    for (int64_t r = r0; r < r1;) {
+        // Two panels (32 rows) a pass where there are more than 16 rows left, else one.
+        const int np = r1 - r > kPanelRows ? 2 : 1;
+        int rows_of[2] = {0, 0};
+        __mmask16 m[2] = {0, 0};
+        for (int k = 0; k < np; ++k) {
+            rows_of[k] = int(std::min<int64_t>(kPanelRows, r1 - r - k * kPanelRows));
+            pack_panel<Bits, S>(q, base, r + k * kPanelRows, rows_of[k], padded, codes_of[k], scales_of[k], groups);
+            m[k] = first_n16(rows_of[k]);
+        }
+        const int rows = rows_of[0] + rows_of[1];
         float* o = out + r;
-        // The next panel's codes (16 consecutive rows) are prefetched into L2 a slice per pass of
-        // tokens, so that its repacking does not wait on memory: in a 1B prefill the weights come
-        // from DRAM once per chunk of tokens, and the repacking's loads of 16 rows had stalled.
+        // The next rows' codes (the next pass's 32 consecutive rows) are prefetched into L2 a
+        // slice per pass of tokens, so that their repacking does not wait on memory: in a 1B
+        // prefill the weights come from DRAM once per chunk of tokens, and the repacking's loads
+        // of 16 rows had stalled.
+        const int64_t next_r = r + rows;
         const AheadLines next{
-            reinterpret_cast<const char*>(base + (r + kPanelRows) * q.row_bytes),
-            r + kPanelRows < r1 ? (std::min<int64_t>(kPanelRows, r1 - r - kPanelRows) * q.row_bytes + 63) / 64 : 0};
+            reinterpret_cast<const char*>(base + next_r * q.row_bytes),
+            next_r < r1 ? (std::min<int64_t>(2 * kPanelRows, r1 - next_r) * q.row_bytes + 63) / 64 : 0};
         const int passes = std::max(1, n / kTokens);
-        int t = 0;
-        for (int pass = 0; t + kTokens <= n; t += kTokens, ++pass) {
-            next.prefetch_part(pass, passes);
-            panel_tokens<Bits, kTokens>(codes, scales, x, t, m, o, out_stride);
-        }
-        switch (n - t) {
-            case 3: panel_tokens<Bits, 3>(codes, scales, x, t, m, o, out_stride); break;
-            case 2: panel_tokens<Bits, 2>(codes, scales, x, t, m, o, out_stride); break;
-            case 1: panel_tokens<Bits, 1>(codes, scales, x, t, m, o, out_stride); break;
-            default: break;
-        }
+        const auto run = [&](auto panels) {
+            constexpr int kNP = decltype(panels)::value;
+            int t = 0;
+            for (int pass = 0; t + kTokens <= n; t += kTokens, ++pass) {
+                next.prefetch_part(pass, passes);
+                panel_tokens<Bits, kNP, kTokens>(codes_of, scales_of, x, t, m, o, out_stride);
+            }
+            switch (n - t) {
+                case 3: panel_tokens<Bits, kNP, 3>(codes_of, scales_of, x, t, m, o, out_stride); break;
+                case 2: panel_tokens<Bits, kNP, 2>(codes_of, scales_of, x, t, m, o, out_stride); break;
+                case 1: panel_tokens<Bits, kNP, 1>(codes_of, scales_of, x, t, m, o, out_stride); break;
+                default: break;
+            }
+        };
+        if (np == 2)
+            run(std::integral_constant<int, 2>{});
+        else
+            run(std::integral_constant<int, 1>{});
         if (!q.symmetric)
             for (int j = 0; j < rows; ++j)
                 for (int tt = 0; tt < n; ++tt)
                     o[int64_t(tt) * out_stride + j] -= zero_correction_vnni512(q, base, r + j, x.cg + tt * x.cg_stride);
+        r += rows;
     }
 }
 
