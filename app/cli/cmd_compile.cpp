@@ -17,12 +17,13 @@ namespace {
 struct CompileArgs {
     std::string model, plan, target = "cpu", out, tokenizer;
     CalibTextArgs calib;
-    int prefill_batch = 64;
+    int prefill_batch = compile::CompileOptions{}.prefill_batch;
     bool json = false;
 };
 
 nlohmann::json memory_json(const runtime::MemoryLayout& m) {
     return {{"batch", m.batch},
+            {"wide_rows", m.wide_rows},
             {"arena_bytes", m.arena_bytes},
             {"naive_bytes", m.naive_bytes},
             {"peak_live_bytes", m.peak_live_bytes}};
@@ -89,7 +90,10 @@ void add_compile_command(CLI::App& app, int& rc) {
     sub->add_option("--plan", a->plan, "Quantization plan (*.plan.json); without one weights keep their precision");
     sub->add_option("--target", a->target, "cpu, cuda-sm87 or cuda-sm90")->capture_default_str();
     sub->add_option("--out", a->out, "The engine file to write (X.edge)")->required();
-    sub->add_option("--prefill-batch", a->prefill_batch, "Batch of the prefill memory plan")->capture_default_str();
+    sub->add_option(
+           "--prefill-batch", a->prefill_batch,
+           "Rows of the prefill program: the most prompt tokens one pass runs (the weights are read once a pass)")
+        ->capture_default_str();
     a->calib.add_options(sub);
     sub->add_option("--tokenizer", a->tokenizer, "Tokenizer file when the model has none (for --calib)");
     sub->add_flag("--json", a->json, "Print JSON");

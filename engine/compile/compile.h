@@ -24,7 +24,7 @@ struct CompileOptions {
     Target target = Target::Cpu;
     std::optional<quant::QuantPlan> plan;  // none: weights at their stored precision
     std::string out_path;                  // X.edge
-    int prefill_batch = 64;                // batch of the prefill memory plan
+    int prefill_batch = 512;               // batch of the prefill memory plan (tokens a pass)
     int wide_rows = kWideRows;             // rows of its logits and score scratch (MemoryLayout)
     int max_seq = 0;                       // <= 0: the model's context length (capped at 4096)
     int threads = 0;                       // for apply_plan

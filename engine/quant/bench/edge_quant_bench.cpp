@@ -120,8 +120,22 @@ int run_compare(BenchSetup& s, const std::string& file) {
 
 int main(int argc, char** argv) {
     BenchArgs a;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        const std::string k = argv[i], v = argv[i + 1];
+    for (int i = 1; i < argc; i += 2) {
+        const std::string k = argv[i];
+        if (k == "--help" || k == "-h") {
+            std::printf(
+                "edge-quant-bench [--mode table|compare|sens|decode|kernels|gemm|stream|layerwise] [--model M]\n"
+                "  [--text T] [--parts 400] [--calib-seqs 32] [--calib-len 128] [--threads 1] [--only NAME]\n"
+                "  [--tokens 1,16,128,512] [--file F] [--kernels auto|avx2|portable]\n"
+                "  [--prefetch auto|rows-l2|sequential-l1] [--lead N[,N...]]\n"
+                "The modes and their tables: docs/quant.md and docs/benchmarks.md.\n");
+            return 0;
+        }
+        if (i + 1 == argc) {  // (an option without its value used to be dropped and the table run)
+            std::fprintf(stderr, "edge-quant-bench: option %s needs a value (--help lists them)\n", k.c_str());
+            return 2;
+        }
+        const std::string v = argv[i + 1];
         if (k == "--model")
             a.model_path = v;
         else if (k == "--text")
