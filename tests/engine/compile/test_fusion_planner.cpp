@@ -36,6 +36,18 @@ LlamaConfig tinyllama_cfg() {  // TinyLlama-1.1B shape
     return c;
 }
 
+// stories260K's fused program at 64 positions: decode, and a prefill plan of `batch` rows.
+ExecProgram stories_program(int batch, int wide_rows) {
+    const LlamaConfig c = stories_cfg();
+    const Graph g = build_llama_graph(c);
+    ExecProgram e;
+    e.ops_before = int(g.ops.size());
+    e.nodes = fuse(g);
+    e.decode = plan_memory(e.nodes, g, c, 1, 64).value();
+    e.prefill = plan_memory(e.nodes, g, c, batch, 64, wide_rows).value();
+    return e;
+}
+
 }  // namespace
 
 TEST(Xxh64, KnownVectors) {
@@ -125,13 +137,7 @@ TEST(Planner, UnknownValueIsAnError) {
 }
 
 TEST(Planner, PlanSurvivesJson) {
-    const LlamaConfig c = stories_cfg();
-    const Graph g = build_llama_graph(c);
-    ExecProgram e;
-    e.ops_before = int(g.ops.size());
-    e.nodes = fuse(g);
-    e.decode = plan_memory(e.nodes, g, c, 1, 64).value();
-    e.prefill = plan_memory(e.nodes, g, c, 8, 64).value();
+    const ExecProgram e = stories_program(8, kWideRows);
     auto back = exec_program_from_json(exec_program_to_json(e), "mem");
     ASSERT_TRUE(back.ok()) << back.message();
     EXPECT_EQ(back->nodes.size(), e.nodes.size());
@@ -180,13 +186,7 @@ TEST(Planner, WideBuffersHoldWideRowsNotTheBatch) {
 
 // wide_rows survives the plan's JSON; a file from before the field reads as wide_rows = batch.
 TEST(Planner, WideRowsSurviveJsonAndOldFilesReadAsTheBatch) {
-    const LlamaConfig c = stories_cfg();
-    const Graph g = build_llama_graph(c);
-    ExecProgram e;
-    e.ops_before = int(g.ops.size());
-    e.nodes = fuse(g);
-    e.decode = plan_memory(e.nodes, g, c, 1, 64).value();
-    e.prefill = plan_memory(e.nodes, g, c, 32, 64, 5).value();
+    const ExecProgram e = stories_program(32, 5);
     const std::string text = exec_program_to_json(e);
     auto back = exec_program_from_json(text, "mem");
     ASSERT_TRUE(back.ok()) << back.message();
