@@ -380,6 +380,15 @@ private:
         return {};
     }
 
+    // A weight's bias added to each of `rows` rows of `width` (through the element-wise add the
+    // residual epilogue uses; no kernel of its own).
+    Status add_bias_rows(float* y, const Tensor* bias, int rows, int width) {
+        for (int r = 0; r < rows; ++r)
+            EDGE_CUDA_CHECK_LAUNCH(
+                launch_add(y + size_t(r) * width, y + size_t(r) * width, norms_.at(bias), size_t(width), stream_));
+        return {};
+    }
+
     // The output head: the last row only, or every row W at a time when all_logits is asked
     // for; the logits buffer holds W rows. last_logits_ points at the last row's.
     Status run_head(const Step& s, const float* in_all, float* lg, int n, int W, float* all_logits) {
@@ -393,10 +402,7 @@ private:
                 in = norm_;
             }
             EDGE_TRY(matmul(lg, in, *s.weights[0], rows));
-            if (s.biases[0])
-                for (int r = 0; r < rows; ++r)
-                    EDGE_CUDA_CHECK_LAUNCH(
-                        launch_add(lg + size_t(r) * V, lg + size_t(r) * V, norms_.at(s.biases[0]), size_t(V), stream_));
+            if (s.biases[0]) EDGE_TRY(add_bias_rows(lg, s.biases[0], rows, V));
             if (all_logits)
                 EDGE_CUDA_CHECK(cudaMemcpyAsync(all_logits + size_t(r0) * V, lg, sizeof(float) * size_t(rows) * V,
                                                 cudaMemcpyDeviceToHost, stream_));
@@ -410,7 +416,7 @@ private:
     Status run_chunk(const int32_t* tokens, int n, int pos, float* all_logits, const KvView& kvv) {
         const LlamaConfig& c = cfg_;
         const int k = n == 1 ? 0 : 1;
-        const int W = plan_.wide_rows[size_t(k)];  // rows of the logits and of the score scratch
+        const int wide = plan_.wide_rows[size_t(k)];  // rows of the logits and of the score scratch
         auto P = [&](const ValueRef& v) { return reinterpret_cast<float*>(arena_ + v.off[size_t(k)]); };
         EDGE_CUDA_CHECK(cudaMemcpyAsync(tokens_, tokens, sizeof(int32_t) * size_t(n), cudaMemcpyHostToDevice, stream_));
         for (const Step& s : plan_.steps) {
@@ -426,7 +432,7 @@ private:
                 case StepKind::MatMul:
                 case StepKind::GateUpSwiglu: {
                     if (s.writes_logits) {
-                        EDGE_TRY(run_head(s, P(s.in[0]), P(s.out[0]), n, W, all_logits));
+                        EDGE_TRY(run_head(s, P(s.in[0]), P(s.out[0]), n, wide, all_logits));
                         break;
                     }
                     const int rows = n;
@@ -445,21 +451,15 @@ private:
                         EDGE_CUDA_CHECK_LAUNCH(launch_swiglu(a, up_, size_t(rows) * F, stream_));
                     } else {
                         for (size_t j = 0; j < s.weights.size(); ++j) {
-                            const int W = s.out[j].width;
                             float* y = P(s.out[j]);
                             EDGE_TRY(matmul(y, in, *s.weights[j], rows));
-                            // A bias, row by row through the element-wise add (the kernel the
-                            // residual epilogue uses; no kernel of its own).
                             if (j < s.biases.size() && s.biases[j])
-                                for (int r = 0; r < rows; ++r)
-                                    EDGE_CUDA_CHECK_LAUNCH(launch_add(y + size_t(r) * W, y + size_t(r) * W,
-                                                                      norms_.at(s.biases[j]), size_t(W), stream_));
+                                EDGE_TRY(add_bias_rows(y, s.biases[j], rows, s.out[j].width));
                         }
                     }
                     if (s.epilogue_residual) {
-                        const int Wd = s.out[0].width;
                         float* y = P(s.out[0]);
-                        EDGE_CUDA_CHECK_LAUNCH(launch_add(y, y, P(s.residual), size_t(rows) * Wd, stream_));
+                        EDGE_CUDA_CHECK_LAUNCH(launch_add(y, y, P(s.residual), size_t(rows) * s.out[0].width, stream_));
                     }
                     break;
                 }
@@ -477,12 +477,12 @@ private:
                     float* vp = kvv.v + size_t(s.layer) * kvv.layer_stride;
                     EDGE_CUDA_CHECK_LAUNCH(
                         launch_kv_append(kp, vp, kvv.write, P(s.in[1]), P(s.in[2]), n, pos, c.kv_dim(), stream_));
-                    // W rows at a time: the score scratch holds W rows.
-                    for (int t0 = 0; t0 < n; t0 += W)
-                        EDGE_CUDA_CHECK_LAUNCH(launch_attention(P(s.out[0]) + size_t(t0) * c.q_dim(),
-                                                                P(s.in[0]) + size_t(t0) * c.q_dim(), kp, vp, kvv.read,
-                                                                P(s.scores), std::min(W, n - t0), pos + t0, c.n_heads,
-                                                                c.n_kv_heads, c.head_dim, max_seq_, stream_));
+                    // `wide` rows at a time: the score scratch holds that many rows.
+                    for (int t0 = 0; t0 < n; t0 += wide)
+                        EDGE_CUDA_CHECK_LAUNCH(
+                            launch_attention(P(s.out[0]) + size_t(t0) * c.q_dim(), P(s.in[0]) + size_t(t0) * c.q_dim(),
+                                             kp, vp, kvv.read, P(s.scores), std::min(wide, n - t0), pos + t0, c.n_heads,
+                                             c.n_kv_heads, c.head_dim, max_seq_, stream_));
                     break;
                 }
                 case StepKind::Swiglu: {
