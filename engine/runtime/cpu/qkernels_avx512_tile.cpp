@@ -124,13 +124,19 @@ inline __m512i bcast4(const int8_t* p) {
 // T tokens (x's tokens t0..t0+T) against NP packed panels (np: codes[np], scales[np], rows[np]
 // lanes): out[t·out_stride + np·16 + j] for panel np's rows j. With two panels each broadcast
 // activation feeds two vpdpbusd (on Zen 5, with two vpdpbusd a cycle, one load per vpdpbusd had
-// been the limit); the partial sums then live in L1 (NP·T·P vectors do not fit the registers
-// beside the sums), which changes no row's arithmetic.
+// been the limit).
+//
+// Partial sum p holds blocks p, p + P, p + 2P, ... (P = 4 for INT4, 2 for INT8), each added by one
+// FMA in block order, as in the one-token kernel. Two partials are live at a time: INT8 in one
+// sweep over the blocks, INT4 in two (blocks 0, 1, 4, 5, ... into partials 0 and 1, then 2, 3, 6,
+// 7, ... into 2 and 3; each sweep reads whole 64-byte lines of the activations). With all four of
+// INT4's partials live, two panels needed 32 partial registers beside the 8 integer sums and the
+// compiler spilled inside the block loop. The order of the additions into each partial is
+// unchanged, so no row's arithmetic changes.
 template <int Bits, int NP, int T>
 void panel_tokens(const __m512i* const* codes, const __m512* const* scales, const TileActs& x, int t0,
                   const __mmask16* rows, float* out, int64_t out_stride) {
     constexpr int kP = Bits == 4 ? 4 : 2;
-    constexpr bool kInRegs = NP == 1;  // one panel: the partial sums fit in registers
     const int64_t padded = x.padded;
     const int8_t* xq[T];
     const float* sx[T];
@@ -141,86 +147,81 @@ void panel_tokens(const __m512i* const* codes, const __m512* const* scales, cons
         sx[t] = x.scale + (t0 + t) * padded;
         off[t] = x.off + (t0 + t) * padded;
     }
-    constexpr int kRegTokens = std::max(1, int(kInRegs) * T), kMemPanels = std::max(1, int(!kInRegs) * NP);
-    __m512 acc[kRegTokens][kP];
-    alignas(64) float mem[kMemPanels][T][kP][16];
-#pragma GCC unroll 8
-    for (int t = 0; t < T; ++t)
-#pragma GCC unroll 4
-        for (int p = 0; p < kP; ++p) {
-            if constexpr (kInRegs)
-                acc[t][p] = _mm512_setzero_ps();
-            else
-                for (int np = 0; np < NP; ++np) _mm512_store_ps(mem[np][t][p], _mm512_setzero_ps());
-        }
-    for (int64_t b0 = 0; b0 < padded; b0 += kP) {
-#pragma GCC unroll 4
-        for (int p = 0; p < kP; ++p) {
-            const int64_t b = b0 + p;
-            __m512i s[NP][T];
-#pragma GCC unroll 8
-            for (int t = 0; t < T; ++t) {
-                const __m512i o = _mm512_set1_epi32(off[t][b]);
+    constexpr int kLive = 2;  // partials live in the registers during a sweep
+    __m512 part[kP][NP][T];
+#pragma GCC unroll 1
+    for (int sweep = 0; sweep < kP / kLive; ++sweep) {
+        __m512 acc[kLive][NP][T];
 #pragma GCC unroll 2
-                for (int np = 0; np < NP; ++np) s[np][t] = o;
-            }
-            if constexpr (NP == 1) {
-                const __m512i* w = codes[0] + b * 8;
-                // Half the block's vectors at a time: 4 code registers, not 8.
+        for (int l = 0; l < kLive; ++l)
 #pragma GCC unroll 2
-                for (int h = 0; h < 2; ++h) {
-                    const __m512i w0 = _mm512_load_si512(w + 4 * h), w1 = _mm512_load_si512(w + 4 * h + 1),
-                                  w2 = _mm512_load_si512(w + 4 * h + 2), w3 = _mm512_load_si512(w + 4 * h + 3);
+            for (int np = 0; np < NP; ++np)
 #pragma GCC unroll 8
-                    for (int t = 0; t < T; ++t) {
-                        const int8_t* a = xq[t] + b * kQBlock + 16 * h;
-                        s[0][t] = _mm512_dpbusd_epi32(s[0][t], w0, bcast4(a));
-                        s[0][t] = _mm512_dpbusd_epi32(s[0][t], w1, bcast4(a + 4));
-                        s[0][t] = _mm512_dpbusd_epi32(s[0][t], w2, bcast4(a + 8));
-                        s[0][t] = _mm512_dpbusd_epi32(s[0][t], w3, bcast4(a + 12));
-                    }
-                }
-            } else {
-#pragma GCC unroll 8
-                for (int v = 0; v < 8; ++v) {
-                    __m512i w[NP];
+                for (int t = 0; t < T; ++t) acc[l][np][t] = _mm512_setzero_ps();
+        for (int64_t b0 = sweep * kLive; b0 < padded; b0 += kP)
 #pragma GCC unroll 2
-                    for (int np = 0; np < NP; ++np) w[np] = _mm512_load_si512(codes[np] + b * 8 + v);
-#pragma GCC unroll 8
-                    for (int t = 0; t < T; ++t) {
-                        const __m512i a = bcast4(xq[t] + b * kQBlock + 4 * v);
-#pragma GCC unroll 2
-                        for (int np = 0; np < NP; ++np) s[np][t] = _mm512_dpbusd_epi32(s[np][t], w[np], a);
-                    }
-                }
-            }
-#pragma GCC unroll 2
-            for (int np = 0; np < NP; ++np) {
-                const __m512 sw = scales[np][b];
+            for (int l = 0; l < kLive; ++l) {
+                const int64_t b = b0 + l;
+                __m512i s[NP][T];
 #pragma GCC unroll 8
                 for (int t = 0; t < T; ++t) {
-                    const __m512 f = _mm512_mul_ps(sw, _mm512_set1_ps(sx[t][b]));
-                    if constexpr (kInRegs)
-                        acc[t][p] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[np][t]), f, acc[t][p]);
-                    else
-                        _mm512_store_ps(mem[np][t][p], _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[np][t]), f,
-                                                                       _mm512_load_ps(mem[np][t][p])));
+                    const __m512i o = _mm512_set1_epi32(off[t][b]);
+#pragma GCC unroll 2
+                    for (int np = 0; np < NP; ++np) s[np][t] = o;
+                }
+                if constexpr (NP == 1) {
+                    const __m512i* w = codes[0] + b * 8;
+                    // Half the block's vectors at a time: 4 code registers, not 8.
+#pragma GCC unroll 2
+                    for (int h = 0; h < 2; ++h) {
+                        const __m512i w0 = _mm512_load_si512(w + 4 * h), w1 = _mm512_load_si512(w + 4 * h + 1),
+                                      w2 = _mm512_load_si512(w + 4 * h + 2), w3 = _mm512_load_si512(w + 4 * h + 3);
+#pragma GCC unroll 8
+                        for (int t = 0; t < T; ++t) {
+                            const int8_t* a = xq[t] + b * kQBlock + 16 * h;
+                            s[0][t] = _mm512_dpbusd_epi32(s[0][t], w0, bcast4(a));
+                            s[0][t] = _mm512_dpbusd_epi32(s[0][t], w1, bcast4(a + 4));
+                            s[0][t] = _mm512_dpbusd_epi32(s[0][t], w2, bcast4(a + 8));
+                            s[0][t] = _mm512_dpbusd_epi32(s[0][t], w3, bcast4(a + 12));
+                        }
+                    }
+                } else {
+#pragma GCC unroll 8
+                    for (int v = 0; v < 8; ++v) {
+                        __m512i w[NP];
+#pragma GCC unroll 2
+                        for (int np = 0; np < NP; ++np) w[np] = _mm512_load_si512(codes[np] + b * 8 + v);
+#pragma GCC unroll 8
+                        for (int t = 0; t < T; ++t) {
+                            const __m512i a = bcast4(xq[t] + b * kQBlock + 4 * v);
+#pragma GCC unroll 2
+                            for (int np = 0; np < NP; ++np) s[np][t] = _mm512_dpbusd_epi32(s[np][t], w[np], a);
+                        }
+                    }
+                }
+#pragma GCC unroll 2
+                for (int np = 0; np < NP; ++np) {
+                    const __m512 sw = scales[np][b];
+#pragma GCC unroll 8
+                    for (int t = 0; t < T; ++t)
+                        acc[l][np][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[np][t]),
+                                                        _mm512_mul_ps(sw, _mm512_set1_ps(sx[t][b])), acc[l][np][t]);
                 }
             }
-        }
+#pragma GCC unroll 2
+        for (int l = 0; l < kLive; ++l)
+#pragma GCC unroll 2
+            for (int np = 0; np < NP; ++np)
+#pragma GCC unroll 8
+                for (int t = 0; t < T; ++t) part[sweep * kLive + l][np][t] = acc[l][np][t];
     }
 #pragma GCC unroll 2
     for (int np = 0; np < NP; ++np)
 #pragma GCC unroll 8
         for (int t = 0; t < T; ++t) {
-            const auto a = [&](int p) {
-                if constexpr (kInRegs)
-                    return acc[t][p % kP];
-                else
-                    return _mm512_load_ps(mem[np][t][p % kP]);
-            };
-            const __m512 total = kP == 4 ? _mm512_add_ps(_mm512_add_ps(a(0), a(1)), _mm512_add_ps(a(2), a(3)))
-                                         : _mm512_add_ps(a(0), a(1));
+            const __m512 total = kP == 4 ? _mm512_add_ps(_mm512_add_ps(part[0][np][t], part[1][np][t]),
+                                                         _mm512_add_ps(part[2 % kP][np][t], part[3 % kP][np][t]))
+                                         : _mm512_add_ps(part[0][np][t], part[1][np][t]);
             _mm512_mask_storeu_ps(out + int64_t(t0 + t) * out_stride + np * kPanelRows, rows[np], total);
         }
 }
