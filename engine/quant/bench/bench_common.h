@@ -53,4 +53,5 @@ double read_bandwidth(size_t bytes, int threads);
 int run_decode_bench(const BenchArgs& a);
 int run_kernel_bench(const BenchArgs& a);
 int run_gemm_bench(const BenchArgs& a);
+int run_attention_bench(const BenchArgs& a);
 int run_layerwise_bench(const BenchArgs& a);

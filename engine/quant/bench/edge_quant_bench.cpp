@@ -1,12 +1,15 @@
 // edge-quant-bench: the docs/quant.md tables.
 //   edge-quant-bench [--model M] [--text T] [--parts 400] [--calib-seqs 32] [--calib-len 128]
-//                    [--threads 1] [--only NAME] [--mode table|compare|sens|decode|kernels|stream|layerwise]
+//                    [--threads 1] [--only NAME]
+//                    [--mode table|compare|sens|decode|kernels|gemm|attention|stream|layerwise]
 //                    [--file F] [--kernels auto|avx2|portable] [--prefetch auto|rows-l2|sequential-l1] [--lead N[,N...]]
 //   table   : FP32 / FP16 / INT8 / INT4 RTN-AWQ-GPTQ rows (acceptance 2), plus asymmetric and
 //             diagnostic rows (head kept FP32, act-order).
 //   compare : another model file (e.g. llama.cpp's stories260K-Q4_0.gguf, --file) against FP32.
 //   sens    : per-layer INT4 sensitivity and the k most / least sensitive at INT8 (acceptance 3).
 //   decode  : decode tokens/s on a synthesized TinyLlama-1.1B shape vs bandwidth (acceptance 4).
+//   gemm    : the batched products of prefill per weight shape, against measured peaks (bench_gemm.cpp).
+//   attention: prefill's causal attention of the 1B shape, G multiply-adds/s (bench_attention.cpp).
 //   stream  : only the matrix-vector products of one such decode step (--only f16|int8, default
 //             INT4), as weight GB/s against the read bandwidth (bench_stream.cpp).
 // Evaluation: the para protocol over the first --parts paragraphs. Calibration: sequences cut
@@ -124,8 +127,9 @@ int main(int argc, char** argv) {
         const std::string k = argv[i];
         if (k == "--help" || k == "-h") {
             std::printf(
-                "edge-quant-bench [--mode table|compare|sens|decode|kernels|gemm|stream|layerwise] [--model M]\n"
-                "  [--text T] [--parts 400] [--calib-seqs 32] [--calib-len 128] [--threads 1] [--only NAME]\n"
+                "edge-quant-bench [--mode table|compare|sens|decode|kernels|gemm|attention|stream|layerwise]\n"
+                "  [--model M] [--text T] [--parts 400] [--calib-seqs 32] [--calib-len 128] [--threads 1] [--only "
+                "NAME]\n"
                 "  [--tokens 1,16,128,512] [--file F] [--kernels auto|avx2|portable]\n"
                 "  [--prefetch auto|rows-l2|sequential-l1] [--lead N[,N...]]\n"
                 "The modes and their tables: docs/quant.md and docs/benchmarks.md.\n");
@@ -186,6 +190,7 @@ int main(int argc, char** argv) {
     if (a.mode == "decode") return run_decode_bench(a);
     if (a.mode == "kernels") return run_kernel_bench(a);
     if (a.mode == "gemm") return run_gemm_bench(a);
+    if (a.mode == "attention") return run_attention_bench(a);
     if (a.mode == "stream") return run_stream_bench(a);
     if (a.mode == "layerwise") return run_layerwise_bench(a);
     auto s = BenchSetup::create(a);
