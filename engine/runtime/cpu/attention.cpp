@@ -47,6 +47,21 @@ bool fast_layout_available() {
     return ok;
 }
 
+// The softmax of every (token, head) score row of a run (tokens [t0, t1), heads [h0, h1)), their
+// sequential loops side by side.
+void softmax_run(float* scores, int t0, int t1, const int* pos, int h0, int h1, const AttentionShape& s) {
+    thread_local std::vector<float*> rows;
+    thread_local std::vector<int> lens;
+    rows.clear();
+    lens.clear();
+    for (int t = t0; t < t1; ++t)
+        for (int h = h0; h < h1; ++h) {
+            rows.push_back(scores + (int64_t(t) * s.n_heads + h) * s.score_stride);
+            lens.push_back(pos[t] + 1);
+        }
+    softmax_rows(rows.data(), lens.data(), int(rows.size()));
+}
+
 // out[0..HD) = Σ_p att[p]·v_p over `len` positions, a multiply then an add per element and
 // position (axpy_avx's rounding), C = HD / 8 accumulators in registers. Compiled for AVX without
 // FMA, as axpy_avx is: with FMA enabled the compiler fuses the multiply and the add (GCC contracts
@@ -116,17 +131,7 @@ __attribute__((target("avx2,fma"))) void attend_run(float* out, const float* q, 
             }
         }
     }
-    // The softmax of every (token, head) row of the run, their sequential loops side by side.
-    thread_local std::vector<float*> rows;
-    thread_local std::vector<int> lens;
-    rows.clear();
-    lens.clear();
-    for (int t = t0; t < t1; ++t)
-        for (int h = g * kv_mul; h < (g + 1) * kv_mul; ++h) {
-            rows.push_back(scores + (int64_t(t) * s.n_heads + h) * s.score_stride);
-            lens.push_back(pos[t] + 1);
-        }
-    softmax_rows(rows.data(), lens.data(), int(rows.size()));
+    softmax_run(scores, t0, t1, pos, g * kv_mul, (g + 1) * kv_mul, s);
     for (int t = t0; t < t1; ++t)
         for (int h = g * kv_mul; h < (g + 1) * kv_mul; ++h) {
             const int len = pos[t] + 1;
@@ -281,7 +286,7 @@ void weighted_values16_rows(float* const* out, const float* const* att, int rows
     }
 }
 
-// attend_run's work with 16 keys per vector and two heads per pass (head_dim % 16 == 0).
+// attend_run's work with 16 keys per vector and up to four heads per pass (head_dim % 16 == 0).
 template <int HDT>
 __attribute__((target("avx512f,avx2,fma"))) void attend_run16(float* out, const float* q, int t0, int t1,
                                                               const int* pos, int g, const AttentionShape& s,
@@ -330,16 +335,7 @@ __attribute__((target("avx512f,avx2,fma"))) void attend_run16(float* out, const 
             }
         }
     }
-    thread_local std::vector<float*> rows;
-    thread_local std::vector<int> lens;
-    rows.clear();
-    lens.clear();
-    for (int t = t0; t < t1; ++t)
-        for (int h = h0; h < h1; ++h) {
-            rows.push_back(scores + (int64_t(t) * s.n_heads + h) * s.score_stride);
-            lens.push_back(pos[t] + 1);
-        }
-    softmax_rows(rows.data(), lens.data(), int(rows.size()));
+    softmax_run(scores, t0, t1, pos, h0, h1, s);
     // The values: up to 4 heads of a token (the same positions) share each loaded value vector.
     for (int t = t0; t < t1; ++t)
         for (int h = h0; h < h1; h += 4) {
