@@ -81,7 +81,16 @@ shopt -s nullglob
 [ -n "$work" ] || work="${XDG_CACHE_HOME:-$HOME/.cache}/edgestudio/agent-build"
 mkdir -p "$work"
 if command -v flock >/dev/null; then exec 9>"$work.lock"; flock 9; fi  # one board-build at a time
-rm -rf "$work/src" && mkdir "$work/src" && tar -xzf "$stage/src.tar.gz" -C "$work/src"
+# The bundle is unpacked at $work/tree and built in $work/tree/build: the layout of a checkout and
+# its build/ folder, so that with ccache (paths relative to the tree) the commands of the
+# translation units that do not depend on the CUDA setting are those of a host build of the same
+# sources, which are then cache hits (a host that builds the project and then its own agent, as
+# the test command does, compiles them once).
+tree="$work/tree"
+rm -rf "$work/src" "$work/build"  # (the layout before: sources and build tree side by side)
+mkdir -p "$tree"
+find "$tree" -mindepth 1 -maxdepth 1 ! -name build -exec rm -rf {} +
+tar -xzf "$stage/src.tar.gz" -C "$tree"
 cd "$stage"
 command -v cmake >/dev/null || die "cmake is not installed (need >= 3.25)"
 cm="$(cmake --version | sed -n 's/^cmake version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')"
@@ -101,17 +110,17 @@ else
 fi
 if command -v ninja >/dev/null; then args+=(-G Ninja); fi
 if command -v ccache >/dev/null; then
-  # Paths relative to the bundle, no working-directory hash: rebuilds (and identical sources
-  # elsewhere on the board) are cache hits.
-  export CCACHE_BASEDIR="$work" CCACHE_NOHASHDIR=1
+  # Paths relative to the tree, no working-directory hash: rebuilds (and identical sources
+  # elsewhere on the board, laid out the same way) are cache hits.
+  export CCACHE_BASEDIR="$tree" CCACHE_NOHASHDIR=1
   args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
 [ "$jobs" -gt 0 ] || jobs="$(nproc)"
 echo "board-build ($host): $(c++ --version | head -1); cmake $(cmake --version | head -1 | cut -d' ' -f3); CUDA $cuda; $jobs jobs"
 t0=$(date +%s)
-cmake -S "$work/src" -B "$work/build" "${args[@]}" > configure.log 2>&1 || { tail -30 configure.log >&2; die "configure failed (log: $stage/configure.log)"; }
-cmake --build "$work/build" --target edge-agent --parallel "$jobs" > build.log 2>&1 || { tail -40 build.log >&2; die "build failed (log: $stage/build.log)"; }
-agent="$work/build/remote/edge-agent"
+cmake -S "$tree" -B "$tree/build" "${args[@]}" > configure.log 2>&1 || { tail -30 configure.log >&2; die "configure failed (log: $stage/configure.log)"; }
+cmake --build "$tree/build" --target edge-agent --parallel "$jobs" > build.log 2>&1 || { tail -40 build.log >&2; die "build failed (log: $stage/build.log)"; }
+agent="$tree/build/remote/edge-agent"
 "$agent" --version > version.txt 2>&1 || { cat version.txt >&2; die "the built agent does not run"; }
 echo "board-build ($host): built $(cat version.txt) in $(( $(date +%s) - t0 )) s"
 
