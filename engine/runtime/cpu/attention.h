@@ -5,12 +5,14 @@
 // order, kernels::softmax, then out = Σ_p a_p·v_p added position after position (a multiply, then
 // an add). Where the processor has AVX2+FMA and head_dim is a multiple of 8 the work is laid out
 // for speed without changing a bit of it:
-//   keys in lanes  a KV block's keys of one KV head are transposed once (8 keys per vector) and
-//                  shared by every query head of the group and every token of a run of the same
-//                  sequence (a prefill chunk): a score vector is 8 keys' dot products, computed
-//                  with the dot kernel's partial sums lane by lane, no horizontal sum per key.
+//   keys in lanes  a KV block's keys of one KV head are transposed once (8 keys per vector; 16
+//                  with AVX-512) and shared by every query head of the group and every token of a
+//                  run of the same sequence (a prefill chunk): a score vector is 8 (16) keys' dot
+//                  products, computed with the dot kernel's partial sums lane by lane, no
+//                  horizontal sum per key. With AVX-512 up to four heads share each key vector.
 //   values         the output of a (token, head) stays in registers over all positions instead of
-//                  being loaded and stored once per position.
+//                  being loaded and stored once per position (with AVX-512, up to four heads of a
+//                  token share each loaded value vector).
 // Elsewhere (no AVX2, other head sizes) it runs kernels::dot_rows / axpy_rows per (token, head).
 #pragma once
 #include <cstdint>
