@@ -6,6 +6,7 @@
 //   4. demo.gguf (F32, tokenizer embedded), demo-train.txt, demo-heldout.txt and
 //      demo-report.json (sizes, losses, held-out perplexity through the FP32 runtime).
 // Usage: edge-demo-gen OUT_DIR [--steps N] [--threads N] [--batch N] [--seq-len N] [--lr X] [--seed N]
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -151,7 +152,7 @@ Status run(const Args& a) {
     to.threads = a.threads;
     TrainReport rep;
     Progress progress([&](double f, const std::string&) {
-        const int step = int(f * a.steps + 0.5);
+        const int step = int(std::lround(f * a.steps));
         if (step % 25 == 0) std::printf("demo: training step %d/%d\n", step, a.steps), std::fflush(stdout);
     });
     EDGE_TRY(train_llama(m, seqs, to, &progress, &rep));
