@@ -298,23 +298,45 @@ void tile_impl(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, 
 // pairwise down to 4, then (t0 + t2) + (t1 + t3)). Here lane e of every row is one vector, so the
 // same operations in the same order give each row's dot product. (Masked-off lanes of the last
 // chunk add fma(0, 0, a) = a: a sum that starts at +0 never becomes −0, so skipping them is exact.)
+//
+// The columns are taken 1,024 at a time (the chains' 16 × T × 4 vectors kept in L1 between the
+// chunks): each lane e's chains read every 16th activation, so a pass over all the columns for
+// one e touched every line of the T tokens' activations, which at 8,192 columns (128 KiB for 4
+// tokens) do not fit L1 and came from L2 sixteen times. Each chain's FMAs keep their order.
 template <int T>
 void f16_panel_tokens(const __m512* wt, int64_t n, const float* const* x, float* const* out, __mmask16 rows) {
+    constexpr int64_t kChunk = 1024;  // columns per pass (a multiple of 64)
     const int64_t n64 = n / 64 * 64;
     __m512 A[T][16];
+    alignas(64) __m512 chains[16][T][4];
+    for (int64_t c0 = 0; c0 < n64; c0 += kChunk) {
+        const int64_t c1 = std::min(n64, c0 + kChunk);
+        for (int e = 0; e < 16; ++e) {
+            __m512 s[T][4];
+#pragma GCC unroll 4
+            for (int t = 0; t < T; ++t)
+#pragma GCC unroll 4
+                for (int k = 0; k < 4; ++k) s[t][k] = c0 == 0 ? _mm512_setzero_ps() : chains[e][t][k];
+            for (int64_t i = c0; i < c1; i += 64)
+#pragma GCC unroll 4
+                for (int k = 0; k < 4; ++k) {
+                    const __m512 w = wt[i + 16 * k + e];
+#pragma GCC unroll 4
+                    for (int t = 0; t < T; ++t)
+                        s[t][k] = _mm512_fmadd_ps(_mm512_set1_ps(x[t][i + 16 * k + e]), w, s[t][k]);
+                }
+#pragma GCC unroll 4
+            for (int t = 0; t < T; ++t)
+#pragma GCC unroll 4
+                for (int k = 0; k < 4; ++k) chains[e][t][k] = s[t][k];
+        }
+    }
     for (int e = 0; e < 16; ++e) {
         __m512 s[T][4];
 #pragma GCC unroll 4
         for (int t = 0; t < T; ++t)
 #pragma GCC unroll 4
-            for (int k = 0; k < 4; ++k) s[t][k] = _mm512_setzero_ps();
-        for (int64_t i = 0; i < n64; i += 64)
-#pragma GCC unroll 4
-            for (int k = 0; k < 4; ++k) {
-                const __m512 w = wt[i + 16 * k + e];
-#pragma GCC unroll 4
-                for (int t = 0; t < T; ++t) s[t][k] = _mm512_fmadd_ps(_mm512_set1_ps(x[t][i + 16 * k + e]), w, s[t][k]);
-            }
+            for (int k = 0; k < 4; ++k) s[t][k] = n64 == 0 ? _mm512_setzero_ps() : chains[e][t][k];
         for (int64_t i = n64; i + e < n; i += 16)
 #pragma GCC unroll 4
             for (int t = 0; t < T; ++t) s[t][0] = _mm512_fmadd_ps(_mm512_set1_ps(x[t][i + e]), wt[i + e], s[t][0]);

@@ -549,7 +549,7 @@ TEST(QuantKernels, F16RowsInLanesGiveTheOneTokenBits) {
     ThreadPool pool(2);
     std::mt19937 rng(12);
     std::normal_distribution<float> nd(0.0f, 1.0f);
-    for (int64_t cols : {64, 172, 200, 2048, 13})
+    for (int64_t cols : {64, 172, 200, 2048, 13, 1100, 3000})
         for (int n : {4, 7, 37}) {
             const int64_t rows = 35;
             const Tensor w = random_f32("w", rows, cols, uint32_t(cols + n));
