@@ -66,12 +66,13 @@ int run_attention_bench(const BenchArgs& a) {
 
     std::printf("CPU: %s\n", cpu_model().c_str());
     std::printf("causal attention, 32 heads / 8 KV heads, head_dim 64, KV blocks of 16, pieces of 64 tokens\n\n");
-    std::printf("| tokens | threads | layout | median ms | best ms | G MAC/s (median) |\n|---:|---:|---|---:|---:|---:|\n");
+    std::printf(
+        "| tokens | threads | layout | median ms | best ms | G MAC/s (median) |\n|---:|---:|---|---:|---:|---:|\n");
     for (int n : token_counts)
         for (int threads = 1; threads <= 2; ++threads) {
             ThreadPool pool(threads);
-            const AttentionShape shape{kHeads,       kKvHeads, kHeadDim, kBlock, cache.width, int64_t(n),
-                                       1.0f / std::sqrt(float(kHeadDim))};
+            const AttentionShape shape{
+                kHeads, kKvHeads, kHeadDim, kBlock, cache.width, int64_t(n), 1.0f / std::sqrt(float(kHeadDim))};
             std::vector<float> scores(size_t(kPiece) * kHeads * size_t(n));
             double macs = 0;
             for (int t = 0; t < n; ++t) macs += 2.0 * double(t + 1) * kHeadDim * kHeads;
