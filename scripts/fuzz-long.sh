@@ -2,10 +2,14 @@
 # Long fuzz runs (issue 21, acceptance 1: an hour per target), several targets at a time, at the
 # lowest CPU priority so that the machine stays usable, and a table of what each run did.
 #
-#   scripts/fuzz-long.sh [--build DIR] [--out DIR] [--seconds N] [--parallel K] [--only a,b]
+#   scripts/fuzz-long.sh [--build DIR] [--out DIR] [--seconds N | --cpu-seconds N] [--parallel K]
+#                        [--only a,b]
 #     --build DIR     the main build with the fuzzers (default build/: tests/fuzz/bin, seeds)
 #     --out DIR       where corpora, logs and crash artifacts go (default DIR/tests/fuzz/long)
 #     --seconds N     wall-clock seconds per target (default 3600)
+#     --cpu-seconds N each target runs until its process has had N seconds of CPU (user + system),
+#                     however long that takes beside other work; it is then interrupted (SIGINT:
+#                     libFuzzer prints its final stats and exits 72, counted as a clean end)
 #     --parallel K    targets running at once (default: the number of processors)
 #     --only a,b      these targets (names without fuzz_), default every built one
 #
@@ -23,6 +27,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$here/build"
 out=""
 seconds=3600
+cpu_seconds=0
 parallel="$(nproc)"
 only=""
 while [ $# -gt 0 ]; do
@@ -30,9 +35,10 @@ while [ $# -gt 0 ]; do
     --build) build="${2:?}"; shift 2 ;;
     --out) out="${2:?}"; shift 2 ;;
     --seconds) seconds="${2:?}"; shift 2 ;;
+    --cpu-seconds) cpu_seconds="${2:?}"; seconds=$(( ${2:?} * 1000 )); shift 2 ;;
     --parallel) parallel="${2:?}"; shift 2 ;;
     --only) only=",${2:?},"; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "fuzz-long: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -60,12 +66,29 @@ run_one() {
   nice -n 19 /usr/bin/time -f '%e %U %S %M' -o "$out/logs/$name.time" \
     "$out/bin/fuzz_$name" "${dict_arg[@]}" -max_total_time="$seconds" -rss_limit_mb=2048 \
     -malloc_limit_mb=1024 -timeout=10 -print_final_stats=1 \
-    -artifact_prefix="$out/artifacts/$name/" "$corpus" >"$out/logs/$name.log" 2>&1 || rc=$?
+    -artifact_prefix="$out/artifacts/$name/" "$corpus" >"$out/logs/$name.log" 2>&1 &
+  local timer=$!
+  if [ "$cpu_seconds" -gt 0 ]; then
+    # The fuzzer is /usr/bin/time's child; its CPU time is fields 14 + 15 of /proc/PID/stat.
+    local pid="" ticks used=0
+    ticks="$(getconf CLK_TCK)"
+    while kill -0 "$timer" 2>/dev/null; do
+      sleep 5
+      [ -n "$pid" ] || pid="$(pgrep -P "$timer" | head -1 || true)"
+      [ -n "$pid" ] || continue
+      used="$(awk -v t="$ticks" '{ sub(/^.*\) /, ""); print int(($12 + $13) / t) }' "/proc/$pid/stat" 2>/dev/null || echo 0)"
+      if [ "$used" -ge "$cpu_seconds" ]; then kill -INT "$pid" 2>/dev/null || true; break; fi
+    done
+  fi
+  wait "$timer" || rc=$?
+  # 72: libFuzzer's exit status when interrupted, which is how a --cpu-seconds run ends.
+  if [ "$cpu_seconds" -gt 0 ] && [ "$rc" = 72 ]; then rc=0; fi
   echo "$rc" >"$out/logs/$name.rc"
 }
 export -f run_one
-export out fuzz here seconds
-echo "fuzz-long: ${#targets[@]} targets, ${seconds} s each, ${parallel} at a time, logs in $out/logs ($(date -u +%FT%TZ))"
+export out fuzz here seconds cpu_seconds
+budget="${seconds} s"; [ "$cpu_seconds" -gt 0 ] && budget="${cpu_seconds} CPU s"
+echo "fuzz-long: ${#targets[@]} targets, ${budget} each, ${parallel} at a time, logs in $out/logs ($(date -u +%FT%TZ))"
 printf '%s\n' "${targets[@]}" | xargs -P "$parallel" -I{} bash -c 'run_one "$@"' _ {}
 
 status=0
@@ -73,7 +96,7 @@ printf '| target | wall s | CPU s | executions | cov | ft | corpus | peak RSS Mi
 printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n'
 for name in "${targets[@]}"; do
   log="$out/logs/$name.log"
-  read -r wall user sys rss <"$out/logs/$name.time" || true
+  read -r wall user sys rss < <(tail -n 1 "$out/logs/$name.time") || true
   execs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')"
   last="$(grep -E '#[0-9]+.*cov: [0-9]+' "$log" | tail -1)"
   cov="$(sed -n 's/.*cov: \([0-9]*\).*/\1/p' <<<"$last")"
