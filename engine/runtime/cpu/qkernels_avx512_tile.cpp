@@ -82,9 +82,16 @@ void pack_panel(const QuantInfo& q, const uint8_t* base, int64_t r0, int rows, i
     for (int64_t c = 0; c * kBlocksPerLoad < padded; ++c) {
         const __mmask64 m = first_n64(q.row_bytes - c * 64);
         __m512i r[16];
-        for (int j = 0; j < 16; ++j)
-            r[j] =
-                j < rows ? _mm512_maskz_loadu_epi8(m, base + (r0 + j) * q.row_bytes + c * 64) : _mm512_setzero_si512();
+        for (int j = 0; j < 16; ++j) {
+            if (j >= rows) {
+                r[j] = _mm512_setzero_si512();
+                continue;
+            }
+            const uint8_t* line = base + (r0 + j) * q.row_bytes + c * 64;
+            // (4 lines on into L1, as the AVX2 repacking does: qkernels_avx2_tile.cpp, kPackAhead.)
+            _mm_prefetch(reinterpret_cast<const char*>(line + 256), _MM_HINT_T0);
+            r[j] = _mm512_maskz_loadu_epi8(m, line);
+        }
         transpose16(r);
         for (int d = 0; d < 16; ++d) {
             if constexpr (Bits == 4) {
