@@ -10,6 +10,7 @@
 //   dot peak   independent vpdpbusd (AVX-512 VNNI, 64 int8 multiply-adds each) or vpmaddubsw
 //              (AVX2, 32; also printed: vpmaddubsw + vpmaddwd pairs) per second: what the integer units can do;
 //   FMA peak   independent 16-lane (AVX-512) or 8-lane (AVX2) float FMAs per second.
+// FP16 and BF16 rows (a reference's weights as stored) are multiplied in floats.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -226,18 +227,20 @@ int run_gemm_bench(const BenchArgs& a) {
         char shape[64];
         std::snprintf(shape, sizeof shape, "%lldx%lld", (long long)rows, (long long)cols);
         if (!a.only.empty() && a.only != shape) continue;
-        for (int bits : {4, 8, 16}) {
-            // 16: the FP16 weights of a reference (validation's FP16 side), against the FMA peak.
-            Result<Tensor> q = Tensor::alloc("w", DType::F16, {rows, cols});
-            if (bits == 16) {
+        for (const char* type : {"INT4 g32", "INT8 g32", "FP16", "BF16"}) {
+            // FP16 and BF16: a reference model's weights as stored (validation's reference side, a
+            // BF16 Hugging Face folder), multiplied in floats: against the FMA peak.
+            const std::string name = type;
+            Result<Tensor> q = Tensor::alloc("w", name == "BF16" ? DType::BF16 : DType::F16, {rows, cols});
+            if (name == "FP16" || name == "BF16") {
                 auto* h = reinterpret_cast<uint16_t*>(q->data.get());
-                for (int64_t i = 0; i < rows * cols; ++i) h[i] = f32_to_f16(w.f32()[i]);
+                for (int64_t i = 0; i < rows * cols; ++i)
+                    h[i] = name == "FP16" ? f32_to_f16(w.f32()[i]) : f32_to_bf16(w.f32()[i]);
             } else {
-                q = quantize_rtn(
-                    w, QuantSpec{bits, true, QGrouping::Group, 32, QMethod::RTN, false, QuantSpec::Scales::F16});
+                q = quantize_rtn(w, QuantSpec{name == "INT4 g32" ? 4 : 8, true, QGrouping::Group, 32, QMethod::RTN,
+                                              false, QuantSpec::Scales::F16});
             }
             if (!q.ok()) return std::fprintf(stderr, "%s\n", q.message().c_str()), 1;
-            const std::string type = bits == 16 ? "FP16" : "INT" + std::to_string(bits) + " g32";
             for (int n : token_counts) {
                 std::vector<float> x(size_t(n * cols)), out(size_t(n * rows));
                 for (auto& v : x) v = nd(rng) * 50.0f;
@@ -252,7 +255,7 @@ int run_gemm_bench(const BenchArgs& a) {
                     const double med = median(ms), best = *std::min_element(ms.begin(), ms.end());
                     const double macs = double(rows) * double(cols) * n / (med / 1e3);
                     std::printf("| %lld x %lld | %s | %d | %d | %.3f | %.3f | %.1f | %.0f%% | %.0f%% |\n",
-                                (long long)rows, (long long)cols, type.c_str(), n, threads, med, best, macs / 1e9,
+                                (long long)rows, (long long)cols, type, n, threads, med, best, macs / 1e9,
                                 peak.dot > 0 ? 100 * macs / (peak.dot * threads) : 0.0,
                                 peak.fma > 0 ? 100 * macs / (peak.fma * threads) : 0.0);
                 }

@@ -56,6 +56,46 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256 dot8(const floa
     return _mm256_add_ps(_mm256_add_ps(l0, l2), _mm256_add_ps(l1, l3));
 }
 
+// dot8 for T vectors q[0..T) at once: each lane of out[t] is the bits dot8(q[t], rt, n) gives (the
+// same chains, each in the same order), with every transposed row vector loaded once for the T
+// vectors' FMAs instead of once each: batched FP32/BF16 products (qkernels.cpp) were bound by
+// those loads.
+template <int N, int T>
+__attribute__((target("avx2,fma"), always_inline)) inline void dot8_tokens(const float* const* q, const __m256* rt,
+                                                                           int n, __m256* out) {
+    if constexpr (N > 0) n = N;
+    __m256 e[T][8];
+#pragma GCC unroll 1
+    for (int k = 0; k < 8; ++k) {
+        __m256 s[T][4];
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t) s[t][0] = s[t][1] = s[t][2] = s[t][3] = _mm256_setzero_ps();
+        int i = 0;
+        for (; i + 32 <= n; i += 32)
+#pragma GCC unroll 4
+            for (int j = 0; j < 4; ++j) {
+                const __m256 w = rt[i + 8 * j + k];
+#pragma GCC unroll 4
+                for (int t = 0; t < T; ++t)
+                    s[t][j] = _mm256_fmadd_ps(_mm256_broadcast_ss(q[t] + i + 8 * j + k), w, s[t][j]);
+            }
+        for (; i + 8 <= n; i += 8) {
+            const __m256 w = rt[i + k];
+#pragma GCC unroll 4
+            for (int t = 0; t < T; ++t) s[t][0] = _mm256_fmadd_ps(_mm256_broadcast_ss(q[t] + i + k), w, s[t][0]);
+        }
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t)
+            e[t][k] = _mm256_add_ps(_mm256_add_ps(s[t][0], s[t][1]), _mm256_add_ps(s[t][2], s[t][3]));
+    }
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) {
+        const __m256 l0 = _mm256_add_ps(e[t][0], e[t][4]), l1 = _mm256_add_ps(e[t][1], e[t][5]),
+                     l2 = _mm256_add_ps(e[t][2], e[t][6]), l3 = _mm256_add_ps(e[t][3], e[t][7]);
+        out[t] = _mm256_add_ps(_mm256_add_ps(l0, l2), _mm256_add_ps(l1, l3));
+    }
+}
+
 // Rows r[0..count) (count <= 8; the rest read as zeros) of n floats (n % 8 == 0, row stride
 // `stride`) transposed into rt[0..n).
 __attribute__((target("avx2,fma"), always_inline)) inline void transpose_rows(const float* rows, int64_t stride,

@@ -326,7 +326,7 @@ TEST(QuantKernels, F32RowsInLanesGiveThePerRowDotsBits) {
     std::mt19937 rng(8);
     std::normal_distribution<float> nd(0.0f, 1.0f);
     for (int64_t cols : {64, 72, 172, 512})
-        for (int n : {4, 33}) {
+        for (int n : {4, 5, 33}) {
             const int64_t rows = 29;
             const Tensor w = random_f32("w", rows, cols, uint32_t(cols));
             std::vector<float> x(size_t(n * cols));
@@ -568,6 +568,40 @@ TEST(QuantKernels, F16RowsInLanesGiveTheOneTokenBits) {
                     << runtime::qkernels::kernel_name() << " " << cols << " columns, " << n << " tokens";
             }
             runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
+        }
+}
+
+// BF16 weights against several tokens (qkernels.cpp, bf16_rows_lanes: 8 rows widened to FP32, then
+// the FP32 panels): each output the bits of the one-token product (the row widened, kernels::dot),
+// for widths the panels take (multiples of 8) and ones they leave to the per-row loop, ragged
+// panels (35 rows), 4 to 513 tokens (the panels take them three, two and one at a time).
+TEST(QuantKernels, Bf16RowsInLanesGiveTheOneTokenBits) {
+    ThreadPool pool(2);
+    std::mt19937 rng(13);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    for (int64_t cols : {64, 172, 200, 2048, 13})
+        for (int n : {4, 5, 7, 37, 513}) {
+            if (n == 513 && cols > 200) continue;
+            const int64_t rows = 35;
+            const Tensor w = random_f32("w", rows, cols, uint32_t(cols + n));
+            Tensor h = Tensor::alloc("w", DType::BF16, {rows, cols});
+            auto* hp = reinterpret_cast<uint16_t*>(h.data.get());
+            for (int64_t i = 0; i < w.numel(); ++i) hp[i] = f32_to_bf16(w.f32()[i]);
+            std::vector<float> x(size_t(n * cols));
+            for (auto& v : x) v = nd(rng);
+            std::vector<float> got(size_t(n * rows)), want(size_t(n * rows)), row(static_cast<size_t>(cols));
+            runtime::qkernels::matmul(got.data(), x.data(), h, n, pool);
+            for (int64_t r = 0; r < rows; ++r) {
+                for (int64_t c = 0; c < cols; ++c) row[size_t(c)] = bf16_to_f32(hp[r * cols + c]);
+                for (int t = 0; t < n; ++t)
+                    want[size_t(t * rows + r)] = runtime::kernels::dot(row.data(), x.data() + t * cols, cols);
+            }
+            EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)))
+                << cols << " columns, " << n << " tokens";
+            std::vector<float> one(static_cast<size_t>(rows));
+            runtime::qkernels::matmul(one.data(), x.data() + (n - 1) * cols, h, 1, pool);
+            EXPECT_EQ(0, std::memcmp(one.data(), got.data() + (n - 1) * rows, one.size() * sizeof(float)))
+                << "one token against the last of " << n << ", " << cols << " columns";
         }
 }
 
