@@ -9,7 +9,11 @@
 #     --seconds N     wall-clock seconds per target (default 3600)
 #     --cpu-seconds N each target runs until its process has had N seconds of CPU (user + system),
 #                     however long that takes beside other work; it is then interrupted (SIGINT:
-#                     libFuzzer prints its final stats and exits 72, counted as a clean end)
+#                     libFuzzer prints its final stats and exits 72, counted as a clean end).
+#                     libFuzzer's -timeout is wall time, so a fuzzer starved at nice 19 beside a
+#                     build reports inputs of 0.2 s as 10-s timeouts and stops: in this mode the
+#                     wall-time watchdog is 600 s (hangs), and every slow unit (over 10 s of wall
+#                     time) is run again alone; one that takes over 10 s alone is a finding.
 #     --parallel K    targets running at once (default: the number of processors)
 #     --only a,b      these targets (names without fuzz_), default every built one
 #
@@ -38,7 +42,7 @@ while [ $# -gt 0 ]; do
     --cpu-seconds) cpu_seconds="${2:?}"; seconds=$(( ${2:?} * 1000 )); shift 2 ;;
     --parallel) parallel="${2:?}"; shift 2 ;;
     --only) only=",${2:?},"; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "fuzz-long: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -62,10 +66,11 @@ run_one() {
   mkdir -p "$corpus" "$out/artifacts/$name"
   if [ -d "$fuzz/seeds/$name" ]; then cp -rn "$fuzz/seeds/$name"/. "$corpus"/; fi
   [ -f "$dict" ] && dict_arg=(-dict="$dict")
-  local rc=0
+  local rc=0 timeout=10
+  [ "$cpu_seconds" -gt 0 ] && timeout=600
   nice -n 19 /usr/bin/time -f '%e %U %S %M' -o "$out/logs/$name.time" \
     "$out/bin/fuzz_$name" "${dict_arg[@]}" -max_total_time="$seconds" -rss_limit_mb=2048 \
-    -malloc_limit_mb=1024 -timeout=10 -print_final_stats=1 \
+    -malloc_limit_mb=1024 -timeout="$timeout" -report_slow_units=10 -print_final_stats=1 \
     -artifact_prefix="$out/artifacts/$name/" "$corpus" >"$out/logs/$name.log" 2>&1 &
   local timer=$!
   if [ "$cpu_seconds" -gt 0 ]; then
@@ -107,7 +112,10 @@ for name in "${targets[@]}"; do
   while IFS= read -r unit; do
     t0=$(date +%s.%N)
     "$out/bin/fuzz_$name" -runs=1 "$unit" >/dev/null 2>&1 || true
-    slow+="$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f s ", b - a}')"
+    alone="$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b - a}')"
+    slow+="$alone s "
+    # (--cpu-seconds: a unit slow even alone is what -timeout=10 would have reported.)
+    if [ "$cpu_seconds" -gt 0 ] && awk -v t="$alone" 'BEGIN{exit !(t > 10)}'; then found=$((found + 1)); fi
   done < <(find "$out/artifacts/$name" -type f -name 'slow-unit-*')
   rc="$(cat "$out/logs/$name.rc")"
   cpu="$(awk -v u="${user:-0}" -v s="${sys:-0}" 'BEGIN{printf "%.0f", u+s}')"
