@@ -539,6 +539,17 @@ TEST(QuantKernels, F16WeightsMatchFp32) {
     runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
 }
 
+namespace {
+// w's values rounded to a 16-bit float tensor (F16 or BF16) of the same shape.
+Tensor halves_of(const Tensor& w, DType type) {
+    Tensor h = Tensor::alloc("w", type, {w.rows(), w.cols()});
+    auto* hp = reinterpret_cast<uint16_t*>(h.data.get());
+    for (int64_t i = 0; i < w.numel(); ++i)
+        hp[i] = type == DType::F16 ? f32_to_f16(w.f32()[i]) : f32_to_bf16(w.f32()[i]);
+    return h;
+}
+}  // namespace
+
 // FP16 weights against 4+ tokens go through panels of rows transposed into the lanes (AVX-512:
 // f16_tokens_avx512, 16 rows; AVX2: f16_tokens_avx2, 8): each output must be the bits the
 // one-token dot_f16_avx512 / dot_f16_avx2 gives, for widths with a tail and without (13: the
@@ -553,9 +564,7 @@ TEST(QuantKernels, F16RowsInLanesGiveTheOneTokenBits) {
         for (int n : {4, 7, 37}) {
             const int64_t rows = 35;
             const Tensor w = random_f32("w", rows, cols, uint32_t(cols + n));
-            Tensor h = Tensor::alloc("w", DType::F16, {rows, cols});
-            auto* hp = reinterpret_cast<uint16_t*>(h.data.get());
-            for (int64_t i = 0; i < w.numel(); ++i) hp[i] = f32_to_f16(w.f32()[i]);
+            const Tensor h = halves_of(w, DType::F16);
             std::vector<float> x(size_t(n * cols));
             for (auto& v : x) v = nd(rng);
             for (auto level : levels) {
@@ -584,9 +593,8 @@ TEST(QuantKernels, Bf16RowsInLanesGiveTheOneTokenBits) {
             if (n == 513 && cols > 200) continue;
             const int64_t rows = 35;
             const Tensor w = random_f32("w", rows, cols, uint32_t(cols + n));
-            Tensor h = Tensor::alloc("w", DType::BF16, {rows, cols});
-            auto* hp = reinterpret_cast<uint16_t*>(h.data.get());
-            for (int64_t i = 0; i < w.numel(); ++i) hp[i] = f32_to_bf16(w.f32()[i]);
+            const Tensor h = halves_of(w, DType::BF16);
+            const auto* hp = reinterpret_cast<const uint16_t*>(h.data.get());
             std::vector<float> x(size_t(n * cols));
             for (auto& v : x) v = nd(rng);
             std::vector<float> got(size_t(n * rows)), want(size_t(n * rows)), row(static_cast<size_t>(cols));
