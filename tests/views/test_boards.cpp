@@ -318,7 +318,11 @@ TEST_F(BoardsPageSsh, TrustsTheHostKeyDeploysAndStreamsLiveCharts) {
     ASSERT_TRUE(waitUntil([&] { return profiled.size() + failed.size() > 0; }, 150000));
     ASSERT_EQ(failed.size(), 0) << failed.front().at(2).toString().toStdString();
     EXPECT_GE(liveBatches, 2) << "telemetry only arrived after the run ended";
-    EXPECT_LT(watchdog.worstMs(), 100) << "the event loop stalled during deploy/profile";
+    // A deploy or profile on the UI thread would stall it for seconds (the deploy hashes and sends a
+    // 93 MB agent; the profile runs 24 prompts); 250 ms leaves room for a 2-vCPU machine running
+    // ctest -j2 beside the agent, sshd and Xvfb, where a clean CI run once saw exactly 100 ms.
+    EXPECT_LT(watchdog.worstMs(), 250) << "the event loop stalled for " << watchdog.worstMs()
+                                       << " ms during deploy/profile";
     const ProfileOutcome p = c->lastProfile();
     EXPECT_EQ(p.prompts, 24);
     EXPECT_GT(p.tokens, 0);
