@@ -149,6 +149,14 @@ float row_dot_q4_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const 
 // once per call (qkernels_avx2_tile.cpp). Each value is the bits row_dot_q*_avx2 gives.
 void tile_avx2(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const ActsView* x, int n, float* out,
                int64_t out_stride);
+// Float weights against several tokens (qkernels_float.cpp): out[t·out_dim + o] for rows o in
+// [b, e), each the bits kernels::dot gives for that row (a BF16 row widened to FP32 first). Only
+// where f32_lanes_apply(in_dim): kernels::dot is the AVX2+FMA kernel and in_dim a multiple of 8.
+bool f32_lanes_apply(int64_t in_dim);
+void f32_rows_lanes(const float* w, const float* in, int n, float* out, int64_t out_dim, int64_t in_dim, int64_t b,
+                    int64_t e);
+void bf16_rows_lanes(const uint16_t* w, const float* in, int n, float* out, int64_t out_dim, int64_t in_dim, int64_t b,
+                     int64_t e);
 // quantize_block_portable's codes, scales and sums for the ceil(n/32) blocks of x.
 void quantize_acts_avx2(const float* x, int64_t n, int8_t* q, float* scale, int32_t* sum);
 // ActsView::qp from q: the pairs of blocks below the last whole 8 of `blocks` (qp: that many
