@@ -1,7 +1,7 @@
 // Internal to the CPU kernels (x86-64 with AVX2+FMA only): 8 dot products at a time with the 8
 // vectors' elements in the lanes, computed in kernels::dot's own sum order so each lane is the
 // bits dot(a, row) gives. Used where many rows meet the same vectors: attention's keys
-// (attention.cpp) and FP32 weight rows in batched products (qkernels.cpp).
+// (attention.cpp) and FP32 weight rows in batched products (qkernels_float.cpp).
 #pragma once
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -58,7 +58,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256 dot8(const floa
 
 // dot8 for T vectors q[0..T) at once: each lane of out[t] is the bits dot8(q[t], rt, n) gives (the
 // same chains, each in the same order), with every transposed row vector loaded once for the T
-// vectors' FMAs instead of once each: batched FP32/BF16 products (qkernels.cpp) were bound by
+// vectors' FMAs instead of once each: batched FP32/BF16 products (qkernels_float.cpp) were bound by
 // those loads.
 template <int N, int T>
 __attribute__((target("avx2,fma"), always_inline)) inline void dot8_tokens(const float* const* q, const __m256* rt,

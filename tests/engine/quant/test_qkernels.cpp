@@ -319,7 +319,7 @@ TEST(QuantKernels, X86KernelsFollowTheirWrittenArithmeticToTheBit) {
 }
 
 // FP32 weights against several tokens go through panels of 8 rows transposed into the lanes
-// (qkernels.cpp, f32_rows_lanes): each output must be the bits kernels::dot gives for that row and
+// (qkernels_float.cpp, f32_rows_lanes): each output must be the bits kernels::dot gives for that row and
 // token, for widths with and without unrolled instantiations, ragged panels, 4 to 33 tokens.
 TEST(QuantKernels, F32RowsInLanesGiveThePerRowDotsBits) {
     ThreadPool pool(2);
@@ -580,7 +580,7 @@ TEST(QuantKernels, F16RowsInLanesGiveTheOneTokenBits) {
         }
 }
 
-// BF16 weights against several tokens (qkernels.cpp, bf16_rows_lanes: 8 rows widened to FP32, then
+// BF16 weights against several tokens (qkernels_float.cpp, bf16_rows_lanes: 8 rows widened to FP32, then
 // the FP32 panels): each output the bits of the one-token product (the row widened, kernels::dot),
 // for widths the panels take (multiples of 8) and ones they leave to the per-row loop, ragged
 // panels (35 rows), 4 to 513 tokens (the panels take them three, two and one at a time).
