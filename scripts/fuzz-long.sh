@@ -68,7 +68,12 @@ run_one() {
   [ -f "$dict" ] && dict_arg=(-dict="$dict")
   local rc=0 timeout=10
   [ "$cpu_seconds" -gt 0 ] && timeout=600
-  nice -n 19 /usr/bin/time -f '%e %U %S %M' -o "$out/logs/$name.time" \
+  # Its own session (setsid), so its own scheduler autogroup, set to nice 19 as well: with
+  # autogroups on (Debian's default) a process's nice only ranks it inside its group, and the
+  # groups share the processors equally, so `nice -n 19` alone still took half of them from a
+  # build or benchmark started in another session (a 2-thread benchmark ran at one core's speed).
+  nice -n 19 setsid sh -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec "$@"' sh \
+    /usr/bin/time -f '%e %U %S %M' -o "$out/logs/$name.time" \
     "$out/bin/fuzz_$name" "${dict_arg[@]}" -max_total_time="$seconds" -rss_limit_mb=2048 \
     -malloc_limit_mb=1024 -timeout="$timeout" -report_slow_units=10 -print_final_stats=1 \
     -artifact_prefix="$out/artifacts/$name/" "$corpus" >"$out/logs/$name.log" 2>&1 &
