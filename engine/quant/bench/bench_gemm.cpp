@@ -1,10 +1,10 @@
 // edge-quant-bench --mode gemm: the batched products of prefill, calibration and validation, one
 // weight matrix at a time, on the Llama-3.2-1B shapes (Q/O 2048 -> 2048, gate/up 2048 -> 8192,
 // down 8192 -> 2048), INT4 and INT8 g32 RTN symmetric with half scales (what `compile` writes) and
-// FP16 (a reference model's weights, multiplied in floats),
+// FP16 and BF16 (a reference model's weights as stored, multiplied in floats),
 // for 1, 16, 128 and 512 tokens at 1 and 2 threads. Each cell: the median and the best of
-// --calib-seqs runs (default 32) after a warm-up (--only 2048x8192 picks one shape, --tokens 1,128
-// the token counts), the useful
+// --calib-seqs runs (default 32) after a warm-up (--only 2048x8192 picks one shape, --only BF16 one
+// type, --tokens 1,128 the token counts), the useful
 // multiply-adds per second (rows · cols · tokens / median time), and that as a share of two peaks
 // this command measures itself on this processor, per thread times the threads:
 //   dot peak   independent vpdpbusd (AVX-512 VNNI, 64 int8 multiply-adds each) or vpmaddubsw
@@ -226,11 +226,14 @@ int run_gemm_bench(const BenchArgs& a) {
         for (int64_t i = 0; i < rows * cols; ++i) w.f32_mut()[i] = nd(rng);
         char shape[64];
         std::snprintf(shape, sizeof shape, "%lldx%lld", (long long)rows, (long long)cols);
-        if (!a.only.empty() && a.only != shape) continue;
-        for (const char* type : {"INT4 g32", "INT8 g32", "FP16", "BF16"}) {
+        const char* const types[] = {"INT4 g32", "INT8 g32", "FP16", "BF16"};
+        const bool only_type = std::find(std::begin(types), std::end(types), a.only) != std::end(types);
+        if (!a.only.empty() && a.only != shape && !only_type) continue;
+        for (const char* type : types) {
             // FP16 and BF16: a reference model's weights as stored (validation's reference side, a
             // BF16 Hugging Face folder), multiplied in floats: against the FMA peak.
             const std::string name = type;
+            if (only_type && a.only != name) continue;
             Result<Tensor> q = Tensor::alloc("w", name == "BF16" ? DType::BF16 : DType::F16, {rows, cols});
             if (name == "FP16" || name == "BF16") {
                 auto* h = reinterpret_cast<uint16_t*>(q->data.get());

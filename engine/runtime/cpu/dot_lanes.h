@@ -58,7 +58,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256 dot8(const floa
 
 // dot8 for T vectors q[0..T) at once: each lane of out[t] is the bits dot8(q[t], rt, n) gives (the
 // same chains, each in the same order), with every transposed row vector loaded once for the T
-// vectors' FMAs instead of once each: batched FP32/BF16 products (qkernels_float.cpp) were bound by
+// vectors' FMAs instead of once each: batched FP32 products (qkernels_float.cpp) were bound by
 // those loads.
 template <int N, int T>
 __attribute__((target("avx2,fma"), always_inline)) inline void dot8_tokens(const float* const* q, const __m256* rt,

@@ -204,15 +204,12 @@ float row_dot_q4_portable(const QuantInfo& q, const uint8_t* base, int64_t r, co
     return with_scale_type(q, [&](auto s) { return row_dot_q4_portable_t<decltype(s)>(q, base, r, x); });
 }
 
-float dot_f16_portable(const uint16_t* w, const float* x, int64_t n) {
+float dot_half_portable(Half h, const uint16_t* w, const float* x, int64_t n) {
     float s = 0.0f;
-    for (int64_t i = 0; i < n; ++i) s += f16_to_f32(w[i]) * x[i];
-    return s;
-}
-
-float dot_bf16_portable(const uint16_t* w, const float* x, int64_t n) {
-    float s = 0.0f;
-    for (int64_t i = 0; i < n; ++i) s += bf16_to_f32(w[i]) * x[i];
+    if (h == Half::F16)
+        for (int64_t i = 0; i < n; ++i) s += f16_to_f32(w[i]) * x[i];
+    else
+        for (int64_t i = 0; i < n; ++i) s += bf16_to_f32(w[i]) * x[i];
     return s;
 }
 
@@ -600,39 +597,47 @@ void rows(const Slot& s, const Tensor& w, const float* in, int n, float* out, in
         f32_rows_lanes(w.f32(), in, n, out, out_dim, in_dim, b, e);
         return;
     }
-    if (w.type == DType::BF16 && n >= kTileMinTokens && f32_lanes_apply(in_dim)) {
-        bf16_rows_lanes(reinterpret_cast<const uint16_t*>(w.data.get()), in, n, out, out_dim, in_dim, b, e);
+#endif
+    // 16-bit floats as stored (an FP16 GGUF, a BF16 Hugging Face folder: validation's reference
+    // side): rows in lanes for 4+ tokens, else one dot per row and token, the same bits either way.
+#if defined(__x86_64__)
+    const bool half = w.type == DType::F16 || w.type == DType::BF16;
+#else
+    const bool half = w.type == DType::F16;  // (BF16 rows are widened and take kernels::dot)
+#endif
+    const Half h = w.type == DType::BF16 ? Half::BF16 : Half::F16;
+    const auto* hw = reinterpret_cast<const uint16_t*>(w.data.get());
+#if defined(__x86_64__)
+    const bool half_512 = half && best_level() >= KernelLevel::Avx512Vnni;
+    if (half && avx2 && n >= kTileMinTokens) {
+        half_512 ? half_tokens_avx512(h, hw, in_dim, b, e, in, n, out, out_dim)
+                 : half_tokens_avx2(h, hw, in_dim, b, e, in, n, out, out_dim);
         return;
     }
 #endif
     thread_local std::vector<float> row;
-#if defined(__x86_64__)
-    const bool f16_512 = w.type == DType::F16 && best_level() >= KernelLevel::Avx512Vnni;
-    if (w.type == DType::F16 && avx2 && n >= kTileMinTokens) {
-        const auto* h = reinterpret_cast<const uint16_t*>(w.data.get());
-        f16_512 ? f16_tokens_avx512(h, in_dim, b, e, in, n, out, out_dim)
-                : f16_tokens_avx2(h, in_dim, b, e, in, n, out, out_dim);
-        return;
-    }
-#endif
     for (int t0 = 0; t0 < n; t0 += kTile) {
         const int t1 = std::min(n, t0 + kTile);
         for (int64_t o = b; o < e; ++o) {
             const float* wr = nullptr;
             if (w.type == DType::F32) {
                 wr = w.f32() + o * in_dim;
-            } else if (w.type == DType::F16) {
-                const auto* h = reinterpret_cast<const uint16_t*>(w.data.get()) + o * in_dim;
+#if defined(__aarch64__)
+            } else if (w.type == DType::F16 && avx2) {  // (NEON)
+                for (int t = t0; t < t1; ++t)
+                    out[int64_t(t) * out_dim + o] = dot_f16_neon(hw + o * in_dim, in + int64_t(t) * in_dim, in_dim);
+                continue;
+#endif
+            } else if (half) {
                 for (int t = t0; t < t1; ++t) {
+                    const uint16_t* hr = hw + o * in_dim;
                     const float* x = in + int64_t(t) * in_dim;
 #if defined(__x86_64__)
-                    out[int64_t(t) * out_dim + o] = f16_512 ? dot_f16_avx512(h, x, in_dim)
-                                                    : avx2  ? dot_f16_avx2(h, x, in_dim)
-                                                            : dot_f16_portable(h, x, in_dim);
-#elif defined(__aarch64__)
-                    out[int64_t(t) * out_dim + o] = avx2 ? dot_f16_neon(h, x, in_dim) : dot_f16_portable(h, x, in_dim);
+                    out[int64_t(t) * out_dim + o] = half_512 ? dot_half_avx512(h, hr, x, in_dim)
+                                                    : avx2   ? dot_half_avx2(h, hr, x, in_dim)
+                                                             : dot_half_portable(h, hr, x, in_dim);
 #else
-                    out[int64_t(t) * out_dim + o] = dot_f16_portable(h, x, in_dim);
+                    out[int64_t(t) * out_dim + o] = dot_half_portable(h, hr, x, in_dim);
 #endif
                 }
                 continue;

@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "half_lanes.h"
+
 namespace edge::runtime::qkernels::detail {
 
 namespace {
@@ -610,21 +612,24 @@ void tokens_kquant_avx2(DType t, const uint8_t* row, const ActsView* x, int n, f
     for (; i < n; ++i) kquant_avx2_tokens<1>(t, row, x + i, out + i * out_stride, out_stride);
 }
 
-float dot_f16_avx2(const uint16_t* w, const float* x, int64_t n) {
+// FP16 / BF16 rows: two 8-lane FMA chains over 16 weights per step (half_lanes.h's widen8), the
+// lanes reduced by hsum, the last n % 8 weights by the portable dot.
+template <Half H>
+float dot_half8(const uint16_t* w, const float* x, int64_t n) {
     __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        const __m256 w0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + i)));
-        const __m256 w1 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + i + 8)));
-        a0 = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x + i), a0);
-        a1 = _mm256_fmadd_ps(w1, _mm256_loadu_ps(x + i + 8), a1);
+        a0 = _mm256_fmadd_ps(widen8<H>(w + i), _mm256_loadu_ps(x + i), a0);
+        a1 = _mm256_fmadd_ps(widen8<H>(w + i + 8), _mm256_loadu_ps(x + i + 8), a1);
     }
-    for (; i + 8 <= n; i += 8)
-        a0 = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + i))),
-                             _mm256_loadu_ps(x + i), a0);
+    for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(widen8<H>(w + i), _mm256_loadu_ps(x + i), a0);
     float s = hsum(_mm256_add_ps(a0, a1));
-    if (i < n) s += dot_f16_portable(w + i, x + i, n - i);
+    if (i < n) s += dot_half_portable(H, w + i, x + i, n - i);
     return s;
+}
+
+float dot_half_avx2(Half h, const uint16_t* w, const float* x, int64_t n) {
+    return h == Half::F16 ? dot_half8<Half::F16>(w, x, n) : dot_half8<Half::BF16>(w, x, n);
 }
 
 }  // namespace edge::runtime::qkernels::detail

@@ -34,6 +34,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "half_lanes.h"
+
 namespace edge::runtime::qkernels::detail {
 
 namespace {
@@ -291,8 +293,8 @@ void tile_impl(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, 
     }
 }
 
-// FP16 weights × T tokens, 8 rows in the lanes: wt[d] holds column d of the panel as floats.
-// dot_f16_avx2 keeps two 8-lane FMA chains a0, a1 (column d in a_{(d%16)/8}, lane d%8, in steps of
+// FP16 / BF16 weights × T tokens, 8 rows in the lanes: wt[d] holds column d of the panel widened to
+// floats. dot_half_avx2 keeps two 8-lane FMA chains a0, a1 (column d in a_{(d%16)/8}, lane d%8, in steps of
 // 16; one last whole 8 into a0), adds them, reduces the 8 lanes as its hsum does (((l0 + l4) +
 // (l2 + l6)) + ((l1 + l5) + (l3 + l7))) and adds the portable dot of the last n % 8 columns. Here
 // lane e of every row is one vector, so the same operations in the same order give each row's
@@ -300,8 +302,8 @@ void tile_impl(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, 
 // (as the AVX-512 FP16 tile does): a pass over all the columns for one lane touched every line of
 // the T tokens' activations, which at 8,192 columns do not fit L1.
 template <int T>
-void f16_panel_tokens(const __m256* wt, const uint16_t* w, int64_t in_dim, int rows, const float* const* x,
-                      float* const* out) {
+void half_panel_tokens(Half h, const __m256* wt, const uint16_t* w, int64_t in_dim, int rows, const float* const* x,
+                       float* const* out) {
     constexpr int64_t kChunk = 1024;  // columns per pass (a multiple of 16)
     const int64_t n16 = in_dim / 16 * 16, n8 = in_dim / 8 * 8;
     __m256 A[T][8];
@@ -350,7 +352,7 @@ void f16_panel_tokens(const __m256* wt, const uint16_t* w, int64_t in_dim, int r
         alignas(32) float v[8];
         _mm256_store_ps(v, r);
         for (int j = 0; j < rows; ++j)
-            out[t][j] = n8 < in_dim ? v[j] + dot_f16_portable(w + j * in_dim + n8, x[t] + n8, in_dim - n8) : v[j];
+            out[t][j] = n8 < in_dim ? v[j] + dot_half_portable(h, w + j * in_dim + n8, x[t] + n8, in_dim - n8) : v[j];
     }
 }
 
@@ -363,8 +365,8 @@ void tile_avx2(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, 
     });
 }
 
-void f16_tokens_avx2(const uint16_t* w, int64_t in_dim, int64_t r0, int64_t r1, const float* in, int n, float* out,
-                     int64_t out_dim) {
+void half_tokens_avx2(Half h, const uint16_t* w, int64_t in_dim, int64_t r0, int64_t r1, const float* in, int n,
+                      float* out, int64_t out_dim) {
     struct alignas(32) Vec {
         float v[8];
     };
@@ -376,10 +378,12 @@ void f16_tokens_avx2(const uint16_t* w, int64_t in_dim, int64_t r0, int64_t r1, 
         const int rows = int(std::min<int64_t>(kPanel, r1 - r));
         for (int64_t c0 = 0; c0 < n8; c0 += 8) {
             __m256i v[8];
-            for (int j = 0; j < kPanel; ++j)
-                v[j] = j < rows ? _mm256_castps_si256(_mm256_cvtph_ps(
-                                      _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + (r + j) * in_dim + c0))))
-                                : _mm256_setzero_si256();
+            for (int j = 0; j < kPanel; ++j) {
+                const uint16_t* p = w + (r + j) * in_dim + c0;
+                v[j] = j >= rows        ? _mm256_setzero_si256()
+                       : h == Half::F16 ? _mm256_castps_si256(widen8<Half::F16>(p))
+                                        : _mm256_castps_si256(widen8<Half::BF16>(p));
+            }
             transpose8(v);
             for (int i = 0; i < 8; ++i) wt[c0 + i] = _mm256_castsi256_ps(v[i]);
         }
@@ -391,7 +395,7 @@ void f16_tokens_avx2(const uint16_t* w, int64_t in_dim, int64_t r0, int64_t r1, 
                 x[k] = in + int64_t(t + k) * in_dim;
                 o[k] = out + int64_t(t + k) * out_dim + r;
             }
-            f16_panel_tokens<kT>(wt, w + r * in_dim, in_dim, rows, x, o);
+            half_panel_tokens<kT>(h, wt, w + r * in_dim, in_dim, rows, x, o);
         });
     }
 }

@@ -40,6 +40,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "half_lanes.h"
+
 namespace edge::runtime::qkernels::detail {
 
 namespace {
@@ -381,30 +383,31 @@ void vnni_lanes_avx512(int bits, const int8_t* q, int64_t chunks, int32_t* lane_
     }
 }
 
-// FP16 rows (weights stored as IEEE half): 64 weights per iteration in four independent FMA
-// chains (one chain was latency-bound), converted with vcvtph2ps; the weights 4 KiB ahead are
+// FP16 / BF16 rows (weights as stored): 64 weights per iteration in four independent FMA chains
+// (one chain was latency-bound), widened by half_lanes.h's widen16; the weights 4 KiB ahead are
 // prefetched (rows are consecutive, so this runs into the next rows); a masked tail, no scalar
 // loop.
-float dot_f16_avx512(const uint16_t* w, const float* x, int64_t n) {
+template <Half H>
+float dot_half16(const uint16_t* w, const float* x, int64_t n) {
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-    auto half16 = [&](int64_t i) {
-        return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + i)));
-    };
     int64_t i = 0;
     for (; i + 64 <= n; i += 64) {
         _mm_prefetch(reinterpret_cast<const char*>(w + i + 2048), _MM_HINT_T0);
         _mm_prefetch(reinterpret_cast<const char*>(w + i + 2048 + 32), _MM_HINT_T0);
-        a0 = _mm512_fmadd_ps(half16(i), _mm512_loadu_ps(x + i), a0);
-        a1 = _mm512_fmadd_ps(half16(i + 16), _mm512_loadu_ps(x + i + 16), a1);
-        a2 = _mm512_fmadd_ps(half16(i + 32), _mm512_loadu_ps(x + i + 32), a2);
-        a3 = _mm512_fmadd_ps(half16(i + 48), _mm512_loadu_ps(x + i + 48), a3);
+        a0 = _mm512_fmadd_ps(widen16<H>(w + i), _mm512_loadu_ps(x + i), a0);
+        a1 = _mm512_fmadd_ps(widen16<H>(w + i + 16), _mm512_loadu_ps(x + i + 16), a1);
+        a2 = _mm512_fmadd_ps(widen16<H>(w + i + 32), _mm512_loadu_ps(x + i + 32), a2);
+        a3 = _mm512_fmadd_ps(widen16<H>(w + i + 48), _mm512_loadu_ps(x + i + 48), a3);
     }
     for (; i < n; i += 16) {
         const __mmask16 m = first_n16(n - i);
-        const __m512 wv = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, w + i));
-        a0 = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(m, x + i), a0);
+        a0 = _mm512_fmadd_ps(widen16<H>(w + i, m), _mm512_maskz_loadu_ps(m, x + i), a0);
     }
     return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
+float dot_half_avx512(Half h, const uint16_t* w, const float* x, int64_t n) {
+    return h == Half::F16 ? dot_half16<Half::F16>(w, x, n) : dot_half16<Half::BF16>(w, x, n);
 }
 
 // Same arithmetic as quantize_block_portable (IEEE max, divide, reciprocal, multiply, round half

@@ -29,6 +29,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "half_lanes.h"
+
 namespace edge::runtime::qkernels::detail {
 
 namespace {
@@ -298,8 +300,8 @@ void tile_impl(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, 
     }
 }
 
-// FP16 weights × T tokens (x[t], out[t]), 16 rows in the lanes: wt[d] holds column d of the panel
-// as floats. dot_f16_avx512 keeps four 16-lane FMA chains a0..a3 (column d in a_{(d%64)/16}, lane
+// FP16 / BF16 weights × T tokens (x[t], out[t]), 16 rows in the lanes: wt[d] holds column d of the
+// panel widened to floats. dot_half_avx512 keeps four 16-lane FMA chains a0..a3 (column d in a_{(d%64)/16}, lane
 // d%16, in steps of 64; the columns past the last 64 into a0, 16 at a time), adds them as
 // (a0 + a1) + (a2 + a3) and reduces the 16 lanes as _mm512_reduce_add_ps does: ((l_j + l_{8+j})
 // pairwise down to 4, then (t0 + t2) + (t1 + t3)). Here lane e of every row is one vector, so the
@@ -311,7 +313,7 @@ void tile_impl(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, 
 // one e touched every line of the T tokens' activations, which at 8,192 columns (128 KiB for 4
 // tokens) do not fit L1 and came from L2 sixteen times. Each chain's FMAs keep their order.
 template <int T>
-void f16_panel_tokens(const __m512* wt, int64_t n, const float* const* x, float* const* out, __mmask16 rows) {
+void half_panel_tokens(const __m512* wt, int64_t n, const float* const* x, float* const* out, __mmask16 rows) {
     constexpr int64_t kChunk = 1024;  // columns per pass (a multiple of 64)
     const int64_t n64 = n / 64 * 64;
     __m512 A[T][16];
@@ -370,8 +372,8 @@ void tile_vnni512(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r
     });
 }
 
-void f16_tokens_avx512(const uint16_t* w, int64_t in_dim, int64_t r0, int64_t r1, const float* in, int n, float* out,
-                       int64_t out_dim) {
+void half_tokens_avx512(Half h, const uint16_t* w, int64_t in_dim, int64_t r0, int64_t r1, const float* in, int n,
+                        float* out, int64_t out_dim) {
     struct alignas(64) Line {
         float v[16];
     };
@@ -384,11 +386,12 @@ void f16_tokens_avx512(const uint16_t* w, int64_t in_dim, int64_t r0, int64_t r1
         for (int64_t c0 = 0; c0 < in_dim; c0 += 16) {
             const __mmask16 m = first_n16(in_dim - c0);
             __m512i v[16];
-            for (int j = 0; j < 16; ++j)
-                v[j] =
-                    j < rows
-                        ? _mm512_castps_si512(_mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, w + (r + j) * in_dim + c0)))
-                        : _mm512_setzero_si512();
+            for (int j = 0; j < 16; ++j) {
+                const uint16_t* p = w + (r + j) * in_dim + c0;
+                v[j] = j >= rows        ? _mm512_setzero_si512()
+                       : h == Half::F16 ? _mm512_castps_si512(widen16<Half::F16>(p, m))
+                                        : _mm512_castps_si512(widen16<Half::BF16>(p, m));
+            }
             transpose16(v);
             for (int i = 0; i < 16; ++i) wt[c0 + i] = _mm512_castsi512_ps(v[i]);
         }
@@ -401,7 +404,7 @@ void f16_tokens_avx512(const uint16_t* w, int64_t in_dim, int64_t r0, int64_t r1
                 x[k] = in + int64_t(t + k) * in_dim;
                 o[k] = out + int64_t(t + k) * out_dim + r;
             }
-            f16_panel_tokens<kT>(wt, in_dim, x, o, m);
+            half_panel_tokens<kT>(wt, in_dim, x, o, m);
         });
     }
 }

@@ -1,6 +1,6 @@
-// Float weights (FP32, BF16) against several tokens on x86-64 with AVX2+FMA: 8 rows transposed
-// into the lanes, every output the bits of the one-token product (kernels::dot). qkernels.cpp's
-// `rows` picks these; the quantized and FP16 tiles live in qkernels_avx*_tile.cpp.
+// FP32 weights against several tokens on x86-64 with AVX2+FMA: 8 rows transposed into the lanes,
+// every output the bits of the one-token product (kernels::dot). qkernels.cpp's `rows` picks
+// these; the quantized and the 16-bit float (FP16, BF16) tiles live in qkernels_avx*_tile.cpp.
 #include "qkernels_impl.h"
 
 #if defined(__x86_64__)
@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "dot_lanes.h"
-#include "engine/core/half.h"
 #include "kernels.h"
 
 namespace edge::runtime::qkernels::detail {
@@ -72,24 +71,6 @@ void f32_rows_lanes(const float* w, const float* in, int n, float* out, int64_t 
         case 288: return f32_panels<288>(w, in, n, out, out_dim, in_dim, b, e);
         case 512: return f32_panels<512>(w, in, n, out, out_dim, in_dim, b, e);
         default: return f32_panels<0>(w, in, n, out, out_dim, in_dim, b, e);
-    }
-}
-
-// BF16 weights against several tokens (a BF16 Hugging Face folder run as stored: validation's
-// reference side, perplexity): 8 rows at a time widened to FP32 (exact: a BF16 is the top half of
-// a float) and multiplied by the FP32 panels above. The one-token path widens a row the same way
-// (dequantize_row) and takes kernels::dot, whose bits the FP32 panels give: so a row's result is
-// the same at 1 token or 513. Before, every row was widened once per 16 tokens and each token's
-// product was a separate dot.
-void bf16_rows_lanes(const uint16_t* w, const float* in, int n, float* out, int64_t out_dim, int64_t in_dim, int64_t b,
-                     int64_t e) {
-    thread_local std::vector<float> panel;
-    panel.resize(size_t(8 * in_dim));
-    for (int64_t o = b; o < e; o += 8) {
-        const int64_t count = std::min<int64_t>(8, e - o);
-        const uint16_t* src = w + o * in_dim;
-        for (int64_t i = 0; i < count * in_dim; ++i) panel[size_t(i)] = bf16_to_f32(src[i]);
-        f32_rows_lanes(panel.data(), in, n, out + o, out_dim, in_dim, 0, count);
     }
 }
 

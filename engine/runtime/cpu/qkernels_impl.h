@@ -39,8 +39,11 @@ inline bool row_layout_ok(const QuantInfo& q) {
 // Σ_i W[r][i]·x[i] for a row-mode QI8/QI4 tensor whose groups are whole 32-blocks.
 float row_dot_q8_portable(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x);
 float row_dot_q4_portable(const QuantInfo& q, const uint8_t* base, int64_t r, const ActsView& x);
-float dot_f16_portable(const uint16_t* w, const float* x, int64_t n);
-float dot_bf16_portable(const uint16_t* w, const float* x, int64_t n);
+// 16-bit float weights as stored: IEEE half (F16) or bfloat16 (BF16: the top 16 bits of a float,
+// so widening it is exact). Both take the same kernels; only the widening differs.
+enum class Half { F16, BF16 };
+// Σ w[i]·x[i] in order, each weight widened to a float.
+float dot_half_portable(Half h, const uint16_t* w, const float* x, int64_t n);
 void quantize_block_portable(const float* x, int64_t n, int8_t* q, float* scale, int32_t* sum);
 
 // One token's activations as the AVX-512 VNNI kernels read them (qkernels_avx512.cpp):
@@ -133,11 +136,11 @@ void quantize_acts_avx512(const float* x, int64_t n, int8_t* q, float* scale, in
 // VnniActs::lane_off of `chunks` chunks from the activations q (as VnniActs lays them out) for
 // weights of `bits` bits.
 void vnni_lanes_avx512(int bits, const int8_t* q, int64_t chunks, int32_t* lane_off);
-float dot_f16_avx512(const uint16_t* w, const float* x, int64_t n);
-// FP16 rows [r0, r1) × n tokens (out[t·out_dim + r]), 16 rows in the lanes, each value the bits
-// dot_f16_avx512 gives (qkernels_avx512_tile.cpp).
-void f16_tokens_avx512(const uint16_t* w, int64_t in_dim, int64_t r0, int64_t r1, const float* in, int n, float* out,
-                       int64_t out_dim);
+float dot_half_avx512(Half h, const uint16_t* w, const float* x, int64_t n);
+// FP16 / BF16 rows [r0, r1) × n tokens (out[t·out_dim + r]), 16 rows in the lanes, each value the
+// bits dot_half_avx512 gives (qkernels_avx512_tile.cpp).
+void half_tokens_avx512(Half h, const uint16_t* w, int64_t in_dim, int64_t r0, int64_t r1, const float* in, int n,
+                        float* out, int64_t out_dim);
 
 // Row r of a row-mode QI8/QI4 tensor against one token. For row_layout_ok layouts the result is
 // rows_math's (qkernels_avx512.cpp; x.cg set for asymmetric weights), the bits tile_avx2 gives;
@@ -149,14 +152,12 @@ float row_dot_q4_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const 
 // once per call (qkernels_avx2_tile.cpp). Each value is the bits row_dot_q*_avx2 gives.
 void tile_avx2(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r1, const ActsView* x, int n, float* out,
                int64_t out_stride);
-// Float weights against several tokens (qkernels_float.cpp): out[t·out_dim + o] for rows o in
-// [b, e), each the bits kernels::dot gives for that row (a BF16 row widened to FP32 first). Only
-// where f32_lanes_apply(in_dim): kernels::dot is the AVX2+FMA kernel and in_dim a multiple of 8.
+// FP32 weights against several tokens (qkernels_float.cpp): out[t·out_dim + o] for rows o in
+// [b, e), each the bits kernels::dot gives for that row. Only where f32_lanes_apply(in_dim):
+// kernels::dot is the AVX2+FMA kernel and in_dim a multiple of 8.
 bool f32_lanes_apply(int64_t in_dim);
 void f32_rows_lanes(const float* w, const float* in, int n, float* out, int64_t out_dim, int64_t in_dim, int64_t b,
                     int64_t e);
-void bf16_rows_lanes(const uint16_t* w, const float* in, int n, float* out, int64_t out_dim, int64_t in_dim, int64_t b,
-                     int64_t e);
 // quantize_block_portable's codes, scales and sums for the ceil(n/32) blocks of x.
 void quantize_acts_avx2(const float* x, int64_t n, int8_t* q, float* scale, int32_t* sum);
 // ActsView::qp from q: the pairs of blocks below the last whole 8 of `blocks` (qp: that many
@@ -169,11 +170,11 @@ void rows_q4_avx2(const QuantInfo& q, const uint8_t* base, int64_t r0, int64_t r
                   RowPrefetch pf, int lead);
 // Σ_g s_w[g]·z_g·cg[g] over row r's groups in one fixed order (both AVX2 kernels subtract it).
 float zero_correction_avx2(const QuantInfo& q, const uint8_t* base, int64_t r, const float* cg);
-float dot_f16_avx2(const uint16_t* w, const float* x, int64_t n);
-// FP16 rows [r0, r1) × n tokens (out[t·out_dim + r]), 8 rows in the lanes, each value the bits
-// dot_f16_avx2 gives (qkernels_avx2_tile.cpp).
-void f16_tokens_avx2(const uint16_t* w, int64_t in_dim, int64_t r0, int64_t r1, const float* in, int n, float* out,
-                     int64_t out_dim);
+float dot_half_avx2(Half h, const uint16_t* w, const float* x, int64_t n);
+// FP16 / BF16 rows [r0, r1) × n tokens (out[t·out_dim + r]), 8 rows in the lanes, each value the
+// bits dot_half_avx2 gives (qkernels_avx2_tile.cpp).
+void half_tokens_avx2(Half h, const uint16_t* w, int64_t in_dim, int64_t r0, int64_t r1, const float* in, int n,
+                      float* out, int64_t out_dim);
 #endif
 
 #if defined(__aarch64__)

@@ -517,28 +517,6 @@ TEST(QuantKernels, ActivationQuantizationIsIdenticalOnEveryPath) {
     }
 }
 
-TEST(QuantKernels, F16WeightsMatchFp32) {
-    ThreadPool pool(2);
-    const Tensor w = random_f32("w", 19, 172, 3);
-    Tensor h = Tensor::alloc("w", DType::F16, {19, 172});
-    auto* hp = reinterpret_cast<uint16_t*>(h.data.get());
-    for (int64_t i = 0; i < w.numel(); ++i) hp[i] = f32_to_f16(w.f32()[i]);
-    std::vector<float> x(172 * 3);
-    for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(float(i));
-    const auto ref = reference(h, x, 3);
-    std::vector<float> out(19 * 3);
-    // Every F16 path present: portable, AVX2/F16C, AVX-512 (172 columns: 2 full 64-wide steps
-    // and a masked tail).
-    for (auto l : {runtime::qkernels::KernelLevel::Portable, runtime::qkernels::KernelLevel::Avx2,
-                   runtime::qkernels::KernelLevel::Avx512Vnni}) {
-        if (!runtime::qkernels::kernel_available(l)) continue;
-        runtime::qkernels::force_kernels(l);
-        runtime::qkernels::matmul(out.data(), x.data(), h, 3, pool);
-        EXPECT_LT(norm_err(out, ref), 1e-5) << runtime::qkernels::kernel_name();
-    }
-    runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
-}
-
 namespace {
 // w's values rounded to a 16-bit float tensor (F16 or BF16) of the same shape.
 Tensor halves_of(const Tensor& w, DType type) {
@@ -550,67 +528,62 @@ Tensor halves_of(const Tensor& w, DType type) {
 }
 }  // namespace
 
-// FP16 weights against 4+ tokens go through panels of rows transposed into the lanes (AVX-512:
-// f16_tokens_avx512, 16 rows; AVX2: f16_tokens_avx2, 8): each output must be the bits the
-// one-token dot_f16_avx512 / dot_f16_avx2 gives, for widths with a tail and without (13: the
-// portable tail alone), ragged panels, 4 to 37 tokens, on each family.
-TEST(QuantKernels, F16RowsInLanesGiveTheOneTokenBits) {
-    const auto levels = tile_levels();
-    if (levels.empty()) GTEST_SKIP() << "no AVX2 on this CPU";
+// FP16 and BF16 weights against the dequantized reference (the widening is exact, so only the sum
+// order differs), on every path present: portable, AVX2/F16C, AVX-512 (172 columns: 2 full 64-wide
+// steps and a masked tail), one token and five (the tiles).
+TEST(QuantKernels, HalfWeightsMatchFp32) {
     ThreadPool pool(2);
-    std::mt19937 rng(12);
-    std::normal_distribution<float> nd(0.0f, 1.0f);
-    for (int64_t cols : {64, 172, 200, 2048, 13, 1100, 3000})
-        for (int n : {4, 7, 37}) {
-            const int64_t rows = 35;
-            const Tensor w = random_f32("w", rows, cols, uint32_t(cols + n));
-            const Tensor h = halves_of(w, DType::F16);
-            std::vector<float> x(size_t(n * cols));
-            for (auto& v : x) v = nd(rng);
-            for (auto level : levels) {
-                runtime::qkernels::force_kernels(level);
-                std::vector<float> got(size_t(n * rows)), want(size_t(n * rows));
-                runtime::qkernels::matmul(got.data(), x.data(), h, n, pool);
-                for (int t = 0; t < n; ++t)
-                    runtime::qkernels::matmul(want.data() + t * rows, x.data() + t * cols, h, 1, pool);
-                EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)))
-                    << runtime::qkernels::kernel_name() << " " << cols << " columns, " << n << " tokens";
+    const Tensor w = random_f32("w", 19, 172, 3);
+    for (DType type : {DType::F16, DType::BF16})
+        for (int n : {1, 5}) {
+            const Tensor h = halves_of(w, type);
+            std::vector<float> x(size_t(172 * n));
+            for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(float(i));
+            const auto ref = reference(h, x, n);
+            std::vector<float> out(size_t(19 * n));
+            for (auto l : {runtime::qkernels::KernelLevel::Portable, runtime::qkernels::KernelLevel::Avx2,
+                           runtime::qkernels::KernelLevel::Avx512Vnni}) {
+                if (!runtime::qkernels::kernel_available(l)) continue;
+                runtime::qkernels::force_kernels(l);
+                runtime::qkernels::matmul(out.data(), x.data(), h, n, pool);
+                EXPECT_LT(norm_err(out, ref), 1e-5)
+                    << runtime::qkernels::kernel_name() << " " << dtype_name(type) << ", " << n << " tokens";
             }
             runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
         }
 }
 
-// BF16 weights against several tokens (qkernels_float.cpp, bf16_rows_lanes: 8 rows widened to FP32, then
-// the FP32 panels): each output the bits of the one-token product (the row widened, kernels::dot),
-// for widths the panels take (multiples of 8) and ones they leave to the per-row loop, ragged
-// panels (35 rows), 4 to 513 tokens (the panels take them three, two and one at a time).
-TEST(QuantKernels, Bf16RowsInLanesGiveTheOneTokenBits) {
+// 16-bit float weights (FP16, BF16) against 4+ tokens go through panels of rows transposed into the
+// lanes (AVX-512: half_tokens_avx512, 16 rows; AVX2: half_tokens_avx2, 8): each output must be the
+// bits the one-token dot_half_avx512 / dot_half_avx2 gives, for widths with a tail and without (13:
+// the portable tail alone), ragged panels, 4 to 513 tokens, on each family and the portable loop.
+TEST(QuantKernels, HalfRowsInLanesGiveTheOneTokenBits) {
+    auto levels = tile_levels();
+    levels.push_back(runtime::qkernels::KernelLevel::Portable);
     ThreadPool pool(2);
-    std::mt19937 rng(13);
+    std::mt19937 rng(12);
     std::normal_distribution<float> nd(0.0f, 1.0f);
-    for (int64_t cols : {64, 172, 200, 2048, 13})
-        for (int n : {4, 5, 7, 37, 513}) {
-            if (n == 513 && cols > 200) continue;
-            const int64_t rows = 35;
-            const Tensor w = random_f32("w", rows, cols, uint32_t(cols + n));
-            const Tensor h = halves_of(w, DType::BF16);
-            const auto* hp = reinterpret_cast<const uint16_t*>(h.data.get());
-            std::vector<float> x(size_t(n * cols));
-            for (auto& v : x) v = nd(rng);
-            std::vector<float> got(size_t(n * rows)), want(size_t(n * rows)), row(static_cast<size_t>(cols));
-            runtime::qkernels::matmul(got.data(), x.data(), h, n, pool);
-            for (int64_t r = 0; r < rows; ++r) {
-                for (int64_t c = 0; c < cols; ++c) row[size_t(c)] = bf16_to_f32(hp[r * cols + c]);
-                for (int t = 0; t < n; ++t)
-                    want[size_t(t * rows + r)] = runtime::kernels::dot(row.data(), x.data() + t * cols, cols);
+    for (DType type : {DType::F16, DType::BF16})
+        for (int64_t cols : {64, 172, 200, 2048, 13, 1100, 3000})
+            for (int n : {4, 7, 37, 513}) {
+                if (n == 513 && cols > 200) continue;
+                const int64_t rows = 35;
+                const Tensor w = random_f32("w", rows, cols, uint32_t(cols + n));
+                const Tensor h = halves_of(w, type);
+                std::vector<float> x(size_t(n * cols));
+                for (auto& v : x) v = nd(rng);
+                for (auto level : levels) {
+                    runtime::qkernels::force_kernels(level);
+                    std::vector<float> got(size_t(n * rows)), want(size_t(n * rows));
+                    runtime::qkernels::matmul(got.data(), x.data(), h, n, pool);
+                    for (int t = 0; t < n; ++t)
+                        runtime::qkernels::matmul(want.data() + t * rows, x.data() + t * cols, h, 1, pool);
+                    EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)))
+                        << runtime::qkernels::kernel_name() << " " << dtype_name(type) << ", " << cols << " columns, "
+                        << n << " tokens";
+                }
+                runtime::qkernels::force_kernels(runtime::qkernels::KernelLevel::Auto);
             }
-            EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)))
-                << cols << " columns, " << n << " tokens";
-            std::vector<float> one(static_cast<size_t>(rows));
-            runtime::qkernels::matmul(one.data(), x.data() + (n - 1) * cols, h, 1, pool);
-            EXPECT_EQ(0, std::memcmp(one.data(), got.data() + (n - 1) * rows, one.size() * sizeof(float)))
-                << "one token against the last of " << n << ", " << cols << " columns";
-        }
 }
 
 TEST(QuantKernels, ActivationQuantizationRoundsHalfToEvenInBlocksOf32) {
