@@ -139,7 +139,8 @@ Status read_config(const File& f, const std::string& arch, Model& m) {
             c.vocab_size = int(e->ne[1]);
     }
     c.tied_embeddings = f.find_tensor("output.weight") == nullptr;
-    return read_rope_scaling(f, p, c);
+    EDGE_TRY(read_rope_scaling(f, p, c));
+    return check_llama_config(c, f.path);
 }
 
 Status read_tokenizer(const File& f, TokenizerSpec& t) {

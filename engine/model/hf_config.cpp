@@ -227,6 +227,8 @@ Result<HfConfig> parse(const json& j, const std::string& origin) {
             h.metadata.push_back({"sliding_window", std::to_string(w) + " (context capped to it)"});
         }
     }
+    // (Before anything computes a shape from it: q_dim() and kv_dim() are int products.)
+    EDGE_TRY(check_llama_config(c, origin));
     h.bos_id = first_id(j, "bos_token_id");
     h.eos_id = first_id(j, "eos_token_id");
     h.eos_ids = all_ids(j, "eos_token_id");

@@ -99,9 +99,7 @@ size_t Model::weight_bytes() const {
     return n;
 }
 
-Status validate_llama(const Model& m) {
-    const LlamaConfig& c = m.config;
-    const std::string& src = m.source_path;
+Status check_llama_config(const LlamaConfig& c, const std::string& src) {
     if (c.dim <= 0 || c.n_layers <= 0 || c.n_heads <= 0 || c.n_kv_heads <= 0 || c.vocab_size <= 0 ||
         c.hidden_dim <= 0 || c.head_dim <= 0)
         return err(src, ": incomplete llama configuration (dim ", c.dim, ", layers ", c.n_layers, ", heads ", c.n_heads,
@@ -114,6 +112,17 @@ Status validate_llama(const Model& m) {
     if (c.dim > (1 << 20) || c.hidden_dim > (1 << 22) || c.n_layers > 4096 || c.vocab_size > (1 << 24))
         return err(src, ": configuration sizes are implausible (dim ", c.dim, ", ffn ", c.hidden_dim, ", layers ",
                    c.n_layers, ", vocab ", c.vocab_size, ")");
+    // (q_dim() and kv_dim() are int products: bounded here before anything computes them.)
+    if (c.head_dim > (1 << 16) || int64_t(c.n_heads) * c.head_dim > (1 << 22))
+        return err(src, ": attention sizes are implausible (", c.n_heads, " heads of ", c.head_dim, ", ", c.n_kv_heads,
+                   " KV heads)");
+    return {};
+}
+
+Status validate_llama(const Model& m) {
+    const LlamaConfig& c = m.config;
+    const std::string& src = m.source_path;
+    EDGE_TRY(check_llama_config(c, src));
     auto need = [&](const std::string& name, const std::vector<int64_t>& shape) -> Status {
         const Tensor* t = m.find(name);
         if (!t) return err(src, ": tensor '", name, "' is missing");

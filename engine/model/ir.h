@@ -127,8 +127,15 @@ struct Model {
     size_t weight_bytes() const;      // bytes as held now (tensors not read yet count 0)
 };
 
-// Checks that a llama model has every tensor the config implies, with the right shapes; the
-// error names the file, the tensor, the expected and the found shape.
+// Checks a llama configuration alone (src names the file in the error): every size positive,
+// heads a multiple of KV heads, the rotary dimension, the rope factors, and every size and product
+// (q_dim, kv_dim) within plausible bounds. Readers call it as soon as they have read the
+// configuration, before anything computes a shape from it.
+Status check_llama_config(const LlamaConfig& c, const std::string& src);
+
+// Checks that a llama model has every tensor the config implies, with the right shapes
+// (check_llama_config first); the error names the file, the tensor, the expected and the found
+// shape.
 Status validate_llama(const Model& m);
 
 // Fills model.graph from model.config (one op list per layer), for a configuration already

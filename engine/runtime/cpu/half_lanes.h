@@ -31,7 +31,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,f16c"), always_inline)) inline 
 // The lanes of m from p, the others 0.0f (nothing read past them).
 template <Half H>
 __attribute__((target("avx512f,avx512bw,avx512vl,f16c"), always_inline)) inline __m512 widen16(const uint16_t* p,
-                                                                                                __mmask16 m) {
+                                                                                               __mmask16 m) {
     return widen16<H>(_mm256_maskz_loadu_epi16(m, p));
 }
 

@@ -193,6 +193,23 @@ TEST(GgufHostile, ImplausibleLayerCountIsRefusedBeforeTheGraphIsBuilt) {
     EXPECT_NE(back.message().find("layers 536870913"), std::string::npos) << back.message();
 }
 
+TEST(GgufHostile, AttentionSizesWhoseProductOverflowsAreRefusedFirst) {
+    // Found by fuzz_gguf (a one-hour run, tests/fuzz/regressions/gguf-phi3-kv-dim-overflow.gguf):
+    // 973078529 KV heads of size 4 overflowed the int kv_dim() while a phi3 file's fused tensors
+    // were split, before the configuration was checked. Every reader now checks the configuration
+    // (the sizes, and the q_dim / kv_dim products) as soon as it is read: here the product of the
+    // heads and a huge key_length.
+    const std::string path = (test::temp_dir("gguf-heads") / "heads.gguf").string();
+    auto m = make_synth_model(SynthOptions{"test-tiny"});
+    ASSERT_TRUE(m.ok());
+    m->config.head_dim = 973078529;  // (the rotary dimension stays the file's 8)
+    ASSERT_TRUE(write_gguf_model(*m, path).ok());
+    auto back = load_gguf_model(path);
+    ASSERT_FALSE(back.ok());
+    EXPECT_EQ(back.message().rfind(path + ": attention sizes are implausible", 0), 0u) << back.message();
+    EXPECT_NE(back.message().find("heads of 973078529"), std::string::npos) << back.message();
+}
+
 TEST(GgufHostile, UnknownArchitectureAndMissingKeys) {
     const auto dir = test::temp_dir("gguf-arch");
     auto write = [&](const std::string& name, const std::string& arch, bool with_dim) {

@@ -458,3 +458,14 @@ TEST(HfConfig, DeeplyNestedJsonIsRefusedAndBadValuesAreQuotedShort) {
     ASSERT_TRUE(edge::test::fails_with(r, {"m/config.json", "hidden_size"}));
     EXPECT_LT(r.message().size(), 300u) << r.message();
 }
+
+TEST(HfConfig, AttentionSizesWhoseProductOverflowsAreRefused) {
+    // Each value in range alone (get_int takes up to 2^30), but 8 heads of 2^28 would overflow the
+    // int products q_dim() and kv_dim() that the tensor list is made from: the configuration is
+    // checked (check_llama_config) before anything computes a shape from it.
+    const std::string config = R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64,
+        "intermediate_size": 172, "num_hidden_layers": 2, "num_attention_heads": 8,
+        "num_key_value_heads": 4, "vocab_size": 512, "head_dim": 268435456})";
+    EXPECT_TRUE(edge::test::fails_with(edge::model::parse_hf_config(config, "m/config.json"),
+                                       {"m/config.json", "attention sizes are implausible", "8 heads of 268435456"}));
+}
