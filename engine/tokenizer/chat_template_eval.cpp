@@ -204,6 +204,13 @@ void Renderer::charge(int64_t n) {
         fail("the template did too much work (more than " + std::to_string(kMaxWork) + " steps); is it looping?");
 }
 
+std::vector<Value> Renderer::items_of(const Value& v) {
+    if (v.is_str()) charge(int64_t(v.str().size()));  // (bytes: at least the code points)
+    if (v.is_list()) charge(int64_t(v.list().items.size()));
+    if (v.is_dict()) charge(int64_t(v.dict().items.size()));
+    return iterate(v);
+}
+
 Value Renderer::new_namespace() {
     if (namespaces_.size() >= size_t(kMaxNamespaces))
         fail("more than " + std::to_string(kMaxNamespaces) + " namespace() objects in one render");
@@ -337,7 +344,7 @@ void Renderer::assign(const Target& t, const Value& v) {
             return;
         }
         case Target::Tuple: {
-            std::vector<Value> items = iterate(v);
+            std::vector<Value> items = items_of(v);
             if (items.size() != t.items.size())
                 fail_at(t.pos, items.size() > t.items.size()
                                    ? "too many values to unpack (expected " + std::to_string(t.items.size()) + ")"
@@ -351,7 +358,7 @@ void Renderer::assign(const Target& t, const Value& v) {
 
 Renderer::Flow Renderer::exec_for(const Stmt& s) {
     const Value seq = eval(*s.expr);
-    std::vector<Value> items = iterate(seq);
+    std::vector<Value> items = items_of(seq);
     charge(int64_t(items.size()));
     const std::shared_ptr<Scope> outer = scope_;
     if (s.cond) {

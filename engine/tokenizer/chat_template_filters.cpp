@@ -160,7 +160,7 @@ int64_t word_count(const std::string& s) {
 }
 
 std::vector<Value> select_items(Renderer& r, const Value& seq, const Args& a, bool by_attr, bool keep_if) {
-    std::vector<Value> items = iterate(seq);
+    std::vector<Value> items = r.items_of(seq);
     r.charge(int64_t(items.size()));
     Args rest;
     std::string attr, test;
@@ -184,7 +184,7 @@ std::vector<Value> select_items(Renderer& r, const Value& seq, const Args& a, bo
 
 Value min_max(Renderer& r, const Value& v, const Args& a, bool want_max, const char* fn) {
     auto p = bind_args(a, {"case_sensitive", "attribute"}, fn);
-    std::vector<Value> items = iterate(v);
+    std::vector<Value> items = r.items_of(v);
     r.charge(int64_t(items.size()));
     if (items.empty()) return make_undefined("No aggregated item, sequence was empty.");
     const bool cs = arg_true(p[0]);
@@ -314,7 +314,7 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& v, const A
     }
     if (name == "first" || name == "last") {
         bind_args(a, {}, fn);
-        std::vector<Value> items = iterate(v);
+        std::vector<Value> items = r.items_of(v);
         if (items.empty()) return make_undefined("No " + name + " item, sequence was empty.");
         return name == "first" ? items.front() : items.back();
     }
@@ -323,7 +323,7 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& v, const A
         const std::string sep = p[0] ? to_str(*p[0]) : std::string();
         std::string out;
         bool first = true;
-        for (const Value& x : iterate(v)) {
+        for (const Value& x : r.items_of(v)) {
             if (!first) out += sep;
             first = false;
             out += to_str(is_none_or_unset(p[1]) ? x : attr_path(r, x, to_str(*p[1])));
@@ -346,7 +346,7 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& v, const A
             o.item_sep = ",";
         }
         if (!is_none_or_unset(p[2])) {
-            std::vector<Value> seps = iterate(*p[2]);
+            std::vector<Value> seps = r.items_of(*p[2]);
             if (seps.size() != 2) fail("tojson: separators must be a pair of strings");
             o.item_sep = str_of(seps[0], "separator");
             o.key_sep = str_of(seps[1], "separator");
@@ -382,7 +382,7 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& v, const A
     }
     if (name == "list") {
         bind_args(a, {}, fn);
-        return make_list(iterate(v));
+        return make_list(r.items_of(v));
     }
     if (name == "items") {
         bind_args(a, {}, fn);
@@ -418,7 +418,7 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& v, const A
             for (size_t k = cps.size(); k-- > 0;) out += cps[k];
             return make_str(out);
         }
-        std::vector<Value> items = iterate(v);
+        std::vector<Value> items = r.items_of(v);
         std::reverse(items.begin(), items.end());
         return make_list(std::move(items));
     }
@@ -443,7 +443,7 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& v, const A
         auto p = bind_args(a, {"case_sensitive", "attribute"}, fn);
         const bool cs = arg_true(p[0]);
         std::vector<Value> out, seen;
-        for (const Value& x : iterate(v)) {
+        for (const Value& x : r.items_of(v)) {
             Value k = sort_key(is_none_or_unset(p[1]) ? x : attr_path(r, x, to_str(*p[1])), cs);
             bool dup = false;
             for (const Value& s : seen)
@@ -461,7 +461,7 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& v, const A
     if (name == "sort") {
         auto p = bind_args(a, {"reverse", "case_sensitive", "attribute"}, fn);
         const bool rev = arg_true(p[0]), cs = arg_true(p[1]);
-        std::vector<Value> items = iterate(v);
+        std::vector<Value> items = r.items_of(v);
         std::vector<std::pair<Value, size_t>> keyed;
         for (size_t k = 0; k < items.size(); ++k)
             keyed.emplace_back(sort_key(is_none_or_unset(p[2]) ? items[k] : attr_path(r, items[k], to_str(*p[2])), cs),
@@ -477,7 +477,7 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& v, const A
         return make_list(std::move(out));
     }
     if (name == "map") {
-        std::vector<Value> items = iterate(v), out;
+        std::vector<Value> items = r.items_of(v), out;
         std::optional<Value> attribute, def;
         Args rest;
         for (const auto& kv : a.kw) {
@@ -524,7 +524,7 @@ Value apply_filter(Renderer& r, const std::string& name, const Value& v, const A
     if (name == "sum") {
         auto p = bind_args(a, {"attribute", "start"}, fn);
         Value acc = p[1] ? *p[1] : make_int(0);
-        for (const Value& x : iterate(v)) {
+        for (const Value& x : r.items_of(v)) {
             Value y = is_none_or_unset(p[0]) ? x : attr_path(r, x, to_str(*p[0]));
             if (!acc.is_number() || !y.is_number()) fail("sum: unsupported operand types");
             if (acc.type == Type::Float || y.type == Type::Float) {

@@ -16,16 +16,21 @@
 namespace edge::tokenizer::jinja {
 
 // ---- limits: hostile templates fail with a clear error instead of crashing or hanging ----
-constexpr int kMaxParseDepth = 256;              // nesting of expressions and blocks
-constexpr int kMaxEvalDepth = 1536;              // nested evaluation, macro calls included
-constexpr int kMaxMacroDepth = 256;              // nested macro calls
-constexpr int kMaxValueDepth = 256;              // nesting of lists/dicts built or printed
-constexpr size_t kMaxString = 16u << 20;         // any string value, and the output
-constexpr int64_t kMaxRange = 100000;            // range() length (jinja's sandbox MAX_RANGE)
-constexpr int64_t kMaxLoopIterations = 1000000;  // loop iterations in one render, all loops
-constexpr size_t kMaxListSize = 1000000;         // elements of one list built by the template
-constexpr int64_t kMaxWork = 60000000;           // evaluation steps, elements and bytes/64 in one render
-constexpr int kMaxNamespaces = 4096;             // namespace() objects in one render
+constexpr int kMaxParseDepth = 256;             // nesting of expressions and blocks
+constexpr int kMaxEvalDepth = 1536;             // nested evaluation, macro calls included
+constexpr int kMaxMacroDepth = 256;             // nested macro calls
+constexpr int kMaxValueDepth = 256;             // nesting of lists/dicts built or printed
+constexpr size_t kMaxString = 16u << 20;        // any string value, and the output
+constexpr int64_t kMaxRange = 100000;           // range() length (jinja's sandbox MAX_RANGE)
+constexpr int64_t kMaxLoopIterations = 250000;  // loop iterations in one render, all loops (under kMaxWork)
+constexpr size_t kMaxListSize = 1000000;        // elements of one list built by the template
+// Evaluation steps, elements and bytes/64 in one render. Real templates take 20-100 per message
+// (the fixtures in tests/data/chat: 114-520 for a 5-message conversation), so 4,000,000 leaves
+// room for conversations of tens of thousands of messages; a release build does ~25 million a
+// second. It was 60,000,000, and fuzz_chat_template found templates that used it all: 2-4 s and
+// 700 MiB per render (30 s under the sanitizers).
+constexpr int64_t kMaxWork = 4000000;
+constexpr int kMaxNamespaces = 4096;  // namespace() objects in one render
 
 struct Pos {
     int line = 0;
@@ -279,6 +284,10 @@ public:
     // Accounting: charge(n) adds n work units and fails past kMaxWork.
     void charge(int64_t n);
     void charge_bytes(size_t n) { charge(int64_t(n / 64) + 1); }
+    // iterate(v), charged one unit per element before the elements are made: iterating a string
+    // makes a one-character string per code point, so a 16 MiB string (charged 256 Ki as bytes)
+    // would become 16 million values, over a gigabyte (fuzz_chat_template: `s | sort`).
+    std::vector<Value> items_of(const Value& v);
     Value call(const Value& f, const Args& a, Pos pos);
     Value new_namespace();
     const RenderHooks& hooks() const { return hooks_; }

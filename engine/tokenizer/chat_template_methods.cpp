@@ -260,7 +260,7 @@ Value call_method(Renderer& r, const Value& self, const std::string& name, const
             if (!p[0]) fail(fn + "() takes exactly one argument");
             std::string out;
             bool first = true;
-            for (const Value& x : iterate(*p[0])) {
+            for (const Value& x : r.items_of(*p[0])) {
                 if (!first) out += s;
                 first = false;
                 out += str_of(x, "sequence item");
@@ -423,8 +423,8 @@ Value call_global(Renderer& r, const std::string& name, const Args& a) {
             if (src.is_dict()) {
                 items = src.dict().items;
             } else {
-                for (const Value& pair : iterate(src)) {
-                    std::vector<Value> kv = iterate(pair);
+                for (const Value& pair : r.items_of(src)) {
+                    std::vector<Value> kv = r.items_of(pair);
                     if (kv.size() != 2) fail(name + "(): each sequence element must have 2 items");
                     items.emplace_back(kv[0], kv[1]);
                 }

@@ -419,14 +419,46 @@ TEST(ChatTemplateLimits, OutputAndWorkAreBounded) {
     EXPECT_TRUE(edge::test::fails_with(render("{{ [1] * 100000000 }}"), {"t.jinja:1:", "list would exceed"}));
     EXPECT_TRUE(edge::test::fails_with(
         render("{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}"),
-        {"t.jinja:1:", "more than 1000000 iterations"}));
+        {"t.jinja:1:", "more than 250000 iterations"}));
     EXPECT_TRUE(edge::test::fails_with(
         render(
             "{% set ns = namespace(s='xxxxxxxx') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}"),
         {"t.jinja:1:", "limit"}));
+    EXPECT_TRUE(edge::test::fails_with(render("{% for a in range(10000) %}{{ ('x' * 100000) | length }}{% endfor %}"),
+                                       {"t.jinja:1:", "did too much work (more than 4000000 steps)"}));
     // A namespace made to contain itself neither hangs printing nor leaks past the render.
     EXPECT_TRUE(edge::test::fails_with(render("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns }}"),
                                        {"t.jinja:1:", "too deeply"}));
+}
+
+// The work limit against what templates do: every fixture renders a 4,000-message conversation
+// (1 KiB per message) well inside it, and the template fuzz_chat_template found using 90 million
+// units (2-4 s and 700 MiB per render under the old limit of 60 million) is stopped by it.
+TEST(ChatTemplateLimits, LongConversationsFitTheWorkLimitAndAFuzzedTemplateDoesNot) {
+    ojson messages = ojson::array();
+    for (int i = 0; i < 4000; ++i)
+        messages.push_back({{"role", i % 2 ? "assistant" : "user"}, {"content", std::string(1024, 'a' + i % 26)}});
+    const ojson ctx = {
+        {"messages", messages}, {"add_generation_prompt", true}, {"bos_token", "<s>"}, {"eos_token", "</s>"}};
+    int rendered = 0;
+    for (const auto& e : fs::directory_iterator(chat_dir())) {
+        if (e.path().extension() != ".jinja") continue;
+        auto r = render(read_file(e.path()), ctx, e.path().filename().c_str());
+        ASSERT_TRUE(r.ok()) << r.message();
+        EXPECT_GT(r->size(), size_t(4000 * 32)) << e.path();  // (filters_heavy.jinja truncates each message)
+        ++rendered;
+    }
+    EXPECT_GE(rendered, 10);
+
+    const ojson fuzz_ctx = ojson::parse(R"({"messages": [{"role": "system", "content": "You are brief."},
+        {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "", "tool_calls": [{"type": "function",
+        "function": {"name": "get_time", "arguments": {"zone": "UTC", "n": [1, 2.5, null, true]}}}]},
+        {"role": "tool", "content": "12:00"}, {"role": "user", "content": "Thanks"}],
+        "tools": [{"type": "function", "function": {"name": "get_time", "parameters": {"type": "object"}}}],
+        "add_generation_prompt": true, "bos_token": "<s>", "eos_token": "</s>"})");
+    const std::string slow =
+        read_file(fs::path(EDGE_SOURCE_DIR) / "tests/fuzz/regressions/chat-template-slow-90m-work.jinja");
+    EXPECT_TRUE(edge::test::fails_with(render(slow, fuzz_ctx), {"t.jinja:", "did too much work"}));
 }
 
 }  // namespace
