@@ -268,7 +268,25 @@ Result<AutoplanResult> autoplan_for_board(const std::vector<LayerCandidates>& ca
     if (!(budget_ms >= fastest))
         return err("a budget of ", budget_ms, " ms per token is below the fastest plan's predicted ", fastest,
                    " ms on this board (", cm.rest_ms, " ms of it outside the layers' products)");
-    auto r = autoplan(timed, size_t((budget_ms - cm.rest_ms) * kUnitsPerMs), opts);
+    size_t units = size_t((budget_ms - cm.rest_ms) * kUnitsPerMs), fastest_units = 0;
+    for (const LayerCandidates& lc : timed) {
+        size_t mn = std::numeric_limits<size_t>::max();
+        for (const Candidate& c : lc.options) mn = std::min(mn, c.bytes);
+        fastest_units += mn;
+    }
+    if (units < fastest_units) {
+        // Within the rounding (up to 10 ns per layer) of the fastest plan, which fits the budget in
+        // ms but not in rounded units: that plan alone, each layer at its fastest option. (A budget
+        // halfway between two plans a few units apart, as a tiny model's measured costs give, was
+        // refused as "below the smallest plan".)
+        for (size_t l = 0; l < timed.size(); ++l) {
+            const auto& t = (*ms)[l];
+            const size_t best = size_t(std::min_element(t.begin(), t.end()) - t.begin());
+            timed[l].options = {timed[l].options[best]};
+        }
+        units = fastest_units;
+    }
+    auto r = autoplan(timed, units, opts);
     if (!r.ok()) return r.error();
     // Bytes and bits per weight as the plan really stores them.
     AutoplanResult out = uniform_autoplan(cands, Precision::INT4, opts);

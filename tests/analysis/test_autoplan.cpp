@@ -298,6 +298,12 @@ TEST(BoardAutoplan, PredictsTheRestPlusEachLayersProductAndKeepsToTheTimeBudget)
             EXPECT_EQ(p->bytes, uniform_autoplan(*cands, Precision::FP16, ao).bytes);
         }
     }
+    // A budget of exactly the fastest plan's time: each option's time is rounded up to 10 ns for the
+    // knapsack, so before it was refused as below the smallest plan (the loop above adds 1e-6 ms).
+    auto exact = autoplan_for_board(*cands, *m, cm, *fastest, ao);
+    ASSERT_TRUE(exact.ok()) << exact.message();
+    EXPECT_EQ(exact->bytes, uniform_autoplan(*cands, Precision::INT4, ao).bytes);
+    EXPECT_LE(exact->predicted_tpot_ms, *fastest + 1e-12);
     EXPECT_TRUE(test::fails_with(autoplan_for_board(*cands, *m, cm, *t4 * 0.9, ao),
                                  {"below the fastest plan's predicted", "ms on this board", "0.5 ms of it outside"}));
     runtime::BoardCostModel other = cm;
