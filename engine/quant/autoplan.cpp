@@ -118,18 +118,25 @@ Result<std::vector<LayerCandidates>> plan_candidates(const Model& m, const std::
     return out;
 }
 
-Result<AutoplanResult> autoplan(const std::vector<LayerCandidates>& cands, size_t budget, const AutoplanOptions& opts) {
-    if (cands.empty()) return err("autoplan: no layer to plan");
-    size_t min_bytes = 0;
-    size_t g = 0;
+namespace {
+// The smallest plan's bytes (or rounded time units): each layer's smallest option, summed.
+size_t smallest_plan(const std::vector<LayerCandidates>& cands) {
+    size_t total = 0;
     for (const LayerCandidates& lc : cands) {
         size_t mn = std::numeric_limits<size_t>::max();
-        for (const Candidate& c : lc.options) {
-            mn = std::min(mn, c.bytes);
-            g = std::gcd(g, c.bytes);
-        }
-        min_bytes += mn;
+        for (const Candidate& c : lc.options) mn = std::min(mn, c.bytes);
+        total += mn;
     }
+    return total;
+}
+}  // namespace
+
+Result<AutoplanResult> autoplan(const std::vector<LayerCandidates>& cands, size_t budget, const AutoplanOptions& opts) {
+    if (cands.empty()) return err("autoplan: no layer to plan");
+    const size_t min_bytes = smallest_plan(cands);
+    size_t g = 0;
+    for (const LayerCandidates& lc : cands)
+        for (const Candidate& c : lc.options) g = std::gcd(g, c.bytes);
     if (budget < min_bytes)
         return err("budget of ", budget, " bytes is below the smallest plan (every layer INT4: ", min_bytes, " bytes)");
     size_t unit = std::max<size_t>(1, g);
@@ -268,12 +275,8 @@ Result<AutoplanResult> autoplan_for_board(const std::vector<LayerCandidates>& ca
     if (!(budget_ms >= fastest))
         return err("a budget of ", budget_ms, " ms per token is below the fastest plan's predicted ", fastest,
                    " ms on this board (", cm.rest_ms, " ms of it outside the layers' products)");
-    size_t units = size_t((budget_ms - cm.rest_ms) * kUnitsPerMs), fastest_units = 0;
-    for (const LayerCandidates& lc : timed) {
-        size_t mn = std::numeric_limits<size_t>::max();
-        for (const Candidate& c : lc.options) mn = std::min(mn, c.bytes);
-        fastest_units += mn;
-    }
+    size_t units = size_t((budget_ms - cm.rest_ms) * kUnitsPerMs);
+    const size_t fastest_units = smallest_plan(timed);
     if (units < fastest_units) {
         // Within the rounding (up to 10 ns per layer) of the fastest plan, which fits the budget in
         // ms but not in rounded units: that plan alone, each layer at its fastest option. (A budget

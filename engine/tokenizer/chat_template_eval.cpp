@@ -358,8 +358,7 @@ void Renderer::assign(const Target& t, const Value& v) {
 
 Renderer::Flow Renderer::exec_for(const Stmt& s) {
     const Value seq = eval(*s.expr);
-    std::vector<Value> items = items_of(seq);
-    charge(int64_t(items.size()));
+    std::vector<Value> items = items_of(seq);  // (charged there, one unit per item)
     const std::shared_ptr<Scope> outer = scope_;
     if (s.cond) {
         std::vector<Value> kept;
