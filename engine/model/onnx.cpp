@@ -114,10 +114,16 @@ private:
                        k < n.inputs.size() ? n.inputs[k] : std::string("missing"), ")");
         return c;
     }
-    void add_tensor(const std::string& name, const std::vector<int64_t>& dims, const float* data) {
-        Tensor t = Tensor::zeros_f32(name, dims.empty() ? std::vector<int64_t>{1} : dims);
+    // Node n's weight `n.name + part` (part: ".weight", ".bias", ...); a tensor without elements
+    // (a zero dimension) is refused: no layer can use one.
+    Status add_tensor(const Node& n, const std::string& part, const std::vector<int64_t>& dims, const float* data) {
+        if (std::find(dims.begin(), dims.end(), int64_t(0)) != dims.end())
+            return err(origin_, ": node '", n.name, "' (", n.op_type, "): its ", part.substr(1),
+                       " has no elements (shape [", shape_text(dims), "])");
+        Tensor t = Tensor::zeros_f32(n.name + part, dims.empty() ? std::vector<int64_t>{1} : dims);
         std::memcpy(t.f32_mut(), data, size_t(t.numel()) * sizeof(float));
         m_.tensors.push_back(std::move(t));
+        return {};
     }
     static std::vector<double> ints_of(const Attr* a, std::vector<double> fallback) {
         if (!a) return fallback;
@@ -201,7 +207,7 @@ private:
                     return err(origin_, ": node '", n.name, "' (BatchNormalization): input ", k, " has shape [",
                                shape_text(w->dims), "], expected one [C] vector");
                 channels = w->dims[0];
-                add_tensor(n.name + parts[k - 1], w->dims, w->f.data());
+                EDGE_TRY(add_tensor(n, parts[k - 1], w->dims, w->f.data()));
                 op.weights.push_back(n.name + parts[k - 1]);
             }
             const Attr* eps = n.attr("epsilon");
@@ -259,7 +265,7 @@ private:
             }
             const Const* c = a ? a : b;
             Op op{OpType::Add, n.name, {resolve(n.inputs[a ? 1 : 0])}, {n.outputs[0]}, {n.name + ".const"}, {}};
-            add_tensor(n.name + ".const", c->dims, c->f.data());
+            EDGE_TRY(add_tensor(n, ".const", c->dims, c->f.data()));
             m_.graph.ops.push_back(std::move(op));
             return {};
         }
@@ -425,7 +431,7 @@ private:
             return err(origin_, ": node '", n.name, "' (Conv): group ", g, " does not divide ", wc->dims[0],
                        " output channels");
         op.attrs["group"] = {double(g)};
-        add_tensor(n.name + ".weight", wc->dims, wc->f.data());
+        EDGE_TRY(add_tensor(n, ".weight", wc->dims, wc->f.data()));
         op.weights.push_back(n.name + ".weight");
         if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
             auto b = weight(n, 2);
@@ -433,7 +439,7 @@ private:
             if (b.value()->numel() != wc->dims[0])
                 return err(origin_, ": node '", n.name, "' (Conv): bias has ", b.value()->numel(), " values for ",
                            wc->dims[0], " output channels");
-            add_tensor(n.name + ".bias", {wc->dims[0]}, b.value()->f.data());
+            EDGE_TRY(add_tensor(n, ".bias", {wc->dims[0]}, b.value()->f.data()));
             op.weights.push_back(n.name + ".bias");
         }
         m_.graph.ops.push_back(std::move(op));
@@ -448,12 +454,12 @@ private:
             for (int64_t i = 0; i < k; ++i)
                 wt[size_t(o * k + i)] = alpha * (transposed ? w[o * k + i] : w[i * out + o]);
         Op op = make(OpType::Linear, n);
-        add_tensor(n.name + ".weight", {out, k}, wt.data());
+        EDGE_TRY(add_tensor(n, ".weight", {out, k}, wt.data()));
         op.weights.push_back(n.name + ".weight");
         if (c) {
             std::vector<float> b(static_cast<size_t>(out));
             for (int64_t o = 0; o < out; ++o) b[size_t(o)] = beta * c->f[c->f.size() == 1 ? 0 : size_t(o)];
-            add_tensor(n.name + ".bias", {out}, b.data());
+            EDGE_TRY(add_tensor(n, ".bias", {out}, b.data()));
             op.weights.push_back(n.name + ".bias");
         }
         m_.graph.ops.push_back(std::move(op));

@@ -282,3 +282,28 @@ TEST(Onnx, DimensionsWhoseProductOverflowsAreRefused) {
         model({node("Relu", {"x"}, {"y"}, "relu0")}, {t}, value_info("x", {1, 1, 4, 4}), value_info("y", {1, 1, 4, 4}));
     EXPECT_TRUE(edge::test::fails_with(parse(bytes), {"test.onnx", "huge", "too large"}));
 }
+
+TEST(Onnx, WeightsWithoutElementsAreRefusedNamingTheNode) {
+    // Found by fuzz_onnx in its core-hour run: a Conv weight with a zero dimension reached a
+    // memcpy from the empty tensor's null data (UBSan). No layer can use a weight without elements.
+    const auto in = value_info("x", {1, 1, 4, 4});
+    const auto out = value_info("y", {1, 1, 4, 4});
+    EXPECT_TRUE(edge::test::fails_with(
+        parse(model({node("Conv", {"x", "w"}, {"y"}, "conv0")}, {tensor("w", {1, 0, 3, 3}, {})}, in, out)),
+        {"test.onnx", "node 'conv0' (Conv)", "its weight has no elements", "[1x0x3x3]"}));
+    EXPECT_TRUE(
+        edge::test::fails_with(parse(model({node("Conv", {"x", "w", "b"}, {"y"}, "conv1")},
+                                           {tensor("w", {0, 1, 3, 3}, {}), tensor("b", {0}, {})}, in, out)),
+                               {"test.onnx", "node 'conv1' (Conv)", "its weight has no elements", "[0x1x3x3]"}));
+    EXPECT_TRUE(edge::test::fails_with(
+        parse(model({node("Flatten", {"x"}, {"f"}, "flat0"), node("MatMul", {"f", "w"}, {"y"}, "mm0")},
+                    {tensor("w", {16, 0}, {})}, in, value_info("y", {1, 4}))),
+        {"test.onnx", "node 'mm0' (MatMul)", "its weight has no elements"}));
+    EXPECT_TRUE(edge::test::fails_with(
+        parse(model({node("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y"}, "bn0")},
+                    {tensor("s", {0}, {}), tensor("b", {0}, {}), tensor("m", {0}, {}), tensor("v", {0}, {})}, in, out)),
+        {"test.onnx", "node 'bn0' (BatchNormalization)", "its scale has no elements", "[0]"}));
+    EXPECT_TRUE(
+        edge::test::fails_with(parse(model({node("Add", {"x", "c"}, {"y"}, "add0")}, {tensor("c", {0}, {})}, in, out)),
+                               {"test.onnx", "node 'add0' (Add)", "its const has no elements", "[0]"}));
+}
