@@ -114,15 +114,17 @@ private:
                        k < n.inputs.size() ? n.inputs[k] : std::string("missing"), ")");
         return c;
     }
-    // Node n's weight `n.name + part` (part: ".weight", ".bias", ...); a tensor without elements
-    // (a zero dimension) is refused: no layer can use one.
-    Status add_tensor(const Node& n, const std::string& part, const std::vector<int64_t>& dims, const float* data) {
+    // Node n's weight `n.name + part` (part: ".weight", ".bias", ...), added to the model and to
+    // op's weights; a tensor without elements (a zero dimension) is refused: no layer can use one.
+    Status add_tensor(Op& op, const Node& n, const std::string& part, const std::vector<int64_t>& dims,
+                      const float* data) {
         if (std::find(dims.begin(), dims.end(), int64_t(0)) != dims.end())
             return err(origin_, ": node '", n.name, "' (", n.op_type, "): its ", part.substr(1),
                        " has no elements (shape [", shape_text(dims), "])");
         Tensor t = Tensor::zeros_f32(n.name + part, dims.empty() ? std::vector<int64_t>{1} : dims);
         std::memcpy(t.f32_mut(), data, size_t(t.numel()) * sizeof(float));
         m_.tensors.push_back(std::move(t));
+        op.weights.push_back(n.name + part);
         return {};
     }
     static std::vector<double> ints_of(const Attr* a, std::vector<double> fallback) {
@@ -207,8 +209,7 @@ private:
                     return err(origin_, ": node '", n.name, "' (BatchNormalization): input ", k, " has shape [",
                                shape_text(w->dims), "], expected one [C] vector");
                 channels = w->dims[0];
-                EDGE_TRY(add_tensor(n, parts[k - 1], w->dims, w->f.data()));
-                op.weights.push_back(n.name + parts[k - 1]);
+                EDGE_TRY(add_tensor(op, n, parts[k - 1], w->dims, w->f.data()));
             }
             const Attr* eps = n.attr("epsilon");
             op.attrs["epsilon"] = {eps && eps->has_f ? double(eps->f) : 1e-5};
@@ -264,8 +265,8 @@ private:
                 return {};
             }
             const Const* c = a ? a : b;
-            Op op{OpType::Add, n.name, {resolve(n.inputs[a ? 1 : 0])}, {n.outputs[0]}, {n.name + ".const"}, {}};
-            EDGE_TRY(add_tensor(n, ".const", c->dims, c->f.data()));
+            Op op{OpType::Add, n.name, {resolve(n.inputs[a ? 1 : 0])}, {n.outputs[0]}, {}, {}};
+            EDGE_TRY(add_tensor(op, n, ".const", c->dims, c->f.data()));
             m_.graph.ops.push_back(std::move(op));
             return {};
         }
@@ -431,16 +432,14 @@ private:
             return err(origin_, ": node '", n.name, "' (Conv): group ", g, " does not divide ", wc->dims[0],
                        " output channels");
         op.attrs["group"] = {double(g)};
-        EDGE_TRY(add_tensor(n, ".weight", wc->dims, wc->f.data()));
-        op.weights.push_back(n.name + ".weight");
+        EDGE_TRY(add_tensor(op, n, ".weight", wc->dims, wc->f.data()));
         if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
             auto b = weight(n, 2);
             if (!b) return b.error();
             if (b.value()->numel() != wc->dims[0])
                 return err(origin_, ": node '", n.name, "' (Conv): bias has ", b.value()->numel(), " values for ",
                            wc->dims[0], " output channels");
-            EDGE_TRY(add_tensor(n, ".bias", {wc->dims[0]}, b.value()->f.data()));
-            op.weights.push_back(n.name + ".bias");
+            EDGE_TRY(add_tensor(op, n, ".bias", {wc->dims[0]}, b.value()->f.data()));
         }
         m_.graph.ops.push_back(std::move(op));
         return {};
@@ -454,13 +453,11 @@ private:
             for (int64_t i = 0; i < k; ++i)
                 wt[size_t(o * k + i)] = alpha * (transposed ? w[o * k + i] : w[i * out + o]);
         Op op = make(OpType::Linear, n);
-        EDGE_TRY(add_tensor(n, ".weight", {out, k}, wt.data()));
-        op.weights.push_back(n.name + ".weight");
+        EDGE_TRY(add_tensor(op, n, ".weight", {out, k}, wt.data()));
         if (c) {
             std::vector<float> b(static_cast<size_t>(out));
             for (int64_t o = 0; o < out; ++o) b[size_t(o)] = beta * c->f[c->f.size() == 1 ? 0 : size_t(o)];
-            EDGE_TRY(add_tensor(n, ".bias", {out}, b.data()));
-            op.weights.push_back(n.name + ".bias");
+            EDGE_TRY(add_tensor(op, n, ".bias", {out}, b.data()));
         }
         m_.graph.ops.push_back(std::move(op));
         return {};
