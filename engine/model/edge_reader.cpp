@@ -159,8 +159,9 @@ Status read_tensor(const Reader& r, const std::shared_ptr<MappedFile>& map, cons
     x.source_type = dtype_from(e.value("source_type", "F32")).value_or(*type);
     x.shape = e.at("shape").get<std::vector<int64_t>>();
     if (x.shape.empty() || x.shape.size() > 4) return r.fail("meta", "tensor '" + x.name + "' has a bad rank");
-    for (int64_t d : x.shape)
-        if (d <= 0 || d > (int64_t(1) << 32)) return r.fail("meta", "tensor '" + x.name + "' has a bad shape");
+    if (const char* why = shape_problem(x.shape, ws.bytes))
+        return r.fail("meta", "tensor '" + x.name + "' " + why + " (the weights section has " +
+                                  std::to_string(ws.bytes) + " bytes)");
     const uint64_t off = e.at("offset"), nbytes = e.at("nbytes");
     if (off % kEdgeTensorAlign != 0 || off > ws.bytes || nbytes > ws.bytes - off)
         return r.fail("weights",

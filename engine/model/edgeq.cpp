@@ -206,8 +206,8 @@ Result<Model> load_edgeq_model(const std::string& path, Progress* progress) {
             x.type = *type;
             x.source_type = src.value_or(*type);
             x.shape = e.at("shape").get<std::vector<int64_t>>();
-            for (int64_t d : x.shape)
-                if (d <= 0 || d > (int64_t(1) << 32)) return err(path, ": tensor '", x.name, "' has a bad shape");
+            if (const char* why = shape_problem(x.shape, h.data_bytes))
+                return err(path, ": tensor '", x.name, "' ", why, " (the data section has ", h.data_bytes, " bytes)");
             const uint64_t off = e.at("offset"), nbytes = e.at("nbytes");
             if (off % 64 != 0 || off > h.data_bytes || nbytes > h.data_bytes - off)
                 return err(path, ": tensor '", x.name, "' lies outside the data section");

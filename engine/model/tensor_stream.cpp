@@ -46,6 +46,17 @@ void append_strings(std::string& out, const std::vector<std::string>& v) {
     }
 }
 
+const char* shape_problem(const std::vector<int64_t>& shape, uint64_t section_bytes) {
+    const uint64_t most = section_bytes * 2;  // a section is at most the file's size: no overflow
+    uint64_t elems = 1;
+    for (int64_t d : shape) {
+        if (d <= 0 || d > (int64_t(1) << 32)) return "has a bad shape";
+        if (uint64_t(d) > most / elems) return "has more elements than its section can hold";
+        elems *= uint64_t(d);
+    }
+    return nullptr;
+}
+
 uint64_t hash_released(const MappedFile& map, uint64_t offset, uint64_t len) {
     constexpr uint64_t kPiece = 16ull << 20;
     Xxh64Stream h;

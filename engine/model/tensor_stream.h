@@ -1,7 +1,7 @@
 // What the .edge and .edgeq writers and readers share about a file of tensors written one at a
 // time: the writer half (a file written beside its target and renamed when finished, a data
 // section of tensors at aligned offsets hashed as they go out, and the tensor table that
-// describes them), the length-prefixed string list both formats store the tokenizer in, and the
+// describes them), the readers' check of a tensor's shape, the length-prefixed string list both formats store the tokenizer in, and the
 // check of a section's hash over a mapping in pieces that leave the resident set once hashed.
 #pragma once
 #include <cstdint>
@@ -39,6 +39,11 @@ struct TensorStreamWriter {
 
 // Each string as a little-endian uint32 length and its bytes, appended to `out`.
 void append_strings(std::string& out, const std::vector<std::string>& v);
+
+// Why a tensor entry's shape cannot describe data in a section of `section_bytes` bytes, or
+// nullptr: a dimension under 1 or over 2^32, or more elements than the section could hold at two
+// per byte (INT4) - which also keeps the element and byte counts far from overflowing.
+const char* shape_problem(const std::vector<int64_t>& shape, uint64_t section_bytes);
 
 // XXH64 of [offset, offset + len) of `map`, read in 16 MiB pieces, each released from this
 // process after it is hashed: verifying a large model's file must not make all of it resident.

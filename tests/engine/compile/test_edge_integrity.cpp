@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
 
 #include "engine/compile/compile.h"
 #include "engine/model/loader.h"
@@ -195,4 +197,49 @@ TEST(EdgeIntegrity, LoadModelRoutesDotEdgeWithABadMagicToTheEngineReader) {
     auto r = load_model(write_tmp(b, "magic.edge"));
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.message().find("section 'header': bad magic"), std::string::npos) << r.message();
+}
+
+namespace {
+// The engine with the meta JSON edited by `edit`, rewritten in its section (the payload must still
+// fit the section's span), its section checksum and the table and header resealed.
+std::vector<uint8_t> with_meta(const std::vector<uint8_t>& b, const std::function<void(nlohmann::json&)>& edit) {
+    auto x = b;
+    EdgeSectionEntry& ms = section(x, EdgeSectionKind::Meta);
+    auto meta = nlohmann::json::parse(x.begin() + long(ms.offset), x.begin() + long(ms.offset + ms.bytes));
+    edit(meta);
+    const std::string text = meta.dump();
+    EXPECT_LE(text.size(), ms.span) << "the edited meta JSON no longer fits its section";
+    if (text.size() > ms.span) return x;
+    std::memset(x.data() + ms.offset, 0, size_t(ms.span));
+    std::memcpy(x.data() + ms.offset, text.data(), text.size());
+    ms.bytes = text.size();
+    ms.checksum = xxh64(x.data() + ms.offset, size_t(ms.span));
+    reseal(x);
+    return x;
+}
+}  // namespace
+
+// Regression (issue 21), found reading the section parsers that the resealing fuzz_edge now reaches:
+// a tensor whose shape names more elements than 64 bits count overflowed the element count, and
+// F32 [2^31, 2^31] needs 2^64 bytes, which wrapped to the 0 bytes the entry claimed.
+TEST(EdgeIntegrity, AShapeLargerThanTheWeightsSectionIsRefusedNamingTheTensor) {
+    ASSERT_FALSE(compiled().empty());
+    const auto b = read_all(compiled());
+    for (const auto& shape : {std::vector<int64_t>{int64_t(1) << 31, int64_t(1) << 31},
+                              std::vector<int64_t>{int64_t(1) << 32, int64_t(1) << 32, 4}}) {
+        std::string name;
+        const auto x = with_meta(b, [&](nlohmann::json& meta) {
+            for (auto& t : meta.at("tensors"))
+                if (!t.contains("quant") && t.at("type") == "F32") {
+                    name = t.at("name");
+                    t["shape"] = shape;
+                    t["nbytes"] = 0;
+                    return;
+                }
+        });
+        ASSERT_FALSE(name.empty()) << "no F32 tensor in the engine";
+        EXPECT_TRUE(edge::test::fails_with(read_edge_file(write_tmp(x, "huge-shape.edge")),
+                                           {"huge-shape.edge", "section 'meta'", "tensor '" + name + "'",
+                                            "has more elements than its section can hold"}));
+    }
 }

@@ -1,6 +1,7 @@
 // apply_plan end to end on stories260K, the .edgeq file, GPTQ and AWQ on a single layer.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -239,4 +240,25 @@ TEST(QuantMethods, GptqBeatsRtnOnTheLayerOutput) {
     auto a = awq_search({mem}, cols, x.data(), n, AwqOptions{});
     ASSERT_TRUE(a.ok());
     EXPECT_LE(a->error_after, a->error_before);
+}
+
+// Regression (issue 21), the .edge reader's finding in the .edgeq reader too: a tensor entry whose
+// shape names more elements than 64 bits count (or than the data section could hold) overflowed the
+// element count before any size check. Both readers now share the shape check and name the tensor.
+TEST(QuantApply, AnEdgeqShapeLargerThanItsDataSectionIsRefusedNamingTheTensor) {
+    EDGE_REQUIRE_SHARED(edge::test::shared("models/stories260K/stories260K.gguf"));
+    auto q = apply_plan(stories(), uniform_plan(Precision::INT8), nullptr);
+    ASSERT_TRUE(q.ok());
+    const auto dir = edge::test::temp_dir("edgeq-shape");
+    for (const auto& shape : {std::vector<int64_t>{int64_t(1) << 31, int64_t(1) << 31},
+                              std::vector<int64_t>{int64_t(1) << 32, int64_t(1) << 32, 4}}) {
+        Model m = q->model;
+        auto t = std::find_if(m.tensors.begin(), m.tensors.end(), [](const auto& x) { return !x.quant; });
+        ASSERT_NE(t, m.tensors.end()) << "no unquantized tensor";
+        t->shape = shape;  // its data and byte count unchanged: only the entry's shape lies
+        const std::string path = (dir / "huge-shape.edgeq").string();
+        ASSERT_TRUE(save_edgeq(m, path).ok());
+        EXPECT_TRUE(edge::test::fails_with(load_model(path), {"huge-shape.edgeq", "tensor '" + t->name + "'",
+                                                              "has more elements than its section can hold"}));
+    }
 }
