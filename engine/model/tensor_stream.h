@@ -1,8 +1,9 @@
 // What the .edge and .edgeq writers and readers share about a file of tensors written one at a
 // time: the writer half (a file written beside its target and renamed when finished, a data
 // section of tensors at aligned offsets hashed as they go out, and the tensor table that
-// describes them), the readers' check of a tensor's shape, the length-prefixed string list both formats store the tokenizer in, and the
-// check of a section's hash over a mapping in pieces that leave the resident set once hashed.
+// describes them), the readers' check of a tensor entry's shape, the length-prefixed string list
+// both formats store the tokenizer in, and the check of a section's hash over a mapping in pieces
+// that leave the resident set once hashed.
 #pragma once
 #include <cstdint>
 #include <fstream>
