@@ -52,8 +52,9 @@ KbdInteractiveAuthentication no
 PubkeyAuthentication yes
 PermitRootLogin prohibit-password
 Subsystem sftp internal-sftp
+SetEnv HOME=$ssh/home
 EOF
-mkdir -p /run/sshd
+mkdir -p /run/sshd "$ssh/home"  # the board's home is its own: root's ~/.bashrc is not the board's
 "$(command -v sshd || echo /usr/sbin/sshd)" -D -e -f "$ssh/sshd_config" 2> "$ssh/sshd.log" &
 sshd_pid=$!
 trap 'kill $sshd_pid 2>/dev/null || true' EXIT

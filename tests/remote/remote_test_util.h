@@ -33,13 +33,14 @@ class Sshd {
 public:
     // nullptr with *why filled when sshd cannot start. With `netns`, sshd runs inside that network
     // namespace (`ip netns exec`) listening on `address`:`port` there (port 0: a free one here).
-    // `extra_config`: more sshd_config lines (e.g. "SetEnv PATH=..." for a board whose commands
-    // differ from this host's).
+    // Sessions run with HOME=dir/home; `session_env`: more "NAME=value" words for their
+    // environment, space-separated (e.g. "PATH=..." for a board whose commands differ from this
+    // host's).
     static std::unique_ptr<Sshd> start(std::string* why, const std::string& netns = "",
                                        const std::string& address = "127.0.0.1", int port = 0,
-                                       const std::string& extra_config = "");
+                                       const std::string& session_env = "");
     // A board whose `uname -m` prints `machine` (a `uname` first on the sessions' PATH, set by
-    // SetEnv PATH=): what deploy asks to choose the agent.
+    // its session_env PATH): what deploy asks to choose the agent.
     static std::unique_ptr<Sshd> start_as_machine(std::string* why, const std::string& machine);
     ~Sshd();
 

@@ -74,11 +74,11 @@ std::unique_ptr<Sshd> Sshd::start_as_machine(std::string* why, const std::string
     std::ofstream(bin / "uname") << "#!/bin/sh\n[ \"$1\" = -m ] && { echo " << machine
                                  << "; exit 0; }\nexec /usr/bin/uname \"$@\"\n";
     fs::permissions(bin / "uname", fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read);
-    return start(why, "", "127.0.0.1", 0, "SetEnv PATH=" + bin.string() + ":/usr/local/bin:/usr/bin:/bin\n");
+    return start(why, "", "127.0.0.1", 0, "PATH=" + bin.string() + ":/usr/local/bin:/usr/bin:/bin");
 }
 
 std::unique_ptr<Sshd> Sshd::start(std::string* why, const std::string& netns, const std::string& address,
-                                  int fixed_port, const std::string& extra_config) {
+                                  int fixed_port, const std::string& session_env) {
     const char* sshd = "/usr/sbin/sshd";
     if (::access(sshd, X_OK) != 0) {
         *why = std::string(sshd) + " is missing (openssh-server; see scripts/install-deps.sh)";
@@ -98,6 +98,13 @@ std::unique_ptr<Sshd> Sshd::start(std::string* why, const std::string& netns, co
     d->client_key = (d->dir / "client_key").string();
     std::ofstream(d->dir / "authorized_keys") << client_pub << "\n";
     ::mkdir("/run/sshd", 0755);  // privilege separation folder (EEXIST is fine)
+    // The board's home is its own folder, not this user's: a session's shell reads ~/.bashrc
+    // (bash does when started by sshd), and a developer's (root's here runs `pyenv init`, whose
+    // rehash waits up to 60 s on a lock that a killed session leaves behind) is not the board's.
+    // sshd takes only the first SetEnv line, so every variable goes on this one.
+    fs::create_directories(d->dir / "home");
+    const std::string set_env =
+        "SetEnv HOME=" + (d->dir / "home").string() + (session_env.empty() ? std::string() : " " + session_env) + "\n";
     for (int attempt = 0; attempt < 3; ++attempt) {
         d->port = fixed_port ? fixed_port : free_port();
         std::ofstream cfg(d->dir / "sshd_config");
@@ -108,7 +115,7 @@ std::unique_ptr<Sshd> Sshd::start(std::string* why, const std::string& netns, co
             << "UsePAM no\nStrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
             << "PubkeyAuthentication yes\nPermitRootLogin prohibit-password\n"
             << "Subsystem sftp internal-sftp\nLogLevel VERBOSE\n"
-            << extra_config;
+            << set_env;
         cfg.close();
         pid_t pid = ::fork();
         if (pid == 0) {
