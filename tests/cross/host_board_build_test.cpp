@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -35,8 +36,17 @@ protected:
     void SetUp() override {
         model_ = test::shared("models/stories260K/stories260K.gguf");
         EDGE_REQUIRE_SHARED(model_);
+        // The loopback board is this host and user, so its caches are this user's: board-build.sh
+        // keeps its build folder in $XDG_CACHE_HOME and ccache its cache there, and the sessions'
+        // HOME is the fixture's (tests/remote/sshd_fixture.cpp). The agent's sources compiled by
+        // the host build are then cache hits on the board, as on a board that builds twice.
+        const char* xdg = std::getenv("XDG_CACHE_HOME");
+        const char* home = std::getenv("HOME");
+        std::string env =
+            "XDG_CACHE_HOME=" + (xdg && *xdg ? std::string(xdg) : std::string(home ? home : "") + "/.cache");
+        if (const char* ccache_dir = std::getenv("CCACHE_DIR")) env += " CCACHE_DIR=" + std::string(ccache_dir);
         std::string why;
-        sshd_ = test::Sshd::start(&why);
+        sshd_ = test::Sshd::start(&why, "", "127.0.0.1", 0, env);
         ASSERT_TRUE(sshd_) << why;
         known_hosts_ = (sshd_->dir / "known_hosts").string();
         std::ofstream(known_hosts_) << sshd_->known_hosts_line() << "\n";
