@@ -65,7 +65,7 @@ Result<Const> parse_tensor(const uint8_t* p, size_t n, const std::string& origin
             EDGE_TRY(need(4));
             if (raw) {
                 c.f.resize(size_t(count));
-                std::memcpy(c.f.data(), raw, raw_size);
+                if (raw_size) std::memcpy(c.f.data(), raw, raw_size);  // no elements: data() may be null
             } else {
                 c.f = std::move(floats);
             }

@@ -55,7 +55,7 @@ Pb tensor(const std::string& name, const std::vector<int64_t>& dims, const std::
     for (int64_t d : dims) t.i(1, d);
     t.i(2, 1);
     std::string raw(v.size() * 4, '\0');
-    std::memcpy(raw.data(), v.data(), raw.size());
+    if (!v.empty()) std::memcpy(raw.data(), v.data(), raw.size());  // an empty vector's data() may be null
     t.s(8, name).s(9, raw);
     return t;
 }
