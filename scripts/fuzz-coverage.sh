@@ -28,6 +28,8 @@ while [ $# -gt 0 ]; do
     *) echo "fuzz-coverage: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
+# Absolute, as it becomes the coverage build's output folder (a relative one landed inside it).
+build="$(cd "$build" && pwd)"
 for tool in clang++ llvm-profdata llvm-cov; do
   command -v "$tool" >/dev/null || { echo "fuzz-coverage: $tool not found (apt-get install clang llvm)" >&2; exit 1; }
 done
